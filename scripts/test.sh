@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The one test command, run the same way by developers and by CI: type-check, lint, the vitest
+# suite (unit, integration, crash and drift tests), then the browser journeys. It ends with the
+# plain closing line "N passed, N failed" that CI reads.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p test-results
+failed_steps=()
+
+step() {
+  local name=$1; shift
+  echo "== $name"
+  if ! "$@"; then failed_steps+=("$name"); fi
+}
+
+step typecheck npx tsc --noEmit -p .
+step lint npx biome check .
+step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json
+
+e2e_passed=0; e2e_failed=0
+if compgen -G "e2e/*.spec.ts" > /dev/null; then
+  step build npx vite build --logLevel warn
+  step e2e npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out)
+  if [ -f test-results/e2e.json ]; then
+    read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+  fi
+fi
+
+read -r v_passed v_failed < <(node -e '
+  try { const r = require("./test-results/vitest.json"); console.log(r.numPassedTests, r.numFailedTests + (r.numTotalTestSuites && !r.success && r.numFailedTests === 0 ? 1 : 0)); }
+  catch { console.log(0, 1); }')
+passed=$((v_passed + e2e_passed))
+failed=$((v_failed + e2e_failed))
+if [ ${#failed_steps[@]} -gt 0 ]; then
+  echo "failed steps: ${failed_steps[*]}"
+  [ "$failed" -eq 0 ] && failed=${#failed_steps[@]}
+fi
+echo "$passed passed, $failed failed"
+[ ${#failed_steps[@]} -eq 0 ] && [ "$failed" -eq 0 ]

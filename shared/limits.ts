@@ -1,0 +1,29 @@
+/** Every bound in one place, each with why it is what it is. */
+export const limits = {
+  /** Effect ids keep 48 bits of SHA-256: short enough to read, and a collision only refuses. */
+  effectIdHexChars: 12,
+  /** Stripe accepts at most 99,999,999 in the smallest unit for one charge. */
+  refundCentsMax: 99_999_999,
+  /** An agent's request id: 1 to 200 characters of a safe alphabet. */
+  requestIdCharsMax: 200,
+  /** A refund reason shown to approvers. */
+  reasonCharsMax: 1000,
+  /** Flags on one request, and the length of each. */
+  flagsMax: 20,
+  flagCharsMax: 64,
+  /** How long a sender or recoverer owns an effect; a send must finish well inside it. */
+  claimTtlMs: 120_000,
+  /** Stripe forgets idempotency keys after 24 h; we stop trusting them 10 minutes earlier for clock skew. */
+  stripeKeyWindowMs: 86_400_000,
+  dedupMarginMs: 600_000,
+  /** The Stripe SDK gives up on a request after this long, well inside the claim TTL. */
+  stripeTimeoutMs: 30_000,
+  /** Stripe lists at most 100 objects per page. */
+  stripeListLimit: 100,
+  /** Request bodies from agents and approvers. */
+  bodyBytesMax: 16 * 1024,
+  /** Webhook bodies from Stripe. */
+  webhookBodyBytesMax: 256 * 1024,
+  /** Stripe's signature tolerance, checked in both directions. */
+  webhookToleranceMs: 300_000,
+} as const;
