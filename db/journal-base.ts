@@ -1,0 +1,138 @@
+import type { Entry, EntryFields, EntryKind } from '../shared/entries.ts';
+import type { JsonObject } from '../shared/json.ts';
+import type {
+  AppendIfResult,
+  ChainCheck,
+  ClaimRequest,
+  JournalStore,
+  Sequenced,
+} from '../server/gate/journal.ts';
+import {
+  assertClaim,
+  assertEffectId,
+  assertKind,
+  assertTimeMs,
+  type ClaimRow,
+  chainOfRows,
+  entryOfRow,
+  type NewEntryRow,
+  normaliseFields,
+  rowOf,
+  sealNext,
+} from './journal-rules.ts';
+import type { EntryRow } from './schema.ts';
+
+/**
+ * The journal's semantics written once, over a handful of storage steps each backend supplies.
+ * `Tx` is whatever a backend's steps run against inside a transaction (a drizzle transaction, or
+ * the memory arrays). Every public method does its work synchronously inside one transaction,
+ * so a check, the append and the claim it guards can never interleave with another writer.
+ */
+export abstract class ChainedJournal<Tx> implements JournalStore {
+  readonly #wallClockMs: () => number;
+
+  protected constructor(wallClockMs: () => number) {
+    this.#wallClockMs = wallClockMs;
+  }
+
+  /** Run `fn` holding the write lock, rolling back everything it wrote if it throws. */
+  protected abstract exclusive<T>(fn: (tx: Tx) => T): T;
+  /** Run `fn` over one consistent snapshot, without the write lock. */
+  protected abstract snapshot<T>(fn: (tx: Tx) => T): T;
+  /** One effect's rows in seq order. */
+  protected abstract chainRows(tx: Tx, effectId: string): EntryRow[];
+  /** The effect's row with the highest seq. */
+  protected abstract lastRow(tx: Tx, effectId: string): EntryRow | undefined;
+  /** Store a row and return its seq; refuses what the schema refuses. */
+  protected abstract insertRow(tx: Tx, row: NewEntryRow): number;
+  /** Set the claim when `claimIsFree` allows it; true when it was set. */
+  protected abstract takeClaim(tx: Tx, claim: ClaimRow, nowMs: number): boolean;
+  /** Set the claim, overwriting any holder. */
+  protected abstract putClaim(tx: Tx, claim: ClaimRow): void;
+  /** Drop the claim if `owner` holds it. */
+  protected abstract dropClaim(tx: Tx, effectId: string, owner: string): void;
+  /** For each effect with an open dispatch, its first DISPATCHED row not closed since, in seq order. */
+  protected abstract openDispatchRows(tx: Tx): EntryRow[];
+  /** At most `limit` rows with seq above `afterSeq`, in seq order. */
+  protected abstract rowsAfter(tx: Tx, afterSeq: number, limit: number): EntryRow[];
+
+  async entries(effectId: string): Promise<Entry[]> {
+    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
+  }
+
+  async append(kind: EntryKind, effectId: string, fields: EntryFields): Promise<Entry> {
+    const normalised = checkAppend(kind, effectId, fields);
+    return this.exclusive((tx) => this.writeNext(tx, kind, effectId, normalised, this.nowMs()));
+  }
+
+  async appendIf(
+    kind: EntryKind,
+    effectId: string,
+    check: ChainCheck,
+    fields: EntryFields,
+    claim?: ClaimRequest,
+  ): Promise<AppendIfResult> {
+    const normalised = checkAppend(kind, effectId, fields);
+    if (claim !== undefined) assertClaim(claim.owner, claim.ttlMs);
+    return this.exclusive((tx): AppendIfResult => {
+      const blocker = blockerOf(check(chainOfRows(this.chainRows(tx, effectId))));
+      if (blocker !== null) return { entry: null, blocker };
+      const nowMs = this.nowMs();
+      const entry = this.writeNext(tx, kind, effectId, normalised, nowMs);
+      if (claim !== undefined) this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
+      return { entry, blocker: null };
+    });
+  }
+
+  async claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertEffectId(effectId);
+    assertClaim(owner, ttlMs);
+    return this.exclusive((tx) => {
+      const nowMs = this.nowMs();
+      return this.takeClaim(tx, { effectId, owner, expiresMs: nowMs + ttlMs }, nowMs);
+    });
+  }
+
+  async release(effectId: string, owner: string): Promise<void> {
+    this.exclusive((tx) => this.dropClaim(tx, effectId, owner));
+  }
+
+  async inFlight(): Promise<string[]> {
+    // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
+    return this.snapshot((tx) => this.openDispatchRows(tx).map((row) => entryOfRow(row).effect_id));
+  }
+
+  async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
+    if (!Number.isSafeInteger(afterSeq)) throw new TypeError(`afterSeq must be an integer: ${afterSeq}`);
+    if (!Number.isSafeInteger(limit) || limit <= 0) throw new TypeError(`limit must be a positive integer: ${limit}`);
+    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row) })));
+  }
+
+  private writeNext(tx: Tx, kind: EntryKind, effectId: string, fields: JsonObject, nowMs: number): Entry {
+    const lastRow = this.lastRow(tx, effectId);
+    const last = lastRow === undefined ? undefined : entryOfRow(lastRow);
+    const entry = sealNext(kind, effectId, fields, last, nowMs);
+    this.insertRow(tx, rowOf(entry));
+    return entry;
+  }
+
+  private nowMs(): number {
+    const nowMs = this.#wallClockMs();
+    assertTimeMs(nowMs);
+    return nowMs;
+  }
+}
+
+function checkAppend(kind: EntryKind, effectId: string, fields: EntryFields): JsonObject {
+  assertKind(kind);
+  assertEffectId(effectId);
+  return normaliseFields(fields);
+}
+
+// A check must answer synchronously with a blocker code or null; anything else (a promise from an
+// async check, an empty code) is a caller bug that must not be mistaken for either answer.
+function blockerOf(answer: unknown): string | null {
+  if (answer === null) return null;
+  if (typeof answer === 'string' && answer.length > 0) return answer;
+  throw new TypeError('a chain check must return a non-empty blocker string or null, synchronously');
+}

@@ -1,0 +1,146 @@
+import { closesDispatch } from '../server/gate/chain.ts';
+import { ENTRY_KINDS, type Entry, type EntryFields, type EntryKind } from '../shared/entries.ts';
+import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
+import { limits } from '../shared/limits.ts';
+import { entryHashHolds, sealEntry } from '../server/gate/hash.ts';
+import { JournalCorruptError } from '../server/gate/journal.ts';
+import type { EntryRow } from './schema.ts';
+
+// The rules both journal backends share: what a caller may write, how an entry is sealed and
+// stored as a row, and how a stored row is trusted again. Pure functions, no I/O.
+
+/** A row of `entries` before SQLite (or the memory backend) gives it a `seq`. */
+export type NewEntryRow = Omit<EntryRow, 'seq'>;
+
+/** A row of `claims`: who owns an effect, until when. */
+export interface ClaimRow {
+  effectId: string;
+  owner: string;
+  expiresMs: number;
+}
+
+const ENVELOPE_KEYS = ['effect_id', 'kind', 'ts_ms', 'prev', 'hash'] as const;
+const effectIdPattern = new RegExp(`^[0-9a-f]{${limits.effectIdHexChars}}$`);
+
+/** Refuse an effect id that is not 12 lowercase hex characters. */
+export function assertEffectId(effectId: string): void {
+  if (typeof effectId !== 'string' || !effectIdPattern.test(effectId)) {
+    throw new TypeError(`effect id must be ${limits.effectIdHexChars} lowercase hex characters: ${String(effectId)}`);
+  }
+}
+
+/** Refuse a kind outside the closed list (a JS caller or a cast can get past the type). */
+export function assertKind(kind: EntryKind): void {
+  if (!ENTRY_KINDS.includes(kind)) throw new TypeError(`unknown entry kind: ${String(kind)}`);
+}
+
+/**
+ * Check and normalise the kind-specific fields of an entry. The JSON round trip makes what is
+ * hashed exactly what is read back; the envelope keys are refused because the store alone decides
+ * them, and a caller-chosen `prev` or `hash` would forge the chain.
+ */
+export function normaliseFields(fields: EntryFields): JsonObject {
+  if (!isJsonObject(fields)) throw new TypeError('entry fields must be a JSON object');
+  const normalised = plain(fields);
+  if (!isJsonObject(normalised)) throw new TypeError('entry fields must be a JSON object');
+  for (const key of ENVELOPE_KEYS) {
+    if (Object.hasOwn(fields, key) || Object.hasOwn(normalised, key)) {
+      throw new TypeError(`field "${key}" belongs to the entry envelope and is set by the journal`);
+    }
+  }
+  return normalised;
+}
+
+/** Refuse a claim owner or lifetime that could not mean what the caller intends. */
+export function assertClaim(owner: string, ttlMs: number): void {
+  if (typeof owner !== 'string' || owner.length === 0) throw new TypeError('claim owner must be a non-empty string');
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new TypeError(`claim ttlMs must be a positive integer: ${ttlMs}`);
+}
+
+/** Refuse a wall clock reading that is not integer milliseconds. */
+export function assertTimeMs(nowMs: number): void {
+  if (!Number.isSafeInteger(nowMs) || nowMs < 0) throw new TypeError(`wall clock must give integer ms: ${nowMs}`);
+}
+
+
+/** True when `owner` may take the claim now: none held, held by itself, or the holder's has expired. */
+export function claimIsFree(held: ClaimRow | undefined, owner: string, nowMs: number): boolean {
+  // A claim expiring exactly now counts as expired, as on every backend of the spec (§2.5).
+  return held === undefined || held.owner === owner || held.expiresMs <= nowMs;
+}
+
+/** Seal the next entry of an effect, chained to `last` (the effect's newest entry, if any). */
+export function sealNext(
+  kind: EntryKind,
+  effectId: string,
+  fields: JsonObject,
+  last: Entry | undefined,
+  tsMs: number,
+): Entry {
+  return sealEntry({ ...fields, effect_id: effectId, kind, ts_ms: tsMs, prev: last?.hash ?? null });
+}
+
+/** The row that stores a sealed entry. */
+export function rowOf(entry: Entry): NewEntryRow {
+  return {
+    effectId: entry.effect_id,
+    kind: entry.kind,
+    prev: entry.prev,
+    hash: entry.hash,
+    closes: closesDispatch(entry) ? 1 : 0,
+    tsMs: entry.ts_ms,
+    body: JSON.stringify(entry),
+  };
+}
+
+/**
+ * Trust a stored row again: its body must parse to an entry whose hash holds and whose envelope
+ * agrees with every column SQL searches by. Anything else throws, naming the seq: the journal
+ * fails closed rather than skip or guess.
+ */
+export function entryOfRow(row: EntryRow): Entry {
+  const corrupt = (why: string) => new JournalCorruptError(`journal entry seq ${row.seq} ${why}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(row.body);
+  } catch {
+    throw corrupt('is not valid JSON');
+  }
+  if (!isEntryShaped(parsed)) throw corrupt('is not a sealed entry');
+  if (!entryHashHolds(parsed)) throw corrupt('does not match its hash');
+  const agrees =
+    parsed.effect_id === row.effectId &&
+    parsed.kind === row.kind &&
+    parsed.prev === row.prev &&
+    parsed.hash === row.hash &&
+    parsed.ts_ms === row.tsMs &&
+    closesDispatch(parsed) === (row.closes === 1);
+  if (!agrees) throw corrupt('disagrees with its columns');
+  return parsed;
+}
+
+/** Trust one effect's rows (in seq order) as a chain: each entry must link to the one before it. */
+export function chainOfRows(rows: readonly EntryRow[]): Entry[] {
+  const chain: Entry[] = [];
+  for (const row of rows) {
+    const entry = entryOfRow(row);
+    const expectedPrev = chain.at(-1)?.hash ?? null;
+    if (entry.prev !== expectedPrev) {
+      throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`);
+    }
+    chain.push(entry);
+  }
+  return chain;
+}
+
+function isEntryShaped(value: unknown): value is Entry {
+  return (
+    isJsonObject(value) &&
+    typeof value.effect_id === 'string' &&
+    typeof value.kind === 'string' &&
+    (ENTRY_KINDS as readonly string[]).includes(value.kind) &&
+    typeof value.ts_ms === 'number' &&
+    (value.prev === null || typeof value.prev === 'string') &&
+    typeof value.hash === 'string'
+  );
+}

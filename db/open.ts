@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import * as schema from './schema.ts';
+
+/** The drizzle handle over the journal database. */
+export type JournalDb = BetterSQLite3Database<typeof schema>;
+
+/** An open journal database: the drizzle handle, the raw connection, and how to close both. */
+export interface OpenDatabase {
+  db: JournalDb;
+  sqlite: Database.Database;
+  close(): void;
+}
+
+const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
+
+// Processes that open a fresh file together race to migrate it. drizzle's migrator reads the
+// applied migrations before it takes the write lock, so a loser fails on "table already exists";
+// reading again after the winner committed finds nothing left to do. Each failed attempt has
+// already waited out the winner's lock (busy_timeout), so the retries need no sleep.
+const migrateAttemptsMax = 5;
+
+/**
+ * Open (creating if missing, with its folder) the journal database at `file` and bring its schema
+ * up to date. `synchronous = FULL` because a committed entry records money and must survive a
+ * power loss; WAL so readers never wait for the writer.
+ */
+export function openDatabase(file: string): OpenDatabase {
+  if (file !== ':memory:' && file !== '') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new Database(file);
+  try {
+    // busy_timeout first: switching to WAL needs a lock another process may briefly hold.
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma('foreign_keys = ON');
+    const db = drizzle({ client: sqlite, schema });
+    migrateDatabase(db);
+    return { db, sqlite, close: () => sqlite.close() };
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
+
+/** Apply the migrations in `db/migrations` that the database lacks; safe when processes race to do it. */
+export function migrateDatabase(db: JournalDb): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      migrate(db, { migrationsFolder });
+      return;
+    } catch (error) {
+      if (attempt >= migrateAttemptsMax) throw error;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { ENTRY_KINDS } from '../shared/entries.ts';
+
+// The kinds come from the one closed list in shared/, so a new kind cannot be written until the
+// schema (and its CHECK) has been regenerated for it.
+const kindList = sql.raw(ENTRY_KINDS.map((kind) => `'${kind}'`).join(', '));
+
+/**
+ * The journal: one row per sealed entry, in the order it was made durable. `body` holds the full
+ * sealed entry; the other columns copy parts of it so SQL can find chains, kinds and open
+ * dispatches without parsing JSON. Every read checks the copies agree with the body.
+ * The append-only triggers and the fork and second-COMMITTED guards live in the custom migration
+ * `0001_journal_guards.sql`, because drizzle-kit does not model triggers or expression indexes.
+ */
+export const entries = sqliteTable(
+  'entries',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    effectId: text('effect_id').notNull(),
+    kind: text('kind', { enum: ENTRY_KINDS }).notNull(),
+    prev: text('prev'),
+    hash: text('hash').notNull().unique(),
+    /** 1 when the entry closes an open dispatch (COMMITTED, AMBIGUOUS, resolving REFUSED), else 0. */
+    closes: integer('closes').notNull(),
+    tsMs: integer('ts_ms').notNull(),
+    body: text('body').notNull(),
+  },
+  (t) => [
+    index('entries_effect_seq').on(t.effectId, t.seq),
+    index('entries_kind').on(t.kind),
+    check('entries_kind_known', sql`${t.kind} IN (${kindList})`),
+    check('entries_closes_flag', sql`${t.closes} IN (0, 1)`),
+  ],
+);
+
+/** Who currently sends or recovers an effect, until `expires_ms`. */
+export const claims = sqliteTable('claims', {
+  effectId: text('effect_id').primaryKey(),
+  owner: text('owner').notNull(),
+  expiresMs: integer('expires_ms').notNull(),
+});
+
+/** A row of `entries` as drizzle reads it. */
+export type EntryRow = typeof entries.$inferSelect;

@@ -1,0 +1,148 @@
+import type { Change, Entry, Repair } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
+import { whyFor } from '../../shared/statuses.ts';
+
+/** Pure predicates over one effect's entries, in order. Nothing here reads or writes. */
+
+/** True when a DISPATCHED is not yet closed by COMMITTED, AMBIGUOUS or a resolving REFUSED. */
+export function isOpenDispatch(chain: readonly Entry[]): boolean {
+  let open = false;
+  for (const entry of chain) {
+    if (entry.kind === 'DISPATCHED') open = true;
+    else if (closesDispatch(entry)) open = false;
+  }
+  return open;
+}
+
+/** True for the entries that settle an open dispatch. CONFIRMED never does. */
+export function closesDispatch(entry: Pick<Entry, 'kind'> & JsonObject): boolean {
+  return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves === true);
+}
+
+/** The payload bound by the first PROPOSED, or undefined when nothing is bound yet. */
+export function recordedEffect(chain: readonly Entry[]): Json | undefined {
+  return chain.find((e) => e.kind === 'PROPOSED')?.effect;
+}
+
+/** True when the chain holds an entry of this kind. */
+export function has(chain: readonly Entry[], kind: Entry['kind']): boolean {
+  return chain.some((e) => e.kind === kind);
+}
+
+/** The last entry of a kind, or undefined. */
+export function lastOf(chain: readonly Entry[], kind: Entry['kind']): Entry | undefined {
+  for (let i = chain.length - 1; i >= 0; i--) if (chain[i]!.kind === kind) return chain[i];
+  return undefined;
+}
+
+/** The latest escalation and the first decision that answers it. */
+export function latestEscalation(chain: readonly Entry[]): { escalation?: Entry; decision?: Entry } {
+  const escalation = lastOf(chain, 'ESCALATED');
+  if (!escalation) return {};
+  const decision = chain.find((e) => e.kind === 'DECIDED' && e.escalation === escalation.hash);
+  return { escalation, decision };
+}
+
+/** The first decision that closed the effect for good (a reject or an accepted repair). */
+export function closingDecision(chain: readonly Entry[]): Entry | undefined {
+  return chain.find((e) => e.kind === 'DECIDED' && (e.decision === 'reject' || e.decision === 'repair'));
+}
+
+/** True when a settled target_error still blocks: no escalation came after the last one. */
+function targetErrorBlocks(chain: readonly Entry[]): boolean {
+  let lastError = -1;
+  chain.forEach((e, i) => {
+    if (e.kind === 'REFUSED' && e.code === 'target_error' && e.resolves === true) lastError = i;
+  });
+  if (lastError < 0) return false;
+  return !chain.slice(lastError + 1).some((e) => e.kind === 'ESCALATED');
+}
+
+/**
+ * True when the lease is a person's approval of the latest escalation, recorded by a DECIDED
+ * with the same person, time and group, and the premises are exactly the facts that person saw.
+ */
+function approvalCoversSend(chain: readonly Entry[], lease: Json, premises: Json): boolean {
+  const { escalation, decision } = latestEscalation(chain);
+  if (!escalation) return true;
+  if (!isJsonObject(lease) || !decision || decision.decision !== 'approve') return false;
+  return (
+    lease.escalation === escalation.hash &&
+    decision.by === lease.by &&
+    decision.at_ms === lease.at_ms &&
+    lease.group === escalation.group &&
+    jsonEqual(premises, escalation.facts)
+  );
+}
+
+/** Why a dispatch may not happen now, first match wins; null when it may. */
+export type DispatchBlocker =
+  | 'in_flight'
+  | 'committed'
+  | 'ambiguous'
+  | 'conflicting_payload'
+  | 'closed'
+  | 'target_error'
+  | 'awaiting_decision';
+
+/** The dispatch rule, checked inside the journal's write lock (core §2.4). */
+export function dispatchBlocker(chain: readonly Entry[], effect: Json, lease: Json, premises: Json): DispatchBlocker | null {
+  if (isOpenDispatch(chain)) return 'in_flight';
+  if (has(chain, 'COMMITTED')) return 'committed';
+  if (has(chain, 'AMBIGUOUS')) return 'ambiguous';
+  const bound = recordedEffect(chain);
+  if (bound !== undefined && !jsonEqual(bound, effect)) return 'conflicting_payload';
+  if (closingDecision(chain)) return 'closed';
+  if (targetErrorBlocks(chain)) return 'target_error';
+  if (!approvalCoversSend(chain, lease, premises)) return 'awaiting_decision';
+  return null;
+}
+
+/** The status an entry stands for: `REFUSED:<code>` for refusals, else its kind. */
+export function entryStatus(entry: Entry): string {
+  if (entry.kind !== 'REFUSED') return entry.kind;
+  return typeof entry.code === 'string' ? `REFUSED:${entry.code}` : 'REFUSED';
+}
+
+/** What explains a refused or unknowable effect to a person. */
+export interface Explanation {
+  effect_id: string;
+  status: string;
+  reason: string;
+  why: string;
+  changes: Change[];
+  repairs: Repair[];
+}
+
+/**
+ * The refusal or ambiguity that explains an effect, or null when nothing does (or it landed
+ * afterwards). An ambiguity outranks any later refusal; refusals that only say "waiting" or
+ * "closed" explain nothing new.
+ */
+export function explainChain(chain: readonly Entry[], of: string | null = null): Explanation | null {
+  const wanted = of ?? (has(chain, 'AMBIGUOUS') ? 'AMBIGUOUS' : null);
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const entry = chain[i]!;
+    if (entry.kind !== 'REFUSED' && entry.kind !== 'AMBIGUOUS') continue;
+    const status = entryStatus(entry);
+    if (wanted !== null && status !== wanted) continue;
+    if (wanted === null && (entry.code === 'awaiting_decision' || entry.code === 'closed')) continue;
+    if (chain.slice(i + 1).some((e) => e.kind === 'COMMITTED')) return null;
+    const reason = typeof entry.code === 'string' ? entry.code : entry.kind === 'AMBIGUOUS' ? 'ambiguous' : 'refused';
+    return {
+      effect_id: entry.effect_id,
+      status,
+      reason,
+      why: whyFor(reason),
+      changes: (entry.changes as Change[] | undefined) ?? [],
+      repairs: (entry.repairs as Repair[] | undefined) ?? [],
+    };
+  }
+  return null;
+}
+
+/** Fields of an entry beyond the envelope, for building follow-up entries. */
+export function bodyOf(entry: Entry): JsonObject {
+  const { effect_id: _e, kind: _k, ts_ms: _t, prev: _p, hash: _h, ...rest } = entry;
+  return rest;
+}

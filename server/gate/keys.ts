@@ -1,0 +1,111 @@
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomUUID,
+} from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isJsonObject } from '../../shared/json.ts';
+
+/** The key that signs receipts: its id, the private key, and the public key as PEM (SPKI). */
+export interface SigningKey {
+  keyId: string;
+  privateKey: KeyObject;
+  publicKeyPem: string;
+}
+
+/** One published verification key, as served at `/.well-known/interlock-keys`. */
+export interface PublishedKey {
+  key_id: string;
+  alg: 'Ed25519';
+  public_key_pem: string;
+}
+
+/** The JSON served at `/.well-known/interlock-keys`. */
+export interface PublicKeySet {
+  keys: PublishedKey[];
+}
+
+/** File names of the receipt signing key inside the data directory. */
+export const SIGNING_KEY_FILE = 'receipt-signing-key.pem';
+/** The public half, written next to the private key for operators and offline verifiers. */
+export const PUBLIC_KEY_FILE = 'receipt-signing-key.pub.pem';
+
+/** Hex characters of SHA-256 kept for a key id: 64 bits name a key without ambiguity in practice. */
+const keyIdHexChars = 16;
+
+/** A key id: the first 16 hex chars of SHA-256 over the public key's DER (SPKI) encoding. */
+export function keyIdFor(publicKey: KeyObject): string {
+  const der = publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('hex').slice(0, keyIdHexChars);
+}
+
+/**
+ * Load the receipt signing key from `<dataDir>/receipt-signing-key.pem`, creating an Ed25519
+ * key pair there at first start. The private key is written with mode 0600 through a temporary
+ * file and a hard link, so two processes starting at once never see a half-written key and both
+ * end up with the one that landed first.
+ */
+export function loadOrCreateSigningKey(dataDir: string): SigningKey {
+  mkdirSync(dataDir, { recursive: true });
+  const privatePath = join(dataDir, SIGNING_KEY_FILE);
+  if (!existsSync(privatePath)) writePrivateKeyOnce(privatePath);
+  const privateKey = createPrivateKey(readFileSync(privatePath, 'utf8'));
+  if (privateKey.asymmetricKeyType !== 'ed25519') {
+    throw new Error(`${privatePath} is not an Ed25519 private key; move it away to have a new one created`);
+  }
+  const publicKey = createPublicKey(privateKey);
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  writePublicKeyIfChanged(join(dataDir, PUBLIC_KEY_FILE), publicKeyPem);
+  return { keyId: keyIdFor(publicKey), privateKey, publicKeyPem };
+}
+
+function writePrivateKeyOnce(privatePath: string): void {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const temporary = `${privatePath}.${randomUUID()}.tmp`;
+  writeFileSync(temporary, pem, { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(temporary, privatePath);
+  } catch (error) {
+    // Another process created the key first; its key wins and ours is discarded.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+}
+
+function writePublicKeyIfChanged(publicPath: string, publicKeyPem: string): void {
+  if (existsSync(publicPath) && readFileSync(publicPath, 'utf8') === publicKeyPem) return;
+  const temporary = `${publicPath}.${randomUUID()}.tmp`;
+  writeFileSync(temporary, publicKeyPem, { mode: 0o644 });
+  renameSync(temporary, publicPath);
+}
+
+/** The key set served at `/.well-known/interlock-keys`, so anyone can verify a receipt offline. */
+export function publicKeySet(keys: readonly Pick<SigningKey, 'keyId' | 'publicKeyPem'>[]): PublicKeySet {
+  return { keys: keys.map((key) => ({ key_id: key.keyId, alg: 'Ed25519', public_key_pem: key.publicKeyPem })) };
+}
+
+/**
+ * Read a published key set back into verification keys by key id. Each key's id is recomputed
+ * from its PEM, so a set that names a key by someone else's id is refused rather than trusted.
+ */
+export function parsePublicKeySet(value: unknown): Map<string, KeyObject> {
+  if (!isJsonObject(value) || !Array.isArray(value.keys)) throw new Error('a key set is an object with a "keys" list');
+  const keys = new Map<string, KeyObject>();
+  for (const [index, item] of value.keys.entries()) {
+    if (!isJsonObject(item) || typeof item.key_id !== 'string' || typeof item.public_key_pem !== 'string') {
+      throw new Error(`keys[${index}] needs a string key_id and public_key_pem`);
+    }
+    if (item.alg !== 'Ed25519') throw new Error(`keys[${index}] has alg ${String(item.alg)}; only Ed25519 is used`);
+    const publicKey = createPublicKey(item.public_key_pem);
+    if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error(`keys[${index}] is not an Ed25519 public key`);
+    if (keyIdFor(publicKey) !== item.key_id) throw new Error(`keys[${index}] key_id does not match its public key`);
+    keys.set(item.key_id, publicKey);
+  }
+  return keys;
+}

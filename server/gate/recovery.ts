@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import type { Checks, Entry } from '../../shared/entries.ts';
+import type { Json, JsonObject } from '../../shared/json.ts';
+import type { Status } from '../../shared/statuses.ts';
+import { isOpenDispatch, lastOf } from './chain.ts';
+import type { Gate } from './gate.ts';
+import { limits } from './../../shared/limits.ts';
+import { TargetRejectedError } from './target.ts';
+
+/** A failure after a resend may have reached the target: the claim is kept until its TTL. */
+class SentError extends Error {
+  constructor(readonly cause: unknown) {
+    super((cause as Error)?.message ?? String(cause));
+    this.name = (cause as Error)?.name ?? 'Error';
+  }
+}
+
+/** What recovery found when it re-checked the authority and facts a dispatch ran under. */
+interface Recheck {
+  checks: Checks;
+  stale: 'lease' | 'stale_premise' | null;
+  changes: Json[];
+  repairs: Json[];
+}
+
+/**
+ * Settle one in-flight effect under a fresh recovery claim; null when another worker holds it or
+ * settled it first. An exception becomes `UNRESOLVED:<name>` and is tried again on a later pass.
+ */
+export async function recoverEffect(gate: Gate, effectId: string): Promise<Status | null> {
+  const owner = `${gate.owner}/recover/${randomBytes(16).toString('hex')}`;
+  if (!(await gate.journal.claim(effectId, owner, gate.claimTtlMs))) return null;
+  let keepClaim = false;
+  try {
+    return await settle(gate, effectId, owner);
+  } catch (error) {
+    keepClaim = error instanceof SentError;
+    return `UNRESOLVED:${(error as Error)?.name ?? 'Error'}`;
+  } finally {
+    if (!keepClaim) await gate.journal.release(effectId, owner);
+  }
+}
+
+async function settle(gate: Gate, effectId: string, owner: string): Promise<Status | null> {
+  const chain = await gate.journal.entries(effectId);
+  if (!isOpenDispatch(chain)) return null;
+  const dispatched = lastOf(chain, 'DISPATCHED')!;
+  const effect = dispatched.effect as JsonObject;
+  const { target } = gate;
+  let tier = target.tier;
+  const windowMs = target.dedupWindowMs;
+  if (tier === 1 && windowMs !== null && gate.wallClockMs() - dispatched.ts_ms > windowMs - limits.dedupMarginMs) {
+    // The provider may have forgotten the key: a resend could pay twice, so fall back to a lookup.
+    tier = target.queryable ? 2 : 3;
+  }
+  if (tier === 3) {
+    await gate.journal.append('AMBIGUOUS', effectId, { code: 'ambiguous' });
+    return 'AMBIGUOUS';
+  }
+  const recheck = await recheckDispatch(gate, effectId, dispatched);
+  const rechecked = recheck.checks as unknown as Json;
+  if (tier === 1 && recheck.stale === null) {
+    return resend(gate, effectId, effect, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
+  }
+  if (!target.queryable) {
+    await gate.journal.append('AMBIGUOUS', effectId, {
+      code: 'ambiguous',
+      reason: `${recheck.stale ?? 'unverified'} at recovery, no lookup`,
+      rechecked,
+      ...(recheck.changes.length ? { changes: recheck.changes } : {}),
+    });
+    return 'AMBIGUOUS';
+  }
+  const found = await target.query(effectId, effect);
+  if (found) {
+    // A failed recheck does not undo an effect that already landed.
+    await gate.journal.append('COMMITTED', effectId, { via: 'recovery-query', rechecked, found });
+    return 'COMMITTED_ON_QUERY';
+  }
+  if (recheck.stale !== null) {
+    const code = `${recheck.stale}_at_recovery` as const;
+    await gate.journal.append('REFUSED', effectId, {
+      code,
+      reason: `${recheck.stale} at recovery`,
+      resolves: true,
+      rechecked,
+      ...(recheck.changes.length ? { changes: recheck.changes } : {}),
+      ...(recheck.repairs.length ? { repairs: recheck.repairs } : {}),
+    });
+    return `REFUSED:${code}`;
+  }
+  return resend(gate, effectId, effect, owner, true, 'REAPPLIED_AFTER_QUERY', { via: 'recovery-reapply', rechecked });
+}
+
+/** Re-check exactly what was dispatched: its lease, then (only if live) its premises. */
+async function recheckDispatch(gate: Gate, effectId: string, dispatched: Entry): Promise<Recheck> {
+  const effect = dispatched.effect as JsonObject;
+  const checks: Checks = { ...(await gate.leases.see(dispatched.lease ?? null, effect)) };
+  if (!checks.lease_live) return { checks, stale: 'lease', changes: [], repairs: [] };
+  const explained = await gate.target.explain(dispatched.premises ?? null, effectId, effect);
+  checks.violations = explained.violations;
+  return {
+    checks,
+    stale: explained.violations.length > 0 ? 'stale_premise' : null,
+    changes: explained.changes as unknown as Json[],
+    repairs: explained.repairs as unknown as Json[],
+  };
+}
+
+/**
+ * Send again under the same key, only while we still hold the claim and the dispatch is still
+ * open; with `requery`, look once more under the claim first, because a slow lookup may have
+ * outlived an earlier claim.
+ */
+async function resend(
+  gate: Gate,
+  effectId: string,
+  effect: JsonObject,
+  owner: string,
+  requery: boolean,
+  status: Status,
+  commit: JsonObject,
+): Promise<Status | null> {
+  if (!(await gate.journal.claim(effectId, owner, gate.claimTtlMs))) return 'IN_FLIGHT';
+  if (!isOpenDispatch(await gate.journal.entries(effectId))) return null;
+  if (requery) {
+    const found = await gate.target.query(effectId, effect);
+    if (found) {
+      await gate.journal.append('COMMITTED', effectId, { via: 'recovery-query', rechecked: commit.rechecked ?? null, found });
+      return 'COMMITTED_ON_QUERY';
+    }
+  }
+  let result: Json;
+  try {
+    await gate.reached('recovery_resend', effectId);
+    result = await gate.target.apply(effectId, effect);
+  } catch (error) {
+    if (error instanceof TargetRejectedError) return gate.settleFailed(effectId, error.message, owner);
+    throw new SentError(error);
+  }
+  await gate.journal.append('COMMITTED', effectId, { ...commit, result });
+  return status;
+}

@@ -1,0 +1,45 @@
+import type { Change, Repair } from '../../shared/entries.ts';
+import type { Json, JsonObject } from '../../shared/json.ts';
+
+/** What a target says about recorded premises, from one read of the world. */
+export interface Explained {
+  violations: string[];
+  changes: Change[];
+  repairs: Repair[];
+}
+
+/** Cooperation tiers: 1 dedupes on the effect id, 2 can look an effect up, 3 neither. */
+export type Tier = 1 | 2 | 3;
+
+/** What the gate acts on. Every method may throw; the gate decides what a throw means. */
+export interface Target {
+  readonly tier: Tier;
+  /** Whether `query` can find an effect by its id. */
+  readonly queryable: boolean;
+  /** How long the provider remembers an idempotency key; null for forever. */
+  readonly dedupWindowMs: number | null;
+  /** A reason the payload can never be sent (bad amount, wrong shape), or null. Checked before anything is written. */
+  invalidEffect(effect: JsonObject): string | null;
+  /** Perform the effect under its id. Throws TargetRejectedError for a definite "no"; any other throw is an unknown outcome. */
+  apply(effectId: string, effect: JsonObject): Promise<Json>;
+  /** Evidence that the effect landed (truthy), or null. */
+  query(effectId: string, effect: JsonObject): Promise<Json>;
+  /** Compare recorded premises with the world now. */
+  explain(premises: Json, effectId: string, effect: JsonObject): Promise<Explained>;
+}
+
+/** The target answered and definitely did not do it (Stripe 400/402/404, a declined card). */
+export class TargetRejectedError extends Error {
+  override readonly name = 'TargetRejectedError';
+}
+
+/** Test hook: stands for the process dying at this point. */
+export class SimulatedCrash extends Error {
+  override readonly name = 'SimulatedCrash';
+}
+
+/** The payload can never be sent; nothing was written. */
+export class InvalidEffectError extends Error {
+  override readonly name = 'InvalidEffectError';
+  readonly code = 'invalid_effect';
+}

@@ -1,0 +1,114 @@
+import { createPublicKey } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parsePublicKeySet } from './keys.ts';
+import { type VerificationKeys, verifyReceipt } from './verify.ts';
+
+/** How to call the verifier; printed with every usage error. */
+export const VERIFY_USAGE =
+  'usage: npm run verify -- <receipt.json> [--key <public-key.pem> | --keys <interlock-keys.json>]\n' +
+  '  Verifies a receipt offline and prints the report as JSON. Exit 0: valid; 1: not valid; 2: usage error.\n' +
+  '  --key   a PEM public key (receipt-signing-key.pub.pem)\n' +
+  '  --keys  the JSON served at /.well-known/interlock-keys\n' +
+  '  Without a key the chain is still checked, but entries cut off the end cannot be detected.';
+
+/** What one run of the verifier prints and how it exits. */
+export interface CliOutcome {
+  exitCode: 0 | 1 | 2;
+  stdout: string;
+  stderr: string;
+}
+
+class UsageError extends Error {}
+
+/** Run the verifier on command-line arguments (without `node` and the script path). */
+export function runVerifyCli(args: readonly string[]): CliOutcome {
+  try {
+    const { receiptPath, keys } = readArguments(args);
+    if (receiptPath === null) return { exitCode: 0, stdout: `${VERIFY_USAGE}\n`, stderr: '' };
+    const receipt = readJsonFile(receiptPath, 'receipt');
+    const report = verifyReceipt(receipt, keys);
+    return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { exitCode: 2, stdout: '', stderr: `verify: ${error.message}\n${VERIFY_USAGE}\n` };
+  }
+}
+
+/** The receipt path (null for --help) and the verification keys the arguments name. */
+function readArguments(args: readonly string[]): { receiptPath: string | null; keys?: VerificationKeys } {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(args);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) return { receiptPath: null };
+  if (positionals.length !== 1) throw new UsageError(`expected one receipt file, got ${positionals.length}`);
+  if (values.key !== undefined && values.keys !== undefined) throw new UsageError('give --key or --keys, not both');
+  const receiptPath = positionals[0] ?? '';
+  if (values.key !== undefined) return { receiptPath, keys: readPemKey(values.key) };
+  if (values.keys !== undefined) {
+    try {
+      return { receiptPath, keys: parsePublicKeySet(readJsonFile(values.keys, 'key set')) };
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`${values.keys} is not a usable key set: ${(error as Error).message}`);
+    }
+  }
+  return { receiptPath };
+}
+
+function parseCommandLine(args: readonly string[]) {
+  return parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    strict: true,
+    options: { key: { type: 'string' }, keys: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+}
+
+function readPemKey(path: string) {
+  const pem = readTextFile(path, 'key');
+  try {
+    return createPublicKey(pem);
+  } catch (error) {
+    throw new UsageError(`${path} is not a PEM public key: ${(error as Error).message}`);
+  }
+}
+
+function readJsonFile(path: string, what: string): unknown {
+  const text = readTextFile(path, what);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${what} file ${path} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function readTextFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${what} file ${path}: ${(error as Error).message}`);
+  }
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  const outcome = runVerifyCli(process.argv.slice(2));
+  process.stdout.write(outcome.stdout);
+  process.stderr.write(outcome.stderr);
+  process.exitCode = outcome.exitCode;
+}

@@ -1,0 +1,159 @@
+import type { Change, Entry, Repair } from './entries.ts';
+import type { Json, JsonObject } from './json.ts';
+import type { Status } from './statuses.ts';
+
+/** Error codes every route answers with, and their HTTP statuses. */
+export const ERROR_CODES = {
+  validation_failed: 400,
+  signature_invalid: 400,
+  unauthorized: 401,
+  session_expired: 401,
+  forbidden: 403,
+  csrf_failed: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  not_ready: 503,
+} as const;
+/** One stable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+/** `POST /v1/refunds`: what an agent asks for. */
+export interface RefundRequestBody {
+  request_id: string;
+  payment_intent: string;
+  amount: number;
+  reason?: string;
+  flags?: string[];
+}
+
+/** The request as the inbox binds it: the agent's body plus who asked. */
+export interface BoundRequest extends JsonObject {
+  id: string;
+  agent: string;
+  payment_intent: string;
+  amount: number;
+  reason: string;
+  flags: string[];
+}
+
+/** A repair child also names the request it repairs. */
+export type RequestRecord = BoundRequest & { repair_of?: string };
+
+/** The answer to an agent: always the current status, never a second send. */
+export interface RefundAnswer {
+  request_id: string;
+  effect_id: string;
+  status: Status;
+  why: string;
+  refund: string | null;
+  changes: Change[];
+  repairs: Repair[];
+  receipt: string;
+}
+
+/** Where an item stands, derived from its journal chain alone. */
+export const CHAIN_STATES = ['NEW', 'SENDING', 'DONE', 'CLOSED', 'ESCALATED', 'NEEDS_ESCALATION', 'APPROVED'] as const;
+/** One chain state. */
+export type ChainState = (typeof CHAIN_STATES)[number];
+
+/** What an approver is shown for one open escalation. */
+export interface InboxItem {
+  effect_id: string;
+  request: RequestRecord;
+  state: ChainState;
+  reason: string;
+  why: string;
+  detail: Json;
+  facts: JsonObject;
+  changes: Change[];
+  repairs: Repair[];
+  route: string;
+  group: string;
+  routed_to: string[];
+  level: number;
+  escalated_at_ms: number;
+  due_ms: number | null;
+  breach: boolean;
+  /** The hash of the escalation a decision must name. */
+  escalation: string;
+}
+
+/** A finished or closed item, for the done and closed lists. */
+export interface HistoryItem {
+  effect_id: string;
+  request: RequestRecord;
+  state: ChainState;
+  status: string;
+  decided_by: string | null;
+  group: string | null;
+  refund: string | null;
+  confirmed: boolean | 'pending' | null;
+  updated_at_ms: number;
+}
+
+/** The item page: the request, the facts then and now, the changes, the repairs, the history, the receipt's verification. */
+export interface ItemDetail {
+  effect_id: string;
+  request: RequestRecord;
+  state: ChainState;
+  item: InboxItem | null;
+  facts_then: JsonObject;
+  facts_now: JsonObject | null;
+  facts_now_error: string | null;
+  changes: Change[];
+  history: Entry[];
+  verification: JsonObject;
+  receipt: string;
+  may_decide: boolean;
+}
+
+/** Decisions an approver can take on an item. `close` rejects an ambiguous item. */
+export const DECISION_ACTIONS = ['approve', 'reject', 'repair', 'close'] as const;
+/** One decision action. */
+export type DecisionAction = (typeof DECISION_ACTIONS)[number];
+
+/** `POST /api/items/:effect_id/decisions`. */
+export interface DecisionBody {
+  action: DecisionAction;
+  /** The escalation hash the approver saw: a decision on anything else is SUPERSEDED. */
+  escalation: string;
+  repair_index?: number;
+}
+
+/** The answer to a decision. */
+export interface DecisionAnswer {
+  status: Status;
+  message: string;
+  item: ItemDetail;
+}
+
+/** Roles in the config. */
+export const ROLES = ['approver', 'finance'] as const;
+/** One role. */
+export type Role = (typeof ROLES)[number];
+
+/** Who is logged in. */
+export interface SessionInfo {
+  name: string;
+  display_name: string;
+  role: Role;
+  groups: string[];
+  csrf_token: string;
+  sandbox: boolean;
+}
+
+/** Websocket messages from the server. */
+export type LiveMessage =
+  | { type: 'snapshot'; items: InboxItem[]; now_ms: number }
+  | { type: 'item'; effect_id: string; item: InboxItem | null; now_ms: number }
+  | { type: 'scoreboard'; now_ms: number }
+  | { type: 'clock'; now_ms: number };

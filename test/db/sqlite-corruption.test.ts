@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { JournalCorruptError } from '../../server/gate/journal.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase } from '../support/db-journals.ts';
+
+afterEach(cleanUpDatabases);
+
+const eid = effectIdOf(1);
+const movedEid = effectIdOf(9);
+
+// A journal of three entries (seq 1..3) whose append-only triggers are dropped, so a test can do
+// what an attacker or a bad tool with raw SQL access could.
+async function tamperableJournal() {
+  const { db, sqlite } = openTempDatabase();
+  const journal = new SqliteJournal({ db, ...fakeClock() });
+  await journal.append('PROPOSED', eid, { effect: { amount: 5 } });
+  await journal.append('AUTHORIZED', eid, { lease: 'g1' });
+  await journal.append('DISPATCHED', eid, { effect: { amount: 5 } });
+  sqlite.exec('DROP TRIGGER entries_no_update; DROP TRIGGER entries_no_delete;');
+  const rowCount = () => sqlite.prepare('SELECT count(*) AS n FROM entries').pluck().get();
+  return { journal, sqlite, rowCount };
+}
+
+describe('SqliteJournal on a tampered file', () => {
+  // The effect read is the one the damaged row now claims to belong to.
+  it.each([
+    ['a body edited after sealing', `UPDATE entries SET body = json_set(body, '$.effect.amount', 500) WHERE seq = 3`, eid, 3],
+    ['a body that is not JSON', `UPDATE entries SET body = '{"kind":' WHERE seq = 2`, eid, 2],
+    ['a body that is JSON but not an entry', `UPDATE entries SET body = '[1]' WHERE seq = 1`, eid, 1],
+    ['a kind column that disagrees with the body', `UPDATE entries SET kind = 'REFUSED' WHERE seq = 2`, eid, 2],
+    ['a closes column that disagrees with the body', `UPDATE entries SET closes = 1 WHERE seq = 3`, eid, 3],
+    ['an effect_id column that disagrees with the body', `UPDATE entries SET effect_id = '${movedEid}' WHERE seq = 3`, movedEid, 3],
+    ['an entry removed from the middle of the chain', 'DELETE FROM entries WHERE seq = 2', eid, 3],
+  ])('entries: %s throws JournalCorruptError naming the seq', async (_why, tamper, readEid, seq) => {
+    const { journal, sqlite } = await tamperableJournal();
+    sqlite.exec(tamper);
+    const read = journal.entries(readEid);
+    await expect(read).rejects.toThrow(JournalCorruptError);
+    await expect(read).rejects.toThrow(new RegExp(`seq ${seq} `));
+  });
+
+  it('every read and write that meets an edited body fails closed and writes nothing', async () => {
+    const { journal, sqlite, rowCount } = await tamperableJournal();
+    sqlite.exec(`UPDATE entries SET body = json_set(body, '$.effect.amount', 500) WHERE seq = 3`);
+    await expect(journal.scan(0, 10)).rejects.toThrow(JournalCorruptError);
+    await expect(journal.inFlight()).rejects.toThrow(JournalCorruptError);
+    await expect(journal.append('COMMITTED', eid, {})).rejects.toThrow(JournalCorruptError);
+    await expect(journal.appendIf('COMMITTED', eid, blockWhileDispatched, {})).rejects.toThrow(JournalCorruptError);
+    expect(rowCount()).toBe(3);
+  });
+
+  it('scan: entries before the damaged one are still read, and the damaged seq is named', async () => {
+    const { journal, sqlite } = await tamperableJournal();
+    sqlite.exec(`UPDATE entries SET body = json_set(body, '$.lease', 'forged') WHERE seq = 2`);
+    expect(await journal.scan(0, 1)).toHaveLength(1);
+    await expect(journal.scan(0, 10)).rejects.toThrow(/seq 2 does not match its hash/);
+  });
+});

@@ -1,0 +1,85 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Entry, EntryKind } from '../../shared/entries.ts';
+import type { JournalStore } from '../../server/gate/journal.ts';
+import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
+import { type OpenDatabase, openDatabase } from '../../db/open.ts';
+
+/** A wall clock the test moves by hand. */
+export interface FakeClock {
+  wallClockMs: () => number;
+  advance(ms: number): void;
+  readonly nowMs: number;
+}
+
+/** A clock standing at `startMs` until advanced. */
+export function fakeClock(startMs = 1_700_000_000_000): FakeClock {
+  let nowMs = startMs;
+  return {
+    wallClockMs: () => nowMs,
+    advance: (ms) => {
+      nowMs += ms;
+    },
+    get nowMs() {
+      return nowMs;
+    },
+  };
+}
+
+/** A distinct, valid 12-hex effect id per number. */
+export function effectIdOf(n: number): string {
+  return n.toString(16).padStart(12, '0');
+}
+
+/** A chain check that blocks a second dispatch, as the gate's does first. */
+export function blockWhileDispatched(chain: readonly Entry[]): string | null {
+  return chain.some((entry) => entry.kind === 'DISPATCHED') ? 'in_flight' : null;
+}
+
+/** The kinds of an effect's chain, in order. */
+export async function kindsOf(journal: JournalStore, effectId: string): Promise<EntryKind[]> {
+  return (await journal.entries(effectId)).map((entry) => entry.kind);
+}
+
+const tempDirs: string[] = [];
+const openDatabases: OpenDatabase[] = [];
+
+/** A fresh temp folder, removed by `cleanUpDatabases`. */
+export function makeTempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-db-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A path for a database file that does not exist yet, in a fresh temp folder. */
+export function tempDbFile(): string {
+  return path.join(makeTempDir(), 'journal.sqlite');
+}
+
+/** Open a database on a temp file, closed by `cleanUpDatabases`. */
+export function openTempDatabase(file = tempDbFile()): OpenDatabase & { file: string } {
+  const opened = openDatabase(file);
+  openDatabases.push(opened);
+  return { ...opened, file };
+}
+
+/** Close every database the tests opened and remove their temp folders (call in afterEach). */
+export function cleanUpDatabases(): void {
+  for (const opened of openDatabases.splice(0)) {
+    if (opened.sqlite.open) opened.close();
+  }
+  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** A journal backend under test. */
+export interface JournalBackend {
+  name: string;
+  open(clock: FakeClock): JournalStore;
+}
+
+/** Both backends, so each behaviour is specified once and held by both. */
+export const journalBackends: JournalBackend[] = [
+  { name: 'MemoryJournal', open: (clock) => new MemoryJournal(clock) },
+  { name: 'SqliteJournal', open: (clock) => new SqliteJournal({ db: openTempDatabase().db, ...clock }) },
+];
