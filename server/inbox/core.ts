@@ -1,0 +1,270 @@
+import type { Entry } from '../../shared/entries.ts';
+import { type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import { type Status, whyFor } from '../../shared/statuses.ts';
+import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../gate/chain.ts';
+import type { Gate } from '../gate/gate.ts';
+import type { ChainCheck, JournalStore } from '../gate/journal.ts';
+import { type Authority, isPersonLease } from '../gate/leases.ts';
+import { type EscalationFields, escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
+import { bindingFacts, boundRequest, chainState, ownedBy } from './state.ts';
+
+/** A request as the inbox sees it: any JSON object with an id; a repair child also names its parent. */
+export type InboxRequest = JsonObject & { id: string; repair_of?: string };
+
+/** The route an item takes: a chain of groups and an SLA per level. */
+export interface Route {
+  name: string;
+  chain: readonly string[];
+  slaMs: number | null;
+}
+
+/** The rules and routes an inbox decides with. */
+export interface InboxPolicy {
+  /** Every rule name, in order: the policy lease names them. */
+  ruleNames: readonly string[];
+  evaluate(request: InboxRequest, facts: JsonObject): { passed: boolean; failed: string[] };
+  route(item: { request: InboxRequest; facts: JsonObject; reason: string; detail: Json }): Route;
+  routeByName(name: string): Route | undefined;
+}
+
+/** Everything an inbox needs, injected. */
+export interface InboxOptions {
+  name: string;
+  gate: Gate;
+  authority: Authority;
+  policy: InboxPolicy;
+  /** Read the facts a decision about this request relies on. */
+  capture(request: InboxRequest): Promise<JsonObject>;
+  /** The payload sent for a request. */
+  effectOf(request: InboxRequest): JsonObject;
+  /** The key that fixes a request's effect id. */
+  requestKeyOf(request: InboxRequest): Json;
+  /** The application clock (`at_ms`, SLAs, approval age). */
+  nowMs(): number;
+  /** The effect ids of chains this inbox may own; scanning the journal when absent. */
+  listChains?(): Promise<Iterable<string>>;
+  /** Where a failure in one item of a sweep is reported while the others go on. */
+  onError?(effectId: string, error: unknown): void;
+}
+
+/** A sweep's bound on restarts after losing a write race; each restart re-reads the chain. */
+const RACE_RETRIES_MAX = 5;
+
+/** Statuses after which recovery owns the effect, so nothing is escalated from the send path. */
+function recoveryOwns(status: Status): boolean {
+  return status === 'COMMITTED' || status === 'DUPLICATE_IGNORED' || status === 'IN_FLIGHT' || status.startsWith('UNRESOLVED');
+}
+
+/**
+ * The approval inbox over the gate (inbox §6-13). Every write goes through `appendIf` with a
+ * check on the chain's state, so two inboxes, or an inbox and its own restart, never write the
+ * same escalation or decision twice. Nothing here trusts a cache: every step re-reads the chain.
+ */
+export class InboxCore {
+  readonly name: string;
+  readonly journal: JournalStore;
+
+  constructor(readonly options: InboxOptions) {
+    this.name = options.name;
+    this.journal = options.gate.journal;
+  }
+
+  effectIdOf(request: InboxRequest): string {
+    return this.options.gate.effectIdOf({ requestKey: this.options.requestKeyOf(request), effect: this.options.effectOf(request) });
+  }
+
+  /** The policy lease: every rule passed, named. */
+  policyLease(): JsonObject {
+    return { by: 'policy', rules: [...this.options.policy.ruleNames] };
+  }
+
+  /** Clear it under policy, or bind its payload and put it in front of a person (inbox §6). */
+  async submit(request: InboxRequest, givenFacts?: JsonObject): Promise<Status> {
+    const effectId = this.effectIdOf(request);
+    let facts = givenFacts;
+    for (let attempt = 0; attempt < RACE_RETRIES_MAX; attempt++) {
+      const chain = await this.journal.entries(effectId);
+      const state = chainState(chain);
+      switch (state) {
+        case 'NEEDS_ESCALATION':
+          await this.escalateOwed(effectId);
+          return 'QUEUED';
+        case 'ESCALATED':
+          return 'QUEUED';
+        case 'APPROVED':
+          return 'APPROVED';
+        case 'CLOSED':
+          return 'CLOSED';
+        case 'DONE':
+          return 'DUPLICATE_IGNORED';
+        case 'SENDING':
+          return 'IN_FLIGHT';
+        case 'NEW':
+          break;
+      }
+      facts ??= bindingFacts(chain) ?? plain(await this.options.capture(request)) as JsonObject;
+      const verdict = this.options.policy.evaluate(request, facts);
+      if (verdict.passed) return this.send(request, this.policyLease(), facts);
+      if (chain.length === 0) {
+        const bound = await this.journal.appendIf('PROPOSED', effectId, (c) => (c.length > 0 ? 'bound' : null), {
+          agent: this.name,
+          lease: null,
+          premises: facts,
+          effect: this.options.effectOf(request),
+          request,
+        });
+        if (bound.blocker !== null) continue;
+      }
+      if (await this.openEscalation(effectId, request, facts, verdict.failed)) return 'QUEUED';
+    }
+    throw new Error(`submit of ${effectId} lost ${RACE_RETRIES_MAX} write races in a row`);
+  }
+
+  /** Send through the gate; a refusal that owes a person a look is escalated at once. */
+  async send(request: InboxRequest, lease: Json, facts: JsonObject): Promise<Status> {
+    const effectId = this.effectIdOf(request);
+    const { status } = await this.options.gate.submit({
+      agent: this.name,
+      lease,
+      requestKey: this.options.requestKeyOf(request),
+      premises: facts,
+      effect: this.options.effectOf(request),
+      request,
+    });
+    if (!recoveryOwns(status) && chainState(await this.journal.entries(effectId)) === 'NEEDS_ESCALATION') {
+      await this.escalateOwed(effectId);
+    }
+    return status;
+  }
+
+  /** Open the escalation a refused or unknowable chain owes (inbox §7). */
+  async escalateOwed(effectId: string): Promise<Entry | null> {
+    const request = boundRequest(await this.journal.entries(effectId));
+    if (!request) throw new Error(`chain ${effectId} owes an escalation but has no bound request`);
+    return this.openEscalation(effectId, request, undefined, null);
+  }
+
+  /**
+   * Write one ESCALATED, only if the chain is still in the state this decision was made in: NEW
+   * for a rule failure, NEEDS_ESCALATION for a gate refusal. Always at level 0 of the route that
+   * matches now, with a fresh deadline.
+   */
+  private async openEscalation(effectId: string, given: InboxRequest, givenFacts: JsonObject | undefined, failed: string[] | null): Promise<Entry | null> {
+    const chain = await this.journal.entries(effectId);
+    const bound = boundRequest(chain);
+    let request = given;
+    let facts = givenFacts;
+    if (bound && !jsonEqual(bound, plain(given))) {
+      request = bound as InboxRequest;
+      facts = undefined;
+    }
+    facts ??= plain(await this.options.capture(request)) as JsonObject;
+    const expected = failed ? 'NEW' : 'NEEDS_ESCALATION';
+    const explained = failed
+      ? { reason: 'needs_judgment', detail: failed, changes: [], repairs: [] }
+      : owedExplanation(chain, facts, (reason) => this.refine(reason, chain));
+    const route = this.options.policy.route({ request, facts, reason: explained.reason, detail: explained.detail });
+    const group = route.chain[0]!;
+    const atMs = this.options.nowMs();
+    const fields = escalationRecord({
+      at_ms: atMs,
+      reason: explained.reason,
+      why: whyFor(explained.reason),
+      detail: explained.detail,
+      facts,
+      changes: explained.changes as unknown as Json[],
+      repairs: explained.repairs as unknown as Json[],
+      route: route.name,
+      group,
+      routed_to: this.membersOf(group),
+      level: 0,
+      due_ms: route.slaMs === null ? null : atMs + route.slaMs,
+      breach: false,
+    });
+    const written = await this.journal.appendIf('ESCALATED', effectId, (c) => (chainState(c) === expected ? null : 'state_moved'), fields);
+    return written.entry;
+  }
+
+  /** Why a person's approval lapsed, in the words an approver needs (inbox §7.3). */
+  private refine(reason: string, chain: readonly Entry[]): string {
+    if (reason !== 'lease') return reason;
+    const lease = lastOf(chain, 'PROPOSED')?.lease ?? null;
+    if (!isPersonLease(lease)) return reason;
+    const problem = this.options.authority.problem(lease);
+    return problem === 'approval_expired' || problem === 'approver_removed' ? problem : reason;
+  }
+
+  /** Current members of a group, sorted: the snapshot written into entries. */
+  membersOf(group: string): string[] {
+    return [...this.options.authority.members(group)].sort();
+  }
+
+  /** A check that passes only while `escalation` is the latest and unanswered (and, for repairs, nothing may have landed). */
+  unanswered(escalation: Entry, repair = false): ChainCheck {
+    return (chain) => {
+      if (lastOf(chain, 'ESCALATED')?.hash !== escalation.hash) return 'SUPERSEDED';
+      const answered = chain.some((e) => e.kind === 'DECIDED' && e.escalation === escalation.hash);
+      if (answered || isOpenDispatch(chain) || closingDecision(chain)) return 'ALREADY_DECIDED';
+      if (repair && chain.some((e) => e.kind === 'COMMITTED' || e.kind === 'AMBIGUOUS')) return 'ALREADY_DECIDED';
+      return null;
+    };
+  }
+
+  /** The effect ids of the chains this inbox owns. */
+  async ownedChains(): Promise<string[]> {
+    const ids = this.options.listChains ? [...(await this.options.listChains())] : await this.scanChainIds();
+    const owned: string[] = [];
+    for (const id of ids) if (ownedBy(await this.journal.entries(id), this.name)) owned.push(id);
+    return owned;
+  }
+
+  private async scanChainIds(): Promise<string[]> {
+    const ids = new Set<string>();
+    for (let after = 0; ; ) {
+      const page = await this.journal.scan(after, 10_000);
+      if (page.length === 0) return [...ids];
+      for (const { seq, entry } of page) {
+        ids.add(entry.effect_id);
+        after = seq;
+      }
+    }
+  }
+
+  /** Run a step for every owned chain; a failure in one is reported and the others go on. */
+  async sweep<T>(step: (effectId: string) => Promise<T | null>): Promise<Map<string, T>> {
+    const out = new Map<string, T>();
+    for (const effectId of await this.ownedChains()) {
+      try {
+        const result = await step(effectId);
+        if (result !== null) out.set(effectId, result);
+      } catch (error) {
+        this.options.onError?.(effectId, error);
+      }
+    }
+    return out;
+  }
+
+  /** Move overdue items up their chain (inbox §10). Returns the new group, or BREACHED at the top. */
+  async tick(): Promise<Map<string, string>> {
+    const nowMs = this.options.nowMs();
+    return this.sweep((effectId) => this.tickOne(effectId, nowMs));
+  }
+
+  private async tickOne(effectId: string, nowMs: number): Promise<string | null> {
+    const chain = await this.journal.entries(effectId);
+    if (chainState(chain) !== 'ESCALATED') return null;
+    const { escalation } = latestEscalation(chain);
+    const latest = escalation as unknown as EscalationFields & Entry;
+    if (latest.due_ms === null || latest.due_ms > nowMs) return null;
+    const route = this.options.policy.routeByName(latest.route) ?? { name: latest.route, chain: [latest.group], slaMs: null };
+    const facts = plain(await this.options.capture(boundRequest(chain) as InboxRequest)) as JsonObject;
+    let previous: Entry = latest;
+    for (const step of overdueEscalations(latest, route, facts, nowMs, (g) => this.membersOf(g))) {
+      const written = await this.journal.appendIf('ESCALATED', effectId, this.unanswered(previous), step);
+      if (written.entry === null) break;
+      previous = written.entry;
+    }
+    if (previous === latest) return null;
+    return (previous.level as number) > (latest.level as number) ? String(previous.group) : 'BREACHED';
+  }
+}

@@ -1,0 +1,129 @@
+import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, type Entry, type Repair } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
+import { explainChain, lastOf } from '../gate/chain.ts';
+import { diffFacts } from '../gate/premises.ts';
+
+/** The fields of an ESCALATED entry. */
+export interface EscalationFields extends JsonObject {
+  at_ms: number;
+  reason: string;
+  why: string;
+  detail: Json;
+  facts: JsonObject;
+  changes: Json[];
+  repairs: Json[];
+  route: string;
+  group: string;
+  routed_to: string[];
+  level: number;
+  due_ms: number | null;
+  breach: boolean;
+}
+
+/** The fields of a DECIDED entry. */
+export interface DecisionFields extends JsonObject {
+  at_ms: number;
+  by: string;
+  decision: 'approve' | 'reject' | 'repair';
+  escalation: string;
+  group: string;
+  members: string[];
+  repair: { code: string; set: JsonObject; request_id: string } | null;
+}
+
+/** Assert an entry carries exactly its kind's fields: a missing or extra key is our bug, not the world's. */
+function assertExactFields(kind: string, fields: JsonObject, expected: readonly string[]): void {
+  const got = Object.keys(fields).sort().join(',');
+  const want = [...expected].sort().join(',');
+  if (got !== want) throw new Error(`${kind} fields must be exactly [${want}], got [${got}]`);
+}
+
+/** An ESCALATED body, checked for its exact field set. */
+export function escalationRecord(fields: EscalationFields): EscalationFields {
+  assertExactFields('ESCALATED', fields, ESCALATED_FIELDS);
+  return fields;
+}
+
+/** A DECIDED body, checked for its exact field set. */
+export function decisionRecord(fields: DecisionFields): DecisionFields {
+  assertExactFields('DECIDED', fields, DECIDED_FIELDS);
+  return fields;
+}
+
+/** What a person must be told about a refused or unknowable chain (inbox §7 step 4). */
+export interface OwedExplanation {
+  reason: string;
+  detail: Json;
+  changes: Change[];
+  repairs: Repair[];
+}
+
+/**
+ * Explain a chain that owes an escalation, against the facts read now. The changes are the
+ * gate's, or else the diff from the facts last shown; repairs are kept only while the world is
+ * still the one they were computed on.
+ */
+export function owedExplanation(chain: readonly Entry[], factsNow: JsonObject, refine: (reason: string) => string): OwedExplanation {
+  const explained = explainChain(chain);
+  const reason = refine(explained?.reason ?? 'refused');
+  const shown = shownFacts(chain);
+  const then: JsonObject = { ...shown };
+  for (const change of explained?.changes ?? []) then[change.field] = change.now;
+  const changes = explained?.changes.length ? explained.changes : diffFacts(shown, factsNow);
+  const repairs = jsonEqual(factsNow, then) ? (explained?.repairs ?? []) : [];
+  return { reason, detail: explained?.status ?? 'REFUSED', changes, repairs };
+}
+
+/** The facts a person last saw: the latest escalation's, else the first proposal's premises. */
+export function shownFacts(chain: readonly Entry[]): JsonObject {
+  const latest = lastOf(chain, 'ESCALATED');
+  if (latest && isJsonObject(latest.facts)) return latest.facts;
+  const first = chain.find((e) => e.kind === 'PROPOSED');
+  return first && isJsonObject(first.premises) ? first.premises : {};
+}
+
+/** The route an SLA move follows: its chain of groups and its SLA. */
+export interface SlaRoute {
+  chain: readonly string[];
+  slaMs: number | null;
+}
+
+/**
+ * The escalations an overdue item owes at `nowMs` (inbox §10): one per missed deadline, each
+ * deadline chained from the previous one so an outage catches up on the original schedule, up
+ * the chain of groups, and one top-of-chain breach with no further deadline.
+ */
+export function overdueEscalations(
+  latest: EscalationFields,
+  route: SlaRoute,
+  factsNow: JsonObject,
+  nowMs: number,
+  membersOf: (group: string) => readonly string[],
+): EscalationFields[] {
+  const steps: EscalationFields[] = [];
+  let current = latest;
+  while (current.due_ms !== null && current.due_ms <= nowMs) {
+    const up = current.level + 1 < route.chain.length;
+    const group = up ? route.chain[current.level + 1]! : current.group;
+    const level = up ? current.level + 1 : current.level;
+    const changes = diffFacts(current.facts, factsNow);
+    const next = escalationRecord({
+      at_ms: nowMs,
+      reason: current.reason,
+      why: current.why,
+      detail: current.detail,
+      facts: factsNow,
+      changes: changes.length ? (changes as unknown as Json[]) : current.changes,
+      repairs: jsonEqual(factsNow, current.facts) ? current.repairs : [],
+      route: current.route,
+      group,
+      routed_to: [...membersOf(group)].sort(),
+      level,
+      due_ms: up && route.slaMs !== null ? current.due_ms + route.slaMs : null,
+      breach: true,
+    });
+    steps.push(next);
+    current = next;
+  }
+  return steps;
+}

@@ -1,0 +1,187 @@
+import type { Entry } from '../../shared/entries.ts';
+import { isJsonObject, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import type { Status } from '../../shared/statuses.ts';
+import { closingDecision, latestEscalation } from '../gate/chain.ts';
+import { POLICY } from '../gate/leases.ts';
+import { diffFacts } from '../gate/premises.ts';
+import { InboxCore, type InboxRequest } from './core.ts';
+import { decisionRecord, type DecisionFields, escalationRecord, type EscalationFields } from './escalation.ts';
+import { boundRequest, chainState } from './state.ts';
+
+export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
+
+/** Options for a person's decision. */
+export interface DecideOptions {
+  /** The escalation hash the person saw; a decision on anything else is SUPERSEDED. */
+  seen?: string;
+  /** Send at once (the default), or only record the approval for `executeApproved`. */
+  execute?: boolean;
+}
+
+type Pending = { chain: Entry[]; escalation: Entry & EscalationFields };
+
+/**
+ * The inbox with people's decisions and restart handling: approve, reject, repair, execute
+ * (inbox §8, §9, §11) and refresh, reconcile (§13).
+ */
+export class Inbox extends InboxCore {
+  /** The preconditions every decision shares, in the spec's order; a status string when refused. */
+  private async pending(effectId: string, by: string, seen: string | undefined, action: 'approve' | 'reject' | 'repair'): Promise<Pending | Status> {
+    if (by === POLICY) throw new Error('nobody may decide as policy');
+    const chain = await this.journal.entries(effectId);
+    if (chain.length === 0 || chainState(chain) !== 'ESCALATED') return 'ALREADY_DECIDED';
+    const escalation = latestEscalation(chain).escalation as Entry & EscalationFields;
+    if (seen !== undefined && seen !== escalation.hash) return 'SUPERSEDED';
+    if (action === 'approve' && escalation.reason === 'ambiguous') return 'REFUSED:ambiguous';
+    if (!this.options.authority.members(escalation.group).includes(by)) return 'REFUSED:lease';
+    return { chain, escalation };
+  }
+
+  private async record(effectId: string, escalation: Entry & EscalationFields, by: string, decision: DecisionFields['decision'], repair: DecisionFields['repair'], landedCheck = false): Promise<Entry | Status> {
+    const fields = decisionRecord({
+      at_ms: this.options.nowMs(),
+      by,
+      decision,
+      escalation: escalation.hash,
+      group: escalation.group,
+      members: this.membersOf(escalation.group),
+      repair,
+    });
+    const written = await this.journal.appendIf('DECIDED', effectId, this.unanswered(escalation, landedCheck), fields);
+    return written.entry ?? (written.blocker as Status);
+  }
+
+  /** A person approves what they saw; by default it is sent at once under their approval. */
+  async approve(effectId: string, by: string, options: DecideOptions = {}): Promise<Status> {
+    const pending = await this.pending(effectId, by, options.seen, 'approve');
+    if (typeof pending === 'string') return pending;
+    const decided = await this.record(effectId, pending.escalation, by, 'approve', null);
+    if (typeof decided === 'string') return decided;
+    return options.execute === false ? 'APPROVED' : this.execute(effectId, pending.escalation.hash);
+  }
+
+  /** A person refuses it for good; this is also how an ambiguous item is closed. */
+  async reject(effectId: string, by: string, options: Pick<DecideOptions, 'seen'> = {}): Promise<Status> {
+    const pending = await this.pending(effectId, by, options.seen, 'reject');
+    if (typeof pending === 'string') return pending;
+    const decided = await this.record(effectId, pending.escalation, by, 'reject', null);
+    return typeof decided === 'string' ? decided : 'REJECTED';
+  }
+
+  /**
+   * Send an approved item under the approval recorded in the journal, on the facts the approver
+   * saw. Anything but an approval of the latest escalation (or of `expected`) is SUPERSEDED.
+   */
+  async execute(effectId: string, expected?: string): Promise<Status> {
+    const chain = await this.journal.entries(effectId);
+    const state = chainState(chain);
+    if (state === 'NEEDS_ESCALATION') await this.escalateOwed(effectId);
+    const { escalation, decision } = latestEscalation(chain);
+    if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
+    const lease = { by: decision.by ?? null, at_ms: decision.at_ms ?? null, group: escalation.group ?? null, escalation: escalation.hash };
+    return this.send(boundRequest(chain) as InboxRequest, lease, escalation.facts as JsonObject);
+  }
+
+  /** Send every recorded approval not yet sent, once each. */
+  async executeApproved(): Promise<Map<string, Status>> {
+    return this.sweep(async (effectId) => (chainState(await this.journal.entries(effectId)) === 'APPROVED' ? this.execute(effectId) : null));
+  }
+
+  /**
+   * Accept a repair suggestion (inbox §11). The same payload is an approval on the new facts; a
+   * new payload is a new request with its own effect id, which closes the original for good.
+   */
+  async repair(effectId: string, by: string, index: number, options: DecideOptions = {}): Promise<Status> {
+    const pending = await this.pending(effectId, by, options.seen, 'repair');
+    if (typeof pending === 'string') return pending;
+    const { chain, escalation } = pending;
+    const suggestion = Number.isSafeInteger(index) && index >= 0 ? escalation.repairs[index] : undefined;
+    if (!isJsonObject(suggestion) || !isJsonObject(suggestion.set)) return 'REFUSED:no_repair';
+    const bound = boundRequest(chain) as InboxRequest;
+    const set = suggestion.set;
+    if (Object.keys(set).length === 0) {
+      const decided = await this.record(effectId, escalation, by, 'approve', { code: String(suggestion.code), set: {}, request_id: bound.id });
+      if (typeof decided === 'string') return decided;
+      return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
+    }
+    const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id }) as InboxRequest;
+    if (!jsonEqual(this.options.effectOf(child), plain({ ...this.options.effectOf(bound), ...set }))) return 'REFUSED:repair_not_expressible';
+    const facts = plain(await this.options.capture(child)) as JsonObject;
+    if (!jsonEqual(facts, escalation.facts)) return this.reshowWithoutRepairs(effectId, escalation, facts);
+    const decided = await this.record(effectId, escalation, by, 'repair', { code: String(suggestion.code), set, request_id: child.id }, true);
+    if (typeof decided === 'string') return decided;
+    const status = await this.submit(child, facts);
+    if (status !== 'QUEUED') return status;
+    const childEscalation = latestEscalation(await this.journal.entries(this.effectIdOf(child))).escalation;
+    if (childEscalation && this.options.authority.members(String(childEscalation.group)).includes(by)) {
+      return this.approve(this.effectIdOf(child), by, { seen: childEscalation.hash, ...(options.execute === undefined ? {} : { execute: options.execute }) });
+    }
+    return status;
+  }
+
+  /** The world moved since the suggestion: show the item again on the new facts, with no repairs. */
+  private async reshowWithoutRepairs(effectId: string, escalation: Entry & EscalationFields, facts: JsonObject): Promise<Status> {
+    const fields = escalationRecord({
+      at_ms: this.options.nowMs(),
+      reason: escalation.reason,
+      why: escalation.why,
+      detail: escalation.detail,
+      facts,
+      changes: diffFacts(escalation.facts, facts) as unknown as JsonObject[],
+      repairs: [],
+      route: escalation.route,
+      group: escalation.group,
+      routed_to: this.membersOf(escalation.group),
+      level: escalation.level,
+      due_ms: escalation.due_ms,
+      breach: false,
+    });
+    const written = await this.journal.appendIf('ESCALATED', effectId, this.unanswered(escalation), fields);
+    return written.entry ? 'SUPERSEDED' : (written.blocker as Status);
+  }
+
+  /**
+   * Finish half-done work from the journal alone (inbox §13.1): owed escalations, bound requests
+   * never escalated, repair children decided but never created. Running it twice writes nothing new.
+   */
+  async refresh(): Promise<Map<string, Status>> {
+    return this.sweep(async (effectId) => {
+      const chain = await this.journal.entries(effectId);
+      const state = chainState(chain);
+      if (state === 'NEEDS_ESCALATION') return (await this.escalateOwed(effectId)) ? 'QUEUED' : null;
+      const request = boundRequest(chain) as InboxRequest | null;
+      if (state === 'NEW' && request) return this.submit(request);
+      if (state === 'CLOSED') return this.submitRepairChild(chain);
+      return null;
+    });
+  }
+
+  private async submitRepairChild(chain: readonly Entry[]): Promise<Status | null> {
+    const decision = closingDecision(chain);
+    if (decision?.decision !== 'repair' || !isJsonObject(decision.repair)) return null;
+    const bound = boundRequest(chain) as InboxRequest;
+    const set = decision.repair.set as JsonObject;
+    const child = plain({ ...bound, ...set, id: decision.repair.request_id, repair_of: bound.id }) as InboxRequest;
+    if ((await this.journal.entries(this.effectIdOf(child))).length > 0) return null;
+    const repaired = chain.find((e) => e.kind === 'ESCALATED' && e.hash === decision.escalation);
+    return this.submit(child, repaired?.facts as JsonObject);
+  }
+
+  /** After gate recovery: every settled refusal or ambiguity of ours gets exactly one escalation (inbox §13.2). */
+  async reconcile(recovered: ReadonlyMap<string, Status>): Promise<void> {
+    for (const [effectId, status] of recovered) {
+      if (status === 'IN_FLIGHT' || status.startsWith('UNRESOLVED')) continue;
+      try {
+        const chain = await this.journal.entries(effectId);
+        if (chain[0]?.agent === this.name && chainState(chain) === 'NEEDS_ESCALATION') await this.escalateOwed(effectId);
+      } catch (error) {
+        this.options.onError?.(effectId, error);
+      }
+    }
+  }
+}
+
+/** The request id of a repair child: the parent's, the word repair, and the repaired escalation. */
+export function childIdFor(parentId: string, escalationHash: string): string {
+  return `${parentId}:repair:${escalationHash.slice(0, 8)}`;
+}

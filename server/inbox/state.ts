@@ -1,0 +1,55 @@
+import type { ChainState, RequestRecord } from '../../shared/api.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { closingDecision, has, isOpenDispatch, latestEscalation } from '../gate/chain.ts';
+import { isPolicyLease } from '../gate/leases.ts';
+
+/** Refusals that only say "waiting" or "closed": they never reopen an item. */
+export const QUIET_CODES: ReadonlySet<string> = new Set(['awaiting_decision', 'closed']);
+
+/** True for a refusal or ambiguity that owes a person a look. */
+export function owesEscalation(entry: Entry): boolean {
+  return (entry.kind === 'REFUSED' || entry.kind === 'AMBIGUOUS') && !QUIET_CODES.has(String(entry.code ?? ''));
+}
+
+/** Where a chain stands, from its entries alone (inbox §4), first match wins. */
+export function chainState(chain: readonly Entry[]): ChainState {
+  if (isOpenDispatch(chain)) return 'SENDING';
+  if (has(chain, 'COMMITTED')) return 'DONE';
+  if (closingDecision(chain)) return 'CLOSED';
+  const { escalation, decision } = latestEscalation(chain);
+  if (escalation && !decision) return 'ESCALATED';
+  const window = escalation && decision ? chain.slice(chain.indexOf(decision) + 1) : chain;
+  if (window.some(owesEscalation)) return 'NEEDS_ESCALATION';
+  return escalation ? 'APPROVED' : 'NEW';
+}
+
+/** The request bound to a chain: the `request` of the first PROPOSED that carries one. */
+export function boundRequest(chain: readonly Entry[]): RequestRecord | null {
+  const first = chain.find((e) => e.kind === 'PROPOSED' && isJsonObject(e.request));
+  return first ? (first.request as unknown as RequestRecord) : null;
+}
+
+/** The facts recorded when the payload was bound (the lease-null PROPOSED), if any. */
+export function bindingFacts(chain: readonly Entry[]): JsonObject | null {
+  const binding = chain.find((e) => e.kind === 'PROPOSED' && e.lease === null);
+  return binding && isJsonObject(binding.premises) ? binding.premises : null;
+}
+
+/** True when the chain belongs to this inbox: its first entry is a PROPOSED by it. */
+export function ownedBy(chain: readonly Entry[], inboxName: string): boolean {
+  const first = chain[0];
+  return first !== undefined && first.kind === 'PROPOSED' && first.agent === inboxName;
+}
+
+/** Sent with no person: the last send ran under the policy lease, no person ever saw it, and it is no repair. */
+export function clearedByPolicy(chain: readonly Entry[]): boolean {
+  const lastDispatch = chain.findLast((e) => e.kind === 'DISPATCHED');
+  const request = boundRequest(chain);
+  return (
+    lastDispatch !== undefined &&
+    isPolicyLease(lastDispatch.lease ?? null) &&
+    request?.repair_of === undefined &&
+    !has(chain, 'ESCALATED')
+  );
+}

@@ -1,0 +1,188 @@
+import type Stripe from 'stripe';
+import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
+import { FaultQueue } from './faults.ts';
+import { sandboxLimits } from './limits.ts';
+import { decideDispute, decidePaymentIntent } from './payments.ts';
+import type { Read } from './params.ts';
+import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
+import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
+import { SandboxStore } from './store.ts';
+import {
+  PAYMENT_METHODS,
+  type PaymentIntentRecord,
+  type RefundRecord,
+  type SettleOutcome,
+  type StripeFailure,
+  type WebhookConfig,
+} from './types.ts';
+import { buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
+
+/** When created refunds leave `pending`: right after their answer, or when a test says so. */
+export const SETTLE_MODES = ['immediate', 'manual'] as const;
+export type SettleMode = (typeof SETTLE_MODES)[number];
+
+/** What the engine is built from. */
+export interface EngineOptions {
+  file?: string;
+  clockMs?: () => number;
+  settle?: SettleMode;
+  webhook?: WebhookConfig;
+}
+
+/**
+ * The sandbox's state and the operations both the HTTP API and the programmatic API share:
+ * the clock, the store, faults, settlement and webhooks. Decisions come from the pure modules
+ * (`refunds.ts`, `payments.ts`); this class loads, commits and emits.
+ */
+export class SandboxEngine {
+  readonly store: SandboxStore;
+  readonly faults = new FaultQueue();
+  readonly webhooks: WebhookSender;
+  readonly settleMode: SettleMode;
+  private readonly baseClockMs: () => number;
+  private offsetMs: number;
+  private closed = false;
+
+  constructor(options: EngineOptions) {
+    this.store = new SandboxStore(options.file);
+    this.baseClockMs = options.clockMs ?? Date.now;
+    this.offsetMs = this.store.clockOffsetMs();
+    this.settleMode = options.settle ?? 'immediate';
+    this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null);
+  }
+
+  /** The sandbox clock: the base clock plus every advance so far. */
+  nowMs(): number {
+    return this.baseClockMs() + this.offsetMs;
+  }
+
+  /** Move the sandbox clock forward (keys age, `created` moves); the advance is stored. */
+  advanceClock(ms: number): Read<number> {
+    if (!Number.isInteger(ms) || ms < 0 || ms > sandboxLimits.clockAdvanceMsMax) {
+      return refuse(
+        invalidRequest(null, `Advance by a whole number of ms from 0 to ${sandboxLimits.clockAdvanceMsMax}.`, 'ms'),
+      );
+    }
+    this.offsetMs += ms;
+    this.store.setClockOffsetMs(this.offsetMs);
+    return { ok: true, value: this.nowMs() };
+  }
+
+  /** A confirmed payment intent in USD, made without going through HTTP (for control routes). */
+  createPaymentIntent(amountCents: number, paymentMethod: string): Read<Stripe.PaymentIntent> {
+    const badAmount = checkAmountCents(amountCents);
+    if (badAmount) return refuse(badAmount);
+    const method = PAYMENT_METHODS.find((known) => known === paymentMethod);
+    if (method === undefined) return refuse(resourceMissing('PaymentMethod', paymentMethod, 'payment_method'));
+    const request = {
+      amountCents,
+      currency: 'usd',
+      paymentMethod: method,
+      confirm: true,
+      description: null,
+      metadata: {},
+    };
+    const writes = decidePaymentIntent(request, this.nowMs());
+    if (!writes.ok) return writes;
+    this.store.commit(writes.value);
+    const intent = writes.value.find((record): record is PaymentIntentRecord => record.kind === 'payment_intent');
+    if (intent === undefined) throw new Error('a payment step must write its payment intent');
+    return { ok: true, value: renderPaymentIntent(intent) };
+  }
+
+  /** A refund made in the dashboard: no idempotency key, no metadata, same ledger rules. */
+  handRefund(paymentIntentId: string, amountCents: number): Read<Stripe.Refund> {
+    const badAmount = checkAmountCents(amountCents);
+    if (badAmount) return refuse(badAmount);
+    const request: RefundRequest = { paymentIntentId, chargeId: null, amountCents, metadata: {}, reason: null };
+    const decision = decideRefund(this.store, request, 'dashboard', this.nowMs());
+    if (!decision.ok) return decision;
+    this.store.commit([decision.value]);
+    const created = renderRefund(decision.value);
+    this.afterRefundCreated(decision.value, null);
+    return { ok: true, value: created };
+  }
+
+  /** After a refund is durable and answered: tell webhooks, and settle it when settling is immediate. */
+  afterRefundCreated(refund: RefundRecord, cause: EventCause | null): void {
+    this.webhooks.emit(buildRefundEvent('refund.created', renderRefund(refund), cause, this.nowMs()));
+    if (this.settleMode === 'immediate') this.settleOne(refund.id, 'succeeded');
+  }
+
+  /** Open a dispute on a payment intent's charge. */
+  openDispute(paymentIntentId: string): Read<Stripe.Dispute> {
+    const decision = decideDispute(this.store, paymentIntentId, this.nowMs());
+    if (!decision.ok) return decision;
+    this.store.commit([decision.value]);
+    return { ok: true, value: renderDispute(decision.value) };
+  }
+
+  /**
+   * Settle refunds: a named one, or every pending one when no id is given. A failed refund no
+   * longer counts against the charge.
+   */
+  settle(refundId: string | null, outcome: SettleOutcome, failureReason?: string): Read<Stripe.Refund[]> {
+    if (refundId !== null) {
+      const settled = this.settleOne(refundId, outcome, failureReason);
+      return settled.ok ? { ok: true, value: [settled.value] } : settled;
+    }
+    const pending = [...this.store.refunds.values()].filter((refund) => refund.status === 'pending');
+    const settled: Stripe.Refund[] = [];
+    for (const refund of pending) {
+      const one = this.settleOne(refund.id, outcome, failureReason);
+      if (one.ok) settled.push(one.value);
+    }
+    return { ok: true, value: settled };
+  }
+
+  /** Every refund in creation order: the ground truth a test checks Interlock against. */
+  ledger(paymentIntentId?: string): Stripe.Refund[] {
+    return [...this.store.refunds.values()]
+      .filter((refund) => paymentIntentId === undefined || refund.paymentIntentId === paymentIntentId)
+      .map(renderRefund);
+  }
+
+  /** False once closed: a request still waiting (a delay fault) then stops without touching state. */
+  isOpen(): boolean {
+    return !this.closed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.webhooks.close();
+    this.store.close();
+  }
+
+  private settleOne(refundId: string, outcome: SettleOutcome, failureReason?: string): Read<Stripe.Refund> {
+    const refund = this.store.refunds.get(refundId);
+    if (refund === undefined) return refuse(resourceMissing('refund', refundId, 'refund'));
+    const decision = decideSettlement(refund, outcome, failureReason);
+    if (!decision.ok) return decision;
+    this.store.commit([decision.value]);
+    const rendered = renderRefund(decision.value);
+    const nowMs = this.nowMs();
+    if (decision.value.status === 'failed') {
+      this.webhooks.emit(buildRefundEvent('refund.failed', rendered, null, nowMs));
+    }
+    this.webhooks.emit(buildRefundEvent('refund.updated', rendered, null, nowMs, { status: refund.status }));
+    return { ok: true, value: rendered };
+  }
+}
+
+/** Unwrap a decision for the programmatic API: a refusal becomes a thrown SandboxError. */
+export function orThrow<T>(read: Read<T>): T {
+  if (!read.ok) throw new SandboxError(read.failure);
+  return read.value;
+}
+
+/** An amount given by a test or a control route: whole cents, 1 to Stripe's ceiling. */
+function checkAmountCents(amountCents: number): StripeFailure | null {
+  if (Number.isInteger(amountCents) && amountCents >= 1 && amountCents <= sandboxLimits.amountCentsMax) return null;
+  const message = `This value must be a whole number of cents from 1 to ${sandboxLimits.amountCentsMax}.`;
+  return invalidRequest('parameter_invalid_integer', message, 'amount');
+}
+
+function refuse<T>(failure: StripeFailure): Read<T> {
+  return { ok: false, failure };
+}

@@ -1,0 +1,110 @@
+import type { StripeErrorBody, StripeErrorCode, StripeFailure } from './types.ts';
+
+/** A 400 invalid_request_error with a code (null where Stripe sends none) and the offending parameter. */
+export function invalidRequest(code: StripeErrorCode | null, message: string, param?: string): StripeFailure {
+  const error: StripeErrorBody = { type: 'invalid_request_error', message };
+  if (code !== null) error.code = code;
+  if (param !== undefined) error.param = param;
+  return { statusCode: 400, error };
+}
+
+/** A 404 for an id the sandbox does not know, worded like Stripe's. */
+export function resourceMissing(what: string, id: string, param: string): StripeFailure {
+  return {
+    statusCode: 404,
+    error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such ${what}: '${id}'`, param },
+  };
+}
+
+/** 401: no usable test-mode API key. */
+export function authenticationRequired(message: string): StripeFailure {
+  return { statusCode: 401, error: { type: 'invalid_request_error', code: 'authentication_required', message } };
+}
+
+/** 400: the key was first used with other parameters or another endpoint. */
+export function idempotencyMismatch(key: string, detail: string): StripeFailure {
+  return {
+    statusCode: 400,
+    error: {
+      type: 'idempotency_error',
+      message: `Keys for idempotent requests can only be used ${detail}. Try using a key other than '${key}' if you meant to execute a different request.`,
+    },
+  };
+}
+
+/** 409: another request with the same key is still running; nothing is saved. */
+export function idempotencyKeyInUse(key: string): StripeFailure {
+  return {
+    statusCode: 409,
+    error: {
+      type: 'invalid_request_error',
+      code: 'idempotency_key_in_use',
+      message: `There is currently another in-progress request using this Idempotency-Key ('${key}'). Please try again later.`,
+    },
+  };
+}
+
+/** 429: refused by the rate limiter before the endpoint runs. */
+export function rateLimited(): StripeFailure {
+  return {
+    statusCode: 429,
+    error: {
+      type: 'invalid_request_error',
+      code: 'rate_limit',
+      message: 'Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.',
+    },
+  };
+}
+
+/** 429: the sandbox holds as many idempotency keys as it may; refused before the endpoint runs. */
+export function tooManyKeys(): StripeFailure {
+  return {
+    statusCode: 429,
+    error: {
+      type: 'invalid_request_error',
+      code: 'rate_limit',
+      message: 'Too many idempotency keys are saved; try later.',
+    },
+  };
+}
+
+/** 500: Stripe's answer when something went wrong on its side. */
+export function apiError(): StripeFailure {
+  return {
+    statusCode: 500,
+    error: { type: 'api_error', message: 'An unknown error occurred while processing the request (sandbox fault).' },
+  };
+}
+
+/** 404 for a path the sandbox does not serve. */
+export function unrecognizedUrl(method: string, path: string): StripeFailure {
+  return {
+    statusCode: 404,
+    error: { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` },
+  };
+}
+
+/** The JSON body of an error answer. */
+export function errorJson(failure: StripeFailure): { error: StripeErrorBody } {
+  return { error: failure.error };
+}
+
+/**
+ * A refusal raised by the programmatic API (`handRefund`, `openDispute`, `settle`), carrying the
+ * same Stripe error an HTTP caller would get.
+ */
+export class SandboxError extends Error {
+  readonly statusCode: number;
+  readonly type: StripeErrorBody['type'];
+  readonly code: StripeErrorCode | undefined;
+  readonly param: string | undefined;
+
+  constructor(failure: StripeFailure) {
+    super(failure.error.message);
+    this.name = 'SandboxError';
+    this.statusCode = failure.statusCode;
+    this.type = failure.error.type;
+    this.code = failure.error.code;
+    this.param = failure.error.param;
+  }
+}

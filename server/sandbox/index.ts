@@ -1,0 +1,36 @@
+/**
+ * A local Stripe sandbox: an HTTP server speaking the part of Stripe's API the refunds target
+ * uses (payment intents, charges, refunds with idempotency keys, disputes) and sending signed
+ * webhooks, so the real `stripe` SDK runs against it. It is the embedded default for
+ * `npm start` and the ground truth for tests; `main.ts` runs it as its own process.
+ */
+export { CONTROL_ROUTES } from './control.ts';
+export { SETTLE_MODES, type SettleMode } from './engine.ts';
+export { SandboxError } from './errors.ts';
+export { sandboxLimits } from './limits.ts';
+export { connectSandbox, type RemoteSandbox } from './remote.ts';
+export { SANDBOX_API_KEY, type Sandbox, type SandboxOptions, sandboxStripe, startSandbox } from './sandbox.ts';
+export {
+  type Charge,
+  type Delivery,
+  type Dispute,
+  EVENT_TYPES,
+  type EventType,
+  FAULT_ACTIONS,
+  FAULT_TARGETS,
+  type Fault,
+  type FaultAction,
+  type FaultTarget,
+  PAYMENT_METHODS,
+  type PaymentIntent,
+  type PaymentMethodId,
+  type Refund,
+  REFUND_STATUSES,
+  type RefundStatus,
+  SETTLE_OUTCOMES,
+  type SettleOutcome,
+  type StripeEvent,
+  type WebhookConfig,
+  type WebhookMode,
+} from './types.ts';
+export { signatureHeader } from './webhooks.ts';

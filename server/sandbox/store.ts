@@ -1,0 +1,168 @@
+import Database from 'better-sqlite3';
+import { assertNever } from '../../shared/statuses.ts';
+import { sandboxLimits } from './limits.ts';
+import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, SandboxRecord } from './types.ts';
+
+/** The answer saved for an idempotency key, replayed to later requests with the same key. */
+export interface SavedAnswer {
+  key: string;
+  /** `POST /v1/refunds`: a key belongs to one endpoint. */
+  endpoint: string;
+  /** The canonical parameters of the first request. */
+  fingerprint: string;
+  statusCode: number;
+  /** The JSON text answered, replayed byte for byte. */
+  body: string;
+  /** The Request-Id of the first request, sent back as Original-Request on replays. */
+  requestId: string;
+  createdMs: number;
+}
+
+interface SavedAnswerRow {
+  key: string;
+  endpoint: string;
+  fingerprint: string;
+  status_code: number;
+  body: string;
+  request_id: string;
+  created_ms: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS objects (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key TEXT PRIMARY KEY,
+  endpoint TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  status_code INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_ms);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+/**
+ * The sandbox's state: every object by id plus the saved idempotency answers, in SQLite (a file
+ * when durable, memory otherwise), with the objects also held in maps for reads. A write is one
+ * transaction committed with `synchronous = FULL` before the caller answers, and the maps change
+ * only after it commits.
+ */
+export class SandboxStore {
+  readonly paymentIntents = new Map<string, PaymentIntentRecord>();
+  readonly charges = new Map<string, ChargeRecord>();
+  /** In creation order (a Map keeps the first insertion's place when a refund is updated). */
+  readonly refunds = new Map<string, RefundRecord>();
+  readonly disputes = new Map<string, DisputeRecord>();
+  private readonly db: Database.Database;
+  private keyCount: number;
+
+  constructor(file?: string) {
+    this.db = new Database(file ?? ':memory:');
+    if (file !== undefined) this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    const rows = this.db.prepare('SELECT json FROM objects ORDER BY seq').all() as { json: string }[];
+    for (const row of rows) this.remember(JSON.parse(row.json) as SandboxRecord);
+    this.keyCount = (this.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get() as { n: number }).n;
+  }
+
+  /** Write objects and, when given, the answer saved for a key, in one durable transaction. */
+  commit(records: readonly SandboxRecord[], answer?: SavedAnswer): void {
+    const upsert = this.db.prepare(
+      'INSERT INTO objects (id, kind, json) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET json = excluded.json',
+    );
+    const save = this.db.prepare(
+      'INSERT INTO idempotency_keys (key, endpoint, fingerprint, status_code, body, request_id, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      for (const record of records) upsert.run(record.id, record.kind, JSON.stringify(record));
+      if (answer !== undefined) {
+        save.run(
+          answer.key,
+          answer.endpoint,
+          answer.fingerprint,
+          answer.statusCode,
+          answer.body,
+          answer.requestId,
+          answer.createdMs,
+        );
+      }
+    })();
+    for (const record of records) this.remember(record);
+    if (answer !== undefined) this.keyCount += 1;
+  }
+
+  /** The answer saved for a key, or null when there is none or it is 24 h old (then it is forgotten). */
+  savedAnswer(key: string, nowMs: number): SavedAnswer | null {
+    const row = this.db.prepare('SELECT * FROM idempotency_keys WHERE key = ?').get(key) as SavedAnswerRow | undefined;
+    if (row === undefined) return null;
+    if (nowMs - row.created_ms >= sandboxLimits.idempotencyKeyTtlMs) {
+      this.keyCount -= this.db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key).changes;
+      return null;
+    }
+    return {
+      key: row.key,
+      endpoint: row.endpoint,
+      fingerprint: row.fingerprint,
+      statusCode: row.status_code,
+      body: row.body,
+      requestId: row.request_id,
+      createdMs: row.created_ms,
+    };
+  }
+
+  /** Forget keys that are 24 h old; true when there is room for one more. */
+  makeRoomForKey(nowMs: number): boolean {
+    if (this.keyCount < sandboxLimits.idempotencyKeysMax) return true;
+    const cutoffMs = nowMs - sandboxLimits.idempotencyKeyTtlMs;
+    this.keyCount -= this.db.prepare('DELETE FROM idempotency_keys WHERE created_ms <= ?').run(cutoffMs).changes;
+    return this.keyCount < sandboxLimits.idempotencyKeysMax;
+  }
+
+  /** How far the sandbox clock has been advanced past the base clock; survives a restart. */
+  clockOffsetMs(): number {
+    const row = this.db.prepare("SELECT value FROM meta WHERE name = 'clock_offset_ms'").get() as
+      | { value: string }
+      | undefined;
+    return row === undefined ? 0 : Number(row.value);
+  }
+
+  setClockOffsetMs(offsetMs: number): void {
+    this.db
+      .prepare(
+        "INSERT INTO meta (name, value) VALUES ('clock_offset_ms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      )
+      .run(String(offsetMs));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private remember(record: SandboxRecord): void {
+    switch (record.kind) {
+      case 'payment_intent':
+        this.paymentIntents.set(record.id, record);
+        return;
+      case 'charge':
+        this.charges.set(record.id, record);
+        return;
+      case 'refund':
+        this.refunds.set(record.id, record);
+        return;
+      case 'dispute':
+        this.disputes.set(record.id, record);
+        return;
+      default:
+        assertNever(record);
+    }
+  }
+}

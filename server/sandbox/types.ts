@@ -1,0 +1,199 @@
+import type Stripe from 'stripe';
+
+/** Stripe object shapes the sandbox answers with (the SDK's own types). */
+export type Refund = Stripe.Refund;
+export type PaymentIntent = Stripe.PaymentIntent;
+export type Charge = Stripe.Charge;
+export type Dispute = Stripe.Dispute;
+export type StripeEvent = Stripe.Event;
+
+/** Test payment methods the sandbox knows, as in Stripe test mode. */
+export const PAYMENT_METHODS = ['pm_card_visa', 'pm_card_createDispute'] as const;
+/** One known test payment method. */
+export type PaymentMethodId = (typeof PAYMENT_METHODS)[number];
+
+/** Payment intent statuses the sandbox reaches. */
+export const PAYMENT_INTENT_STATUSES = ['requires_payment_method', 'requires_confirmation', 'succeeded'] as const;
+export type PaymentIntentStatus = (typeof PAYMENT_INTENT_STATUSES)[number];
+
+/** Refund statuses the sandbox reaches (Stripe also has requires_action and canceled). */
+export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+/** Reasons a caller may give for a refund. */
+export const REFUND_REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
+
+/** Where a refund came from: the API (an agent, through Interlock) or the dashboard (by hand). */
+export const REFUND_ORIGINS = ['api', 'dashboard'] as const;
+export type RefundOrigin = (typeof REFUND_ORIGINS)[number];
+
+/** Outcomes of a settlement. */
+export const SETTLE_OUTCOMES = ['succeeded', 'failed'] as const;
+export type SettleOutcome = (typeof SETTLE_OUTCOMES)[number];
+
+/** Webhook event types the sandbox sends. */
+export const EVENT_TYPES = ['refund.created', 'refund.updated', 'refund.failed'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Endpoints a fault can be attached to. */
+export const FAULT_TARGETS = ['refund_create'] as const;
+export type FaultTarget = (typeof FAULT_TARGETS)[number];
+
+/**
+ * What a fault does to the request it catches.
+ * - `drop_after_commit`: commit the refund, then destroy the socket with no answer. A replay of
+ *   a saved answer is dropped too (the network between is what fails).
+ * - `error_500`: the endpoint starts, does nothing and answers 500; the 500 is saved for the key.
+ * - `error_500_after_commit`: commit the refund, then answer 500; the 500 is saved for the key.
+ * - `error_429`: the rate limiter refuses before the endpoint runs; nothing is saved.
+ * - `delay`: wait `delayMs` with the key in use, then run normally.
+ */
+export const FAULT_ACTIONS = [
+  'drop_after_commit',
+  'error_500',
+  'error_500_after_commit',
+  'error_429',
+  'delay',
+] as const;
+export type FaultAction = (typeof FAULT_ACTIONS)[number];
+
+/** A fault to inject into the next request(s) of an endpoint. */
+export interface Fault {
+  on: FaultTarget;
+  action: FaultAction;
+  delayMs?: number;
+  /** How many requests it catches; 1 when absent. */
+  times?: number;
+}
+
+/** Test switches for webhook delivery. */
+export interface WebhookMode {
+  /** Deliver every event twice. */
+  duplicate?: boolean;
+  /** Deliver each batch of events (those raised together) in reverse order. */
+  reverse?: boolean;
+  /** Wait this long before delivering a batch. */
+  delayMs?: number;
+  /** Send no Stripe-Signature header. */
+  unsigned?: boolean;
+  /** Sign with a secret other than the configured one. */
+  wrongSecret?: boolean;
+}
+
+/** Where webhooks go and the endpoint secret they are signed with. */
+export interface WebhookConfig {
+  url: string;
+  /** `whsec_...` */
+  secret: string;
+}
+
+/** One delivery attempt of one event. */
+export interface Delivery {
+  eventId: string;
+  type: EventType;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** The endpoint's HTTP status, or 0 when it could not be reached or timed out. */
+  status: number;
+  /** The Stripe-Signature header sent, or null when unsigned. */
+  signature: string | null;
+  error?: string;
+  atMs: number;
+  /** The raw body sent, exactly as signed. */
+  body: string;
+}
+
+/** A payment intent as the sandbox keeps it. */
+export interface PaymentIntentRecord {
+  kind: 'payment_intent';
+  id: string;
+  amountCents: number;
+  currency: string;
+  paymentMethod: PaymentMethodId | null;
+  status: PaymentIntentStatus;
+  latestChargeId: string | null;
+  clientSecret: string;
+  description: string | null;
+  metadata: Record<string, string>;
+  createdMs: number;
+}
+
+/** A charge as the sandbox keeps it; refunded amounts and disputes are derived, never stored. */
+export interface ChargeRecord {
+  kind: 'charge';
+  id: string;
+  paymentIntentId: string;
+  amountCents: number;
+  currency: string;
+  paymentMethod: PaymentMethodId;
+  createdMs: number;
+}
+
+/** A refund as the sandbox keeps it. */
+export interface RefundRecord {
+  kind: 'refund';
+  id: string;
+  amountCents: number;
+  currency: string;
+  chargeId: string;
+  paymentIntentId: string;
+  status: RefundStatus;
+  reason: RefundReason | null;
+  failureReason: string | null;
+  metadata: Record<string, string>;
+  origin: RefundOrigin;
+  createdMs: number;
+}
+
+/** A dispute as the sandbox keeps it. */
+export interface DisputeRecord {
+  kind: 'dispute';
+  id: string;
+  chargeId: string;
+  paymentIntentId: string;
+  amountCents: number;
+  currency: string;
+  reason: string;
+  createdMs: number;
+}
+
+/** Any object the sandbox stores. */
+export type SandboxRecord = PaymentIntentRecord | ChargeRecord | RefundRecord | DisputeRecord;
+
+/** Stripe's error types (the `type` field of an error answer). */
+export const STRIPE_ERROR_TYPES = ['api_error', 'idempotency_error', 'invalid_request_error'] as const;
+export type StripeErrorType = (typeof STRIPE_ERROR_TYPES)[number];
+
+/** Error codes the sandbox answers with, all of them Stripe's own. */
+export const STRIPE_ERROR_CODES = [
+  'amount_too_large',
+  'authentication_required',
+  'charge_already_refunded',
+  'charge_disputed',
+  'idempotency_key_in_use',
+  'parameter_invalid_empty',
+  'parameter_invalid_integer',
+  'parameter_invalid_string_blank',
+  'parameter_missing',
+  'parameter_unknown',
+  'parameters_exclusive',
+  'payment_intent_unexpected_state',
+  'rate_limit',
+  'resource_missing',
+] as const;
+export type StripeErrorCode = (typeof STRIPE_ERROR_CODES)[number];
+
+/** The `error` member of a Stripe error answer. */
+export interface StripeErrorBody {
+  type: StripeErrorType;
+  code?: StripeErrorCode;
+  message: string;
+  param?: string;
+}
+
+/** A refusal or failure with the HTTP status it is answered with. */
+export interface StripeFailure {
+  statusCode: number;
+  error: StripeErrorBody;
+}

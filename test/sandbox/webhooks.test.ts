@@ -1,0 +1,171 @@
+import Stripe from 'stripe';
+import { describe, expect, it } from 'vitest';
+import { sandboxLimits } from '../../server/sandbox/index.ts';
+import { unusedPort, useSandbox, useWebhookListener } from './support.ts';
+
+const SECRET = 'whsec_sandbox_test_secret';
+
+function verify(raw: string, header: string | string[] | undefined): Stripe.Event {
+  return Stripe.webhooks.constructEvent(raw, header as string, SECRET);
+}
+
+describe('sandbox webhooks, signed like Stripe', () => {
+  it('refund.created then refund.updated reach the endpoint, and constructEvent verifies their signatures', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const refund = await sandbox
+      .stripe()
+      .refunds.create({ payment_intent: intent.id, amount: 700 }, { idempotencyKey: 'wh-1' });
+    sandbox.settle(refund.id);
+    const received = await listener.waitFor(2);
+    const events = received.map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(events.map((event) => event.type)).toEqual(['refund.created', 'refund.updated']);
+    expect(events[0]).toMatchObject({
+      object: 'event',
+      livemode: false,
+      api_version: Stripe.API_VERSION,
+      data: { object: { id: refund.id, object: 'refund', status: 'pending', amount: 700 } },
+      request: { id: refund.lastResponse.requestId, idempotency_key: 'wh-1' },
+    });
+    expect(events[0]!.id).toMatch(/^evt_/);
+    expect(events[1]).toMatchObject({
+      data: { object: { id: refund.id, status: 'succeeded' }, previous_attributes: { status: 'pending' } },
+      request: { id: null, idempotency_key: null },
+    });
+    expect(received[0]!.headers['content-type']).toMatch(/^application\/json/);
+    expect(received[0]!.headers['stripe-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  it('a failed refund sends refund.failed and refund.updated; a hand refund sends refund.created', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const byHand = sandbox.handRefund(intent.id, 300);
+    sandbox.settle(byHand.id, 'failed', 'expired_or_canceled_card');
+    const events = (await listener.waitFor(3)).map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(events.map((event) => event.type)).toEqual(['refund.created', 'refund.failed', 'refund.updated']);
+    expect(events[1]!.data.object).toMatchObject({
+      id: byHand.id,
+      status: 'failed',
+      failure_reason: 'expired_or_canceled_card',
+    });
+  });
+
+  it('the API answer never waits for a webhook endpoint that does not answer', async () => {
+    const listener = await useWebhookListener(() => 'hang');
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const first = await sandbox.stripe().refunds.create({ payment_intent: intent.id, amount: 100 });
+    await listener.waitFor(1);
+    const startedMs = Date.now();
+    const second = await sandbox.stripe().refunds.create({ payment_intent: intent.id, amount: 100 });
+    expect(Date.now() - startedMs).toBeLessThan(1_000);
+    expect(second.id).not.toBe(first.id);
+  });
+
+  it('duplicate mode: every event arrives twice with the same id', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    sandbox.webhookMode({ duplicate: true });
+    const intent = await sandbox.createPaymentIntent(5000);
+    await sandbox.stripe().refunds.create({ payment_intent: intent.id, amount: 100 });
+    const events = (await listener.waitFor(2)).map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    await sandbox.webhooksIdle();
+    expect(events).toHaveLength(2);
+    expect(events[0]!.id).toBe(events[1]!.id);
+  });
+
+  it('reverse mode: events raised together arrive in reverse order', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const refund = await sandbox.stripe().refunds.create({ payment_intent: intent.id, amount: 100 });
+    await listener.waitFor(1);
+    sandbox.webhookMode({ reverse: true });
+    sandbox.settle(refund.id, 'failed');
+    const events = (await listener.waitFor(3)).map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(events.map((event) => event.type)).toEqual(['refund.created', 'refund.updated', 'refund.failed']);
+  });
+
+  it('unsigned mode: no Stripe-Signature header, so constructEvent refuses the delivery', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    sandbox.webhookMode({ unsigned: true });
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    const [hook] = await listener.waitFor(1);
+    expect(hook!.headers['stripe-signature']).toBeUndefined();
+    expect(() => verify(hook!.rawBody, hook!.headers['stripe-signature'])).toThrow(
+      Stripe.errors.StripeSignatureVerificationError,
+    );
+  });
+
+  it('wrongSecret mode: signed with another secret, so constructEvent refuses the delivery', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    sandbox.webhookMode({ wrongSecret: true });
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    const [hook] = await listener.waitFor(1);
+    expect(hook!.headers['stripe-signature']).toMatch(/^t=\d+,v1=/);
+    expect(() => verify(hook!.rawBody, hook!.headers['stripe-signature'])).toThrow(/No signatures found matching/);
+  });
+
+  it('delayMs mode: a batch waits before it is sent', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    sandbox.webhookMode({ delayMs: 300 });
+    const startedMs = Date.now();
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    await listener.waitFor(1);
+    expect(Date.now() - startedMs).toBeGreaterThanOrEqual(290);
+  });
+
+  it('retry: a non-2xx answer is retried with the same body until it is taken; deliveries() shows each attempt', async () => {
+    const listener = await useWebhookListener((n) => (n === 1 ? 500 : 200));
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    await listener.waitFor(2);
+    await sandbox.webhooksIdle();
+    const deliveries = sandbox.deliveries();
+    expect(deliveries.map((delivery) => [delivery.type, delivery.attempt, delivery.status])).toEqual([
+      ['refund.created', 1, 500],
+      ['refund.created', 2, 200],
+    ]);
+    expect(deliveries[1]!.body).toBe(deliveries[0]!.body);
+    expect(listener.received[1]!.rawBody).toBe(listener.received[0]!.rawBody);
+  });
+
+  it('retry is bounded: an endpoint that always fails gets a fixed number of attempts', async () => {
+    const listener = await useWebhookListener(() => 503);
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET } });
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    await sandbox.webhooksIdle();
+    expect(sandbox.deliveries().map((delivery) => delivery.attempt)).toEqual(
+      Array.from({ length: sandboxLimits.webhookAttemptsMax }, (_, i) => i + 1),
+    );
+    expect(listener.received).toHaveLength(sandboxLimits.webhookAttemptsMax);
+  });
+
+  it('an unreachable endpoint is recorded as status 0 and retried', async () => {
+    const url = `http://127.0.0.1:${await unusedPort()}/hooks`;
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url, secret: SECRET } });
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    await sandbox.webhooksIdle();
+    const deliveries = sandbox.deliveries();
+    expect(deliveries).toHaveLength(sandboxLimits.webhookAttemptsMax);
+    expect(deliveries.every((delivery) => delivery.status === 0 && delivery.error !== undefined)).toBe(true);
+  });
+
+  it('configureWebhook: nothing is sent before an endpoint is set, events after it are', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual' });
+    const intent = await sandbox.createPaymentIntent(5000);
+    sandbox.handRefund(intent.id, 100);
+    await sandbox.webhooksIdle();
+    expect(sandbox.deliveries()).toHaveLength(0);
+    sandbox.configureWebhook({ url: listener.url, secret: SECRET });
+    sandbox.handRefund(intent.id, 200);
+    const [hook] = await listener.waitFor(1);
+    expect(verify(hook!.rawBody, hook!.headers['stripe-signature']).data.object).toMatchObject({ amount: 200 });
+  });
+});
