@@ -1,0 +1,142 @@
+import { limits } from '../../shared/limits.ts';
+import { configLimits } from './schema.ts';
+
+/** A config file that cannot be used; the message names the file and the exact field. */
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+
+  constructor(
+    readonly source: string,
+    /** The field path, e.g. `routes[2].chain[0]`, or the position of a YAML syntax error. */
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${source}: ${field}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** A plain mapping as read from YAML. */
+export type Mapping = Record<string, unknown>;
+
+/** The path of a key under `path`; keys that are not plain words are quoted so the path stays unambiguous. */
+export function keyPath(path: string, key: string): string {
+  const segment = /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
+  return path === '' ? segment : `${path}.${segment}`;
+}
+
+/** Field readers bound to one file: each returns the value or throws a ConfigError naming the field. */
+export class Checker {
+  constructor(readonly source: string) {}
+
+  fail(field: string, problem: string): never {
+    throw new ConfigError(this.source, field === '' ? '(top level)' : field, problem);
+  }
+
+  /** Any mapping, keys unchecked: for reading a discriminating key before the rest. */
+  object(value: unknown, path: string): Mapping {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.fail(path, `must be a mapping, got ${describeValue(value)}`);
+    }
+    return value as Mapping;
+  }
+
+  /** A mapping with only `allowed` keys and every `required` one present. */
+  mapping(value: unknown, path: string, allowed: readonly string[], required: readonly string[] = []): Mapping {
+    const mapping = this.object(value, path);
+    for (const key of Object.keys(mapping)) {
+      if (!allowed.includes(key)) this.fail(keyPath(path, key), `unknown key (expected one of ${allowed.join(', ')})`);
+    }
+    for (const key of required) {
+      if (!Object.hasOwn(mapping, key)) this.fail(keyPath(path, key), 'is required');
+    }
+    return mapping;
+  }
+
+  /** A mapping whose keys are names and whose values are read by the caller. */
+  entries(value: unknown, path: string): [string, unknown][] {
+    const entries = Object.entries(this.object(value, path));
+    if (entries.length > configLimits.entriesMax) this.fail(path, `has more than ${configLimits.entriesMax} entries`);
+    return entries;
+  }
+
+  list(value: unknown, path: string, options: { nonEmpty?: boolean } = {}): unknown[] {
+    if (!Array.isArray(value)) this.fail(path, `must be a list, got ${describeValue(value)}`);
+    if (options.nonEmpty && value.length === 0) this.fail(path, 'must not be empty');
+    if (value.length > configLimits.entriesMax) this.fail(path, `has more than ${configLimits.entriesMax} entries`);
+    return value;
+  }
+
+  string(value: unknown, path: string): string {
+    if (typeof value !== 'string') this.fail(path, `must be a string, got ${describeValue(value)}`);
+    return value;
+  }
+
+  boolean(value: unknown, path: string): boolean {
+    if (typeof value !== 'boolean') this.fail(path, `must be true or false, got ${describeValue(value)}`);
+    return value;
+  }
+
+  /** A name of a person, agent, group or route: `[a-z0-9._-]{1,64}`. */
+  name(value: unknown, path: string): string {
+    const name = this.string(value, path);
+    if (!configLimits.namePattern.test(name)) {
+      this.fail(path, `${JSON.stringify(name)} is not a valid name (1 to 64 of a-z, 0-9, ".", "_", "-")`);
+    }
+    return name;
+  }
+
+  /** Text shown to people: not blank, not too long. */
+  label(value: unknown, path: string): string {
+    const label = this.string(value, path);
+    if (label.trim() === '') this.fail(path, 'must not be empty');
+    if (label.length > configLimits.labelCharsMax) this.fail(path, `must be at most ${configLimits.labelCharsMax} characters`);
+    return label;
+  }
+
+  /** A request flag as agents send it. */
+  flag(value: unknown, path: string): string {
+    const flag = this.string(value, path);
+    if (flag === '' || flag.length > limits.flagCharsMax) this.fail(path, `must be 1 to ${limits.flagCharsMax} characters`);
+    return flag;
+  }
+
+  /** A positive whole amount of cents no larger than any refund can be. */
+  cents(value: unknown, path: string): number {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+      this.fail(path, `must be a positive whole number of cents, got ${describeValue(value)}`);
+    }
+    if (value > limits.refundCentsMax) this.fail(path, `must be at most ${limits.refundCentsMax} cents, got ${value}`);
+    return value;
+  }
+
+  /** A positive whole number of minutes, returned in ms. */
+  minutesAsMs(value: unknown, path: string): number {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+      this.fail(path, `must be a positive whole number of minutes, got ${describeValue(value)}`);
+    }
+    if (value > configLimits.minutesMax) this.fail(path, `must be at most ${configLimits.minutesMax} minutes (a year), got ${value}`);
+    return value * 60_000;
+  }
+
+  /** A list of distinct values, each read by `read`. */
+  distinct<T>(value: unknown, path: string, read: (item: unknown, path: string) => T, options: { nonEmpty?: boolean } = {}): T[] {
+    const seen = new Set<T>();
+    return this.list(value, path, options).map((item, i) => {
+      const itemPath = `${path}[${i}]`;
+      const entry = read(item, itemPath);
+      if (seen.has(entry)) this.fail(itemPath, `${JSON.stringify(entry)} appears twice`);
+      seen.add(entry);
+      return entry;
+    });
+  }
+}
+
+/** A short description of a wrong value for an error message. */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return String(value);
+}

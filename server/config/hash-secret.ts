@@ -1,0 +1,33 @@
+/**
+ * Print the hash an operator puts in the config file:
+ *   npx tsx server/config/hash-secret.ts password <password>   → scrypt$N$r$p$salt$hash for people[].password
+ *   npx tsx server/config/hash-secret.ts token <token>         → sha256 hex for agents[].token_sha256
+ * Leave the value out (or pass "-") to read it from the first line of stdin, which keeps it out
+ * of the shell history.
+ */
+import { hashPassword, hashToken } from './secrets.ts';
+
+const USAGE = 'usage: npx tsx server/config/hash-secret.ts password|token [<value> | -]';
+
+async function readStdinLine(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [kind, given, ...rest] = argv;
+  if ((kind !== 'password' && kind !== 'token') || rest.length > 0) {
+    console.error(USAGE);
+    return 2;
+  }
+  const value = given === undefined || given === '-' ? await readStdinLine() : given;
+  if (value === '') {
+    console.error(`hash-secret: the ${kind} is empty`);
+    return 2;
+  }
+  console.log(kind === 'password' ? await hashPassword(value) : hashToken(value));
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { LineCounter, parseDocument } from 'yaml';
+import { POLICY } from '../gate/leases.ts';
+import { Checker, ConfigError, type Mapping } from './check.ts';
+import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeMode } from './schema.ts';
+import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
+
+export { ConfigError } from './check.ts';
+
+/** The file `npm start` reads when `INTERLOCK_CONFIG` is not set. */
+export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../interlock.yaml', import.meta.url));
+
+const TOP_KEYS = [
+  'inbox_name',
+  'approval_max_age_minutes',
+  'sla_tick_seconds',
+  'rules',
+  'routes',
+  'groups',
+  'people',
+  'agents',
+  'stripe',
+  'sessions',
+  'test_mode',
+] as const;
+
+/**
+ * Keys with no default. An absent approval window must not silently mean "approvals never
+ * expire", and absent rules must not silently mean "everything clears with no person": both
+ * are written out, as `null` or `[]`, when that is what is meant.
+ */
+const TOP_REQUIRED = ['approval_max_age_minutes', 'rules', 'routes', 'groups', 'people', 'agents', 'stripe'] as const;
+
+/** Read and validate a config from YAML (or JSON) text; `source` names the file in every error. */
+export function parseConfig(text: string, source: string): InterlockConfig {
+  const c = new Checker(source);
+  if (Buffer.byteLength(text, 'utf8') > configLimits.fileBytesMax) c.fail('(file)', `is larger than ${configLimits.fileBytesMax} bytes`);
+  return readConfig(c, readYaml(c, text));
+}
+
+/** Load the config from `path`, else `INTERLOCK_CONFIG`, else `interlock.yaml` at the project root. */
+export function loadConfig(path?: string): InterlockConfig {
+  const file = path ?? (process.env.INTERLOCK_CONFIG || DEFAULT_CONFIG_PATH);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new ConfigError(file, '(file)', `cannot be read (${reason}); set INTERLOCK_CONFIG to the config file's path`);
+  }
+  return parseConfig(text, file);
+}
+
+function readYaml(c: Checker, text: string): unknown {
+  // YAML 1.2's core schema: `no` stays a string, duplicate keys are errors, no merge keys.
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { version: '1.2', schema: 'core', uniqueKeys: true, merge: false, prettyErrors: false, lineCounter });
+  const [error] = doc.errors;
+  if (error !== undefined) {
+    const { line, col } = lineCounter.linePos(error.pos[0]);
+    const problem = error.code === 'MULTIPLE_DOCS' ? 'the file must hold one document, not several' : error.message.split('\n')[0];
+    c.fail(`line ${line}, column ${col}`, `YAML syntax: ${problem}`);
+  }
+  try {
+    return doc.toJS({ maxAliasCount: configLimits.aliasCountMax });
+  } catch (error) {
+    return c.fail('(yaml)', `cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function readConfig(c: Checker, value: unknown): InterlockConfig {
+  const top = c.mapping(value, '', TOP_KEYS, TOP_REQUIRED);
+  const people = readPeople(c, top.people);
+  const agents = readAgents(c, top.agents);
+  const groups = readGroups(c, top.groups, people);
+  const rules = readRules(c, top.rules);
+  return {
+    inboxName: readInboxName(c, top.inbox_name),
+    approvalMaxAgeMs: top.approval_max_age_minutes === null ? null : c.minutesAsMs(top.approval_max_age_minutes, 'approval_max_age_minutes'),
+    slaTickMs: readTickMs(c, top.sla_tick_seconds),
+    rules,
+    routes: readRoutes(c, top.routes, groups, rules),
+    groups,
+    people,
+    agents,
+    stripe: readStripe(c, top.stripe),
+    sessions: readSessions(c, top.sessions),
+    testMode: top.test_mode === undefined ? CONFIG_DEFAULTS.testMode : c.boolean(top.test_mode, 'test_mode'),
+  };
+}
+
+function readInboxName(c: Checker, value: unknown): string {
+  if (value === undefined) return CONFIG_DEFAULTS.inboxName;
+  const name = c.name(value, 'inbox_name');
+  if (name === POLICY) c.fail('inbox_name', `"${POLICY}" is reserved for decisions made by the rules`);
+  return name;
+}
+
+function readTickMs(c: Checker, value: unknown): number {
+  if (value === undefined) return CONFIG_DEFAULTS.slaTickSeconds * 1000;
+  const max = configLimits.tickSecondsMax;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0 || value > max) {
+    c.fail('sla_tick_seconds', `must be a whole number of seconds from 1 to ${max}, got ${String(value)}`);
+  }
+  return value * 1000;
+}
+
+function readStripe(c: Checker, value: unknown): { mode: StripeMode } {
+  const raw = c.mapping(value, 'stripe', ['mode'], ['mode']);
+  const mode = c.string(raw.mode, 'stripe.mode');
+  if (!(STRIPE_MODES as readonly string[]).includes(mode)) {
+    c.fail('stripe.mode', `"${mode}" is not a Stripe mode (expected one of ${STRIPE_MODES.join(', ')})`);
+  }
+  return { mode: mode as StripeMode };
+}
+
+function readSessions(c: Checker, value: unknown): { idleMs: number; absoluteMs: number } {
+  const raw: Mapping = value === undefined ? {} : c.mapping(value, 'sessions', ['idle_minutes', 'absolute_minutes']);
+  const idleMs =
+    raw.idle_minutes === undefined ? CONFIG_DEFAULTS.sessionIdleMinutes * 60_000 : c.minutesAsMs(raw.idle_minutes, 'sessions.idle_minutes');
+  const absoluteMs =
+    raw.absolute_minutes === undefined
+      ? CONFIG_DEFAULTS.sessionAbsoluteMinutes * 60_000
+      : c.minutesAsMs(raw.absolute_minutes, 'sessions.absolute_minutes');
+  if (absoluteMs < idleMs) {
+    // Name the key the operator wrote: a defaulted one is not in the file to be fixed.
+    const field = raw.absolute_minutes === undefined ? 'sessions.idle_minutes' : 'sessions.absolute_minutes';
+    c.fail(field, `an idle timeout of ${idleMs / 60_000} minutes is longer than the absolute limit of ${absoluteMs / 60_000}`);
+  }
+  return { idleMs, absoluteMs };
+}

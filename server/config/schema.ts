@@ -1,0 +1,136 @@
+import type { Role } from '../../shared/api.ts';
+import { WHY, type WhyCode } from '../../shared/statuses.ts';
+
+/** Kinds of policy rule; every rule must pass for a refund to clear with no person. */
+export const RULE_KINDS = ['amount_at_most', 'no_flags', 'not_disputed', 'fits_remaining'] as const;
+/** One rule kind. */
+export type RuleKind = (typeof RULE_KINDS)[number];
+
+/** Conditions a route's `when` may hold, by their file keys; every given one must hold. */
+export const WHEN_KEYS = [
+  'amount_over_cents',
+  'amount_at_least_cents',
+  'amount_at_most_cents',
+  'flags_any',
+  'reason_in',
+  'rules_failed_any',
+] as const;
+
+/** Reasons an item can be escalated for: what a route's `reason_in` may name. */
+export const REASON_CODES = Object.keys(WHY) as WhyCode[];
+
+/** Which Stripe the server talks to: the embedded local sandbox, or real Stripe in test mode. */
+export const STRIPE_MODES = ['sandbox', 'test'] as const;
+/** One Stripe mode. */
+export type StripeMode = (typeof STRIPE_MODES)[number];
+
+/** A refund must be at most `cents`. */
+export interface AmountAtMostRule {
+  kind: 'amount_at_most';
+  name: string;
+  cents: number;
+}
+
+/** The request carries none of `flags`; those flags always need a person. */
+export interface NoFlagsRule {
+  kind: 'no_flags';
+  name: string;
+  flags: string[];
+}
+
+/** The charge behind the payment is not disputed. */
+export interface NotDisputedRule {
+  kind: 'not_disputed';
+  name: string;
+}
+
+/** The amount fits what is left of the payment after refunds by others. */
+export interface FitsRemainingRule {
+  kind: 'fits_remaining';
+  name: string;
+}
+
+/** One policy rule; its name is what approvers see when it fails. */
+export type RuleConfig = AmountAtMostRule | NoFlagsRule | NotDisputedRule | FitsRemainingRule;
+
+/** When a route applies. Every condition given must hold; an absent one is not checked. */
+export interface RouteWhen {
+  amountOverCents?: number;
+  amountAtLeastCents?: number;
+  amountAtMostCents?: number;
+  flagsAny?: string[];
+  reasonIn?: WhyCode[];
+  rulesFailedAny?: string[];
+}
+
+/** Where an escalation goes: `chain[0]` first, the next group after `slaMs` unanswered. */
+export interface RouteConfig {
+  name: string;
+  /** Null matches everything; only the last route may (and must) be such a catch-all. */
+  when: RouteWhen | null;
+  chain: string[];
+  slaMs: number | null;
+}
+
+/** Someone who logs in to the inbox. */
+export interface PersonConfig {
+  name: string;
+  displayName: string;
+  role: Role;
+  /** `scrypt$N$r$p$salt$hash`, never the password itself. */
+  passwordHash: string;
+}
+
+/** An agent that asks for refunds with a bearer token. */
+export interface AgentConfig {
+  name: string;
+  /** Lowercase hex SHA-256 of the bearer token, never the token itself. */
+  tokenSha256: string;
+}
+
+/** The loaded configuration: camelCase, durations in ms, money in cents. */
+export interface InterlockConfig {
+  inboxName: string;
+  /** How long a person's approval stays good; null for no expiry. */
+  approvalMaxAgeMs: number | null;
+  /** How often the SLA ticker runs. */
+  slaTickMs: number;
+  rules: RuleConfig[];
+  /** First match wins; the last one always matches. */
+  routes: RouteConfig[];
+  /** Group name → member names, every one an approver in `people`. */
+  groups: Record<string, string[]>;
+  people: PersonConfig[];
+  agents: AgentConfig[];
+  stripe: { mode: StripeMode };
+  sessions: { idleMs: number; absoluteMs: number };
+  /** Enables the clock-moving endpoint; never in production. */
+  testMode: boolean;
+}
+
+/** Values used when the file leaves an optional key out. */
+export const CONFIG_DEFAULTS = {
+  inboxName: 'inbox',
+  slaTickSeconds: 5,
+  sessionIdleMinutes: 30,
+  sessionAbsoluteMinutes: 720,
+  testMode: false,
+} as const;
+
+/** Bounds on the file itself, each with why. */
+export const configLimits = {
+  /** A routing file is a few kilobytes; anything near this is a mistake, not a config. */
+  fileBytesMax: 1024 * 1024,
+  /** YAML aliases can expand exponentially; a hand-written config needs few if any. */
+  aliasCountMax: 100,
+  /** People, agents, groups, rules and routes: each list is written by hand. */
+  entriesMax: 1000,
+  /** Names of people, agents, groups and routes: short, URL- and log-safe. */
+  namePattern: /^[a-z0-9._-]{1,64}$/,
+  /** Rule names and display names are shown to people, so they stay readable. */
+  labelCharsMax: 200,
+  /** A year: no approval window, SLA or session should be longer. */
+  minutesMax: 366 * 24 * 60,
+  /** The SLA ticker runs at least once an hour, so a breach is never noticed much later. */
+  tickSecondsMax: 3600,
+} as const;

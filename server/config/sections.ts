@@ -1,0 +1,188 @@
+import { ROLES, type Role } from '../../shared/api.ts';
+import { assertNever, type WhyCode } from '../../shared/statuses.ts';
+import { POLICY } from '../gate/leases.ts';
+import { type Checker, keyPath } from './check.ts';
+import { type AgentConfig, type PersonConfig, REASON_CODES, RULE_KINDS, type RouteConfig, type RouteWhen, type RuleConfig, type RuleKind, WHEN_KEYS } from './schema.ts';
+import { isSha256Hex, parsePasswordHash, SCRYPT_DEFAULTS } from './secrets.ts';
+
+const HASH_HINT = 'make one with `npx tsx server/config/hash-secret.ts';
+
+/** A name no person or agent may have: decisions by the rules are recorded as `policy`. */
+function ownName(c: Checker, value: unknown, path: string): string {
+  const name = c.name(value, path);
+  if (name === POLICY) c.fail(path, `"${POLICY}" is reserved for decisions made by the rules`);
+  return name;
+}
+
+function uniqueName(c: Checker, seen: Set<string>, name: string, path: string): void {
+  if (seen.has(name)) c.fail(path, `"${name}" is defined twice`);
+  seen.add(name);
+}
+
+/** `people`: who logs in, with a scrypt password hash each. */
+export function readPeople(c: Checker, value: unknown): PersonConfig[] {
+  const seen = new Set<string>();
+  return c.list(value, 'people').map((item, i) => {
+    const path = `people[${i}]`;
+    const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password'], ['name', 'display_name', 'role', 'password']);
+    const name = ownName(c, raw.name, `${path}.name`);
+    uniqueName(c, seen, name, `${path}.name`);
+    const role = c.string(raw.role, `${path}.role`);
+    if (!(ROLES as readonly string[]).includes(role)) c.fail(`${path}.role`, `"${role}" is not a role (expected one of ${ROLES.join(', ')})`);
+    return {
+      name,
+      displayName: c.label(raw.display_name, `${path}.display_name`),
+      role: role as Role,
+      passwordHash: readPasswordHash(c, raw.password, `${path}.password`),
+    };
+  });
+}
+
+/** The value is never echoed: a plaintext password pasted by mistake must not land in a log. */
+function readPasswordHash(c: Checker, value: unknown, path: string): string {
+  const parsed = parsePasswordHash(value);
+  if (parsed === null) c.fail(path, `must be a scrypt hash "scrypt$N$r$p$salt$hash" (${HASH_HINT} password <password>\`)`);
+  if (parsed.cost < SCRYPT_DEFAULTS.cost || parsed.blockSize < SCRYPT_DEFAULTS.blockSize) {
+    c.fail(path, `scrypt cost N=${parsed.cost} r=${parsed.blockSize} is weaker than the minimum N=${SCRYPT_DEFAULTS.cost} r=${SCRYPT_DEFAULTS.blockSize}`);
+  }
+  return value as string;
+}
+
+/** `agents`: who asks for refunds, by the SHA-256 of a bearer token. */
+export function readAgents(c: Checker, value: unknown): AgentConfig[] {
+  const names = new Set<string>();
+  const tokens = new Map<string, string>();
+  return c.list(value, 'agents').map((item, i) => {
+    const path = `agents[${i}]`;
+    const raw = c.mapping(item, path, ['name', 'token_sha256'], ['name', 'token_sha256']);
+    const name = ownName(c, raw.name, `${path}.name`);
+    uniqueName(c, names, name, `${path}.name`);
+    const tokenSha256 = raw.token_sha256;
+    if (!isSha256Hex(tokenSha256)) {
+      c.fail(`${path}.token_sha256`, `must be 64 lowercase hex characters, the SHA-256 of the token (${HASH_HINT} token <token>\`)`);
+    }
+    // Two agents on one token could not be told apart, so one would act as the other.
+    const other = tokens.get(tokenSha256);
+    if (other !== undefined) c.fail(`${path}.token_sha256`, `is the same token as agent "${other}"`);
+    tokens.set(tokenSha256, name);
+    return { name, tokenSha256 };
+  });
+}
+
+/** `groups`: name → members, each an approver in `people`. */
+export function readGroups(c: Checker, value: unknown, people: readonly PersonConfig[]): Record<string, string[]> {
+  const groups: Record<string, string[]> = {};
+  for (const [group, members] of c.entries(value, 'groups')) {
+    const path = keyPath('groups', group);
+    c.name(group, path);
+    groups[group] = c.distinct(
+      members,
+      path,
+      (member, memberPath) => {
+        const name = c.string(member, memberPath);
+        const person = people.find((p) => p.name === name);
+        if (person === undefined) c.fail(memberPath, `person "${name}" is not defined in people`);
+        if (person.role !== 'approver') c.fail(memberPath, `person "${name}" has role ${person.role}; only approvers may be in groups`);
+        return name;
+      },
+      { nonEmpty: true },
+    );
+  }
+  return groups;
+}
+
+const RULE_KEYS: Record<RuleKind, readonly string[]> = {
+  amount_at_most: ['name', 'kind', 'cents'],
+  no_flags: ['name', 'kind', 'flags'],
+  not_disputed: ['name', 'kind'],
+  fits_remaining: ['name', 'kind'],
+};
+
+/** `rules`: every one must pass for a refund to clear with no person. */
+export function readRules(c: Checker, value: unknown): RuleConfig[] {
+  const seen = new Set<string>();
+  return c.list(value, 'rules').map((item, i): RuleConfig => {
+    const path = `rules[${i}]`;
+    const kind = c.string(c.object(item, path).kind, `${path}.kind`) as RuleKind;
+    if (!RULE_KINDS.includes(kind)) c.fail(`${path}.kind`, `"${kind}" is not a rule kind (expected one of ${RULE_KINDS.join(', ')})`);
+    const raw = c.mapping(item, path, RULE_KEYS[kind], RULE_KEYS[kind]);
+    const name = c.label(raw.name, `${path}.name`);
+    uniqueName(c, seen, name, `${path}.name`);
+    switch (kind) {
+      case 'amount_at_most':
+        return { kind, name, cents: c.cents(raw.cents, `${path}.cents`) };
+      case 'no_flags':
+        return { kind, name, flags: c.distinct(raw.flags, `${path}.flags`, (f, p) => c.flag(f, p), { nonEmpty: true }) };
+      case 'not_disputed':
+      case 'fits_remaining':
+        return { kind, name };
+      default:
+        return assertNever(kind);
+    }
+  });
+}
+
+/** `routes`: first match wins; only the last has no `when`, so every item has a route. */
+export function readRoutes(c: Checker, value: unknown, groups: Record<string, string[]>, rules: readonly RuleConfig[]): RouteConfig[] {
+  const seen = new Set<string>();
+  const items = c.list(value, 'routes', { nonEmpty: true });
+  return items.map((item, i) => {
+    const path = `routes[${i}]`;
+    const raw = c.mapping(item, path, ['name', 'when', 'chain', 'sla_minutes'], ['name', 'chain']);
+    const name = c.name(raw.name, `${path}.name`);
+    uniqueName(c, seen, name, `${path}.name`);
+    const when = Object.hasOwn(raw, 'when') ? readWhen(c, raw.when, `${path}.when`, rules) : null;
+    const last = i === items.length - 1;
+    if (last && when !== null) c.fail(`${path}.when`, 'the last route must have no `when`, so that every item has a route');
+    if (!last && when === null) c.fail(path, 'has no `when`, so it matches everything; only the last route may, or the routes after it could never match');
+    const chain = c.distinct(
+      raw.chain,
+      `${path}.chain`,
+      (group, groupPath) => {
+        const groupName = c.string(group, groupPath);
+        if (!Object.hasOwn(groups, groupName)) c.fail(groupPath, `group "${groupName}" is not defined in groups`);
+        return groupName;
+      },
+      { nonEmpty: true },
+    );
+    const sla = raw.sla_minutes;
+    const slaMs = sla === undefined || sla === null ? null : c.minutesAsMs(sla, `${path}.sla_minutes`);
+    return { name, when, chain, slaMs };
+  });
+}
+
+function readWhen(c: Checker, value: unknown, path: string, rules: readonly RuleConfig[]): RouteWhen {
+  const raw = c.mapping(value, path, WHEN_KEYS);
+  if (Object.keys(raw).length === 0) c.fail(path, 'must give at least one condition; leave `when` out for a route that matches everything');
+  const when: RouteWhen = {};
+  const at = (key: string) => `${path}.${key}`;
+  if (raw.amount_over_cents !== undefined) when.amountOverCents = c.cents(raw.amount_over_cents, at('amount_over_cents'));
+  if (raw.amount_at_least_cents !== undefined) when.amountAtLeastCents = c.cents(raw.amount_at_least_cents, at('amount_at_least_cents'));
+  if (raw.amount_at_most_cents !== undefined) when.amountAtMostCents = c.cents(raw.amount_at_most_cents, at('amount_at_most_cents'));
+  if (raw.flags_any !== undefined) when.flagsAny = c.distinct(raw.flags_any, at('flags_any'), (f, p) => c.flag(f, p), { nonEmpty: true });
+  if (raw.reason_in !== undefined) {
+    when.reasonIn = c.distinct(
+      raw.reason_in,
+      at('reason_in'),
+      (reason, reasonPath) => {
+        const code = c.string(reason, reasonPath);
+        if (!(REASON_CODES as string[]).includes(code)) c.fail(reasonPath, `"${code}" is not a reason code (expected one of ${REASON_CODES.join(', ')})`);
+        return code as WhyCode;
+      },
+      { nonEmpty: true },
+    );
+  }
+  if (raw.rules_failed_any !== undefined) {
+    when.rulesFailedAny = c.distinct(
+      raw.rules_failed_any,
+      at('rules_failed_any'),
+      (rule, rulePath) => {
+        const name = c.string(rule, rulePath);
+        if (!rules.some((r) => r.name === name)) c.fail(rulePath, `rule "${name}" is not defined in rules`);
+        return name;
+      },
+      { nonEmpty: true },
+    );
+  }
+  return when;
+}
