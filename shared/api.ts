@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  stripe_unavailable: 503,
   not_ready: 503,
 } as const;
 /** One stable error code. */

@@ -28,6 +28,8 @@ export interface Proposal {
   /** The caller's key for this decision; fixes the effect id. Without it the payload does. */
   requestKey?: Json;
   request?: Json;
+  /** When it was asked, on the application clock; recorded on the PROPOSED for reports. */
+  atMs?: number;
 }
 
 /** The gate's answer. */
@@ -93,7 +95,14 @@ export class Gate {
     const prior = await this.journal.entries(effectId);
 
     if (isOpenDispatch(prior)) return done('IN_FLIGHT');
-    const proposed = { agent: proposal.agent, lease, premises, effect, ...(proposal.request === undefined ? {} : { request: plain(proposal.request) }) };
+    const proposed = {
+      agent: proposal.agent,
+      lease,
+      premises,
+      effect,
+      ...(proposal.request === undefined ? {} : { request: plain(proposal.request) }),
+      ...(proposal.atMs === undefined ? {} : { at_ms: proposal.atMs }),
+    };
     const bound = recordedEffect(prior);
     if (bound !== undefined && !jsonEqual(bound, effect)) {
       await this.journal.append('PROPOSED', effectId, proposed);

@@ -112,6 +112,7 @@ export class InboxCore {
           premises: facts,
           effect: this.options.effectOf(request),
           request,
+          at_ms: this.options.nowMs(),
         });
         if (bound.blocker !== null) continue;
       }
@@ -130,6 +131,7 @@ export class InboxCore {
       premises: facts,
       effect: this.options.effectOf(request),
       request,
+      atMs: this.options.nowMs(),
     });
     if (!recoveryOwns(status) && chainState(await this.journal.entries(effectId)) === 'NEEDS_ESCALATION') {
       await this.escalateOwed(effectId);

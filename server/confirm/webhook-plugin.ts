@@ -1,0 +1,91 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { ErrorBody } from '../../shared/api.ts';
+import { limits } from '../../shared/limits.ts';
+import type { JournalStore } from '../gate/journal.ts';
+import { type ConfirmEventResult, confirmEvent, eventEffectId } from './record.ts';
+import { assertWebhookConfig, verifyWebhook, WebhookError } from './signature.ts';
+
+/** What the webhook endpoint needs. */
+export interface WebhookRoutesOptions {
+  journal: JournalStore;
+  /** Every live endpoint secret (`whsec_...`); two during a rotation. */
+  secrets: readonly string[];
+  /** The clock signature timestamps are judged on: the wall clock, as Stripe's are. */
+  nowMs: () => number;
+  /** Told after a CONFIRMED is durable, e.g. to refresh live views. */
+  onConfirmed?: (effectId: string) => void;
+}
+
+/** The answer to a verified event, whatever came of it. */
+export interface WebhookAnswer {
+  received: true;
+  result: ConfirmEventResult;
+}
+
+/** Where Stripe posts events (api.md). */
+export const WEBHOOK_PATH = '/webhooks/stripe';
+
+const SIGNATURE_HEADER = 'stripe-signature';
+
+function refuse(reply: FastifyReply, code: 'signature_invalid' | 'payload_too_large', message: string): FastifyReply {
+  const body: ErrorBody = { error: { code, message } };
+  return reply.status(code === 'payload_too_large' ? 413 : 400).send(body);
+}
+
+/**
+ * `POST /webhooks/stripe` (api.md), as an encapsulated plugin: its own body parser hands the
+ * handler the raw bytes, so nothing parses (and re-serialises) the body before the signature is
+ * checked. A verified event is answered 200 whatever came of it (recorded, a duplicate, ignored,
+ * refused as a mismatch), so Stripe stops retrying it; anything unverifiable is 400
+ * `signature_invalid`. The 200 is sent only once a CONFIRMED is durable.
+ */
+export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOptions): Promise<void> {
+  // A bad secret is our misconfiguration: refuse to start rather than refuse every delivery.
+  assertWebhookConfig(opts.secrets);
+  const secrets = [...opts.secrets];
+  const rawBody = { parseAs: 'buffer', bodyLimit: limits.webhookBodyBytesMax } as const;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', rawBody, (_request, body, done) => done(null, body));
+  app.addContentTypeParser('*', rawBody, (_request, body, done) => done(null, body));
+
+  // Fastify's own refusals of the request (too large, malformed framing) in this scope's shape;
+  // anything else is ours and goes on to the app's handler (a 500 makes Stripe retry).
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      return refuse(reply, 'payload_too_large', `a webhook body is at most ${limits.webhookBodyBytesMax} bytes`);
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return refuse(reply, 'signature_invalid', 'the request could not be read as a signed webhook');
+    }
+    throw error;
+  });
+
+  app.post(WEBHOOK_PATH, { bodyLimit: limits.webhookBodyBytesMax }, async (request, reply) => {
+    const header = request.headers[SIGNATURE_HEADER];
+    // An empty body arrives as undefined: that is zero bytes, and the signature decides.
+    const payload = request.body === undefined || request.body === null ? Buffer.alloc(0) : (request.body as Buffer);
+    let event: ReturnType<typeof verifyWebhook>;
+    try {
+      event = verifyWebhook(payload, typeof header === 'string' ? header : undefined, secrets, opts.nowMs());
+    } catch (error) {
+      if (!(error instanceof WebhookError)) throw error;
+      // The reason is logged for operators; the answer never echoes the header, body or secret.
+      request.log.warn({ reason: error.reason }, 'webhook refused');
+      return refuse(reply, 'signature_invalid', error.message);
+    }
+    const result = await confirmEvent(opts.journal, event);
+    if (result === 'CONFIRMED') notifyConfirmed(opts, eventEffectId(event), request.log);
+    const answer: WebhookAnswer = { received: true, result };
+    return reply.status(200).send(answer);
+  });
+}
+
+function notifyConfirmed(opts: WebhookRoutesOptions, effectId: string | null, log: { error: (o: object, m: string) => void }): void {
+  if (effectId === null || opts.onConfirmed === undefined) return;
+  try {
+    opts.onConfirmed(effectId);
+  } catch (error) {
+    // The CONFIRMED is durable; a listener's failure must not make Stripe deliver it again.
+    log.error({ err: error, effectId }, 'onConfirmed failed');
+  }
+}

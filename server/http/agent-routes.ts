@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import Stripe from 'stripe';
+import type { BoundRequest } from '../../shared/api.ts';
+import type { Status } from '../../shared/statuses.ts';
+import { tokenMatches } from '../config/secrets.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import { signReceipt } from '../gate/receipts.ts';
+import { InvalidEffectError } from '../gate/target.ts';
+import { verifyReceipt } from '../gate/verify.ts';
+import { requestKeyOf, type Services } from '../services.ts';
+import { refundAnswer } from './answers.ts';
+import { AppError } from './errors.ts';
+import { parseEffectId, parseRefundBody, parseRequestId } from './validate.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    agent?: AgentConfig;
+  }
+}
+
+/** Statuses answered 202: not final yet. */
+const PENDING: ReadonlySet<Status> = new Set(['QUEUED', 'IN_FLIGHT', 'APPROVED']);
+
+/** Find the agent a bearer token belongs to; every configured token is compared in constant time. */
+function authenticate(services: Services, request: FastifyRequest): AgentConfig {
+  const header = request.headers.authorization ?? '';
+  const match = /^Bearer ([A-Za-z0-9._~+/=-]{8,512})$/.exec(header);
+  const token = match?.[1];
+  const agent = token ? services.config.agents.find((a) => tokenMatches(token, a.tokenSha256)) : undefined;
+  if (!agent) throw new AppError('unauthorized', 'send Authorization: Bearer <agent token>');
+  return agent;
+}
+
+/** A Stripe read that failed before anything was written: say so plainly. */
+function stripeFailure(error: unknown): AppError | null {
+  if (!(error instanceof Stripe.errors.StripeError)) return null;
+  if (error.statusCode === 404) return new AppError('validation_failed', 'payment_intent: Stripe knows no such payment intent');
+  if (error.statusCode !== undefined && error.statusCode < 500 && error.statusCode !== 429) {
+    return new AppError('validation_failed', `Stripe refused to read the payment: ${error.message}`);
+  }
+  return new AppError('stripe_unavailable', 'Stripe could not be reached; nothing was sent, try again');
+}
+
+/**
+ * The agents' API (api.md). Authentication is a hook of this scope only. A retry is always
+ * safe: the same request id answers the current status and changes nothing.
+ */
+export async function agentRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const { services } = opts;
+  app.addHook('onRequest', async (request) => {
+    request.agent = authenticate(services, request);
+  });
+
+  app.post('/v1/refunds', async (request, reply) => {
+    const body = parseRefundBody(request.body);
+    const agent = request.agent!;
+    const bound: BoundRequest = {
+      id: body.request_id,
+      agent: agent.name,
+      payment_intent: body.payment_intent,
+      amount: body.amount,
+      reason: body.reason ?? '',
+      flags: body.flags ?? [],
+    };
+    const effectId = services.inbox.effectIdOf(bound);
+    let status: Status | null = null;
+    try {
+      status = await services.inbox.submit(bound);
+    } catch (error) {
+      if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
+      const chain = await services.journal.entries(effectId);
+      if (chain.length === 0) throw stripeFailure(error) ?? error;
+      // Something was written before the failure (an unknown send outcome): the journal says what stands.
+      request.log.warn({ err: error, effectId }, 'refund submit ended in an unknown outcome; recovery settles it');
+    }
+    await services.follower.catchUp();
+    const chain = await services.journal.entries(effectId);
+    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
+    return reply.status(PENDING.has(answer.status) ? 202 : 200).send(answer);
+  });
+
+  app.get<{ Params: { request_id: string } }>('/v1/refunds/:request_id', async (request) => {
+    const requestId = parseRequestId(request.params.request_id);
+    const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
+    const chain = await services.journal.entries(effectId);
+    if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
+    return refundAnswer(requestId, effectId, chain);
+  });
+
+  /** Receipts of the asking agent's own requests only. */
+  async function ownReceipt(request: FastifyRequest<{ Params: { effect_id: string } }>) {
+    const effectId = parseEffectId(request.params.effect_id);
+    const chain = await services.journal.entries(effectId);
+    const owner = chain.find((e) => e.kind === 'PROPOSED' && e.request)?.request as BoundRequest | undefined;
+    if (!owner || owner.agent !== request.agent!.name) throw new AppError('not_found', 'no such receipt');
+    return signReceipt(effectId, chain, services.signingKey);
+  }
+
+  app.get<{ Params: { effect_id: string } }>('/v1/receipts/:effect_id', ownReceipt);
+  app.get<{ Params: { effect_id: string } }>('/v1/receipts/:effect_id/verify', async (request) => {
+    const receipt = await ownReceipt(request);
+    return verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
+  });
+}

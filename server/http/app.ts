@@ -1,0 +1,90 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import fastifyStatic from '@fastify/static';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { limits } from '../../shared/limits.ts';
+import { webhookRoutes } from '../confirm/webhook-plugin.ts';
+import { publicKeySet } from '../gate/keys.ts';
+import type { Services } from '../services.ts';
+import { agentRoutes } from './agent-routes.ts';
+import { approverRoutes, installSessionAuth } from './approver-routes.ts';
+import { AppError, installErrorHandler } from './errors.ts';
+import { liveRoute } from './live-route.ts';
+import { scoreboardRoutes } from './scoreboard-routes.ts';
+import type { SessionStore } from './sessions.ts';
+
+/** Where `vite build` puts the React inbox. */
+export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+
+/** Content security for the pages: our own scripts and styles only, live updates over our websocket. */
+const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+export interface AppOptions {
+  services: Services;
+  sessions: SessionStore;
+  webhookSecrets: readonly string[];
+  /** Whether `/readyz` answers ready: true once start-up recovery has finished. */
+  ready: () => boolean;
+  secureCookies?: boolean;
+  logger?: boolean | object;
+  webDist?: string;
+}
+
+/**
+ * The Fastify app, built but not listening: `main.ts` listens, tests use `inject`. Each audience
+ * is its own encapsulated plugin with its own authentication; no decision logic lives here.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { services, sessions } = options;
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: limits.bodyBytesMax, trustProxy: false });
+  installErrorHandler(app);
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    const type = String(reply.getHeader('content-type') ?? '');
+    reply.header('content-security-policy', type.startsWith('text/html') ? PAGE_CSP : "default-src 'none'; frame-ancestors 'none'");
+    if (request.url.startsWith('/api/') || request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
+
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_request, reply) => {
+    if (!options.ready()) return reply.status(503).send({ error: { code: 'not_ready', message: 'recovery after start is still running' } });
+    return { ready: true, sandbox: services.sandbox };
+  });
+  app.get('/.well-known/interlock-keys', async () => publicKeySet([services.signingKey]));
+
+  await app.register(agentRoutes, { services });
+  await app.register(async (scope) => {
+    installSessionAuth(scope, services, sessions);
+    await scope.register(approverRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
+    await scope.register(liveRoute, { services, sessions });
+    await scope.register(scoreboardRoutes, { services });
+  });
+  await app.register(webhookRoutes, {
+    journal: services.journal,
+    secrets: options.webhookSecrets,
+    nowMs: () => services.clock.wallMs(),
+    onConfirmed: () => void services.follower.catchUp(),
+  });
+
+  const webDist = options.webDist ?? WEB_DIST;
+  if (existsSync(webDist)) {
+    await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? '';
+      if (request.method !== 'GET' || /^\/(api|v1|webhooks|\.well-known)(\/|$)/.test(path)) {
+        throw new AppError('not_found', `no route ${request.method} ${path}`);
+      }
+      return reply.type('text/html').sendFile('index.html');
+    });
+  }
+  return app;
+}

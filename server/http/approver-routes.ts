@@ -1,0 +1,191 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DecisionAnswer, SessionInfo } from '../../shared/api.ts';
+import type { Status } from '../../shared/statuses.ts';
+import type { PersonConfig } from '../config/schema.ts';
+import { verifyPassword } from '../config/secrets.ts';
+import { signReceipt } from '../gate/receipts.ts';
+import type { Services } from '../services.ts';
+import { AppError } from './errors.ts';
+import { itemDetail } from './item-detail.ts';
+import type { Session, SessionStore } from './sessions.ts';
+import { DECISION_MESSAGES } from './decision-messages.ts';
+import { parseDecisionBody, parseEffectId } from './validate.ts';
+
+export const SESSION_COOKIE = 'interlock_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    person?: PersonConfig;
+    session?: Session;
+  }
+}
+
+/** A scrypt hash of nothing anyone types: an unknown name costs as much time as a wrong password. */
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/** Failed logins per name before a pause, and the pause. */
+const LOGIN_FAILURES_MAX = 5;
+const LOGIN_PAUSE_MS = 60_000;
+
+export interface ApproverRouteOptions {
+  services: Services;
+  sessions: SessionStore;
+  secureCookies: boolean;
+}
+
+/** The groups a person decides for, from the config. */
+export function groupsOf(services: Services, name: string): Set<string> {
+  return new Set(Object.entries(services.config.groups).filter(([, members]) => members.includes(name)).map(([group]) => group));
+}
+
+function sessionInfo(services: Services, person: PersonConfig, session: Session): SessionInfo {
+  return {
+    name: person.name,
+    display_name: person.displayName,
+    role: person.role,
+    groups: [...groupsOf(services, person.name)].sort(),
+    csrf_token: session.csrfToken,
+    sandbox: services.sandbox,
+  };
+}
+
+/**
+ * Every route of the approvers' scope needs a live session, and every state-changing call the
+ * session's CSRF token: installed on the scope, so each plugin registered in it inherits it.
+ */
+export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
+  scope.addHook('onRequest', async (request) => {
+    if (request.url === '/api/session' && request.method === 'POST') return;
+    const found = sessions.touch(request.cookies[SESSION_COOKIE]);
+    if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');
+    const person = found ? services.config.people.find((p) => p.name === found.name) : undefined;
+    if (!found || !person) throw new AppError('unauthorized', 'log in first');
+    request.session = found;
+    request.person = person;
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.headers['x-csrf-token'] !== found.csrfToken) {
+      throw new AppError('csrf_failed', 'this request did not come from the Interlock page');
+    }
+  });
+}
+
+/**
+ * The approvers' API behind the React inbox: a session cookie (HttpOnly, SameSite=Strict) and a
+ * CSRF token header on every state-changing call. Who may see and decide is checked against the
+ * config's groups here, and again by the gate when anything is sent.
+ */
+export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOptions): Promise<void> {
+  const { services, sessions } = opts;
+  const failures = new Map<string, { count: number; untilMs: number }>();
+  const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
+    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
+
+  app.post('/api/session', async (request, reply) => {
+    const body = request.body as { name?: unknown; password?: unknown } | null;
+    const name = typeof body?.name === 'string' ? body.name.slice(0, 64) : '';
+    const password = typeof body?.password === 'string' ? body.password.slice(0, 1024) : '';
+    const paused = failures.get(name);
+    if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
+      throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');
+    }
+    const person = services.config.people.find((p) => p.name === name);
+    const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
+    if (!person || !ok) {
+      const entry = failures.get(name) ?? { count: 0, untilMs: 0 };
+      failures.set(name, { count: entry.count + 1, untilMs: Date.now() + LOGIN_PAUSE_MS });
+      throw new AppError('unauthorized', 'that name and password do not match');
+    }
+    failures.delete(name);
+    const { id, session } = sessions.create(person.name);
+    cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
+    return sessionInfo(services, person, session);
+  });
+
+  app.get('/api/session', async (request) => sessionInfo(services, request.person!, request.session!));
+
+  app.delete('/api/session', async (request, reply) => {
+    sessions.end(request.cookies[SESSION_COOKIE]);
+    cookie(reply, '', 0);
+    return { ok: true };
+  });
+
+  const approverOnly = (request: FastifyRequest) => {
+    if (request.person!.role !== 'approver') throw new AppError('forbidden', 'only approvers see the inbox');
+    return groupsOf(services, request.person!.name);
+  };
+
+  app.get('/api/inbox', async (request) => {
+    const groups = approverOnly(request);
+    await services.follower.catchUp();
+    return { items: services.projection.queue(groups), now_ms: services.clock.nowMs() };
+  });
+
+  app.get<{ Querystring: { q?: string } }>('/api/done', async (request) => {
+    const groups = approverOnly(request);
+    return { items: services.projection.history('done', groups, String(request.query.q ?? '').slice(0, 200)) };
+  });
+
+  app.get<{ Querystring: { q?: string } }>('/api/closed', async (request) => {
+    const groups = approverOnly(request);
+    return { items: services.projection.history('closed', groups, String(request.query.q ?? '').slice(0, 200)) };
+  });
+
+  /** An item a person may look at: one ever routed to a group of theirs. Anything else does not exist for them. */
+  async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
+    const groups = approverOnly(request);
+    const effectId = parseEffectId(request.params.effect_id);
+    await services.follower.catchUp();
+    const summary = services.projection.chains.get(effectId);
+    if (!summary || !services.projection.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
+      throw new AppError('not_found', 'no such item in your groups');
+    }
+    return { effectId, groups, chain: await services.journal.entries(effectId) };
+  }
+
+  app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id', async (request) => {
+    const { effectId, groups, chain } = await visibleChain(request);
+    return itemDetail(services, effectId, chain, (group) => groups.has(group));
+  });
+
+  app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id/receipt', async (request, reply) => {
+    const { effectId, chain } = await visibleChain(request);
+    reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
+    return signReceipt(effectId, chain, services.signingKey);
+  });
+
+  app.post<{ Params: { effect_id: string } }>('/api/items/:effect_id/decisions', async (request): Promise<DecisionAnswer> => {
+    const { effectId, groups } = await visibleChain(request);
+    const body = parseDecisionBody(request.body);
+    const by = request.person!.name;
+    const seen = { seen: body.escalation };
+    let status: Status;
+    switch (body.action) {
+      case 'approve':
+        status = await services.inbox.approve(effectId, by, seen);
+        break;
+      case 'reject':
+      case 'close':
+        status = await services.inbox.reject(effectId, by, seen);
+        break;
+      case 'repair':
+        status = await services.inbox.repair(effectId, by, body.repair_index ?? -1, seen);
+        break;
+    }
+    await services.follower.catchUp();
+    const chain = await services.journal.entries(effectId);
+    const message = DECISION_MESSAGES[status as keyof typeof DECISION_MESSAGES] ?? `the refund was not sent: ${status}`;
+    return { status, message, item: await itemDetail(services, effectId, chain, (group) => groups.has(group)) };
+  });
+
+  app.post('/api/test/clock', async (request) => {
+    if (!services.config.testMode) throw new AppError('not_found', 'no route POST /api/test/clock');
+    const advanceMs = (request.body as { advance_ms?: unknown } | null)?.advance_ms;
+    if (typeof advanceMs !== 'number' || !Number.isSafeInteger(advanceMs) || advanceMs < 0) {
+      throw new AppError('validation_failed', 'advance_ms: a whole number of ms, 0 or more');
+    }
+    const nowMs = services.clock.advance(advanceMs);
+    await services.inbox.tick();
+    await services.follower.catchUp();
+    services.hub.broadcast({ type: 'clock', now_ms: nowMs });
+    return { now_ms: nowMs };
+  });
+}

@@ -1,0 +1,42 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+
+/** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get statusCode(): number {
+    return ERROR_CODES[this.code];
+  }
+}
+
+/** Fastify's own client errors, mapped to our codes. */
+function fromFastify(error: FastifyError): AppError | null {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('payload_too_large', 'the request body is too large');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new AppError('unsupported_media_type', 'send application/json');
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new AppError('validation_failed', 'the body is empty');
+  if (error.statusCode === 400 && (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError)) {
+    return new AppError('validation_failed', 'the body is not valid JSON');
+  }
+  if (error.validation) return new AppError('validation_failed', error.message);
+  return null;
+}
+
+/**
+ * One error handler for the whole app: `{error: {code, message}}` with a stable code. An unknown
+ * error is logged with its request and answered as internal_error, never with its text.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = error instanceof AppError ? error : fromFastify(error);
+    if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });
+    request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');
+    return reply.status(500).send({ error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } });
+  });
+  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } }));
+}

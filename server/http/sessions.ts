@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** One logged-in person. Only the SHA-256 of the session id is kept, so a leaked store cannot be replayed. */
+export interface Session {
+  name: string;
+  csrfToken: string;
+  createdAtMs: number;
+  lastSeenAtMs: number;
+}
+
+/** Sessions held at once: far above a real approver team; the oldest go first beyond it. */
+const SESSIONS_MAX = 10_000;
+
+function idHash(id: string): string {
+  return createHash('sha256').update(id).digest('hex');
+}
+
+/**
+ * Sessions with idle and absolute timeouts on the wall clock. Persisting them is the store's
+ * business: `load`/`save` hooks let the server keep them across a restart.
+ */
+export class SessionStore {
+  readonly #sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly options: {
+      idleMs: number;
+      absoluteMs: number;
+      wallMs: () => number;
+      persist?: { save(hash: string, session: Session | null): void; load(): Iterable<[string, Session]> };
+    },
+  ) {
+    for (const [hash, session] of options.persist?.load() ?? []) this.#sessions.set(hash, session);
+  }
+
+  /** Start a session; returns the id for the cookie. */
+  create(name: string): { id: string; session: Session } {
+    if (this.#sessions.size >= SESSIONS_MAX) {
+      const oldest = this.#sessions.keys().next().value;
+      if (oldest !== undefined) this.drop(oldest);
+    }
+    const id = randomBytes(32).toString('base64url');
+    const now = this.options.wallMs();
+    const session: Session = { name, csrfToken: randomBytes(24).toString('base64url'), createdAtMs: now, lastSeenAtMs: now };
+    const hash = idHash(id);
+    this.#sessions.set(hash, session);
+    this.options.persist?.save(hash, session);
+    return { id, session };
+  }
+
+  /** The live session for a cookie id, refreshed; 'expired' when it timed out, null when unknown. */
+  touch(id: string | undefined): Session | 'expired' | null {
+    if (!id) return null;
+    const hash = idHash(id);
+    const session = this.#sessions.get(hash);
+    if (!session) return null;
+    const now = this.options.wallMs();
+    if (now - session.lastSeenAtMs > this.options.idleMs || now - session.createdAtMs > this.options.absoluteMs) {
+      this.drop(hash);
+      return 'expired';
+    }
+    session.lastSeenAtMs = now;
+    return session;
+  }
+
+  /** End a session by its cookie id. */
+  end(id: string | undefined): void {
+    if (id) this.drop(idHash(id));
+  }
+
+  private drop(hash: string): void {
+    this.#sessions.delete(hash);
+    this.options.persist?.save(hash, null);
+  }
+}

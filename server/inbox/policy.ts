@@ -1,0 +1,33 @@
+import type { Json, JsonObject } from '../../shared/json.ts';
+import { evaluateRules, pickRoute } from '../config/rules.ts';
+import type { InterlockConfig, RouteConfig } from '../config/schema.ts';
+import type { InboxPolicy, InboxRequest, Route } from './core.ts';
+
+function asRoute(route: RouteConfig): Route {
+  return { name: route.name, chain: route.chain, slaMs: route.slaMs };
+}
+
+function ruleRequest(request: InboxRequest) {
+  return { amount: request.amount as number, flags: Array.isArray(request.flags) ? (request.flags as string[]) : [] };
+}
+
+/** The inbox's rules and routes, read from the declarative config. */
+export function policyFromConfig(config: Pick<InterlockConfig, 'rules' | 'routes'>): InboxPolicy {
+  return {
+    ruleNames: config.rules.map((r) => r.name),
+    evaluate: (request: InboxRequest, facts: JsonObject) => evaluateRules(config.rules, ruleRequest(request), facts),
+    route: (item: { request: InboxRequest; facts: JsonObject; reason: string; detail: Json }) =>
+      asRoute(
+        pickRoute(config.routes, {
+          request: ruleRequest(item.request),
+          facts: item.facts,
+          reason: item.reason,
+          failed: Array.isArray(item.detail) ? item.detail.map(String) : [],
+        }),
+      ),
+    routeByName: (name: string) => {
+      const route = config.routes.find((r) => r.name === name);
+      return route ? asRoute(route) : undefined;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { EventEmitter } from 'node:events';
+import type { Entry } from '../../shared/entries.ts';
+import type { JournalStore } from '../gate/journal.ts';
+
+/** Entries read per page while catching up: bounds memory during a replay of a large journal. */
+const SCAN_PAGE_ENTRIES = 5_000;
+
+/** Events the follower publishes after entries are durable in the journal. */
+export interface FollowerEvents {
+  entry: [entry: Entry, seq: number];
+  caughtUp: [seq: number];
+}
+
+/**
+ * Follows the journal by sequence number and hands every new entry, in order, to whoever
+ * projects it. It is the one path from the journal to the views and the live feed, so a view
+ * never shows anything that is not durable, and entries written by another process on the same
+ * file show up too (a timer polls; a local append asks for a catch-up at once).
+ */
+export class JournalFollower extends EventEmitter<FollowerEvents> {
+  #seq = 0;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly journal: JournalStore) {
+    super();
+  }
+
+  /** The last sequence number applied. */
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** Apply everything appended since the last call; concurrent calls coalesce into one more pass. */
+  catchUp(): Promise<void> {
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      try {
+        do {
+          this.#again = false;
+          for (;;) {
+            const page = await this.journal.scan(this.#seq, SCAN_PAGE_ENTRIES);
+            if (page.length === 0) break;
+            for (const { seq, entry } of page) {
+              this.#seq = seq;
+              this.emit('entry', entry, seq);
+            }
+          }
+        } while (this.#again);
+        this.emit('caughtUp', this.#seq);
+      } finally {
+        this.#running = null;
+      }
+    })();
+    return this.#running;
+  }
+
+  /** Poll for entries from other processes. */
+  start(intervalMs: number): void {
+    this.stop();
+    this.#timer = setInterval(() => void this.catchUp().catch(() => {}), intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}

@@ -1,0 +1,67 @@
+import type { InboxItem, LiveMessage } from '../../shared/api.ts';
+import type { ItemChange } from '../inbox/projection.ts';
+
+/** What the hub needs of a socket. */
+export interface LiveSocket {
+  send(data: string): void;
+  readonly readyState: number;
+}
+
+const OPEN = 1;
+
+/** Sockets held at once: bounds memory if clients misbehave. */
+const SOCKETS_MAX = 5_000;
+
+interface Subscriber {
+  socket: LiveSocket;
+  groups: ReadonlySet<string>;
+}
+
+/**
+ * Fans domain events out to approvers' websockets. Every change goes only to the sockets whose
+ * person belongs to the group the item was in or is now in, so nobody learns of another group's
+ * items; an item that left your groups arrives as `item: null`.
+ */
+export class LiveHub {
+  readonly #subscribers = new Set<Subscriber>();
+
+  constructor(private readonly nowMs: () => number) {}
+
+  get size(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Add a socket and send it the current state first, so a reconnecting client is whole again. */
+  join(socket: LiveSocket, groups: ReadonlySet<string>, snapshot: InboxItem[]): () => void {
+    if (this.#subscribers.size >= SOCKETS_MAX) throw new Error('too many live connections');
+    const subscriber = { socket, groups };
+    this.#subscribers.add(subscriber);
+    this.send(subscriber, { type: 'snapshot', items: snapshot, now_ms: this.nowMs() });
+    return () => this.#subscribers.delete(subscriber);
+  }
+
+  /** Publish a change of one item to whoever may see it. */
+  publishItem(change: ItemChange): void {
+    // An item is a function of its latest escalation: the same hash (or none on both sides) is no change.
+    if (this.#subscribers.size === 0 || (change.before?.escalation ?? null) === (change.after?.escalation ?? null)) return;
+    for (const subscriber of this.#subscribers) {
+      const seesBefore = change.before !== null && subscriber.groups.has(change.before.group);
+      const seesAfter = change.after !== null && subscriber.groups.has(change.after.group);
+      if (!seesBefore && !seesAfter) continue;
+      this.send(subscriber, { type: 'item', effect_id: change.effectId, item: seesAfter ? change.after : null, now_ms: this.nowMs() });
+    }
+  }
+
+  /** Tell everyone something global moved (the clock in test mode, the scoreboard). */
+  broadcast(message: LiveMessage): void {
+    for (const subscriber of this.#subscribers) this.send(subscriber, message);
+  }
+
+  private send(subscriber: Subscriber, message: LiveMessage): void {
+    if (subscriber.socket.readyState !== OPEN) {
+      this.#subscribers.delete(subscriber);
+      return;
+    }
+    subscriber.socket.send(JSON.stringify(message));
+  }
+}

@@ -1,0 +1,104 @@
+import type Stripe from 'stripe';
+import type { OpenDatabase } from '../db/open.ts';
+import { SqliteJournal } from '../db/journal-store.ts';
+import type { InterlockConfig } from './config/schema.ts';
+import type { AppClock } from './clock.ts';
+import { Gate, type KillHook } from './gate/gate.ts';
+import { loadOrCreateSigningKey, type SigningKey } from './gate/keys.ts';
+import { Authority } from './gate/leases.ts';
+import type { JournalStore } from './gate/journal.ts';
+import { Inbox, type InboxRequest } from './inbox/inbox.ts';
+import { policyFromConfig } from './inbox/policy.ts';
+import { InboxProjection } from './inbox/projection.ts';
+import { JournalFollower } from './live/follower.ts';
+import { LiveHub } from './live/hub.ts';
+import { ScoreboardProjection } from './scoreboard/projection.ts';
+import { StripeRefunds } from './targets/stripe-refunds.ts';
+
+/** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
+export interface Services {
+  config: InterlockConfig;
+  clock: AppClock;
+  database: OpenDatabase;
+  journal: JournalStore;
+  target: StripeRefunds;
+  authority: Authority;
+  gate: Gate;
+  inbox: Inbox;
+  projection: InboxProjection;
+  follower: JournalFollower;
+  hub: LiveHub;
+  scoreboard: ScoreboardProjection;
+  signingKey: SigningKey;
+  /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
+  sandbox: boolean;
+}
+
+/** What the composition needs from outside. */
+export interface ServiceOptions {
+  config: InterlockConfig;
+  clock: AppClock;
+  database: OpenDatabase;
+  dataDir: string;
+  stripe: Stripe;
+  sandbox: boolean;
+  killHook?: KillHook;
+  onError?: (effectId: string, error: unknown) => void;
+}
+
+/** The key an agent's request is remembered under: the same agent and request id is the same decision forever. */
+export function requestKeyOf(request: InboxRequest): { agent: string; request_id: string } {
+  return { agent: String(request.agent), request_id: request.id };
+}
+
+/** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
+export function createServices(options: ServiceOptions): Services {
+  const { config, clock, database } = options;
+  const journal = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const target = new StripeRefunds(options.stripe);
+  const authority = new Authority({
+    members: (group) => config.groups[group] ?? [],
+    maxAgeMs: config.approvalMaxAgeMs,
+    nowMs: () => clock.nowMs(),
+  });
+  const gate = new Gate({ journal, target, leases: authority, wallClockMs: () => clock.wallMs(), ...(options.killHook ? { killHook: options.killHook } : {}) });
+  const projection = new InboxProjection(config.inboxName);
+  const follower = new JournalFollower(journal);
+  const hub = new LiveHub(() => clock.nowMs());
+  const scoreboard = new ScoreboardProjection(journal, config.inboxName);
+  follower.on('entry', (entry) => {
+    scoreboard.note(entry);
+    hub.publishItem(projection.apply(entry));
+  });
+  const inbox = new Inbox({
+    name: config.inboxName,
+    gate,
+    authority,
+    policy: policyFromConfig(config),
+    capture: async (request) => target.capture(String(request.payment_intent)),
+    effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
+    requestKeyOf,
+    nowMs: () => clock.nowMs(),
+    listChains: async () => {
+      await follower.catchUp();
+      return projection.ownedIds();
+    },
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  const signingKey = loadOrCreateSigningKey(options.dataDir);
+  return { config, clock, database, journal, target, authority, gate, inbox, projection, follower, hub, scoreboard, signingKey, sandbox: options.sandbox };
+}
+
+/**
+ * Start-up, in the order that keeps every promise: replay the journal into the views, settle
+ * whatever a crash left in flight (recheck before any resend), give every settled refusal its
+ * one escalation, finish half-done inbox work, and send approvals a crash left unsent.
+ */
+export async function startServices(services: Services): Promise<void> {
+  const { follower, gate, inbox } = services;
+  await follower.catchUp();
+  await inbox.reconcile(await gate.recover());
+  await inbox.refresh();
+  await inbox.executeApproved();
+  await follower.catchUp();
+}

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
+import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** A server that is not ready in this long is broken, not slow. */
+const READY_TIMEOUT_MS = 30_000;
+
+/** A free loopback port. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The example config with the test clock endpoint on, written into `dir`. */
+export function writeTestConfig(dir: string): string {
+  const path = join(dir, 'interlock.test.yaml');
+  const text = readFileSync(DEFAULT_CONFIG_PATH, 'utf8').replace(/^test_mode: false$/m, 'test_mode: true').replace(/^sla_tick_seconds: \d+/m, 'sla_tick_seconds: 1');
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A real Interlock server process. */
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves with the signal (or exit code) the process ended with. */
+  exited: Promise<string>;
+  stderr(): string;
+}
+
+/** Start `server/main.ts` and wait until `/readyz` says ready (or the process dies). */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = Number(env.PORT);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: repoRoot,
+    env: { ...process.env, HOST: '127.0.0.1', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited before ready: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`server not ready in ${READY_TIMEOUT_MS} ms: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, child, exited, stderr: () => stderr };
+}
+
+/** An HTTP client for a running server: an agent, and people logged in by name. */
+export function clientFor(url: string) {
+  const sessions = new Map<string, { cookie: string; csrf: string }>();
+  const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> & { items?: unknown[] } });
+  return {
+    agent: async (method: string, path: string, body?: unknown) =>
+      json(await fetch(url + path, { method, headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })),
+    async as(name: string, method: string, path: string, body?: unknown) {
+      let session = sessions.get(name);
+      if (!session) {
+        const login = await fetch(`${url}/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, password: DEMO_PASSWORD }) });
+        const info = (await login.json()) as { csrf_token: string };
+        session = { cookie: String(login.headers.get('set-cookie')).split(';')[0]!, csrf: info.csrf_token };
+        sessions.set(name, session);
+      }
+      return json(
+        await fetch(url + path, {
+          method,
+          headers: { cookie: session.cookie, 'x-csrf-token': session.csrf, 'content-type': 'application/json' },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        }),
+      );
+    },
+  };
+}
