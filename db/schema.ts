@@ -43,3 +43,21 @@ export const claims = sqliteTable('claims', {
 
 /** A row of `entries` as drizzle reads it. */
 export type EntryRow = typeof entries.$inferSelect;
+
+/**
+ * Grants of authority by lease id (spec §5.4 DurableLeases): a cap in cents and an expiry, both
+ * optional. A grant is replaced by granting again, which also clears a revocation; a revocation
+ * records when it happened, once. Times are wall-clock ms.
+ */
+export const grants = sqliteTable('grants', {
+  leaseId: text('lease_id').primaryKey(),
+  /** The largest refund this lease covers, in cents; null for no cap. */
+  maxCents: integer('max_cents'),
+  /** The lease stops being live at this instant; null for no expiry. */
+  expiresAtMs: integer('expires_at_ms'),
+  grantedAtMs: integer('granted_at_ms').notNull(),
+  revokedAtMs: integer('revoked_at_ms'),
+});
+
+/** A row of `grants` as drizzle reads it. */
+export type GrantRow = typeof grants.$inferSelect;

@@ -11,8 +11,14 @@ import { TargetRejectedError } from './target.ts';
 class SentError extends Error {
   constructor(readonly cause: unknown) {
     super((cause as Error)?.message ?? String(cause));
-    this.name = (cause as Error)?.name ?? 'Error';
+    this.name = errorName(cause);
   }
+}
+
+/** The class name of what was thrown (the Stripe SDK's errors all say `name: 'Error'`). */
+function errorName(error: unknown): string {
+  const ctor = (error as { constructor?: { name?: string } } | null)?.constructor?.name;
+  return ctor && ctor !== 'Object' ? ctor : ((error as Error)?.name ?? 'Error');
 }
 
 /** What recovery found when it re-checked the authority and facts a dispatch ran under. */
@@ -35,7 +41,7 @@ export async function recoverEffect(gate: Gate, effectId: string): Promise<Statu
     return await settle(gate, effectId, owner);
   } catch (error) {
     keepClaim = error instanceof SentError;
-    return `UNRESOLVED:${(error as Error)?.name ?? 'Error'}`;
+    return `UNRESOLVED:${error instanceof SentError ? error.name : errorName(error)}`;
   } finally {
     if (!keepClaim) await gate.journal.release(effectId, owner);
   }

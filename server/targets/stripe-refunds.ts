@@ -1,0 +1,168 @@
+import Stripe from 'stripe';
+import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
+import { limits } from '../../shared/limits.ts';
+import { diffFacts, repairsThatFit } from '../gate/premises.ts';
+import { type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
+
+/** The metadata key that ties a Stripe refund to the effect that sent it. */
+export const EFFECT_METADATA_KEY = 'interlock_effect_id';
+
+/** HTTP statuses where Stripe answered and definitely did nothing; every other failure is an unknown outcome. */
+const DEFINITE_REJECTIONS: ReadonlySet<number> = new Set([400, 402, 404]);
+
+/** Pages of refunds read for one payment intent: 100 per page, far beyond any real payment. */
+const REFUND_PAGES_MAX = 10;
+
+/** The facts a refund decision relies on, read from Stripe. */
+export interface PaymentFacts extends JsonObject {
+  payment_intent: string;
+  currency: string;
+  amount_received: number;
+  refunded_by_others: number;
+  disputed: boolean;
+}
+
+/** A live key was offered: Interlock only ever talks to Stripe test mode. */
+export class LiveKeyError extends Error {
+  readonly code = 'live_key_refused';
+}
+
+/** Where the SDK should connect: real Stripe, or the local sandbox. */
+export interface StripeEndpoint {
+  host?: string;
+  port?: number;
+  protocol?: 'http' | 'https';
+}
+
+/** A real `stripe` SDK client, refusing live keys, with no hidden retries (the gate owns retries). */
+export function createStripeClient(apiKey: string, endpoint: StripeEndpoint = {}): Stripe {
+  if (!/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(apiKey)) {
+    throw new LiveKeyError('only Stripe test-mode keys (sk_test_ or rk_test_) are accepted; live keys are refused');
+  }
+  return new Stripe(apiKey, {
+    ...endpoint,
+    maxNetworkRetries: 0,
+    timeout: limits.stripeTimeoutMs,
+    telemetry: false,
+  });
+}
+
+/**
+ * Stripe refunds as a tier-1 target: the effect id is the idempotency key and sits in the
+ * refund's metadata, so a refund can be found again by listing the payment's refunds.
+ */
+export class StripeRefunds implements Target {
+  readonly tier = 1 as const;
+  readonly queryable = true;
+  readonly dedupWindowMs = limits.stripeKeyWindowMs;
+
+  constructor(readonly stripe: Stripe) {}
+
+  invalidEffect(effect: JsonObject): string | null {
+    const keys = Object.keys(effect).sort().join(',');
+    if (keys !== 'amount,payment_intent') return 'a refund effect has exactly payment_intent and amount';
+    if (typeof effect.payment_intent !== 'string' || !/^pi_[A-Za-z0-9_]{1,100}$/.test(effect.payment_intent)) {
+      return 'payment_intent must be a Stripe payment intent id (pi_...)';
+    }
+    const amount = effect.amount;
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
+      return `amount must be a whole number of cents from 1 to ${limits.refundCentsMax}`;
+    }
+    return null;
+  }
+
+  async apply(effectId: string, effect: JsonObject): Promise<JsonObject> {
+    try {
+      const refund = await this.stripe.refunds.create(
+        {
+          payment_intent: effect.payment_intent as string,
+          amount: effect.amount as number,
+          metadata: { [EFFECT_METADATA_KEY]: effectId },
+        },
+        { idempotencyKey: effectId },
+      );
+      const replayed = refund.lastResponse.headers['idempotent-replayed'] === 'true';
+      return { status: replayed ? 'already_processed' : 'ok', refund: refund.id, amount: refund.amount };
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeError && error.statusCode !== undefined && DEFINITE_REJECTIONS.has(error.statusCode)) {
+        throw new TargetRejectedError(`${error.statusCode} ${error.code ?? error.type}: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+
+  /** Every refund on a payment, in any status, newest first. */
+  async listRefunds(paymentIntent: string): Promise<Stripe.Refund[]> {
+    const all: Stripe.Refund[] = [];
+    let startingAfter: string | undefined;
+    for (let page = 0; page < REFUND_PAGES_MAX; page++) {
+      const list = await this.stripe.refunds.list({
+        payment_intent: paymentIntent,
+        limit: limits.stripeListLimit,
+        ...(startingAfter ? { starting_after: startingAfter } : {}),
+      });
+      all.push(...list.data);
+      if (!list.has_more || list.data.length === 0) return all;
+      startingAfter = list.data.at(-1)!.id;
+    }
+    throw new Error(`more than ${REFUND_PAGES_MAX * limits.stripeListLimit} refunds on ${paymentIntent}`);
+  }
+
+  /**
+   * The refund this effect sent, in any status. A refund Stripe later failed still counts: it was
+   * sent, and sending another under the same decision would be a second refund.
+   */
+  async query(effectId: string, effect: JsonObject): Promise<Json> {
+    const refunds = await this.listRefunds(effect.payment_intent as string);
+    return refunds.find((r) => r.metadata?.[EFFECT_METADATA_KEY] === effectId)?.id ?? null;
+  }
+
+  /** The facts now: what others refunded (failed refunds returned nothing), and whether a dispute is open. */
+  async capture(paymentIntent: string, exceptEffectId?: string): Promise<PaymentFacts> {
+    const [intent, refunds] = await Promise.all([this.stripe.paymentIntents.retrieve(paymentIntent), this.listRefunds(paymentIntent)]);
+    const disputed = await this.chargeDisputed(intent);
+    const refundedByOthers = refunds
+      .filter((r) => r.status !== 'failed' && r.status !== 'canceled')
+      .filter((r) => exceptEffectId === undefined || r.metadata?.[EFFECT_METADATA_KEY] !== exceptEffectId)
+      .reduce((sum, r) => sum + r.amount, 0);
+    return {
+      payment_intent: paymentIntent,
+      currency: intent.currency,
+      amount_received: intent.amount_received,
+      refunded_by_others: refundedByOthers,
+      disputed,
+    };
+  }
+
+  /**
+   * Whether the payment's charge is disputed, read from the charge itself rather than from an
+   * expanded field: a server that ignores `expand` must not turn an open dispute into `false`.
+   * A charge that cannot be read throws (an unknown fact), it never reads as undisputed.
+   */
+  private async chargeDisputed(intent: Stripe.PaymentIntent): Promise<boolean> {
+    const latest = intent.latest_charge;
+    // Nothing was charged, so there is nothing to dispute.
+    if (latest === null || latest === undefined) return false;
+    const charge = typeof latest === 'string' ? await this.stripe.charges.retrieve(latest) : latest;
+    if (typeof charge.disputed !== 'boolean') throw new Error(`charge ${charge.id} does not say whether it is disputed`);
+    return charge.disputed;
+  }
+
+  async explain(premises: Json, effectId: string, effect: JsonObject): Promise<Explained> {
+    if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
+      return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
+    }
+    if (premises.payment_intent !== effect.payment_intent) {
+      return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
+    }
+    const now = await this.capture(premises.payment_intent, effectId);
+    const changes = diffFacts(premises, now);
+    if (changes.length === 0) return { violations: [], changes: [], repairs: [] };
+    const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
+    // A disputed charge cannot be refunded safely at all, so nothing is suggested.
+    const repairs = now.disputed
+      ? []
+      : repairsThatFit(effect.amount as number, now.amount_received - now.refunded_by_others, now.amount_received);
+    return { violations, changes, repairs };
+  }
+}
