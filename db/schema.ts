@@ -61,3 +61,15 @@ export const grants = sqliteTable('grants', {
 
 /** A row of `grants` as drizzle reads it. */
 export type GrantRow = typeof grants.$inferSelect;
+
+/**
+ * Approvers' sessions, so a restart does not log everyone out. Only the SHA-256 of the session id
+ * is stored: a copy of this table cannot be replayed as a cookie.
+ */
+export const sessions = sqliteTable('sessions', {
+  idHash: text('id_hash').primaryKey(),
+  name: text('name').notNull(),
+  csrfToken: text('csrf_token').notNull(),
+  createdAtMs: integer('created_at_ms').notNull(),
+  lastSeenAtMs: integer('last_seen_at_ms').notNull(),
+});

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
+import { SqliteSessions } from '../db/session-store.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
 import { Reconciler } from './confirm/reconciler.ts';
@@ -74,7 +75,12 @@ export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Prom
     onError: (effectId, error) => app.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
   });
   if (env.INTERLOCK_CLAIM_TTL_MS) (services.gate as { claimTtlMs: number }).claimTtlMs = Number(env.INTERLOCK_CLAIM_TTL_MS);
-  const sessions = new SessionStore({ idleMs: config.sessions.idleMs, absoluteMs: config.sessions.absoluteMs, wallMs: () => clock.wallMs() });
+  const sessions = new SessionStore({
+    idleMs: config.sessions.idleMs,
+    absoluteMs: config.sessions.absoluteMs,
+    wallMs: () => clock.wallMs(),
+    persist: new SqliteSessions(database.db),
+  });
   const app = await buildApp({
     services,
     sessions,

@@ -10,6 +10,8 @@ export interface Session {
 
 /** Sessions held at once: far above a real approver team; the oldest go first beyond it. */
 const SESSIONS_MAX = 10_000;
+/** How stale the stored last-seen time may get: persisting every request would cost a write per read. */
+const PERSIST_SEEN_EVERY_MS = 60_000;
 
 function idHash(id: string): string {
   return createHash('sha256').update(id).digest('hex');
@@ -21,6 +23,7 @@ function idHash(id: string): string {
  */
 export class SessionStore {
   readonly #sessions = new Map<string, Session>();
+  readonly #persistedSeenMs = new Map<string, number>();
 
   constructor(
     private readonly options: {
@@ -60,6 +63,10 @@ export class SessionStore {
       return 'expired';
     }
     session.lastSeenAtMs = now;
+    if (now - (this.#persistedSeenMs.get(hash) ?? session.createdAtMs) >= PERSIST_SEEN_EVERY_MS) {
+      this.#persistedSeenMs.set(hash, now);
+      this.options.persist?.save(hash, session);
+    }
     return session;
   }
 
@@ -70,6 +77,7 @@ export class SessionStore {
 
   private drop(hash: string): void {
     this.#sessions.delete(hash);
+    this.#persistedSeenMs.delete(hash);
     this.options.persist?.save(hash, null);
   }
 }

@@ -67,10 +67,18 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
 }
 
 /** An HTTP client for a running server: an agent, and people logged in by name. */
-export function clientFor(url: string) {
+export function clientFor(initialUrl: string) {
+  let url = initialUrl;
   const sessions = new Map<string, { cookie: string; csrf: string }>();
   const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as Record<string, unknown> & { items?: unknown[] } });
   return {
+    get url() {
+      return url;
+    },
+    /** Talk to a restarted server on the same address, keeping the logins. */
+    rebase(next: string) {
+      url = next;
+    },
     agent: async (method: string, path: string, body?: unknown) =>
       json(await fetch(url + path, { method, headers: { authorization: `Bearer ${AGENT_TOKEN}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) })),
     async as(name: string, method: string, path: string, body?: unknown) {
