@@ -9,8 +9,8 @@ export interface BoardFilter {
   group?: string;
 }
 
-/** Insert into a sorted array. */
-function insertSorted(values: number[], value: number): void {
+/** The first index whose value is not below `value` in a sorted array. */
+function lowerBound(values: readonly number[], value: number): number {
   let lo = 0;
   let hi = values.length;
   while (lo < hi) {
@@ -18,19 +18,18 @@ function insertSorted(values: number[], value: number): void {
     if (values[mid]! < value) lo = mid + 1;
     else hi = mid;
   }
-  values.splice(lo, 0, value);
+  return lo;
+}
+
+/** Insert into a sorted array. */
+function insertSorted(values: number[], value: number): void {
+  values.splice(lowerBound(values, value), 0, value);
 }
 
 /** Remove one occurrence from a sorted array. */
 function removeSorted(values: number[], value: number): void {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  if (values[lo] === value) values.splice(lo, 1);
+  const at = lowerBound(values, value);
+  if (values[at] === value) values.splice(at, 1);
 }
 
 /**
