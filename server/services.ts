@@ -1,4 +1,5 @@
 import type Stripe from 'stripe';
+import type { Json } from '../shared/json.ts';
 import type { OpenDatabase } from '../db/open.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
 import type { InterlockConfig } from './config/schema.ts';
@@ -46,9 +47,14 @@ export interface ServiceOptions {
   onError?: (effectId: string, error: unknown) => void;
 }
 
-/** The key an agent's request is remembered under: the same agent and request id is the same decision forever. */
-export function requestKeyOf(request: InboxRequest): { agent: string; request_id: string } {
-  return { agent: String(request.agent), request_id: request.id };
+/**
+ * The key a request is remembered under: the same agent and request id is the same decision
+ * forever. A repair child's key also names the request it repairs, a shape no agent's request can
+ * have, so an agent can never bind a payload under a repair's effect id before a person accepts it.
+ */
+export function requestKeyOf(request: InboxRequest): Json {
+  const key = { agent: String(request.agent), request_id: request.id };
+  return request.repair_of === undefined ? key : { ...key, repair_of: String(request.repair_of) };
 }
 
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DecisionAnswer, SessionInfo } from '../../shared/api.ts';
-import type { Status } from '../../shared/statuses.ts';
+import type { DecisionAnswer, DecisionBody, SessionInfo } from '../../shared/api.ts';
+import { assertNever, type Status } from '../../shared/statuses.ts';
+import { currentStatus } from './answers.ts';
 import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
 import { signReceipt } from '../gate/receipts.ts';
@@ -31,6 +32,22 @@ export interface ApproverRouteOptions {
   services: Services;
   sessions: SessionStore;
   secureCookies: boolean;
+}
+
+/** Carry out one decision through the inbox. */
+async function decide(services: Services, effectId: string, by: string, body: DecisionBody): Promise<Status> {
+  const seen = { seen: body.escalation };
+  switch (body.action) {
+    case 'approve':
+      return services.inbox.approve(effectId, by, seen);
+    case 'reject':
+    case 'close':
+      return services.inbox.reject(effectId, by, seen);
+    case 'repair':
+      return services.inbox.repair(effectId, by, body.repair_index ?? -1, seen);
+    default:
+      return assertNever(body.action);
+  }
 }
 
 /** The groups a person decides for, from the config. */
@@ -156,23 +173,25 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     const { effectId, groups } = await visibleChain(request);
     const body = parseDecisionBody(request.body);
     const by = request.person!.name;
-    const seen = { seen: body.escalation };
     let status: Status;
-    switch (body.action) {
-      case 'approve':
-        status = await services.inbox.approve(effectId, by, seen);
-        break;
-      case 'reject':
-      case 'close':
-        status = await services.inbox.reject(effectId, by, seen);
-        break;
-      case 'repair':
-        status = await services.inbox.repair(effectId, by, body.repair_index ?? -1, seen);
-        break;
+    let unreachable = false;
+    try {
+      status = await decide(services, effectId, by, body);
+    } catch (error) {
+      unreachable = true;
+      // Stripe could not be read or reached after the decision was recorded: the journal says what
+      // stands (APPROVED is sent by the next background pass, IN_FLIGHT is settled by recovery).
+      request.log.warn({ err: error, effectId }, 'decision recorded, send not finished');
+      status = currentStatus(await services.journal.entries(effectId));
     }
     await services.follower.catchUp();
     const chain = await services.journal.entries(effectId);
-    const message = DECISION_MESSAGES[status as keyof typeof DECISION_MESSAGES] ?? `the refund was not sent: ${status}`;
+    const known = DECISION_MESSAGES[status as keyof typeof DECISION_MESSAGES] ?? `The refund was not sent: ${status}.`;
+    const message = unreachable
+      ? status === 'APPROVED'
+        ? DECISION_MESSAGES.APPROVED
+        : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
+      : known;
     return { status, message, item: await itemDetail(services, effectId, chain, (group) => groups.has(group)) };
   });
 

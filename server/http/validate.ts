@@ -29,8 +29,8 @@ export function parseRefundBody(body: unknown): RefundRequestBody {
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
     fail('amount', `must be a whole number of cents from 1 to ${limits.refundCentsMax}`);
   }
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > limits.reasonCharsMax)) {
-    fail('reason', `must be text of at most ${limits.reasonCharsMax} characters`);
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > limits.reasonCharsMax || /\p{Cs}/u.test(reason))) {
+    fail('reason', `must be well-formed text of at most ${limits.reasonCharsMax} characters`);
   }
   if (flags !== undefined) {
     if (!Array.isArray(flags) || flags.length > limits.flagsMax) fail('flags', `must be a list of at most ${limits.flagsMax} flags`);

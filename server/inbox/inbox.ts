@@ -106,17 +106,28 @@ export class Inbox extends InboxCore {
     }
     const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id }) as InboxRequest;
     if (!jsonEqual(this.options.effectOf(child), plain({ ...this.options.effectOf(bound), ...set }))) return 'REFUSED:repair_not_expressible';
+    // The child's chain must be new, or already bound to exactly this child (a restart finishing
+    // the same repair). Anything else bound there was never shown to this person.
+    if (!this.childChainIsOurs(await this.journal.entries(this.effectIdOf(child)), child)) return 'REFUSED:repair_not_expressible';
     const facts = plain(await this.options.capture(child)) as JsonObject;
     if (!jsonEqual(facts, escalation.facts)) return this.reshowWithoutRepairs(effectId, escalation, facts);
     const decided = await this.record(effectId, escalation, by, 'repair', { code: String(suggestion.code), set, request_id: child.id }, true);
     if (typeof decided === 'string') return decided;
     const status = await this.submit(child, facts);
     if (status !== 'QUEUED') return status;
-    const childEscalation = latestEscalation(await this.journal.entries(this.effectIdOf(child))).escalation;
-    if (childEscalation && this.options.authority.members(String(childEscalation.group)).includes(by)) {
+    const childChain = await this.journal.entries(this.effectIdOf(child));
+    const childEscalation = latestEscalation(childChain).escalation;
+    if (childEscalation && this.childChainIsOurs(childChain, child) && this.options.authority.members(String(childEscalation.group)).includes(by)) {
       return this.approve(this.effectIdOf(child), by, { seen: childEscalation.hash, ...(options.execute === undefined ? {} : { execute: options.execute }) });
     }
     return status;
+  }
+
+  /** True when a repair child's chain is empty or bound to exactly this child request. */
+  private childChainIsOurs(chain: readonly Entry[], child: InboxRequest): boolean {
+    if (chain.length === 0) return true;
+    const bound = boundRequest(chain);
+    return bound !== null && jsonEqual(bound, plain(child));
   }
 
   /** The world moved since the suggestion: show the item again on the new facts, with no repairs. */

@@ -69,6 +69,7 @@ describe('agents API', () => {
     ['a bad payment intent', { request_id: 'v5', payment_intent: 'ch_abc', amount: 100 }, 'payment_intent'],
     ['bad flags', { request_id: 'v6', payment_intent: 'pi_abc', amount: 100, flags: ['VIP!'] }, 'flags[0]'],
     ['an array body', [1, 2], 'body'],
+    ['a reason with a broken character', { request_id: 'v7', payment_intent: 'pi_abc', amount: 100, reason: 'ok \ud800' }, 'reason'],
   ])('%s is validation_failed naming the field, and writes nothing', async (_name, body, field) => {
     const before = await world.entryCount();
     const response = await world.agent('POST', '/v1/refunds', body);

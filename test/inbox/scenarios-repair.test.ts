@@ -271,3 +271,22 @@ describe('inbox scenarios: repairs, ambiguity, restarts (inbox §24)', () => {
     expect(world.target.refunds).toEqual([]);
   });
 });
+
+describe('repair child chains', () => {
+  it('a repair is refused, and the original stays open, when the child id is already bound to another payload', async () => {
+    const world = buildInboxWorld();
+    const r = world.request(80);
+    world.target.orders.get(r.order as string)!.amountCents = 100;
+    await world.inbox.submit(r);
+    const id = world.effectIdOf(r);
+    world.target.refundByHand(r.order as string, 30);
+    expect(await world.inbox.approve(id, 'ana')).toBe('REFUSED:stale_premise');
+    const escalation = latestEscalation(await world.journal.entries(id)).escalation!;
+    // Someone binds the child's id first, with a payload nobody was shown as this repair.
+    const squat = { ...world.request(90), id: childIdFor(r.id, escalation.hash) };
+    expect(await world.inbox.submit(squat)).toBe('QUEUED');
+    expect(await world.inbox.repair(id, 'ana', 0, { seen: escalation.hash })).toBe('REFUSED:repair_not_expressible');
+    expect(chainState(await world.journal.entries(id))).toBe('ESCALATED');
+    expect(world.target.refunds.filter((x) => x.effectId !== 'dashboard')).toEqual([]);
+  });
+});
