@@ -99,11 +99,16 @@ describe('approvers API', () => {
     const socket = new WebSocket(`${address.replace('http', 'ws')}/api/live`, { headers: { cookie: ana.cookie } });
     const messages: { type: string; item?: { effect_id: string } | null; items?: unknown[] }[] = [];
     socket.on('message', (data: Buffer) => messages.push(JSON.parse(String(data))));
-    await new Promise((r) => setTimeout(r, 100));
+    const waitFor = async (done: () => boolean) => {
+      for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await waitFor(() => messages.length > 0);
     expect(messages[0]?.type).toBe('snapshot');
     const { effectId } = await queued('ap-5');
     await queued('ap-6', 30_000, 40_000);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => messages.some((m) => m.type === 'item'));
+    // A controller's item would have arrived by now too, had it leaked: give it the same chance.
+    await new Promise((r) => setTimeout(r, 100));
     const items = messages.filter((m) => m.type === 'item');
     expect(items.map((m) => m.item?.effect_id)).toEqual([effectId]);
     socket.close();
