@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
@@ -75,16 +76,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onConfirmed: () => void services.follower.catchUp(),
   });
 
+  // One not-found handler: the web inbox's pages fall back to index.html; everything else is a 404.
   const webDist = options.webDist ?? WEB_DIST;
-  if (existsSync(webDist)) {
-    await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
-    app.setNotFoundHandler((request, reply) => {
-      const path = request.url.split('?')[0] ?? '';
-      if (request.method !== 'GET' || /^\/(api|v1|webhooks|\.well-known)(\/|$)/.test(path)) {
-        throw new AppError('not_found', `no route ${request.method} ${path}`);
-      }
-      return reply.type('text/html').sendFile('index.html');
-    });
-  }
+  const hasWeb = existsSync(join(webDist, 'index.html'));
+  if (hasWeb) await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    if (!hasWeb || request.method !== 'GET' || /^\/(api|v1|webhooks|\.well-known)(\/|$)/.test(path)) {
+      throw new AppError('not_found', `no route ${request.method} ${path}`);
+    }
+    return reply.type('text/html').sendFile('index.html');
+  });
   return app;
 }

@@ -38,5 +38,4 @@ export function installErrorHandler(app: FastifyInstance): void {
     request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } });
   });
-  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: { code: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` } }));
 }

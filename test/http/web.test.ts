@@ -1,0 +1,35 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/http/app.ts';
+import { SessionStore } from '../../server/http/sessions.ts';
+import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+
+let world: AppWorld;
+let web: Awaited<ReturnType<typeof buildApp>>;
+beforeAll(async () => {
+  world = await buildAppWorld();
+  const dist = join(world.dir, 'web');
+  mkdirSync(join(dist, 'assets'), { recursive: true });
+  writeFileSync(join(dist, 'index.html'), '<!doctype html><title>Interlock</title><div id="root"></div>');
+  writeFileSync(join(dist, 'assets', 'app.js'), 'console.log(1)');
+  const sessions = new SessionStore({ idleMs: 60_000, absoluteMs: 60_000, wallMs: Date.now });
+  web = await buildApp({ services: world.services, sessions, webhookSecrets: ['whsec_x'], ready: () => true, webDist: dist });
+});
+afterAll(async () => {
+  await web.close();
+  await world.close();
+});
+
+describe('serving the web inbox', () => {
+  it('serves the built pages, falls back to index.html for app routes, and answers 404 JSON for unknown API routes', async () => {
+    const page = await web.inject({ method: 'GET', url: '/items/abc' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
+    expect((await web.inject({ method: 'GET', url: '/assets/app.js' })).statusCode).toBe(200);
+    const api = await web.inject({ method: 'GET', url: '/api/nope' });
+    expect([api.statusCode, api.json().error.code]).toEqual([404, 'not_found']);
+    expect((await web.inject({ method: 'POST', url: '/anything' })).json().error.code).toBe('not_found');
+  });
+});
