@@ -11,6 +11,7 @@ export default defineConfig({
       '/api': 'http://127.0.0.1:3000',
       '/v1': 'http://127.0.0.1:3000',
       '/.well-known': 'http://127.0.0.1:3000',
+      '/readyz': 'http://127.0.0.1:3000',
     },
   },
 });

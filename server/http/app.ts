@@ -24,6 +24,9 @@ const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/** Everything that is not a page of the web inbox. */
+const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz)(\/|\?|$)/;
+
 export interface AppOptions {
   services: Services;
   sessions: SessionStore;
@@ -47,9 +50,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
-    const type = String(reply.getHeader('content-type') ?? '');
-    reply.header('content-security-policy', type.startsWith('text/html') ? PAGE_CSP : "default-src 'none'; frame-ancestors 'none'");
-    if (request.url.startsWith('/api/') || request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+    // Chosen by URL, not content type: a 304 for a page has no content type, and the browser
+    // applies this header to the cached page.
+    const api = API_PATHS.test(request.url);
+    reply.header('content-security-policy', api ? "default-src 'none'; frame-ancestors 'none'" : PAGE_CSP);
+    if (api) reply.header('cache-control', 'no-store');
     return payload;
   });
   await app.register(fastifyCookie);
@@ -82,7 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (hasWeb) await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    if (!hasWeb || request.method !== 'GET' || /^\/(api|v1|webhooks|\.well-known)(\/|$)/.test(path)) {
+    if (!hasWeb || request.method !== 'GET' || API_PATHS.test(path)) {
       throw new AppError('not_found', `no route ${request.method} ${path}`);
     }
     return reply.type('text/html').sendFile('index.html');

@@ -31,5 +31,11 @@ describe('serving the web inbox', () => {
     const api = await web.inject({ method: 'GET', url: '/api/nope' });
     expect([api.statusCode, api.json().error.code]).toEqual([404, 'not_found']);
     expect((await web.inject({ method: 'POST', url: '/anything' })).json().error.code).toBe('not_found');
+    // A 304 for a page has no content type; it must still carry the page's policy, or the cached page breaks.
+    const etag = String(page.headers.etag ?? (await web.inject({ method: 'GET', url: '/' })).headers.etag);
+    const notModified = await web.inject({ method: 'GET', url: '/', headers: { 'if-none-match': etag } });
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    expect((await web.inject({ method: 'GET', url: '/api/nope' })).headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
   });
 });

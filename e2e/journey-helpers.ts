@@ -1,0 +1,146 @@
+import { mkdirSync } from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
+import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
+import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
+
+/** The demo agent token and password from interlock.yaml (local demo only, published there). */
+export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
+export const PASSWORD = 'interlock-demo';
+/** The embedded Stripe sandbox's control routes (playwright.config.ts sets its port). */
+export const SANDBOX_URL = `http://127.0.0.1:${process.env.E2E_SANDBOX_PORT ?? 4174}`;
+/** The SLA of the default route in interlock.yaml (240 minutes), plus a second. */
+export const PAST_SLA_MS = 240 * 60_000 + 1_000;
+export const SCREENSHOT_DIR = 'test-results/screenshots';
+
+/** A request id no other run or test uses, so journeys also work against a reused server. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** A succeeded payment in the sandbox, returning its payment intent id. */
+export async function createPayment(request: APIRequestContext, amountCents: number): Promise<string> {
+  const response = await request.post(`${SANDBOX_URL}/_sandbox/payment-intents`, { data: { amountCents } });
+  expect(response.ok()).toBe(true);
+  return ((await response.json()) as { id: string }).id;
+}
+
+/** A refund made by hand in Stripe, outside Interlock. */
+export async function handRefund(request: APIRequestContext, paymentIntent: string, amountCents: number): Promise<void> {
+  const response = await request.post(`${SANDBOX_URL}/_sandbox/hand-refunds`, { data: { paymentIntent, amountCents } });
+  expect(response.ok()).toBe(true);
+}
+
+/** Every refund the sandbox holds for a payment. */
+export async function ledger(request: APIRequestContext, paymentIntent: string): Promise<{ id: string; amount: number; status: string }[]> {
+  const response = await request.get(`${SANDBOX_URL}/_sandbox/ledger?payment_intent=${paymentIntent}`);
+  expect(response.ok()).toBe(true);
+  return ((await response.json()) as { data: { id: string; amount: number; status: string }[] }).data;
+}
+
+/** An agent asks for a refund over the API, as an AI agent would. */
+export async function askRefund(request: APIRequestContext, body: RefundRequestBody): Promise<RefundAnswer> {
+  const response = await request.post('/v1/refunds', { data: body, headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+  expect(response.status(), await response.text()).toBeLessThan(300);
+  return (await response.json()) as RefundAnswer;
+}
+
+/** A fresh payment and an over-limit refund of it, waiting for ap-leads (ana and bea). */
+export async function queuedRefund(request: APIRequestContext, amountCents = 8_000, paidCents = 10_000, prefix = 'req') {
+  const paymentIntent = await createPayment(request, paidCents);
+  const requestId = uniqueId(prefix);
+  const answer = await askRefund(request, { request_id: requestId, payment_intent: paymentIntent, amount: amountCents, reason: 'Customer returned the order unopened' });
+  expect(answer.status).toBe('QUEUED');
+  return { paymentIntent, requestId, effectId: answer.effect_id };
+}
+
+/** Log in through the form, as a person would, and wait for the live inbox. */
+export async function logInWithForm(page: Page, name: string, password = PASSWORD): Promise<void> {
+  await page.goto('/');
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
+  await expect(page.locator('.live-indicator')).toContainText('Live');
+}
+
+/**
+ * Log in over the API (the cookie lands in the page's context), then open the live inbox. The
+ * form itself is covered once, in pages.spec.ts; this keeps the journeys fast.
+ */
+export async function logIn(page: Page, name: string): Promise<void> {
+  const response = await page.request.post('/api/session', { data: { name, password: PASSWORD } });
+  expect(response.ok(), await response.text()).toBe(true);
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
+  await expect(page.locator('.live-indicator')).toContainText('Live');
+}
+
+/** A new browser context (its own cookies) with a page logged in as `name`. */
+export async function personPage(browser: Browser, name: string): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await logIn(page, name);
+  return page;
+}
+
+/** The inbox row of a request. */
+export function inboxRow(page: Page, requestId: string) {
+  return page.locator(`li.inbox-row[data-request-id="${requestId}"]`);
+}
+
+/** Move the application clock as the page's person, with their CSRF token (test mode only). */
+export async function advanceClock(page: Page, advanceMs: number): Promise<void> {
+  const session = (await (await page.request.get('/api/session')).json()) as SessionInfo;
+  const response = await page.request.post('/api/test/clock', { data: { advance_ms: advanceMs }, headers: { 'x-csrf-token': session.csrf_token } });
+  expect(response.ok(), await response.text()).toBe(true);
+}
+
+/** Decide an item over the API as the page's person, with the escalation it shows now. */
+export async function decide(page: Page, effectId: string, action: 'approve' | 'reject'): Promise<DecisionAnswer> {
+  const session = (await (await page.request.get('/api/session')).json()) as SessionInfo;
+  const detail = (await (await page.request.get(`/api/items/${effectId}`)).json()) as ItemDetail;
+  const response = await page.request.post(`/api/items/${effectId}/decisions`, {
+    data: { action, escalation: detail.item?.escalation },
+    headers: { 'x-csrf-token': session.csrf_token },
+  });
+  expect(response.ok(), await response.text()).toBe(true);
+  return (await response.json()) as DecisionAnswer;
+}
+
+/** No serious or critical accessibility violation on the page as it is now. */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const bad = results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  expect(bad, `accessibility of ${what}`).toEqual([]);
+}
+
+/** Screenshots of the page at 1280 and 390 pixels wide: test-results/screenshots/NAME-WIDTH.png. */
+export async function shoot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const original = page.viewportSize();
+  // A modal's backdrop covers the viewport only: a dialog is shot as the person sees it.
+  const fullPage = (await page.locator('dialog[open]').count()) === 0;
+  // From the top: a sticky header would otherwise be drawn where the page was scrolled to.
+  if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
+  for (const [width, height] of [
+    [1280, 900],
+    [390, 844],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}-${width}.png`, fullPage, animations: 'disabled' });
+  }
+  if (original) await page.setViewportSize(original);
+}
+
+/**
+ * The screenshots, and one accessibility scan at 1280 (what axe checks does not depend on the
+ * width). A scan costs a second or two, so each kind of page is scanned once, in the state that
+ * shows the most of it.
+ */
+export async function shootAndScan(page: Page, name: string): Promise<void> {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await expectAccessible(page, name);
+  await shoot(page, name);
+}

@@ -1,0 +1,155 @@
+import { expect, test } from '@playwright/test';
+import {
+  advanceClock,
+  decide,
+  handRefund,
+  inboxRow,
+  logIn,
+  PAST_SLA_MS,
+  PASSWORD,
+  personPage,
+  queuedRefund,
+  shoot,
+  shootAndScan,
+} from './journey-helpers.ts';
+
+// Each page is shot at two widths and scanned once: slower than a journey. The tests do not
+// depend on each other, so one failing does not stop the others.
+test.describe.configure({ timeout: 90_000 });
+
+test('log in and out: a wrong password and an expired session are said plainly', async ({ page, browser }) => {
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'Log in to the refund inbox' })).toBeVisible();
+  await expect(page.getByRole('note')).toContainText('Sandbox: no real money');
+  await expect(page.getByLabel('Name')).toBeFocused();
+  await shoot(page, 'login');
+
+  await page.getByLabel('Name').fill('ana');
+  await page.getByLabel('Password').fill('not-the-password');
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('alert')).toHaveText('That name and password do not match. Check both and try again.');
+  await expect(page.getByLabel('Password')).toBeFocused();
+  await shootAndScan(page, 'login-wrong-password');
+
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
+  await expect(page.getByRole('note')).toContainText('Sandbox: no real money');
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await expect(page.getByText('You are logged out.')).toBeVisible();
+  expect((await page.request.get('/api/session')).status()).toBe(401);
+
+  // The server answers session_expired once an idle session times out; the page says so.
+  const later = await personPage(browser, 'ana');
+  await later.route('**/api/done*', (route) =>
+    route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: { code: 'session_expired', message: 'your session expired; log in again' } }) }),
+  );
+  await later.getByRole('link', { name: 'Done' }).click();
+  await expect(later.getByText('Your session expired')).toBeVisible();
+  await expect(later.getByRole('heading', { name: 'Log in to the refund inbox' })).toBeVisible();
+  await shoot(later, 'login-session-expired');
+  await later.context().close();
+});
+
+test('a reload or a shared link opens the same page', async ({ page, request }) => {
+  const { effectId } = await queuedRefund(request, 8_000, 10_000, 'reload');
+  await logIn(page, 'ana');
+  await page.goto(`/items/${effectId}`);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('$80.00');
+  await page.reload();
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('$80.00');
+  await page.getByRole('link', { name: /Inbox/ }).first().click();
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
+});
+
+test('the inbox and an item: changed facts, a refusal with its repair, confirmations, a sent refund', async ({ page, request }) => {
+  const plain = await queuedRefund(request, 12_550, 12_550, 'shot-plain');
+  const stale = await queuedRefund(request, 8_000, 10_000, 'shot-stale');
+  const toReject = await queuedRefund(request, 6_000, 15_000, 'shot-reject');
+  await handRefund(request, stale.paymentIntent, 2_500);
+
+  await logIn(page, 'ana');
+  await expect(inboxRow(page, plain.requestId)).toBeVisible();
+  await shootAndScan(page, 'inbox');
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+  await shootAndScan(page, 'help');
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+
+  // From the inbox: focus a row with j, and r opens the item with its reject confirmation.
+  const rejectLink = inboxRow(page, toReject.requestId).locator('.row-link');
+  for (let i = 0; i < 50 && !(await rejectLink.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('j');
+  await expect(rejectLink).toBeFocused();
+  await shoot(page, 'inbox-keyboard-focus');
+  await page.keyboard.press('r');
+  await expect(page).toHaveURL(new RegExp(`/items/${toReject.effectId}$`));
+  await page.getByRole('dialog', { name: 'Reject the $60.00 refund?' }).getByRole('button', { name: 'Reject $60.00 refund' }).click();
+  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'REJECTED');
+
+  // An item whose facts changed, then refused when approved: the diff and the repair.
+  await page.goto(`/items/${stale.effectId}`);
+  await expect(page.locator('tr[data-fact="refunded_by_others"]')).toHaveClass(/changed/);
+  await shoot(page, 'item-facts-changed');
+  await page.keyboard.press('a');
+  await page.getByRole('dialog').getByRole('button', { name: 'Send $80.00 refund' }).click();
+  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'REFUSED:stale_premise');
+  await expect(page.getByRole('button', { name: /Accept repair/ })).toBeVisible();
+  await shootAndScan(page, 'item-refused-with-repair');
+  await page.keyboard.press('p');
+  await expect(page.getByRole('dialog', { name: 'Refund $75.00 instead of $80.00?' })).toBeVisible();
+  await shootAndScan(page, 'item-confirm-repair');
+  await page.keyboard.press('Escape');
+
+  await page.goto(`/items/${plain.effectId}`);
+  await expect(page.getByRole('button', { name: 'Approve $125.50' })).toBeVisible();
+  await page.keyboard.press('a');
+  await expect(page.getByRole('dialog', { name: 'Approve and send $125.50?' })).toBeVisible();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'COMMITTED');
+  await shootAndScan(page, 'item-done');
+});
+
+test('the done and closed lists, searchable', async ({ page, request }) => {
+  const sent = await queuedRefund(request, 9_900, 20_000, 'shot-done');
+  const closed = await queuedRefund(request, 7_500, 20_000, 'shot-closed');
+  await logIn(page, 'ana');
+  await decide(page, sent.effectId, 'approve');
+  await decide(page, closed.effectId, 'reject');
+
+  await page.getByRole('link', { name: 'Done' }).click();
+  await expect(page.locator(`tr[data-request-id="${sent.requestId}"]`)).toContainText('$99.00');
+  await shootAndScan(page, 'done');
+  await page.getByLabel('Search by request id or payment intent').fill('no-such-request');
+  await expect(page.getByRole('heading', { name: 'No match' })).toBeVisible();
+  await page.getByRole('link', { name: 'Closed' }).click();
+  await expect(page.locator(`tr[data-request-id="${closed.requestId}"]`)).toContainText('Rejected');
+  await page.getByLabel('Search by request id or payment intent').fill(closed.paymentIntent);
+  await expect(page.locator('.history-table tbody tr')).toHaveCount(1);
+  await shootAndScan(page, 'closed');
+});
+
+test('other people: an empty inbox, an item outside my groups, a finance login, a breached inbox', async ({ page, browser, request }) => {
+  const { requestId, effectId } = await queuedRefund(request, 8_000, 10_000, 'shot-breach');
+  await logIn(page, 'rita');
+  await expect(page.getByRole('heading', { name: 'Nothing waits for you' })).toBeVisible();
+  await shootAndScan(page, 'inbox-empty');
+  await page.goto(`/items/${effectId}`);
+  await expect(page.getByRole('heading', { name: 'This item is not in your groups' })).toBeVisible();
+  await shootAndScan(page, 'item-not-in-my-groups');
+
+  const fin = await browser.newContext().then((c) => c.newPage());
+  await fin.request.post('/api/session', { data: { name: 'fin', password: PASSWORD } });
+  // Finance's home is the scoreboard (scoreboard.spec.ts); the approvers' lists are not theirs.
+  await fin.goto('/done');
+  await expect(fin.getByRole('heading', { name: 'Nothing to decide here' })).toBeVisible();
+  await shoot(fin, 'finance-role');
+  await fin.context().close();
+
+  const fm = await personPage(browser, 'fm');
+  await advanceClock(fm, PAST_SLA_MS);
+  await expect(inboxRow(fm, requestId).getByText('SLA breached')).toBeVisible();
+  await shoot(fm, 'inbox-breached');
+  await fm.context().close();
+});

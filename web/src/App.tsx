@@ -1,0 +1,201 @@
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { SessionInfo } from '../../shared/api.ts';
+import { ApiError, callApi, messageOf, type SessionLoss, setCsrfToken, setSessionLostHandler } from './api-client.ts';
+import { AppHeader } from './components/AppHeader.tsx';
+import { ConnectionBanner } from './components/ConnectionBanner.tsx';
+import { HelpDialog } from './components/HelpDialog.tsx';
+import { HistoryPage } from './components/HistoryPage.tsx';
+import { Link } from './components/Link.tsx';
+import { InboxPage } from './components/InboxPage.tsx';
+import { ItemPage } from './components/ItemPage.tsx';
+import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
+import { ScoreboardPage } from './components/ScoreboardPage.tsx';
+import { EmptyState, ErrorState, LoadingState } from './components/StateViews.tsx';
+import { useShortcuts } from './hooks.ts';
+import { LiveContext, LiveFeed } from './live.ts';
+import { navigate, type Route, useRoute } from './router.ts';
+
+type SessionState =
+  | { phase: 'checking' }
+  | { phase: 'unreachable'; message: string }
+  | { phase: 'out'; notice: LoginNotice | null }
+  | { phase: 'in'; session: SessionInfo };
+
+/** The app: who is logged in decides between the log-in page and the approver's shell. */
+export function App() {
+  const [state, setState] = useState<SessionState>({ phase: 'checking' });
+
+  const handleSessionLost = useCallback((code: SessionLoss) => {
+    setCsrfToken('');
+    setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere' });
+  }, []);
+
+  const checkSession = useCallback(async () => {
+    setState({ phase: 'checking' });
+    try {
+      const session = await callApi<SessionInfo>('GET', '/api/session');
+      setCsrfToken(session.csrf_token);
+      setState({ phase: 'in', session });
+    } catch (error) {
+      if (error instanceof ApiError && (error.code === 'unauthorized' || error.code === 'session_expired')) {
+        setState({ phase: 'out', notice: error.code === 'session_expired' ? 'session_expired' : null });
+      } else {
+        setState({ phase: 'unreachable', message: messageOf(error) });
+      }
+    }
+  }, []);
+
+  useEffect(() => {
+    setSessionLostHandler(handleSessionLost);
+    void checkSession();
+    return () => setSessionLostHandler(null);
+  }, [checkSession, handleSessionLost]);
+
+  const handleLogin = (session: SessionInfo) => {
+    setCsrfToken(session.csrf_token);
+    setState({ phase: 'in', session });
+  };
+
+  const handleLogout = async () => {
+    try {
+      await callApi('DELETE', '/api/session');
+    } catch {
+      // Logged out already (expired): the page goes to log-in either way.
+    }
+    setCsrfToken('');
+    setState({ phase: 'out', notice: 'logged_out' });
+  };
+
+  switch (state.phase) {
+    case 'checking':
+      return (
+        <main className="centered-page">
+          <LoadingState label="Opening Interlock…" />
+        </main>
+      );
+    case 'unreachable':
+      return (
+        <main className="centered-page">
+          <ErrorState title="Interlock cannot be reached" message={state.message} onRetry={() => void checkSession()} />
+        </main>
+      );
+    case 'out':
+      return <LoginPage notice={state.notice} onLogin={handleLogin} />;
+    case 'in':
+      return <Shell session={state.session} onLogout={handleLogout} onSessionLost={handleSessionLost} />;
+  }
+}
+
+interface ShellProps {
+  session: SessionInfo;
+  onLogout: () => Promise<void>;
+  onSessionLost: (code: SessionLoss) => void;
+}
+
+/** The logged-in frame: header, connection banner, the page for the address, help. */
+function Shell({ session, onLogout, onSessionLost }: ShellProps) {
+  const route = useRoute();
+  const [helpOpen, setHelpOpen] = useState(false);
+  const isApprover = session.role === 'approver';
+  const feed = useMemo(() => (isApprover ? new LiveFeed(onSessionLost) : null), [isApprover, onSessionLost]);
+  useEffect(() => {
+    if (!feed) return;
+    feed.start();
+    return () => feed.stop();
+  }, [feed]);
+
+  useRouteFocus(route);
+  useGoShortcuts(() => setHelpOpen(true));
+  // Finance has no inbox: its home is the scoreboard.
+  useEffect(() => {
+    if (!isApprover && route.page === 'inbox') navigate('/scoreboard', { replace: true });
+  }, [isApprover, route.page]);
+
+  let page: ReactNode;
+  if (!feed && (route.page === 'inbox' || route.page === 'scoreboard')) {
+    page = <ScoreboardPage session={session} />;
+  } else if (!feed) {
+    page = (
+      <section className="page narrow">
+        <EmptyState title="Nothing to decide here" icon="i" pageTitle>
+          <p>
+            You are logged in as {session.display_name}, with the {session.role} role. The inbox, its decisions and its history are for
+            approvers; ask an administrator if you should be in an approver group.
+          </p>
+        </EmptyState>
+      </section>
+    );
+  } else {
+    page = pageFor(route, session);
+  }
+
+  return (
+    <LiveContext.Provider value={feed}>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <AppHeader session={session} route={route} onLogout={onLogout} onHelp={() => setHelpOpen(true)} />
+      {feed && <ConnectionBanner />}
+      <main id="main" tabIndex={-1}>
+        {page}
+      </main>
+      <HelpDialog open={helpOpen} onClose={() => setHelpOpen(false)} />
+    </LiveContext.Provider>
+  );
+}
+
+function pageFor(route: Route, session: SessionInfo): ReactNode {
+  switch (route.page) {
+    case 'inbox':
+      return <InboxPage session={session} />;
+    case 'item':
+      return <ItemPage key={route.effectId} effectId={route.effectId} session={session} />;
+    case 'done':
+    case 'closed':
+      return <HistoryPage key={route.page} kind={route.page} q={route.q} />;
+    case 'scoreboard':
+      return <ScoreboardPage session={session} />;
+    case 'not_found':
+      return (
+        <section className="page narrow">
+          <h1 id="page-title" tabIndex={-1}>
+            No such page
+          </h1>
+          <p className="lede">Nothing lives at {route.path}. Your inbox is one click away.</p>
+          <p>
+            <Link href="/">Go to the inbox</Link>
+          </p>
+        </section>
+      );
+  }
+}
+
+/** After a navigation, focus the page's title so keyboard and screen-reader users start at the top of the new page. */
+function useRouteFocus(route: Route): void {
+  const key = JSON.stringify(route);
+  const previous = useRef(key);
+  useEffect(() => {
+    if (previous.current === key) return;
+    previous.current = key;
+    window.scrollTo(0, 0);
+    document.getElementById('page-title')?.focus({ preventScroll: true });
+  }, [key]);
+}
+
+/** `?` opens help; `g` then `i`, `d` or `c` goes to the inbox, done or closed. */
+function useGoShortcuts(openHelp: () => void): void {
+  const pendingG = useRef(0);
+  const go = (path: string) => () => {
+    if (Date.now() - pendingG.current < 1500) navigate(path);
+    pendingG.current = 0;
+  };
+  useShortcuts({
+    '?': openHelp,
+    g: () => {
+      pendingG.current = Date.now();
+    },
+    i: go('/'),
+    d: go('/done'),
+    c: go('/closed'),
+  });
+}

@@ -1,0 +1,85 @@
+import type { SessionInfo } from '../../../shared/api.ts';
+import type { Route } from '../router.ts';
+import { useLiveFeedOrNull } from '../live.ts';
+import { Link } from './Link.tsx';
+import { useSyncExternalStore } from 'react';
+
+interface AppHeaderProps {
+  session: SessionInfo;
+  route: Route;
+  onLogout: () => Promise<void>;
+  onHelp: () => void;
+}
+
+const NAV = [
+  { page: 'inbox', href: '/', label: 'Inbox' },
+  { page: 'done', href: '/done', label: 'Done' },
+  { page: 'closed', href: '/closed', label: 'Closed' },
+  { page: 'scoreboard', href: '/scoreboard', label: 'Scoreboard' },
+] as const;
+
+const noItems = () => () => {};
+
+/** The top of every page: the sandbox marker, where you are, who you are. */
+export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) {
+  const feed = useLiveFeedOrNull();
+  const items = useSyncExternalStore(feed?.subscribe ?? noItems, () => feed?.getState().items ?? null);
+  const current = route.page === 'item' ? 'inbox' : route.page;
+  return (
+    <>
+      {session.sandbox && <SandboxMarker />}
+      <header className="app-header">
+        <div className="header-inner">
+          <Link
+            href={session.role === 'approver' ? '/' : '/scoreboard'}
+            className="brand"
+            aria-label={session.role === 'approver' ? 'Interlock, go to the inbox' : 'Interlock, go to the scoreboard'}
+          >
+            <span className="brand-mark" aria-hidden="true" />
+            Interlock
+          </Link>
+          {session.role === 'approver' && (
+            <nav aria-label="Main" className="main-nav">
+              <ul>
+                {NAV.map((entry) => (
+                  <li key={entry.page}>
+                    <Link href={entry.href} aria-current={current === entry.page ? 'page' : undefined}>
+                      {entry.label}
+                      {entry.page === 'inbox' && items !== null && (
+                        <span className="nav-count">
+                          {items.length}
+                          <span className="sr-only"> open</span>
+                        </span>
+                      )}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+          )}
+          <div className="header-user">
+            <span className="user-name">
+              <span className="user-display">{session.display_name}</span>
+              <span className="user-groups">{session.groups.length ? session.groups.join(', ') : session.role}</span>
+            </span>
+            <button type="button" className="button ghost icon-button" onClick={onHelp} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">
+              ?
+            </button>
+            <button type="button" className="button ghost" onClick={() => void onLogout()}>
+              Log out
+            </button>
+          </div>
+        </div>
+      </header>
+    </>
+  );
+}
+
+/** Unmissable, on every page: nothing here moves real money. */
+export function SandboxMarker() {
+  return (
+    <div className="sandbox-marker" role="note">
+      <strong>Sandbox: no real money.</strong> <span className="sandbox-detail">Refunds go to a local Stripe sandbox.</span>
+    </div>
+  );
+}

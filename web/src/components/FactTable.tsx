@@ -1,0 +1,129 @@
+import type { Change } from '../../../shared/entries.ts';
+import type { Json, JsonObject } from '../../../shared/json.ts';
+import { jsonEqual } from '../../../shared/json.ts';
+import { formatMoney } from '../format.ts';
+import { humanize } from '../labels.ts';
+
+/**
+ * Names for the facts the Stripe refunds target records (server/targets/stripe-refunds.ts,
+ * PaymentFacts). A fact not listed here still shows, under its own name.
+ */
+const FACT_LABELS: Record<string, string> = {
+  payment_intent: 'Payment intent',
+  currency: 'Currency',
+  amount_received: 'Amount paid',
+  refunded_by_others: 'Already refunded by others',
+  disputed: 'Disputed',
+};
+/** Facts that are amounts of money in the payment's smallest unit. */
+const MONEY_FACTS = new Set(['amount_received', 'refunded_by_others']);
+
+export function factLabel(field: string): string {
+  return FACT_LABELS[field] ?? humanize(field);
+}
+
+/** A fact's value for a person: money with its currency, yes/no, or the text itself. */
+export function factValue(field: string, value: Json | undefined, currency: string | null): string {
+  if (value === undefined || value === null) return '—';
+  if (MONEY_FACTS.has(field) && typeof value === 'number') return formatMoney(value, currency);
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (field === 'currency' && typeof value === 'string') return value.toUpperCase();
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** One change as a line: `Already refunded by others: $0.00 → $30.00`. */
+export function describeChange(change: Change, currency: string | null): string {
+  return `${factLabel(change.field)}: ${factValue(change.field, change.was, currency)} → ${factValue(change.field, change.now, currency)}`;
+}
+
+function leftToRefund(facts: JsonObject | null): number | null {
+  if (!facts || typeof facts.amount_received !== 'number' || typeof facts.refunded_by_others !== 'number') return null;
+  return facts.amount_received - facts.refunded_by_others;
+}
+
+interface FactTableProps {
+  then: JsonObject;
+  now: JsonObject | null;
+  nowError: string | null;
+  changes: Change[];
+  currency: string | null;
+}
+
+/** The facts when the agent asked, next to the facts read from Stripe now; what changed stands out. */
+export function FactTable({ then, now, nowError, changes, currency }: FactTableProps) {
+  const fields = [...new Set([...Object.keys(then), ...Object.keys(now ?? {})])];
+  const changed = new Set(changes.map((c) => c.field));
+  for (const field of fields) if (now && !jsonEqual(then[field], now[field])) changed.add(field);
+  const leftThen = leftToRefund(then);
+  const leftNow = leftToRefund(now);
+  const rows = fields.map((field) => ({
+    field,
+    label: factLabel(field),
+    before: factValue(field, then[field], currency),
+    after: now ? factValue(field, now[field], currency) : null,
+    changed: changed.has(field),
+    mono: field === 'payment_intent',
+  }));
+  if (leftThen !== null) {
+    rows.push({
+      field: 'left_to_refund',
+      label: 'Left to refund (paid − refunded)',
+      before: formatMoney(leftThen, currency),
+      after: leftNow === null ? null : formatMoney(leftNow, currency),
+      changed: leftNow !== null && leftNow !== leftThen,
+      mono: false,
+    });
+  }
+  return (
+    <div className="fact-table-wrap">
+      {nowError && (
+        <p className="notice notice-warning" role="status">
+          {nowError}
+        </p>
+      )}
+      <table className="fact-table">
+        <caption className="sr-only">Facts at request time and now</caption>
+        <thead>
+          <tr>
+            <th scope="col">Fact</th>
+            <th scope="col">
+              <span className="long-label">When the agent asked</span>
+              <span className="short-label">Asked</span>
+            </th>
+            <th scope="col">
+              <span className="long-label">Now, from Stripe</span>
+              <span className="short-label">Now</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.field} className={row.changed ? 'changed' : undefined} data-fact={row.field}>
+              <th scope="row">
+                {row.label}
+                {row.changed && <span className="changed-tag">Changed</span>}
+              </th>
+              <td className={row.mono ? 'mono' : undefined}>{row.before}</td>
+              <td className={row.mono ? 'mono' : undefined}>
+                {row.after === null ? (
+                  <span className="muted">could not be read</span>
+                ) : row.changed ? (
+                  <span className="was-now">
+                    <span className="was">{row.before}</span>
+                    {' '}
+                    <span role="img" aria-label="changed to">
+                      →
+                    </span>{' '}
+                    <strong className="now">{row.after}</strong>
+                  </span>
+                ) : (
+                  row.after
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

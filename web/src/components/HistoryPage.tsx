@@ -1,0 +1,183 @@
+import { type ReactNode, type Ref, useEffect, useRef, useState } from 'react';
+import type { HistoryItem } from '../../../shared/api.ts';
+import { callApi, messageOf } from '../api-client.ts';
+import { currencyOf, learnCurrencies } from '../currency.ts';
+import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
+import { confirmationLabel, historyStatusLabel, STATE_TONES } from '../labels.ts';
+import { itemPath, navigate } from '../router.ts';
+import { Link } from './Link.tsx';
+import { Badge, EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
+
+/** Wait this long after the last keystroke before searching. */
+const SEARCH_DEBOUNCE_MS = 250;
+
+const COPY = {
+  done: { title: 'Done', lede: 'Refunds that were sent, newest first.', empty: 'Nothing sent yet' },
+  closed: { title: 'Closed', lede: 'Refunds that were rejected, repaired into a new request, or closed: never sent.', empty: 'Nothing closed yet' },
+} as const;
+
+type Load = { phase: 'loading' } | { phase: 'error'; message: string } | { phase: 'ready'; items: HistoryItem[] };
+
+/** The done or closed list of my groups, searchable by request id or payment intent. */
+export function HistoryPage({ kind, q }: { kind: 'done' | 'closed'; q: string }) {
+  const copy = COPY[kind];
+  const [query, setQuery] = useState(q);
+  const [load, setLoad] = useState<Load>({ phase: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+  const searchRef = useRef<HTMLInputElement>(null);
+  const listRef = useListKeys<HTMLTableSectionElement>('.history-link');
+  useDocumentTitle(copy.title);
+  useShortcuts({ '/': () => searchRef.current?.focus() });
+
+  // The first read and a retry go at once; typing waits for a pause.
+  const immediate = useRef(true);
+  useEffect(() => {
+    let stale = false;
+    const delayMs = attempt >= 0 && immediate.current ? 0 : SEARCH_DEBOUNCE_MS;
+    immediate.current = false;
+    const timer = setTimeout(
+      async () => {
+        navigate(query ? `/${kind}?q=${encodeURIComponent(query)}` : `/${kind}`, { replace: true });
+        try {
+          const answer = await callApi<{ items: HistoryItem[] }>('GET', `/api/${kind}?q=${encodeURIComponent(query.trim())}`);
+          if (!stale) setLoad({ phase: 'ready', items: answer.items });
+        } catch (error) {
+          if (!stale) setLoad({ phase: 'error', message: messageOf(error) });
+        }
+      },
+      delayMs,
+    );
+    return () => {
+      stale = true;
+      clearTimeout(timer);
+    };
+  }, [kind, query, attempt]);
+
+  // The lists carry no currency: learn the unknown ones from the receipts, then show them.
+  const [, setLearned] = useState(0);
+  useEffect(() => {
+    if (load.phase !== 'ready') return;
+    const abort = new AbortController();
+    void learnCurrencies(load.items, abort.signal).then((n) => n > 0 && setLearned((k) => k + n));
+    return () => abort.abort();
+  }, [load]);
+
+  let body: ReactNode;
+  if (load.phase === 'loading') body = <LoadingState label={`Loading ${copy.title.toLowerCase()} items…`} />;
+  else if (load.phase === 'error') body = <ErrorState title="The list could not be loaded" message={load.message} onRetry={() => {
+          immediate.current = true;
+          setAttempt((n) => n + 1);
+        }} />;
+  else if (load.items.length === 0) {
+    body = query.trim() ? (
+      <EmptyState title="No match" icon="∅">
+        <p>
+          Nothing in {copy.title.toLowerCase()} matches “{query.trim()}”. Search by a full or partial request id or payment intent.
+        </p>
+      </EmptyState>
+    ) : (
+      <EmptyState title={copy.empty} icon="∅">
+        <p>Items of your groups appear here once they are {kind === 'done' ? 'sent' : 'closed'}.</p>
+      </EmptyState>
+    );
+  } else body = <HistoryTable items={load.items} listRef={listRef} />;
+
+  return (
+    <section className="page">
+      <div className="page-head">
+        <div>
+          <h1 id="page-title" tabIndex={-1}>
+            {copy.title}
+          </h1>
+          <p className="lede">{copy.lede}</p>
+        </div>
+      </div>
+      <search className="search">
+        <label htmlFor="history-search">Search by request id or payment intent</label>
+        <div className="search-row">
+          <input
+            id="history-search"
+            ref={searchRef}
+            type="search"
+            value={query}
+            placeholder="e.g. req-1042 or pi_3N…"
+            autoComplete="off"
+            spellCheck={false}
+            onChange={(e) => setQuery(e.target.value)}
+          />
+          <span className="key-hint search-key" aria-hidden="true">
+            /
+          </span>
+        </div>
+      </search>
+      {load.phase === 'ready' && load.items.length > 0 && (
+        <p className="result-count" aria-live="polite">
+          {load.items.length} {load.items.length === 1 ? 'item' : 'items'}
+          {query.trim() ? ` matching “${query.trim()}”` : ''}
+        </p>
+      )}
+      {body}
+    </section>
+  );
+}
+
+function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<HTMLTableSectionElement> }) {
+  return (
+    <table className="history-table">
+      <thead>
+        <tr>
+          <th scope="col">Amount</th>
+          <th scope="col">Request</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Decided by</th>
+          <th scope="col">When</th>
+        </tr>
+      </thead>
+      <tbody ref={listRef}>
+        {items.map((item) => {
+          const stripe = confirmationLabel(item.confirmed);
+          return (
+            <tr key={item.effect_id} data-effect-id={item.effect_id} data-request-id={item.request.id}>
+              <td className="history-amount" data-label="Amount">
+                <Link href={itemPath(item.effect_id)} className="history-link">
+                  <HistoryAmount cents={item.request.amount} currency={currencyOf(item.request.payment_intent)} />
+                  <span className="sr-only">, request {item.request.id}</span>
+                </Link>
+              </td>
+              <td data-label="Request">
+                <span className="mono">{item.request.id}</span>
+                <span className="mono subtle">{item.request.payment_intent}</span>
+              </td>
+              <td data-label="Outcome">
+                <Badge tone={STATE_TONES[item.state]}>{historyStatusLabel(item.status)}</Badge>
+                {item.state === 'DONE' && <span className={`subtle confirm-${stripe.tone}`}>{stripe.text}</span>}
+                {item.refund && <span className="mono subtle">{item.refund}</span>}
+              </td>
+              <td data-label="Decided by">
+                {item.decided_by ?? '—'}
+                {item.group && <span className="subtle">{item.group}</span>}
+              </td>
+              <td data-label="When">
+                <time dateTime={isoOf(item.updated_at_ms)} title={formatFull(item.updated_at_ms)}>
+                  {formatWhen(item.updated_at_ms)}
+                </time>
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** An amount whose currency may still be on its way: the plain number, muted, until it is known. */
+function HistoryAmount({ cents, currency }: { cents: number; currency: string | null }) {
+  if (currency) return <>{formatMoney(cents, currency)}</>;
+  return (
+    <span className="amount-pending" title="Currency not known yet">
+      {(cents / 100).toFixed(2)}
+      <span className="sr-only"> (currency not known yet)</span>
+    </span>
+  );
+}

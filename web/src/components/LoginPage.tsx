@@ -1,0 +1,121 @@
+import { type FormEvent, useEffect, useRef, useState } from 'react';
+import type { SessionInfo } from '../../../shared/api.ts';
+import { ApiError, callApi, messageOf } from '../api-client.ts';
+import { useDocumentTitle } from '../hooks.ts';
+import { SandboxMarker } from './AppHeader.tsx';
+
+/** Why the log-in page is shown, when it is not the first visit. */
+export type LoginNotice = 'session_expired' | 'signed_out_elsewhere' | 'logged_out';
+
+const NOTICES: Record<LoginNotice, { tone: 'warning' | 'info'; text: string }> = {
+  session_expired: { tone: 'warning', text: 'Your session expired, so nothing more was sent under your name. Log in again to continue.' },
+  signed_out_elsewhere: { tone: 'warning', text: 'You were logged out (perhaps in another tab). Log in again to continue.' },
+  logged_out: { tone: 'info', text: 'You are logged out.' },
+};
+
+/** A sentence from a server message: capital first letter, a full stop. */
+export function sentence(message: string): string {
+  const text = message.trim();
+  if (!text) return text;
+  return text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
+}
+
+/** Log in with a name and a password; says plainly what went wrong. */
+export function LoginPage({ notice, onLogin }: { notice: LoginNotice | null; onLogin: (session: SessionInfo) => void }) {
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [sandbox, setSandbox] = useState(false);
+  const nameRef = useRef<HTMLInputElement>(null);
+  const passwordRef = useRef<HTMLInputElement>(null);
+  useDocumentTitle('Log in');
+
+  useEffect(() => {
+    nameRef.current?.focus();
+    fetch('/readyz')
+      .then((r) => r.json())
+      .then((body: { sandbox?: unknown }) => setSandbox(body.sandbox === true))
+      .catch(() => setSandbox(false));
+  }, []);
+
+  const handleSubmit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!name.trim() || !password) {
+      setError('Enter your name and your password.');
+      (name.trim() ? passwordRef : nameRef).current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      onLogin(await callApi<SessionInfo>('POST', '/api/session', { name: name.trim(), password }));
+    } catch (caught) {
+      const wrong = caught instanceof ApiError && caught.code === 'unauthorized';
+      setError(wrong ? 'That name and password do not match. Check both and try again.' : sentence(messageOf(caught)));
+      setPassword('');
+      passwordRef.current?.focus();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const shown = notice ? NOTICES[notice] : null;
+  return (
+    <>
+      {sandbox && <SandboxMarker />}
+      <main id="main" className="login-page">
+        <div className="login-card">
+          <p className="brand login-brand">
+            <span className="brand-mark" aria-hidden="true" />
+            Interlock
+          </p>
+          <h1 id="page-title">Log in to the refund inbox</h1>
+          <p className="muted">Approve, reject or repair the refunds AI agents ask for.</p>
+          {shown && (
+            <p className={`notice notice-${shown.tone}`} role="status">
+              {shown.text}
+            </p>
+          )}
+          <form onSubmit={handleSubmit} noValidate aria-describedby={error ? 'login-error' : undefined}>
+            <div className="field">
+              <label htmlFor="login-name">Name</label>
+              <input
+                id="login-name"
+                ref={nameRef}
+                name="username"
+                autoComplete="username"
+                autoCapitalize="none"
+                spellCheck={false}
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                aria-invalid={error ? true : undefined}
+              />
+            </div>
+            <div className="field">
+              <label htmlFor="login-password">Password</label>
+              <input
+                id="login-password"
+                ref={passwordRef}
+                name="password"
+                type="password"
+                autoComplete="current-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+                aria-invalid={error ? true : undefined}
+              />
+            </div>
+            {error && (
+              <p id="login-error" className="form-error" role="alert">
+                {error}
+              </p>
+            )}
+            <button type="submit" className="button primary wide" disabled={busy}>
+              {busy ? 'Logging in…' : 'Log in'}
+            </button>
+          </form>
+        </div>
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,66 @@
+import type { Ref } from 'react';
+import type { ItemDetail } from '../../../shared/api.ts';
+import type { Repair } from '../../../shared/entries.ts';
+import { isJsonObject } from '../../../shared/json.ts';
+import { LANDED_STATUSES, type Status } from '../../../shared/statuses.ts';
+import { formatMoney } from '../format.ts';
+import { levelLabel, outcomeOf, STATE_SENTENCES, type Tone } from '../labels.ts';
+import { Link } from './Link.tsx';
+
+const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
+
+/** The request a repair decision created, from the latest DECIDED entry. */
+function repairChild(detail: ItemDetail): string | null {
+  for (let i = detail.history.length - 1; i >= 0; i--) {
+    const entry = detail.history[i];
+    if (entry?.kind !== 'DECIDED') continue;
+    return isJsonObject(entry.repair) && typeof entry.repair.request_id === 'string' ? entry.repair.request_id : null;
+  }
+  return null;
+}
+
+interface OutcomeBannerProps {
+  status: Status;
+  message: string;
+  detail: ItemDetail;
+  myGroups: readonly string[];
+  /** The repair accepted, when the decision was one: the outcome is then about the new request. */
+  repair: Repair | null;
+  currency: string | null;
+  ref?: Ref<HTMLDivElement>;
+}
+
+/** What the decision did, in the server's words, and where the item stands now. */
+export function OutcomeBanner({ status, message, detail, myGroups, repair, currency, ref }: OutcomeBannerProps) {
+  let { title, tone }: { title: string; tone: Tone } = outcomeOf(status);
+  const child = repairChild(detail);
+  const item = detail.item;
+  let now = item
+    ? myGroups.includes(item.group)
+      ? `Back in your inbox for ${item.group}, waiting for a decision.`
+      : `With ${item.group} (${levelLabel(item.level)}); only its members can decide it.`
+    : STATE_SENTENCES[detail.state];
+  // A repair closes this request and sends a new one: say which amount went out, and which never will.
+  if (repair && child) {
+    const newAmount = repair.set.amount === undefined ? formatMoney(detail.request.amount, currency) : formatMoney(repair.set.amount, currency);
+    if (LANDED.has(status)) title = `Repair sent: ${newAmount} refunded`;
+    else if (status === 'QUEUED') title = `Repair accepted: ${newAmount} now waits for its group`;
+    now = `This ${formatMoney(detail.request.amount, currency)} request is closed and was never sent; the new request for ${newAmount} replaces it.`;
+    tone = LANDED.has(status) ? 'success' : tone;
+  }
+  return (
+    <div ref={ref} tabIndex={-1} className={`outcome outcome-${tone}`} role={tone === 'success' || tone === 'neutral' ? 'status' : 'alert'} data-status={status}>
+      <p className="outcome-title">{title}</p>
+      <p className="outcome-message">{message}</p>
+      <p className="outcome-now">
+        <strong>Now:</strong> {now}
+        {child && repair && (
+          <>
+            {' '}
+            New request: <Link href={status === 'QUEUED' ? '/' : `/done?q=${encodeURIComponent(child)}`}>{child}</Link>.
+          </>
+        )}
+      </p>
+    </div>
+  );
+}

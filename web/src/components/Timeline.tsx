@@ -1,0 +1,145 @@
+import { type Change, DECISIONS, type Decision, type Entry } from '../../../shared/entries.ts';
+import { isJsonObject, type Json } from '../../../shared/json.ts';
+import { assertNever, whyFor } from '../../../shared/statuses.ts';
+import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { humanize, levelLabel, type Tone } from '../labels.ts';
+import { describeChange } from './FactTable.tsx';
+
+/** A person's decision in the journal, in words; a missing decision does not compile. */
+const DECISION_TITLES: Record<Decision, string> = {
+  approve: 'Approved',
+  reject: 'Rejected: never to be sent',
+  repair: 'Accepted the repair',
+};
+const DECISION_TONES: Record<Decision, Tone> = { approve: 'success', reject: 'neutral', repair: 'success' };
+
+interface Step {
+  title: string;
+  who: string | null;
+  group: string | null;
+  notes: string[];
+  tone: Tone;
+}
+
+const text = (value: Json | undefined): string => (typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value));
+const money = (value: Json | undefined, currency: string | null): string => (typeof value === 'number' ? formatMoney(value, currency) : '?');
+
+/** Whose authority a lease is: a person's name, `policy`, or nobody. */
+function leaseBy(lease: Json | undefined): string | null {
+  return isJsonObject(lease) && typeof lease.by === 'string' ? lease.by : null;
+}
+
+/** One journal entry in words: who did what, for which group. */
+export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: string | null): Step {
+  switch (entry.kind) {
+    case 'PROPOSED': {
+      const request = isJsonObject(entry.request) ? entry.request : {};
+      const effect = isJsonObject(entry.effect) ? entry.effect : {};
+      const by = leaseBy(entry.lease);
+      if (isFirstProposal) {
+        const reason = text(request.reason);
+        return { title: `Asked for a refund of ${money(effect.amount, currency)}`, who: text(request.agent) || null, group: null, notes: reason ? [`“${reason}”`] : [], tone: 'info' };
+      }
+      const under = by === 'policy' ? 'under the policy rules' : by ? `under ${by}’s approval` : 'again';
+      return { title: `Prepared to send ${money(effect.amount, currency)} ${under}`, who: 'Interlock', group: null, notes: [], tone: 'info' };
+    }
+    case 'AUTHORIZED': {
+      const by = leaseBy(entry.lease);
+      const group = isJsonObject(entry.lease) ? text(entry.lease.group) || null : null;
+      const whose = by ? `${by}’s` : 'the';
+      return { title: by === 'policy' ? 'Cleared by policy: every rule passed' : `Authority checked: ${whose} approval is live`, who: 'Interlock', group, notes: [], tone: 'info' };
+    }
+    case 'DISPATCHED': {
+      const effect = isJsonObject(entry.effect) ? entry.effect : {};
+      return { title: `Sent to Stripe: a refund of ${money(effect.amount, currency)}`, who: 'Interlock', group: null, notes: [], tone: 'info' };
+    }
+    case 'COMMITTED': {
+      const result = isJsonObject(entry.result) ? entry.result : {};
+      const refund = text(result.refund) || text(entry.found);
+      const amount = result.amount === undefined ? '' : ` for ${money(result.amount, currency)}`;
+      return { title: `Stripe accepted the refund${amount}`, who: 'Stripe', group: null, notes: refund ? [`Refund ${refund}`] : [], tone: 'success' };
+    }
+    case 'REFUSED': {
+      const code = text(entry.code);
+      const reasons = Array.isArray(entry.reason) ? entry.reason.map(text) : [];
+      const changes = Array.isArray(entry.changes) ? (entry.changes as unknown as Change[]) : [];
+      const notes = changes.length ? changes.map((c) => describeChange(c, currency)) : reasons;
+      return { title: `Refused before sending: ${whyFor(code)}`, who: 'Interlock', group: null, notes, tone: 'warning' };
+    }
+    case 'AMBIGUOUS':
+      return { title: 'Outcome unknown: it may or may not have reached Stripe', who: 'Interlock', group: null, notes: [whyFor('ambiguous')], tone: 'danger' };
+    case 'ESCALATED': {
+      const level = typeof entry.level === 'number' ? entry.level : 0;
+      const moved = level > 0 || entry.breach === true;
+      const routedTo = Array.isArray(entry.routed_to) ? entry.routed_to.map(text).join(', ') : '';
+      const notes = [`${levelLabel(level)}${routedTo ? ` · members: ${routedTo}` : ''}`];
+      if (typeof entry.due_ms === 'number') notes.push(`Due ${formatFull(entry.due_ms)}`);
+      if (entry.breach === true) notes.push('SLA breached');
+      return {
+        title: `${moved && entry.breach === true ? 'Moved up after the SLA passed' : 'Routed to a person'}: ${text(entry.why) || whyFor(text(entry.reason))}`,
+        who: null,
+        group: text(entry.group) || null,
+        notes,
+        tone: entry.breach === true ? 'danger' : 'warning',
+      };
+    }
+    case 'DECIDED': {
+      const repair = isJsonObject(entry.repair) ? entry.repair : null;
+      const set = repair && isJsonObject(repair.set) ? repair.set : {};
+      const decision = (DECISIONS as readonly string[]).includes(text(entry.decision)) ? (text(entry.decision) as Decision) : null;
+      const amount = set.amount === undefined ? '' : `: refund ${money(set.amount, currency)}`;
+      const title = decision ? DECISION_TITLES[decision] + (decision === 'repair' ? amount : '') : `Decided: ${text(entry.decision)}`;
+      const notes = repair ? [`New request ${text(repair.request_id)}`] : [];
+      return { title, who: text(entry.by) || null, group: text(entry.group) || null, notes, tone: decision ? DECISION_TONES[decision] : 'neutral' };
+    }
+    case 'CONFIRMED': {
+      const status = text(entry.status);
+      const tone: Tone = status === 'succeeded' ? 'success' : status === 'failed' || status === 'canceled' ? 'danger' : 'info';
+      return { title: `Stripe reported the refund as ${humanize(status).toLowerCase()}`, who: 'Stripe', group: null, notes: [`Refund ${text(entry.refund)} · ${money(entry.amount, currency)} · via ${text(entry.via)}`], tone };
+    }
+    default:
+      return assertNever(entry.kind);
+  }
+}
+
+/** The journal of one item, oldest first, as a readable timeline. */
+export function Timeline({ history, currency }: { history: Entry[]; currency: string | null }) {
+  const firstProposal = history.findIndex((e) => e.kind === 'PROPOSED');
+  return (
+    <ol className="timeline">
+      {history.map((entry, index) => {
+        const step = describeEntry(entry, index === firstProposal, currency);
+        return (
+          <li key={entry.hash} className={`timeline-step tone-${step.tone}`} data-kind={entry.kind}>
+            <span className="timeline-dot" aria-hidden="true" />
+            <div className="timeline-body">
+              <p className="timeline-title">{step.title}</p>
+              <p className="timeline-meta">
+                <time dateTime={isoOf(entry.ts_ms)} title={formatFull(entry.ts_ms)}>
+                  {formatWhen(entry.ts_ms)}
+                </time>
+                {step.who && (
+                  <>
+                    {' · '}by <strong>{step.who}</strong>
+                  </>
+                )}
+                {step.group && (
+                  <>
+                    {' · '}
+                    {step.who ? 'for ' : ''}
+                    <span className="group-name">{step.group}</span>
+                  </>
+                )}
+              </p>
+              {step.notes.map((note) => (
+                <p key={note} className="timeline-note">
+                  {note}
+                </p>
+              ))}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Formatting money and time for people. Money arrives as an integer in the currency's smallest
+ * unit, as Stripe counts it; time as integer ms.
+ */
+
+/** Stripe's zero-decimal currencies: the amount is already whole units (stripe.com/docs/currencies). */
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+/** Stripe's three-decimal currencies. */
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
+/** How many minor units make one major unit, the way Stripe counts this currency. */
+function decimalsOf(currency: string): number {
+  const code = currency.toLowerCase();
+  if (ZERO_DECIMAL.has(code)) return 0;
+  return THREE_DECIMAL.has(code) ? 3 : 2;
+}
+
+/**
+ * An amount with its currency, e.g. `$80.00`, `€12.50`, `CA$9.99`, `¥8,000`. A currency we do
+ * not know is never guessed: the amount is shown with a plain note instead of a symbol.
+ */
+export function formatMoney(minorUnits: number, currency: string | null | undefined): string {
+  if (!currency) return `${(minorUnits / 100).toFixed(2)} (currency not known here)`;
+  const decimals = decimalsOf(currency);
+  const major = minorUnits / 10 ** decimals;
+  try {
+    return new Intl.NumberFormat('en-US', {
+      style: 'currency',
+      currency: currency.toUpperCase(),
+      currencyDisplay: 'symbol',
+      minimumFractionDigits: decimals,
+      maximumFractionDigits: decimals,
+    }).format(major);
+  } catch {
+    return `${major.toFixed(decimals)} ${currency.toUpperCase()}`;
+  }
+}
+
+/** A duration for a countdown: `3h 59m 12s`, `12m 05s`, `2d 4h`. */
+export function formatDuration(ms: number): string {
+  const totalS = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(totalS / 86_400);
+  const h = Math.floor((totalS % 86_400) / 3600);
+  const m = Math.floor((totalS % 3600) / 60);
+  const s = totalS % 60;
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m ${String(s).padStart(2, '0')}s`;
+  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+  return `${s}s`;
+}
+
+const timeOnly = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dayAndTime = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+const full = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** A moment: the time alone when it is today (by `todayMs`), else the day and the time. */
+export function formatWhen(ms: number, todayMs: number = Date.now()): string {
+  const sameDay = new Date(ms).toDateString() === new Date(todayMs).toDateString();
+  return sameDay ? timeOnly.format(ms) : dayAndTime.format(ms);
+}
+
+/** A moment in full, for a tooltip or a `<time>` title. */
+export function formatFull(ms: number): string {
+  return full.format(ms);
+}
+
+/** An ISO string for `<time dateTime>`. */
+export function isoOf(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** A short relative phrase: `4 min ago`, `just now`. */
+export function formatAgo(ms: number, nowMs: number): string {
+  const s = Math.round((nowMs - ms) / 1000);
+  if (s < 45) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} d ago`;
+}

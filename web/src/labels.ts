@@ -1,0 +1,135 @@
+import type { ChainState, DecisionAction } from '../../shared/api.ts';
+import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, REFUSAL_CODES, type RefusalCode, type Status } from '../../shared/statuses.ts';
+
+/** How a state reads as a badge; a missing state does not compile. */
+export const STATE_LABELS: Record<ChainState, string> = {
+  NEW: 'New',
+  SENDING: 'Sending to Stripe',
+  DONE: 'Done: refund sent',
+  CLOSED: 'Closed: never sent',
+  ESCALATED: 'Waiting for a decision',
+  NEEDS_ESCALATION: 'Being routed to a person',
+  APPROVED: 'Approved, sending soon',
+};
+
+/** Where an item stands, as a sentence. */
+export const STATE_SENTENCES: Record<ChainState, string> = {
+  NEW: 'It was just asked for and is being checked.',
+  SENDING: 'It is being sent to Stripe; its outcome is settled before anything else happens.',
+  DONE: 'The refund was sent to Stripe.',
+  CLOSED: 'It is closed and was never sent.',
+  ESCALATED: 'It waits for a decision.',
+  NEEDS_ESCALATION: 'It is being routed to a person.',
+  APPROVED: 'It is approved and is sent as soon as Stripe answers.',
+};
+
+/** The colour family of a badge or banner. */
+export type Tone = 'success' | 'neutral' | 'warning' | 'danger' | 'info';
+
+export const STATE_TONES: Record<ChainState, Tone> = {
+  NEW: 'info',
+  SENDING: 'info',
+  DONE: 'success',
+  CLOSED: 'neutral',
+  ESCALATED: 'warning',
+  NEEDS_ESCALATION: 'info',
+  APPROVED: 'info',
+};
+
+/** The button word for each decision. */
+export const ACTION_LABELS: Record<DecisionAction, string> = {
+  approve: 'Approve',
+  reject: 'Reject',
+  repair: 'Accept repair',
+  close: 'Close',
+};
+
+/** The headline after a decision, for the plain statuses. */
+const PLAIN_TITLES: Record<PlainStatus, string> = {
+  COMMITTED: 'Refund sent',
+  COMMITTED_BY_RETRY: 'Refund sent',
+  COMMITTED_ON_QUERY: 'Refund was already at Stripe',
+  REAPPLIED_AFTER_QUERY: 'Refund sent',
+  DUPLICATE_IGNORED: 'Already sent; nothing was sent twice',
+  IN_FLIGHT: 'Sending to Stripe',
+  AMBIGUOUS: 'Outcome unknown',
+  QUEUED: 'Now waiting for its approver group',
+  APPROVED: 'Approved; it is sent as soon as Stripe answers',
+  REJECTED: 'Rejected: never sent',
+  CLOSED: 'Closed: never sent',
+  SUPERSEDED: 'Not recorded: the item changed while you looked',
+  ALREADY_DECIDED: 'Not recorded: someone already decided',
+  NOT_SENT: 'Not sent',
+};
+
+/** The headline after a refusal, by its code. */
+const REFUSAL_TITLES: Record<RefusalCode, string> = {
+  conflicting_payload: 'Not sent: this request was already decided differently',
+  lease: 'Not sent: you cannot decide this item any more',
+  stale_premise: 'Not sent: the facts changed',
+  lease_used: 'Not sent: that approval was already used',
+  closed: 'Not sent: the item is closed',
+  awaiting_decision: 'Not sent: it waits for a decision on its latest escalation',
+  target_error: 'Not sent: Stripe refused the refund',
+  lease_at_recovery: 'Not sent: the authority lapsed during recovery',
+  stale_premise_at_recovery: 'Not sent: the facts changed during recovery',
+  ambiguous: 'Not sent: an ambiguous item can only be closed',
+  no_repair: 'Not sent: that repair is no longer offered',
+  repair_not_expressible: 'Not sent: that repair cannot be expressed as a refund',
+};
+
+const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
+const PLAIN: ReadonlySet<string> = new Set(PLAIN_STATUSES);
+const REFUSALS: ReadonlySet<string> = new Set(REFUSAL_CODES);
+
+function isPlain(status: string): status is PlainStatus {
+  return PLAIN.has(status);
+}
+
+/** The headline and colour of a decision's outcome. */
+export function outcomeOf(status: Status): { title: string; tone: Tone } {
+  if (LANDED.has(status)) return { title: PLAIN_TITLES[status as PlainStatus], tone: 'success' };
+  if (isPlain(status)) {
+    const tone: Tone = status === 'AMBIGUOUS' ? 'danger' : status === 'REJECTED' || status === 'CLOSED' ? 'neutral' : status === 'SUPERSEDED' || status === 'ALREADY_DECIDED' || status === 'NOT_SENT' ? 'warning' : 'info';
+    return { title: PLAIN_TITLES[status], tone };
+  }
+  if (status.startsWith('REFUSED:')) {
+    const code = status.slice('REFUSED:'.length);
+    return { title: REFUSALS.has(code) ? REFUSAL_TITLES[code as RefusalCode] : 'Not sent', tone: 'warning' };
+  }
+  return { title: 'Not settled yet: recovery will try again', tone: 'danger' };
+}
+
+/**
+ * Statuses the done and closed lists use beyond shared/statuses.ts: `HistoryItem.status` is a
+ * plain string on the server (server/inbox/projection.ts). Worth a closed list in shared/.
+ */
+const HISTORY_ONLY_LABELS: Readonly<Record<string, string>> = {
+  REPAIRED: 'Repaired: a new request replaced it',
+};
+
+/** A list status in words: the plain titles where one exists, else the code in sentence case. */
+export function historyStatusLabel(status: string): string {
+  if (LANDED.has(status)) return 'Refund sent';
+  if (isPlain(status)) return PLAIN_TITLES[status];
+  return HISTORY_ONLY_LABELS[status] ?? humanize(status);
+}
+
+/** `REFUND_REMAINING` or `refund_remaining` as `Refund remaining`. */
+export function humanize(code: string): string {
+  const words = code.replaceAll('_', ' ').replaceAll(':', ': ').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** What Stripe's confirmation says, for the lists and the receipt. */
+export function confirmationLabel(confirmed: boolean | 'pending' | null): { text: string; tone: Tone } {
+  if (confirmed === true) return { text: 'Confirmed by Stripe', tone: 'success' };
+  if (confirmed === 'pending') return { text: 'Stripe: pending', tone: 'info' };
+  if (confirmed === false) return { text: 'Stripe: failed', tone: 'danger' };
+  return { text: 'No confirmation', tone: 'neutral' };
+}
+
+/** Level 0 is the first group of a route's chain; people count from one. */
+export function levelLabel(level: number): string {
+  return `Level ${level + 1}`;
+}

@@ -1,0 +1,198 @@
+import { createContext, useContext, useSyncExternalStore } from 'react';
+import type { InboxItem, LiveMessage } from '../../shared/api.ts';
+import { assertNever } from '../../shared/statuses.ts';
+import { callApi, messageOf, type SessionLoss } from './api-client.ts';
+import { rememberItems } from './currency.ts';
+
+/** Where the live connection stands. */
+export type LinkStatus = 'connecting' | 'live' | 'reconnecting';
+
+export interface LiveState {
+  status: LinkStatus;
+  /** My open items, soonest due first; null until the first snapshot (or the fallback read) arrives. */
+  items: InboxItem[] | null;
+  /** Server application clock minus this browser's clock: SLA countdowns run on the server's time. */
+  offsetMs: number;
+  /** When the next reconnect attempt happens, while reconnecting. */
+  retryAtMs: number | null;
+  /** Why the inbox could not be read at all, when neither the feed nor the fallback read worked. */
+  error: string | null;
+}
+
+/** Reconnect backoff: doubling from the first delay up to the cap, with ±20% jitter so tabs spread out. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 15_000;
+
+/** The close code the server uses for a missing or expired session on the live route. */
+const CLOSE_UNAUTHORIZED = 4401;
+
+/** Soonest due first, no deadline last, then oldest escalation first: the server's queue order. */
+export function sortItems(items: InboxItem[]): InboxItem[] {
+  return items.sort(
+    (a, b) => (a.due_ms ?? Number.MAX_SAFE_INTEGER) - (b.due_ms ?? Number.MAX_SAFE_INTEGER) || a.escalated_at_ms - b.escalated_at_ms,
+  );
+}
+
+type ItemListener = (effectId: string, item: InboxItem | null) => void;
+
+/**
+ * The approver's live inbox over `/api/live`: a snapshot first, then one message per item change.
+ * A lost connection is retried with backoff; every reconnect starts from a fresh snapshot, so
+ * nothing missed while away stays missed.
+ */
+export class LiveFeed {
+  #state: LiveState = { status: 'connecting', items: null, offsetMs: 0, retryAtMs: null, error: null };
+  #socket: WebSocket | null = null;
+  #failures = 0;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #stopped = false;
+  #snapshots = 0;
+  readonly #listeners = new Set<() => void>();
+  readonly #itemListeners = new Set<ItemListener>();
+
+  constructor(private readonly onSessionLost: (code: SessionLoss) => void) {}
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  getState = (): LiveState => this.#state;
+
+  /** Hear about every change to one of my items (null: it left my groups). */
+  onItem(listener: ItemListener): () => void {
+    this.#itemListeners.add(listener);
+    return () => this.#itemListeners.delete(listener);
+  }
+
+  start(): void {
+    this.#stopped = false;
+    window.addEventListener('online', this.retryNow);
+    this.#connect();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    window.removeEventListener('online', this.retryNow);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#socket?.close(1000, 'leaving');
+    this.#socket = null;
+  }
+
+  /** Skip the wait and reconnect now (the banner's button, or the browser coming back online). */
+  retryNow = (): void => {
+    if (this.#stopped || this.#state.status !== 'reconnecting') return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#connect();
+  };
+
+  #set(patch: Partial<LiveState>): void {
+    this.#state = { ...this.#state, ...patch };
+    for (const listener of this.#listeners) listener();
+  }
+
+  #connect(): void {
+    this.#timer = null;
+    const url = `${window.location.protocol === 'https:' ? 'wss' : 'ws'}://${window.location.host}/api/live`;
+    const socket = new WebSocket(url);
+    this.#socket = socket;
+    socket.onmessage = (event) => {
+      if (this.#socket !== socket) return;
+      try {
+        this.#receive(JSON.parse(String(event.data)) as LiveMessage);
+      } catch (error) {
+        console.error('live: unreadable message', error);
+      }
+    };
+    socket.onclose = (event) => {
+      if (this.#socket !== socket || this.#stopped) return;
+      this.#socket = null;
+      if (event.code === CLOSE_UNAUTHORIZED) {
+        this.#stopped = true;
+        this.onSessionLost(event.reason === 'session_expired' ? 'session_expired' : 'unauthorized');
+        return;
+      }
+      this.#scheduleRetry();
+    };
+  }
+
+  #scheduleRetry(): void {
+    const delayMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** this.#failures) * (0.8 + Math.random() * 0.4);
+    this.#failures += 1;
+    this.#set({ status: 'reconnecting', retryAtMs: Date.now() + delayMs });
+    this.#timer = setTimeout(() => this.#connect(), delayMs);
+    if (this.#state.items === null) void this.#readOnce();
+  }
+
+  /** With no snapshot yet, read the inbox once over HTTP so the page is not empty while the feed retries. */
+  async #readOnce(): Promise<void> {
+    const seen = this.#snapshots;
+    try {
+      const answer = await callApi<{ items: InboxItem[]; now_ms: number }>('GET', '/api/inbox');
+      if (this.#snapshots !== seen || this.#stopped) return;
+      rememberItems(answer.items);
+      this.#set({ items: sortItems(answer.items), offsetMs: answer.now_ms - Date.now(), error: null });
+    } catch (error) {
+      if (this.#snapshots === seen) this.#set({ error: messageOf(error) });
+    }
+  }
+
+  #receive(message: LiveMessage): void {
+    const offsetMs = message.now_ms - Date.now();
+    switch (message.type) {
+      case 'snapshot': {
+        this.#snapshots += 1;
+        this.#failures = 0;
+        const before = this.#state.items;
+        rememberItems(message.items);
+        this.#set({ status: 'live', items: sortItems([...message.items]), offsetMs, retryAtMs: null, error: null });
+        if (before) this.#announceDifferences(before, message.items);
+        return;
+      }
+      case 'item': {
+        const others = (this.#state.items ?? []).filter((i) => i.effect_id !== message.effect_id);
+        if (message.item) rememberItems([message.item]);
+        this.#set({ items: sortItems(message.item ? [...others, message.item] : others), offsetMs });
+        for (const listener of this.#itemListeners) listener(message.effect_id, message.item);
+        return;
+      }
+      case 'clock':
+      case 'scoreboard':
+        this.#set({ offsetMs });
+        return;
+      default:
+        assertNever(message);
+    }
+  }
+
+  /** After a reconnect, tell item listeners about whatever changed while the feed was away. */
+  #announceDifferences(before: InboxItem[], after: InboxItem[]): void {
+    const old = new Map(before.map((i) => [i.effect_id, i.escalation]));
+    const now = new Map(after.map((i) => [i.effect_id, i]));
+    for (const id of new Set([...old.keys(), ...now.keys()])) {
+      const item = now.get(id) ?? null;
+      if (old.get(id) === item?.escalation) continue;
+      for (const listener of this.#itemListeners) listener(id, item);
+    }
+  }
+}
+
+export const LiveContext = createContext<LiveFeed | null>(null);
+
+/** The live feed of the logged-in approver. */
+export function useLiveFeed(): LiveFeed {
+  const feed = useContext(LiveContext);
+  if (!feed) throw new Error('useLiveFeed outside LiveContext');
+  return feed;
+}
+
+/** The live state, re-rendering on every change. */
+export function useLiveState(): LiveState {
+  const feed = useLiveFeed();
+  return useSyncExternalStore(feed.subscribe, feed.getState);
+}
+
+/** The live feed, or null for people who have no inbox. */
+export function useLiveFeedOrNull(): LiveFeed | null {
+  return useContext(LiveContext);
+}

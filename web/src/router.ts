@@ -1,0 +1,77 @@
+import { useSyncExternalStore } from 'react';
+
+/** The pages of the inbox app, read from the address bar. */
+export type Route =
+  | { page: 'inbox' }
+  | { page: 'item'; effectId: string }
+  | { page: 'done'; q: string }
+  | { page: 'closed'; q: string }
+  | { page: 'scoreboard' }
+  | { page: 'not_found'; path: string };
+
+/** Effect ids are 12 hex characters (shared/limits.ts `effectIdHexChars`). */
+const ITEM_PATH = /^\/items\/([0-9a-f]{12})$/;
+
+/** The route for a path and query string. */
+export function parseRoute(pathname: string, search: string): Route {
+  const q = new URLSearchParams(search).get('q') ?? '';
+  if (pathname === '/' || pathname === '') return { page: 'inbox' };
+  if (pathname === '/done') return { page: 'done', q };
+  if (pathname === '/closed') return { page: 'closed', q };
+  if (pathname === '/scoreboard') return { page: 'scoreboard' };
+  const item = ITEM_PATH.exec(pathname);
+  if (item?.[1]) return { page: 'item', effectId: item[1] };
+  return { page: 'not_found', path: pathname };
+}
+
+/**
+ * A decision asked for from the inbox (a or r on a focused row): the item page opens its
+ * confirmation once the item is loaded, so the facts are on screen behind the dialog.
+ */
+let intent: { effectId: string; action: 'approve' | 'reject' } | null = null;
+
+/** Open an item and ask for its confirmation step at once. */
+export function openItemToDecide(effectId: string, action: 'approve' | 'reject'): void {
+  intent = { effectId, action };
+  navigate(itemPath(effectId));
+}
+
+/** The decision asked for on arrival at this item, if any; asking clears it. */
+export function takeIntent(effectId: string): 'approve' | 'reject' | null {
+  const found = intent?.effectId === effectId ? intent.action : null;
+  intent = null;
+  return found;
+}
+
+/** The path of an item's page. */
+export function itemPath(effectId: string): string {
+  return `/items/${effectId}`;
+}
+
+const CHANGE = 'interlock:navigate';
+
+function subscribe(listener: () => void): () => void {
+  window.addEventListener('popstate', listener);
+  window.addEventListener(CHANGE, listener);
+  return () => {
+    window.removeEventListener('popstate', listener);
+    window.removeEventListener(CHANGE, listener);
+  };
+}
+
+const snapshot = () => window.location.pathname + window.location.search;
+
+/** Go to a path inside the app without a reload. `replace` keeps the back button meaningful while typing a search. */
+export function navigate(path: string, options: { replace?: boolean } = {}): void {
+  if (path === snapshot()) return;
+  if (options.replace) window.history.replaceState(null, '', path);
+  else window.history.pushState(null, '', path);
+  window.dispatchEvent(new Event(CHANGE));
+}
+
+/** The current route; re-renders on every navigation, back and forward included. */
+export function useRoute(): Route {
+  const location = useSyncExternalStore(subscribe, snapshot);
+  const at = location.indexOf('?');
+  return at < 0 ? parseRoute(location, '') : parseRoute(location.slice(0, at), location.slice(at));
+}

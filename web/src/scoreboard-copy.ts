@@ -1,0 +1,131 @@
+import type { Scoreboard } from '../../server/scoreboard/figures.ts';
+
+/** A scoreboard figure that is one number (the nested ones are drawn as charts). */
+export type CountFigure = { [K in keyof Scoreboard]: Scoreboard[K] extends number ? K : never }[keyof Scoreboard];
+
+/**
+ * What each figure is called and how it is counted, in finance's words (inbox spec §17.2). A
+ * `Record` over the board's keys: a figure added on the server does not compile here until it
+ * has a name and a definition.
+ */
+export const FIGURES: Record<keyof Scoreboard, { label: string; help: string }> = {
+  requests: {
+    label: 'Requests',
+    help: 'Refunds agents asked for. When a person accepts a repair, the new request it makes is not counted again.',
+  },
+  cleared_no_person: {
+    label: 'Cleared with no person',
+    help: 'Requests sent to Stripe on policy alone: every rule passed, nobody was asked, and every send was authorized by policy.',
+  },
+  no_person_share: {
+    label: 'Share cleared with no person',
+    help: 'Cleared with no person divided by requests, to a tenth of a percent; 0 when there are no requests.',
+  },
+  cleared_verified: {
+    label: 'Receipts that verify',
+    help: 'Of the requests cleared with no person, those whose receipt verifies: an unbroken hash chain, an authorization before the first send, at most one commit, and every send’s checks passed.',
+  },
+  sent_after_person: {
+    label: 'Sent after a person',
+    help: 'Refunds sent whose last send was authorized by a person rather than by policy. The new request of an accepted repair counts too.',
+  },
+  escalated: {
+    label: 'Escalated',
+    help: 'Requests put in front of a person at least once, the new requests of accepted repairs included.',
+  },
+  rejected: {
+    label: 'Rejected',
+    help: 'Decisions to reject. A rejected refund is never sent.',
+  },
+  closed_by_repair: {
+    label: 'Closed by a repair',
+    help: 'Decisions that closed a request by accepting a repair: a new request replaces it, and the original is never sent.',
+  },
+  repairs_accepted: {
+    label: 'Repairs accepted',
+    help: 'Decisions that accepted a repair: the repair decisions, plus approvals that accepted a “still fits” repair.',
+  },
+  open: {
+    label: 'Still open',
+    help: 'Requests whose latest escalation has no decision yet: they wait for a person now.',
+  },
+  escalated_by_reason: {
+    label: 'Escalations by reason',
+    help: 'Each trip to a person, counted once by the reason it first went. An SLA move or an item shown again is the same trip.',
+  },
+  stale_approvals_caught: {
+    label: 'Stale approvals caught',
+    help: 'Trips back to a person because an approval went stale before sending (a fact changed, the approval expired, or the approver left the group) on a request a person had approved.',
+  },
+  crash_to_person: {
+    label: 'Crashes sent to a person',
+    help: 'Trips to a person that began with a crash: whether the refund was sent could not be known, or a fact or the authority changed while the sender was down. A Stripe error is not a crash.',
+  },
+  repairs_suggested: {
+    label: 'Repairs suggested',
+    help: 'Trips to a person that came with a suggested repair.',
+  },
+  sla_breaches: {
+    label: 'SLA breaches',
+    help: 'Every time an item outlived its SLA: each move to the next group of its chain, and the mark when the last group keeps it.',
+  },
+  sla_breaches_by_group: {
+    label: 'SLA breaches by group',
+    help: 'The same breaches, by the group the item was moved to, or the last group of its chain that kept it.',
+  },
+  confirmed_by_target: {
+    label: 'Confirmed by Stripe',
+    help: 'Requests whose confirmations from Stripe (its webhook events, or a lookup) settle as succeeded.',
+  },
+  unconfirmed_sent: {
+    label: 'Sent, not yet confirmed',
+    help: 'Refunds sent to Stripe that Stripe has not confirmed as succeeded: still pending, failed, or no event yet.',
+  },
+  time_to_decision: {
+    label: 'Time to decision',
+    help: 'From when an item first reached a person to their decision, for each trip; an SLA move does not restart the clock. The new request of a repair, approved at once by the person who accepted the repair, is left out: nobody waited. Median: half were decided faster. p90: nine in ten were.',
+  },
+};
+
+/** The order of the single-number figures in the full list, headline figures first. */
+export const COUNT_ORDER: readonly CountFigure[] = [
+  'requests',
+  'cleared_no_person',
+  'no_person_share',
+  'cleared_verified',
+  'sent_after_person',
+  'escalated',
+  'rejected',
+  'open',
+  'sla_breaches',
+  'confirmed_by_target',
+  'unconfirmed_sent',
+  'closed_by_repair',
+  'repairs_accepted',
+  'repairs_suggested',
+  'stale_approvals_caught',
+  'crash_to_person',
+];
+
+const counts = new Intl.NumberFormat('en-US');
+
+/** A count for people: `1,204`. */
+export function formatCount(value: number): string {
+  return counts.format(value);
+}
+
+/** A share (0 to 1, three places) as a percentage with one decimal: `0.143` → `14.3%`. */
+export function formatShare(share: number): string {
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/** A wait in minutes or hours (days past two): `40 min`, `3.5 h`, `under 1 min`; a dash when there is none. */
+export function formatWait(ms: number | null): string {
+  if (ms === null) return '—';
+  const minutes = ms / 60_000;
+  if (minutes < 1) return 'under 1 min';
+  if (minutes < 90) return `${Math.round(minutes)} min`;
+  const hours = minutes / 60;
+  const trim = (value: number) => value.toFixed(1).replace(/\.0$/, '');
+  return hours < 48 ? `${trim(hours)} h` : `${trim(hours / 24)} days`;
+}
