@@ -175,10 +175,7 @@ test('5. ana and bea of one group: ana decides, bea sees the item go and cannot 
   await beaInbox.context().close();
 });
 
-test.fixme('6. the server is killed mid-flow and restarted', async () => {
-  // Written by the lead: kill the server between the approval and the send, restart it, and
-  // check the item settles exactly once.
-});
+// Journey 6 (the server killed mid-flow and restarted) is e2e/restart.spec.ts: it runs its own server so it can kill it.
 
 test('7. cy cannot see or decide an ap-leads item, and a cross-site form post without the CSRF token is refused', async ({ page, browser, request }) => {
   const { paymentIntent, requestId, effectId } = await queuedRefund(request, 8_000, 10_000, 'j7');
