@@ -158,3 +158,41 @@ export type LiveMessage =
   | { type: 'item'; effect_id: string; item: InboxItem | null; now_ms: number }
   | { type: 'scoreboard'; now_ms: number }
   | { type: 'clock'; now_ms: number };
+
+/** Time to decision on the application clock, in ms; the statistics are null with no waits. */
+export interface DecisionTimes {
+  n: number;
+  median_ms: number | null;
+  p90_ms: number | null;
+  max_ms: number | null;
+}
+
+/** Every figure finance reads (inbox §17.2), all recomputable from the journal alone. */
+export interface Scoreboard {
+  requests: number;
+  cleared_no_person: number;
+  cleared_verified: number;
+  no_person_share: number;
+  sent_after_person: number;
+  rejected: number;
+  closed_by_repair: number;
+  repairs_accepted: number;
+  open: number;
+  escalated: number;
+  escalated_by_reason: Record<string, number>;
+  stale_approvals_caught: number;
+  crash_to_person: number;
+  repairs_suggested: number;
+  sla_breaches: number;
+  sla_breaches_by_group: Record<string, number>;
+  confirmed_by_target: number;
+  unconfirmed_sent: number;
+  time_to_decision: DecisionTimes;
+}
+
+/** One bucket of the volume chart. */
+export interface VolumePoint {
+  start_ms: number;
+  requests: number;
+  cleared_no_person: number;
+}

@@ -58,6 +58,7 @@ export async function scoreboardRoutes(app: FastifyInstance, opts: { services: S
       waits: waitHistogram(chains.filter((f) => f.requestedAtMs === null || (f.requestedAtMs >= fromMs && f.requestedAtMs < toMs))),
       breaches_by_group: current.sla_breaches_by_group,
       escalated_by_reason: current.escalated_by_reason,
+      groups: [...new Set((await services.scoreboard.chains()).flatMap((f) => f.groups))].sort(),
       from_ms: fromMs,
       to_ms: toMs,
     };

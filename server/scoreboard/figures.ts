@@ -1,4 +1,7 @@
+import type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
+
+export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { finalStatus } from '../gate/receipts.ts';
 import { verifyReceipt } from '../gate/verify.ts';
@@ -7,37 +10,6 @@ import { verifyReceipt } from '../gate/verify.ts';
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);
 /** Reasons that come from a crash (target_error is a definite answer, not a crash). */
 export const CRASH_REASONS: ReadonlySet<string> = new Set(['ambiguous', 'stale_premise_at_recovery', 'lease_at_recovery']);
-
-/** Time to decision on the application clock, in ms; the statistics are null with no waits. */
-export interface DecisionTimes {
-  n: number;
-  median_ms: number | null;
-  p90_ms: number | null;
-  max_ms: number | null;
-}
-
-/** Every figure finance reads (inbox §17.2), all recomputable from the journal alone. */
-export interface Scoreboard {
-  requests: number;
-  cleared_no_person: number;
-  cleared_verified: number;
-  no_person_share: number;
-  sent_after_person: number;
-  rejected: number;
-  closed_by_repair: number;
-  repairs_accepted: number;
-  open: number;
-  escalated: number;
-  escalated_by_reason: Record<string, number>;
-  stale_approvals_caught: number;
-  crash_to_person: number;
-  repairs_suggested: number;
-  sla_breaches: number;
-  sla_breaches_by_group: Record<string, number>;
-  confirmed_by_target: number;
-  unconfirmed_sent: number;
-  time_to_decision: DecisionTimes;
-}
 
 /** What one chain adds to the figures; the board is the sum over chains, so it can be kept up to date chain by chain. */
 export interface ChainFigures {

@@ -1,11 +1,7 @@
-import type { ChainFigures, Scoreboard } from './figures.ts';
+import type { Scoreboard, VolumePoint } from '../../shared/api.ts';
+import type { ChainFigures } from './figures.ts';
 
-/** One bucket of the volume chart. */
-export interface VolumePoint {
-  start_ms: number;
-  requests: number;
-  cleared_no_person: number;
-}
+export type { VolumePoint } from '../../shared/api.ts';
 
 /** Buckets shown at most on a chart; a wider range uses wider buckets. */
 const BUCKETS_MAX = 48;

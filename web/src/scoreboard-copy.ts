@@ -1,4 +1,4 @@
-import type { Scoreboard } from '../../server/scoreboard/figures.ts';
+import type { Scoreboard } from '../../shared/api.ts';
 
 /** A scoreboard figure that is one number (the nested ones are drawn as charts). */
 export type CountFigure = { [K in keyof Scoreboard]: Scoreboard[K] extends number ? K : never }[keyof Scoreboard];
@@ -119,11 +119,11 @@ export function formatShare(share: number): string {
   return `${(share * 100).toFixed(1)}%`;
 }
 
-/** A wait in minutes or hours (days past two): `40 min`, `3.5 h`, `under 1 min`; a dash when there is none. */
+/** A wait in minutes or hours (days past two): `40 min`, `3.5 h`, `< 1 min`; a dash when there is none. */
 export function formatWait(ms: number | null): string {
   if (ms === null) return '—';
   const minutes = ms / 60_000;
-  if (minutes < 1) return 'under 1 min';
+  if (minutes < 1) return '< 1 min';
   if (minutes < 90) return `${Math.round(minutes)} min`;
   const hours = minutes / 60;
   const trim = (value: number) => value.toFixed(1).replace(/\.0$/, '');

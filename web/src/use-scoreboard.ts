@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 // Type-only: the board's shape is the server's (erased from the bundle). It belongs in shared/api.ts.
-import type { Scoreboard } from '../../server/scoreboard/figures.ts';
-import type { VolumePoint } from '../../server/scoreboard/series.ts';
+import type { Scoreboard } from '../../shared/api.ts';
+import type { VolumePoint } from '../../shared/api.ts';
 import { callApi, messageOf } from './api-client.ts';
 import type { LiveFeed } from './live.ts';
 

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { Scoreboard } from '../../../server/scoreboard/figures.ts';
+import type { Scoreboard } from '../../../shared/api.ts';
 import { COUNT_ORDER, FIGURES, formatCount, formatShare, formatWait } from '../scoreboard-copy.ts';
 
 /** A figure's number, marked with its key and raw value so a test can hold it against the API. */

@@ -1,4 +1,4 @@
-import type { VolumePoint } from '../../../../server/scoreboard/series.ts';
+import type { VolumePoint } from '../../../../shared/api.ts';
 import { formatCount, formatShare } from '../../scoreboard-copy.ts';
 
 interface VolumeChartProps {
