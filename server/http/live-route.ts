@@ -13,7 +13,7 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   app.get('/api/live', { websocket: true }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
-    if (!person || person.role !== 'approver') {
+    if (person?.role !== 'approver') {
       socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
       return;
     }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Scoreboard } from '../scoreboard/figures.ts';
-import { type BoardFilter } from '../scoreboard/projection.ts';
+import type { BoardFilter } from '../scoreboard/projection.ts';
 import { scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';

@@ -74,7 +74,7 @@ export function collectRepairers(chain: readonly Entry[], into: Map<string, stri
 /** The figures of one chain owned by `inboxName`, or null when the chain is not the inbox's. */
 export function chainFigures(chain: readonly Entry[], inboxName: string, repairers: Repairers = new Map()): ChainFigures | null {
   const first = chain[0];
-  if (!first || first.kind !== 'PROPOSED' || first.agent !== inboxName) return null;
+  if (first?.kind !== 'PROPOSED' || first.agent !== inboxName) return null;
   const request = isJsonObject(first.request) ? first.request : null;
   const root = request === null || request.repair_of === undefined;
   const dispatches = chain.filter((e) => e.kind === 'DISPATCHED');

@@ -10,7 +10,7 @@ async function allEntries(world: InboxWorld) {
   return (await world.journal.scan(0, 1_000_000)).map((s) => s.entry);
 }
 
-async function hashOf(world: InboxWorld, effectId: string) {
+async function _hashOf(world: InboxWorld, effectId: string) {
   return latestEscalation(await world.journal.entries(effectId)).escalation!.hash;
 }
 
