@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { computeScoreboard, decisionTimes, roundShare } from '../../server/scoreboard/figures.ts';
-import { latestEscalation } from '../../server/gate/chain.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { buildInboxWorld, HOUR_MS, type InboxWorld } from '../support/inbox-world.ts';
 
@@ -8,10 +7,6 @@ const S = 1_000;
 
 async function allEntries(world: InboxWorld) {
   return (await world.journal.scan(0, 1_000_000)).map((s) => s.entry);
-}
-
-async function _hashOf(world: InboxWorld, effectId: string) {
-  return latestEscalation(await world.journal.entries(effectId)).escalation!.hash;
 }
 
 /** One hand refund, fired the first time the gate reads this order's facts. */
