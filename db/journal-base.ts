@@ -19,24 +19,33 @@ import {
   normaliseFields,
   rowOf,
   sealNext,
+  VerifiedBodies,
 } from './journal-rules.ts';
 import type { EntryRow } from './schema.ts';
 
+/** Entries one `appendSealed` call may store: they share one transaction, which holds the write lock. */
+export const appendSealedMax = 50_000;
+
 /**
  * The journal's semantics written once, over a handful of storage steps each backend supplies.
- * `Tx` is whatever a backend's steps run against inside a transaction (a drizzle transaction, or
- * the memory arrays). Every public method does its work synchronously inside one transaction,
- * so a check, the append and the claim it guards can never interleave with another writer.
+ * `Tx` is whatever a backend's steps run against inside a transaction (the prepared queries of a
+ * connection, or the memory arrays). Every write does its work synchronously inside one
+ * transaction (which a backend may share among concurrent callers' writes, in order), so a check,
+ * the append and the claim it guards can never interleave with another writer.
  */
 export abstract class ChainedJournal<Tx> implements JournalStore {
   readonly #wallClockMs: () => number;
+  readonly #verified = new VerifiedBodies();
 
   protected constructor(wallClockMs: () => number) {
     this.#wallClockMs = wallClockMs;
   }
 
-  /** Run `fn` holding the write lock, rolling back everything it wrote if it throws. */
-  protected abstract exclusive<T>(fn: (tx: Tx) => T): T;
+  /**
+   * Run `fn` holding the write lock, rolling back everything it wrote if it throws. The promise
+   * settles only once what `fn` wrote is durable (a backend may commit it with other callers' work).
+   */
+  protected abstract exclusive<T>(fn: (tx: Tx) => T): Promise<T>;
   /** Run `fn` over one consistent snapshot, without the write lock. */
   protected abstract snapshot<T>(fn: (tx: Tx) => T): T;
   /** One effect's rows in seq order. */
@@ -57,7 +66,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract rowsAfter(tx: Tx, afterSeq: number, limit: number): EntryRow[];
 
   async entries(effectId: string): Promise<Entry[]> {
-    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
+    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
   }
 
   async append(kind: EntryKind, effectId: string, fields: EntryFields): Promise<Entry> {
@@ -75,10 +84,12 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     const normalised = checkAppend(kind, effectId, fields);
     if (claim !== undefined) assertClaim(claim.owner, claim.ttlMs);
     return this.exclusive((tx): AppendIfResult => {
-      const blocker = blockerOf(check(chainOfRows(this.chainRows(tx, effectId))));
+      const chain = chainOfRows(this.chainRows(tx, effectId), this.#verified);
+      const blocker = blockerOf(check(chain));
       if (blocker !== null) return { entry: null, blocker };
       const nowMs = this.nowMs();
-      const entry = this.writeNext(tx, kind, effectId, normalised, nowMs);
+      // The chain was read under this same lock, so its last entry is the one to link to.
+      const entry = this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
       if (claim !== undefined) this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
       return { entry, blocker: null };
     });
@@ -94,25 +105,68 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   async release(effectId: string, owner: string): Promise<void> {
-    this.exclusive((tx) => this.dropClaim(tx, effectId, owner));
+    return this.exclusive((tx) => this.dropClaim(tx, effectId, owner));
   }
 
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
-    return this.snapshot((tx) => this.openDispatchRows(tx).map((row) => entryOfRow(row).effect_id));
+    return this.snapshot((tx) => this.openDispatchRows(tx).map((row) => entryOfRow(row, this.#verified).effect_id));
   }
 
   async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
     if (!Number.isSafeInteger(afterSeq)) throw new TypeError(`afterSeq must be an integer: ${afterSeq}`);
     if (!Number.isSafeInteger(limit) || limit <= 0) throw new TypeError(`limit must be a positive integer: ${limit}`);
-    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row) })));
+    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row, this.#verified) })));
+  }
+
+  /**
+   * Store entries sealed elsewhere (a generated benchmark journal, an import), in order, in one
+   * transaction. Each must be a sealed entry whose hash holds, linked to its effect's newest
+   * entry (stored before, or earlier in `sealed`); otherwise nothing is stored.
+   */
+  async appendSealed(sealed: readonly Entry[]): Promise<void> {
+    if (sealed.length > appendSealedMax) throw new RangeError(`at most ${appendSealedMax} entries per call, not ${sealed.length}`);
+    // Checked before the lock is taken: the hashing is the costly part.
+    const rows = sealed.map((entry, i) => {
+      assertKind(entry.kind);
+      assertEffectId(entry.effect_id);
+      assertTimeMs(entry.ts_ms);
+      const row = rowOf(entry);
+      try {
+        entryOfRow({ ...row, seq: i });
+      } catch (error) {
+        throw new TypeError(`sealed[${i}] is not a sealed entry whose hash holds: ${(error as Error).message}`);
+      }
+      return row;
+    });
+    return this.exclusive((tx) => {
+      const newest = new Map<string, string | null>();
+      for (const row of rows) {
+        let last = newest.get(row.effectId);
+        if (last === undefined) {
+          const lastRow = this.lastRow(tx, row.effectId);
+          last = lastRow === undefined ? null : entryOfRow(lastRow, this.#verified).hash;
+        }
+        if (row.prev !== last) throw new TypeError(`entry ${row.hash} does not link to the newest entry of effect ${row.effectId}`);
+        this.insertRow(tx, row);
+        newest.set(row.effectId, row.hash);
+      }
+    });
   }
 
   private writeNext(tx: Tx, kind: EntryKind, effectId: string, fields: JsonObject, nowMs: number): Entry {
     const lastRow = this.lastRow(tx, effectId);
-    const last = lastRow === undefined ? undefined : entryOfRow(lastRow);
+    const last = lastRow === undefined ? undefined : entryOfRow(lastRow, this.#verified);
+    return this.seal(tx, kind, effectId, fields, last, nowMs);
+  }
+
+  /** Seal the entry after `last` (the effect's newest, read under the lock) and store it. */
+  private seal(tx: Tx, kind: EntryKind, effectId: string, fields: JsonObject, last: Entry | undefined, nowMs: number): Entry {
     const entry = sealNext(kind, effectId, fields, last, nowMs);
-    this.insertRow(tx, rowOf(entry));
+    const row = rowOf(entry);
+    // Sealed here, so its hash holds by construction; if the write is rolled back, a later row
+    // with this seq has other text and is checked in full.
+    this.#verified.remember(this.insertRow(tx, row), row.body);
     return entry;
   }
 

@@ -93,12 +93,38 @@ export function rowOf(entry: Entry): NewEntryRow {
   };
 }
 
+/** Row bodies a journal remembers as checked: a few MiB of the most recent rows. */
+export const verifiedBodiesMax = 8_192;
+
+/**
+ * Row bodies already found to match their hash, by seq. Whether a body's hash holds depends on
+ * its text alone, so a row read again with the very same text needs no second hash: a write
+ * chains to the entry the previous write made, and a check re-reads the chain it just extended.
+ * A body that differs in any character is checked from scratch. The oldest are forgotten first.
+ */
+export class VerifiedBodies {
+  readonly #bodies = new Map<number, string>();
+
+  holds(seq: number, body: string): boolean {
+    return this.#bodies.get(seq) === body;
+  }
+
+  remember(seq: number, body: string): void {
+    if (this.#bodies.size >= verifiedBodiesMax && !this.#bodies.has(seq)) {
+      const oldest = this.#bodies.keys().next();
+      if (!oldest.done) this.#bodies.delete(oldest.value);
+    }
+    this.#bodies.set(seq, body);
+  }
+}
+
 /**
  * Trust a stored row again: its body must parse to an entry whose hash holds and whose envelope
  * agrees with every column SQL searches by. Anything else throws, naming the seq: the journal
- * fails closed rather than skip or guess.
+ * fails closed rather than skip or guess. With `verified`, a body checked before is not hashed
+ * again (it is still parsed, so the caller gets an entry of its own, and checked against the row).
  */
-export function entryOfRow(row: EntryRow): Entry {
+export function entryOfRow(row: EntryRow, verified?: VerifiedBodies): Entry {
   const corrupt = (why: string) => new JournalCorruptError(`journal entry seq ${row.seq} ${why}`);
   let parsed: unknown;
   try {
@@ -107,7 +133,10 @@ export function entryOfRow(row: EntryRow): Entry {
     throw corrupt('is not valid JSON');
   }
   if (!isEntryShaped(parsed)) throw corrupt('is not a sealed entry');
-  if (!entryHashHolds(parsed)) throw corrupt('does not match its hash');
+  if (verified === undefined || !verified.holds(row.seq, row.body)) {
+    if (!entryHashHolds(parsed)) throw corrupt('does not match its hash');
+    verified?.remember(row.seq, row.body);
+  }
   const agrees =
     parsed.effect_id === row.effectId &&
     parsed.kind === row.kind &&
@@ -120,10 +149,10 @@ export function entryOfRow(row: EntryRow): Entry {
 }
 
 /** Trust one effect's rows (in seq order) as a chain: each entry must link to the one before it. */
-export function chainOfRows(rows: readonly EntryRow[]): Entry[] {
+export function chainOfRows(rows: readonly EntryRow[], verified?: VerifiedBodies): Entry[] {
   const chain: Entry[] = [];
   for (const row of rows) {
-    const entry = entryOfRow(row);
+    const entry = entryOfRow(row, verified);
     const expectedPrev = chain.at(-1)?.hash ?? null;
     if (entry.prev !== expectedPrev) {
       throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`);

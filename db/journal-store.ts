@@ -1,5 +1,7 @@
+import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, gt, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
+import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, claimIsFree, type NewEntryRow } from './journal-rules.ts';
 import { ChainedJournal } from './journal-base.ts';
 import type { JournalDb } from './open.ts';
@@ -10,90 +12,159 @@ export interface JournalClock {
   wallClockMs: () => number;
 }
 
-// A drizzle transaction and the database itself answer the same queries; the steps take either.
-type SqlTx = Parameters<Parameters<JournalDb['transaction']>[0]>[0] | JournalDb;
-
 const later = alias(entries, 'later');
+const effectIdParam = sql.placeholder('effectId');
+const ownerParam = sql.placeholder('owner');
+const expiresParam = sql.placeholder('expiresMs');
+/** On a conflict, the claim becomes the one being inserted. */
+const takeIncoming = { owner: sql`excluded.owner`, expiresMs: sql`excluded.expires_ms` };
 
 /**
- * The journal on SQLite. Writes run in `BEGIN IMMEDIATE`, so the write lock is held before the
- * chain is read and a check sees every earlier append from any process; reads run in a deferred
- * transaction, which under WAL is a consistent snapshot that never waits for the writer.
+ * Every query of the journal, compiled once per connection. Building and compiling the SQL on
+ * each call was the largest cost of a write (see results/bench.md); a prepared query runs the
+ * same SQL, so it sees the same transaction as the connection it was prepared on.
  */
-export class SqliteJournal extends ChainedJournal<SqlTx> {
-  readonly #db: JournalDb;
-
-  constructor(options: { db: JournalDb } & JournalClock) {
-    super(options.wallClockMs);
-    this.#db = options.db;
-  }
-
-  protected exclusive<T>(fn: (tx: SqlTx) => T): T {
-    return this.#db.transaction(fn, { behavior: 'immediate' });
-  }
-
-  protected snapshot<T>(fn: (tx: SqlTx) => T): T {
-    return this.#db.transaction(fn, { behavior: 'deferred' });
-  }
-
-  protected chainRows(tx: SqlTx, effectId: string): EntryRow[] {
-    return tx.select().from(entries).where(eq(entries.effectId, effectId)).orderBy(asc(entries.seq)).all();
-  }
-
-  protected lastRow(tx: SqlTx, effectId: string): EntryRow | undefined {
-    return tx.select().from(entries).where(eq(entries.effectId, effectId)).orderBy(desc(entries.seq)).limit(1).get();
-  }
-
-  protected insertRow(tx: SqlTx, row: NewEntryRow): number {
-    return tx.insert(entries).values(row).returning({ seq: entries.seq }).get().seq;
-  }
-
-  protected takeClaim(tx: SqlTx, claim: ClaimRow, nowMs: number): boolean {
+function prepareQueries(db: JournalDb) {
+  const closedSince = db
+    .select({ one: sql`1` })
+    .from(later)
+    .where(and(eq(later.effectId, entries.effectId), eq(later.closes, 1), gt(later.seq, entries.seq)));
+  return {
+    chain: db.select().from(entries).where(eq(entries.effectId, effectIdParam)).orderBy(asc(entries.seq)).prepare(),
+    last: db.select().from(entries).where(eq(entries.effectId, effectIdParam)).orderBy(desc(entries.seq)).limit(1).prepare(),
+    insert: db
+      .insert(entries)
+      .values({
+        effectId: effectIdParam,
+        kind: sql.placeholder('kind'),
+        prev: sql.placeholder('prev'),
+        hash: sql.placeholder('hash'),
+        closes: sql.placeholder('closes'),
+        tsMs: sql.placeholder('tsMs'),
+        body: sql.placeholder('body'),
+      })
+      .prepare(),
     // One upsert that states claimIsFree in SQL: a row is written, so `changes` is 1, exactly
     // when there was no claim, or the same owner holds it, or it expired at or before now.
-    const result = tx
+    takeClaim: db
       .insert(claims)
-      .values(claim)
+      .values({ effectId: effectIdParam, owner: ownerParam, expiresMs: expiresParam })
       .onConflictDoUpdate({
         target: claims.effectId,
-        set: { owner: claim.owner, expiresMs: claim.expiresMs },
-        setWhere: or(eq(claims.owner, claim.owner), sql`${claims.expiresMs} <= ${nowMs}`),
+        set: takeIncoming,
+        setWhere: or(eq(claims.owner, ownerParam), sql`${claims.expiresMs} <= ${sql.placeholder('nowMs')}`),
       })
-      .run();
-    return result.changes === 1;
-  }
-
-  protected putClaim(tx: SqlTx, claim: ClaimRow): void {
-    tx.insert(claims)
-      .values(claim)
-      .onConflictDoUpdate({ target: claims.effectId, set: { owner: claim.owner, expiresMs: claim.expiresMs } })
-      .run();
-  }
-
-  protected dropClaim(tx: SqlTx, effectId: string, owner: string): void {
-    tx.delete(claims)
-      .where(and(eq(claims.effectId, effectId), eq(claims.owner, owner)))
-      .run();
-  }
-
-  protected openDispatchRows(tx: SqlTx): EntryRow[] {
+      .prepare(),
+    putClaim: db
+      .insert(claims)
+      .values({ effectId: effectIdParam, owner: ownerParam, expiresMs: expiresParam })
+      .onConflictDoUpdate({ target: claims.effectId, set: takeIncoming })
+      .prepare(),
+    dropClaim: db
+      .delete(claims)
+      .where(and(eq(claims.effectId, effectIdParam), eq(claims.owner, ownerParam)))
+      .prepare(),
     // A DISPATCHED is open while no closing entry of its effect has a higher seq; the kind index
     // finds the dispatches and (effect_id, seq) answers the NOT EXISTS, so nothing is replayed.
-    const closedSince = tx
-      .select({ one: sql`1` })
-      .from(later)
-      .where(and(eq(later.effectId, entries.effectId), eq(later.closes, 1), gt(later.seq, entries.seq)));
-    const rows = tx
+    openDispatches: db
       .select()
       .from(entries)
       .where(and(eq(entries.kind, 'DISPATCHED'), notExists(closedSince)))
       .orderBy(asc(entries.seq))
-      .all();
-    return firstPerEffect(rows);
+      .prepare(),
+    after: db
+      .select()
+      .from(entries)
+      .where(gt(entries.seq, sql.placeholder('afterSeq')))
+      .orderBy(asc(entries.seq))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
+  };
+}
+
+/** The prepared queries a journal step runs: the `Tx` of the SQLite backend. */
+type Queries = ReturnType<typeof prepareQueries>;
+
+/**
+ * The journal on SQLite. Writes are group-committed: the writes of concurrent callers run in one
+ * `BEGIN IMMEDIATE` (one fsync), each in its own savepoint, in the order they were made. The
+ * write lock is held before any chain is read, so a check sees every earlier append from any
+ * process and every earlier write of its batch; no write's promise settles before its batch
+ * committed. Each read is one SELECT, which under WAL reads one consistent snapshot and never
+ * waits for the writer.
+ */
+export class SqliteJournal extends ChainedJournal<Queries> {
+  readonly #queries: Queries;
+  readonly #commits: GroupCommit<Queries>;
+
+  constructor(options: { db: JournalDb; groupCommit?: GroupCommitOptions } & JournalClock) {
+    super(options.wallClockMs);
+    const db = options.db;
+    const queries = prepareQueries(db);
+    // drizzle's own nested transaction builds and compiles its SAVEPOINT statements on every
+    // call; better-sqlite3's nested transaction reuses compiled ones. drizzle() always keeps the
+    // connection it was given as `$client`.
+    const client = (db as unknown as { $client: Database.Database }).$client;
+    const savepoint = client.transaction((fn: (q: Queries) => unknown) => fn(queries));
+    this.#queries = queries;
+    this.#commits = new GroupCommit<Queries>(
+      {
+        transaction: (fn) => db.transaction(() => fn(queries), { behavior: 'immediate' }),
+        isolated: <T>(_queries: Queries, fn: (q: Queries) => T): T => {
+          if (!client.inTransaction) throw new Error('an isolated step must run inside the batch transaction');
+          return savepoint(fn) as T;
+        },
+      },
+      options.groupCommit,
+    );
   }
 
-  protected rowsAfter(tx: SqlTx, afterSeq: number, limit: number): EntryRow[] {
-    return tx.select().from(entries).where(gt(entries.seq, afterSeq)).orderBy(asc(entries.seq)).limit(limit).all();
+  /** How group commit has batched this journal's writes so far. */
+  get commitStats(): GroupCommitStats {
+    return this.#commits.stats;
+  }
+
+  protected exclusive<T>(fn: (q: Queries) => T): Promise<T> {
+    return this.#commits.submit(fn);
+  }
+
+  protected snapshot<T>(fn: (q: Queries) => T): T {
+    // Every read step is a single SELECT: SQLite runs it on one snapshot without a transaction.
+    return fn(this.#queries);
+  }
+
+  protected chainRows(q: Queries, effectId: string): EntryRow[] {
+    return q.chain.all({ effectId });
+  }
+
+  protected lastRow(q: Queries, effectId: string): EntryRow | undefined {
+    return q.last.get({ effectId });
+  }
+
+  protected insertRow(q: Queries, row: NewEntryRow): number {
+    // `seq` is the rowid, so the insert's own answer names it; `RETURNING` cost several times
+    // the insert itself in better-sqlite3 (see results/bench.md).
+    return Number(q.insert.run(row).lastInsertRowid);
+  }
+
+  protected takeClaim(q: Queries, claim: ClaimRow, nowMs: number): boolean {
+    return q.takeClaim.run({ ...claim, nowMs }).changes === 1;
+  }
+
+  protected putClaim(q: Queries, claim: ClaimRow): void {
+    q.putClaim.run({ ...claim });
+  }
+
+  protected dropClaim(q: Queries, effectId: string, owner: string): void {
+    q.dropClaim.run({ effectId, owner });
+  }
+
+  protected openDispatchRows(q: Queries): EntryRow[] {
+    return firstPerEffect(q.openDispatches.all());
+  }
+
+  protected rowsAfter(q: Queries, afterSeq: number, limit: number): EntryRow[] {
+    return q.after.all({ afterSeq, limit });
   }
 }
 
@@ -115,8 +186,8 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
     super(options.wallClockMs);
   }
 
-  protected exclusive<T>(fn: (tx: MemoryState) => T): T {
-    // Rows are only ever appended, so rolling back a failed write means trimming what it added.
+  protected async exclusive<T>(fn: (tx: MemoryState) => T): Promise<T> {
+    // Work is synchronous, at the call, as it always was. Rows are only ever appended, so rolling back a failed write means trimming what it added.
     const rowCount = this.#state.rows.length;
     const claimsBefore = new Map(this.#state.claims);
     try {

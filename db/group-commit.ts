@@ -1,0 +1,155 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * The bounds of group commit. A batch is one write transaction and so one fsync; the bounds keep
+ * the write lock's hold, and the work redone when a batch fails, small.
+ */
+export const groupCommitLimits = {
+  /** At most this many operations share one transaction; the 256th caller starts the batch at once. */
+  opsMax: 256,
+  /** The longest a batch may wait for company before it starts, in ms (0: the next macrotask). */
+  lingerMsMax: 2,
+} as const;
+
+/** How callers are grouped: both values within `groupCommitLimits`. */
+export interface GroupCommitOptions {
+  opsMax?: number;
+  /** 0 (the default) starts a batch on the next macrotask, after the callers of the current one joined. */
+  lingerMs?: number;
+}
+
+/** What a backend gives the committer: one write transaction, and a step isolated inside it. */
+export interface BatchStorage<Tx> {
+  /** Run `fn` holding the write lock; commit (durably) when it returns, roll back and rethrow if it throws. */
+  transaction<T>(fn: (tx: Tx) => T): T;
+  /** Run `fn` inside the open transaction so that if it throws, only what `fn` wrote is undone. */
+  isolated<T>(tx: Tx, fn: (tx: Tx) => T): T;
+}
+
+/** What the committer has done since it was made. */
+export interface GroupCommitStats {
+  batches: number;
+  ops: number;
+  largestBatch: number;
+  /** Batches whose transaction failed, so each of their operations ran again on its own. */
+  retriedBatches: number;
+  /** The longest an operation waited between being queued and its batch starting, in ms. */
+  waitMsMax: number;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+interface Queued<Tx> {
+  run: (tx: Tx) => unknown;
+  queuedAtMs: number;
+  settle: (outcome: Outcome) => void;
+}
+
+function attempt(fn: () => unknown): Outcome {
+  try {
+    return { ok: true, value: fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/**
+ * Group commit: writes from concurrent callers of one process are queued and run together, in
+ * the order they were queued, in one transaction (one fsync). Each operation runs isolated inside
+ * it, so it sees every earlier operation of its batch, and one that throws is undone and rejected
+ * alone. No promise settles before its batch has committed; if the batch's transaction fails,
+ * nothing of it was written and every operation runs again in a transaction of its own.
+ */
+export class GroupCommit<Tx> {
+  readonly #storage: BatchStorage<Tx>;
+  readonly #opsMax: number;
+  readonly #lingerMs: number;
+  #queue: Queued<Tx>[] = [];
+  #scheduled = false;
+  #flushing = false;
+  readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, waitMsMax: 0 };
+
+  constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
+    const opsMax = options.opsMax ?? groupCommitLimits.opsMax;
+    const lingerMs = options.lingerMs ?? 0;
+    if (!Number.isSafeInteger(opsMax) || opsMax < 1 || opsMax > groupCommitLimits.opsMax) {
+      throw new RangeError(`opsMax must be an integer from 1 to ${groupCommitLimits.opsMax}: ${opsMax}`);
+    }
+    if (!Number.isFinite(lingerMs) || lingerMs < 0 || lingerMs > groupCommitLimits.lingerMsMax) {
+      throw new RangeError(`lingerMs must be from 0 to ${groupCommitLimits.lingerMsMax}: ${lingerMs}`);
+    }
+    this.#storage = storage;
+    this.#opsMax = opsMax;
+    this.#lingerMs = lingerMs;
+  }
+
+  /** A copy of the counters. */
+  get stats(): GroupCommitStats {
+    return { ...this.#stats };
+  }
+
+  /** Operations waiting for their batch. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Queue `run` for the next batch; the promise settles with its result once that batch committed. */
+  submit<T>(run: (tx: Tx) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({
+        run,
+        queuedAtMs: performance.now(),
+        settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error)),
+      });
+      // A full batch starts now; an operation queued by another operation's check (mid-flush)
+      // waits for the loop in `flush`, which drains the queue before it returns.
+      if (this.#queue.length >= this.#opsMax && !this.#flushing) this.flush();
+      else this.#schedule();
+    });
+  }
+
+  /** Run every queued operation now, in batches of at most `opsMax`. */
+  flush(): void {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      while (this.#queue.length > 0) this.#commit(this.#queue.splice(0, this.#opsMax));
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    const start = () => {
+      this.#scheduled = false;
+      this.flush();
+    };
+    // setImmediate runs after the I/O callbacks and microtasks of this turn of the loop, so every
+    // caller that is ready now joins the batch; it is not unref'd, since a caller awaits it.
+    if (this.#lingerMs === 0) setImmediate(start);
+    else setTimeout(start, this.#lingerMs);
+  }
+
+  #commit(batch: Queued<Tx>[]): void {
+    const startedMs = performance.now();
+    let outcomes: Outcome[] = [];
+    try {
+      this.#storage.transaction((tx) => {
+        outcomes = batch.map((op) => attempt(() => this.#storage.isolated(tx, op.run)));
+      });
+    } catch {
+      // The transaction rolled back (or its commit failed), so none of the batch is written, even
+      // the operations that succeeded inside it: each gets a transaction of its own, or its error.
+      this.#stats.retriedBatches += 1;
+      outcomes = batch.map((op) => attempt(() => this.#storage.transaction(op.run)));
+    }
+    const stats = this.#stats;
+    stats.batches += 1;
+    stats.ops += batch.length;
+    stats.largestBatch = Math.max(stats.largestBatch, batch.length);
+    stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
+    for (const [i, op] of batch.entries()) op.settle(outcomes[i]!);
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { type BatchStorage, GroupCommit } from '../../db/group-commit.ts';
+
+/**
+ * A storage of numbers in an array, with transactions that copy on begin, and a switch that
+ * makes the next commits fail after their work ran: how a failed fsync or COMMIT looks.
+ */
+class FlakyStorage implements BatchStorage<number[]> {
+  committed: number[] = [];
+  failNextCommits = 0;
+  transactions = 0;
+
+  transaction<T>(fn: (tx: number[]) => T): T {
+    this.transactions += 1;
+    const tx = [...this.committed];
+    const result = fn(tx);
+    if (this.failNextCommits > 0) {
+      this.failNextCommits -= 1;
+      throw new Error('disk I/O error');
+    }
+    this.committed = tx;
+    return result;
+  }
+
+  isolated<T>(tx: number[], fn: (tx: number[]) => T): T {
+    const length = tx.length;
+    try {
+      return fn(tx);
+    } catch (error) {
+      tx.length = length;
+      throw error;
+    }
+  }
+}
+
+/** An operation that appends `n` and answers how many values it saw before it. */
+const push = (n: number) => (tx: number[]) => {
+  const seen = tx.length;
+  tx.push(n);
+  return seen;
+};
+
+describe('GroupCommit when a batch fails to commit', () => {
+  it('every operation runs again in its own transaction and is answered from that run', async () => {
+    const storage = new FlakyStorage();
+    const commits = new GroupCommit(storage);
+    storage.failNextCommits = 1;
+    const answers = await Promise.all([1, 2, 3].map((n) => commits.submit(push(n))));
+    expect(storage.committed).toEqual([1, 2, 3]);
+    expect(answers).toEqual([0, 1, 2]);
+    expect(storage.transactions).toBe(4);
+    expect(commits.stats).toMatchObject({ batches: 1, ops: 3, retriedBatches: 1 });
+  });
+
+  it('an operation whose own retry fails too is rejected, and is not in the store', async () => {
+    const storage = new FlakyStorage();
+    const commits = new GroupCommit(storage);
+    // The batch fails, then the first operation's own transaction fails; the other two commit.
+    storage.failNextCommits = 2;
+    const results = await Promise.allSettled([1, 2, 3].map((n) => commits.submit(push(n))));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(storage.committed).toEqual([2, 3]);
+  });
+
+  it('no promise settles before its batch has finished: answers arrive after the commit', async () => {
+    const storage = new FlakyStorage();
+    const commits = new GroupCommit(storage);
+    const storedWhenAnswered: number[][] = [];
+    await Promise.all([1, 2].map((n) => commits.submit(push(n)).then(() => storedWhenAnswered.push([...storage.committed]))));
+    expect(storedWhenAnswered).toEqual([
+      [1, 2],
+      [1, 2],
+    ]);
+  });
+
+  it('an operation queued by another operation while a batch runs is committed in a later batch', async () => {
+    const storage = new FlakyStorage();
+    const commits = new GroupCommit(storage, { opsMax: 1 });
+    let inner: Promise<number> | undefined;
+    const outer = commits.submit((tx) => {
+      inner = commits.submit(push(2));
+      return push(1)(tx);
+    });
+    expect(await outer).toBe(0);
+    expect(await inner).toBe(1);
+    expect(storage.committed).toEqual([1, 2]);
+    expect(commits.stats.batches).toBe(2);
+  });
+});

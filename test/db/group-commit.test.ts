@@ -1,0 +1,212 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { groupCommitLimits } from '../../db/group-commit.ts';
+import { sealNext } from '../../db/journal-rules.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, kindsOf, openTempDatabase } from '../support/db-journals.ts';
+
+afterEach(cleanUpDatabases);
+
+const eid = effectIdOf(1);
+
+function openJournal(options: { lingerMs?: number; opsMax?: number } = {}) {
+  const opened = openTempDatabase();
+  const journal = new SqliteJournal({ db: opened.db, ...fakeClock(), groupCommit: options });
+  return { ...opened, journal };
+}
+
+describe('SqliteJournal group commit: bounds', () => {
+  it('batch: 1,000 concurrent appends run in batches of at most 256, every one written', async () => {
+    const { journal } = openJournal();
+    const entries = await Promise.all(Array.from({ length: 1_000 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), { n: i })));
+    expect(journal.commitStats).toMatchObject({ batches: 4, ops: 1_000, largestBatch: groupCommitLimits.opsMax, retriedBatches: 0 });
+    expect(new Set(entries.map((e) => e.hash)).size).toBe(1_000);
+    expect(await journal.scan(0, 2_000)).toHaveLength(1_000);
+  });
+
+  it('batch: every caller of the current turn of the event loop joins one batch', async () => {
+    const { journal } = openJournal();
+    await Promise.all([
+      journal.append('PROPOSED', eid, {}),
+      journal.claim(effectIdOf(2), 'w1', 1_000),
+      journal.appendIf('AUTHORIZED', eid, () => null, {}),
+      journal.release(effectIdOf(2), 'w1'),
+    ]);
+    expect(journal.commitStats).toMatchObject({ batches: 1, ops: 4 });
+  });
+
+  it('latency: a lone write waits out the current turn (so its callers can join), then commits at once', async () => {
+    // Fake timers: how long the loop takes to come round is the machine's business, not this test's.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate'] });
+    try {
+      const { journal } = openJournal();
+      const first = journal.append('PROPOSED', eid, {});
+      await Promise.resolve();
+      expect(journal.commitStats.batches).toBe(0);
+      vi.advanceTimersByTime(0);
+      expect(journal.commitStats).toMatchObject({ batches: 1, ops: 1 });
+      expect(await first).toMatchObject({ kind: 'PROPOSED' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('latency: with a 2 ms linger, a write made 1 ms after the first joins its batch, which starts at 2 ms', async () => {
+    // Fake timers: how long the loop takes to come round is the machine's business, not this test's.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate'] });
+    try {
+      const { journal } = openJournal({ lingerMs: 2 });
+      const first = journal.append('PROPOSED', eid, {});
+      vi.advanceTimersByTime(1);
+      const second = journal.append('PROPOSED', effectIdOf(2), {});
+      expect(journal.commitStats.batches).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(journal.commitStats).toMatchObject({ batches: 1, ops: 2 });
+      await Promise.all([first, second]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.each([
+    [{ opsMax: 0 }],
+    [{ opsMax: groupCommitLimits.opsMax + 1 }],
+    [{ lingerMs: -1 }],
+    [{ lingerMs: groupCommitLimits.lingerMsMax + 1 }],
+  ])('options: %j is refused', (options) => {
+    expect(() => openJournal(options)).toThrow(RangeError);
+  });
+});
+
+describe('SqliteJournal group commit: what a check sees', () => {
+  it('appendIf: 50 concurrent DISPATCHED on one effect in one batch write exactly one; the rest see in_flight', async () => {
+    const { journal } = openJournal();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => journal.appendIf('DISPATCHED', eid, blockWhileDispatched, { n: i }, { owner: `w${i}`, ttlMs: 1_000 })),
+    );
+    expect(journal.commitStats).toMatchObject({ batches: 1, ops: 50 });
+    expect(results.filter((r) => r.entry !== null).map((r) => r.entry?.n)).toEqual([0]);
+    expect(results.filter((r) => r.blocker === 'in_flight')).toHaveLength(49);
+    expect(await kindsOf(journal, eid)).toEqual(['DISPATCHED']);
+    // The claim set with the one DISPATCHED is the first caller's.
+    expect(await journal.claim(eid, 'w1', 1_000)).toBe(false);
+    expect(await journal.claim(eid, 'w0', 1_000)).toBe(true);
+  });
+
+  it('appendIf: a check sees the appends queued before it in the same batch, in order', async () => {
+    const { journal } = openJournal();
+    let seen: string[] = [];
+    const writes = [
+      journal.append('PROPOSED', eid, {}),
+      journal.append('AUTHORIZED', eid, {}),
+      journal.appendIf('DISPATCHED', eid, (chain) => {
+        seen = chain.map((e) => e.kind);
+        return null;
+      }, {}),
+    ];
+    const [proposed, authorized, dispatched] = await Promise.all(writes);
+    expect(seen).toEqual(['PROPOSED', 'AUTHORIZED']);
+    expect(journal.commitStats.batches).toBe(1);
+    expect((authorized as Entry).prev).toBe((proposed as Entry).hash);
+    expect((dispatched as { entry: Entry }).entry.prev).toBe((authorized as Entry).hash);
+  });
+
+  it('claim: within one batch the first claimant wins and a later release by it frees the effect', async () => {
+    const { journal } = openJournal();
+    const results = await Promise.all([journal.claim(eid, 'w1', 1_000), journal.claim(eid, 'w2', 1_000), journal.release(eid, 'w1'), journal.claim(eid, 'w3', 1_000)]);
+    expect(results).toEqual([true, false, undefined, true]);
+    expect(journal.commitStats.batches).toBe(1);
+  });
+});
+
+describe('SqliteJournal group commit: order and durability', () => {
+  it('order: 200 concurrent appends to one chain are written and resolved in call order', async () => {
+    const { journal } = openJournal();
+    const resolved: number[] = [];
+    await Promise.all(Array.from({ length: 200 }, (_, n) => journal.append('PROPOSED', eid, { n }).then(() => resolved.push(n))));
+    const expected = Array.from({ length: 200 }, (_, n) => n);
+    expect(resolved).toEqual(expected);
+    expect((await journal.entries(eid)).map((e) => e.n)).toEqual(expected);
+  });
+
+  it('durability: when a write resolves, another connection already reads it (its batch committed)', async () => {
+    const { journal, file } = openJournal();
+    const reader = openTempDatabase(file).sqlite.prepare('SELECT count(*) FROM entries WHERE hash = ?').pluck();
+    const visibleAtResolve = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), {}).then((entry) => reader.get(entry.hash))),
+    );
+    expect(visibleAtResolve.every((count) => count === 1)).toBe(true);
+  });
+
+  it('isolation: a check that throws rejects only its own write; the rest of the batch is written', async () => {
+    const { journal } = openJournal();
+    const failing = () => {
+      throw new Error('check failed');
+    };
+    const [before, thrown, after] = await Promise.allSettled([
+      journal.append('PROPOSED', eid, { n: 1 }),
+      journal.appendIf('AUTHORIZED', eid, failing, {}, { owner: 'w1', ttlMs: 1_000 }),
+      journal.append('AUTHORIZED', eid, { n: 3 }),
+    ]);
+    expect(journal.commitStats).toMatchObject({ batches: 1, retriedBatches: 0 });
+    expect(before.status).toBe('fulfilled');
+    expect(thrown).toMatchObject({ status: 'rejected', reason: new Error('check failed') });
+    expect(after.status).toBe('fulfilled');
+    expect((await journal.entries(eid)).map((e) => e.n)).toEqual([1, 3]);
+    expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
+  });
+
+  it('isolation: a write the schema refuses (a second COMMITTED) rejects alone, with no partial claim', async () => {
+    const { journal } = openJournal();
+    const results = await Promise.allSettled([
+      journal.append('COMMITTED', eid, {}),
+      journal.appendIf('COMMITTED', eid, () => null, {}, { owner: 'w1', ttlMs: 1_000 }),
+      journal.append('PROPOSED', effectIdOf(2), {}),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await kindsOf(journal, eid)).toEqual(['COMMITTED']);
+    expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
+  });
+
+  it('failure: when the batch cannot take the write lock, every write is rejected and nothing is written', async () => {
+    const { journal, sqlite, file } = openJournal();
+    sqlite.pragma('busy_timeout = 0');
+    const holder = openTempDatabase(file).sqlite;
+    holder.exec('BEGIN IMMEDIATE');
+    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), {})));
+    holder.exec('ROLLBACK');
+    expect(results.every((r) => r.status === 'rejected' && /locked|busy/i.test(String(r.reason)))).toBe(true);
+    expect(journal.commitStats.retriedBatches).toBe(1);
+    expect(await journal.scan(0, 10)).toEqual([]);
+    expect(await journal.append('PROPOSED', eid, {})).toMatchObject({ kind: 'PROPOSED' });
+  });
+});
+
+describe('SqliteJournal.appendSealed: entries sealed elsewhere, in one write', () => {
+  const chainOf = (effectId: string, length: number, after?: Entry): Entry[] => {
+    const chain: Entry[] = [];
+    for (let n = 0; n < length; n++) chain.push(sealNext('PROPOSED', effectId, { n }, chain.at(-1) ?? after, 1_700_000_000_000 + n));
+    return chain;
+  };
+
+  it('stores interleaved chains in order, linked to what the journal already held', async () => {
+    const { journal } = openJournal();
+    const first = await journal.append('PROPOSED', eid, { n: -1 });
+    const mine = chainOf(eid, 3, first);
+    const other = chainOf(effectIdOf(2), 2);
+    await journal.appendSealed([mine[0]!, other[0]!, mine[1]!, other[1]!, mine[2]!]);
+    expect(await journal.entries(eid)).toEqual([first, ...mine]);
+    expect(await journal.entries(effectIdOf(2))).toEqual(other);
+    expect(journal.commitStats.batches).toBe(2);
+  });
+
+  it.each([
+    ['an entry whose hash does not hold', (chain: Entry[]) => [chain[0]!, { ...chain[1]!, n: 99 }]],
+    ['an entry that skips one of its chain', (chain: Entry[]) => [chain[0]!, chain[2]!]],
+    ['a chain that does not start at the effect\'s newest entry', (chain: Entry[]) => [chain[1]!]],
+  ])('refuses %s, and stores none of the call', async (_why, pick) => {
+    const { journal } = openJournal();
+    await expect(journal.appendSealed(pick(chainOf(eid, 3)))).rejects.toThrow(TypeError);
+    expect(await journal.scan(0, 10)).toEqual([]);
+  });
+});
