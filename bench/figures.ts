@@ -1,0 +1,55 @@
+import type { FigureName } from './report.ts';
+
+/** How each figure is read: its unit and what was measured. */
+export interface FigureInfo {
+  unit: string;
+  what: string;
+}
+
+/** The headline figures of the issue. */
+export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
+  fsync_per_s: { unit: '/s', what: 'raw rate of write(4 KiB) + fdatasync on the disk the journals live on' },
+  gate_effects_per_s: { unit: '/s', what: 'routine effects through the Gate in process, MemoryPayments (no latency), durable SqliteJournal, 64 submitters' },
+  gate_p99_ms: { unit: 'ms', what: 'p99 of one Gate.submit in the run above' },
+  naive_effects_per_s: { unit: '/s', what: 'the same target called directly (apply only), 64 submitters, no journal' },
+  http_refunds_per_s: { unit: '/s', what: 'routine POST /v1/refunds answered 200 COMMITTED, real server process, sandbox in its own process, 64 keep-alive connections' },
+  http_p50_ms: { unit: 'ms', what: 'p50 latency of those requests' },
+  http_p99_ms: { unit: 'ms', what: 'p99 latency of those requests' },
+  http_p99_ms_at_1000: { unit: 'ms', what: 'p99 latency with requests sent at a fixed 1,000/s (open loop: latency counted from when each was due)' },
+  rebuild_s_100k: { unit: 's', what: 'start-up over a 100k-entry journal: open, replay into the views, recover and sweep, ready' },
+  rebuild_s_1m: { unit: 's', what: 'the same over a 1M-entry journal' },
+  rss_mib_1m: { unit: 'MiB', what: 'peak RSS of that start-up process (VmHWM), including the first scoreboard read' },
+  scoreboard_ms_1m_cold: { unit: 'ms', what: 'computeScoreboard over all 1M entries (already loaded in memory)' },
+  scoreboard_ms_1m_warm: { unit: 'ms', what: 'ScoreboardProjection.board() after one more entry, on the started 1M server' },
+  verify_receipts_per_s: { unit: '/s', what: 'verifyReceipt of signed receipts of realistic chains, key given as PEM' },
+  ws_visible_ms_p95: { unit: 'ms', what: 'agent POST of a refund needing a person → its item on an approver\'s open websocket, p95 over 1,000 requests' },
+};
+
+/** Figures that explain the headline ones. */
+export const DETAIL_INFO: Record<string, FigureInfo> = {
+  gate_p50_ms: { unit: 'ms', what: 'p50 of one Gate.submit' },
+  gate_cpu_us_per_effect: { unit: 'µs', what: 'process CPU per routine effect through the Gate' },
+  gate_writes_per_commit: { unit: '', what: 'journal writes sharing one commit (one fsync) in the gate run' },
+  gate_commits_per_s: { unit: '/s', what: 'journal commits (fsyncs) per second in the gate run' },
+  http_refunds_failed: { unit: '', what: 'requests of a 30 s run not answered 200 COMMITTED' },
+  http_server_cpu_ms_per_refund: { unit: 'ms', what: 'server process CPU per refund' },
+  http_sandbox_cpu_ms_per_refund: { unit: 'ms', what: 'sandbox process CPU per refund' },
+  http_loadgen_cpu_ms_per_refund: { unit: 'ms', what: 'load generator CPU per refund (it shares the 2 cores)' },
+  http_fixed_per_s: { unit: '/s', what: 'answered per second while offered 1,000/s' },
+  http_fixed_p50_ms: { unit: 'ms', what: 'p50 latency at a fixed 1,000/s' },
+  http_fixed_failed: { unit: '', what: 'requests at 1,000/s not answered 200 COMMITTED, or shed beyond the in-flight bound' },
+  http_server_idle_cpu_share: { unit: 'of a core', what: 'server CPU with no requests for 10 s, right after the closed-loop runs: its background work' },
+  http_server_idle_healthz_max_ms: { unit: 'ms', what: 'the slowest GET /healthz, probed every 100 ms while it was watched: how long the event loop was held' },
+  http_server_journal_entries: { unit: 'entries', what: 'the server\'s journal at that moment' },
+  idle_server_cpu_share: { unit: 'of a core', what: 'a fresh server over a copy of that journal, sent nothing (the profiled run)' },
+  ws_visible_ms_p50: { unit: 'ms', what: 'p50 of POST → item on the websocket' },
+  ws_visible_missing: { unit: '', what: 'escalations whose item never arrived, or whose POST failed' },
+  journal_file_mib_1m: { unit: 'MiB', what: 'size of the 1M-entry journal file' },
+  journal_generate_s_1m: { unit: 's', what: 'time to generate both journals through the store (not a target)' },
+  rebuild_open_s_1m: { unit: 's', what: 'of the 1M start-up: opening the file and migrating' },
+  rebuild_replay_s_1m: { unit: 's', what: 'of the 1M start-up: JournalFollower replay into InboxProjection + ScoreboardProjection' },
+  rebuild_sweeps_s_1m: { unit: 's', what: 'of the 1M start-up: recovery and the inbox sweeps (refresh, executeApproved) before ready' },
+  rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
+  scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
+  scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },
+};

@@ -1,0 +1,53 @@
+import type { Plan } from './stages.ts';
+
+/** The sizes of `npm run bench`. */
+export const FULL: Plan = {
+  reps: 3,
+  fsyncMs: 2_000,
+  gateMs: 5_000,
+  naiveMs: 2_000,
+  submitters: 64,
+  connections: 64,
+  warmupMs: 5_000,
+  loadMs: 30_000,
+  fixedRatePerS: 1_000,
+  fixedMs: 15_000,
+  fixedInFlightMax: 2_000,
+  visibleRequests: 1_000,
+  visibleConcurrency: 8,
+  visibleMaxMs: 180_000,
+  decide: { approve: 16, reject: 8 },
+  verifyMs: 2_000,
+  smallEntries: 100_000,
+  largeEntries: 1_000_000,
+  profileGateMs: 4_000,
+  profileLoadMs: 10_000,
+  idleMs: 10_000,
+  profileIdleMs: 15_000,
+};
+
+/** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
+export const SMOKE: Plan = {
+  reps: 1,
+  fsyncMs: 100,
+  gateMs: 300,
+  naiveMs: 100,
+  submitters: 64,
+  connections: 8,
+  warmupMs: 300,
+  loadMs: 1_000,
+  fixedRatePerS: 50,
+  fixedMs: 1_000,
+  fixedInFlightMax: 100,
+  visibleRequests: 10,
+  visibleConcurrency: 2,
+  visibleMaxMs: 30_000,
+  decide: { approve: 2, reject: 1 },
+  verifyMs: 100,
+  smallEntries: 300,
+  largeEntries: 1_000,
+  profileGateMs: 300,
+  profileLoadMs: 1_000,
+  idleMs: 1_000,
+  profileIdleMs: 1_000,
+};

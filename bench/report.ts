@@ -1,0 +1,195 @@
+import { fileURLToPath } from 'node:url';
+
+/** Where `npm run bench` writes; `--smoke` writes nothing. */
+export const BENCH_JSON = fileURLToPath(new URL('../results/bench.json', import.meta.url));
+export const BENCH_MD = fileURLToPath(new URL('../results/bench.md', import.meta.url));
+
+/** Every headline figure, by its name in bench.json. */
+export const FIGURE_NAMES = [
+  'fsync_per_s',
+  'gate_effects_per_s',
+  'gate_p99_ms',
+  'naive_effects_per_s',
+  'http_refunds_per_s',
+  'http_p50_ms',
+  'http_p99_ms',
+  'http_p99_ms_at_1000',
+  'rebuild_s_100k',
+  'rebuild_s_1m',
+  'rss_mib_1m',
+  'scoreboard_ms_1m_cold',
+  'scoreboard_ms_1m_warm',
+  'verify_receipts_per_s',
+  'ws_visible_ms_p95',
+] as const;
+/** One headline figure's name. */
+export type FigureName = (typeof FIGURE_NAMES)[number];
+
+/** A bound a figure must meet: at least (`>=`) or at most (`<=`) `value`. */
+export interface Target {
+  op: '>=' | '<=';
+  value: number;
+}
+
+/** The targets of the issue, one per figure that has one. */
+export const TARGETS: Partial<Record<FigureName, Target>> = {
+  gate_effects_per_s: { op: '>=', value: 20_000 },
+  http_refunds_per_s: { op: '>=', value: 2_000 },
+  http_p99_ms_at_1000: { op: '<=', value: 20 },
+  rebuild_s_1m: { op: '<=', value: 10 },
+  rss_mib_1m: { op: '<=', value: 1_024 },
+  scoreboard_ms_1m_cold: { op: '<=', value: 2_000 },
+  scoreboard_ms_1m_warm: { op: '<=', value: 5 },
+  ws_visible_ms_p95: { op: '<=', value: 500 },
+};
+
+/** One measured figure: the median of its repetitions, their spread, and its target. */
+export interface Figure {
+  unit: string;
+  /** What was measured, in one sentence. */
+  what: string;
+  /** One value per repetition, in the order they ran. */
+  samples: number[];
+  median: number | null;
+  min: number | null;
+  max: number | null;
+  target: Target | null;
+  /** Whether the median meets the target; null with no target or no measurement. */
+  met: boolean | null;
+  /** Why there is no measurement, when a repetition failed. */
+  error?: string;
+}
+
+/** The heaviest functions of one CPU profile, by self time. */
+export interface ProfileSummary {
+  name: string;
+  /** What ran while it was profiled. */
+  workload: string;
+  sampled_ms: number;
+  /** Time by area of the code, inclusive of what each area calls. */
+  areas: { area: string; ms: number; pct: number }[];
+  top: { fn: string; where: string; self_ms: number; self_pct: number }[];
+}
+
+/** Everything one run of `npm run bench` found. */
+export interface BenchReport {
+  generated_at: string;
+  command: string;
+  machine: {
+    cpus: number;
+    cpu_model: string;
+    memory_gib: number;
+    node: string;
+    /** The 1-minute load average when the run started and ended: above `cpus`, other work shared the machine. */
+    load_start: number;
+    load_end: number;
+  };
+  repetitions: number;
+  figures: Record<FigureName, Figure>;
+  /** Figures that explain the headline ones (breakdowns, batch sizes, error counts). */
+  details: Record<string, Figure>;
+  profiles: ProfileSummary[];
+  notes: string[];
+}
+
+/** Whether `value` meets `target`. */
+export function meets(value: number, target: Target): boolean {
+  return target.op === '>=' ? value >= target.value : value <= target.value;
+}
+
+/** A figure from its samples, judged against its target. */
+export function figureOf(unit: string, what: string, samples: number[], target: Target | null = null, error?: string): Figure {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const n = sorted.length;
+  const median = n === 0 ? null : n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  return {
+    unit,
+    what,
+    samples,
+    median,
+    min: n === 0 ? null : sorted[0]!,
+    max: n === 0 ? null : sorted[n - 1]!,
+    target,
+    met: median === null || target === null ? null : meets(median, target),
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/** A number as a person reads it: 3 significant digits, thousands grouped. */
+export function formatValue(value: number | null): string {
+  if (value === null) return '—';
+  const abs = Math.abs(value);
+  const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : 3;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function verdict(figure: Figure): string {
+  if (figure.error !== undefined) return `**NOT MEASURED**: ${figure.error}`;
+  if (figure.met === null) return '';
+  return figure.met ? 'met' : '**MISSED**';
+}
+
+function figureRow(name: string, figure: Figure): string {
+  const target = figure.target ? `${figure.target.op} ${formatValue(figure.target.value)}` : '—';
+  const spread = `${formatValue(figure.min)}–${formatValue(figure.max)}`;
+  const cells = [`\`${name}\``, `${formatValue(figure.median)} ${figure.unit}`, spread, target, verdict(figure), figure.what];
+  return `| ${cells.join(' | ')} |`;
+}
+
+const TABLE_HEAD = '| figure | median | spread (min–max) | target | verdict | what |\n| --- | --- | --- | --- | --- | --- |';
+
+function profileSection(profile: ProfileSummary): string[] {
+  const areas = profile.areas.map((a) => `| ${a.area} | ${formatValue(a.ms)} | ${a.pct.toFixed(1)}% |`);
+  const rows = profile.top.map((t) => `| ${t.fn} | ${t.where} | ${formatValue(t.self_ms)} | ${t.self_pct.toFixed(1)}% |`);
+  return [
+    `### ${profile.name}`,
+    '',
+    `${profile.workload} Sampled ${formatValue(profile.sampled_ms)} ms of wall time.`,
+    '',
+    '| area (inclusive; areas overlap) | ms | share |',
+    '| --- | --- | --- |',
+    ...areas,
+    '',
+    '| heaviest function (self time) | where | ms | share |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    '',
+  ];
+}
+
+/** bench.md: a pure function of bench.json, so the two cannot disagree. */
+export function renderBenchMarkdown(report: BenchReport): string {
+  const missed = FIGURE_NAMES.filter((name) => report.figures[name].met === false || report.figures[name].error !== undefined);
+  const m = report.machine;
+  const shared = m.load_start > m.cpus || m.load_end > m.cpus;
+  const lines = [
+    '# Benchmarks',
+    '',
+    `Generated by \`${report.command}\` at ${report.generated_at}; do not edit by hand. Each figure is the`,
+    `median of ${report.repetitions} repetitions, with the spread of all of them, against its target.`,
+    '',
+    `Machine: ${m.cpus} × ${m.cpu_model}, ${m.memory_gib} GiB, Node ${m.node}. Load average ${m.load_start.toFixed(1)} at the`,
+    `start and ${m.load_end.toFixed(1)} at the end${shared ? ` (above ${m.cpus} cores: other work shared the machine during the run, so every figure is lower than on an idle one)` : ''}.`,
+    '',
+    missed.length === 0 ? 'Every target is met.' : `Targets missed or not measured: ${missed.map((n) => `\`${n}\``).join(', ')}.`,
+    '',
+    '## Figures',
+    '',
+    TABLE_HEAD,
+    ...FIGURE_NAMES.map((name) => figureRow(name, report.figures[name])),
+    '',
+    '## Details',
+    '',
+    TABLE_HEAD,
+    ...Object.entries(report.details).map(([name, figure]) => figureRow(name, figure)),
+    '',
+    '## Where the time goes (CPU profiles from this run)',
+    '',
+    ...report.profiles.flatMap(profileSection),
+    '## Notes',
+    '',
+    ...report.notes.flatMap((note) => [`- ${note}`]),
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,200 @@
+// `npm run bench`: every figure of results/bench.md, from one run on this machine.
+// `npm run bench -- --smoke`: the same code paths at tiny sizes in seconds; prints the report, writes nothing.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
+import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
+import type { Templates } from './journal-gen.ts';
+import { STATIC_NOTES } from './notes.ts';
+import { profileIn, summarizeProfile } from './profile.ts';
+import { REPO_ROOT } from './processes.ts';
+import { runRebuildChild } from './rebuild.ts';
+import { BENCH_JSON, BENCH_MD, type BenchReport, FIGURE_NAMES, type Figure, figureOf, type ProfileSummary, renderBenchMarkdown, TARGETS } from './report.ts';
+import { FULL, SMOKE } from './plans.ts';
+import {
+  CONFIG_PATH,
+  fsyncStage,
+  gateStage,
+  generateJournals,
+  rebuildStage,
+  type Samples,
+  say,
+  verifyStage,
+} from './stages.ts';
+
+const smoke = process.argv.includes('--smoke');
+const plan = smoke ? SMOKE : FULL;
+const samples: Samples = {};
+const errors = new Map<string, string>();
+const profiles: ProfileSummary[] = [];
+
+/** Run a stage; if it fails, the figures it owns are reported as not measured, with why. */
+async function stage<T>(name: string, owns: readonly string[], fn: () => Promise<T>): Promise<T | undefined> {
+  say(`${name}: start`);
+  try {
+    return await fn();
+  } catch (error) {
+    const why = `${name} failed: ${(error as Error).message.split('\n')[0]}`;
+    say(why);
+    for (const figure of owns) if (!errors.has(figure)) errors.set(figure, why);
+    return undefined;
+  }
+}
+
+function merge(more: Samples | undefined): void {
+  for (const [name, values] of Object.entries(more ?? {})) {
+    samples[name] = [...(samples[name] ?? []), ...values];
+  }
+}
+
+/** Run `fn` with a fresh folder for a V8 profile, then summarise the profile written there. */
+async function profiled(dir: string, name: string, workload: string, fn: (profDir: string) => Promise<unknown>): Promise<void> {
+  const profDir = fs.mkdtempSync(path.join(dir, 'prof-'));
+  await fn(profDir);
+  profiles.push(summarizeProfile(profileIn(profDir), name, workload));
+}
+
+function runProfiledGate(profDir: string, dir: string): Promise<void> {
+  const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, '--import', 'tsx', 'bench/profile-gate.ts', dir, String(plan.profileGateMs)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`profiled gate exited ${code}`)))));
+}
+
+const ALL_FIGURES = [...FIGURE_NAMES, ...Object.keys(DETAIL_INFO)];
+const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.startsWith('ws_'));
+const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_)/.test(f));
+
+async function runAll(dir: string): Promise<void> {
+  merge(await stage('fsync', ['fsync_per_s'], () => fsyncStage(plan, dir)));
+  merge(await stage('gate', ALL_FIGURES.filter((f) => f.startsWith('gate_') || f.startsWith('naive_')), () => gateStage(plan, dir)));
+  let templates: Templates | undefined;
+  const http = await stage('http', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));
+  if (http) {
+    merge(http.samples);
+    for (const [name, why] of Object.entries(http.failures)) errors.set(name, why);
+    templates = http.templates;
+    await stage('profile idle server', [], () =>
+      profiled(dir, 'Server with no requests, over the journal the loads left', `A server started over a copy of the journal the HTTP runs left, sent nothing for ${plan.profileIdleMs / 1000} s.`, async (profDir) =>
+        merge({ idle_server_cpu_share: [await profileIdleServer(plan, dir, http.journal, profDir)] }),
+      ),
+    );
+  }
+  if (templates) {
+    const found = templates;
+    merge(await stage('verify', ['verify_receipts_per_s'], () => verifyStage(plan, dir, found)));
+    const journals = await stage('generate journals', REBUILD_FIGURES, () => generateJournals(plan, dir, found));
+    if (journals) {
+      merge(journals.samples);
+      merge(await stage('rebuild', REBUILD_FIGURES, () => rebuildStage(plan, dir, journals)));
+      await stage('profile rebuild', [], () =>
+        profiled(dir, 'Start-up over the 100k journal', 'One start-up (replay, recovery, sweeps, first scoreboard read) over the 100k-entry journal.', (profDir) =>
+          runRebuildChild(['rebuild', journals.small, CONFIG_PATH, path.join(dir, 'rebuild-data')], { cpuProfDir: profDir }),
+        ),
+      );
+    }
+  }
+  await stage('profile gate', [], () =>
+    profiled(dir, 'Gate, in process', `The gate run above for ${plan.profileGateMs / 1000} s in a process of its own.`, (profDir) => runProfiledGate(profDir, dir)),
+  );
+  await stage('profile server', [], () =>
+    profiled(dir, 'Server under HTTP load', `The server process during ${plan.profileLoadMs / 1000} s of routine refunds over ${plan.connections} connections.`, (profDir) =>
+      profileServer(plan, dir, profDir),
+    ),
+  );
+}
+
+/** Notes whose numbers come from this run. */
+function measuredNotes(figures: Record<string, Figure>): string[] {
+  const at = (name: string) => figures[name]?.median ?? null;
+  const notes: string[] = [];
+  const fsync = at('fsync_per_s');
+  const perCommit = at('gate_writes_per_commit');
+  if (fsync !== null && perCommit !== null) {
+    // Each routine effect makes five durable writes one after another (PROPOSED, AUTHORIZED,
+    // DISPATCHED, COMMITTED, the claim's release), and each of the submitters waits for each.
+    const ceiling = (plan.submitters * fsync) / 5;
+    notes.push(
+      `The gate has an fsync bound: ${plan.submitters} submitters each wait for 5 durable writes per effect, so at most ${plan.submitters} × ${Math.round(fsync)} fsync/s ÷ 5 ≈ ${Math.round(ceiling)} effects/s on this disk with zero CPU (this run's commits held ${perCommit.toFixed(0)} writes each). 20,000/s with 64 submitters needs ≥ ${Math.round((20_000 * 5) / plan.submitters)} fsync/s, and then ≤ 50 µs of CPU per effect (this run: ${Math.round(at('gate_cpu_us_per_effect') ?? Number.NaN)} µs).`,
+    );
+  }
+  const cpuPerRefund = ['http_server_cpu_ms_per_refund', 'http_sandbox_cpu_ms_per_refund', 'http_loadgen_cpu_ms_per_refund'].map(at);
+  if (cpuPerRefund.every((v) => v !== null)) {
+    const [server, sandbox, loadgen] = cpuPerRefund as number[];
+    const cores = os.cpus().length;
+    notes.push(
+      `HTTP on ${cores} cores: each routine refund cost ${server!.toFixed(1)} ms of server CPU, ${sandbox!.toFixed(1)} ms of sandbox CPU and ${loadgen!.toFixed(1)} ms of load-generator CPU, so this machine cannot answer more than about ${Math.round((cores * 1000) / (server! + sandbox! + loadgen!))} refunds/s however the server is tuned; 2,000/s needs ≤ ${(1000 / 2_000).toFixed(1)} ms of server CPU per refund on a core of its own.`,
+    );
+  }
+  const fixedRate = at('http_fixed_per_s');
+  const fixedFailed = at('http_fixed_failed');
+  if (fixedRate !== null && fixedFailed !== null && fixedFailed > 0) {
+    notes.push(
+      `At a fixed ${plan.fixedRatePerS}/s the server answered ${Math.round(fixedRate)}/s and a median of ${Math.round(fixedFailed)} requests per run failed or were shed beyond ${plan.fixedInFlightMax} in flight: http_p99_ms_at_1000 is the p99 of the answered ones only, so it understates the wait of the rest.`,
+    );
+  }
+  const idle = at('http_server_idle_cpu_share');
+  const journalEntries = at('http_server_journal_entries');
+  if (idle !== null && journalEntries !== null) {
+    notes.push(
+      `After a closed-loop run, with no request at all, the server used ${Math.round(100 * idle)}% of a core over the ${Math.round(journalEntries).toLocaleString('en-US')} entries that run left, and its slowest /healthz took ${Math.round(at('http_server_idle_healthz_max_ms') ?? Number.NaN)} ms (a fresh server over a copy of that journal: ${Math.round(100 * (at('idle_server_cpu_share') ?? Number.NaN))}% of a core): its ticker re-reads every chain every few seconds (see the idle-server profile), so the requests of every HTTP figure competed with it, more so as each run's journal grew. Each HTTP run therefore starts on a fresh server with an empty journal.`,
+    );
+  }
+  const replay = at('rebuild_replay_s_1m');
+  const sweeps = at('rebuild_sweeps_s_1m');
+  const firstRead = at('scoreboard_first_read_ms_1m');
+  if (replay !== null && sweeps !== null && firstRead !== null) {
+    notes.push(
+      `Of the 1M start-up, the replay into the views took ${replay.toFixed(1)} s and recovery plus the inbox sweeps before ready ${sweeps.toFixed(1)} s; the first scoreboard read after it took ${(firstRead / 1000).toFixed(1)} s more.`,
+    );
+  }
+  return notes;
+}
+
+function buildReport(loadStart: number): BenchReport {
+  const judge = (name: string, unit: string, what: string, target: Figure['target']) => figureOf(unit, what, samples[name] ?? [], target, errors.get(name) ?? (samples[name] ? undefined : 'no sample'));
+  const figures = Object.fromEntries(FIGURE_NAMES.map((name) => [name, judge(name, HEADLINE_INFO[name].unit, HEADLINE_INFO[name].what, TARGETS[name] ?? null)])) as BenchReport['figures'];
+  const details = Object.fromEntries(
+    Object.entries(DETAIL_INFO)
+      .filter(([name]) => !(name in figures))
+      .map(([name, info]) => [name, judge(name, info.unit, info.what, null)]),
+  );
+  return {
+    generated_at: new Date().toISOString(),
+    command: smoke ? 'npm run bench -- --smoke' : 'npm run bench',
+    machine: {
+      cpus: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model ?? 'unknown',
+      memory_gib: Math.round(os.totalmem() / 1024 ** 3),
+      node: process.version,
+      load_start: loadStart,
+      load_end: os.loadavg()[0]!,
+    },
+    repetitions: plan.reps,
+    figures,
+    details,
+    profiles,
+    notes: [...measuredNotes({ ...figures, ...details }), ...STATIC_NOTES],
+  };
+}
+
+const loadStart = os.loadavg()[0]!;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-bench-'));
+say(`${smoke ? 'smoke' : 'full'} run in ${dir}; load average ${loadStart.toFixed(1)} on ${os.cpus().length} cores`);
+try {
+  await runAll(dir);
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+const report = buildReport(loadStart);
+if (smoke) {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+} else {
+  fs.writeFileSync(BENCH_JSON, `${JSON.stringify(report, null, 2)}\n`);
+  fs.writeFileSync(BENCH_MD, renderBenchMarkdown(report));
+  say(`wrote ${path.relative(REPO_ROOT, BENCH_JSON)} and ${path.relative(REPO_ROOT, BENCH_MD)}`);
+}
+process.exit(0);

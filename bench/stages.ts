@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { measureFsyncPerS } from './fsync.ts';
+import { runGate, runNaive } from './gate.ts';
+import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
+import { REPO_ROOT } from './processes.ts';
+import { measureColdScoreboard, measureRebuild } from './rebuild.ts';
+import { repeat } from './stats.ts';
+import { buildReceipts, measureVerifyPerS } from './verify.ts';
+
+/** Sizes and durations of one bench run. */
+export interface Plan {
+  reps: number;
+  fsyncMs: number;
+  gateMs: number;
+  naiveMs: number;
+  submitters: number;
+  connections: number;
+  warmupMs: number;
+  loadMs: number;
+  fixedRatePerS: number;
+  fixedMs: number;
+  fixedInFlightMax: number;
+  visibleRequests: number;
+  visibleConcurrency: number;
+  /** A bound on each run of escalations, however slow the server. */
+  visibleMaxMs: number;
+  decide: { approve: number; reject: number };
+  verifyMs: number;
+  smallEntries: number;
+  largeEntries: number;
+  profileGateMs: number;
+  profileLoadMs: number;
+  /** How long the server is watched with no requests, after the loads. */
+  idleMs: number;
+  profileIdleMs: number;
+}
+
+/** The config every server process of the bench runs with: the repository's own. */
+export const CONFIG_PATH = path.join(REPO_ROOT, 'interlock.yaml');
+
+/** Samples of named values, one per repetition. */
+export type Samples = Record<string, number[]>;
+
+export function push(samples: Samples, values: Record<string, number>): void {
+  for (const [name, value] of Object.entries(values)) samples[name] = [...(samples[name] ?? []), value];
+}
+
+/** Log progress on stderr: the bench's stdout is its report. */
+export function say(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+export async function fsyncStage(plan: Plan, dir: string): Promise<Samples> {
+  const samples: Samples = {};
+  await repeat(plan.reps, async () => push(samples, { fsync_per_s: measureFsyncPerS(dir, plan.fsyncMs) }));
+  return samples;
+}
+
+export async function gateStage(plan: Plan, dir: string): Promise<Samples> {
+  const samples: Samples = {};
+  await repeat(plan.reps, async (rep) => {
+    const run = await runGate(dir, { durationMs: plan.gateMs, submitters: plan.submitters, tag: `r${rep}` });
+    say(`gate rep ${rep}: ${Math.round(run.effectsPerS)} effects/s, p99 ${run.p99Ms.toFixed(1)} ms, ${run.writesPerBatch.toFixed(1)} writes per batch`);
+    push(samples, {
+      gate_effects_per_s: run.effectsPerS,
+      gate_p99_ms: run.p99Ms,
+      gate_p50_ms: run.p50Ms,
+      gate_cpu_us_per_effect: run.cpuUsPerEffect,
+      gate_writes_per_commit: run.writesPerBatch,
+      gate_commits_per_s: run.batches / (plan.gateMs / 1000),
+    });
+    fs.rmSync(path.join(dir, `gate-r${rep}.sqlite`), { force: true });
+  });
+  await repeat(plan.reps, async (rep) => push(samples, { naive_effects_per_s: await runNaive({ durationMs: plan.naiveMs, submitters: plan.submitters, tag: `r${rep}` }) }));
+  return samples;
+}
+
+export async function verifyStage(plan: Plan, dir: string, templates: Templates): Promise<Samples> {
+  const samples: Samples = {};
+  const { receipts, keys } = buildReceipts(templates, path.join(dir, 'keys'));
+  await repeat(plan.reps, async () => push(samples, { verify_receipts_per_s: measureVerifyPerS(receipts, keys, plan.verifyMs) }));
+  return samples;
+}
+
+const fileMib = (file: string) => fs.statSync(file).size / 1024 / 1024;
+
+/** The generated journals: `small` and `large` entries of copies of the templates. */
+export async function generateJournals(plan: Plan, dir: string, templates: Templates): Promise<{ small: string; large: string; samples: Samples }> {
+  const small = path.join(dir, 'journal-small.sqlite');
+  const large = path.join(dir, 'journal-large.sqlite');
+  const startMs = Date.now();
+  const nextChain = await generateJournal(small, templates, plan.smallEntries);
+  copyJournal(small, large);
+  await generateJournal(large, templates, plan.largeEntries, nextChain);
+  const seconds = (Date.now() - startMs) / 1000;
+  say(`journals: ${fileMib(small).toFixed(0)} MiB and ${fileMib(large).toFixed(0)} MiB generated in ${seconds.toFixed(0)} s`);
+  return { small, large, samples: { journal_file_mib_1m: [fileMib(large)], journal_generate_s_1m: [seconds] } };
+}
+
+export async function rebuildStage(plan: Plan, dir: string, journals: { small: string; large: string }): Promise<Samples> {
+  const samples: Samples = {};
+  const dataDir = path.join(dir, 'rebuild-data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  await repeat(plan.reps, async (rep) => {
+    const small = await measureRebuild(journals.small, CONFIG_PATH, dataDir);
+    const large = await measureRebuild(journals.large, CONFIG_PATH, dataDir);
+    const cold = await measureColdScoreboard(journals.large, CONFIG_PATH);
+    say(`rebuild rep ${rep}: ${small.rebuild_s!.toFixed(1)} s (${small.entries} entries), ${large.rebuild_s!.toFixed(1)} s (${large.entries} entries), peak rss ${large.peak_rss_mib!.toFixed(0)} MiB; scoreboard cold ${cold.cold_ms!.toFixed(0)} ms, warm ${large.warm_board_ms!.toFixed(2)} ms`);
+    push(samples, {
+      rebuild_s_100k: small.rebuild_s!,
+      rebuild_s_1m: large.rebuild_s!,
+      rss_mib_1m: large.peak_rss_mib!,
+      scoreboard_ms_1m_cold: cold.cold_ms!,
+      scoreboard_ms_1m_warm: large.warm_board_ms!,
+      rebuild_replay_s_1m: large.replay_s!,
+      rebuild_sweeps_s_1m: large.start_rest_s!,
+      rebuild_open_s_1m: large.open_s!,
+      rss_ready_mib_1m: large.rss_ready_mib!,
+      scoreboard_first_read_ms_1m: large.first_board_ms!,
+      scoreboard_load_ms_1m: cold.load_ms!,
+    });
+  });
+  return samples;
+}

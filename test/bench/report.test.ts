@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  BENCH_JSON,
+  BENCH_MD,
+  type BenchReport,
+  FIGURE_NAMES,
+  type FigureName,
+  figureOf,
+  meets,
+  renderBenchMarkdown,
+  TARGETS,
+} from '../../bench/report.ts';
+
+// results/bench.{json,md} come from `npm run bench`, not from `npm run experiments`: the markdown
+// is rendered from the JSON, so the two must agree; the figures are whatever that run measured.
+
+function syntheticReport(overrides: Partial<Record<FigureName, number[]>>): BenchReport {
+  const figures = Object.fromEntries(
+    FIGURE_NAMES.map((name) => [name, figureOf('/s', name, overrides[name] ?? [1, 2, 3], TARGETS[name] ?? null)]),
+  ) as BenchReport['figures'];
+  return {
+    generated_at: '2026-01-01T00:00:00.000Z',
+    command: 'npm run bench',
+    machine: { cpus: 2, cpu_model: 'test', memory_gib: 1, node: 'v20', load_start: 0.5, load_end: 0.5 },
+    repetitions: 3,
+    figures,
+    details: {},
+    profiles: [],
+    notes: ['a note'],
+  };
+}
+
+describe('bench report', () => {
+  it('figureOf: the median of the repetitions, their spread, and whether the median meets the target', () => {
+    const figure = figureOf('/s', 'x', [30, 10, 20], { op: '>=', value: 15 });
+    expect(figure).toMatchObject({ median: 20, min: 10, max: 30, met: true });
+    expect(figureOf('ms', 'x', [4, 6], { op: '<=', value: 4 })).toMatchObject({ median: 5, met: false });
+    expect(figureOf('ms', 'x', [], null, 'stage failed')).toMatchObject({ median: null, met: null, error: 'stage failed' });
+  });
+
+  it('render: a missed target is marked MISSED and named at the top; a failed figure NOT MEASURED', () => {
+    const report = syntheticReport({ gate_effects_per_s: [100, 120, 110] });
+    report.figures.rebuild_s_1m = figureOf('s', 'x', [], TARGETS.rebuild_s_1m ?? null, 'rebuild failed: boom');
+    const md = renderBenchMarkdown(report);
+    expect(md).toMatch(/\| `gate_effects_per_s` \| 110 \/s \| 100–120 \| >= 20,000 \| \*\*MISSED\*\* \|/);
+    expect(md).toContain('**NOT MEASURED**: rebuild failed: boom');
+    expect(md).toMatch(/Targets missed or not measured: .*`gate_effects_per_s`.*`rebuild_s_1m`/);
+  });
+
+  it('results/bench.md is exactly the rendering of results/bench.json', () => {
+    const report = JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport;
+    expect(fs.readFileSync(BENCH_MD, 'utf8')).toBe(renderBenchMarkdown(report));
+  });
+
+  it('results/bench.json has every figure from at least 3 repetitions, judged against its target', () => {
+    const report = JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport;
+    expect(report.command).toBe('npm run bench');
+    for (const name of FIGURE_NAMES) {
+      const figure = report.figures[name];
+      expect(figure.target, name).toEqual(TARGETS[name] ?? null);
+      if (figure.error !== undefined) continue;
+      expect(figure.samples.length, name).toBeGreaterThanOrEqual(3);
+      expect(figure, name).toEqual(figureOf(figure.unit, figure.what, figure.samples, figure.target));
+      if (figure.target && figure.median !== null) expect(figure.met, name).toBe(meets(figure.median, figure.target));
+    }
+  });
+});
