@@ -85,3 +85,44 @@ describe('group commit under SIGKILL', () => {
     ROUNDS * ROUND_TIMEOUT_MS,
   );
 });
+
+describe('group commit and the gate under SIGKILL', () => {
+  const gateChild = fileURLToPath(new URL('../support/gate-send-kill-child.ts', import.meta.url));
+
+  /** Run a gate process that SIGKILLs itself at send number `killAt`; the effect ids it started to send. */
+  async function sendsUntilKilled(file: string, killAt: number): Promise<{ sent: string[]; signal: NodeJS.Signals | null }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', gateChild, file, '64', String(killAt)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const sent: string[] = [];
+    const timer = setTimeout(() => child.kill('SIGKILL'), ROUND_TIMEOUT_MS);
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    for await (const line of readline.createInterface({ input: child.stdout })) sent.push(line);
+    clearTimeout(timer);
+    const signal = await exited;
+    if (sent.length < killAt) throw new Error(`the gate process ended after ${sent.length} sends: ${stderr}`);
+    return { sent, signal };
+  }
+
+  it(
+    'no send starts before its DISPATCHED is durable: a process killed at a send, with 64 submitters, left every sent effect dispatched',
+    async () => {
+      for (const killAt of [1, 150, 700]) {
+        const file = tempDbFile();
+        const { sent, signal } = await sendsUntilKilled(file, killAt);
+        expect(signal).toBe('SIGKILL');
+        const { sqlite } = openTempDatabase(file);
+        const dispatched = new Set(sqlite.prepare("SELECT effect_id FROM entries WHERE kind = 'DISPATCHED'").pluck().all() as string[]);
+        expect(sent.filter((effectId) => !dispatched.has(effectId))).toEqual([]);
+        // The send the process died in was never answered, so its dispatch is still open: recovery's to settle.
+        const closed = new Set(sqlite.prepare("SELECT effect_id FROM entries WHERE closes = 1").pluck().all() as string[]);
+        expect(closed.has(sent.at(-1)!)).toBe(false);
+        // Batches of concurrent submitters were really shared: more effects were dispatched than sent one by one.
+        if (killAt > 1) expect(dispatched.size).toBeGreaterThanOrEqual(sent.length);
+      }
+    },
+    3 * ROUND_TIMEOUT_MS,
+  );
+});
