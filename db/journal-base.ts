@@ -2,6 +2,7 @@ import type { Entry, EntryFields, EntryKind } from '../shared/entries.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type {
   AppendIfResult,
+  AppendOptions,
   ChainCheck,
   ClaimRequest,
   JournalStore,
@@ -69,9 +70,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
   }
 
-  async append(kind: EntryKind, effectId: string, fields: EntryFields): Promise<Entry> {
+  async append(kind: EntryKind, effectId: string, fields: EntryFields, options: AppendOptions = {}): Promise<Entry> {
     const normalised = checkAppend(kind, effectId, fields);
-    return this.exclusive((tx) => this.writeNext(tx, kind, effectId, normalised, this.nowMs()));
+    const { release } = options;
+    if (release !== undefined && (typeof release !== "string" || release.length === 0)) throw new TypeError("release must name a claim owner");
+    return this.exclusive((tx) => {
+      const entry = this.writeNext(tx, kind, effectId, normalised, this.nowMs());
+      if (release !== undefined) this.dropClaim(tx, effectId, release);
+      return entry;
+    });
   }
 
   async appendIf(

@@ -199,8 +199,7 @@ export class Gate {
       // Unknown outcome: the dispatch stays open and our claim stays, so nobody resends before recovery.
       throw error;
     }
-    await this.journal.append('COMMITTED', effectId, { result: sent });
-    await this.journal.release(effectId, this.sender);
+    await this.journal.append('COMMITTED', effectId, { result: sent }, { release: this.sender });
     await this.reached('after_commit', effectId);
     return done('COMMITTED');
   }

@@ -12,6 +12,12 @@ export interface ClaimRequest {
   ttlMs: number;
 }
 
+/** What else an unconditional append does in its transaction. */
+export interface AppendOptions {
+  /** Drop the claim this owner holds on the effect, if it holds one. */
+  release?: string;
+}
+
 /** An entry with its position in the whole journal. */
 export interface Sequenced {
   seq: number;
@@ -27,8 +33,11 @@ export interface Sequenced {
 export interface JournalStore {
   /** One effect's entries, in order. */
   entries(effectId: string): Promise<Entry[]>;
-  /** Append unconditionally. */
-  append(kind: EntryKind, effectId: string, fields: EntryFields): Promise<Entry>;
+  /**
+   * Append unconditionally. With `release`, also drop that owner's claim in the same
+   * transaction: a sender closing its dispatch frees the effect in the same durable write.
+   */
+  append(kind: EntryKind, effectId: string, fields: EntryFields, options?: AppendOptions): Promise<Entry>;
   /** Append only when `check(chain)` returns null; with `claim`, also set that claim in the same transaction. */
   appendIf(
     kind: EntryKind,

@@ -129,6 +129,25 @@ describe.each(journalBackends)('$name', (backend) => {
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
   });
 
+  it('append with release: the entry and the drop of that owner\'s claim are one write; another owner\'s claim stays', async () => {
+    const journal = backend.open(fakeClock());
+    await journal.claim(eid, 'w1', 1_000);
+    await journal.append('PROPOSED', eid, {}, { release: 'w2' });
+    expect(await journal.claim(eid, 'w2', 1_000)).toBe(false);
+    await journal.append('AUTHORIZED', eid, {}, { release: 'w1' });
+    expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
+    await expect(journal.append('AUTHORIZED', eid, {}, { release: '' })).rejects.toThrow(/release/);
+  });
+
+  it('append with release: a write that is refused keeps the claim (nothing of it is applied)', async () => {
+    const journal = backend.open(fakeClock());
+    await journal.append('PROPOSED', eid, {});
+    await journal.append('COMMITTED', eid, { result: 'first' });
+    await journal.claim(eid, 'w1', 1_000);
+    await expect(journal.append('COMMITTED', eid, { result: 'again' }, { release: 'w1' })).rejects.toThrow();
+    expect(await journal.claim(eid, 'w2', 1_000)).toBe(false);
+  });
+
   it('inFlight: an effect is in flight from its DISPATCHED', async () => {
     const journal = backend.open(fakeClock());
     await journal.append('PROPOSED', eid, {});
