@@ -23,7 +23,7 @@ export function serveGet(engine: SandboxEngine, path: string, params: FormObject
     [
       '/v1/charges/:id',
       'charge',
-      (id) => maybe(store.charges.get(id), (c) => renderCharge(c, store.refunds.values(), store.disputes.values())),
+      (id) => maybe(store.charges.get(id), (c) => renderCharge(c, store.refundsOfCharge(c.id), store.disputes.values())),
     ],
     ['/v1/disputes/:id', 'dispute', (id) => maybe(store.disputes.get(id), renderDispute)],
   ];

@@ -28,6 +28,10 @@ export interface Ledger {
   charges: ReadonlyMap<string, ChargeRecord>;
   refunds: ReadonlyMap<string, RefundRecord>;
   disputes: ReadonlyMap<string, DisputeRecord>;
+  /** The refunds of one charge, in creation order. */
+  refundsOfCharge(chargeId: string): RefundRecord[];
+  /** The refunds of one payment intent, in creation order. */
+  refundsOfPaymentIntent(paymentIntentId: string): RefundRecord[];
 }
 
 /** A refund asked for through `POST /v1/refunds` or by hand. */
@@ -112,7 +116,7 @@ export function decideRefund(
       invalidRequest('charge_disputed', `Charge ${chargeId} has been charged back; cannot issue a refund.`),
     );
   }
-  const leftCents = chargedCents - refundedCents(ledger.refunds.values(), chargeId);
+  const leftCents = chargedCents - refundedCents(ledger.refundsOfCharge(chargeId), chargeId);
   if (leftCents <= 0) {
     return refuse(invalidRequest('charge_already_refunded', `Charge ${chargeId} has already been refunded.`));
   }
@@ -198,8 +202,9 @@ export function readListQuery(params: FormObject): Read<ListQuery> {
 
 /** One page of refunds, newest first, as Stripe lists them. */
 export function listRefunds(ledger: Ledger, query: ListQuery): Read<{ data: RefundRecord[]; hasMore: boolean }> {
-  const newestFirst = [...ledger.refunds.values()]
-    .filter((refund) => query.paymentIntentId === null || refund.paymentIntentId === query.paymentIntentId)
+  // Listing one payment's refunds reads that payment's refunds only, however many others there are.
+  const candidates = query.paymentIntentId === null ? [...ledger.refunds.values()] : ledger.refundsOfPaymentIntent(query.paymentIntentId);
+  const newestFirst = candidates
     .filter((refund) => query.chargeId === null || refund.chargeId === query.chargeId)
     .reverse();
   return pageOf(newestFirst, query);

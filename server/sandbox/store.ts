@@ -60,7 +60,11 @@ export class SandboxStore {
   /** In creation order (a Map keeps the first insertion's place when a refund is updated). */
   readonly refunds = new Map<string, RefundRecord>();
   readonly disputes = new Map<string, DisputeRecord>();
+  /** Refund ids by charge and by payment intent, in creation order: a payment's reads never scan every refund. */
+  private readonly refundIdsByOwner = new Map<string, string[]>();
   private readonly db: Database.Database;
+  private readonly upsert: Database.Statement;
+  private readonly saveAnswer: Database.Statement;
   private keyCount: number;
 
   constructor(file?: string) {
@@ -72,16 +76,25 @@ export class SandboxStore {
     const rows = this.db.prepare('SELECT json FROM objects ORDER BY seq').all() as { json: string }[];
     for (const row of rows) this.remember(JSON.parse(row.json) as SandboxRecord);
     this.keyCount = (this.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get() as { n: number }).n;
+    this.upsert = this.db.prepare(
+      'INSERT INTO objects (id, kind, json) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET json = excluded.json',
+    );
+    this.saveAnswer = this.db.prepare(
+      'INSERT INTO idempotency_keys (key, endpoint, fingerprint, status_code, body, request_id, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+  }
+
+  refundsOfCharge(chargeId: string): RefundRecord[] {
+    return this.refundsOf(`charge:${chargeId}`);
+  }
+
+  refundsOfPaymentIntent(paymentIntentId: string): RefundRecord[] {
+    return this.refundsOf(`payment_intent:${paymentIntentId}`);
   }
 
   /** Write objects and, when given, the answer saved for a key, in one durable transaction. */
   commit(records: readonly SandboxRecord[], answer?: SavedAnswer): void {
-    const upsert = this.db.prepare(
-      'INSERT INTO objects (id, kind, json) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET json = excluded.json',
-    );
-    const save = this.db.prepare(
-      'INSERT INTO idempotency_keys (key, endpoint, fingerprint, status_code, body, request_id, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
+    const { upsert, saveAnswer: save } = this;
     this.db.transaction(() => {
       for (const record of records) upsert.run(record.id, record.kind, JSON.stringify(record));
       if (answer !== undefined) {
@@ -147,6 +160,16 @@ export class SandboxStore {
     this.db.close();
   }
 
+  private refundsOf(owner: string): RefundRecord[] {
+    return (this.refundIdsByOwner.get(owner) ?? []).map((id) => this.refunds.get(id)!);
+  }
+
+  private indexRefund(owner: string, refundId: string): void {
+    const ids = this.refundIdsByOwner.get(owner);
+    if (ids === undefined) this.refundIdsByOwner.set(owner, [refundId]);
+    else ids.push(refundId);
+  }
+
   private remember(record: SandboxRecord): void {
     switch (record.kind) {
       case 'payment_intent':
@@ -156,6 +179,10 @@ export class SandboxStore {
         this.charges.set(record.id, record);
         return;
       case 'refund':
+        if (!this.refunds.has(record.id)) {
+          this.indexRefund(`charge:${record.chargeId}`, record.id);
+          this.indexRefund(`payment_intent:${record.paymentIntentId}`, record.id);
+        }
         this.refunds.set(record.id, record);
         return;
       case 'dispute':
