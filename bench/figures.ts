@@ -27,6 +27,7 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
 
 /** Figures that explain the headline ones. */
 export const DETAIL_INFO: Record<string, FigureInfo> = {
+  journal_rows_per_s_raw: { unit: '/s', what: 'rows shaped like journal entries inserted straight into the journal\'s schema, 64 per commit, no gate, no hashing: the storage\'s own bound' },
   gate_p50_ms: { unit: 'ms', what: 'p50 of one Gate.submit' },
   gate_cpu_us_per_effect: { unit: 'µs', what: 'process CPU per routine effect through the Gate' },
   gate_writes_per_commit: { unit: '', what: 'journal writes sharing one commit (one fsync) in the gate run' },

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { measureFsyncPerS } from './fsync.ts';
+import { measureFsyncPerS, measureRawRowsPerS } from './fsync.ts';
 import { runGate, runNaive } from './gate.ts';
 import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
 import { REPO_ROOT } from './processes.ts';
@@ -53,7 +53,7 @@ export function say(message: string): void {
 
 export async function fsyncStage(plan: Plan, dir: string): Promise<Samples> {
   const samples: Samples = {};
-  await repeat(plan.reps, async () => push(samples, { fsync_per_s: measureFsyncPerS(dir, plan.fsyncMs) }));
+  await repeat(plan.reps, async () => push(samples, { fsync_per_s: measureFsyncPerS(dir, plan.fsyncMs), journal_rows_per_s_raw: measureRawRowsPerS(dir, plan.fsyncMs) }));
   return samples;
 }
 
