@@ -24,6 +24,12 @@ export const limits = {
   bodyBytesMax: 16 * 1024,
   /** Webhook bodies from Stripe. */
   webhookBodyBytesMax: 256 * 1024,
+  /**
+   * Refund requests one server works on at once. Beyond it an agent is told 429 at once (nothing
+   * written; the same request id is safe to send again) rather than queued behind work it would
+   * wait seconds for: latency stays bounded under overload, and memory too.
+   */
+  refundsInFlightMax: 128,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
 } as const;

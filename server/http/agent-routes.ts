@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
-import type { BoundRequest } from '../../shared/api.ts';
+import type { BoundRequest, RefundRequestBody } from '../../shared/api.ts';
+import { limits } from '../../shared/limits.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { tokenMatches } from '../config/secrets.ts';
 import type { AgentConfig } from '../config/schema.ts';
@@ -45,14 +46,29 @@ function stripeFailure(error: unknown): AppError | null {
  * The agents' API (api.md). Authentication is a hook of this scope only. A retry is always
  * safe: the same request id answers the current status and changes nothing.
  */
-export async function agentRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+export async function agentRoutes(app: FastifyInstance, opts: { services: Services; refundsInFlightMax?: number }): Promise<void> {
   const { services } = opts;
+  const inFlightMax = opts.refundsInFlightMax ?? limits.refundsInFlightMax;
+  let inFlight = 0;
   app.addHook('onRequest', async (request) => {
     request.agent = authenticate(services, request);
   });
 
   app.post('/v1/refunds', async (request, reply) => {
     const body = parseRefundBody(request.body);
+    if (inFlight >= inFlightMax) {
+      reply.header('retry-after', '1');
+      throw new AppError('rate_limited', `the server is working on ${inFlightMax} refund requests already; nothing was written, send this one again in a second`);
+    }
+    inFlight += 1;
+    try {
+      return await answerRefund(request, reply, body);
+    } finally {
+      inFlight -= 1;
+    }
+  });
+
+  async function answerRefund(request: FastifyRequest, reply: FastifyReply, body: RefundRequestBody) {
     const agent = request.agent!;
     const bound: BoundRequest = {
       id: body.request_id,
@@ -77,7 +93,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     const chain = await services.journal.entries(effectId);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
     return reply.status(PENDING.has(answer.status) ? 202 : 200).send(answer);
-  });
+  }
 
   app.get<{ Params: { request_id: string } }>('/v1/refunds/:request_id', async (request) => {
     const requestId = parseRequestId(request.params.request_id);

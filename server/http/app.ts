@@ -36,6 +36,8 @@ export interface AppOptions {
   secureCookies?: boolean;
   logger?: boolean | object;
   webDist?: string;
+  /** Agents' refund requests worked on at once before 429 (default limits.refundsInFlightMax). */
+  refundsInFlightMax?: number;
 }
 
 /**
@@ -67,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.get('/.well-known/interlock-keys', async () => publicKeySet([services.signingKey]));
 
-  await app.register(agentRoutes, { services });
+  await app.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
   await app.register(async (scope) => {
     installSessionAuth(scope, services, sessions);
     await scope.register(approverRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });

@@ -35,7 +35,7 @@ export function testConfig(overrides: Partial<InterlockConfig> = {}): InterlockC
   return { ...config, testMode: true, ...overrides };
 }
 
-export async function buildAppWorld(options: { config?: InterlockConfig; dir?: string; clock?: AppClock } = {}): Promise<AppWorld> {
+export async function buildAppWorld(options: { config?: InterlockConfig; dir?: string; clock?: AppClock; refundsInFlightMax?: number } = {}): Promise<AppWorld> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'interlock-app-'));
   const clock = options.clock ?? new AppClock();
   const sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
@@ -43,7 +43,7 @@ export async function buildAppWorld(options: { config?: InterlockConfig; dir?: s
   const config = options.config ?? testConfig();
   const services = createServices({ config, clock, database, dataDir: dir, stripe: sandbox.stripe(), sandbox: true });
   const sessions = new SessionStore({ idleMs: config.sessions.idleMs, absoluteMs: config.sessions.absoluteMs, wallMs: () => clock.wallMs() });
-  const app = await buildApp({ services, sessions, webhookSecrets: ['whsec_test_app'], ready: () => true, webDist: join(dir, 'no-web') });
+  const app = await buildApp({ services, sessions, webhookSecrets: ['whsec_test_app'], ready: () => true, webDist: join(dir, 'no-web'), ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
   await startServices(services);
   const world: AppWorld = {
     app,
