@@ -123,7 +123,10 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
     if (!Number.isSafeInteger(afterSeq)) throw new TypeError(`afterSeq must be an integer: ${afterSeq}`);
     if (!Number.isSafeInteger(limit) || limit <= 0) throw new TypeError(`limit must be a positive integer: ${limit}`);
-    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row, this.#verified) })));
+    // A scan reads each row once: rows this journal wrote are not hashed again, but the scanned
+    // rows are not remembered (a replay would only churn the memory of recent writes).
+    const verified = this.#verified.lookupOnly;
+    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row, verified) })));
   }
 
   /**

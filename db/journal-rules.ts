@@ -102,8 +102,17 @@ export const verifiedBodiesMax = 8_192;
  * chains to the entry the previous write made, and a check re-reads the chain it just extended.
  * A body that differs in any character is checked from scratch. The oldest are forgotten first.
  */
-export class VerifiedBodies {
+export class VerifiedBodies implements CheckedBodies {
   readonly #bodies = new Map<number, string>();
+
+  /**
+   * The same memory, consulted but never added to: for a scan, which reads each row once. Keeping
+   * every scanned body alive a while longer would only make the garbage collector copy it.
+   */
+  readonly lookupOnly: CheckedBodies = {
+    holds: (seq, body) => this.holds(seq, body),
+    remember: () => {},
+  };
 
   holds(seq: number, body: string): boolean {
     return this.#bodies.get(seq) === body;
@@ -118,23 +127,28 @@ export class VerifiedBodies {
   }
 }
 
+/** Row bodies known to match their hash, as `entryOfRow` consults and tells them. */
+export interface CheckedBodies {
+  holds(seq: number, body: string): boolean;
+  remember(seq: number, body: string): void;
+}
+
 /**
  * Trust a stored row again: its body must parse to an entry whose hash holds and whose envelope
  * agrees with every column SQL searches by. Anything else throws, naming the seq: the journal
  * fails closed rather than skip or guess. With `verified`, a body checked before is not hashed
  * again (it is still parsed, so the caller gets an entry of its own, and checked against the row).
  */
-export function entryOfRow(row: EntryRow, verified?: VerifiedBodies): Entry {
-  const corrupt = (why: string) => new JournalCorruptError(`journal entry seq ${row.seq} ${why}`);
+export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
   let parsed: unknown;
   try {
     parsed = JSON.parse(row.body);
   } catch {
-    throw corrupt('is not valid JSON');
+    throw corruptRow(row, 'is not valid JSON');
   }
-  if (!isEntryShaped(parsed)) throw corrupt('is not a sealed entry');
+  if (!isEntryShaped(parsed)) throw corruptRow(row, 'is not a sealed entry');
   if (verified === undefined || !verified.holds(row.seq, row.body)) {
-    if (!entryHashHolds(parsed)) throw corrupt('does not match its hash');
+    if (!entryHashHolds(parsed)) throw corruptRow(row, 'does not match its hash');
     verified?.remember(row.seq, row.body);
   }
   const agrees =
@@ -144,12 +158,16 @@ export function entryOfRow(row: EntryRow, verified?: VerifiedBodies): Entry {
     parsed.hash === row.hash &&
     parsed.ts_ms === row.tsMs &&
     closesDispatch(parsed) === (row.closes === 1);
-  if (!agrees) throw corrupt('disagrees with its columns');
+  if (!agrees) throw corruptRow(row, 'disagrees with its columns');
   return parsed;
 }
 
+function corruptRow(row: EntryRow, why: string): JournalCorruptError {
+  return new JournalCorruptError(`journal entry seq ${row.seq} ${why}`);
+}
+
 /** Trust one effect's rows (in seq order) as a chain: each entry must link to the one before it. */
-export function chainOfRows(rows: readonly EntryRow[], verified?: VerifiedBodies): Entry[] {
+export function chainOfRows(rows: readonly EntryRow[], verified?: CheckedBodies): Entry[] {
   const chain: Entry[] = [];
   for (const row of rows) {
     const entry = entryOfRow(row, verified);

@@ -49,6 +49,32 @@ describe('SqliteJournal on a tampered file', () => {
     expect(rowCount()).toBe(3);
   });
 
+  // A replay reads every row through scan, so it must refuse each kind of damage on its own.
+  it.each([
+    ['a body edited after sealing', `UPDATE entries SET body = json_set(body, '$.effect.amount', 500) WHERE seq = 3`, 3],
+    ['a body that is not JSON', `UPDATE entries SET body = '{"kind":' WHERE seq = 2`, 2],
+    ['a body that is JSON but not an entry', `UPDATE entries SET body = '[1]' WHERE seq = 1`, 1],
+    ['a kind column that disagrees with the body', `UPDATE entries SET kind = 'REFUSED' WHERE seq = 2`, 2],
+    ['a closes column that disagrees with the body', `UPDATE entries SET closes = 1 WHERE seq = 3`, 3],
+    ['an effect_id column that disagrees with the body', `UPDATE entries SET effect_id = '${movedEid}' WHERE seq = 3`, 3],
+    ['a prev column that disagrees with the body', `UPDATE entries SET prev = '${'f'.repeat(64)}' WHERE seq = 2`, 2],
+    ['a hash column that disagrees with the body', `UPDATE entries SET hash = '${'0'.repeat(64)}' WHERE seq = 1`, 1],
+    ['a ts_ms column that disagrees with the body', 'UPDATE entries SET ts_ms = ts_ms + 1 WHERE seq = 3', 3],
+  ])('scan: %s throws JournalCorruptError naming the seq', async (_why, tamper, seq) => {
+    const { journal, sqlite } = await tamperableJournal();
+    sqlite.exec(tamper);
+    const read = journal.scan(0, 10);
+    await expect(read).rejects.toThrow(JournalCorruptError);
+    await expect(read).rejects.toThrow(new RegExp(`seq ${seq} `));
+  });
+
+  it('scan: a body rewritten as other text of the same entry is hashed again, and holds', async () => {
+    const { journal, sqlite } = await tamperableJournal();
+    // The journal remembers the text it wrote as checked; this text differs, so it is checked in full.
+    sqlite.exec(`UPDATE entries SET body = ' ' || body WHERE seq = 3`);
+    expect((await journal.scan(0, 10)).map(({ seq }) => seq)).toEqual([1, 2, 3]);
+  });
+
   it('scan: entries before the damaged one are still read, and the damaged seq is named', async () => {
     const { journal, sqlite } = await tamperableJournal();
     sqlite.exec(`UPDATE entries SET body = json_set(body, '$.lease', 'forged') WHERE seq = 2`);
