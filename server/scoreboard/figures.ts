@@ -2,9 +2,9 @@ import type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 
 export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
-import { isJsonObject } from '../../shared/json.ts';
-import { finalStatus } from '../gate/receipts.ts';
-import { verifyReceipt } from '../gate/verify.ts';
+import { isJsonObject, type Json } from '../../shared/json.ts';
+import { statusRank } from '../gate/receipts.ts';
+import { ChainCheck } from '../gate/verify.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);
@@ -58,95 +58,199 @@ export function decisionTimes(sortedWaitsMs: readonly number[]): DecisionTimes {
 export type Repairers = ReadonlyMap<string, string>;
 
 /** The key of a request for the repairer map: its agent (if any) and id. */
-export function repairKey(request: Record<string, unknown> | null, requestId: unknown): string {
-  return `${String(request?.agent ?? '')}/${String(requestId)}`;
+export function repairKey(agent: unknown, requestId: unknown): string {
+  return `${String(agent ?? '')}/${String(requestId)}`;
 }
 
-/** Record the repairers a chain's repair decisions name. */
-export function collectRepairers(chain: readonly Entry[], into: Map<string, string>): void {
-  const first = chain[0];
-  const request = first && isJsonObject(first.request) ? first.request : null;
-  for (const e of chain) {
-    if (e.kind === 'DECIDED' && e.decision === 'repair' && isJsonObject(e.repair)) into.set(repairKey(request, e.repair.request_id), String(e.by));
-  }
-}
-
-/** The figures of one chain owned by `inboxName`, or null when the chain is not the inbox's. */
-export function chainFigures(chain: readonly Entry[], inboxName: string, repairers: Repairers = new Map()): ChainFigures | null {
-  const first = chain[0];
-  if (first?.kind !== 'PROPOSED' || first.agent !== inboxName) return null;
-  const request = isJsonObject(first.request) ? first.request : null;
-  const root = request === null || request.repair_of === undefined;
-  const dispatches = chain.filter((e) => e.kind === 'DISPATCHED');
-  const committedAt = chain.findIndex((e) => e.kind === 'COMMITTED');
-  const committed = committedAt >= 0;
-  const hasEscalation = chain.some((e) => e.kind === 'ESCALATED');
-  const cleared =
-    root && committed && !hasEscalation && dispatches.length > 0 && dispatches.every((d) => isJsonObject(d.lease) && d.lease.by === 'policy');
-  const lastSendBeforeCommit = committed ? chain.slice(0, committedAt).findLast((e) => e.kind === 'DISPATCHED') : undefined;
-  const sendLease = lastSendBeforeCommit?.lease;
-  const figures: ChainFigures = {
-    requestedAtMs: typeof first.at_ms === 'number' ? first.at_ms : null,
-    groups: [...new Set(chain.filter((e) => e.kind === 'ESCALATED').map((e) => String(e.group)))],
-    root,
-    cleared,
-    clearedVerified: cleared && verifyReceipt({ effect_id: first.effect_id, entries: chain }).valid,
-    sentAfterPerson: committed && isJsonObject(sendLease) && sendLease.by !== 'policy',
-    committed,
-    rejected: 0,
-    closedByRepair: 0,
-    repairsAccepted: 0,
-    open: false,
-    escalated: hasEscalation,
-    reasons: [],
-    staleCaught: 0,
-    crashToPerson: 0,
-    repairsSuggested: 0,
-    breachesByGroup: {},
-    confirmed: finalStatus(chain.filter((e) => e.kind === 'CONFIRMED').map((e) => String(e.status))) === 'succeeded',
-    waitsMs: [],
-  };
-  const repairer = request?.repair_of === undefined ? undefined : repairers.get(repairKey(request, request.id));
-  walkTrips(chain, repairer, figures);
-  return figures;
+/** A repair a person accepted: the child request's key and who accepted it. */
+export interface AcceptedRepair {
+  key: string;
+  by: string;
 }
 
 /**
- * Trips to a person: an escalation while none is open starts one (its reason is counted once);
- * more escalations before a decision are the same item shown again (an SLA move, a re-shown
- * repair) and only count breaches; a decision ends it and its wait is measured on `at_ms`.
+ * One chain's figures, kept up to date entry by entry in journal order. Only what the figures
+ * still need is kept (counts, flags, the open trip, a streaming verification while the chain can
+ * still be cleared), never the entries, so a projection can hold one per chain.
  */
-function walkTrips(chain: readonly Entry[], repairer: string | undefined, figures: ChainFigures): void {
-  let sinceMs: number | null = null;
-  let approvedEarlier = false;
-  let firstDecision = true;
-  let latest: Entry | null = null;
-  const answered = new Set<string>();
-  for (const e of chain) {
-    if (e.kind === 'ESCALATED') {
-      latest = e;
-      if (e.breach === true) figures.breachesByGroup[String(e.group)] = (figures.breachesByGroup[String(e.group)] ?? 0) + 1;
-      if (sinceMs !== null) continue;
-      sinceMs = Number(e.at_ms);
-      const reason = String(e.reason);
-      figures.reasons.push(reason);
-      if (STALE_REASONS.has(reason) && approvedEarlier) figures.staleCaught += 1;
-      if (CRASH_REASONS.has(reason)) figures.crashToPerson += 1;
-      if (Array.isArray(e.repairs) && e.repairs.length > 0) figures.repairsSuggested += 1;
-    } else if (e.kind === 'DECIDED') {
-      if (typeof e.escalation === 'string') answered.add(e.escalation);
-      if (e.decision === 'approve') approvedEarlier = true;
-      if (e.decision === 'reject') figures.rejected += 1;
-      if (e.decision === 'repair') figures.closedByRepair += 1;
-      if (e.repair !== null && e.repair !== undefined) figures.repairsAccepted += 1;
-      // A repair child approved at once by the person who accepted the repair: nobody waited.
-      const repairerApprovedAtOnce = firstDecision && repairer !== undefined && e.by === repairer;
-      if (sinceMs !== null && !repairerApprovedAtOnce) figures.waitsMs.push(Number(e.at_ms) - sinceMs);
-      sinceMs = null;
-      firstDecision = false;
-    }
+export class ChainTally {
+  /** Whether the chain is the inbox's: its first entry is a PROPOSED by it. */
+  readonly owned: boolean;
+  readonly root: boolean;
+  readonly requestedAtMs: number | null;
+  /** For a repair child, its key in the repairer map; null for a root. */
+  readonly repairChildKey: string | null;
+  /** The agent of the chain's request: the repairs it accepts are for that agent's requests. */
+  readonly #agent: unknown;
+  #check: ChainCheck | null;
+  // Lists stay null until the chain has something to put in them: most chains never do.
+  #groups: string[] | null = null;
+  #dispatches = 0;
+  #dispatchesByPolicy = true;
+  #lastSendLease: Json | undefined = undefined;
+  #committed = false;
+  #sentAfterPerson = false;
+  #standing: string | null = null;
+  #escalated = false;
+  // Trips to a person (see `push`).
+  #sinceMs: number | null = null;
+  #approvedEarlier = false;
+  #decisions = 0;
+  #firstDecisionBy: Json | undefined = undefined;
+  #firstWaitMs: number | null = null;
+  #latestEscalation: string | null = null;
+  #answered: Set<string> | null = null;
+  #rejected = 0;
+  #closedByRepair = 0;
+  #repairsAccepted = 0;
+  #staleCaught = 0;
+  #crashToPerson = 0;
+  #repairsSuggested = 0;
+  #reasons: string[] | null = null;
+  #breachesByGroup: Record<string, number> | null = null;
+  #laterWaitsMs: number[] | null = null;
+
+  /**
+   * Start a chain from its first entry (which `push` is then given like every other). Entries
+   * are taken as a journal read gives them, their hashes checked; `rehash` checks them again.
+   */
+  constructor(first: Entry, inboxName: string, options: { rehash?: boolean } = {}) {
+    const request = isJsonObject(first.request) ? first.request : null;
+    this.#agent = request?.agent;
+    this.owned = first.kind === 'PROPOSED' && first.agent === inboxName;
+    this.root = request === null || request.repair_of === undefined;
+    this.requestedAtMs = typeof first.at_ms === 'number' ? first.at_ms : null;
+    this.repairChildKey = request?.repair_of === undefined ? null : repairKey(request.agent, request.id);
+    this.#check = this.owned && this.root ? new ChainCheck(first.effect_id, options) : null;
   }
-  figures.open = latest !== null && !answered.has(latest.hash);
+
+  /** Take the chain's next entry; returns the repair it accepts, if it is a repair decision. */
+  push(entry: Entry): AcceptedRepair | null {
+    const kind = entry.kind;
+    if (!this.owned) return kind === 'DECIDED' ? this.#acceptedRepair(entry) : null;
+    this.#check?.push(entry);
+    if (kind === 'DISPATCHED') {
+      this.#dispatches += 1;
+      const lease = entry.lease;
+      if (!isJsonObject(lease) || lease.by !== 'policy') {
+        this.#dispatchesByPolicy = false;
+        // A chain that can no longer be cleared needs no verification.
+        this.#check = null;
+      }
+      if (!this.#committed) this.#lastSendLease = lease;
+    } else if (kind === 'COMMITTED') {
+      if (this.#committed) return null;
+      this.#committed = true;
+      const lease = this.#lastSendLease;
+      this.#sentAfterPerson = isJsonObject(lease) && lease.by !== 'policy';
+      this.#lastSendLease = undefined;
+    } else if (kind === 'CONFIRMED') {
+      // finalStatus, one status at a time: the highest rank stands, the latest among equals.
+      const status = String(entry.status);
+      if (this.#standing === null || statusRank(status) >= statusRank(this.#standing)) this.#standing = status;
+    } else if (kind === 'ESCALATED') {
+      this.#check = null;
+      this.#escalate(entry);
+    } else if (kind === 'DECIDED') {
+      this.#decide(entry);
+      return this.#acceptedRepair(entry);
+    }
+    return null;
+  }
+
+  #acceptedRepair(entry: Entry): AcceptedRepair | null {
+    if (entry.decision !== 'repair' || !isJsonObject(entry.repair)) return null;
+    return { key: repairKey(this.#agent, entry.repair.request_id), by: String(entry.by) };
+  }
+
+  /**
+   * Trips to a person: an escalation while none is open starts one (its reason is counted once);
+   * more escalations before a decision are the same item shown again (an SLA move, a re-shown
+   * repair) and only count breaches; a decision ends it and its wait is measured on `at_ms`.
+   */
+  #escalate(e: Entry): void {
+    const group = String(e.group);
+    this.#escalated = true;
+    this.#latestEscalation = e.hash;
+    this.#groups ??= [];
+    if (!this.#groups.includes(group)) this.#groups.push(group);
+    if (e.breach === true) {
+      this.#breachesByGroup ??= {};
+      this.#breachesByGroup[group] = (this.#breachesByGroup[group] ?? 0) + 1;
+    }
+    if (this.#sinceMs !== null) return;
+    this.#sinceMs = Number(e.at_ms);
+    const reason = String(e.reason);
+    this.#reasons ??= [];
+    this.#reasons.push(reason);
+    if (STALE_REASONS.has(reason) && this.#approvedEarlier) this.#staleCaught += 1;
+    if (CRASH_REASONS.has(reason)) this.#crashToPerson += 1;
+    if (Array.isArray(e.repairs) && e.repairs.length > 0) this.#repairsSuggested += 1;
+  }
+
+  #decide(e: Entry): void {
+    if (typeof e.escalation === 'string') {
+      this.#answered ??= new Set();
+      this.#answered.add(e.escalation);
+    }
+    if (e.decision === 'approve') this.#approvedEarlier = true;
+    if (e.decision === 'reject') this.#rejected += 1;
+    if (e.decision === 'repair') this.#closedByRepair += 1;
+    if (e.repair !== null && e.repair !== undefined) this.#repairsAccepted += 1;
+    const waitMs = this.#sinceMs === null ? null : Number(e.at_ms) - this.#sinceMs;
+    // The first decision's wait is kept apart: whether anybody waited depends on who accepted the repair.
+    if (this.#decisions === 0) {
+      this.#firstDecisionBy = e.by;
+      this.#firstWaitMs = waitMs;
+    } else if (waitMs !== null) {
+      this.#laterWaitsMs ??= [];
+      this.#laterWaitsMs.push(waitMs);
+    }
+    this.#decisions += 1;
+    this.#sinceMs = null;
+  }
+
+  /** The chain's figures, or null when it is not the inbox's. */
+  figures(repairers: Repairers): ChainFigures | null {
+    if (!this.owned) return null;
+    const repairer = this.repairChildKey === null ? undefined : repairers.get(this.repairChildKey);
+    // A repair child approved at once by the person who accepted the repair: nobody waited.
+    const approvedAtOnce = repairer !== undefined && this.#firstDecisionBy === repairer;
+    const waitsMs = this.#firstWaitMs === null || approvedAtOnce ? [] : [this.#firstWaitMs];
+    if (this.#laterWaitsMs !== null) waitsMs.push(...this.#laterWaitsMs);
+    const cleared = this.root && this.#committed && !this.#escalated && this.#dispatches > 0 && this.#dispatchesByPolicy;
+    const latest = this.#latestEscalation;
+    return {
+      requestedAtMs: this.requestedAtMs,
+      groups: this.#groups === null ? [] : [...this.#groups],
+      root: this.root,
+      cleared,
+      clearedVerified: cleared && this.#check?.valid === true,
+      sentAfterPerson: this.#sentAfterPerson,
+      committed: this.#committed,
+      rejected: this.#rejected,
+      closedByRepair: this.#closedByRepair,
+      repairsAccepted: this.#repairsAccepted,
+      staleCaught: this.#staleCaught,
+      crashToPerson: this.#crashToPerson,
+      repairsSuggested: this.#repairsSuggested,
+      open: latest !== null && !(this.#answered?.has(latest) ?? false),
+      escalated: this.#escalated,
+      reasons: this.#reasons === null ? [] : [...this.#reasons],
+      breachesByGroup: { ...this.#breachesByGroup },
+      confirmed: this.#standing === 'succeeded',
+      waitsMs,
+    };
+  }
+}
+
+/** The figures of one whole chain owned by `inboxName`, or null when the chain is not the inbox's. */
+export function chainFigures(chain: readonly Entry[], inboxName: string, repairers: Repairers = new Map()): ChainFigures | null {
+  const first = chain[0];
+  if (first === undefined) return null;
+  const tally = new ChainTally(first, inboxName);
+  for (const entry of chain) tally.push(entry);
+  return tally.figures(repairers);
 }
 
 /** Sum the chains' figures into the board. */
@@ -200,20 +304,43 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
   return board;
 }
 
-/** The scoreboard of an inbox over a whole journal, computed from scratch. */
-export function computeScoreboard(entries: Iterable<Entry>, inboxName: string): Scoreboard {
+/**
+ * The scoreboard of an inbox over a whole journal, computed from scratch. The entries are taken
+ * as the journal's reads give them, each hash checked; entries from anywhere else need `rehash`,
+ * so that an altered one is not counted as verified.
+ */
+export function computeScoreboard(entries: Iterable<Entry>, inboxName: string, options: { rehash?: boolean } = {}): Scoreboard {
   const chains = new Map<string, Entry[]>();
   for (const entry of entries) {
     const chain = chains.get(entry.effect_id);
-    if (chain) chain.push(entry);
-    else chains.set(entry.effect_id, [entry]);
+    if (chain === undefined) chains.set(entry.effect_id, [entry]);
+    else chain.push(entry);
   }
+  return sumFigures(figuresOfChains(chains.values(), inboxName, options));
+}
+
+/**
+ * Each chain's figures, one chain at a time, so that nothing but the chains outlives its step. A
+ * repair child waits for the end: whether its first decision was waited for depends on who
+ * accepted the repair, which a later chain may record.
+ */
+function* figuresOfChains(chains: Iterable<Entry[]>, inboxName: string, options: { rehash?: boolean }): Generator<ChainFigures> {
   const repairers = new Map<string, string>();
-  for (const chain of chains.values()) collectRepairers(chain, repairers);
-  const figures: ChainFigures[] = [];
-  for (const chain of chains.values()) {
-    const f = chainFigures(chain, inboxName, repairers);
-    if (f) figures.push(f);
+  const children: ChainTally[] = [];
+  for (const chain of chains) {
+    const tally = new ChainTally(chain[0]!, inboxName, options);
+    for (const entry of chain) {
+      const repair = tally.push(entry);
+      if (repair !== null) repairers.set(repair.key, repair.by);
+    }
+    if (tally.repairChildKey !== null) children.push(tally);
+    else {
+      const f = tally.figures(repairers);
+      if (f !== null) yield f;
+    }
   }
-  return sumFigures(figures);
+  for (const tally of children) {
+    const f = tally.figures(repairers);
+    if (f !== null) yield f;
+  }
 }

@@ -1,6 +1,6 @@
 import type { Entry } from '../../shared/entries.ts';
 import type { JournalStore } from '../gate/journal.ts';
-import { type ChainFigures, chainFigures, collectRepairers, decisionTimes, roundShare, type Scoreboard, sumFigures } from './figures.ts';
+import { type ChainFigures, ChainTally, decisionTimes, roundShare, type Scoreboard, sumFigures } from './figures.ts';
 
 /** A slice of the board: requests made in a time range (application clock), or routed to one group. */
 export interface BoardFilter {
@@ -32,31 +32,65 @@ function removeSorted(values: number[], value: number): void {
   if (values[at] === value) values.splice(at, 1);
 }
 
+/** Waits added at once above which they are merged in one pass rather than inserted one by one. */
+const WAITS_INSERTED_MAX = 64;
+
+/** Merge `added` into sorted `values`, in place, from the back. */
+function mergeSorted(values: number[], added: number[]): void {
+  added.sort((a, b) => a - b);
+  let i = values.length - 1;
+  let j = added.length - 1;
+  values.length += added.length;
+  for (let k = values.length - 1; j >= 0; k--) values[k] = i >= 0 && values[i]! > added[j]! ? values[i--]! : added[j--]!;
+}
+
 /**
- * The scoreboard kept up to date as entries are appended: each appended entry marks its chain;
- * reading the board re-figures only the marked chains (from the journal) and moves the running
- * totals by the difference, so a warm read costs what changed, not the whole journal.
+ * The scoreboard kept up to date as entries are appended. Every entry, from the journal's first
+ * (the follower replays them all at start-up), goes into its chain's tally; the tally keeps the
+ * chain's figures, not its entries, so the journal is never read again. A chain that moved is
+ * taken out of the running totals when its entry arrives and put back when the board is read, so
+ * a read costs what changed, not the whole journal.
  */
 export class ScoreboardProjection {
-  readonly #figures = new Map<string, ChainFigures>();
+  readonly #tallies = new Map<string, ChainTally>();
   readonly #repairers = new Map<string, string>();
+  /** Repair children by their key in the repairer map, so a newly accepted repair re-figures its child. */
+  readonly #children = new Map<string, string>();
+  /** Chains whose figures are out of the totals until the next read. */
   readonly #dirty = new Set<string>();
   readonly #waits: number[] = [];
   #totals: Scoreboard = sumFigures([]);
 
+  /** `_journal` is not read: the projection is built from the entries it is given. */
   constructor(
-    private readonly journal: JournalStore,
+    _journal: JournalStore,
     private readonly inboxName: string,
   ) {}
 
-  /** Note an appended entry; nothing is computed until the board is read. */
+  /** Take an appended entry; every entry of the journal must be given, in order. */
   note(entry: Entry): void {
-    this.#dirty.add(entry.effect_id);
+    const id = entry.effect_id;
+    let tally = this.#tallies.get(id);
+    if (tally === undefined) {
+      // A chain first met in its middle would be figured wrongly: the feed must start at the journal's start.
+      if (entry.prev !== null) throw new Error(`scoreboard: entry ${entry.hash} of ${id} arrived before the start of its chain`);
+      tally = new ChainTally(entry, this.inboxName);
+      this.#tallies.set(id, tally);
+      if (tally.repairChildKey !== null) this.#children.set(tally.repairChildKey, id);
+      this.#dirty.add(id);
+    } else this.takeOut(id, tally);
+    const repair = tally.push(entry);
+    if (repair !== null && this.#repairers.get(repair.key) !== repair.by) {
+      const child = this.#children.get(repair.key);
+      const childTally = child === undefined ? undefined : this.#tallies.get(child);
+      if (child !== undefined && childTally !== undefined) this.takeOut(child, childTally);
+      this.#repairers.set(repair.key, repair.by);
+    }
   }
 
   /** The whole board, up to date with every noted entry. */
   async board(): Promise<Scoreboard> {
-    await this.settle();
+    this.settle();
     const totals = this.#totals;
     return {
       ...totals,
@@ -69,36 +103,50 @@ export class ScoreboardProjection {
 
   /** A slice of the board (a time range or a group), summed over the chains in it. */
   async slice(filter: BoardFilter): Promise<Scoreboard> {
-    await this.settle();
     const inRange = (f: ChainFigures) =>
       (filter.fromMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs >= filter.fromMs)) &&
       (filter.toMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs < filter.toMs)) &&
       (filter.group === undefined || f.groups.includes(filter.group));
-    return sumFigures([...this.#figures.values()].filter(inRange));
+    return sumFigures(this.allFigures().filter(inRange));
   }
 
   /** The figures of every chain, for charts over time. */
   async chains(): Promise<ChainFigures[]> {
-    await this.settle();
-    return [...this.#figures.values()];
+    return this.allFigures();
   }
 
-  private async settle(): Promise<void> {
+  private allFigures(): ChainFigures[] {
+    const all: ChainFigures[] = [];
+    for (const tally of this.#tallies.values()) {
+      const f = tally.figures(this.#repairers);
+      if (f !== null) all.push(f);
+    }
+    return all;
+  }
+
+  /** Take a chain's figures out of the totals before it changes (once until the next read). */
+  private takeOut(id: string, tally: ChainTally): void {
+    if (this.#dirty.has(id)) return;
+    this.#dirty.add(id);
+    const f = tally.figures(this.#repairers);
+    if (f === null) return;
+    this.move(f, -1);
+    for (const wait of f.waitsMs) removeSorted(this.#waits, wait);
+  }
+
+  /** Put the chains that moved back into the totals. */
+  private settle(): void {
     if (this.#dirty.size === 0) return;
-    const ids = [...this.#dirty];
+    const added: number[] = [];
+    for (const id of this.#dirty) {
+      const f = this.#tallies.get(id)?.figures(this.#repairers);
+      if (f === null || f === undefined) continue;
+      this.move(f, 1);
+      for (const wait of f.waitsMs) added.push(wait);
+    }
     this.#dirty.clear();
-    const chains = await Promise.all(ids.map((id) => this.journal.entries(id)));
-    for (const chain of chains) collectRepairers(chain, this.#repairers);
-    chains.forEach((chain, i) => {
-      const id = ids[i]!;
-      const before = this.#figures.get(id);
-      const after = chainFigures(chain, this.inboxName, this.#repairers);
-      if (before) this.move(before, -1);
-      if (after) {
-        this.#figures.set(id, after);
-        this.move(after, 1);
-      } else this.#figures.delete(id);
-    });
+    if (added.length > WAITS_INSERTED_MAX) mergeSorted(this.#waits, added);
+    else for (const wait of added) insertSorted(this.#waits, wait);
   }
 
   /** Add (sign 1) or take away (sign -1) one chain's contribution to the running totals. */
@@ -124,7 +172,6 @@ export class ScoreboardProjection {
     }
     t.confirmed_by_target += count(f.confirmed);
     t.unconfirmed_sent += count(f.committed && !f.confirmed);
-    for (const wait of f.waitsMs) (sign === 1 ? insertSorted : removeSorted)(this.#waits, wait);
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { JournalStore } from '../../server/gate/journal.ts';
 import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
 import { buildInboxWorld, HOUR_MS } from '../support/inbox-world.ts';
@@ -43,5 +44,22 @@ describe('scoreboard kept up to date', () => {
     expect((await projection.slice({ group: 'controller' })).requests).toBe(1);
     expect((await projection.slice({ fromMs: 15_000 })).requests).toBe(1);
     expect((await projection.slice({})).requests).toBe(2);
+  });
+
+  it('builds every board from the entries it was given, never reading the journal again', async () => {
+    const world = buildInboxWorld();
+    const requests = [20, 80, 30, 250].map((amount) => world.request(amount));
+    for (const r of requests) await world.inbox.submit(r);
+    await world.inbox.approve(world.effectIdOf(requests[1]!), 'ana');
+    const unread = new Proxy({} as JournalStore, {
+      get: (_target, name) => {
+        throw new Error(`the journal was read (${String(name)})`);
+      },
+    });
+    const projection = new ScoreboardProjection(unread, 'inbox');
+    const all = (await world.journal.scan(0, 1_000_000)).map((s) => s.entry);
+    for (const entry of all) projection.note(entry);
+    expect(await projection.board()).toEqual(computeScoreboard(all, 'inbox'));
+    expect((await projection.chains()).filter((f) => f.cleared)).toHaveLength(2);
   });
 });
