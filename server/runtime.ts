@@ -12,7 +12,7 @@ import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
 import { SessionStore } from './http/sessions.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
-import { createServices, type Services, startServices } from './services.ts';
+import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -139,7 +139,7 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
     try {
       for (const step of [
         () => services.inbox.tick(),
-        async () => services.inbox.reconcile(await services.gate.recover()),
+        async () => services.inbox.reconcile(await recoverInFlight(services)),
         () => services.inbox.executeApproved(),
       ]) {
         await step().catch(onError);

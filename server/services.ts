@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
 import type { Json } from '../shared/json.ts';
+import type { Status } from '../shared/statuses.ts';
 import type { OpenDatabase } from '../db/open.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
 import type { InterlockConfig } from './config/schema.ts';
@@ -11,6 +12,7 @@ import type { JournalStore } from './gate/journal.ts';
 import { Inbox, type InboxRequest } from './inbox/inbox.ts';
 import { policyFromConfig } from './inbox/policy.ts';
 import { InboxProjection } from './inbox/projection.ts';
+import { projectedWork } from './inbox/work.ts';
 import { JournalFollower } from './live/follower.ts';
 import { LiveHub } from './live/hub.ts';
 import { ScoreboardProjection } from './scoreboard/projection.ts';
@@ -71,7 +73,7 @@ export function createServices(options: ServiceOptions): Services {
   const projection = new InboxProjection(config.inboxName);
   const follower = new JournalFollower(journal);
   const hub = new LiveHub(() => clock.nowMs());
-  const scoreboard = new ScoreboardProjection(journal, config.inboxName);
+  const scoreboard = new ScoreboardProjection(config.inboxName);
   follower.on('entry', (entry) => {
     scoreboard.note(entry);
     hub.publishItem(projection.apply(entry));
@@ -89,6 +91,7 @@ export function createServices(options: ServiceOptions): Services {
       await follower.catchUp();
       return projection.ownedIds();
     },
+    work: projectedWork(projection, () => follower.catchUp(), (request) => inbox.effectIdOf(request)),
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
@@ -101,10 +104,20 @@ export function createServices(options: ServiceOptions): Services {
  * one escalation, finish half-done inbox work, and send approvals a crash left unsent.
  */
 export async function startServices(services: Services): Promise<void> {
-  const { follower, gate, inbox } = services;
+  const { follower, inbox } = services;
   await follower.catchUp();
-  await inbox.reconcile(await gate.recover());
+  await inbox.reconcile(await recoverInFlight(services));
   await inbox.refresh();
   await inbox.executeApproved();
   await follower.catchUp();
+}
+
+/**
+ * Settle what a crash left in flight (core §4.7) for the chains the projection shows with an
+ * open dispatch once it has caught up with the journal: finding them costs nothing per entry of
+ * the journal, where asking the journal reads every DISPATCHED ever written.
+ */
+export async function recoverInFlight(services: Pick<Services, 'follower' | 'projection' | 'gate'>): Promise<Map<string, Status>> {
+  await services.follower.catchUp();
+  return services.gate.recover({ candidates: services.projection.work.sending() });
 }

@@ -249,10 +249,15 @@ export class Gate {
     return 'REFUSED:target_error';
   }
 
-  /** Settle every in-flight effect this process can claim (core §4.7). */
-  async recover(options: { only?: ReadonlySet<string> } = {}): Promise<Map<string, Status>> {
+  /**
+   * Settle every in-flight effect this process can claim (core §4.7). `candidates` names them
+   * when the caller already knows which chains have an open dispatch (a projection that has
+   * caught up with the journal), instead of asking the journal; each is claimed and re-read
+   * either way, so one whose dispatch has closed since is left alone.
+   */
+  async recover(options: { only?: ReadonlySet<string>; candidates?: Iterable<string> } = {}): Promise<Map<string, Status>> {
     const out = new Map<string, Status>();
-    for (const effectId of await this.journal.inFlight()) {
+    for (const effectId of options.candidates ?? (await this.journal.inFlight())) {
       if (options.only && !options.only.has(effectId)) continue;
       const status = await recoverEffect(this, effectId);
       if (status !== null) out.set(effectId, status);

@@ -27,6 +27,24 @@ export interface InboxPolicy {
   routeByName(name: string): Route | undefined;
 }
 
+/**
+ * Which owned chains can need a sweep's step, from what is already known of the journal (each
+ * call first catches up with it, so another process's writes count). A narrowing only: each
+ * chain named is read from the journal and decided on as read, and a chain left out must be
+ * one whose step would do nothing.
+ */
+export interface InboxWork {
+  /** Chains whose open escalation was due at or before `nowMs`. */
+  due(nowMs: number): Promise<Iterable<string>>;
+  /** Chains with a recorded approval not yet sent. */
+  approved(): Promise<Iterable<string>>;
+  /** Chains a restart may have left half done: an owed escalation, a bound request never escalated, a repair never created. */
+  unfinished(): Promise<Iterable<string>>;
+}
+
+/** The work a sweep does, naming which chains it must read. */
+export type SweepKind = 'tick' | 'execute' | 'refresh';
+
 /** Everything an inbox needs, injected. */
 export interface InboxOptions {
   name: string;
@@ -41,8 +59,10 @@ export interface InboxOptions {
   requestKeyOf(request: InboxRequest): Json;
   /** The application clock (`at_ms`, SLAs, approval age). */
   nowMs(): number;
-  /** The effect ids of chains this inbox may own; scanning the journal when absent. */
+  /** The effect ids of chains this inbox may own; scanning the journal when absent (and no `work`). */
   listChains?(): Promise<Iterable<string>>;
+  /** Which chains can need a sweep's step; when absent, every chain of `listChains` is read. */
+  work?: InboxWork;
   /** Where a failure in one item of a sweep is reported while the others go on. */
   onError?(effectId: string, error: unknown): void;
 }
@@ -87,7 +107,7 @@ export class InboxCore {
       const state = chainState(chain);
       switch (state) {
         case 'NEEDS_ESCALATION':
-          await this.escalateOwed(effectId);
+          await this.escalateOwed(effectId, chain);
           return 'QUEUED';
         case 'ESCALATED':
           return 'QUEUED';
@@ -140,19 +160,20 @@ export class InboxCore {
   }
 
   /** Open the escalation a refused or unknowable chain owes (inbox §7). */
-  async escalateOwed(effectId: string): Promise<Entry | null> {
-    const request = boundRequest(await this.journal.entries(effectId));
+  async escalateOwed(effectId: string, read?: readonly Entry[]): Promise<Entry | null> {
+    const chain = read ?? (await this.journal.entries(effectId));
+    const request = boundRequest(chain);
     if (!request) throw new Error(`chain ${effectId} owes an escalation but has no bound request`);
-    return this.openEscalation(effectId, request, undefined, null);
+    return this.openEscalation(effectId, request, undefined, null, chain);
   }
 
   /**
    * Write one ESCALATED, only if the chain is still in the state this decision was made in: NEW
    * for a rule failure, NEEDS_ESCALATION for a gate refusal. Always at level 0 of the route that
-   * matches now, with a fresh deadline.
+   * matches now, with a fresh deadline. `read` is the chain when the caller has just read it.
    */
-  private async openEscalation(effectId: string, given: InboxRequest, givenFacts: JsonObject | undefined, failed: string[] | null): Promise<Entry | null> {
-    const chain = await this.journal.entries(effectId);
+  private async openEscalation(effectId: string, given: InboxRequest, givenFacts: JsonObject | undefined, failed: string[] | null, read?: readonly Entry[]): Promise<Entry | null> {
+    const chain = read ?? (await this.journal.entries(effectId));
     const bound = boundRequest(chain);
     let request = given;
     let facts = givenFacts;
@@ -214,10 +235,13 @@ export class InboxCore {
 
   /** The effect ids of the chains this inbox owns. */
   async ownedChains(): Promise<string[]> {
-    const ids = this.options.listChains ? [...(await this.options.listChains())] : await this.scanChainIds();
     const owned: string[] = [];
-    for (const id of ids) if (ownedBy(await this.journal.entries(id), this.name)) owned.push(id);
+    for (const id of await this.allChainIds()) if (ownedBy(await this.journal.entries(id), this.name)) owned.push(id);
     return owned;
+  }
+
+  private async allChainIds(): Promise<Iterable<string>> {
+    return this.options.listChains ? this.options.listChains() : this.scanChainIds();
   }
 
   private async scanChainIds(): Promise<string[]> {
@@ -232,12 +256,31 @@ export class InboxCore {
     }
   }
 
-  /** Run a step for every owned chain; a failure in one is reported and the others go on. */
-  async sweep<T>(step: (effectId: string) => Promise<T | null>): Promise<Map<string, T>> {
+  /** The chains a sweep must read: the ones `work` names, else every chain. */
+  private async candidates(kind: SweepKind, nowMs: number): Promise<Iterable<string>> {
+    const work = this.options.work;
+    if (!work) return this.allChainIds();
+    switch (kind) {
+      case 'tick':
+        return work.due(nowMs);
+      case 'execute':
+        return work.approved();
+      case 'refresh':
+        return work.unfinished();
+    }
+  }
+
+  /**
+   * Run a step for every owned chain among the candidates of `kind`, each chain read once and
+   * handed to its step; a failure in one step is reported and the others go on.
+   */
+  async sweep<T>(kind: SweepKind, step: (effectId: string, chain: readonly Entry[]) => Promise<T | null>, nowMs = this.options.nowMs()): Promise<Map<string, T>> {
     const out = new Map<string, T>();
-    for (const effectId of await this.ownedChains()) {
+    for (const effectId of new Set(await this.candidates(kind, nowMs))) {
+      const chain = await this.journal.entries(effectId);
+      if (!ownedBy(chain, this.name)) continue;
       try {
-        const result = await step(effectId);
+        const result = await step(effectId, chain);
         if (result !== null) out.set(effectId, result);
       } catch (error) {
         this.options.onError?.(effectId, error);
@@ -249,11 +292,10 @@ export class InboxCore {
   /** Move overdue items up their chain (inbox §10). Returns the new group, or BREACHED at the top. */
   async tick(): Promise<Map<string, string>> {
     const nowMs = this.options.nowMs();
-    return this.sweep((effectId) => this.tickOne(effectId, nowMs));
+    return this.sweep('tick', (effectId, chain) => this.tickOne(effectId, chain, nowMs), nowMs);
   }
 
-  private async tickOne(effectId: string, nowMs: number): Promise<string | null> {
-    const chain = await this.journal.entries(effectId);
+  private async tickOne(effectId: string, chain: readonly Entry[], nowMs: number): Promise<string | null> {
     if (chainState(chain) !== 'ESCALATED') return null;
     const { escalation } = latestEscalation(chain);
     const latest = escalation as unknown as EscalationFields & Entry;

@@ -6,7 +6,7 @@ import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
 import { decisionRecord, type DecisionFields, escalationRecord, type EscalationFields } from './escalation.ts';
-import { boundRequest, chainState } from './state.ts';
+import { boundRequest, chainState, repairChildOf } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -73,9 +73,13 @@ export class Inbox extends InboxCore {
    * saw. Anything but an approval of the latest escalation (or of `expected`) is SUPERSEDED.
    */
   async execute(effectId: string, expected?: string): Promise<Status> {
-    const chain = await this.journal.entries(effectId);
+    return this.executeRead(effectId, await this.journal.entries(effectId), expected);
+  }
+
+  /** `execute` on a chain just read from the journal. */
+  private async executeRead(effectId: string, chain: readonly Entry[], expected?: string): Promise<Status> {
     const state = chainState(chain);
-    if (state === 'NEEDS_ESCALATION') await this.escalateOwed(effectId);
+    if (state === 'NEEDS_ESCALATION') await this.escalateOwed(effectId, chain);
     const { escalation, decision } = latestEscalation(chain);
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
     const lease = { by: decision.by ?? null, at_ms: decision.at_ms ?? null, group: escalation.group ?? null, escalation: escalation.hash };
@@ -84,7 +88,7 @@ export class Inbox extends InboxCore {
 
   /** Send every recorded approval not yet sent, once each. */
   async executeApproved(): Promise<Map<string, Status>> {
-    return this.sweep(async (effectId) => (chainState(await this.journal.entries(effectId)) === 'APPROVED' ? this.execute(effectId) : null));
+    return this.sweep('execute', async (effectId, chain) => (chainState(chain) === 'APPROVED' ? this.executeRead(effectId, chain) : null));
   }
 
   /**
@@ -156,10 +160,9 @@ export class Inbox extends InboxCore {
    * never escalated, repair children decided but never created. Running it twice writes nothing new.
    */
   async refresh(): Promise<Map<string, Status>> {
-    return this.sweep(async (effectId) => {
-      const chain = await this.journal.entries(effectId);
+    return this.sweep('refresh', async (effectId, chain) => {
       const state = chainState(chain);
-      if (state === 'NEEDS_ESCALATION') return (await this.escalateOwed(effectId)) ? 'QUEUED' : null;
+      if (state === 'NEEDS_ESCALATION') return (await this.escalateOwed(effectId, chain)) ? 'QUEUED' : null;
       const request = boundRequest(chain) as InboxRequest | null;
       if (state === 'NEW' && request) return this.submit(request);
       if (state === 'CLOSED') return this.submitRepairChild(chain);
@@ -169,10 +172,8 @@ export class Inbox extends InboxCore {
 
   private async submitRepairChild(chain: readonly Entry[]): Promise<Status | null> {
     const decision = closingDecision(chain);
-    if (decision?.decision !== 'repair' || !isJsonObject(decision.repair)) return null;
-    const bound = boundRequest(chain) as InboxRequest;
-    const set = decision.repair.set as JsonObject;
-    const child = plain({ ...bound, ...set, id: decision.repair.request_id, repair_of: bound.id }) as InboxRequest;
+    const child = repairChildOf(boundRequest(chain), decision) as InboxRequest | null;
+    if (!decision || !child) return null;
     if ((await this.journal.entries(this.effectIdOf(child))).length > 0) return null;
     const repaired = chain.find((e) => e.kind === 'ESCALATED' && e.hash === decision.escalation);
     return this.submit(child, repaired?.facts as JsonObject);

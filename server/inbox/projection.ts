@@ -5,6 +5,7 @@ import { finalStatus, statusRank } from '../gate/receipts.ts';
 import { closesDispatch } from '../gate/chain.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 import { owesEscalation } from './state.ts';
+import { InboxWorkIndex } from './work.ts';
 
 /** What the views need of one chain, kept up to date entry by entry instead of holding every entry. */
 export interface ChainSummary {
@@ -171,6 +172,8 @@ export interface ItemChange {
  */
 export class InboxProjection {
   readonly chains = new Map<string, ChainSummary>();
+  /** Which owned chains can need background work, kept from the same entries. */
+  readonly work = new InboxWorkIndex();
 
   constructor(readonly inboxName: string) {}
 
@@ -183,6 +186,7 @@ export class InboxProjection {
     }
     const before = summaryItem(summary);
     foldEntry(summary, entry);
+    this.work.note(summary, this.owned(summary) ? summaryState(summary) : null);
     return { effectId: entry.effect_id, before, after: summaryItem(summary) };
   }
 

@@ -1,6 +1,6 @@
 import type { ChainState, RequestRecord } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { isJsonObject, type JsonObject, plain } from '../../shared/json.ts';
 import { closingDecision, has, isOpenDispatch, latestEscalation } from '../gate/chain.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 
@@ -52,4 +52,14 @@ export function clearedByPolicy(chain: readonly Entry[]): boolean {
     request?.repair_of === undefined &&
     !has(chain, 'ESCALATED')
   );
+}
+
+/**
+ * The request a repair decision creates (inbox §11): the bound request with the repair's fields
+ * set, under the repair's request id. Null unless `decision` is an accepted repair.
+ */
+export function repairChildOf(bound: RequestRecord | null, decision: Entry | null | undefined): (JsonObject & { id: string; repair_of: string }) | null {
+  if (!bound || decision?.kind !== 'DECIDED' || decision.decision !== 'repair' || !isJsonObject(decision.repair)) return null;
+  const set = isJsonObject(decision.repair.set) ? decision.repair.set : {};
+  return plain({ ...bound, ...set, id: decision.repair.request_id, repair_of: bound.id }) as JsonObject & { id: string; repair_of: string };
 }

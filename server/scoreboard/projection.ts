@@ -1,5 +1,4 @@
 import type { Entry } from '../../shared/entries.ts';
-import type { JournalStore } from '../gate/journal.ts';
 import { type ChainFigures, ChainTally, decisionTimes, roundShare, type Scoreboard, sumFigures } from './figures.ts';
 
 /** A slice of the board: requests made in a time range (application clock), or routed to one group. */
@@ -61,11 +60,8 @@ export class ScoreboardProjection {
   readonly #waits: number[] = [];
   #totals: Scoreboard = sumFigures([]);
 
-  /** `_journal` is not read: the projection is built from the entries it is given. */
-  constructor(
-    _journal: JournalStore,
-    private readonly inboxName: string,
-  ) {}
+  /** Built only from the entries it is given (`note`): it never reads the journal. */
+  constructor(private readonly inboxName: string) {}
 
   /** Take an appended entry; every entry of the journal must be given, in order. */
   note(entry: Entry): void {

@@ -10,7 +10,7 @@ const MINUTE_MS = 60_000;
 /** The board from scratch, checked against the board kept up to date entry by entry. */
 async function board(world: InboxWorld) {
   const entries = (await world.journal.scan(0, 1_000_000)).map((s) => s.entry);
-  const projection = new ScoreboardProjection(world.journal, 'inbox');
+  const projection = new ScoreboardProjection('inbox');
   for (const entry of entries) projection.note(entry);
   const computed = computeScoreboard(entries, 'inbox');
   expect(await projection.board()).toEqual(computed);

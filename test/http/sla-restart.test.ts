@@ -1,0 +1,71 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type OpenDatabase, openDatabase } from '../../db/open.ts';
+import { createServices, type Services, startServices } from '../../server/services.ts';
+import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
+
+// A restart after an outage, through the server's own wiring (services.ts): start-up and the
+// ticker read only the chains that can need work, and a deadline missed while the server was
+// down is still escalated on the first tick.
+
+const HOUR_MS = 3_600_000;
+
+let world: AppWorld;
+let database: OpenDatabase | null = null;
+beforeAll(async () => {
+  world = await buildAppWorld();
+});
+afterAll(async () => {
+  database?.close();
+  await world.close();
+});
+
+/** A second server on the same journal and Stripe, its chain reads counted from the start. */
+async function restart(): Promise<{ services: Services; reads: string[] }> {
+  database = openDatabase(join(world.dir, 'interlock.sqlite'));
+  const services = createServices({ config: testConfig(), clock: world.clock, database, dataDir: world.dir, stripe: world.sandbox.stripe(), sandbox: true });
+  const reads: string[] = [];
+  const entries = services.journal.entries.bind(services.journal);
+  vi.spyOn(services.journal, 'entries').mockImplementation(async (effectId) => {
+    reads.push(effectId);
+    return entries(effectId);
+  });
+  await startServices(services);
+  return { services, reads };
+}
+
+describe('restart after an outage: the sweeps read only what can need work', () => {
+  it('a deadline missed while the server was down is escalated on the first tick, and no settled chain is read', async () => {
+    const settled: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const pi = await world.payment(10_000);
+      const routine = await world.agent('POST', '/v1/refunds', { request_id: `routine-${i}`, payment_intent: pi, amount: 1_000 });
+      expect(routine.json().status).toBe('COMMITTED');
+      settled.push(routine.json().effect_id);
+    }
+    const pi = await world.payment(50_000);
+    const judged = await world.agent('POST', '/v1/refunds', { request_id: 'judged-1', payment_intent: pi, amount: 8_000 });
+    expect(judged.json().status).toBe('QUEUED');
+    const effectId = judged.json().effect_id as string;
+
+    // The server is down for 9 hours: two deadlines of the 4 h SLA pass with no tick.
+    world.clock.advance(9 * HOUR_MS);
+    const { services, reads } = await restart();
+    expect(reads.filter((id) => settled.includes(id))).toEqual([]);
+
+    reads.length = 0;
+    expect(await services.inbox.tick()).toEqual(new Map([[effectId, 'finance-manager']]));
+    expect(reads).toEqual([effectId]);
+    const steps = (await services.journal.entries(effectId)).filter((e) => e.kind === 'ESCALATED');
+    expect(steps.map((e) => [e.group, e.level, e.breach, e.due_ms === null])).toEqual([
+      ['ap-leads', 0, false, false],
+      ['finance-manager', 1, true, false],
+      ['finance-manager', 1, true, true],
+    ]);
+
+    reads.length = 0;
+    expect(await services.inbox.tick()).toEqual(new Map());
+    expect(await services.inbox.executeApproved()).toEqual(new Map());
+    expect(reads).toEqual([]);
+  });
+});
