@@ -68,8 +68,8 @@ async function copyLiveJournal(file: string, to: string): Promise<void> {
 
 /**
  * Wait until the sandbox used less than QUIET_CPU_SHARE of a core over a second: no Stripe call
- * or webhook is left from the load before. The server is not waited for: its ticker sweeps the
- * whole journal every few seconds, so it is never idle (see http_server_idle_cpu_share).
+ * or webhook is left from the load before. The server's own background work after a load is
+ * measured separately (http_server_idle_cpu_share).
  */
 async function waitForQuiet(sandbox: Started): Promise<number> {
   const startMs = Date.now();

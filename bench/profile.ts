@@ -20,11 +20,11 @@ interface CpuProfile {
 const AREAS: { area: string; enters: RegExp }[] = [
   { area: 'journal writes: group-commit batches (SQLite, savepoints, COMMIT + fsync)', enters: /^flush db\/group-commit/ },
   { area: 'journal reads: entries/scan/inFlight (SQLite SELECT, row checks)', enters: /^snapshot db\/journal-store/ },
-  { area: 'entry hashing: seal and verify (canonicalize + SHA-256)', enters: /^hashEntry server\/gate\/hash/ },
+  { area: 'entry hashing: seal and verify (canonical JSON + SHA-256)', enters: /^hashEntry server\/gate\/hash/ },
   { area: 'Stripe SDK requests to the sandbox', enters: /^_makeRequest stripe\// },
   { area: 'Error stack traces mapped through source maps', enters: /^prepareStackTraceCallback / },
   { area: 'webhook receipt (signature, confirmations)', enters: /webhook-plugin\.ts/ },
-  { area: 'views: InboxProjection, ScoreboardProjection, live hub', enters: /^(apply|settle|publishItem) server\/(inbox|scoreboard|live)\// },
+  { area: 'views: InboxProjection, ScoreboardProjection, live hub', enters: /^(apply|note|settle|publishItem) server\/(inbox|scoreboard|live)\// },
   { area: 'inbox sweeps (refresh, executeApproved, tick)', enters: /^sweep server\/inbox\/core/ },
   { area: 'MemoryPayments target', enters: /server\/targets\/memory-payments/ },
   { area: 'garbage collection', enters: /^\(garbage collector\) / },

@@ -145,7 +145,7 @@ function measuredNotes(figures: Record<string, Figure>): string[] {
   const journalEntries = at('http_server_journal_entries');
   if (idle !== null && journalEntries !== null) {
     notes.push(
-      `After a closed-loop run, with no request at all, the server used ${Math.round(100 * idle)}% of a core over the ${Math.round(journalEntries).toLocaleString('en-US')} entries that run left, and its slowest /healthz took ${Math.round(at('http_server_idle_healthz_max_ms') ?? Number.NaN)} ms (a fresh server over a copy of that journal: ${Math.round(100 * (at('idle_server_cpu_share') ?? Number.NaN))}% of a core): its ticker re-reads every chain every few seconds (see the idle-server profile), so the requests of every HTTP figure competed with it, more so as each run's journal grew. Each HTTP run therefore starts on a fresh server with an empty journal.`,
+      `After a closed-loop run, with no request at all, the server used ${Math.round(100 * idle)}% of a core over the ${Math.round(journalEntries).toLocaleString('en-US')} entries that run left, and its slowest /healthz took ${Math.round(at('http_server_idle_healthz_max_ms') ?? Number.NaN)} ms (a fresh server over a copy of that journal: ${Math.round(100 * (at('idle_server_cpu_share') ?? Number.NaN))}% of a core). Each HTTP run starts on a fresh server with an empty journal, so the runs are comparable.`,
     );
   }
   const replay = at('rebuild_replay_s_1m');
