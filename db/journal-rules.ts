@@ -2,7 +2,7 @@ import { closesDispatch } from '../server/gate/chain.ts';
 import { ENTRY_KINDS, type Entry, type EntryFields, type EntryKind } from '../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
 import { limits } from '../shared/limits.ts';
-import { entryHashHolds, sealEntry } from '../server/gate/hash.ts';
+import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/gate/hash.ts';
 import { JournalCorruptError } from '../server/gate/journal.ts';
 import type { EntryRow } from './schema.ts';
 
@@ -89,7 +89,8 @@ export function rowOf(entry: Entry): NewEntryRow {
     hash: entry.hash,
     closes: closesDispatch(entry) ? 1 : 0,
     tsMs: entry.ts_ms,
-    body: JSON.stringify(entry),
+    // Canonical, so a read checks the hash over the stored text itself (storedTextHashHolds).
+    body: canonical(entry),
   };
 }
 
@@ -148,7 +149,9 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
   }
   if (!isEntryShaped(parsed)) throw corruptRow(row, 'is not a sealed entry');
   if (verified === undefined || !verified.holds(row.seq, row.body)) {
-    if (!entryHashHolds(parsed)) throw corruptRow(row, 'does not match its hash');
+    // The stored text is the canonical JSON the hash covers; a body in another form (written
+    // before bodies were canonical) is checked by re-serialising the parsed entry.
+    if (!storedTextHashHolds(row.body, parsed.hash) && !entryHashHolds(parsed)) throw corruptRow(row, 'does not match its hash');
     verified?.remember(row.seq, row.body);
   }
   const agrees =

@@ -53,6 +53,26 @@ export function sealEntry(fields: Omit<EntryEnvelope, 'hash'> & JsonObject): Ent
   return { ...fields, hash } as Entry;
 }
 
+/**
+ * True when `text`, a stored entry's JSON text, hashes to `hash` once its member
+ * `"hash":"<hash>"` is taken out. A journal stores each entry as its canonical JSON, so that text
+ * is exactly the canonical JSON the hash was taken over, and checking it needs no re-serialising.
+ * The member can only be the entry's own: unescaped quotes mark a real key, and no nested value
+ * can hold the hash of the entry around it. False for any other text (one stored in another form
+ * included): the caller then checks the parsed entry with `entryHashHolds`.
+ */
+export function storedTextHashHolds(text: string, hash: string): boolean {
+  const member = `"hash":"${hash}"`;
+  const at = text.indexOf(member);
+  if (at < 0) return false;
+  const end = at + member.length;
+  let rest: string;
+  if (text[at - 1] === ',') rest = text.slice(0, at - 1) + text.slice(end);
+  else if (text[end] === ',') rest = text.slice(0, at) + text.slice(end + 1);
+  else rest = text.slice(0, at) + text.slice(end);
+  return sha256Hex(rest) === hash;
+}
+
 /** True when the stored hash of an entry matches its content. */
 export function entryHashHolds(entry: Entry): boolean {
   return hashEntry(entry) === entry.hash;

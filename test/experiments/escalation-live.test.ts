@@ -11,7 +11,7 @@ describe('escalation_live: the escalation story against the sandbox (inbox §22)
 
   it('refuses the stale send with the change and still_fits, and the repair sends once', () => {
     expect(step('send')).toContain('status=REFUSED:stale_premise');
-    expect(step('send')).toContain('{"field":"refunded_by_others","was":0,"now":3000}');
+    expect(step('send')).toContain('{"field":"refunded_by_others","now":3000,"was":0}');
     expect(step('send')).toContain('["still_fits"]');
     expect(step('repair accepted')).toContain('status=COMMITTED');
   });

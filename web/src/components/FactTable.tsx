@@ -49,9 +49,21 @@ interface FactTableProps {
   currency: string | null;
 }
 
+/** The order an approver reads the facts in: which payment, what was paid, what happened to it since. */
+const FACT_ORDER = ['payment_intent', 'currency', 'amount_received', 'refunded_by_others', 'disputed'];
+
+/** Known facts in reading order, then any others in the order they came (stored facts come sorted by key). */
+function factOrder(fields: string[]): string[] {
+  const rank = (field: string) => {
+    const at = FACT_ORDER.indexOf(field);
+    return at < 0 ? FACT_ORDER.length : at;
+  };
+  return fields.map((field, i) => ({ field, i })).sort((a, b) => rank(a.field) - rank(b.field) || a.i - b.i).map((x) => x.field);
+}
+
 /** The facts when the agent asked, next to the facts read from Stripe now; what changed stands out. */
 export function FactTable({ then, now, nowError, changes, currency }: FactTableProps) {
-  const fields = [...new Set([...Object.keys(then), ...Object.keys(now ?? {})])];
+  const fields = factOrder([...new Set([...Object.keys(then), ...Object.keys(now ?? {})])]);
   const changed = new Set(changes.map((c) => c.field));
   for (const field of fields) if (now && !jsonEqual(then[field], now[field])) changed.add(field);
   const leftThen = leftToRefund(then);
