@@ -76,7 +76,9 @@ export function createServices(options: ServiceOptions): Services {
   const scoreboard = new ScoreboardProjection(config.inboxName);
   follower.on('entry', (entry) => {
     scoreboard.note(entry);
-    hub.publishItem(projection.apply(entry));
+    // Items before and after are built only for someone to hear them (not during a replay).
+    if (hub.listening) hub.publishItem(projection.apply(entry));
+    else projection.fold(entry);
   });
   const inbox = new Inbox({
     name: config.inboxName,

@@ -179,15 +179,29 @@ export class InboxProjection {
 
   /** Fold an entry and say what changed for the queue. */
   apply(entry: Entry): ItemChange {
-    let summary = this.chains.get(entry.effect_id);
-    if (!summary) {
-      summary = emptySummary(entry.effect_id);
-      this.chains.set(entry.effect_id, summary);
-    }
+    const summary = this.summaryOf(entry.effect_id);
     const before = summaryItem(summary);
+    this.foldInto(summary, entry);
+    return { effectId: entry.effect_id, before, after: summaryItem(summary) };
+  }
+
+  /** Fold an entry when nobody is watching the queue (a replay at start-up): no items are built. */
+  fold(entry: Entry): void {
+    this.foldInto(this.summaryOf(entry.effect_id), entry);
+  }
+
+  private summaryOf(effectId: string): ChainSummary {
+    let summary = this.chains.get(effectId);
+    if (!summary) {
+      summary = emptySummary(effectId);
+      this.chains.set(effectId, summary);
+    }
+    return summary;
+  }
+
+  private foldInto(summary: ChainSummary, entry: Entry): void {
     foldEntry(summary, entry);
     this.work.note(summary, this.owned(summary) ? summaryState(summary) : null);
-    return { effectId: entry.effect_id, before, after: summaryItem(summary) };
   }
 
   owned(summary: ChainSummary): boolean {

@@ -40,6 +40,11 @@ export class LiveHub {
     return () => this.#subscribers.delete(subscriber);
   }
 
+  /** Whether anyone is connected to hear about changes. */
+  get listening(): boolean {
+    return this.#subscribers.size > 0;
+  }
+
   /** Publish a change of one item to whoever may see it. */
   publishItem(change: ItemChange): void {
     // An item is a function of its latest escalation: the same hash (or none on both sides) is no change.
