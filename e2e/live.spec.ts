@@ -27,6 +27,9 @@ test('the live feed drops: a banner says so, it reconnects, and the snapshot bri
   await expect(inboxRow(page, requestId)).toHaveCount(0);
   await shootAndScan(page, 'inbox-reconnecting');
 
+  // The click must be what reconnects: wait until the automatic retry is seconds away, or on a
+  // busy machine it can win the race and take the banner (and its button) away first.
+  await expect(banner).toContainText(/Reconnecting in ([4-9]|1\d)s/, { timeout: 30_000 });
   allow = true;
   await banner.getByRole('button', { name: 'Reconnect now' }).click();
   await expect(inboxRow(page, requestId)).toBeVisible();
