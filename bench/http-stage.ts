@@ -212,23 +212,35 @@ export async function httpStage(plan: Plan, dir: string): Promise<HttpOutcome> {
   }
 }
 
-/** Start a server under `--cpu-prof`, load it with routine refunds, stop it: its profile is in `profDir`. */
-export async function profileServer(plan: Plan, dir: string, profDir: string): Promise<void> {
+/**
+ * Run `work` against a server started under `--cpu-prof` (profile written to `profDir`) and a
+ * sandbox of its own, then stop both: the sandbox first, so no webhook arrives while the server
+ * shuts down and writes its profile.
+ */
+async function withProfiledServer<T>(dataDir: string, profDir: string, work: (server: Started, sandbox: Started) => Promise<T>): Promise<T> {
   const sandbox = await startSandboxProcess();
   let server: Started | undefined;
+  let result: T;
   try {
-    server = await startServerProcess({ dataDir: path.join(dir, 'profiled-server'), sandboxUrl: sandbox.url, configPath: CONFIG_PATH, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
-    const pool = new IntentPool(await createPaymentIntents(sandbox.url, plan.connections * 40), plan.connections);
-    await runRefundLoad(server.url, pool, { connections: plan.connections, durationMs: plan.profileLoadMs, tag: 'profile' });
+    server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: CONFIG_PATH, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
+    result = await work(server, sandbox);
   } catch (error) {
     await server?.stop();
     await sandbox.stop();
     throw error;
   }
-  // The sandbox first, so no webhook arrives while the server shuts down and writes its profile.
   await sandbox.stop();
   const how = await server.stop();
   if (how !== '0') throw new Error(`the profiled server ended ${how}, so it wrote no profile`);
+  return result;
+}
+
+/** Start a server under `--cpu-prof`, load it with routine refunds, stop it: its profile is in `profDir`. */
+export async function profileServer(plan: Plan, dir: string, profDir: string): Promise<void> {
+  await withProfiledServer(path.join(dir, 'profiled-server'), profDir, async (server, sandbox) => {
+    const pool = new IntentPool(await createPaymentIntents(sandbox.url, plan.connections * 40), plan.connections);
+    await runRefundLoad(server.url, pool, { connections: plan.connections, durationMs: plan.profileLoadMs, tag: 'profile' });
+  });
 }
 
 /**
@@ -239,21 +251,9 @@ export async function profileIdleServer(plan: Plan, dir: string, journal: string
   const dataDir = path.join(dir, 'idle-server');
   fs.mkdirSync(dataDir, { recursive: true });
   fs.copyFileSync(journal, path.join(dataDir, 'interlock.sqlite'));
-  const sandbox = await startSandboxProcess();
-  let server: Started | undefined;
-  let share: number;
-  try {
-    server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: CONFIG_PATH, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
+  return withProfiledServer(dataDir, profDir, async (server) => {
     const before = cpuSecondsOf(server.child.pid);
     await sleep(plan.profileIdleMs);
-    share = (cpuSecondsOf(server.child.pid) - before) / (plan.profileIdleMs / 1000);
-  } catch (error) {
-    await server?.stop();
-    await sandbox.stop();
-    throw error;
-  }
-  await sandbox.stop();
-  const how = await server.stop();
-  if (how !== '0') throw new Error(`the profiled server ended ${how}, so it wrote no profile`);
-  return share;
+    return (cpuSecondsOf(server.child.pid) - before) / (plan.profileIdleMs / 1000);
+  });
 }
