@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command, run the same way by developers and by CI: type-check, lint, the vitest
-# suite (unit, integration, crash and drift tests), then the browser journeys. It ends with the
-# plain closing line "N passed, N failed" that CI reads.
+# suite (unit, integration, crash and drift tests), then the browser journeys, after making sure
+# Debian's Chromium is there (scripts/ensure-chromium.sh installs it when run as root, or names the
+# command to run). It ends with the plain closing line "N passed, N failed" that CI reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
@@ -10,7 +11,9 @@ failed_steps=()
 step() {
   local name=$1; shift
   echo "== $name"
-  if ! "$@"; then failed_steps+=("$name"); fi
+  "$@" && return 0
+  failed_steps+=("$name")
+  return 1
 }
 
 step typecheck npx tsc --noEmit -p .
@@ -20,9 +23,12 @@ step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=
 e2e_passed=0; e2e_failed=0
 if compgen -G "e2e/*.spec.ts" > /dev/null; then
   step build npx vite build --logLevel warn
-  step e2e npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out)
-  if [ -f test-results/e2e.json ]; then
-    read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+  # Without the browser every journey would fail the same way: stop before them, as one failed step.
+  if step chromium bash scripts/ensure-chromium.sh; then
+    step e2e npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out)
+    if [ -f test-results/e2e.json ]; then
+      read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+    fi
   fi
 fi
 
