@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   csrf_failed: 403,
   not_found: 404,
   conflict: 409,
+  /** A request id already used with another payload (api.md): nothing was written or sent. */
+  conflicting_payload: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -36,15 +38,30 @@ export interface RefundRequestBody {
   flags?: string[];
 }
 
-/** The request as the inbox binds it: the agent's body plus who asked. */
-export interface BoundRequest extends JsonObject {
-  id: string;
-  agent: string;
+/**
+ * What a request asks for, normalised: two requests under one request id are the same decision
+ * only when these are equal. `flags` is a sorted set (missing is `[]`); a missing `reason` stays
+ * missing, which is not the same as `""`.
+ */
+export type RequestPayload = {
   payment_intent: string;
   amount: number;
-  reason: string;
+  reason?: string;
   flags: string[];
+};
+
+/** The normalised payload of a request body or of a request bound in the journal. */
+export function requestPayload(request: { payment_intent: string; amount: number; reason?: string; flags?: readonly string[] }): RequestPayload {
+  return {
+    payment_intent: request.payment_intent,
+    amount: request.amount,
+    ...(request.reason === undefined ? {} : { reason: request.reason }),
+    flags: [...new Set(request.flags ?? [])].sort(),
+  };
 }
+
+/** The request as the inbox binds it: who asked, under which id, for which payload. */
+export type BoundRequest = JsonObject & RequestPayload & { id: string; agent: string };
 
 /** A repair child also names the request it repairs. */
 export type RequestRecord = BoundRequest & { repair_of?: string };
@@ -59,6 +76,13 @@ export interface RefundAnswer {
   changes: Change[];
   repairs: Repair[];
   receipt: string;
+}
+
+/** The `409` answer to a request id reused with another payload: both payloads, normalised. */
+export interface ConflictingPayloadAnswer extends ErrorBody {
+  status: 'REFUSED:conflicting_payload';
+  recorded: RequestPayload;
+  offered: RequestPayload;
 }
 
 /** Where an item stands, derived from its journal chain alone. */

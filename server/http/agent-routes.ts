@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
-import type { BoundRequest, RefundRequestBody } from '../../shared/api.ts';
+import { type BoundRequest, ERROR_CODES, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { tokenMatches } from '../config/secrets.ts';
@@ -9,7 +9,8 @@ import { signReceipt } from '../gate/receipts.ts';
 import { InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../gate/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
-import { refundAnswer } from './answers.ts';
+import { boundRequest } from '../inbox/state.ts';
+import { conflictingPayload, refundAnswer } from './answers.ts';
 import { AppError } from './errors.ts';
 import { parseEffectId, parseRefundBody, parseRequestId } from './validate.ts';
 
@@ -70,15 +71,14 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
 
   async function answerRefund(request: FastifyRequest, reply: FastifyReply, body: RefundRequestBody) {
     const agent = request.agent!;
-    const bound: BoundRequest = {
-      id: body.request_id,
-      agent: agent.name,
-      payment_intent: body.payment_intent,
-      amount: body.amount,
-      reason: body.reason ?? '',
-      flags: body.flags ?? [],
-    };
+    const offered = requestPayload(body);
+    const bound: BoundRequest = { id: body.request_id, agent: agent.name, ...offered };
     const effectId = services.inbox.effectIdOf(bound);
+    // The same request id is the same decision forever: another payload under it is refused
+    // before the inbox is asked anything, so nothing is written or sent, whatever state it is in.
+    const recorded = boundRequest(await services.journal.entries(effectId));
+    const conflict = recorded && conflictingPayload(body.request_id, recorded, offered);
+    if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
     let status: Status | null = null;
     try {
       status = await services.inbox.submit(bound);

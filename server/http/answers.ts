@@ -1,6 +1,6 @@
-import type { RefundAnswer } from '../../shared/api.ts';
+import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RequestRecord, requestPayload } from '../../shared/api.ts';
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
-import { isJsonObject } from '../../shared/json.ts';
+import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { explainChain, has, isOpenDispatch, latestEscalation } from '../gate/chain.ts';
 import { sentRefund } from '../gate/receipts.ts';
@@ -63,5 +63,28 @@ export function refundAnswer(requestId: string, effectId: string, chain: readonl
     changes: changes ?? [],
     repairs: repairs ?? [],
     receipt: `/v1/receipts/${effectId}`,
+  };
+}
+
+/** The fields of a payload, in the order an agent is told about them. */
+const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags'] as const;
+
+/**
+ * The refusal of a request id reused with another payload (api.md), or null when the offered
+ * payload is the recorded one. Both sides are normalised the same way, so flags in another order
+ * are the same payload and a missing reason is not an empty one.
+ */
+export function conflictingPayload(requestId: string, recorded: RequestRecord, offered: RequestPayload): ConflictingPayloadAnswer | null {
+  const was = requestPayload(recorded);
+  const differ = PAYLOAD_FIELDS.filter((field) => !jsonEqual(was[field], offered[field]));
+  if (differ.length === 0) return null;
+  return {
+    error: {
+      code: 'conflicting_payload',
+      message: `request ${requestId} was already made with another ${differ.join(', ')}; nothing was written or sent (a different refund needs a new request_id)`,
+    },
+    status: 'REFUSED:conflicting_payload',
+    recorded: was,
+    offered,
   };
 }
