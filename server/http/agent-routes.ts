@@ -10,7 +10,7 @@ import { InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../gate/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { boundRequest } from '../inbox/state.ts';
-import { conflictingPayload, refundAnswer } from './answers.ts';
+import { conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { AppError } from './errors.ts';
 import { parseEffectId, parseRefundBody, parseRequestId } from './validate.ts';
 
@@ -19,9 +19,6 @@ declare module 'fastify' {
     agent?: AgentConfig;
   }
 }
-
-/** Statuses answered 202: not final yet. */
-const PENDING: ReadonlySet<Status> = new Set(['QUEUED', 'IN_FLIGHT', 'APPROVED']);
 
 /** Find the agent a bearer token belongs to; every configured token is compared in constant time. */
 function authenticate(services: Services, request: FastifyRequest): AgentConfig {
@@ -92,15 +89,16 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     await services.follower.catchUp();
     const chain = await services.journal.entries(effectId);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
-    return reply.status(PENDING.has(answer.status) ? 202 : 200).send(answer);
+    return reply.status(refundHttpStatus(answer.status)).send(answer);
   }
 
-  app.get<{ Params: { request_id: string } }>('/v1/refunds/:request_id', async (request) => {
+  app.get<{ Params: { request_id: string } }>('/v1/refunds/:request_id', async (request, reply) => {
     const requestId = parseRequestId(request.params.request_id);
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
     const chain = await services.journal.entries(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
-    return refundAnswer(requestId, effectId, chain);
+    const answer = refundAnswer(requestId, effectId, chain);
+    return reply.status(refundHttpStatus(answer.status)).send(answer);
   });
 
   /** Receipts of the asking agent's own requests only. */

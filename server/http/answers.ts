@@ -8,6 +8,14 @@ import { committedStatus } from '../inbox/projection.ts';
 import { chainState } from '../inbox/state.ts';
 import { formatCents } from '../gate/premises.ts';
 
+/** Statuses answered 202: not final yet, so an agent keeps asking. */
+const PENDING: ReadonlySet<Status> = new Set(['QUEUED', 'IN_FLIGHT', 'APPROVED']);
+
+/** The HTTP status of an answer about a refund request, for POST and GET alike: 202 until it is final, then 200. */
+export function refundHttpStatus(status: Status): 200 | 202 {
+  return PENDING.has(status) ? 202 : 200;
+}
+
 /** The status an agent is told for a chain now, from the journal alone. */
 export function currentStatus(chain: readonly Entry[]): Status {
   if (isOpenDispatch(chain)) return 'IN_FLIGHT';
