@@ -166,6 +166,12 @@ export const ROLES = ['approver', 'finance'] as const;
 /** One role. */
 export type Role = (typeof ROLES)[number];
 
+/** `POST /api/session`: a person logs in. */
+export interface LoginBody {
+  name: string;
+  password: string;
+}
+
 /** Who is logged in. */
 export interface SessionInfo {
   name: string;

@@ -10,7 +10,7 @@ import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import { DECISION_MESSAGES } from './decision-messages.ts';
-import { parseDecisionBody, parseEffectId } from './validate.ts';
+import { parseDecisionBody, parseEffectId, parseLoginBody } from './validate.ts';
 
 export const SESSION_COOKIE = 'interlock_session';
 
@@ -97,9 +97,7 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
 
   app.post('/api/session', async (request, reply) => {
-    const body = request.body as { name?: unknown; password?: unknown } | null;
-    const name = typeof body?.name === 'string' ? body.name.slice(0, 64) : '';
-    const password = typeof body?.password === 'string' ? body.password.slice(0, 1024) : '';
+    const { name, password } = parseLoginBody(request.body);
     const paused = failures.get(name);
     if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
       throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');

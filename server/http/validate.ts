@@ -1,4 +1,4 @@
-import type { DecisionBody, RefundRequestBody } from '../../shared/api.ts';
+import type { DecisionBody, LoginBody, RefundRequestBody } from '../../shared/api.ts';
 import { DECISION_ACTIONS } from '../../shared/api.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
@@ -59,6 +59,20 @@ export function parseDecisionBody(body: unknown): DecisionBody {
   }
   if (action !== 'repair' && repair_index !== undefined) fail('repair_index', 'only for action repair');
   return { action: action as DecisionBody['action'], escalation, ...(action === 'repair' ? { repair_index: repair_index as number } : {}) };
+}
+
+/** A person's name is short, and scrypt is never asked to hash an unbounded password. */
+const LOGIN_NAME_CHARS_MAX = 64;
+const LOGIN_PASSWORD_CHARS_MAX = 1024;
+
+/** Parse a login body; a refusal names the field, never the value typed. */
+export function parseLoginBody(body: unknown): LoginBody {
+  if (!isJsonObject(body)) fail('body', 'must be a JSON object');
+  onlyKnownFields(body, ['name', 'password']);
+  const { name, password } = body;
+  if (typeof name !== 'string' || name.length > LOGIN_NAME_CHARS_MAX) fail('name', `text of at most ${LOGIN_NAME_CHARS_MAX} characters`);
+  if (typeof password !== 'string' || password.length > LOGIN_PASSWORD_CHARS_MAX) fail('password', `text of at most ${LOGIN_PASSWORD_CHARS_MAX} characters`);
+  return { name, password };
 }
 
 /** Check a path's effect id. */
