@@ -1,12 +1,15 @@
 import type { Entry, EntryFields, EntryKind } from '../shared/entries.ts';
 import type { JsonObject } from '../shared/json.ts';
-import type {
-  AppendIfResult,
-  AppendOptions,
-  ChainCheck,
-  ClaimRequest,
-  JournalStore,
-  Sequenced,
+import {
+  type AppendIfResult,
+  type AppendOptions,
+  type ChainCheck,
+  type ClaimRequest,
+  type JournalStore,
+  RESERVATION_MOVED,
+  type ReservationGuard,
+  type Reservations,
+  type Sequenced,
 } from '../server/gate/journal.ts';
 import {
   assertClaim,
@@ -65,6 +68,12 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract openDispatchRows(tx: Tx): EntryRow[];
   /** At most `limit` rows with seq above `afterSeq`, in seq order. */
   protected abstract rowsAfter(tx: Tx, afterSeq: number, limit: number): EntryRow[];
+  /** The open DISPATCHED rows that reserve `key`, the first per effect, in seq order. */
+  protected abstract openReservationRows(tx: Tx, key: string): EntryRow[];
+  /** The highest seq of a row that reserves `key`, 0 for none. */
+  protected abstract reservationSeq(tx: Tx, key: string): number;
+  /** True when another effect's row reserved `key` after `afterSeq`. */
+  protected abstract reservedSince(tx: Tx, key: string, afterSeq: number, effectId: string): boolean;
 
   async entries(effectId: string): Promise<Entry[]> {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
@@ -87,13 +96,16 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     check: ChainCheck,
     fields: EntryFields,
     claim?: ClaimRequest,
+    guard?: ReservationGuard,
   ): Promise<AppendIfResult> {
     const normalised = checkAppend(kind, effectId, fields);
     if (claim !== undefined) assertClaim(claim.owner, claim.ttlMs);
+    if (guard !== undefined) assertGuard(guard);
     return this.exclusive((tx): AppendIfResult => {
       const chain = chainOfRows(this.chainRows(tx, effectId), this.#verified);
       const blocker = blockerOf(check(chain));
       if (blocker !== null) return { entry: null, blocker };
+      if (guard !== undefined && this.reservedSince(tx, guard.key, guard.afterSeq, effectId)) return { entry: null, blocker: RESERVATION_MOVED };
       const nowMs = this.nowMs();
       // The chain was read under this same lock, so its last entry is the one to link to.
       const entry = this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
@@ -118,6 +130,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
     return this.snapshot((tx) => this.openDispatchRows(tx).map((row) => entryOfRow(row, this.#verified).effect_id));
+  }
+
+  async reservations(key: string): Promise<Reservations> {
+    assertReservationKey(key);
+    // The seq is read first: a dispatch made between the two reads is then both counted and newer
+    // than the guard, so its dispatcher-to-be only checks again; never missed.
+    const seq = this.snapshot((tx) => this.reservationSeq(tx, key));
+    const open = this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row, this.#verified)));
+    return { open, seq };
   }
 
   async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
@@ -185,6 +206,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     assertTimeMs(nowMs);
     return nowMs;
   }
+}
+
+function assertReservationKey(key: string): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 255) throw new TypeError('a reservation key must be a string of 1 to 255 characters');
+}
+
+function assertGuard(guard: ReservationGuard): void {
+  assertReservationKey(guard.key);
+  if (!Number.isSafeInteger(guard.afterSeq) || guard.afterSeq < 0) throw new TypeError(`guard afterSeq must be a non-negative integer: ${guard.afterSeq}`);
 }
 
 function checkAppend(kind: EntryKind, effectId: string, fields: EntryFields): JsonObject {

@@ -91,7 +91,13 @@ export function rowOf(entry: Entry): NewEntryRow {
     tsMs: entry.ts_ms,
     // Canonical, so a read checks the hash over the stored text itself (storedTextHashHolds).
     body: canonical(entry),
+    reserves: reservesOf(entry),
   };
+}
+
+/** What a DISPATCHED reserves (its `reserves` field), or null for any other entry. */
+export function reservesOf(entry: Pick<Entry, 'kind'> & JsonObject): string | null {
+  return entry.kind === 'DISPATCHED' && typeof entry.reserves === 'string' ? entry.reserves : null;
 }
 
 /** Row bodies a journal remembers as checked: a few MiB of the most recent rows. */
@@ -160,7 +166,8 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
     parsed.prev === row.prev &&
     parsed.hash === row.hash &&
     parsed.ts_ms === row.tsMs &&
-    closesDispatch(parsed) === (row.closes === 1);
+    closesDispatch(parsed) === (row.closes === 1) &&
+    reservesOf(parsed) === (row.reserves ?? null);
   if (!agrees) throw corruptRow(row, 'disagrees with its columns');
   return parsed;
 }

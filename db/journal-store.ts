@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, getTableColumns, gt, notExists, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, claimIsFree, type NewEntryRow } from './journal-rules.ts';
@@ -42,6 +42,7 @@ function prepareQueries(db: JournalDb) {
         closes: sql.placeholder('closes'),
         tsMs: sql.placeholder('tsMs'),
         body: sql.placeholder('body'),
+        reserves: sql.placeholder('reserves'),
       })
       .prepare(),
     // One upsert that states claimIsFree in SQL: a row is written, so `changes` is 1, exactly
@@ -72,6 +73,23 @@ function prepareQueries(db: JournalDb) {
       .where(and(eq(entries.kind, 'DISPATCHED'), notExists(closedSince)))
       .orderBy(asc(entries.seq))
       .prepare(),
+    openReservations: db
+      .select()
+      .from(entries)
+      .where(and(eq(entries.reserves, sql.placeholder('key')), notExists(closedSince)))
+      .orderBy(asc(entries.seq))
+      .prepare(),
+    reservationSeq: db
+      .select({ seq: sql<number | null>`max(${entries.seq})` })
+      .from(entries)
+      .where(eq(entries.reserves, sql.placeholder('key')))
+      .prepare(),
+    reservedSince: db
+      .select({ one: sql`1` })
+      .from(entries)
+      .where(and(eq(entries.reserves, sql.placeholder('key')), gt(entries.seq, sql.placeholder('afterSeq')), ne(entries.effectId, effectIdParam)))
+      .limit(1)
+      .prepare(),
     after: db
       .select()
       .from(entries)
@@ -92,10 +110,11 @@ type EntryTuple = [
   closes: EntryRow['closes'],
   tsMs: EntryRow['tsMs'],
   body: EntryRow['body'],
+  reserves: EntryRow['reserves'],
 ];
 
 // `select()` reads a table's columns in the order the schema declares them; the tuple must agree.
-if (Object.keys(getTableColumns(entries)).join() !== 'seq,effectId,kind,prev,hash,closes,tsMs,body') {
+if (Object.keys(getTableColumns(entries)).join() !== 'seq,effectId,kind,prev,hash,closes,tsMs,body,reserves') {
   throw new Error('the columns of entries changed: update EntryTuple and rowsAfter');
 }
 
@@ -180,6 +199,18 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     return firstPerEffect(q.openDispatches.all());
   }
 
+  protected openReservationRows(q: Queries, key: string): EntryRow[] {
+    return firstPerEffect(q.openReservations.all({ key }));
+  }
+
+  protected reservationSeq(q: Queries, key: string): number {
+    return q.reservationSeq.get({ key })?.seq ?? 0;
+  }
+
+  protected reservedSince(q: Queries, key: string, afterSeq: number, effectId: string): boolean {
+    return q.reservedSince.get({ key, afterSeq, effectId }) !== undefined;
+  }
+
   protected rowsAfter(q: Queries, afterSeq: number, limit: number): EntryRow[] {
     // A replay reads every row through here. drizzle's generic row mapping cost a third of the
     // read, so the tuples are mapped by hand, in the column order of `entries` (see `EntryTuple`).
@@ -192,6 +223,7 @@ export class SqliteJournal extends ChainedJournal<Queries> {
       closes: t[5],
       tsMs: t[6],
       body: t[7],
+      reserves: t[8],
     }));
   }
 }
@@ -274,6 +306,18 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
 
   protected rowsAfter(tx: MemoryState, afterSeq: number, limit: number): EntryRow[] {
     return tx.rows.filter((row) => row.seq > afterSeq).slice(0, limit);
+  }
+
+  protected openReservationRows(tx: MemoryState, key: string): EntryRow[] {
+    return this.openDispatchRows(tx).filter((row) => row.reserves === key);
+  }
+
+  protected reservationSeq(tx: MemoryState, key: string): number {
+    return tx.rows.findLast((row) => row.reserves === key)?.seq ?? 0;
+  }
+
+  protected reservedSince(tx: MemoryState, key: string, afterSeq: number, effectId: string): boolean {
+    return tx.rows.some((row) => row.reserves === key && row.seq > afterSeq && row.effectId !== effectId);
   }
 }
 

@@ -25,9 +25,16 @@ export const entries = sqliteTable(
     closes: integer('closes').notNull(),
     tsMs: integer('ts_ms').notNull(),
     body: text('body').notNull(),
+    /**
+     * What an open DISPATCHED reserves (a refund's payment intent), copied from its body; null on
+     * every other entry. Dispatches on one payment are checked against each other through it, so
+     * two refunds racing on one payment cannot both be sent on the same facts.
+     */
+    reserves: text('reserves'),
   },
   (t) => [
     index('entries_effect_seq').on(t.effectId, t.seq),
+    index('entries_reserves_seq').on(t.reserves, t.seq),
     index('entries_kind').on(t.kind),
     check('entries_kind_known', sql`${t.kind} IN (${kindList})`),
     check('entries_closes_flag', sql`${t.closes} IN (0, 1)`),

@@ -18,6 +18,29 @@ export interface AppendOptions {
   release?: string;
 }
 
+/**
+ * The dispatches on one reserved thing (a refund's payment intent), read before the facts are:
+ * an open DISPATCHED counts as already done by whoever checks the facts next.
+ */
+export interface Reservations {
+  /** The open DISPATCHED entries that reserve the key, one per effect, oldest first. */
+  open: Entry[];
+  /** The seq of the newest DISPATCHED that ever reserved the key (0 for none), read before `open`. */
+  seq: number;
+}
+
+/**
+ * A dispatch's promise that it was checked against every reservation of `key` up to `afterSeq`:
+ * the DISPATCHED is written only if no other effect's DISPATCHED reserved the key since.
+ */
+export interface ReservationGuard {
+  key: string;
+  afterSeq: number;
+}
+
+/** The blocker an append under a guard gets when another dispatch reserved the key since it was read. */
+export const RESERVATION_MOVED = 'reservation_moved';
+
 /** An entry with its position in the whole journal. */
 export interface Sequenced {
   seq: number;
@@ -38,14 +61,21 @@ export interface JournalStore {
    * transaction: a sender closing its dispatch frees the effect in the same durable write.
    */
   append(kind: EntryKind, effectId: string, fields: EntryFields, options?: AppendOptions): Promise<Entry>;
-  /** Append only when `check(chain)` returns null; with `claim`, also set that claim in the same transaction. */
+  /**
+   * Append only when `check(chain)` returns null; with `claim`, also set that claim in the same
+   * transaction; with `guard`, only when no other effect's DISPATCHED reserved `guard.key` after
+   * `guard.afterSeq` (else the blocker is RESERVATION_MOVED and nothing is written).
+   */
   appendIf(
     kind: EntryKind,
     effectId: string,
     check: ChainCheck,
     fields: EntryFields,
     claim?: ClaimRequest,
+    guard?: ReservationGuard,
   ): Promise<AppendIfResult>;
+  /** The dispatches that reserve `key`: the open ones, and how far a guard must look. */
+  reservations(key: string): Promise<Reservations>;
   /** Take or refresh a claim; refused while another owner's claim is unexpired. */
   claim(effectId: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Drop a claim, only if `owner` holds it. */

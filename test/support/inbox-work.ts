@@ -19,7 +19,8 @@ export function countingJournal(inner: JournalStore): CountingJournal {
       return inner.entries(effectId);
     },
     append: (kind, effectId, fields) => inner.append(kind, effectId, fields),
-    appendIf: (kind, effectId, check, fields, claim) => inner.appendIf(kind, effectId, check, fields, claim),
+    appendIf: (kind, effectId, check, fields, claim, guard) => inner.appendIf(kind, effectId, check, fields, claim, guard),
+    reservations: (key) => inner.reservations(key),
     claim: (effectId, owner, ttlMs) => inner.claim(effectId, owner, ttlMs),
     release: (effectId, owner) => inner.release(effectId, owner),
     inFlight: () => inner.inFlight(),
