@@ -85,7 +85,12 @@ export function createServices(options: ServiceOptions): Services {
     gate,
     authority,
     policy: policyFromConfig(config),
-    capture: async (request) => target.capture(String(request.payment_intent)),
+    // Open dispatches on the payment count as refunded, in every fact a rule or a person reads;
+    // the journal is read before Stripe, as the gate's own check does.
+    capture: async (request) => {
+      const paymentIntent = String(request.payment_intent);
+      return target.capture(paymentIntent, undefined, (await journal.reservations(paymentIntent)).open);
+    },
     effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
     requestKeyOf,
     nowMs: () => clock.nowMs(),

@@ -30,6 +30,12 @@ export const limits = {
    * wait seconds for: latency stays bounded under overload, and memory too.
    */
   refundsInFlightMax: 128,
+  /**
+   * How often a dispatch checks the facts again when another dispatch on the same payment landed
+   * between its check and its write (another process: one process takes turns per payment). Each
+   * check is three Stripe reads; past this the refund is refused as stale and goes to a person.
+   */
+  reservationChecksMax: 20,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
 } as const;

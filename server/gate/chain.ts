@@ -24,6 +24,18 @@ export function recordedEffect(chain: readonly Entry[]): Json | undefined {
   return chain.find((e) => e.kind === 'PROPOSED')?.effect;
 }
 
+/**
+ * 'conflicting_payload' when the chain is bound to another payload than `effect`, or (when the
+ * caller names its request) to another request; null when it is unbound or bound to these.
+ */
+export function bindingConflict(chain: readonly Entry[], effect: Json, request?: Json): 'conflicting_payload' | null {
+  const bound = recordedEffect(chain);
+  if (bound !== undefined && !jsonEqual(bound, effect)) return 'conflicting_payload';
+  if (request === undefined) return null;
+  const boundRequest = chain.find((e) => e.kind === 'PROPOSED' && e.request !== undefined)?.request;
+  return boundRequest === undefined || jsonEqual(boundRequest, request) ? null : 'conflicting_payload';
+}
+
 /** True when the chain holds an entry of this kind. */
 export function has(chain: readonly Entry[], kind: Entry['kind']): boolean {
   return chain.some((e) => e.kind === kind);

@@ -4,12 +4,13 @@ import type { Checks, Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, WHY } from '../../shared/statuses.ts';
-import { dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from './chain.ts';
+import { bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from './chain.ts';
 import { effectIdFor } from './hash.ts';
-import type { JournalStore } from './journal.ts';
-import type { LeaseStore } from './leases.ts';
+import { type JournalStore, RESERVATION_MOVED } from './journal.ts';
+import { KeyedTurns } from './keyed-turns.ts';
+import { isPolicyLease, type LeaseStore } from './leases.ts';
 import { recoverEffect } from './recovery.ts';
-import { InvalidEffectError, SimulatedCrash, type Target, TargetRejectedError } from './target.ts';
+import { type Explained, InvalidEffectError, SimulatedCrash, type Target, TargetRejectedError } from './target.ts';
 
 /** Named points where a crash test may kill the process (`INTERLOCK_KILL_AT`). */
 export const KILL_POINTS = ['before_dispatch', 'after_dispatch', 'after_send', 'after_commit', 'recovery_resend'] as const;
@@ -30,6 +31,12 @@ export interface Proposal {
   request?: Json;
   /** When it was asked, on the application clock; recorded on the PROPOSED for reports. */
   atMs?: number;
+  /**
+   * Whether a payload that conflicts with the one bound is recorded (PROPOSED then REFUSED, the
+   * default) or only answered. The inbox answers only: its callers are told the conflict by the
+   * agents' API, and a request that lost a race to bind must leave the chain as the winner made it.
+   */
+  recordConflict?: boolean;
 }
 
 /** The gate's answer. */
@@ -61,6 +68,8 @@ export class Gate {
   readonly sender: string;
   readonly owner: string;
   killHook: KillHook | undefined;
+  /** Checks and dispatches on one payment take turns in this process. */
+  readonly #turns = new KeyedTurns();
 
   constructor(options: GateOptions) {
     this.journal = options.journal;
@@ -105,6 +114,7 @@ export class Gate {
     };
     const bound = recordedEffect(prior);
     if (bound !== undefined && !jsonEqual(bound, effect)) {
+      if (proposal.recordConflict === false) return done('REFUSED:conflicting_payload');
       await this.journal.append('PROPOSED', effectId, proposed);
       await this.refuse(effectId, 'conflicting_payload', { recorded: bound, offered: effect });
       return done('REFUSED:conflicting_payload');
@@ -113,34 +123,23 @@ export class Gate {
     if (has(prior, 'COMMITTED')) return done('DUPLICATE_IGNORED');
 
     const decidedOn = this.decidedOn(prior, lease, premises);
-    await this.journal.append('PROPOSED', effectId, proposed);
+    // Conditional, so a payload another caller bound since our read is refused with nothing written.
+    const offered = proposed.request;
+    const written = await this.journal.appendIf('PROPOSED', effectId, (chain) => bindingConflict(chain, effect, offered), proposed);
+    if (written.blocker !== null) return done('REFUSED:conflicting_payload');
     const checks: Checks = { ...(await this.leases.see(lease, effect)) };
     if (!checks.lease_live) {
       await this.refuse(effectId, 'lease', { checks: checks as unknown as Json });
       return done('REFUSED:lease');
     }
     await this.journal.append('AUTHORIZED', effectId, { lease });
-
-    const explained = await this.target.explain(decidedOn, effectId, effect);
-    checks.violations = explained.violations;
-    if (explained.violations.length > 0) {
-      await this.refuse(effectId, 'stale_premise', {
-        reason: explained.violations,
-        checks: checks as unknown as Json,
-        ...(explained.changes.length ? { changes: explained.changes as unknown as Json } : {}),
-        ...(explained.repairs.length ? { repairs: explained.repairs as unknown as Json } : {}),
-      });
-      return done('REFUSED:stale_premise');
-    }
-    if (this.leases.reserve) {
-      checks.use_problems = await this.leases.reserve(lease, effectId, effect);
-      if (checks.use_problems.length > 0) {
-        const reason = `lease already used: ${checks.use_problems.join('; ')}`;
-        await this.refuse(effectId, 'lease_used', { reason, checks: checks as unknown as Json });
-        return done('REFUSED:lease_used');
-      }
-    }
-    return this.dispatchAndSend(effectId, effect, lease, decidedOn, checks);
+    // The facts check and the write of the DISPATCHED take turns per reserved payment; the send
+    // itself runs after the turn, so concurrent refunds on one payment still send in parallel.
+    const checked = await this.#turns.run(this.target.reservationKey?.(effect) ?? null, () =>
+      this.checkAndDispatch(effectId, effect, lease, decidedOn, checks),
+    );
+    if (checked !== 'DISPATCHED') return done(checked);
+    return this.send(effectId, effect);
   }
 
   /**
@@ -154,34 +153,82 @@ export class Gate {
     return first ? (first.premises ?? null) : premises;
   }
 
-  private async dispatchAndSend(effectId: string, effect: JsonObject, lease: Json, decidedOn: Json, checks: Checks): Promise<Outcome> {
-    const done = (status: Status): Outcome => ({ effectId, status });
-    await this.reached('before_dispatch', effectId);
-    const result = await this.journal.appendIf(
-      'DISPATCHED',
-      effectId,
-      (chain) => dispatchBlocker(chain, effect, lease, decidedOn),
-      { effect, lease, premises: decidedOn, checks: checks as unknown as Json },
-      { owner: this.sender, ttlMs: this.claimTtlMs },
-    );
-    if (result.blocker !== null) {
-      switch (result.blocker) {
-        case 'committed':
-          return done('DUPLICATE_IGNORED');
-        case 'ambiguous':
-          return done('AMBIGUOUS');
-        case 'in_flight':
-          return done('IN_FLIGHT');
-        case 'conflicting_payload':
-        case 'closed':
-        case 'awaiting_decision':
-        case 'target_error':
-          await this.refuse(effectId, result.blocker, {});
-          return done(`REFUSED:${result.blocker}`);
-        default:
-          throw new Error(`unknown dispatch blocker ${result.blocker}`);
+  /**
+   * Check the facts the decision relied on, then write the DISPATCHED, guarded so that no other
+   * dispatch on the same payment came in between: open dispatches count as already refunded when
+   * the facts are read, so two refunds racing on one payment are never both sent on the same facts.
+   * Answers 'DISPATCHED' when the send may go ahead, else the status to answer.
+   */
+  private async checkAndDispatch(effectId: string, effect: JsonObject, lease: Json, decidedOn: Json, checks: Checks): Promise<Status | 'DISPATCHED'> {
+    const headroom = isPolicyLease(lease);
+    const key = this.target.reservationKey?.(effect) ?? null;
+    for (let check = 1; ; check++) {
+      // The journal before the world: a dispatch that reaches Stripe after this read is still open
+      // here, and one made after it is newer than the guard, so no refund escapes both counts.
+      const reserved = key === null ? null : await this.journal.reservations(key);
+      const guard = key === null || reserved === null ? undefined : { key, afterSeq: reserved.seq };
+      const explained = await this.target.explain(decidedOn, effectId, effect, { headroom, ...(reserved ? { reserved: reserved.open } : {}) });
+      checks.violations = explained.violations;
+      if (explained.violations.length > 0) return this.refuseStale(effectId, explained, checks);
+      if (this.leases.reserve) {
+        checks.use_problems = await this.leases.reserve(lease, effectId, effect);
+        if (checks.use_problems.length > 0) {
+          const reason = `lease already used: ${checks.use_problems.join('; ')}`;
+          await this.refuse(effectId, 'lease_used', { reason, checks: checks as unknown as Json });
+          return 'REFUSED:lease_used';
+        }
+      }
+      await this.reached('before_dispatch', effectId);
+      const result = await this.journal.appendIf(
+        'DISPATCHED',
+        effectId,
+        (chain) => dispatchBlocker(chain, effect, lease, decidedOn),
+        { effect, lease, premises: decidedOn, checks: checks as unknown as Json, ...(guard ? { reserves: guard.key } : {}) },
+        { owner: this.sender, ttlMs: this.claimTtlMs },
+        guard,
+      );
+      if (result.blocker === null) return 'DISPATCHED';
+      if (result.blocker !== RESERVATION_MOVED) return this.blocked(effectId, result.blocker);
+      if (check >= limits.reservationChecksMax) {
+        const violations = [`other refunds on ${guard?.key ?? 'this payment'} kept landing while this one was checked`];
+        return this.refuseStale(effectId, { violations, changes: [], repairs: [] }, { ...checks, violations });
       }
     }
+  }
+
+  private async refuseStale(effectId: string, explained: Explained, checks: Checks): Promise<Status> {
+    await this.refuse(effectId, 'stale_premise', {
+      reason: explained.violations,
+      checks: checks as unknown as Json,
+      ...(explained.changes.length ? { changes: explained.changes as unknown as Json } : {}),
+      ...(explained.repairs.length ? { repairs: explained.repairs as unknown as Json } : {}),
+    });
+    return 'REFUSED:stale_premise';
+  }
+
+  /** What a dispatch refused by the chain's own state answers, with the refusal it writes. */
+  private async blocked(effectId: string, blocker: string): Promise<Status> {
+    switch (blocker) {
+      case 'committed':
+        return 'DUPLICATE_IGNORED';
+      case 'ambiguous':
+        return 'AMBIGUOUS';
+      case 'in_flight':
+        return 'IN_FLIGHT';
+      case 'conflicting_payload':
+      case 'closed':
+      case 'awaiting_decision':
+      case 'target_error':
+        await this.refuse(effectId, blocker, {});
+        return `REFUSED:${blocker}`;
+      default:
+        throw new Error(`unknown dispatch blocker ${blocker}`);
+    }
+  }
+
+  /** Send a dispatched effect and record how it went. */
+  private async send(effectId: string, effect: JsonObject): Promise<Outcome> {
+    const done = (status: Status): Outcome => ({ effectId, status });
     let sent: Json;
     try {
       await this.reached('after_dispatch', effectId);

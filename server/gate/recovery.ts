@@ -4,6 +4,7 @@ import type { Json, JsonObject } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { isOpenDispatch, lastOf } from './chain.ts';
 import type { Gate } from './gate.ts';
+import { isPolicyLease } from './leases.ts';
 import { limits } from './../../shared/limits.ts';
 import { TargetRejectedError } from './target.ts';
 
@@ -103,7 +104,9 @@ async function recheckDispatch(gate: Gate, effectId: string, dispatched: Entry):
   const effect = dispatched.effect as JsonObject;
   const checks: Checks = { ...(await gate.leases.see(dispatched.lease ?? null, effect)) };
   if (!checks.lease_live) return { checks, stale: 'lease', changes: [], repairs: [] };
-  const explained = await gate.target.explain(dispatched.premises ?? null, effectId, effect);
+  const key = gate.target.reservationKey?.(effect) ?? null;
+  const reserved = key === null ? [] : (await gate.journal.reservations(key)).open;
+  const explained = await gate.target.explain(dispatched.premises ?? null, effectId, effect, { headroom: isPolicyLease(dispatched.lease ?? null), reserved });
   checks.violations = explained.violations;
   return {
     checks,

@@ -1,4 +1,5 @@
 import type { Change, Repair } from '../../shared/entries.ts';
+import type { Entry } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 
 /** What a target says about recorded premises, from one read of the world. */
@@ -6,6 +7,21 @@ export interface Explained {
   violations: string[];
   changes: Change[];
   repairs: Repair[];
+}
+
+/** How a target judges recorded premises. */
+export interface ExplainOptions {
+  /**
+   * The rules decided it, not a person: other refunds Interlock itself makes or reserves on the
+   * same payment may move the facts as long as this refund still fits. A person's approval, and
+   * any change made outside Interlock, are always judged on the exact facts.
+   */
+  headroom?: boolean;
+  /**
+   * The open dispatches of other effects that reserve what this one does, read from the journal
+   * before the world is: they count as already done.
+   */
+  reserved?: readonly Entry[];
 }
 
 /** Cooperation tiers: 1 dedupes on the effect id, 2 can look an effect up, 3 neither. */
@@ -25,7 +41,9 @@ export interface Target {
   /** Evidence that the effect landed (truthy), or null. */
   query(effectId: string, effect: JsonObject): Promise<Json>;
   /** Compare recorded premises with the world now. */
-  explain(premises: Json, effectId: string, effect: JsonObject): Promise<Explained>;
+  explain(premises: Json, effectId: string, effect: JsonObject, options?: ExplainOptions): Promise<Explained>;
+  /** What an open dispatch of this effect reserves (a refund: its payment), or null for nothing. */
+  reservationKey?(effect: JsonObject): string | null;
 }
 
 /** The target answered and definitely did not do it (Stripe 400/402/404, a declined card). */

@@ -1,8 +1,9 @@
 import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
+import type { Entry } from '../../shared/entries.ts';
 import { diffFacts, repairsThatFit } from '../gate/premises.ts';
-import { type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
+import { type ExplainOptions, type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
 
 /** The metadata key that ties a Stripe refund to the effect that sent it. */
 export const EFFECT_METADATA_KEY = 'interlock_effect_id';
@@ -13,14 +14,21 @@ const DEFINITE_REJECTIONS: ReadonlySet<number> = new Set([400, 402, 404]);
 /** Pages of refunds read for one payment intent: 100 per page, far beyond any real payment. */
 const REFUND_PAGES_MAX = 10;
 
-/** The facts a refund decision relies on, read from Stripe. */
+/**
+ * The facts a refund decision relies on, read from Stripe and the journal. `refunded_by_others`
+ * counts every refund that did not fail, plus the refunds Interlock has dispatched on the payment
+ * and Stripe does not show yet (open dispatches count as already refunded); `refunded_outside` is
+ * the part made outside Interlock (the dashboard, another system), which no rule may overlook.
+ */
 export interface PaymentFacts extends JsonObject {
   payment_intent: string;
   currency: string;
   amount_received: number;
   refunded_by_others: number;
+  refunded_outside: number;
   disputed: boolean;
 }
+
 
 /** A live key was offered: Interlock only ever talks to Stripe test mode. */
 export class LiveKeyError extends Error {
@@ -57,6 +65,11 @@ export class StripeRefunds implements Target {
   readonly dedupWindowMs = limits.stripeKeyWindowMs;
 
   constructor(readonly stripe: Stripe) {}
+
+  /** An open dispatch of a refund reserves its payment. */
+  reservationKey(effect: JsonObject): string | null {
+    return typeof effect.payment_intent === 'string' ? effect.payment_intent : null;
+  }
 
   invalidEffect(effect: JsonObject): string | null {
     const keys = Object.keys(effect).sort().join(',');
@@ -117,19 +130,27 @@ export class StripeRefunds implements Target {
     return refunds.find((r) => r.metadata?.[EFFECT_METADATA_KEY] === effectId)?.id ?? null;
   }
 
-  /** The facts now: what others refunded (failed refunds returned nothing), and whether a dispute is open. */
-  async capture(paymentIntent: string, exceptEffectId?: string): Promise<PaymentFacts> {
+  /**
+   * The facts now: what others refunded (failed refunds returned nothing) or have dispatched, and
+   * whether a dispute is open. `reserved` are the open dispatches on the payment, read from the
+   * journal before this call: each counts as refunded until Stripe shows its refund.
+   */
+  async capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Entry[] = []): Promise<PaymentFacts> {
     const [intent, refunds] = await Promise.all([this.stripe.paymentIntents.retrieve(paymentIntent), this.listRefunds(paymentIntent)]);
     const disputed = await this.chargeDisputed(intent);
-    const refundedByOthers = refunds
-      .filter((r) => r.status !== 'failed' && r.status !== 'canceled')
-      .filter((r) => exceptEffectId === undefined || r.metadata?.[EFFECT_METADATA_KEY] !== exceptEffectId)
-      .reduce((sum, r) => sum + r.amount, 0);
+    const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled');
+    const sentBy = (r: Stripe.Refund) => r.metadata?.[EFFECT_METADATA_KEY];
+    const shown = new Set(live.map(sentBy));
+    const refundedCents = live.filter((r) => exceptEffectId === undefined || sentBy(r) !== exceptEffectId).reduce((sum, r) => sum + r.amount, 0);
+    const reservedCents = reserved
+      .filter((dispatched) => dispatched.effect_id !== exceptEffectId && !shown.has(dispatched.effect_id))
+      .reduce((sum, dispatched) => sum + amountOf(dispatched.effect), 0);
     return {
       payment_intent: paymentIntent,
       currency: intent.currency,
       amount_received: intent.amount_received,
-      refunded_by_others: refundedByOthers,
+      refunded_by_others: refundedCents + reservedCents,
+      refunded_outside: live.filter((r) => sentBy(r) === undefined).reduce((sum, r) => sum + r.amount, 0),
       disputed,
     };
   }
@@ -148,21 +169,30 @@ export class StripeRefunds implements Target {
     return charge.disputed;
   }
 
-  async explain(premises: Json, effectId: string, effect: JsonObject): Promise<Explained> {
+  async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {
     if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
       return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
     }
     if (premises.payment_intent !== effect.payment_intent) {
       return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
     }
-    const now = await this.capture(premises.payment_intent, effectId);
-    const changes = diffFacts(premises, now);
-    if (changes.length === 0) return { violations: [], changes: [], repairs: [] };
+    const now = await this.capture(premises.payment_intent, effectId, options.reserved);
+    // Facts recorded before refunds outside Interlock were told apart are compared as they were.
+    const tellsApart = Object.hasOwn(premises, 'refunded_outside');
+    const { refunded_outside: _outside, ...comparable } = now;
+    const changes = diffFacts(premises, tellsApart ? now : comparable);
+    const leftCents = now.amount_received - now.refunded_by_others;
+    const amount = effect.amount as number;
+    const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && amount <= leftCents;
+    if (changes.length === 0 || (options.headroom === true && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
     const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
     // A disputed charge cannot be refunded safely at all, so nothing is suggested.
-    const repairs = now.disputed
-      ? []
-      : repairsThatFit(effect.amount as number, now.amount_received - now.refunded_by_others, now.amount_received);
+    const repairs = now.disputed ? [] : repairsThatFit(amount, leftCents, now.amount_received);
     return { violations, changes, repairs };
   }
+}
+
+/** The amount of a dispatched refund effect, 0 when it names none (never from this target). */
+function amountOf(effect: Json | undefined): number {
+  return isJsonObject(effect) && typeof effect.amount === 'number' ? effect.amount : 0;
 }

@@ -54,7 +54,7 @@ describe('approvers API', () => {
     const first = (await world.as(ana, 'GET', `/api/items/${effectId}`)).json();
     const stale = (await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'approve', escalation: first.item.escalation })).json();
     expect(stale.status).toBe('REFUSED:stale_premise');
-    expect(stale.item.item).toMatchObject({ reason: 'stale_premise', changes: [{ field: 'refunded_by_others', was: 0, now: 3_000 }], repairs: [{ code: 'refund_remaining', set: { amount: 7_000 } }] });
+    expect(stale.item.item).toMatchObject({ reason: 'stale_premise', changes: [{ field: 'refunded_by_others', was: 0, now: 3_000 }, { field: 'refunded_outside', was: 0, now: 3_000 }], repairs: [{ code: 'refund_remaining', set: { amount: 7_000 } }] });
     const repaired = (await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: stale.item.item.escalation, repair_index: 0 })).json();
     // The child (7,000 cents) is still over the limit: it waits for ap-leads, and ana is in ap-leads, so it is approved at once.
     expect(repaired.status).toBe('COMMITTED');

@@ -86,7 +86,10 @@ describe('a crash goes to a person, the person approves, Stripe confirms by webh
       group: 'payments-ops',
       reason: 'stale_premise_at_recovery',
       detail: 'REFUSED:stale_premise_at_recovery',
-      changes: [{ field: 'refunded_by_others', was: 0, now: 3_000 }],
+      changes: [
+        { field: 'refunded_by_others', was: 0, now: 3_000 },
+        { field: 'refunded_outside', was: 0, now: 3_000 },
+      ],
       repairs: [{ code: 'still_fits' }],
     });
 

@@ -37,7 +37,10 @@ describe('the gate over Stripe refunds (real SDK, sandbox, SQLite journal)', () 
     expect((await world.journal.entries(outcome.effectId)).at(-1)).toMatchObject({
       kind: 'REFUSED',
       code: 'stale_premise',
-      changes: [{ field: 'refunded_by_others', was: 0, now: 4_000 }],
+      changes: [
+        { field: 'refunded_by_others', was: 0, now: 4_000 },
+        { field: 'refunded_outside', was: 0, now: 4_000 },
+      ],
       repairs: [{ code: 'refund_remaining', set: { amount: 1_000 } }],
     });
     expect(world.sandbox.refunds(world.intent.id).map((r) => r.amount)).toEqual([4_000]);

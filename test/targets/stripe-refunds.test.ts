@@ -1,4 +1,6 @@
 import Stripe from 'stripe';
+import type { Entry } from '../../shared/entries.ts';
+import type { JsonObject } from '../../shared/json.ts';
 import { describe, expect, it } from 'vitest';
 import { TargetRejectedError } from '../../server/gate/target.ts';
 import { createStripeClient, EFFECT_METADATA_KEY, LiveKeyError, StripeRefunds } from '../../server/targets/stripe-refunds.ts';
@@ -13,6 +15,11 @@ async function buildTarget(amountCents = 5_000, paymentMethod: 'pm_card_visa' | 
   const target = new StripeRefunds(createStripeClient(sandbox.apiKey, { host: sandbox.host, port: sandbox.port, protocol: 'http' }));
   const intent = await sandbox.createPaymentIntent(amountCents, paymentMethod);
   return { sandbox, target, pi: intent.id, effect: { payment_intent: intent.id, amount: 2_000 } };
+}
+
+/** An open DISPATCHED of another effect, as the journal hands it to a facts check. */
+function dispatchedEntry(effectId: string, effect: JsonObject): Entry {
+  return { effect_id: effectId, kind: 'DISPATCHED', ts_ms: 1, prev: null, hash: 'h'.repeat(64), effect, reserves: String(effect.payment_intent) };
 }
 
 /** The error a promise rejects with (fails the test when it resolves). */
@@ -149,6 +156,7 @@ describe('StripeRefunds.capture and explain', () => {
       currency: 'usd',
       amount_received: 5_000,
       refunded_by_others: 0,
+      refunded_outside: 0,
       disputed: false,
     });
   });
@@ -171,8 +179,11 @@ describe('StripeRefunds.capture and explain', () => {
     const premises = await target.capture(pi);
     sandbox.handRefund(pi, 1_000);
     expect(await target.explain(premises, EFFECT_ID, effect)).toEqual({
-      violations: ['refunded_by_others: was 0, now 1000'],
-      changes: [{ field: 'refunded_by_others', was: 0, now: 1_000 }],
+      violations: ['refunded_by_others: was 0, now 1000', 'refunded_outside: was 0, now 1000'],
+      changes: [
+        { field: 'refunded_by_others', was: 0, now: 1_000 },
+        { field: 'refunded_outside', was: 0, now: 1_000 },
+      ],
       repairs: [
         {
           code: 'still_fits',
@@ -189,7 +200,10 @@ describe('StripeRefunds.capture and explain', () => {
     const premises = await target.capture(pi);
     sandbox.handRefund(pi, 4_000);
     const explained = await target.explain(premises, EFFECT_ID, effect);
-    expect(explained.changes).toEqual([{ field: 'refunded_by_others', was: 0, now: 4_000 }]);
+    expect(explained.changes).toEqual([
+      { field: 'refunded_by_others', was: 0, now: 4_000 },
+      { field: 'refunded_outside', was: 0, now: 4_000 },
+    ]);
     expect(explained.repairs).toEqual([{ code: 'refund_remaining', set: { amount: 1_000 }, why: 'Refund $10.00, what is left of $50.00' }]);
   });
 
@@ -197,7 +211,13 @@ describe('StripeRefunds.capture and explain', () => {
     const { sandbox, target, pi, effect } = await buildTarget();
     const premises = await target.capture(pi);
     sandbox.handRefund(pi, 5_000);
-    expect(await target.explain(premises, EFFECT_ID, effect)).toMatchObject({ changes: [{ field: 'refunded_by_others', now: 5_000 }], repairs: [] });
+    expect(await target.explain(premises, EFFECT_ID, effect)).toMatchObject({
+      changes: [
+        { field: 'refunded_by_others', now: 5_000 },
+        { field: 'refunded_outside', now: 5_000 },
+      ],
+      repairs: [],
+    });
   });
 
   it('a dispute changes disputed false→true and suggests no repair', async () => {
@@ -209,6 +229,50 @@ describe('StripeRefunds.capture and explain', () => {
       changes: [{ field: 'disputed', was: false, now: true }],
       repairs: [],
     });
+  });
+
+  it('an open dispatch on the payment counts as refunded until Stripe shows its refund, and never twice', async () => {
+    const { target, pi, effect } = await buildTarget();
+    const dispatched = dispatchedEntry(OTHER_EFFECT_ID, { payment_intent: pi, amount: 1_500 });
+    expect(await target.capture(pi, EFFECT_ID, [dispatched])).toMatchObject({ refunded_by_others: 1_500, refunded_outside: 0 });
+    // Sent but not yet committed: Stripe shows it, so it is counted there only.
+    await target.apply(OTHER_EFFECT_ID, { payment_intent: pi, amount: 1_500 });
+    expect(await target.capture(pi, EFFECT_ID, [dispatched])).toMatchObject({ refunded_by_others: 1_500 });
+    // The effect's own dispatch is never another's.
+    expect((await target.capture(pi, OTHER_EFFECT_ID, [dispatched])).refunded_by_others).toBe(0);
+    expect((await target.explain(await target.capture(pi), EFFECT_ID, effect)).violations).toEqual([]);
+  });
+
+  it('under the rules (headroom), another Interlock refund that leaves room is no violation; one that does not fit is', async () => {
+    const { target, pi } = await buildTarget();
+    const effect = { payment_intent: pi, amount: 2_000 };
+    const premises = await target.capture(pi);
+    await target.apply(OTHER_EFFECT_ID, { payment_intent: pi, amount: 2_500 });
+    expect(await target.explain(premises, EFFECT_ID, effect, { headroom: true })).toEqual({ violations: [], changes: [], repairs: [] });
+    // A person's approval is judged on the exact facts the person saw.
+    expect((await target.explain(premises, EFFECT_ID, effect)).changes).toEqual([{ field: 'refunded_by_others', was: 0, now: 2_500 }]);
+    // $30.00 asked, $25.00 left: refused, with what is left as the repair.
+    const refused = await target.explain(premises, EFFECT_ID, { payment_intent: pi, amount: 3_000 }, { headroom: true });
+    expect(refused.changes).toEqual([{ field: 'refunded_by_others', was: 0, now: 2_500 }]);
+    expect(refused.repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 2_500 } }]);
+  });
+
+  it('under the rules (headroom), a refund made outside Interlock is always a violation, even with room left', async () => {
+    const { sandbox, target, pi, effect } = await buildTarget();
+    const premises = await target.capture(pi);
+    sandbox.handRefund(pi, 500);
+    expect((await target.explain(premises, EFFECT_ID, effect, { headroom: true })).changes).toEqual([
+      { field: 'refunded_by_others', was: 0, now: 500 },
+      { field: 'refunded_outside', was: 0, now: 500 },
+    ]);
+  });
+
+  it('facts recorded before refunds outside Interlock were told apart are compared exactly, as they were recorded', async () => {
+    const { target, pi, effect } = await buildTarget();
+    const { refunded_outside: _new, ...recorded } = await target.capture(pi);
+    expect(await target.explain(recorded, EFFECT_ID, effect)).toEqual({ violations: [], changes: [], repairs: [] });
+    await target.apply(OTHER_EFFECT_ID, { payment_intent: pi, amount: 500 });
+    expect((await target.explain(recorded, EFFECT_ID, effect, { headroom: true })).changes).toEqual([{ field: 'refunded_by_others', was: 0, now: 500 }]);
   });
 
   it('a charge paid with pm_card_createDispute is disputed from the start', async () => {

@@ -35,6 +35,7 @@ const MAPPED_SEED_FILES = [
   'tests/test_confirmations.py',
   'tests/test_scoreboard.py',
   'tests/test_repair.py',
+  'tests/test_scenario_shared_cap.py',
 ];
 
 const HEADER = 'seed_file\tseed_test\tour_test';

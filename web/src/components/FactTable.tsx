@@ -13,10 +13,11 @@ const FACT_LABELS: Record<string, string> = {
   currency: 'Currency',
   amount_received: 'Amount paid',
   refunded_by_others: 'Already refunded by others',
+  refunded_outside: '… of it outside Interlock',
   disputed: 'Disputed',
 };
 /** Facts that are amounts of money in the payment's smallest unit. */
-const MONEY_FACTS = new Set(['amount_received', 'refunded_by_others']);
+const MONEY_FACTS = new Set(['amount_received', 'refunded_by_others', 'refunded_outside']);
 
 export function factLabel(field: string): string {
   return FACT_LABELS[field] ?? humanize(field);
@@ -50,7 +51,7 @@ interface FactTableProps {
 }
 
 /** The order an approver reads the facts in: which payment, what was paid, what happened to it since. */
-const FACT_ORDER = ['payment_intent', 'currency', 'amount_received', 'refunded_by_others', 'disputed'];
+const FACT_ORDER = ['payment_intent', 'currency', 'amount_received', 'refunded_by_others', 'refunded_outside', 'disputed'];
 
 /** Known facts in reading order, then any others in the order they came (stored facts come sorted by key). */
 function factOrder(fields: string[]): string[] {
