@@ -1,3 +1,4 @@
+import type { Entry } from '../../shared/entries.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
 import { type BoundRequest, ERROR_CODES, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
@@ -71,10 +72,13 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     const offered = requestPayload(body);
     const bound: BoundRequest = { id: body.request_id, agent: agent.name, ...offered };
     const effectId = services.inbox.effectIdOf(bound);
+    const conflictWith = (chain: readonly Entry[]) => {
+      const recorded = boundRequest(chain);
+      return recorded ? conflictingPayload(body.request_id, recorded, offered) : null;
+    };
     // The same request id is the same decision forever: another payload under it is refused
     // before the inbox is asked anything, so nothing is written or sent, whatever state it is in.
-    const recorded = boundRequest(await services.journal.entries(effectId));
-    const conflict = recorded && conflictingPayload(body.request_id, recorded, offered);
+    const conflict = conflictWith(await services.journal.entries(effectId));
     if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
     let status: Status | null = null;
     try {
@@ -88,6 +92,10 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     }
     await services.follower.catchUp();
     const chain = await services.journal.entries(effectId);
+    // Two first requests under one id with other payloads raced: the one bound first won, and
+    // the inbox and the gate wrote nothing for this one (they check the binding as they write).
+    const lost = conflictWith(chain);
+    if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
     return reply.status(refundHttpStatus(answer.status)).send(answer);
   }

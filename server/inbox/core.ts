@@ -1,6 +1,6 @@
 import type { Entry } from '../../shared/entries.ts';
 import { type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
-import { type Status, whyFor } from '../../shared/statuses.ts';
+import { refused, type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../gate/chain.ts';
 import type { Gate } from '../gate/gate.ts';
 import type { ChainCheck, JournalStore } from '../gate/journal.ts';
@@ -104,6 +104,10 @@ export class InboxCore {
     let facts = givenFacts;
     for (let attempt = 0; attempt < RACE_RETRIES_MAX; attempt++) {
       const chain = await this.journal.entries(effectId);
+      // Bound to another request (two first requests raced and the other won): nothing of this
+      // one is written; the caller answers the conflict.
+      const bound = boundRequest(chain);
+      if (bound !== null && !jsonEqual(bound, plain(request))) return refused('conflicting_payload');
       const state = chainState(chain);
       switch (state) {
         case 'NEEDS_ESCALATION':
@@ -152,8 +156,10 @@ export class InboxCore {
       effect: this.options.effectOf(request),
       request,
       atMs: this.options.nowMs(),
+      recordConflict: false,
     });
-    if (!recoveryOwns(status) && chainState(await this.journal.entries(effectId)) === 'NEEDS_ESCALATION') {
+    // A conflict means another request owns the chain: whatever it owes is its own sender's to do.
+    if (!recoveryOwns(status) && status !== 'REFUSED:conflicting_payload' && chainState(await this.journal.entries(effectId)) === 'NEEDS_ESCALATION') {
       await this.escalateOwed(effectId);
     }
     return status;

@@ -21,7 +21,10 @@ describe('inbox: fixes the earlier system needed (test_escalation_fixes.py)', ()
     const world = buildInboxWorld();
     const r = world.request(80);
     await world.inbox.submit(r);
-    expect(await world.inbox.submit({ ...r, amount: 30 })).toBe('QUEUED');
+    // Another payload under a used id is refused and writes nothing (our contract, not inbox §6.2's QUEUED).
+    const count = (await world.journal.entries(world.effectIdOf(r))).length;
+    expect(await world.inbox.submit({ ...r, amount: 30 })).toBe('REFUSED:conflicting_payload');
+    expect((await world.journal.entries(world.effectIdOf(r))).length).toBe(count);
     const summary = (await project(world)).chains.get(world.effectIdOf(r))!;
     expect(summaryItem(summary)!.request.amount).toBe(80);
   });
@@ -32,8 +35,12 @@ describe('inbox: fixes the earlier system needed (test_escalation_fixes.py)', ()
     const r = world.request(300);
     const id = world.effectIdOf(r);
     await world.journal.append('PROPOSED', id, { agent: 'inbox', lease: null, premises: world.target.capture(r.order as string), effect: { order: r.order as string, amount: 300 }, request: r });
+    // The conflicting retry is refused with nothing written; the escalation the crash left owed is
+    // finished by the restart sweep, routed by the bound amount.
     expect(await world.inbox.submit({ ...r, amount: 30 })).toBe('REFUSED:conflicting_payload');
-    expect(await latest(world, id)).toMatchObject({ reason: 'conflicting_payload', group: 'controller' });
+    expect((await world.journal.entries(id)).map((e) => e.kind)).toEqual(['PROPOSED']);
+    await world.inbox.refresh();
+    expect(await latest(world, id)).toMatchObject({ reason: 'needs_judgment', group: 'controller' });
     expect(world.target.refunds).toEqual([]);
   });
 

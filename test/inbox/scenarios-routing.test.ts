@@ -162,7 +162,7 @@ describe('inbox scenarios: routing, decisions, SLA (inbox §24)', () => {
     expect(world.target.refundedTotal(r.order as string)).toBe(80);
   });
 
-  it('11: resubmitting an escalated request, or one escalated by a refusal, is QUEUED and writes nothing', async () => {
+  it('11: resubmitting an escalated request, or one escalated by a refusal, is QUEUED and writes nothing; another amount is refused', async () => {
     const world = buildInboxWorld();
     const judged = world.request(80);
     await world.inbox.submit(judged);
@@ -175,7 +175,7 @@ describe('inbox scenarios: routing, decisions, SLA (inbox §24)', () => {
       const id = world.effectIdOf(r);
       const count = (await world.journal.entries(id)).length;
       expect(await world.inbox.submit(r)).toBe('QUEUED');
-      expect(await world.inbox.submit({ ...r, amount: 30 })).toBe('QUEUED');
+      expect(await world.inbox.submit({ ...r, amount: 30 })).toBe('REFUSED:conflicting_payload');
       expect((await world.journal.entries(id)).length).toBe(count);
     }
   });
