@@ -4,7 +4,7 @@ import { SqliteJournal } from '../db/journal-store.ts';
 import { openDatabase } from '../db/open.ts';
 import type { Entry } from '../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
-import { effectIdFor } from '../server/gate/hash.ts';
+import { effectIdFor } from '../server/journal/hash.ts';
 
 /** The kinds of chain a real journal holds, as the bench sorts them. */
 export const CHAIN_CLASSES = ['routine', 'approved', 'rejected', 'open'] as const;

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Entry } from '../shared/entries.ts';
-import { loadOrCreateSigningKey } from '../server/gate/keys.ts';
-import { type SignedReceipt, signReceipt } from '../server/gate/receipts.ts';
-import { verifyReceipt } from '../server/gate/verify.ts';
+import { loadOrCreateSigningKey } from '../server/receipts/keys.ts';
+import { type SignedReceipt, signReceipt } from '../server/receipts/receipts.ts';
+import { verifyReceipt } from '../server/receipts/verify.ts';
 import { copyChain, type Templates } from './journal-gen.ts';
 
 /** Distinct receipts verified in turn. */

@@ -1,7 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Checks } from '../shared/entries.ts';
 import type { Json, JsonObject } from '../shared/json.ts';
-import type { LeaseStore } from '../server/gate/leases.ts';
 import type { JournalDb } from './open.ts';
 import { type GrantRow, grants } from './schema.ts';
 
@@ -29,7 +28,9 @@ export interface GrantTerms {
  * grant has no cap or the effect's `amount` is a whole number of cents within it. Every value
  * read back is checked again, so a damaged or hand-edited row fails closed rather than open.
  */
-export class SqliteGrants implements LeaseStore {
+// It has the shape of the gate's LeaseStore (see/reserve); db/ names no gate type, so the gate's
+// callers check that shape where they hand it over.
+export class SqliteGrants {
   readonly #db: JournalDb;
   readonly #nowMs: () => number;
 

@@ -10,7 +10,7 @@ import {
   type ReservationGuard,
   type Reservations,
   type Sequenced,
-} from '../server/gate/journal.ts';
+} from '../server/journal/store.ts';
 import {
   assertClaim,
   assertEffectId,

@@ -1,9 +1,9 @@
-import { closesDispatch } from '../server/gate/chain.ts';
+import { closesDispatch } from '../server/journal/chain.ts';
 import { ENTRY_KINDS, type Entry, type EntryFields, type EntryKind } from '../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
 import { limits } from '../shared/limits.ts';
-import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/gate/hash.ts';
-import { JournalCorruptError } from '../server/gate/journal.ts';
+import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/journal/hash.ts';
+import { JournalCorruptError } from '../server/journal/store.ts';
 import type { EntryRow } from './schema.ts';
 
 // The rules both journal backends share: what a caller may write, how an entry is sealed and

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../shared/json.ts';
-import { effectIdFor } from '../server/gate/hash.ts';
+import { effectIdFor } from '../server/journal/hash.ts';
 import { SimulatedCrash } from '../server/gate/target.ts';
 import type { InboxRequest } from '../server/inbox/inbox.ts';
 import { MemoryPayments } from '../server/targets/memory-payments.ts';

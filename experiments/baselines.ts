@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JsonObject } from '../shared/json.ts';
 import type { Proposal } from '../server/gate/gate.ts';
-import { effectIdFor } from '../server/gate/hash.ts';
+import { effectIdFor } from '../server/journal/hash.ts';
 import type { MemoryPayments } from '../server/targets/memory-payments.ts';
 
 /** What the refund experiment calls on every system it compares. */

@@ -1,6 +1,6 @@
 import type { Checks } from '../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../shared/json.ts';
-import { canonical, sha256Hex } from '../server/gate/hash.ts';
+import { canonical, sha256Hex } from '../server/journal/hash.ts';
 import type { LeaseStore } from '../server/gate/leases.ts';
 
 /**

@@ -1,9 +1,9 @@
 import type { Json, JsonObject } from '../shared/json.ts';
 import type { Status } from '../shared/statuses.ts';
-import { has, isOpenDispatch, lastOf } from '../server/gate/chain.ts';
+import { has, isOpenDispatch, lastOf } from '../server/journal/chain.ts';
 import { Gate } from '../server/gate/gate.ts';
-import { canonical } from '../server/gate/hash.ts';
-import type { JournalStore } from '../server/gate/journal.ts';
+import { canonical } from '../server/journal/hash.ts';
+import type { JournalStore } from '../server/journal/store.ts';
 import type { LeaseStore } from '../server/gate/leases.ts';
 import { Envelope } from './envelope.ts';
 import { CASE_DOLLARS, type OrderRead, type Shop, ShopCrash, ShopTarget } from './repair-loop-shop.ts';

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { keyIdFor, type SigningKey } from '../server/gate/keys.ts';
+import { keyIdFor, type SigningKey } from '../server/receipts/keys.ts';
 
 /** A throwaway receipt key for one experiment run: nothing is written to disk. */
 export function generateSigningKeyForRun(): SigningKey {

@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject } from '../../shared/json.ts';
-import { lastOf } from '../gate/chain.ts';
-import type { JournalStore } from '../gate/journal.ts';
-import { statusRank } from '../gate/receipts.ts';
+import { lastOf } from '../journal/chain.ts';
+import type { JournalStore } from '../journal/store.ts';
+import { statusRank } from '../journal/confirmations.ts';
 import { EFFECT_METADATA_KEY } from '../targets/stripe-refunds.ts';
 import { RECORD_RESULTS, type RecordResult, readRefund, recordConfirmation } from './record.ts';
 

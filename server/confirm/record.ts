@@ -2,9 +2,10 @@ import type { CONFIRMED_FIELDS, Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { assertNever } from '../../shared/statuses.ts';
-import { lastOf } from '../gate/chain.ts';
-import type { JournalStore } from '../gate/journal.ts';
-import { finalStatus, sentRefund, statusRank } from '../gate/receipts.ts';
+import { lastOf } from '../journal/chain.ts';
+import type { JournalStore } from '../journal/store.ts';
+import { finalStatus, statusRank } from '../journal/confirmations.ts';
+import { sentRefund } from '../receipts/receipts.ts';
 import { EFFECT_METADATA_KEY } from '../targets/stripe-refunds.ts';
 import type { StripeEventLike } from './signature.ts';
 

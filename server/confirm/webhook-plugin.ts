@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
-import type { JournalStore } from '../gate/journal.ts';
+import type { JournalStore } from '../journal/store.ts';
 import { type ConfirmEventResult, confirmEvent, eventEffectId } from './record.ts';
 import { assertWebhookConfig, verifyWebhook, WebhookError } from './signature.ts';
 

@@ -4,21 +4,15 @@ import type { Checks, Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, WHY } from '../../shared/statuses.ts';
-import { bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from './chain.ts';
-import { effectIdFor } from './hash.ts';
-import { type JournalStore, RESERVATION_MOVED } from './journal.ts';
+import { bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from '../journal/chain.ts';
+import { effectIdFor } from '../journal/hash.ts';
+import { type JournalStore, RESERVATION_MOVED } from '../journal/store.ts';
 import { KeyedTurns } from './keyed-turns.ts';
+import type { KillHook, KillPoint } from './kill-points.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
 import { recoverEffect } from './recovery.ts';
 import { type Explained, InvalidEffectError, SimulatedCrash, type Target, TargetRejectedError } from './target.ts';
 
-/** Named points where a crash test may kill the process (`INTERLOCK_KILL_AT`). */
-export const KILL_POINTS = ['before_dispatch', 'after_dispatch', 'after_send', 'after_commit', 'recovery_resend'] as const;
-/** One kill point. */
-export type KillPoint = (typeof KILL_POINTS)[number];
-
-/** Called at each kill point; a crash test kills the process there, an experiment throws SimulatedCrash. */
-export type KillHook = (point: KillPoint, effectId: string) => void | Promise<void>;
 
 /** What an agent (or the inbox) asks the gate to do. */
 export interface Proposal {

@@ -1,4 +1,10 @@
-import { KILL_POINTS, type KillHook, type KillPoint } from './gate.ts';
+/** Named points where a crash test may kill the process (`INTERLOCK_KILL_AT`). */
+export const KILL_POINTS = ['before_dispatch', 'after_dispatch', 'after_send', 'after_commit', 'recovery_resend'] as const;
+/** One kill point. */
+export type KillPoint = (typeof KILL_POINTS)[number];
+
+/** Called at each kill point; a crash test kills the process there, an experiment throws SimulatedCrash. */
+export type KillHook = (point: KillPoint, effectId: string) => void | Promise<void>;
 
 /**
  * The crash tests' hook: `INTERLOCK_KILL_AT=after_dispatch` makes the process SIGKILL itself the

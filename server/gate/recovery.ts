@@ -2,11 +2,24 @@ import { randomBytes } from 'node:crypto';
 import type { Checks, Entry } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
-import { isOpenDispatch, lastOf } from './chain.ts';
-import type { Gate } from './gate.ts';
-import { isPolicyLease } from './leases.ts';
-import { limits } from './../../shared/limits.ts';
-import { TargetRejectedError } from './target.ts';
+import type { JournalStore } from '../journal/store.ts';
+import { isOpenDispatch, lastOf } from '../journal/chain.ts';
+import type { KillPoint } from './kill-points.ts';
+import { isPolicyLease, type LeaseStore } from './leases.ts';
+import { limits } from '../../shared/limits.ts';
+import { type Target, TargetRejectedError } from './target.ts';
+
+/** What recovery needs of the gate that runs it. */
+export interface RecoveringGate {
+  readonly journal: JournalStore;
+  readonly target: Target;
+  readonly leases: LeaseStore;
+  readonly owner: string;
+  readonly claimTtlMs: number;
+  readonly wallClockMs: () => number;
+  reached(point: KillPoint, effectId: string): Promise<void>;
+  settleFailed(effectId: string, reason: string, owner: string): Promise<Status | null>;
+}
 
 /** A failure after a resend may have reached the target: the claim is kept until its TTL. */
 class SentError extends Error {
@@ -34,7 +47,7 @@ interface Recheck {
  * Settle one in-flight effect under a fresh recovery claim; null when another worker holds it or
  * settled it first. An exception becomes `UNRESOLVED:<name>` and is tried again on a later pass.
  */
-export async function recoverEffect(gate: Gate, effectId: string): Promise<Status | null> {
+export async function recoverEffect(gate: RecoveringGate, effectId: string): Promise<Status | null> {
   const owner = `${gate.owner}/recover/${randomBytes(16).toString('hex')}`;
   if (!(await gate.journal.claim(effectId, owner, gate.claimTtlMs))) return null;
   let keepClaim = false;
@@ -48,7 +61,7 @@ export async function recoverEffect(gate: Gate, effectId: string): Promise<Statu
   }
 }
 
-async function settle(gate: Gate, effectId: string, owner: string): Promise<Status | null> {
+async function settle(gate: RecoveringGate, effectId: string, owner: string): Promise<Status | null> {
   const chain = await gate.journal.entries(effectId);
   if (!isOpenDispatch(chain)) return null;
   const dispatched = lastOf(chain, 'DISPATCHED')!;
@@ -100,7 +113,7 @@ async function settle(gate: Gate, effectId: string, owner: string): Promise<Stat
 }
 
 /** Re-check exactly what was dispatched: its lease, then (only if live) its premises. */
-async function recheckDispatch(gate: Gate, effectId: string, dispatched: Entry): Promise<Recheck> {
+async function recheckDispatch(gate: RecoveringGate, effectId: string, dispatched: Entry): Promise<Recheck> {
   const effect = dispatched.effect as JsonObject;
   const checks: Checks = { ...(await gate.leases.see(dispatched.lease ?? null, effect)) };
   if (!checks.lease_live) return { checks, stale: 'lease', changes: [], repairs: [] };
@@ -122,7 +135,7 @@ async function recheckDispatch(gate: Gate, effectId: string, dispatched: Entry):
  * outlived an earlier claim.
  */
 async function resend(
-  gate: Gate,
+  gate: RecoveringGate,
   effectId: string,
   effect: JsonObject,
   owner: string,

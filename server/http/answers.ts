@@ -2,9 +2,9 @@ import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, 
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
-import { explainChain, has, isOpenDispatch, latestEscalation } from '../gate/chain.ts';
-import { sentRefund } from '../gate/receipts.ts';
-import { committedStatus } from '../inbox/projection.ts';
+import { explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
+import { sentRefund } from '../receipts/receipts.ts';
+import { committedStatus } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
 import { formatCents } from '../gate/premises.ts';
 

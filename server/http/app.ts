@@ -7,7 +7,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { limits } from '../../shared/limits.ts';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
-import { publicKeySet } from '../gate/keys.ts';
+import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { approverRoutes, installSessionAuth } from './approver-routes.ts';

@@ -4,7 +4,7 @@ import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
 import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
-import { signReceipt } from '../gate/receipts.ts';
+import { signReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';

@@ -2,9 +2,9 @@ import type { ItemDetail, RequestRecord } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { diffFacts } from '../gate/premises.ts';
-import { signReceipt } from '../gate/receipts.ts';
-import { verifyReceipt } from '../gate/verify.ts';
-import { summaryItem } from '../inbox/projection.ts';
+import { signReceipt } from '../receipts/receipts.ts';
+import { verifyReceipt } from '../receipts/verify.ts';
+import { summaryItem } from '../inbox/summary.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
 import type { Services } from '../services.ts';
 

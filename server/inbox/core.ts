@@ -1,9 +1,9 @@
 import type { Entry } from '../../shared/entries.ts';
 import { type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { refused, type Status, whyFor } from '../../shared/statuses.ts';
-import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../gate/chain.ts';
+import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import type { Gate } from '../gate/gate.ts';
-import type { ChainCheck, JournalStore } from '../gate/journal.ts';
+import type { ChainCheck, JournalStore } from '../journal/store.ts';
 import { type Authority, isPersonLease } from '../gate/leases.ts';
 import { type EscalationFields, escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
 import { bindingFacts, boundRequest, chainState, ownedBy } from './state.ts';

@@ -1,6 +1,6 @@
 import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, type Entry, type Repair } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
-import { explainChain, lastOf } from '../gate/chain.ts';
+import { explainChain, lastOf } from '../journal/chain.ts';
 import { diffFacts } from '../gate/premises.ts';
 
 /** The fields of an ESCALATED entry. */

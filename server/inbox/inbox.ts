@@ -1,7 +1,7 @@
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
-import { closingDecision, latestEscalation } from '../gate/chain.ts';
+import { closingDecision, latestEscalation } from '../journal/chain.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';

@@ -1,163 +1,10 @@
-import type { ChainState, HistoryItem, InboxItem, RequestRecord } from '../../shared/api.ts';
-import type { Change, Entry, Repair } from '../../shared/entries.ts';
-import { isJsonObject, type JsonObject } from '../../shared/json.ts';
-import { finalStatus, statusRank } from '../gate/receipts.ts';
-import { closesDispatch } from '../gate/chain.ts';
-import { isPolicyLease } from '../gate/leases.ts';
-import { owesEscalation } from './state.ts';
+import type { HistoryItem, InboxItem } from '../../shared/api.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { statusRank } from '../journal/confirmations.ts';
+import type { InboxRequest, InboxWork } from './core.ts';
+import { repairChildOf } from './state.ts';
+import { type ChainSummary, emptySummary, foldEntry, summaryHistory, summaryItem, summaryState } from './summary.ts';
 import { InboxWorkIndex } from './work.ts';
-
-/** What the views need of one chain, kept up to date entry by entry instead of holding every entry. */
-export interface ChainSummary {
-  effectId: string;
-  agent: string | null;
-  request: RequestRecord | null;
-  openDispatch: boolean;
-  committed: Entry | null;
-  ambiguous: boolean;
-  closedBy: Entry | null;
-  latest: Entry | null;
-  latestDecision: Entry | null;
-  owesSinceDecision: boolean;
-  escalated: boolean;
-  /** Every group the chain was ever routed to: who may look at it. */
-  groups: Set<string>;
-  lastDispatchLease: unknown;
-  /** The last refusal or ambiguity, for telling the agent why. */
-  lastRefusal: Entry | null;
-  confirmations: string[];
-  updatedAtMs: number;
-}
-
-function emptySummary(effectId: string): ChainSummary {
-  return {
-    effectId,
-    agent: null,
-    request: null,
-    openDispatch: false,
-    committed: null,
-    ambiguous: false,
-    closedBy: null,
-    latest: null,
-    latestDecision: null,
-    owesSinceDecision: false,
-    escalated: false,
-    groups: new Set(),
-    lastDispatchLease: null,
-    lastRefusal: null,
-    confirmations: [],
-    updatedAtMs: 0,
-  };
-}
-
-/** Fold one entry into a chain's summary (the same order of rules as `chainState`). */
-export function foldEntry(summary: ChainSummary, entry: Entry): void {
-  if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = String(entry.agent ?? '');
-  if (summary.request === null && entry.kind === 'PROPOSED' && isJsonObject(entry.request)) {
-    summary.request = entry.request as unknown as RequestRecord;
-  }
-  if (entry.kind === 'DISPATCHED') {
-    summary.openDispatch = true;
-    summary.lastDispatchLease = entry.lease;
-  } else if (closesDispatch(entry)) summary.openDispatch = false;
-  if (entry.kind === 'COMMITTED' && summary.committed === null) summary.committed = entry;
-  if (entry.kind === 'AMBIGUOUS') summary.ambiguous = true;
-  if (entry.kind === 'ESCALATED') {
-    summary.latest = entry;
-    summary.latestDecision = null;
-    summary.escalated = true;
-    summary.groups.add(String(entry.group));
-  }
-  if (entry.kind === 'DECIDED') {
-    if (summary.closedBy === null && (entry.decision === 'reject' || entry.decision === 'repair')) summary.closedBy = entry;
-    if (summary.latest && entry.escalation === summary.latest.hash && summary.latestDecision === null) {
-      summary.latestDecision = entry;
-      summary.owesSinceDecision = false;
-    }
-  }
-  if (owesEscalation(entry)) {
-    summary.owesSinceDecision = true;
-    summary.lastRefusal = entry;
-  }
-  if (entry.kind === 'CONFIRMED' && typeof entry.status === 'string') summary.confirmations.push(entry.status);
-  summary.updatedAtMs = typeof entry.at_ms === 'number' ? entry.at_ms : summary.updatedAtMs;
-}
-
-/** The chain's state from its summary; equal to `chainState` of its entries. */
-export function summaryState(s: ChainSummary): ChainState {
-  if (s.openDispatch) return 'SENDING';
-  if (s.committed) return 'DONE';
-  if (s.closedBy) return 'CLOSED';
-  if (s.latest && !s.latestDecision) return 'ESCALATED';
-  if (s.owesSinceDecision) return 'NEEDS_ESCALATION';
-  return s.latest ? 'APPROVED' : 'NEW';
-}
-
-/** The queue item for an escalated chain, or null. */
-export function summaryItem(s: ChainSummary): InboxItem | null {
-  const e = s.latest;
-  if (!e || !s.request || summaryState(s) !== 'ESCALATED') return null;
-  return {
-    effect_id: s.effectId,
-    request: s.request,
-    state: 'ESCALATED',
-    reason: String(e.reason),
-    why: String(e.why),
-    detail: e.detail ?? null,
-    facts: (e.facts as JsonObject) ?? {},
-    changes: (e.changes as unknown as Change[]) ?? [],
-    repairs: (e.repairs as unknown as Repair[]) ?? [],
-    route: String(e.route),
-    group: String(e.group),
-    routed_to: (e.routed_to as string[]) ?? [],
-    level: Number(e.level),
-    escalated_at_ms: Number(e.at_ms),
-    due_ms: typeof e.due_ms === 'number' ? e.due_ms : null,
-    breach: e.breach === true,
-    escalation: e.hash,
-  };
-}
-
-/** How a finished or closed chain reads in the done and closed lists. */
-export function summaryHistory(s: ChainSummary): HistoryItem | null {
-  const state = summaryState(s);
-  if (!s.request || (state !== 'DONE' && state !== 'CLOSED' && !s.ambiguous)) return null;
-  const decider = s.closedBy ?? s.latestDecision;
-  const refund = s.committed ? refundOf(s.committed) : null;
-  const final = finalStatus(s.confirmations);
-  return {
-    effect_id: s.effectId,
-    request: s.request,
-    state,
-    status: s.committed ? committedStatus(s.committed) : s.ambiguous ? 'AMBIGUOUS' : s.closedBy?.decision === 'repair' ? 'REPAIRED' : 'REJECTED',
-    decided_by: decider ? String(decider.by) : isPolicyLease((s.lastDispatchLease ?? null) as never) ? 'policy' : null,
-    group: s.latest ? String(s.latest.group) : null,
-    refund,
-    confirmed: final === null ? null : final === 'succeeded' ? true : final === 'failed' || final === 'canceled' ? false : 'pending',
-    updated_at_ms: s.updatedAtMs,
-  };
-}
-
-/** The refund id a COMMITTED names. */
-export function refundOf(commit: Entry): string | null {
-  if (isJsonObject(commit.result) && typeof commit.result.refund === 'string') return commit.result.refund;
-  return typeof commit.found === 'string' ? commit.found : null;
-}
-
-/** The status an agent is told for a commit, by how it landed. */
-export function committedStatus(commit: Entry): 'COMMITTED' | 'COMMITTED_BY_RETRY' | 'COMMITTED_ON_QUERY' | 'REAPPLIED_AFTER_QUERY' {
-  switch (commit.via) {
-    case 'retry-idempotent':
-      return 'COMMITTED_BY_RETRY';
-    case 'recovery-query':
-    case 'failed-but-landed':
-      return 'COMMITTED_ON_QUERY';
-    case 'recovery-reapply':
-      return 'REAPPLIED_AFTER_QUERY';
-    default:
-      return 'COMMITTED';
-  }
-}
 
 /** Something a view shows changed: before and after, so a live feed can remove as well as add. */
 export interface ItemChange {
@@ -244,5 +91,45 @@ export class InboxProjection {
   /** Effect ids of the chains this inbox owns. */
   ownedIds(): string[] {
     return [...this.chains.values()].filter((s) => this.owned(s)).map((s) => s.effectId);
+  }
+}
+
+/**
+ * The inbox's sweeps narrowed by its projection. Each call first runs `catchUp`, so the
+ * projection holds every entry written before it, by this process or another; entries written
+ * after are seen by the next sweep.
+ */
+export function projectedWork(projection: InboxProjection, catchUp: () => Promise<void>, effectIdOf: (request: InboxRequest) => string): InboxWork {
+  const index = projection.work;
+  return {
+    async due(nowMs) {
+      await catchUp();
+      return index.due(nowMs);
+    },
+    async approved() {
+      await catchUp();
+      return index.approved();
+    },
+    async unfinished() {
+      await catchUp();
+      const out = index.unfinished();
+      for (const id of index.repaired()) {
+        if (repairChainSeen(projection, id, effectIdOf)) index.settleRepair(id);
+        else out.push(id);
+      }
+      return out;
+    },
+  };
+}
+
+/** True when the chain of the repair that closed `effectId` has an entry; unsure counts as not seen. */
+function repairChainSeen(projection: InboxProjection, effectId: string, effectIdOf: (request: InboxRequest) => string): boolean {
+  const summary = projection.chains.get(effectId);
+  const child = summary ? repairChildOf(summary.request, summary.closedBy) : null;
+  if (!child) return false;
+  try {
+    return projection.chains.has(effectIdOf(child));
+  } catch {
+    return false;
   }
 }

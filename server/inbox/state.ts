@@ -1,7 +1,7 @@
 import type { ChainState, RequestRecord } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../../shared/json.ts';
-import { closingDecision, has, isOpenDispatch, latestEscalation } from '../gate/chain.ts';
+import { closingDecision, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 
 /** Refusals that only say "waiting" or "closed": they never reopen an item. */

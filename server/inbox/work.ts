@@ -1,7 +1,5 @@
 import type { ChainState } from '../../shared/api.ts';
-import type { InboxRequest, InboxWork } from './core.ts';
-import type { ChainSummary, InboxProjection } from './projection.ts';
-import { repairChildOf } from './state.ts';
+import type { ChainSummary } from './summary.ts';
 
 /** Stale deadlines the heap may hold beyond the live ones before it is rebuilt from them. */
 const STALE_DEADLINES_MAX = 4_096;
@@ -162,44 +160,4 @@ export class InboxWorkIndex {
 function toggle(set: Set<string>, id: string, member: boolean): void {
   if (member) set.add(id);
   else set.delete(id);
-}
-
-/**
- * The inbox's sweeps narrowed by its projection. Each call first runs `catchUp`, so the
- * projection holds every entry written before it, by this process or another; entries written
- * after are seen by the next sweep.
- */
-export function projectedWork(projection: InboxProjection, catchUp: () => Promise<void>, effectIdOf: (request: InboxRequest) => string): InboxWork {
-  const index = projection.work;
-  return {
-    async due(nowMs) {
-      await catchUp();
-      return index.due(nowMs);
-    },
-    async approved() {
-      await catchUp();
-      return index.approved();
-    },
-    async unfinished() {
-      await catchUp();
-      const out = index.unfinished();
-      for (const id of index.repaired()) {
-        if (repairChainSeen(projection, id, effectIdOf)) index.settleRepair(id);
-        else out.push(id);
-      }
-      return out;
-    },
-  };
-}
-
-/** True when the chain of the repair that closed `effectId` has an entry; unsure counts as not seen. */
-function repairChainSeen(projection: InboxProjection, effectId: string, effectIdOf: (request: InboxRequest) => string): boolean {
-  const summary = projection.chains.get(effectId);
-  const child = summary ? repairChildOf(summary.request, summary.closedBy) : null;
-  if (!child) return false;
-  try {
-    return projection.chains.has(effectIdOf(child));
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Entry } from '../../shared/entries.ts';
-import type { JournalStore } from '../gate/journal.ts';
+import type { JournalStore } from '../journal/store.ts';
 
 /**
  * Entries read per page while catching up: bounds memory during a replay of a large journal. A

@@ -3,8 +3,8 @@ import type { Entry } from '../../shared/entries.ts';
 
 export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
-import { statusRank } from '../gate/receipts.ts';
-import { ChainCheck } from '../gate/verify.ts';
+import { statusRank } from '../journal/confirmations.ts';
+import { ChainCheck } from '../receipts/verify.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);

@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../shared/json.ts';
 import { MemoryJournal } from '../../db/journal-store.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import {
   confirmByLookup,
   isLookupDue,

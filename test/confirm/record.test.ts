@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isOpenDispatch } from '../../server/gate/chain.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { isOpenDispatch } from '../../server/journal/chain.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import {
   type ConfirmEventResult,
   confirmationBlocker,

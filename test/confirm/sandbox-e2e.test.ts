@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { buildConfirmWorld, type ConfirmWorld } from '../support/confirm-stripe.ts';
 
 // End to end: the gate sends a refund through the real Stripe target to the sandbox, and the

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest';
 import type { EntryKind } from '../../shared/entries.ts';
-import { KILL_POINTS, type KillPoint } from '../../server/gate/gate.ts';
-import { effectIdFor } from '../../server/gate/hash.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { KILL_POINTS, type KillPoint } from '../../server/gate/kill-points.ts';
+import { effectIdFor } from '../../server/journal/hash.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
 import { openCrashInterlock, submitRefund, writeReceipts } from '../support/crash-interlock.ts';
 import {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/open.ts';
-import { KILL_POINTS } from '../../server/gate/gate.ts';
+import { KILL_POINTS } from '../../server/gate/kill-points.ts';
 import { makeCrashDir, type SandboxProcess, startSandboxProcess, stopCrashProcesses } from '../support/crash-harness.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EntryFields, EntryKind } from '../../shared/entries.ts';
-import { entryHashHolds } from '../../server/gate/hash.ts';
+import { entryHashHolds } from '../../server/journal/hash.ts';
 import { MemoryJournal } from '../../db/journal-store.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, journalBackends, kindsOf } from '../support/db-journals.ts';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EntryKind } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
-import { entryHashHolds, hashEntry } from '../../server/gate/hash.ts';
+import { entryHashHolds, hashEntry } from '../../server/journal/hash.ts';
 import {
   blockWhileDispatched,
   cleanUpDatabases,

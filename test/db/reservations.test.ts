@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RESERVATION_MOVED } from '../../server/gate/journal.ts';
+import { RESERVATION_MOVED } from '../../server/journal/store.ts';
 import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, journalBackends, openTempDatabase } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { JournalCorruptError } from '../../server/gate/journal.ts';
+import { JournalCorruptError } from '../../server/journal/store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase } from '../support/db-journals.ts';
 

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import type { JsonObject } from '../../shared/json.ts';
-import { canonical, sha256Hex, storedTextHashHolds } from '../../server/gate/hash.ts';
-import { JournalCorruptError } from '../../server/gate/journal.ts';
+import { canonical, sha256Hex, storedTextHashHolds } from '../../server/journal/hash.ts';
+import { JournalCorruptError } from '../../server/journal/store.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase } from '../support/db-journals.ts';
 
 // Bodies are stored as canonical JSON, so a read checks the hash over the stored text without

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { entryOfRow, rowOf, sealNext, VerifiedBodies } from '../../db/journal-rules.ts';
-import { JournalCorruptError } from '../../server/gate/journal.ts';
+import { JournalCorruptError } from '../../server/journal/store.ts';
 
 const sealed = sealNext('PROPOSED', 'abc123def456', { effect: { amount: 5 } }, undefined, 1_000);
 const row = { ...rowOf(sealed), seq: 7 };

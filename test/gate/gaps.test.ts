@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { WHY } from '../../shared/statuses.ts';
-import { explainChain } from '../../server/gate/chain.ts';
+import { explainChain } from '../../server/journal/chain.ts';
 import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { refundAnswer } from '../../server/http/answers.ts';
 import { owedExplanation } from '../../server/inbox/escalation.ts';
 import { buildChain, committedSteps, dispatchedSteps, EFFECT_ID, LEASE, PREMISES, REFUND, type Step } from '../support/entries.ts';

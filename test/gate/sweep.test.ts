@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Status } from '../../shared/statuses.ts';
-import { isOpenDispatch } from '../../server/gate/chain.ts';
-import { summarize } from '../../server/gate/receipts.ts';
+import { isOpenDispatch } from '../../server/journal/chain.ts';
+import { summarize } from '../../server/receipts/receipts.ts';
 import { SimulatedCrash, type Tier } from '../../server/gate/target.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { buildGateWorld, buildProposal, type GateWorld, LEASE, ORDER } from '../support/gate-world.ts';
 
 // A randomised sweep over the gate (core.md §12.4): random interleavings of sends, crashes,

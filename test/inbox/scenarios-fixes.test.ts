@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { explainChain, latestEscalation } from '../../server/gate/chain.ts';
+import { explainChain, latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
-import { InboxProjection, summaryItem } from '../../server/inbox/projection.ts';
+import { InboxProjection } from '../../server/inbox/projection.ts';
+import { summaryItem } from '../../server/inbox/summary.ts';
 import { chainState } from '../../server/inbox/state.ts';
 import { buildInboxWorld, HOUR_MS, type InboxWorld, simulatorPolicy } from '../support/inbox-world.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { latestEscalation } from '../../server/gate/chain.ts';
+import { latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
 import { chainState } from '../../server/inbox/state.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { latestEscalation } from '../../server/gate/chain.ts';
+import { latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { buildInboxWorld, HOUR_MS, type InboxWorld } from '../support/inbox-world.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { latestEscalation } from '../../server/gate/chain.ts';
+import { latestEscalation } from '../../server/journal/chain.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
 import { JournalFollower } from '../../server/live/follower.ts';
 import { buildInboxWorld, HOUR_MS, type InboxWorld } from '../support/inbox-world.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { latestEscalation } from '../../server/gate/chain.ts';
+import { latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';

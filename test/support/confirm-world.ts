@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Entry } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { MemoryJournal } from '../../db/journal-store.ts';
-import type { JournalStore } from '../../server/gate/journal.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
 import { WEBHOOK_PATH, webhookRoutes } from '../../server/confirm/webhook-plugin.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';

@@ -8,9 +8,9 @@ import { SqliteGrants } from '../../db/grants.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { Entry } from '../../shared/entries.ts';
-import type { KillPoint } from '../../server/gate/gate.ts';
-import { PUBLIC_KEY_FILE } from '../../server/gate/keys.ts';
-import type { SignedReceipt } from '../../server/gate/receipts.ts';
+import type { KillPoint } from '../../server/gate/kill-points.ts';
+import { PUBLIC_KEY_FILE } from '../../server/receipts/keys.ts';
+import type { SignedReceipt } from '../../server/receipts/receipts.ts';
 import { connectSandbox, type RemoteSandbox } from '../../server/sandbox/index.ts';
 
 /** The crash tests' processes, by real SIGKILL: a sandbox that outlives them and the Interlock children. */

@@ -4,9 +4,10 @@ import { SqliteGrants } from '../../db/grants.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { Json } from '../../shared/json.ts';
-import { Gate, type KillHook } from '../../server/gate/gate.ts';
-import { loadOrCreateSigningKey } from '../../server/gate/keys.ts';
-import { signReceipt } from '../../server/gate/receipts.ts';
+import { Gate } from '../../server/gate/gate.ts';
+import type { KillHook } from '../../server/gate/kill-points.ts';
+import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
+import { signReceipt } from '../../server/receipts/receipts.ts';
 import { createStripeClient, StripeRefunds } from '../../server/targets/stripe-refunds.ts';
 
 /** Entries read per page when listing the journal's effects. */

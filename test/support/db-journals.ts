@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Entry, EntryKind } from '../../shared/entries.ts';
-import type { JournalStore } from '../../server/gate/journal.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
 

@@ -1,6 +1,6 @@
 import type { Entry, EntryFields, EntryKind } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
-import { hashEntry } from '../../server/gate/hash.ts';
+import { hashEntry } from '../../server/journal/hash.ts';
 
 /** Fields of one step, or a function of the entries sealed so far (to cite an earlier hash). */
 export type StepFields = EntryFields | ((sealed: readonly Entry[]) => EntryFields);

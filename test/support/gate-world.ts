@@ -1,6 +1,7 @@
 import { MemoryJournal } from '../../db/journal-store.ts';
-import { Gate, type KillHook, type Proposal } from '../../server/gate/gate.ts';
-import type { JournalStore } from '../../server/gate/journal.ts';
+import { Gate, type Proposal } from '../../server/gate/gate.ts';
+import type { KillHook } from '../../server/gate/kill-points.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
 import { type LeaseStore, MemoryLeases } from '../../server/gate/leases.ts';
 import type { Tier } from '../../server/gate/target.ts';
 import { MemoryPayments } from '../../server/targets/memory-payments.ts';

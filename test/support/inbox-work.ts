@@ -1,7 +1,6 @@
-import type { JournalStore } from '../../server/gate/journal.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
-import { InboxProjection } from '../../server/inbox/projection.ts';
-import { projectedWork } from '../../server/inbox/work.ts';
+import { InboxProjection, projectedWork } from '../../server/inbox/projection.ts';
 import { JournalFollower } from '../../server/live/follower.ts';
 import type { InboxWorld } from './inbox-world.ts';
 

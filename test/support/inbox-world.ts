@@ -1,7 +1,7 @@
 import { MemoryJournal } from '../../db/journal-store.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { Gate } from '../../server/gate/gate.ts';
-import type { JournalStore } from '../../server/gate/journal.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
 import { Authority } from '../../server/gate/leases.ts';
 import type { Tier } from '../../server/gate/target.ts';
 import { Inbox, type InboxPolicy, type InboxRequest, type Route } from '../../server/inbox/inbox.ts';

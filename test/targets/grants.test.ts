@@ -5,9 +5,9 @@ import { MemoryJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { Gate } from '../../server/gate/gate.ts';
-import { keyIdFor, type SigningKey } from '../../server/gate/keys.ts';
-import { signReceipt } from '../../server/gate/receipts.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { keyIdFor, type SigningKey } from '../../server/receipts/keys.ts';
+import { signReceipt } from '../../server/receipts/receipts.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { MemoryPayments } from '../../server/targets/memory-payments.ts';
 import { cleanUpDatabases, fakeClock, openTempDatabase } from '../support/db-journals.ts';
 

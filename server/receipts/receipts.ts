@@ -29,12 +29,6 @@ export interface SignedReceipt {
 /** Prefixes every signed message, so a receipt signature can never be replayed as another kind of signature. */
 export const RECEIPT_SIGNATURE_CONTEXT = 'interlock-receipt-v1';
 
-/**
- * Refund status precedence (spec §8.3): a final status outranks `succeeded`, which outranks
- * anything still moving (pending, requires_action, ...), which ranks 0.
- */
-export const CONFIRMATION_STATUS_RANK: Readonly<Record<string, number>> = { succeeded: 1, failed: 2, canceled: 2 };
-
 /** The bytes a receipt signature covers: the effect id and the hash of its last entry (empty when none). */
 export function receiptSigningInput(effectId: string, lastHash: string | null): string {
   return `${RECEIPT_SIGNATURE_CONTEXT}:${effectId}:${lastHash ?? ''}`;
@@ -96,20 +90,6 @@ export function sentRefund(entries: readonly JsonObject[]): string | null {
   if (commit === undefined) return null;
   if (isJsonObject(commit.result)) return typeof commit.result.refund === 'string' ? commit.result.refund : null;
   return typeof commit.found === 'string' ? commit.found : null;
-}
-
-/** The precedence rank of a refund status (spec §8.3); anything not final or succeeded ranks 0. */
-export function statusRank(status: string): number {
-  return Object.hasOwn(CONFIRMATION_STATUS_RANK, status) ? (CONFIRMATION_STATUS_RANK[status] ?? 0) : 0;
-}
-
-/** The status that stands among several confirmations: the highest rank, and the latest among equals. */
-export function finalStatus(statuses: readonly string[]): string | null {
-  let standing: string | null = null;
-  for (const status of statuses) {
-    if (standing === null || statusRank(status) >= statusRank(standing)) standing = status;
-  }
-  return standing;
 }
 
 // What verifying a receipt reports. The passes that produce it live in verify.ts; the vocabulary

@@ -11,16 +11,15 @@ import {
   parsePublicKeySet,
   publicKeySet,
   SIGNING_KEY_FILE,
-} from '../../server/gate/keys.ts';
+} from '../../server/receipts/keys.ts';
+import { finalStatus, statusRank } from '../../server/journal/confirmations.ts';
 import {
-  finalStatus,
   type ReceiptSummary,
   receiptSigningInput,
   sentRefund,
   signReceipt,
-  statusRank,
   summarize,
-} from '../../server/gate/receipts.ts';
+} from '../../server/receipts/receipts.ts';
 import {
   buildChain,
   committedSteps,

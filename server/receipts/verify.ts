@@ -1,10 +1,10 @@
 import { createPublicKey, KeyObject, verify as verifySignatureBytes } from 'node:crypto';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
-import { canonical, hashEntry } from './hash.ts';
+import { finalStatus } from '../journal/confirmations.ts';
+import { canonical, hashEntry } from '../journal/hash.ts';
 import {
   type ConfirmationItem,
   type EscalationHistoryItem,
-  finalStatus,
   receiptSigningInput,
   sentRefund,
   VERIFY_PROBLEM_MESSAGES,

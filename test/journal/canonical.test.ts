@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonical, hashEntry, sha256Hex } from '../../server/gate/hash.ts';
+import { canonical, hashEntry, sha256Hex } from '../../server/journal/hash.ts';
 import type { Entry } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 

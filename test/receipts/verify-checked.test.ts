@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
-import { verifyCheckedChain, verifyReceipt } from '../../server/gate/verify.ts';
+import { verifyCheckedChain, verifyReceipt } from '../../server/receipts/verify.ts';
 import {
   buildChain,
   committedSteps,

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
-import { keyIdFor, loadOrCreateSigningKey, PUBLIC_KEY_FILE, publicKeySet, type SigningKey } from '../../server/gate/keys.ts';
-import { signReceipt, type VerifyProblemCode, type VerifyReport } from '../../server/gate/receipts.ts';
-import { runVerifyCli } from '../../server/gate/verify-cli.ts';
-import { verifyReceipt } from '../../server/gate/verify.ts';
+import { keyIdFor, loadOrCreateSigningKey, PUBLIC_KEY_FILE, publicKeySet, type SigningKey } from '../../server/receipts/keys.ts';
+import { signReceipt, type VerifyProblemCode, type VerifyReport } from '../../server/receipts/receipts.ts';
+import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import {
   buildChain,
   committedSteps,
@@ -659,7 +659,7 @@ describe('verify: the command line', () => {
   const keysPath = write('keys.json', publicKeySet([key]));
 
   function runNode(args: string[]) {
-    return spawnSync(process.execPath, ['--import', 'tsx', 'server/gate/verify-cli.ts', ...args], {
+    return spawnSync(process.execPath, ['--import', 'tsx', 'server/receipts/verify-cli.ts', ...args], {
       cwd: join(import.meta.dirname, '..', '..'),
       encoding: 'utf8',
     });
