@@ -96,7 +96,7 @@ function remap(value: Json, strings: ReadonlyMap<string, string>): Json {
  */
 export function copyChain(template: readonly Entry[], k: number): Entry[] {
   const first = template[0]!;
-  const request = first.request as JsonObject;
+  const request = first.kind === 'PROPOSED' && first.request ? first.request : {};
   const requestId = `${String(request.id)}-g${k}`;
   const effectId = effectIdFor({ agent: String(request.agent), request_id: requestId });
   const strings = new Map<string, string>([

@@ -1,4 +1,4 @@
-import type { Entry, EntryFields, EntryKind } from '../shared/entries.ts';
+import type { Entry, EntryKind, EntryOf, FieldsOf } from '../shared/entries.ts';
 import type { JsonObject } from '../shared/json.ts';
 import {
   type AppendIfResult,
@@ -25,6 +25,7 @@ import {
   sealNext,
   VerifiedBodies,
 } from './journal-rules.ts';
+import { isKind } from '../server/journal/shapes.ts';
 import type { EntryRow } from './schema.ts';
 
 /** Entries one `appendSealed` call may store: they share one transaction, which holds the write lock. */
@@ -79,7 +80,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
   }
 
-  async append(kind: EntryKind, effectId: string, fields: EntryFields, options: AppendOptions = {}): Promise<Entry> {
+  async append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options: AppendOptions = {}): Promise<EntryOf<K>> {
     const normalised = checkAppend(kind, effectId, fields);
     const { release } = options;
     if (release !== undefined && (typeof release !== "string" || release.length === 0)) throw new TypeError("release must name a claim owner");
@@ -90,18 +91,18 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     });
   }
 
-  async appendIf(
-    kind: EntryKind,
+  async appendIf<K extends EntryKind>(
+    kind: K,
     effectId: string,
     check: ChainCheck,
-    fields: EntryFields,
+    fields: FieldsOf<K>,
     claim?: ClaimRequest,
     guard?: ReservationGuard,
-  ): Promise<AppendIfResult> {
+  ): Promise<AppendIfResult<K>> {
     const normalised = checkAppend(kind, effectId, fields);
     if (claim !== undefined) assertClaim(claim.owner, claim.ttlMs);
     if (guard !== undefined) assertGuard(guard);
-    return this.exclusive((tx): AppendIfResult => {
+    return this.exclusive((tx): AppendIfResult<K> => {
       const chain = chainOfRows(this.chainRows(tx, effectId), this.#verified);
       const blocker = blockerOf(check(chain));
       if (blocker !== null) return { entry: null, blocker };
@@ -137,7 +138,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // The seq is read first: a dispatch made between the two reads is then both counted and newer
     // than the guard, so its dispatcher-to-be only checks again; never missed.
     const seq = this.snapshot((tx) => this.reservationSeq(tx, key));
-    const open = this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row, this.#verified)));
+    const open = this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')));
     return { open, seq };
   }
 
@@ -185,14 +186,14 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     });
   }
 
-  private writeNext(tx: Tx, kind: EntryKind, effectId: string, fields: JsonObject, nowMs: number): Entry {
+  private writeNext<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, nowMs: number): EntryOf<K> {
     const lastRow = this.lastRow(tx, effectId);
     const last = lastRow === undefined ? undefined : entryOfRow(lastRow, this.#verified);
     return this.seal(tx, kind, effectId, fields, last, nowMs);
   }
 
   /** Seal the entry after `last` (the effect's newest, read under the lock) and store it. */
-  private seal(tx: Tx, kind: EntryKind, effectId: string, fields: JsonObject, last: Entry | undefined, nowMs: number): Entry {
+  private seal<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, last: Entry | undefined, nowMs: number): EntryOf<K> {
     const entry = sealNext(kind, effectId, fields, last, nowMs);
     const row = rowOf(entry);
     // Sealed here, so its hash holds by construction; if the write is rolled back, a later row
@@ -217,7 +218,7 @@ function assertGuard(guard: ReservationGuard): void {
   if (!Number.isSafeInteger(guard.afterSeq) || guard.afterSeq < 0) throw new TypeError(`guard afterSeq must be a non-negative integer: ${guard.afterSeq}`);
 }
 
-function checkAppend(kind: EntryKind, effectId: string, fields: EntryFields): JsonObject {
+function checkAppend(kind: EntryKind, effectId: string, fields: object): JsonObject {
   assertKind(kind);
   assertEffectId(effectId);
   return normaliseFields(fields);

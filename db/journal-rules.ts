@@ -1,8 +1,9 @@
 import { closesDispatch } from '../server/journal/chain.ts';
-import { ENTRY_KINDS, type Entry, type EntryFields, type EntryKind } from '../shared/entries.ts';
+import { ENTRY_KINDS, type Entry, type EntryKind, type EntryOf } from '../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
 import { limits } from '../shared/limits.ts';
 import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/journal/hash.ts';
+import { entryShapeProblem, isKind } from '../server/journal/shapes.ts';
 import { JournalCorruptError } from '../server/journal/store.ts';
 import type { EntryRow } from './schema.ts';
 
@@ -39,7 +40,7 @@ export function assertKind(kind: EntryKind): void {
  * hashed exactly what is read back; the envelope keys are refused because the store alone decides
  * them, and a caller-chosen `prev` or `hash` would forge the chain.
  */
-export function normaliseFields(fields: EntryFields): JsonObject {
+export function normaliseFields(fields: object): JsonObject {
   if (!isJsonObject(fields)) throw new TypeError('entry fields must be a JSON object');
   const normalised = plain(fields);
   if (!isJsonObject(normalised)) throw new TypeError('entry fields must be a JSON object');
@@ -69,15 +70,15 @@ export function claimIsFree(held: ClaimRow | undefined, owner: string, nowMs: nu
   return held === undefined || held.owner === owner || held.expiresMs <= nowMs;
 }
 
-/** Seal the next entry of an effect, chained to `last` (the effect's newest entry, if any). */
-export function sealNext(
-  kind: EntryKind,
-  effectId: string,
-  fields: JsonObject,
-  last: Entry | undefined,
-  tsMs: number,
-): Entry {
-  return sealEntry({ ...fields, effect_id: effectId, kind, ts_ms: tsMs, prev: last?.hash ?? null });
+/**
+ * Seal the next entry of an effect, chained to `last` (the effect's newest entry, if any). The
+ * sealed entry must have its kind's shape: a writer that builds another is our bug, caught here
+ * before anything is stored.
+ */
+export function sealNext<K extends EntryKind>(kind: K, effectId: string, fields: JsonObject, last: Entry | undefined, tsMs: number): EntryOf<K> {
+  const sealed = sealEntry({ ...fields, effect_id: effectId, kind, ts_ms: tsMs, prev: last?.hash ?? null });
+  if (!isEntryValue(sealed) || !isKind(sealed, kind)) throw new TypeError(`a ${kind} entry must have its kind's shape: ${entryShapeProblem(sealed)}`);
+  return sealed;
 }
 
 /** The row that stores a sealed entry. */
@@ -153,7 +154,8 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
   } catch {
     throw corruptRow(row, 'is not valid JSON');
   }
-  if (!isEntryShaped(parsed)) throw corruptRow(row, 'is not a sealed entry');
+  if (!isJsonObject(parsed)) throw corruptRow(row, 'is not a sealed entry');
+  if (!isEntryValue(parsed)) throw corruptRow(row, `is not a sealed entry: ${entryShapeProblem(parsed)}`);
   if (verified === undefined || !verified.holds(row.seq, row.body)) {
     // The stored text is the canonical JSON the hash covers; a body in another form (written
     // before bodies were canonical) is checked by re-serialising the parsed entry.
@@ -190,14 +192,7 @@ export function chainOfRows(rows: readonly EntryRow[], verified?: CheckedBodies)
   return chain;
 }
 
-function isEntryShaped(value: unknown): value is Entry {
-  return (
-    isJsonObject(value) &&
-    typeof value.effect_id === 'string' &&
-    typeof value.kind === 'string' &&
-    (ENTRY_KINDS as readonly string[]).includes(value.kind) &&
-    typeof value.ts_ms === 'number' &&
-    (value.prev === null || typeof value.prev === 'string') &&
-    typeof value.hash === 'string'
-  );
+/** True for a JSON object whose shape check passed (entryShapeProblem), as the type of an entry. */
+function isEntryValue(value: JsonObject): value is JsonObject & Entry {
+  return entryShapeProblem(value) === null;
 }

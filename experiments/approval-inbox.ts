@@ -160,15 +160,15 @@ class DayRun {
    */
   async decide(effectId: string, hash: string): Promise<void> {
     const chain = await this.inbox.journal.entries(effectId);
-    const escalation = latestEscalation(chain).escalation as Entry;
+    const escalation = latestEscalation(chain).escalation!;
     const request = boundRequest(chain) as unknown as DayRequest;
-    const reason = String(escalation.reason);
+    const reason = escalation.reason;
     this.reviews += 1;
     this.reviewsByReason[reason] = (this.reviewsByReason[reason] ?? 0) + 1;
     if (request.repair_of !== undefined) this.repairReviews += 1;
-    const by = [...(GROUPS[String(escalation.group)] ?? [])].sort()[0]!;
-    const unsound = request.flagged || (escalation.facts as JsonObject).eligible !== true;
-    const remaining = (escalation.repairs as JsonObject[]).findIndex((r) => r.code === 'refund_remaining');
+    const by = [...(GROUPS[escalation.group] ?? [])].sort()[0]!;
+    const unsound = request.flagged || escalation.facts.eligible !== true;
+    const remaining = escalation.repairs.findIndex((r) => r.code === 'refund_remaining');
     let status: Status;
     if (reason === 'needs_judgment' && !unsound) {
       status = await this.inbox.approve(effectId, by, { seen: hash, execute: false });

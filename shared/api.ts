@@ -1,5 +1,5 @@
 import type { Change, Entry, Repair } from './entries.ts';
-import type { Json, JsonObject } from './json.ts';
+import { isJsonObject, type Json, type JsonObject } from './json.ts';
 import type { Status } from './statuses.ts';
 
 /** Error codes every route answers with, and their HTTP statuses. */
@@ -65,6 +65,15 @@ export type BoundRequest = JsonObject & RequestPayload & { id: string; agent: st
 
 /** A repair child also names the request it repairs. */
 export type RequestRecord = BoundRequest & { repair_of?: string };
+
+/**
+ * True for a request record as the inbox binds it: an id and a whole amount. The agents' API
+ * checked every refund field before binding it; the inbox itself is generic over its target's
+ * payload, so only what every target's requests share is checked here.
+ */
+export function isRequestRecord(value: Json | undefined): value is RequestRecord {
+  return value !== undefined && isJsonObject(value) && typeof value.id === 'string' && Number.isSafeInteger(value.amount);
+}
 
 /** The answer to an agent: always the current status, never a second send. */
 export interface RefundAnswer {

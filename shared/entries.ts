@@ -16,48 +16,51 @@ export const ENTRY_KINDS = [
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 /** A fact that changed between a decision and now. */
-export interface Change {
+export type Change = {
   field: string;
   was: Json;
   now: Json;
-}
+};
 
 /** Repair codes the targets can suggest. */
 export const REPAIR_CODES = ['still_fits', 'refund_remaining'] as const;
 /** One repair code. */
 export type RepairCode = (typeof REPAIR_CODES)[number];
 
+/** What a repair changes in the payload: a new amount, or nothing ("the same, decided again"). */
+export type RepairSet = { amount: number } | { [field: string]: never };
+
 /** A safe repair suggestion: `set` patches the payload; an empty `set` means "the same, decided again". */
-export interface Repair {
+export type Repair = {
   code: RepairCode;
-  set: { amount?: number };
+  set: RepairSet;
   why: string;
-}
+};
 
 /** The lease the gate records: a grant id, a policy lease, a person lease, or null (binding only). */
 export type Lease = Json;
 
 /** A person's approval of one escalation, as a lease. */
-export interface PersonLease {
+export type PersonLease = {
   by: string;
   at_ms: number;
   group: string;
   escalation: string;
-}
+};
 
 /** The policy lease: every rule passed. */
-export interface PolicyLease {
+export type PolicyLease = {
   by: 'policy';
   rules: string[];
-}
+};
 
 /** What the gate recorded about the authority and facts when it sent (or refused). */
-export interface Checks {
+export type Checks = {
   lease_live: boolean;
   lease: Json;
   violations?: string[];
   use_problems?: string[];
-}
+};
 
 /** Fields common to every sealed entry. */
 export interface EntryEnvelope {
@@ -68,11 +71,85 @@ export interface EntryEnvelope {
   hash: string;
 }
 
-/** A sealed journal entry: the envelope plus kind-specific fields. */
-export type Entry = EntryEnvelope & JsonObject;
+/** The envelope's keys: the store alone sets them. */
+export type EnvelopeKey = keyof EntryEnvelope;
 
-/** Kind-specific fields before sealing. */
-export type EntryFields = JsonObject;
+type Sealed<K extends EntryKind, Fields> = { effect_id: string; kind: K; ts_ms: number; prev: string | null; hash: string } & Fields;
+
+/** How a COMMITTED came to be: sent now (no `via`), or settled by recovery or a lookup. */
+export const COMMIT_VIAS = ['retry-idempotent', 'recovery-reapply', 'recovery-query', 'failed-but-landed'] as const;
+/** One way a commit came to be. */
+export type CommitVia = (typeof COMMIT_VIAS)[number];
+
+/** A decision recorded with a repair: which suggestion, what it set, and the request it became. */
+export type DecidedRepair = { code: string; set: JsonObject; request_id: string };
+
+/** An agent's (or the inbox's) proposal: binds the payload at the first one (core §4.4). */
+export type Proposed = Sealed<'PROPOSED', { agent: string; lease: Json; premises: Json; effect: JsonObject; request?: JsonObject; at_ms?: number }>;
+/** The lease was live when the proposal was checked. */
+export type Authorized = Sealed<'AUTHORIZED', { lease: Json }>;
+/** Durable before the send starts: what was sent, under which authority, on which facts; `reserves` names the payment it holds. */
+export type Dispatched = Sealed<'DISPATCHED', { effect: JsonObject; lease: Json; premises: Json; checks: Checks; reserves?: string }>;
+/** The effect landed (sent now, or found by recovery). */
+export type Committed = Sealed<'COMMITTED', { result?: Json; via?: CommitVia; rechecked?: Checks | null; found?: Json }>;
+/** It was refused; `resolves` closes an open dispatch. */
+export type Refused = Sealed<
+  'REFUSED',
+  {
+    code: string;
+    reason: Json;
+    checks?: Checks;
+    changes?: Change[];
+    repairs?: Repair[];
+    resolves?: boolean;
+    rechecked?: Checks;
+    recorded?: Json;
+    offered?: Json;
+  }
+>;
+/** Nobody can know whether it was sent; never sent again. */
+export type Ambiguous = Sealed<'AMBIGUOUS', { code: string; reason?: string; rechecked?: Checks; changes?: Change[] }>;
+/** Put in front of a person: exactly ESCALATED_FIELDS. */
+export type Escalated = Sealed<
+  'ESCALATED',
+  {
+    at_ms: number;
+    reason: string;
+    why: string;
+    detail: Json;
+    facts: JsonObject;
+    changes: Change[];
+    repairs: Repair[];
+    route: string;
+    group: string;
+    routed_to: string[];
+    level: number;
+    due_ms: number | null;
+    breach: boolean;
+  }
+>;
+/** A person's decision on one escalation: exactly DECIDED_FIELDS. */
+export type Decided = Sealed<
+  'DECIDED',
+  { at_ms: number; by: string; decision: Decision; escalation: string; group: string; members: string[]; repair: DecidedRepair | null }
+>;
+/** Stripe confirmed (or failed) the refund: exactly CONFIRMED_FIELDS. */
+export type Confirmed = Sealed<
+  'CONFIRMED',
+  { via: string; event: string | null; refund: string; status: string; amount: number; payment_intent: string; created: number | null }
+>;
+
+/** A sealed journal entry: one of the kinds, told apart by `kind`. */
+export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed;
+
+/** The entry of one kind. */
+export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
+
+/** The kind-specific fields of an entry, as a writer hands them to the journal before sealing. */
+export type FieldsOf<K extends EntryKind> = Omit<EntryOf<K>, EnvelopeKey>;
+
+/** Kind-specific fields of any kind (the store's generic input). */
+export type EntryFields = FieldsOf<EntryKind>;
 
 /** ESCALATED carries exactly these fields. */
 export const ESCALATED_FIELDS = [

@@ -1,4 +1,4 @@
-import type { CONFIRMED_FIELDS, Entry } from '../../shared/entries.ts';
+import type { Entry, FieldsOf } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { assertNever } from '../../shared/statuses.ts';
@@ -135,7 +135,7 @@ export async function recordConfirmation(
   refund: RefundFacts,
   source: ConfirmationSource,
 ): Promise<RecordResult> {
-  const fields: Record<(typeof CONFIRMED_FIELDS)[number], Json> = {
+  const fields: FieldsOf<'CONFIRMED'> = {
     via: source.via,
     event: source.event,
     refund: refund.id,

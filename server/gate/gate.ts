@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Checks, Entry } from '../../shared/entries.ts';
+import type { Checks, Entry, FieldsOf, Refused } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import { type Status, WHY } from '../../shared/statuses.ts';
-import { bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from '../journal/chain.ts';
+import { type Status, whyFor } from '../../shared/statuses.ts';
+import { allOf, bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from '../journal/chain.ts';
 import { effectIdFor } from '../journal/hash.ts';
 import { type JournalStore, RESERVATION_MOVED } from '../journal/store.ts';
 import { KeyedTurns } from './keyed-turns.ts';
@@ -22,7 +22,7 @@ export interface Proposal {
   effect: JsonObject;
   /** The caller's key for this decision; fixes the effect id. Without it the payload does. */
   requestKey?: Json;
-  request?: Json;
+  request?: JsonObject;
   /** When it was asked, on the application clock; recorded on the PROPOSED for reports. */
   atMs?: number;
   /**
@@ -98,12 +98,14 @@ export class Gate {
     const prior = await this.journal.entries(effectId);
 
     if (isOpenDispatch(prior)) return done('IN_FLIGHT');
-    const proposed = {
+    const request = proposal.request === undefined ? undefined : plain(proposal.request);
+    if (request !== undefined && !isJsonObject(request)) throw new InvalidEffectError('the request must be a JSON object');
+    const proposed: FieldsOf<'PROPOSED'> = {
       agent: proposal.agent,
       lease,
       premises,
       effect,
-      ...(proposal.request === undefined ? {} : { request: plain(proposal.request) }),
+      ...(request === undefined ? {} : { request }),
       ...(proposal.atMs === undefined ? {} : { at_ms: proposal.atMs }),
     };
     const bound = recordedEffect(prior);
@@ -123,7 +125,7 @@ export class Gate {
     if (written.blocker !== null) return done('REFUSED:conflicting_payload');
     const checks: Checks = { ...(await this.leases.see(lease, effect)) };
     if (!checks.lease_live) {
-      await this.refuse(effectId, 'lease', { checks: checks as unknown as Json });
+      await this.refuse(effectId, 'lease', { checks });
       return done('REFUSED:lease');
     }
     await this.journal.append('AUTHORIZED', effectId, { lease });
@@ -143,8 +145,8 @@ export class Gate {
   private decidedOn(prior: readonly Entry[], lease: Json, premises: Json): Json {
     const identity = (l: Json): Json => (this.leases.authority ? this.leases.authority(l) : l);
     const mine = identity(lease);
-    const first = prior.find((e) => e.kind === 'PROPOSED' && jsonEqual(identity(e.lease ?? null), mine));
-    return first ? (first.premises ?? null) : premises;
+    const first = allOf(prior, 'PROPOSED').find((e) => jsonEqual(identity(e.lease), mine));
+    return first ? first.premises : premises;
   }
 
   /**
@@ -168,7 +170,7 @@ export class Gate {
         checks.use_problems = await this.leases.reserve(lease, effectId, effect);
         if (checks.use_problems.length > 0) {
           const reason = `lease already used: ${checks.use_problems.join('; ')}`;
-          await this.refuse(effectId, 'lease_used', { reason, checks: checks as unknown as Json });
+          await this.refuse(effectId, 'lease_used', { reason, checks });
           return 'REFUSED:lease_used';
         }
       }
@@ -177,7 +179,7 @@ export class Gate {
         'DISPATCHED',
         effectId,
         (chain) => dispatchBlocker(chain, effect, lease, decidedOn),
-        { effect, lease, premises: decidedOn, checks: checks as unknown as Json, ...(guard ? { reserves: guard.key } : {}) },
+        { effect, lease, premises: decidedOn, checks, ...(guard ? { reserves: guard.key } : {}) },
         { owner: this.sender, ttlMs: this.claimTtlMs },
         guard,
       );
@@ -193,9 +195,9 @@ export class Gate {
   private async refuseStale(effectId: string, explained: Explained, checks: Checks): Promise<Status> {
     await this.refuse(effectId, 'stale_premise', {
       reason: explained.violations,
-      checks: checks as unknown as Json,
-      ...(explained.changes.length ? { changes: explained.changes as unknown as Json } : {}),
-      ...(explained.repairs.length ? { repairs: explained.repairs as unknown as Json } : {}),
+      checks,
+      ...(explained.changes.length ? { changes: explained.changes } : {}),
+      ...(explained.repairs.length ? { repairs: explained.repairs } : {}),
     });
     return 'REFUSED:stale_premise';
   }
@@ -246,9 +248,8 @@ export class Gate {
   }
 
   /** Append a refusal with the plain reason for its code unless one is given. */
-  async refuse(effectId: string, code: string, fields: JsonObject): Promise<Entry> {
-    const reason = fields.reason ?? (WHY as Record<string, string>)[code] ?? code;
-    return this.journal.append('REFUSED', effectId, { code, ...fields, reason });
+  async refuse(effectId: string, code: string, fields: Omit<FieldsOf<'REFUSED'>, 'code' | 'reason'> & { reason?: Json }): Promise<Refused> {
+    return this.journal.append('REFUSED', effectId, { ...fields, code, reason: fields.reason ?? whyFor(code) });
   }
 
   /**
@@ -264,9 +265,9 @@ export class Gate {
     let lookupNote = '';
     if (this.target.queryable) {
       try {
-        landed = await this.target.query(effectId, dispatched.effect as JsonObject);
+        landed = await this.target.query(effectId, dispatched.effect);
       } catch (error) {
-        lookupNote = `; lookup failed: ${(error as Error).message}`;
+        lookupNote = `; lookup failed: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
     try {

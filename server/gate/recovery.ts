@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Checks, Entry } from '../../shared/entries.ts';
+import type { Change, Checks, Dispatched, FieldsOf, Repair } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import type { JournalStore } from '../journal/store.ts';
@@ -39,8 +39,8 @@ function errorName(error: unknown): string {
 interface Recheck {
   checks: Checks;
   stale: 'lease' | 'stale_premise' | null;
-  changes: Json[];
-  repairs: Json[];
+  changes: Change[];
+  repairs: Repair[];
 }
 
 /**
@@ -65,7 +65,7 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
   const chain = await gate.journal.entries(effectId);
   if (!isOpenDispatch(chain)) return null;
   const dispatched = lastOf(chain, 'DISPATCHED')!;
-  const effect = dispatched.effect as JsonObject;
+  const effect = dispatched.effect;
   const { target } = gate;
   let tier = target.tier;
   const windowMs = target.dedupWindowMs;
@@ -78,7 +78,7 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
     return 'AMBIGUOUS';
   }
   const recheck = await recheckDispatch(gate, effectId, dispatched);
-  const rechecked = recheck.checks as unknown as Json;
+  const rechecked = recheck.checks;
   if (tier === 1 && recheck.stale === null) {
     return resend(gate, effectId, effect, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
   }
@@ -113,19 +113,19 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
 }
 
 /** Re-check exactly what was dispatched: its lease, then (only if live) its premises. */
-async function recheckDispatch(gate: RecoveringGate, effectId: string, dispatched: Entry): Promise<Recheck> {
-  const effect = dispatched.effect as JsonObject;
-  const checks: Checks = { ...(await gate.leases.see(dispatched.lease ?? null, effect)) };
+async function recheckDispatch(gate: RecoveringGate, effectId: string, dispatched: Dispatched): Promise<Recheck> {
+  const effect = dispatched.effect;
+  const checks: Checks = { ...(await gate.leases.see(dispatched.lease, effect)) };
   if (!checks.lease_live) return { checks, stale: 'lease', changes: [], repairs: [] };
   const key = gate.target.reservationKey?.(effect) ?? null;
   const reserved = key === null ? [] : (await gate.journal.reservations(key)).open;
-  const explained = await gate.target.explain(dispatched.premises ?? null, effectId, effect, { headroom: isPolicyLease(dispatched.lease ?? null), reserved });
+  const explained = await gate.target.explain(dispatched.premises, effectId, effect, { headroom: isPolicyLease(dispatched.lease), reserved });
   checks.violations = explained.violations;
   return {
     checks,
     stale: explained.violations.length > 0 ? 'stale_premise' : null,
-    changes: explained.changes as unknown as Json[],
-    repairs: explained.repairs as unknown as Json[],
+    changes: explained.changes,
+    repairs: explained.repairs,
   };
 }
 
@@ -141,7 +141,7 @@ async function resend(
   owner: string,
   requery: boolean,
   status: Status,
-  commit: JsonObject,
+  commit: Omit<FieldsOf<'COMMITTED'>, 'result'>,
 ): Promise<Status | null> {
   if (!(await gate.journal.claim(effectId, owner, gate.claimTtlMs))) return 'IN_FLIGHT';
   if (!isOpenDispatch(await gate.journal.entries(effectId))) return null;

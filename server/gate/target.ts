@@ -1,5 +1,5 @@
 import type { Change, Repair } from '../../shared/entries.ts';
-import type { Entry } from '../../shared/entries.ts';
+import type { Dispatched } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 
 /** What a target says about recorded premises, from one read of the world. */
@@ -21,7 +21,7 @@ export interface ExplainOptions {
    * The open dispatches of other effects that reserve what this one does, read from the journal
    * before the world is: they count as already done.
    */
-  reserved?: readonly Entry[];
+  reserved?: readonly Dispatched[];
 }
 
 /** Cooperation tiers: 1 dedupes on the effect id, 2 can look an effect up, 3 neither. */

@@ -113,7 +113,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
   async function ownReceipt(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const effectId = parseEffectId(request.params.effect_id);
     const chain = await services.journal.entries(effectId);
-    const owner = chain.find((e) => e.kind === 'PROPOSED' && e.request)?.request as BoundRequest | undefined;
+    const owner = boundRequest(chain);
     if (!owner || owner.agent !== request.agent!.name) throw new AppError('not_found', 'no such receipt');
     return signReceipt(effectId, chain, services.signingKey);
   }

@@ -2,7 +2,7 @@ import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, 
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
-import { explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
+import { closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { committedStatus } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
@@ -40,15 +40,15 @@ export function currentStatus(chain: readonly Entry[]): Status {
 /** Plain words for an agent: what happened, and what a person is doing about it. */
 function whyText(status: Status, chain: readonly Entry[]): string {
   const { escalation } = latestEscalation(chain);
-  if (status === 'QUEUED' && escalation) return `an approver must decide: ${String(escalation.why)}`;
+  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalation.why}`;
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
-    const closing = chain.find((e) => e.kind === 'DECIDED' && (e.decision === 'reject' || e.decision === 'repair'));
-    if (closing?.decision === 'repair' && isJsonObject(closing.repair) && isJsonObject(closing.repair.set)) {
+    const closing = closingDecision(chain);
+    if (closing?.decision === 'repair' && closing.repair !== null) {
       const amount = closing.repair.set.amount;
-      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount)}` : ''}, sent as request ${String(closing.repair.request_id)}`;
+      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount)}` : ''}, sent as request ${closing.repair.request_id}`;
     }
-    return `an approver rejected it (${String(closing?.by ?? 'unknown')}); it is never sent`;
+    return `an approver rejected it (${closing?.by ?? 'unknown'}); it is never sent`;
   }
   if (status.startsWith('COMMITTED') || status === 'REAPPLIED_AFTER_QUERY' || status === 'DUPLICATE_IGNORED') return 'the refund was sent to Stripe once';
   if (status === 'IN_FLIGHT') return whyFor('in_flight');

@@ -1,5 +1,5 @@
-import type { Entry } from '../../shared/entries.ts';
-import { type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import type { Entry, Escalated } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { refused, type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import type { Gate } from '../gate/gate.ts';
@@ -93,6 +93,13 @@ export class InboxCore {
     return this.options.gate.effectIdOf({ requestKey: this.options.requestKeyOf(request), effect: this.options.effectOf(request) });
   }
 
+  /** The facts a request's decision relies on, read now, as the journal will hold them. */
+  async capturePlain(request: InboxRequest): Promise<JsonObject> {
+    const facts = plain(await this.options.capture(request));
+    if (!isJsonObject(facts)) throw new TypeError('a capture must read the facts as a JSON object');
+    return facts;
+  }
+
   /** The policy lease: every rule passed, named. */
   policyLease(): JsonObject {
     return { by: 'policy', rules: [...this.options.policy.ruleNames] };
@@ -126,7 +133,7 @@ export class InboxCore {
         case 'NEW':
           break;
       }
-      facts ??= bindingFacts(chain) ?? plain(await this.options.capture(request)) as JsonObject;
+      facts ??= bindingFacts(chain) ?? (await this.capturePlain(request));
       const verdict = this.options.policy.evaluate(request, facts);
       if (verdict.passed) return this.send(request, this.policyLease(), facts);
       if (chain.length === 0) {
@@ -184,10 +191,10 @@ export class InboxCore {
     let request = given;
     let facts = givenFacts;
     if (bound && !jsonEqual(bound, plain(given))) {
-      request = bound as InboxRequest;
+      request = bound;
       facts = undefined;
     }
-    facts ??= plain(await this.options.capture(request)) as JsonObject;
+    facts ??= await this.capturePlain(request);
     const expected = failed ? 'NEW' : 'NEEDS_ESCALATION';
     const explained = failed
       ? { reason: 'needs_judgment', detail: failed, changes: [], repairs: [] }
@@ -201,8 +208,8 @@ export class InboxCore {
       why: whyFor(explained.reason),
       detail: explained.detail,
       facts,
-      changes: explained.changes as unknown as Json[],
-      repairs: explained.repairs as unknown as Json[],
+      changes: explained.changes,
+      repairs: explained.repairs,
       route: route.name,
       group,
       routed_to: this.membersOf(group),
@@ -303,18 +310,18 @@ export class InboxCore {
 
   private async tickOne(effectId: string, chain: readonly Entry[], nowMs: number): Promise<string | null> {
     if (chainState(chain) !== 'ESCALATED') return null;
-    const { escalation } = latestEscalation(chain);
-    const latest = escalation as unknown as EscalationFields & Entry;
-    if (latest.due_ms === null || latest.due_ms > nowMs) return null;
+    const latest = latestEscalation(chain).escalation;
+    const request = boundRequest(chain);
+    if (!latest || !request || latest.due_ms === null || latest.due_ms > nowMs) return null;
     const route = this.options.policy.routeByName(latest.route) ?? { name: latest.route, chain: [latest.group], slaMs: null };
-    const facts = plain(await this.options.capture(boundRequest(chain) as InboxRequest)) as JsonObject;
-    let previous: Entry = latest;
+    const facts = await this.capturePlain(request);
+    let previous: Escalated = latest;
     for (const step of overdueEscalations(latest, route, facts, nowMs, (g) => this.membersOf(g))) {
       const written = await this.journal.appendIf('ESCALATED', effectId, this.unanswered(previous), step);
       if (written.entry === null) break;
       previous = written.entry;
     }
     if (previous === latest) return null;
-    return (previous.level as number) > (latest.level as number) ? String(previous.group) : 'BREACHED';
+    return previous.level > latest.level ? previous.group : 'BREACHED';
   }
 }

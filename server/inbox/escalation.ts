@@ -1,38 +1,16 @@
-import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, type Entry, type Repair } from '../../shared/entries.ts';
+import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, type Entry, type FieldsOf, type Repair } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
 import { explainChain, lastOf } from '../journal/chain.ts';
 import { diffFacts } from '../gate/premises.ts';
 
 /** The fields of an ESCALATED entry. */
-export interface EscalationFields extends JsonObject {
-  at_ms: number;
-  reason: string;
-  why: string;
-  detail: Json;
-  facts: JsonObject;
-  changes: Json[];
-  repairs: Json[];
-  route: string;
-  group: string;
-  routed_to: string[];
-  level: number;
-  due_ms: number | null;
-  breach: boolean;
-}
+export type EscalationFields = FieldsOf<'ESCALATED'>;
 
 /** The fields of a DECIDED entry. */
-export interface DecisionFields extends JsonObject {
-  at_ms: number;
-  by: string;
-  decision: 'approve' | 'reject' | 'repair';
-  escalation: string;
-  group: string;
-  members: string[];
-  repair: { code: string; set: JsonObject; request_id: string } | null;
-}
+export type DecisionFields = FieldsOf<'DECIDED'>;
 
 /** Assert an entry carries exactly its kind's fields: a missing or extra key is our bug, not the world's. */
-function assertExactFields(kind: string, fields: JsonObject, expected: readonly string[]): void {
+function assertExactFields(kind: string, fields: object, expected: readonly string[]): void {
   const got = Object.keys(fields).sort().join(',');
   const want = [...expected].sort().join(',');
   if (got !== want) throw new Error(`${kind} fields must be exactly [${want}], got [${got}]`);
@@ -113,7 +91,7 @@ export function overdueEscalations(
       why: current.why,
       detail: current.detail,
       facts: factsNow,
-      changes: changes.length ? (changes as unknown as Json[]) : current.changes,
+      changes: changes.length ? changes : current.changes,
       repairs: jsonEqual(factsNow, current.facts) ? current.repairs : [],
       route: current.route,
       group,

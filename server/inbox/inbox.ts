@@ -1,12 +1,13 @@
-import type { Entry } from '../../shared/entries.ts';
-import { isJsonObject, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import { isRequestRecord } from '../../shared/api.ts';
+import type { Entry, Escalated } from '../../shared/entries.ts';
+import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
-import { closingDecision, latestEscalation } from '../journal/chain.ts';
+import { allOf, closingDecision, latestEscalation } from '../journal/chain.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
-import { decisionRecord, type DecisionFields, escalationRecord, type EscalationFields } from './escalation.ts';
-import { boundRequest, chainState, repairChildOf } from './state.ts';
+import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
+import { boundRequest, chainState, ownedBy, repairChildOf } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -18,7 +19,7 @@ export interface DecideOptions {
   execute?: boolean;
 }
 
-type Pending = { chain: Entry[]; escalation: Entry & EscalationFields };
+type Pending = { chain: Entry[]; escalation: Escalated };
 
 /**
  * The inbox with people's decisions and restart handling: approve, reject, repair, execute
@@ -30,14 +31,15 @@ export class Inbox extends InboxCore {
     if (by === POLICY) throw new Error('nobody may decide as policy');
     const chain = await this.journal.entries(effectId);
     if (chain.length === 0 || chainState(chain) !== 'ESCALATED') return 'ALREADY_DECIDED';
-    const escalation = latestEscalation(chain).escalation as Entry & EscalationFields;
+    const escalation = latestEscalation(chain).escalation;
+    if (!escalation) return 'ALREADY_DECIDED';
     if (seen !== undefined && seen !== escalation.hash) return 'SUPERSEDED';
     if (action === 'approve' && escalation.reason === 'ambiguous') return 'REFUSED:ambiguous';
     if (!this.options.authority.members(escalation.group).includes(by)) return 'REFUSED:lease';
     return { chain, escalation };
   }
 
-  private async record(effectId: string, escalation: Entry & EscalationFields, by: string, decision: DecisionFields['decision'], repair: DecisionFields['repair'], landedCheck = false): Promise<Entry | Status> {
+  private async record(effectId: string, escalation: Escalated, by: string, decision: DecisionFields['decision'], repair: DecisionFields['repair'], landedCheck = false): Promise<Entry | Status> {
     const fields = decisionRecord({
       at_ms: this.options.nowMs(),
       by,
@@ -48,7 +50,7 @@ export class Inbox extends InboxCore {
       repair,
     });
     const written = await this.journal.appendIf('DECIDED', effectId, this.unanswered(escalation, landedCheck), fields);
-    return written.entry ?? (written.blocker as Status);
+    return written.entry ?? decisionBlocked(written.blocker);
   }
 
   /** A person approves what they saw; by default it is sent at once under their approval. */
@@ -82,8 +84,10 @@ export class Inbox extends InboxCore {
     if (state === 'NEEDS_ESCALATION') await this.escalateOwed(effectId, chain);
     const { escalation, decision } = latestEscalation(chain);
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
-    const lease = { by: decision.by ?? null, at_ms: decision.at_ms ?? null, group: escalation.group ?? null, escalation: escalation.hash };
-    return this.send(boundRequest(chain) as InboxRequest, lease, escalation.facts as JsonObject);
+    const request = boundRequest(chain);
+    if (!request) throw new Error(`approved chain ${effectId} has no bound request`);
+    const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
+    return this.send(request, lease, escalation.facts);
   }
 
   /** Send every recorded approval not yet sent, once each. */
@@ -100,28 +104,29 @@ export class Inbox extends InboxCore {
     if (typeof pending === 'string') return pending;
     const { chain, escalation } = pending;
     const suggestion = Number.isSafeInteger(index) && index >= 0 ? escalation.repairs[index] : undefined;
-    if (!isJsonObject(suggestion) || !isJsonObject(suggestion.set)) return 'REFUSED:no_repair';
-    const bound = boundRequest(chain) as InboxRequest;
-    const set = suggestion.set;
+    const bound = boundRequest(chain);
+    if (!suggestion || !bound) return 'REFUSED:no_repair';
+    const set: JsonObject = { ...suggestion.set };
     if (Object.keys(set).length === 0) {
-      const decided = await this.record(effectId, escalation, by, 'approve', { code: String(suggestion.code), set: {}, request_id: bound.id });
+      const decided = await this.record(effectId, escalation, by, 'approve', { code: suggestion.code, set: {}, request_id: bound.id });
       if (typeof decided === 'string') return decided;
       return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
     }
-    const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id }) as InboxRequest;
+    const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id });
+    if (!isRequestRecord(child)) return 'REFUSED:repair_not_expressible';
     if (!jsonEqual(this.options.effectOf(child), plain({ ...this.options.effectOf(bound), ...set }))) return 'REFUSED:repair_not_expressible';
     // The child's chain must be new, or already bound to exactly this child (a restart finishing
     // the same repair). Anything else bound there was never shown to this person.
     if (!this.childChainIsOurs(await this.journal.entries(this.effectIdOf(child)), child)) return 'REFUSED:repair_not_expressible';
-    const facts = plain(await this.options.capture(child)) as JsonObject;
+    const facts = await this.capturePlain(child);
     if (!jsonEqual(facts, escalation.facts)) return this.reshowWithoutRepairs(effectId, escalation, facts);
-    const decided = await this.record(effectId, escalation, by, 'repair', { code: String(suggestion.code), set, request_id: child.id }, true);
+    const decided = await this.record(effectId, escalation, by, 'repair', { code: suggestion.code, set, request_id: child.id }, true);
     if (typeof decided === 'string') return decided;
     const status = await this.submit(child, facts);
     if (status !== 'QUEUED') return status;
     const childChain = await this.journal.entries(this.effectIdOf(child));
     const childEscalation = latestEscalation(childChain).escalation;
-    if (childEscalation && this.childChainIsOurs(childChain, child) && this.options.authority.members(String(childEscalation.group)).includes(by)) {
+    if (childEscalation && this.childChainIsOurs(childChain, child) && this.options.authority.members(childEscalation.group).includes(by)) {
       return this.approve(this.effectIdOf(child), by, { seen: childEscalation.hash, ...(options.execute === undefined ? {} : { execute: options.execute }) });
     }
     return status;
@@ -135,14 +140,14 @@ export class Inbox extends InboxCore {
   }
 
   /** The world moved since the suggestion: show the item again on the new facts, with no repairs. */
-  private async reshowWithoutRepairs(effectId: string, escalation: Entry & EscalationFields, facts: JsonObject): Promise<Status> {
+  private async reshowWithoutRepairs(effectId: string, escalation: Escalated, facts: JsonObject): Promise<Status> {
     const fields = escalationRecord({
       at_ms: this.options.nowMs(),
       reason: escalation.reason,
       why: escalation.why,
       detail: escalation.detail,
       facts,
-      changes: diffFacts(escalation.facts, facts) as unknown as JsonObject[],
+      changes: diffFacts(escalation.facts, facts),
       repairs: [],
       route: escalation.route,
       group: escalation.group,
@@ -152,7 +157,7 @@ export class Inbox extends InboxCore {
       breach: false,
     });
     const written = await this.journal.appendIf('ESCALATED', effectId, this.unanswered(escalation), fields);
-    return written.entry ? 'SUPERSEDED' : (written.blocker as Status);
+    return written.entry ? 'SUPERSEDED' : decisionBlocked(written.blocker);
   }
 
   /**
@@ -163,7 +168,7 @@ export class Inbox extends InboxCore {
     return this.sweep('refresh', async (effectId, chain) => {
       const state = chainState(chain);
       if (state === 'NEEDS_ESCALATION') return (await this.escalateOwed(effectId, chain)) ? 'QUEUED' : null;
-      const request = boundRequest(chain) as InboxRequest | null;
+      const request = boundRequest(chain);
       if (state === 'NEW' && request) return this.submit(request);
       if (state === 'CLOSED') return this.submitRepairChild(chain);
       return null;
@@ -172,11 +177,11 @@ export class Inbox extends InboxCore {
 
   private async submitRepairChild(chain: readonly Entry[]): Promise<Status | null> {
     const decision = closingDecision(chain);
-    const child = repairChildOf(boundRequest(chain), decision) as InboxRequest | null;
+    const child = repairChildOf(boundRequest(chain), decision);
     if (!decision || !child) return null;
     if ((await this.journal.entries(this.effectIdOf(child))).length > 0) return null;
-    const repaired = chain.find((e) => e.kind === 'ESCALATED' && e.hash === decision.escalation);
-    return this.submit(child, repaired?.facts as JsonObject);
+    const repaired = allOf(chain, 'ESCALATED').find((e) => e.hash === decision.escalation);
+    return this.submit(child, repaired?.facts);
   }
 
   /** After gate recovery: every settled refusal or ambiguity of ours gets exactly one escalation (inbox §13.2). */
@@ -185,12 +190,18 @@ export class Inbox extends InboxCore {
       if (status === 'IN_FLIGHT' || status.startsWith('UNRESOLVED')) continue;
       try {
         const chain = await this.journal.entries(effectId);
-        if (chain[0]?.agent === this.name && chainState(chain) === 'NEEDS_ESCALATION') await this.escalateOwed(effectId);
+        if (ownedBy(chain, this.name) && chainState(chain) === 'NEEDS_ESCALATION') await this.escalateOwed(effectId);
       } catch (error) {
         this.options.onError?.(effectId, error);
       }
     }
   }
+}
+
+/** What a decision's guarded write answers when the escalation moved on or was answered first. */
+function decisionBlocked(blocker: string): Status {
+  if (blocker === 'SUPERSEDED' || blocker === 'ALREADY_DECIDED') return blocker;
+  throw new Error(`unexpected blocker of a decision: ${blocker}`);
 }
 
 /** The request id of a repair child: the parent's, the word repair, and the repaired escalation. */

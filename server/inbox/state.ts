@@ -1,7 +1,7 @@
-import type { ChainState, RequestRecord } from '../../shared/api.ts';
-import type { Entry } from '../../shared/entries.ts';
+import { type ChainState, isRequestRecord, type RequestRecord } from '../../shared/api.ts';
+import type { Decided, Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../../shared/json.ts';
-import { closingDecision, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
+import { allOf, closingDecision, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 
 /** Refusals that only say "waiting" or "closed": they never reopen an item. */
@@ -9,7 +9,7 @@ export const QUIET_CODES: ReadonlySet<string> = new Set(['awaiting_decision', 'c
 
 /** True for a refusal or ambiguity that owes a person a look. */
 export function owesEscalation(entry: Entry): boolean {
-  return (entry.kind === 'REFUSED' || entry.kind === 'AMBIGUOUS') && !QUIET_CODES.has(String(entry.code ?? ''));
+  return (entry.kind === 'REFUSED' || entry.kind === 'AMBIGUOUS') && !QUIET_CODES.has(entry.code);
 }
 
 /** Where a chain stands, from its entries alone (inbox §4), first match wins. */
@@ -26,13 +26,13 @@ export function chainState(chain: readonly Entry[]): ChainState {
 
 /** The request bound to a chain: the `request` of the first PROPOSED that carries one. */
 export function boundRequest(chain: readonly Entry[]): RequestRecord | null {
-  const first = chain.find((e) => e.kind === 'PROPOSED' && isJsonObject(e.request));
-  return first ? (first.request as unknown as RequestRecord) : null;
+  for (const proposed of allOf(chain, 'PROPOSED')) if (isRequestRecord(proposed.request)) return proposed.request;
+  return null;
 }
 
 /** The facts recorded when the payload was bound (the lease-null PROPOSED), if any. */
 export function bindingFacts(chain: readonly Entry[]): JsonObject | null {
-  const binding = chain.find((e) => e.kind === 'PROPOSED' && e.lease === null);
+  const binding = allOf(chain, 'PROPOSED').find((e) => e.lease === null);
   return binding && isJsonObject(binding.premises) ? binding.premises : null;
 }
 
@@ -44,11 +44,11 @@ export function ownedBy(chain: readonly Entry[], inboxName: string): boolean {
 
 /** Sent with no person: the last send ran under the policy lease, no person ever saw it, and it is no repair. */
 export function clearedByPolicy(chain: readonly Entry[]): boolean {
-  const lastDispatch = chain.findLast((e) => e.kind === 'DISPATCHED');
+  const lastDispatch = lastOf(chain, 'DISPATCHED');
   const request = boundRequest(chain);
   return (
     lastDispatch !== undefined &&
-    isPolicyLease(lastDispatch.lease ?? null) &&
+    isPolicyLease(lastDispatch.lease) &&
     request?.repair_of === undefined &&
     !has(chain, 'ESCALATED')
   );
@@ -58,8 +58,8 @@ export function clearedByPolicy(chain: readonly Entry[]): boolean {
  * The request a repair decision creates (inbox §11): the bound request with the repair's fields
  * set, under the repair's request id. Null unless `decision` is an accepted repair.
  */
-export function repairChildOf(bound: RequestRecord | null, decision: Entry | null | undefined): (JsonObject & { id: string; repair_of: string }) | null {
-  if (!bound || decision?.kind !== 'DECIDED' || decision.decision !== 'repair' || !isJsonObject(decision.repair)) return null;
-  const set = isJsonObject(decision.repair.set) ? decision.repair.set : {};
-  return plain({ ...bound, ...set, id: decision.repair.request_id, repair_of: bound.id }) as JsonObject & { id: string; repair_of: string };
+export function repairChildOf(bound: RequestRecord | null, decision: Decided | null | undefined): RequestRecord | null {
+  if (!bound || decision?.decision !== 'repair' || decision.repair === null) return null;
+  const child = plain({ ...bound, ...decision.repair.set, id: decision.repair.request_id, repair_of: bound.id });
+  return isRequestRecord(child) ? child : null;
 }

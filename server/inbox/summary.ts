@@ -1,6 +1,6 @@
-import type { ChainState, HistoryItem, InboxItem, RequestRecord } from '../../shared/api.ts';
-import type { Change, Entry, Repair } from '../../shared/entries.ts';
-import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { type ChainState, type HistoryItem, type InboxItem, isRequestRecord, type RequestRecord } from '../../shared/api.ts';
+import type { Committed, Decided, Entry, Escalated } from '../../shared/entries.ts';
+import { isJsonObject, type Json } from '../../shared/json.ts';
 import { closesDispatch } from '../journal/chain.ts';
 import { finalStatus } from '../journal/confirmations.ts';
 import { isPolicyLease } from '../gate/leases.ts';
@@ -12,16 +12,16 @@ export interface ChainSummary {
   agent: string | null;
   request: RequestRecord | null;
   openDispatch: boolean;
-  committed: Entry | null;
+  committed: Committed | null;
   ambiguous: boolean;
-  closedBy: Entry | null;
-  latest: Entry | null;
-  latestDecision: Entry | null;
+  closedBy: Decided | null;
+  latest: Escalated | null;
+  latestDecision: Decided | null;
   owesSinceDecision: boolean;
   escalated: boolean;
   /** Every group the chain was ever routed to: who may look at it. */
   groups: Set<string>;
-  lastDispatchLease: unknown;
+  lastDispatchLease: Json;
   /** The last refusal or ambiguity, for telling the agent why. */
   lastRefusal: Entry | null;
   confirmations: string[];
@@ -51,10 +51,8 @@ export function emptySummary(effectId: string): ChainSummary {
 
 /** Fold one entry into a chain's summary (the same order of rules as `chainState`). */
 export function foldEntry(summary: ChainSummary, entry: Entry): void {
-  if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = String(entry.agent ?? '');
-  if (summary.request === null && entry.kind === 'PROPOSED' && isJsonObject(entry.request)) {
-    summary.request = entry.request as unknown as RequestRecord;
-  }
+  if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = entry.agent;
+  if (summary.request === null && entry.kind === 'PROPOSED' && isRequestRecord(entry.request)) summary.request = entry.request;
   if (entry.kind === 'DISPATCHED') {
     summary.openDispatch = true;
     summary.lastDispatchLease = entry.lease;
@@ -65,7 +63,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     summary.latest = entry;
     summary.latestDecision = null;
     summary.escalated = true;
-    summary.groups.add(String(entry.group));
+    summary.groups.add(entry.group);
   }
   if (entry.kind === 'DECIDED') {
     if (summary.closedBy === null && (entry.decision === 'reject' || entry.decision === 'repair')) summary.closedBy = entry;
@@ -78,8 +76,8 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     summary.owesSinceDecision = true;
     summary.lastRefusal = entry;
   }
-  if (entry.kind === 'CONFIRMED' && typeof entry.status === 'string') summary.confirmations.push(entry.status);
-  summary.updatedAtMs = typeof entry.at_ms === 'number' ? entry.at_ms : summary.updatedAtMs;
+  if (entry.kind === 'CONFIRMED') summary.confirmations.push(entry.status);
+  if ('at_ms' in entry && typeof entry.at_ms === 'number') summary.updatedAtMs = entry.at_ms;
 }
 
 /** The chain's state from its summary; equal to `chainState` of its entries. */
@@ -100,19 +98,19 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     effect_id: s.effectId,
     request: s.request,
     state: 'ESCALATED',
-    reason: String(e.reason),
-    why: String(e.why),
-    detail: e.detail ?? null,
-    facts: (e.facts as JsonObject) ?? {},
-    changes: (e.changes as unknown as Change[]) ?? [],
-    repairs: (e.repairs as unknown as Repair[]) ?? [],
-    route: String(e.route),
-    group: String(e.group),
-    routed_to: (e.routed_to as string[]) ?? [],
-    level: Number(e.level),
-    escalated_at_ms: Number(e.at_ms),
-    due_ms: typeof e.due_ms === 'number' ? e.due_ms : null,
-    breach: e.breach === true,
+    reason: e.reason,
+    why: e.why,
+    detail: e.detail,
+    facts: e.facts,
+    changes: e.changes,
+    repairs: e.repairs,
+    route: e.route,
+    group: e.group,
+    routed_to: e.routed_to,
+    level: e.level,
+    escalated_at_ms: e.at_ms,
+    due_ms: e.due_ms,
+    breach: e.breach,
     escalation: e.hash,
   };
 }
@@ -129,8 +127,8 @@ export function summaryHistory(s: ChainSummary): HistoryItem | null {
     request: s.request,
     state,
     status: s.committed ? committedStatus(s.committed) : s.ambiguous ? 'AMBIGUOUS' : s.closedBy?.decision === 'repair' ? 'REPAIRED' : 'REJECTED',
-    decided_by: decider ? String(decider.by) : isPolicyLease((s.lastDispatchLease ?? null) as never) ? 'policy' : null,
-    group: s.latest ? String(s.latest.group) : null,
+    decided_by: decider ? decider.by : isPolicyLease(s.lastDispatchLease) ? 'policy' : null,
+    group: s.latest ? s.latest.group : null,
     refund,
     confirmed: final === null ? null : final === 'succeeded' ? true : final === 'failed' || final === 'canceled' ? false : 'pending',
     updated_at_ms: s.updatedAtMs,
@@ -138,13 +136,13 @@ export function summaryHistory(s: ChainSummary): HistoryItem | null {
 }
 
 /** The refund id a COMMITTED names. */
-export function refundOf(commit: Entry): string | null {
+export function refundOf(commit: Committed): string | null {
   if (isJsonObject(commit.result) && typeof commit.result.refund === 'string') return commit.result.refund;
   return typeof commit.found === 'string' ? commit.found : null;
 }
 
 /** The status an agent is told for a commit, by how it landed. */
-export function committedStatus(commit: Entry): 'COMMITTED' | 'COMMITTED_BY_RETRY' | 'COMMITTED_ON_QUERY' | 'REAPPLIED_AFTER_QUERY' {
+export function committedStatus(commit: Committed): 'COMMITTED' | 'COMMITTED_BY_RETRY' | 'COMMITTED_ON_QUERY' | 'REAPPLIED_AFTER_QUERY' {
   switch (commit.via) {
     case 'retry-idempotent':
       return 'COMMITTED_BY_RETRY';

@@ -1,4 +1,5 @@
-import type { Change, Entry, Repair } from '../../shared/entries.ts';
+import type { Change, Decided, Entry, EntryKind, EntryOf, Escalated, Repair } from '../../shared/entries.ts';
+import { isKind } from './shapes.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
 import { whyFor } from '../../shared/statuses.ts';
 
@@ -15,13 +16,24 @@ export function isOpenDispatch(chain: readonly Entry[]): boolean {
 }
 
 /** True for the entries that settle an open dispatch. CONFIRMED never does. */
-export function closesDispatch(entry: Pick<Entry, 'kind'> & JsonObject): boolean {
+export function closesDispatch(entry: Entry): boolean {
   return entry.kind === 'COMMITTED' || entry.kind === 'AMBIGUOUS' || (entry.kind === 'REFUSED' && entry.resolves === true);
 }
 
 /** The payload bound by the first PROPOSED, or undefined when nothing is bound yet. */
 export function recordedEffect(chain: readonly Entry[]): Json | undefined {
-  return chain.find((e) => e.kind === 'PROPOSED')?.effect;
+  return firstOf(chain, 'PROPOSED')?.effect;
+}
+
+/** The first entry of a kind, or undefined. */
+export function firstOf<K extends EntryKind>(chain: readonly Entry[], kind: K): EntryOf<K> | undefined {
+  for (const entry of chain) if (isKind(entry, kind)) return entry;
+  return undefined;
+}
+
+/** Every entry of a kind, in order. */
+export function allOf<K extends EntryKind>(chain: readonly Entry[], kind: K): EntryOf<K>[] {
+  return chain.filter((entry): entry is EntryOf<K> => isKind(entry, kind));
 }
 
 /**
@@ -32,7 +44,7 @@ export function bindingConflict(chain: readonly Entry[], effect: Json, request?:
   const bound = recordedEffect(chain);
   if (bound !== undefined && !jsonEqual(bound, effect)) return 'conflicting_payload';
   if (request === undefined) return null;
-  const boundRequest = chain.find((e) => e.kind === 'PROPOSED' && e.request !== undefined)?.request;
+  const boundRequest = allOf(chain, 'PROPOSED').find((e) => e.request !== undefined)?.request;
   return boundRequest === undefined || jsonEqual(boundRequest, request) ? null : 'conflicting_payload';
 }
 
@@ -42,22 +54,25 @@ export function has(chain: readonly Entry[], kind: Entry['kind']): boolean {
 }
 
 /** The last entry of a kind, or undefined. */
-export function lastOf(chain: readonly Entry[], kind: Entry['kind']): Entry | undefined {
-  for (let i = chain.length - 1; i >= 0; i--) if (chain[i]!.kind === kind) return chain[i];
+export function lastOf<K extends EntryKind>(chain: readonly Entry[], kind: K): EntryOf<K> | undefined {
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const entry = chain[i]!;
+    if (isKind(entry, kind)) return entry;
+  }
   return undefined;
 }
 
 /** The latest escalation and the first decision that answers it. */
-export function latestEscalation(chain: readonly Entry[]): { escalation?: Entry; decision?: Entry } {
+export function latestEscalation(chain: readonly Entry[]): { escalation?: Escalated; decision?: Decided } {
   const escalation = lastOf(chain, 'ESCALATED');
   if (!escalation) return {};
-  const decision = chain.find((e) => e.kind === 'DECIDED' && e.escalation === escalation.hash);
-  return { escalation, decision };
+  const decision = allOf(chain, 'DECIDED').find((e) => e.escalation === escalation.hash);
+  return decision ? { escalation, decision } : { escalation };
 }
 
 /** The first decision that closed the effect for good (a reject or an accepted repair). */
-export function closingDecision(chain: readonly Entry[]): Entry | undefined {
-  return chain.find((e) => e.kind === 'DECIDED' && (e.decision === 'reject' || e.decision === 'repair'));
+export function closingDecision(chain: readonly Entry[]): Decided | undefined {
+  return allOf(chain, 'DECIDED').find((e) => e.decision === 'reject' || e.decision === 'repair');
 }
 
 /** True when a settled target_error still blocks: no escalation came after the last one. */
@@ -146,15 +161,9 @@ export function explainChain(chain: readonly Entry[], of: string | null = null):
       status,
       reason,
       why: whyFor(reason),
-      changes: (entry.changes as Change[] | undefined) ?? [],
-      repairs: (entry.repairs as Repair[] | undefined) ?? [],
+      changes: entry.changes ?? [],
+      repairs: entry.kind === 'REFUSED' ? (entry.repairs ?? []) : [],
     };
   }
   return null;
-}
-
-/** Fields of an entry beyond the envelope, for building follow-up entries. */
-export function bodyOf(entry: Entry): JsonObject {
-  const { effect_id: _e, kind: _k, ts_ms: _t, prev: _p, hash: _h, ...rest } = entry;
-  return rest;
 }

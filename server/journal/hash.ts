@@ -23,7 +23,7 @@ const handOver = Symbol('canonical hand-over');
 const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** RFC 8785 canonical JSON of a value: the bytes every hash and signature is taken over. */
-export function canonical(value: Json): string {
+export function canonical(value: unknown): string {
   try {
     const text = writeValue(value, 0);
     if (text === undefined) throw new TypeError('value has no canonical JSON form');
@@ -43,15 +43,17 @@ export function sha256Hex(text: string): string {
 }
 
 /** The hash of an entry: SHA-256 of the canonical JSON of every field except `hash`. */
-export function hashEntry(unsealed: Omit<EntryEnvelope, 'hash'> & JsonObject): string {
+export function hashEntry(unsealed: Readonly<Record<string, unknown>>): string {
   return sha256Hex(canonicalWithoutHash(unsealed));
 }
 
 /** Seal an entry: chain it to `prev` and hash it. */
-export function sealEntry(fields: Omit<EntryEnvelope, 'hash'> & JsonObject): Entry {
-  const hash = hashEntry(fields);
-  return { ...fields, hash } as Entry;
+export function sealEntry(fields: Unsealed): JsonObject {
+  return { ...fields, hash: hashEntry(fields) };
 }
+
+/** An entry before its hash: the envelope (but the hash) and JSON fields. */
+export type Unsealed = Omit<EntryEnvelope, 'hash'> & JsonObject;
 
 /**
  * True when `text`, a stored entry's JSON text, hashes to `hash` once its member
@@ -74,7 +76,7 @@ export function storedTextHashHolds(text: string, hash: string): boolean {
 }
 
 /** True when the stored hash of an entry matches its content. */
-export function entryHashHolds(entry: Entry): boolean {
+export function entryHashHolds(entry: Entry | JsonObject): boolean {
   return hashEntry(entry) === entry.hash;
 }
 
@@ -88,7 +90,7 @@ export function effectIdFor(requestKey: Json): string {
 }
 
 /** canonical() of an entry without its `hash` member, written without copying the entry. */
-function canonicalWithoutHash(entry: JsonObject): string {
+function canonicalWithoutHash(entry: Readonly<Record<string, unknown>>): string {
   if (Object.getPrototypeOf(entry) === Object.prototype) {
     try {
       return writeObject(entry, 0, 'hash');

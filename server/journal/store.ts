@@ -1,10 +1,10 @@
-import type { Entry, EntryFields, EntryKind } from '../../shared/entries.ts';
+import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 
 /** A check run inside the journal's write lock: a returned string is the blocker, and nothing is written. */
 export type ChainCheck = (chain: readonly Entry[]) => string | null;
 
 /** The result of a conditional append. */
-export type AppendIfResult = { entry: Entry; blocker: null } | { entry: null; blocker: string };
+export type AppendIfResult<K extends EntryKind = EntryKind> = { entry: EntryOf<K>; blocker: null } | { entry: null; blocker: string };
 
 /** A sender's or recoverer's ownership of an effect, until `ttlMs` from now. */
 export interface ClaimRequest {
@@ -24,7 +24,7 @@ export interface AppendOptions {
  */
 export interface Reservations {
   /** The open DISPATCHED entries that reserve the key, one per effect, oldest first. */
-  open: Entry[];
+  open: Dispatched[];
   /** The seq of the newest DISPATCHED that ever reserved the key (0 for none), read before `open`. */
   seq: number;
 }
@@ -60,20 +60,20 @@ export interface JournalStore {
    * Append unconditionally. With `release`, also drop that owner's claim in the same
    * transaction: a sender closing its dispatch frees the effect in the same durable write.
    */
-  append(kind: EntryKind, effectId: string, fields: EntryFields, options?: AppendOptions): Promise<Entry>;
+  append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options?: AppendOptions): Promise<EntryOf<K>>;
   /**
    * Append only when `check(chain)` returns null; with `claim`, also set that claim in the same
    * transaction; with `guard`, only when no other effect's DISPATCHED reserved `guard.key` after
    * `guard.afterSeq` (else the blocker is RESERVATION_MOVED and nothing is written).
    */
-  appendIf(
-    kind: EntryKind,
+  appendIf<K extends EntryKind>(
+    kind: K,
     effectId: string,
     check: ChainCheck,
-    fields: EntryFields,
+    fields: FieldsOf<K>,
     claim?: ClaimRequest,
     guard?: ReservationGuard,
-  ): Promise<AppendIfResult>;
+  ): Promise<AppendIfResult<K>>;
   /** The dispatches that reserve `key`: the open ones, and how far a guard must look. */
   reservations(key: string): Promise<Reservations>;
   /** Take or refresh a claim; refused while another owner's claim is unexpired. */
@@ -86,7 +86,7 @@ export interface JournalStore {
   scan(afterSeq: number, limit: number): Promise<Sequenced[]>;
 }
 
-/** Thrown when a stored entry does not match its hash or cannot be parsed: the journal fails closed. */
+/** Thrown when a stored entry does not match its hash or its shape, or cannot be parsed: the journal fails closed. */
 export class JournalCorruptError extends Error {
   readonly code = 'journal_corrupt';
 }

@@ -1,5 +1,5 @@
 import type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
-import type { Entry } from '../../shared/entries.ts';
+import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 
 export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
@@ -115,21 +115,21 @@ export class ChainTally {
    * are taken as a journal read gives them, their hashes checked; `rehash` checks them again.
    */
   constructor(first: Entry, inboxName: string, options: { rehash?: boolean } = {}) {
-    const request = isJsonObject(first.request) ? first.request : null;
+    const proposed = first.kind === 'PROPOSED' ? first : null;
+    const request = proposed?.request ?? null;
     this.#agent = request?.agent;
-    this.owned = first.kind === 'PROPOSED' && first.agent === inboxName;
+    this.owned = proposed?.agent === inboxName;
     this.root = request === null || request.repair_of === undefined;
-    this.requestedAtMs = typeof first.at_ms === 'number' ? first.at_ms : null;
+    this.requestedAtMs = proposed?.at_ms ?? null;
     this.repairChildKey = request?.repair_of === undefined ? null : repairKey(request.agent, request.id);
     this.#check = this.owned && this.root ? new ChainCheck(first.effect_id, options) : null;
   }
 
   /** Take the chain's next entry; returns the repair it accepts, if it is a repair decision. */
   push(entry: Entry): AcceptedRepair | null {
-    const kind = entry.kind;
-    if (!this.owned) return kind === 'DECIDED' ? this.#acceptedRepair(entry) : null;
+    if (!this.owned) return entry.kind === 'DECIDED' ? this.#acceptedRepair(entry) : null;
     this.#check?.push(entry);
-    if (kind === 'DISPATCHED') {
+    if (entry.kind === 'DISPATCHED') {
       this.#dispatches += 1;
       const lease = entry.lease;
       if (!isJsonObject(lease) || lease.by !== 'policy') {
@@ -138,29 +138,29 @@ export class ChainTally {
         this.#check = null;
       }
       if (!this.#committed) this.#lastSendLease = lease;
-    } else if (kind === 'COMMITTED') {
+    } else if (entry.kind === 'COMMITTED') {
       if (this.#committed) return null;
       this.#committed = true;
       const lease = this.#lastSendLease;
       this.#sentAfterPerson = isJsonObject(lease) && lease.by !== 'policy';
       this.#lastSendLease = undefined;
-    } else if (kind === 'CONFIRMED') {
+    } else if (entry.kind === 'CONFIRMED') {
       // finalStatus, one status at a time: the highest rank stands, the latest among equals.
-      const status = String(entry.status);
+      const status = entry.status;
       if (this.#standing === null || statusRank(status) >= statusRank(this.#standing)) this.#standing = status;
-    } else if (kind === 'ESCALATED') {
+    } else if (entry.kind === 'ESCALATED') {
       this.#check = null;
       this.#escalate(entry);
-    } else if (kind === 'DECIDED') {
+    } else if (entry.kind === 'DECIDED') {
       this.#decide(entry);
       return this.#acceptedRepair(entry);
     }
     return null;
   }
 
-  #acceptedRepair(entry: Entry): AcceptedRepair | null {
-    if (entry.decision !== 'repair' || !isJsonObject(entry.repair)) return null;
-    return { key: repairKey(this.#agent, entry.repair.request_id), by: String(entry.by) };
+  #acceptedRepair(entry: Decided): AcceptedRepair | null {
+    if (entry.decision !== 'repair' || entry.repair === null) return null;
+    return { key: repairKey(this.#agent, entry.repair.request_id), by: entry.by };
   }
 
   /**
@@ -168,36 +168,34 @@ export class ChainTally {
    * more escalations before a decision are the same item shown again (an SLA move, a re-shown
    * repair) and only count breaches; a decision ends it and its wait is measured on `at_ms`.
    */
-  #escalate(e: Entry): void {
-    const group = String(e.group);
+  #escalate(e: Escalated): void {
+    const group = e.group;
     this.#escalated = true;
     this.#latestEscalation = e.hash;
     this.#groups ??= [];
     if (!this.#groups.includes(group)) this.#groups.push(group);
-    if (e.breach === true) {
+    if (e.breach) {
       this.#breachesByGroup ??= {};
       this.#breachesByGroup[group] = (this.#breachesByGroup[group] ?? 0) + 1;
     }
     if (this.#sinceMs !== null) return;
-    this.#sinceMs = Number(e.at_ms);
-    const reason = String(e.reason);
+    this.#sinceMs = e.at_ms;
+    const reason = e.reason;
     this.#reasons ??= [];
     this.#reasons.push(reason);
     if (STALE_REASONS.has(reason) && this.#approvedEarlier) this.#staleCaught += 1;
     if (CRASH_REASONS.has(reason)) this.#crashToPerson += 1;
-    if (Array.isArray(e.repairs) && e.repairs.length > 0) this.#repairsSuggested += 1;
+    if (e.repairs.length > 0) this.#repairsSuggested += 1;
   }
 
-  #decide(e: Entry): void {
-    if (typeof e.escalation === 'string') {
-      this.#answered ??= new Set();
-      this.#answered.add(e.escalation);
-    }
+  #decide(e: Decided): void {
+    this.#answered ??= new Set();
+    this.#answered.add(e.escalation);
     if (e.decision === 'approve') this.#approvedEarlier = true;
     if (e.decision === 'reject') this.#rejected += 1;
     if (e.decision === 'repair') this.#closedByRepair += 1;
-    if (e.repair !== null && e.repair !== undefined) this.#repairsAccepted += 1;
-    const waitMs = this.#sinceMs === null ? null : Number(e.at_ms) - this.#sinceMs;
+    if (e.repair !== null) this.#repairsAccepted += 1;
+    const waitMs = this.#sinceMs === null ? null : e.at_ms - this.#sinceMs;
     // The first decision's wait is kept apart: whether anybody waited depends on who accepted the repair.
     if (this.#decisions === 0) {
       this.#firstDecisionBy = e.by;

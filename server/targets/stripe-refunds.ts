@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import type { Entry } from '../../shared/entries.ts';
+import type { Dispatched } from '../../shared/entries.ts';
 import { diffFacts, repairsThatFit } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
 
@@ -135,7 +135,7 @@ export class StripeRefunds implements Target {
    * whether a dispute is open. `reserved` are the open dispatches on the payment, read from the
    * journal before this call: each counts as refunded until Stripe shows its refund.
    */
-  async capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Entry[] = []): Promise<PaymentFacts> {
+  async capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Dispatched[] = []): Promise<PaymentFacts> {
     const [intent, refunds] = await Promise.all([this.stripe.paymentIntents.retrieve(paymentIntent), this.listRefunds(paymentIntent)]);
     const disputed = await this.chargeDisputed(intent);
     const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled');
@@ -193,6 +193,6 @@ export class StripeRefunds implements Target {
 }
 
 /** The amount of a dispatched refund effect, 0 when it names none (never from this target). */
-function amountOf(effect: Json | undefined): number {
-  return isJsonObject(effect) && typeof effect.amount === 'number' ? effect.amount : 0;
+function amountOf(effect: JsonObject): number {
+  return typeof effect.amount === 'number' ? effect.amount : 0;
 }

@@ -3,7 +3,7 @@ import { groupCommitLimits } from '../../db/group-commit.ts';
 import { sealNext } from '../../db/journal-rules.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, kindsOf, openTempDatabase } from '../support/db-journals.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, fields, kindsOf, openTempDatabase } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -18,7 +18,7 @@ function openJournal(options: { lingerMs?: number; opsMax?: number } = {}) {
 describe('SqliteJournal group commit: bounds', () => {
   it('batch: 1,000 concurrent appends run in batches of at most 256, every one written', async () => {
     const { journal } = openJournal();
-    const entries = await Promise.all(Array.from({ length: 1_000 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), { n: i })));
+    const entries = await Promise.all(Array.from({ length: 1_000 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), fields('PROPOSED', { n: i }))));
     expect(journal.commitStats).toMatchObject({ batches: 4, ops: 1_000, largestBatch: groupCommitLimits.opsMax, retriedBatches: 0 });
     expect(new Set(entries.map((e) => e.hash)).size).toBe(1_000);
     expect(await journal.scan(0, 2_000)).toHaveLength(1_000);
@@ -27,9 +27,9 @@ describe('SqliteJournal group commit: bounds', () => {
   it('batch: every caller of the current turn of the event loop joins one batch', async () => {
     const { journal } = openJournal();
     await Promise.all([
-      journal.append('PROPOSED', eid, {}),
+      journal.append('PROPOSED', eid, fields('PROPOSED')),
       journal.claim(effectIdOf(2), 'w1', 1_000),
-      journal.appendIf('AUTHORIZED', eid, () => null, {}),
+      journal.appendIf('AUTHORIZED', eid, () => null, fields('AUTHORIZED')),
       journal.release(effectIdOf(2), 'w1'),
     ]);
     expect(journal.commitStats).toMatchObject({ batches: 1, ops: 4 });
@@ -40,7 +40,7 @@ describe('SqliteJournal group commit: bounds', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate'] });
     try {
       const { journal } = openJournal();
-      const first = journal.append('PROPOSED', eid, {});
+      const first = journal.append('PROPOSED', eid, fields('PROPOSED'));
       await Promise.resolve();
       expect(journal.commitStats.batches).toBe(0);
       vi.advanceTimersByTime(0);
@@ -56,9 +56,9 @@ describe('SqliteJournal group commit: bounds', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate'] });
     try {
       const { journal } = openJournal({ lingerMs: 2 });
-      const first = journal.append('PROPOSED', eid, {});
+      const first = journal.append('PROPOSED', eid, fields('PROPOSED'));
       vi.advanceTimersByTime(1);
-      const second = journal.append('PROPOSED', effectIdOf(2), {});
+      const second = journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED'));
       expect(journal.commitStats.batches).toBe(0);
       vi.advanceTimersByTime(1);
       expect(journal.commitStats).toMatchObject({ batches: 1, ops: 2 });
@@ -82,10 +82,10 @@ describe('SqliteJournal group commit: what a check sees', () => {
   it('appendIf: 50 concurrent DISPATCHED on one effect in one batch write exactly one; the rest see in_flight', async () => {
     const { journal } = openJournal();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => journal.appendIf('DISPATCHED', eid, blockWhileDispatched, { n: i }, { owner: `w${i}`, ttlMs: 1_000 })),
+      Array.from({ length: 50 }, (_, i) => journal.appendIf('DISPATCHED', eid, blockWhileDispatched, fields('DISPATCHED', { n: i }), { owner: `w${i}`, ttlMs: 1_000 })),
     );
     expect(journal.commitStats).toMatchObject({ batches: 1, ops: 50 });
-    expect(results.filter((r) => r.entry !== null).map((r) => r.entry?.n)).toEqual([0]);
+    expect(results.filter((r) => r.entry !== null).map((r) => (r.entry as { n?: number } | null)?.n)).toEqual([0]);
     expect(results.filter((r) => r.blocker === 'in_flight')).toHaveLength(49);
     expect(await kindsOf(journal, eid)).toEqual(['DISPATCHED']);
     // The claim set with the one DISPATCHED is the first caller's.
@@ -97,12 +97,12 @@ describe('SqliteJournal group commit: what a check sees', () => {
     const { journal } = openJournal();
     let seen: string[] = [];
     const writes = [
-      journal.append('PROPOSED', eid, {}),
-      journal.append('AUTHORIZED', eid, {}),
+      journal.append('PROPOSED', eid, fields('PROPOSED')),
+      journal.append('AUTHORIZED', eid, fields('AUTHORIZED')),
       journal.appendIf('DISPATCHED', eid, (chain) => {
         seen = chain.map((e) => e.kind);
         return null;
-      }, {}),
+      }, fields('DISPATCHED')),
     ];
     const [proposed, authorized, dispatched] = await Promise.all(writes);
     expect(seen).toEqual(['PROPOSED', 'AUTHORIZED']);
@@ -123,17 +123,17 @@ describe('SqliteJournal group commit: order and durability', () => {
   it('order: 200 concurrent appends to one chain are written and resolved in call order', async () => {
     const { journal } = openJournal();
     const resolved: number[] = [];
-    await Promise.all(Array.from({ length: 200 }, (_, n) => journal.append('PROPOSED', eid, { n }).then(() => resolved.push(n))));
+    await Promise.all(Array.from({ length: 200 }, (_, n) => journal.append('PROPOSED', eid, fields('PROPOSED', { n })).then(() => resolved.push(n))));
     const expected = Array.from({ length: 200 }, (_, n) => n);
     expect(resolved).toEqual(expected);
-    expect((await journal.entries(eid)).map((e) => e.n)).toEqual(expected);
+    expect((await journal.entries(eid)).map((e) => (e as unknown as { n: number }).n)).toEqual(expected);
   });
 
   it('durability: when a write resolves, another connection already reads it (its batch committed)', async () => {
     const { journal, file } = openJournal();
     const reader = openTempDatabase(file).sqlite.prepare('SELECT count(*) FROM entries WHERE hash = ?').pluck();
     const visibleAtResolve = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), {}).then((entry) => reader.get(entry.hash))),
+      Array.from({ length: 300 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), fields('PROPOSED')).then((entry) => reader.get(entry.hash))),
     );
     expect(visibleAtResolve.every((count) => count === 1)).toBe(true);
   });
@@ -144,24 +144,24 @@ describe('SqliteJournal group commit: order and durability', () => {
       throw new Error('check failed');
     };
     const [before, thrown, after] = await Promise.allSettled([
-      journal.append('PROPOSED', eid, { n: 1 }),
-      journal.appendIf('AUTHORIZED', eid, failing, {}, { owner: 'w1', ttlMs: 1_000 }),
-      journal.append('AUTHORIZED', eid, { n: 3 }),
+      journal.append('PROPOSED', eid, fields('PROPOSED', { n: 1 })),
+      journal.appendIf('AUTHORIZED', eid, failing, fields('AUTHORIZED'), { owner: 'w1', ttlMs: 1_000 }),
+      journal.append('AUTHORIZED', eid, fields('AUTHORIZED', { n: 3 })),
     ]);
     expect(journal.commitStats).toMatchObject({ batches: 1, retriedBatches: 0 });
     expect(before.status).toBe('fulfilled');
     expect(thrown).toMatchObject({ status: 'rejected', reason: new Error('check failed') });
     expect(after.status).toBe('fulfilled');
-    expect((await journal.entries(eid)).map((e) => e.n)).toEqual([1, 3]);
+    expect((await journal.entries(eid)).map((e) => (e as unknown as { n: number }).n)).toEqual([1, 3]);
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
   });
 
   it('isolation: a write the schema refuses (a second COMMITTED) rejects alone, with no partial claim', async () => {
     const { journal } = openJournal();
     const results = await Promise.allSettled([
-      journal.append('COMMITTED', eid, {}),
-      journal.appendIf('COMMITTED', eid, () => null, {}, { owner: 'w1', ttlMs: 1_000 }),
-      journal.append('PROPOSED', effectIdOf(2), {}),
+      journal.append('COMMITTED', eid, fields('COMMITTED')),
+      journal.appendIf('COMMITTED', eid, () => null, fields('COMMITTED'), { owner: 'w1', ttlMs: 1_000 }),
+      journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await kindsOf(journal, eid)).toEqual(['COMMITTED']);
@@ -173,25 +173,25 @@ describe('SqliteJournal group commit: order and durability', () => {
     sqlite.pragma('busy_timeout = 0');
     const holder = openTempDatabase(file).sqlite;
     holder.exec('BEGIN IMMEDIATE');
-    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), {})));
+    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), fields('PROPOSED'))));
     holder.exec('ROLLBACK');
     expect(results.every((r) => r.status === 'rejected' && /locked|busy/i.test(String(r.reason)))).toBe(true);
     expect(journal.commitStats.retriedBatches).toBe(1);
     expect(await journal.scan(0, 10)).toEqual([]);
-    expect(await journal.append('PROPOSED', eid, {})).toMatchObject({ kind: 'PROPOSED' });
+    expect(await journal.append('PROPOSED', eid, fields('PROPOSED'))).toMatchObject({ kind: 'PROPOSED' });
   });
 });
 
 describe('SqliteJournal.appendSealed: entries sealed elsewhere, in one write', () => {
   const chainOf = (effectId: string, length: number, after?: Entry): Entry[] => {
     const chain: Entry[] = [];
-    for (let n = 0; n < length; n++) chain.push(sealNext('PROPOSED', effectId, { n }, chain.at(-1) ?? after, 1_700_000_000_000 + n));
+    for (let n = 0; n < length; n++) chain.push(sealNext('PROPOSED', effectId, { ...fields('PROPOSED'), n }, chain.at(-1) ?? after, 1_700_000_000_000 + n));
     return chain;
   };
 
   it('stores interleaved chains in order, linked to what the journal already held', async () => {
     const { journal } = openJournal();
-    const first = await journal.append('PROPOSED', eid, { n: -1 });
+    const first = await journal.append('PROPOSED', eid, fields('PROPOSED', { n: -1 }));
     const mine = chainOf(eid, 3, first);
     const other = chainOf(effectIdOf(2), 2);
     await journal.appendSealed([mine[0]!, other[0]!, mine[1]!, other[1]!, mine[2]!]);

@@ -2,14 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EntryKind } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { entryHashHolds, hashEntry } from '../../server/journal/hash.ts';
-import {
-  blockWhileDispatched,
-  cleanUpDatabases,
-  effectIdOf,
-  fakeClock,
-  journalBackends,
-  kindsOf,
-} from '../support/db-journals.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, fields, journalBackends, kindsOf } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -20,10 +13,10 @@ describe.each(journalBackends)('$name', (backend) => {
   it('append: chains each entry to the previous entry of its effect and hashes it', async () => {
     const clock = fakeClock(5_000);
     const journal = backend.open(clock);
-    const first = await journal.append('PROPOSED', eid, { agent: 'a1' });
+    const first = await journal.append('PROPOSED', eid, fields('PROPOSED', { agent: 'a1' }));
     clock.advance(7);
-    const second = await journal.append('AUTHORIZED', eid, { lease: 'g1' });
-    const other = await journal.append('PROPOSED', otherEid, { agent: 'a2' });
+    const second = await journal.append('AUTHORIZED', eid, fields('AUTHORIZED', { lease: 'g1' }));
+    const other = await journal.append('PROPOSED', otherEid, fields('PROPOSED', { agent: 'a2' }));
 
     expect(first).toMatchObject({ effect_id: eid, kind: 'PROPOSED', ts_ms: 5_000, prev: null, agent: 'a1' });
     expect(second).toMatchObject({ kind: 'AUTHORIZED', ts_ms: 5_007, prev: first.hash });
@@ -39,8 +32,8 @@ describe.each(journalBackends)('$name', (backend) => {
 
   it('appendIf: the check sees the whole chain in order and null lets the entry through', async () => {
     const journal = backend.open(fakeClock());
-    await journal.append('PROPOSED', eid, {});
-    await journal.append('AUTHORIZED', eid, {});
+    await journal.append('PROPOSED', eid, fields('PROPOSED'));
+    await journal.append('AUTHORIZED', eid, fields('AUTHORIZED'));
     let seen: EntryKind[] = [];
     const result = await journal.appendIf(
       'DISPATCHED',
@@ -49,7 +42,7 @@ describe.each(journalBackends)('$name', (backend) => {
         seen = chain.map((entry) => entry.kind);
         return null;
       },
-      { effect: { amount: 5 } },
+      fields('DISPATCHED', { effect: { amount: 5 } }),
     );
     expect(seen).toEqual(['PROPOSED', 'AUTHORIZED']);
     expect(result.blocker).toBeNull();
@@ -59,8 +52,8 @@ describe.each(journalBackends)('$name', (backend) => {
 
   it('appendIf: a blocker writes nothing', async () => {
     const journal = backend.open(fakeClock());
-    await journal.append('DISPATCHED', eid, {});
-    const result = await journal.appendIf('DISPATCHED', eid, blockWhileDispatched, {}, { owner: 'w1', ttlMs: 100 });
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
+    const result = await journal.appendIf('DISPATCHED', eid, blockWhileDispatched, fields('DISPATCHED'), { owner: 'w1', ttlMs: 100 });
     expect(result).toEqual({ entry: null, blocker: 'in_flight' });
     expect(await kindsOf(journal, eid)).toEqual(['DISPATCHED']);
     expect(await journal.claim(eid, 'w2', 100)).toBe(true);
@@ -71,15 +64,15 @@ describe.each(journalBackends)('$name', (backend) => {
     const failing = () => {
       throw new Error('check failed');
     };
-    await expect(journal.appendIf('DISPATCHED', eid, failing, {})).rejects.toThrow('check failed');
+    await expect(journal.appendIf('DISPATCHED', eid, failing, fields('DISPATCHED'))).rejects.toThrow('check failed');
     expect(await journal.entries(eid)).toEqual([]);
   });
 
   it('appendIf: a check that does not answer a string or null synchronously is refused', async () => {
     const journal = backend.open(fakeClock());
     const asyncCheck = (async () => null) as never;
-    await expect(journal.appendIf('DISPATCHED', eid, asyncCheck, {})).rejects.toThrow(TypeError);
-    await expect(journal.appendIf('DISPATCHED', eid, () => '', {})).rejects.toThrow(TypeError);
+    await expect(journal.appendIf('DISPATCHED', eid, asyncCheck, fields('DISPATCHED'))).rejects.toThrow(TypeError);
+    await expect(journal.appendIf('DISPATCHED', eid, () => '', fields('DISPATCHED'))).rejects.toThrow(TypeError);
     expect(await journal.entries(eid)).toEqual([]);
   });
 
@@ -87,7 +80,7 @@ describe.each(journalBackends)('$name', (backend) => {
     const clock = fakeClock();
     const journal = backend.open(clock);
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
-    const result = await journal.appendIf('DISPATCHED', eid, blockWhileDispatched, {}, { owner: 'w1', ttlMs: 100 });
+    const result = await journal.appendIf('DISPATCHED', eid, blockWhileDispatched, fields('DISPATCHED'), { owner: 'w1', ttlMs: 100 });
     expect(result.blocker).toBeNull();
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(false);
     clock.advance(100);
@@ -132,27 +125,34 @@ describe.each(journalBackends)('$name', (backend) => {
   it('append with release: the entry and the drop of that owner\'s claim are one write; another owner\'s claim stays', async () => {
     const journal = backend.open(fakeClock());
     await journal.claim(eid, 'w1', 1_000);
-    await journal.append('PROPOSED', eid, {}, { release: 'w2' });
+    await journal.append('PROPOSED', eid, fields('PROPOSED'), { release: 'w2' });
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(false);
-    await journal.append('AUTHORIZED', eid, {}, { release: 'w1' });
+    await journal.append('AUTHORIZED', eid, fields('AUTHORIZED'), { release: 'w1' });
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(true);
-    await expect(journal.append('AUTHORIZED', eid, {}, { release: '' })).rejects.toThrow(/release/);
+    await expect(journal.append('AUTHORIZED', eid, fields('AUTHORIZED'), { release: '' })).rejects.toThrow(/release/);
   });
 
   it('append with release: a write that is refused keeps the claim (nothing of it is applied)', async () => {
     const journal = backend.open(fakeClock());
-    await journal.append('PROPOSED', eid, {});
-    await journal.append('COMMITTED', eid, { result: 'first' });
+    await journal.append('PROPOSED', eid, fields('PROPOSED'));
+    await journal.append('COMMITTED', eid, fields('COMMITTED', { result: 'first' }));
     await journal.claim(eid, 'w1', 1_000);
-    await expect(journal.append('COMMITTED', eid, { result: 'again' }, { release: 'w1' })).rejects.toThrow();
+    await expect(journal.append('COMMITTED', eid, fields('COMMITTED', { result: 'again' }), { release: 'w1' })).rejects.toThrow();
     expect(await journal.claim(eid, 'w2', 1_000)).toBe(false);
+  });
+
+  it('append: a REFUSED whose resolves is not a boolean is refused before anything is written (it cannot close a dispatch)', async () => {
+    const journal = backend.open(fakeClock());
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
+    await expect(journal.append('REFUSED', eid, fields('REFUSED', { code: 'lease', resolves: 'true' }))).rejects.toThrow(/REFUSED.resolves is malformed/);
+    expect(await journal.inFlight()).toEqual([eid]);
   });
 
   it('inFlight: an effect is in flight from its DISPATCHED', async () => {
     const journal = backend.open(fakeClock());
-    await journal.append('PROPOSED', eid, {});
+    await journal.append('PROPOSED', eid, fields('PROPOSED'));
     expect(await journal.inFlight()).toEqual([]);
-    await journal.append('DISPATCHED', eid, {});
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
     expect(await journal.inFlight()).toEqual([eid]);
   });
 
@@ -161,31 +161,30 @@ describe.each(journalBackends)('$name', (backend) => {
     ['AMBIGUOUS', { code: 'ambiguous' }, false],
     ['REFUSED', { code: 'lease_at_recovery', resolves: true }, false],
     ['REFUSED', { code: 'lease' }, true],
-    ['REFUSED', { code: 'lease', resolves: 'true' }, true],
     ['CONFIRMED', { via: 'webhook' }, true],
     ['ESCALATED', { reason: 'stale_premise' }, true],
-  ])('inFlight: after DISPATCHED then %s %j, still in flight = %s', async (kind, fields, stillInFlight) => {
+  ])('inFlight: after DISPATCHED then %s %j, still in flight = %s', async (kind, body, stillInFlight) => {
     const journal = backend.open(fakeClock());
-    await journal.append('DISPATCHED', eid, {});
-    await journal.append(kind, eid, fields);
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
+    await journal.append(kind, eid, fields(kind, body));
     expect(await journal.inFlight()).toEqual(stillInFlight ? [eid] : []);
   });
 
   it('inFlight: a new DISPATCHED after a close opens the effect again; effects come in dispatch order', async () => {
     const journal = backend.open(fakeClock());
-    await journal.append('DISPATCHED', otherEid, {});
-    await journal.append('REFUSED', otherEid, { code: 'target_error', resolves: true });
-    await journal.append('DISPATCHED', eid, {});
-    await journal.append('DISPATCHED', eid, {});
-    await journal.append('DISPATCHED', otherEid, {});
+    await journal.append('DISPATCHED', otherEid, fields('DISPATCHED'));
+    await journal.append('REFUSED', otherEid, fields('REFUSED', { code: 'target_error', resolves: true }));
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED'));
+    await journal.append('DISPATCHED', otherEid, fields('DISPATCHED'));
     expect(await journal.inFlight()).toEqual([eid, otherEid]);
   });
 
   it('scan: returns entries after a seq in journal order, at most limit of them', async () => {
     const journal = backend.open(fakeClock());
-    const a = await journal.append('PROPOSED', eid, {});
-    const b = await journal.append('PROPOSED', otherEid, {});
-    const c = await journal.append('AUTHORIZED', eid, {});
+    const a = await journal.append('PROPOSED', eid, fields('PROPOSED'));
+    const b = await journal.append('PROPOSED', otherEid, fields('PROPOSED'));
+    const c = await journal.append('AUTHORIZED', eid, fields('AUTHORIZED'));
     const all = await journal.scan(0, 10);
     expect(all.map((s) => s.entry)).toEqual([a, b, c]);
     const seqs = all.map((s) => s.seq);
@@ -199,7 +198,7 @@ describe.each(journalBackends)('$name', (backend) => {
     const journal = backend.open(fakeClock());
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        journal.appendIf('DISPATCHED', eid, blockWhileDispatched, { n: i }, { owner: `w${i}`, ttlMs: 100 }),
+        journal.appendIf('DISPATCHED', eid, blockWhileDispatched, fields('DISPATCHED', { n: i }), { owner: `w${i}`, ttlMs: 100 }),
       ),
     );
     expect(results.filter((r) => r.entry !== null)).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RESERVATION_MOVED } from '../../server/journal/store.ts';
-import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, journalBackends, openTempDatabase } from '../support/db-journals.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, fields, journalBackends, openTempDatabase } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -9,25 +9,25 @@ afterEach(cleanUpDatabases);
 
 const [a, b, c] = [effectIdOf(1), effectIdOf(2), effectIdOf(3)];
 const PI = 'pi_shared';
-const dispatch = (amount: number) => ({ effect: { payment_intent: PI, amount }, reserves: PI });
+const dispatch = (amount: number) => fields('DISPATCHED', { effect: { payment_intent: PI, amount }, reserves: PI });
 
 describe.each(journalBackends)('$name', (backend) => {
   it('reservations: the open dispatches on a key, one per effect, and the seq a guard must look past', async () => {
     const journal = backend.open(fakeClock());
     expect(await journal.reservations(PI)).toEqual({ open: [], seq: 0 });
     const first = await journal.append('DISPATCHED', a, dispatch(500));
-    await journal.append('DISPATCHED', b, { effect: { payment_intent: 'pi_other', amount: 1 }, reserves: 'pi_other' });
+    await journal.append('DISPATCHED', b, fields('DISPATCHED', fields('DISPATCHED', { effect: { payment_intent: 'pi_other', amount: 1 }, reserves: 'pi_other' })));
     const third = await journal.append('DISPATCHED', c, dispatch(700));
     let read = await journal.reservations(PI);
     expect(read.open).toEqual([first, third]);
     expect(read.seq).toBe(3);
     // A COMMITTED closes the dispatch: no longer reserved, but the seq still counts it.
-    await journal.append('COMMITTED', a, { result: 'ok' });
+    await journal.append('COMMITTED', a, fields('COMMITTED', { result: 'ok' }));
     read = await journal.reservations(PI);
     expect(read.open).toEqual([third]);
     expect(read.seq).toBe(3);
     // So does a resolving refusal: the reservation is given back.
-    await journal.append('REFUSED', c, { code: 'target_error', resolves: true });
+    await journal.append('REFUSED', c, fields('REFUSED', { code: 'target_error', resolves: true }));
     expect((await journal.reservations(PI)).open).toEqual([]);
   });
 
@@ -49,8 +49,8 @@ describe.each(journalBackends)('$name', (backend) => {
     const journal = backend.open(fakeClock());
     const before = await journal.reservations(PI);
     await journal.append('DISPATCHED', a, dispatch(500));
-    await journal.append('REFUSED', a, { code: 'target_error', resolves: true });
-    await journal.append('DISPATCHED', b, { effect: { payment_intent: 'pi_other', amount: 1 }, reserves: 'pi_other' });
+    await journal.append('REFUSED', a, fields('REFUSED', { code: 'target_error', resolves: true }));
+    await journal.append('DISPATCHED', b, fields('DISPATCHED', fields('DISPATCHED', { effect: { payment_intent: 'pi_other', amount: 1 }, reserves: 'pi_other' })));
     const written = await journal.appendIf('DISPATCHED', a, () => null, dispatch(500), undefined, { key: PI, afterSeq: before.seq });
     expect(written.blocker).toBeNull();
   });

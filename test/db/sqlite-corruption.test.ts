@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalCorruptError } from '../../server/journal/store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
-import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase } from '../support/db-journals.ts';
+import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, fields, openTempDatabase } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -13,9 +13,9 @@ const movedEid = effectIdOf(9);
 async function tamperableJournal() {
   const { db, sqlite } = openTempDatabase();
   const journal = new SqliteJournal({ db, ...fakeClock() });
-  await journal.append('PROPOSED', eid, { effect: { amount: 5 } });
-  await journal.append('AUTHORIZED', eid, { lease: 'g1' });
-  await journal.append('DISPATCHED', eid, { effect: { amount: 5 } });
+  await journal.append('PROPOSED', eid, fields('PROPOSED', { effect: { amount: 5 } }));
+  await journal.append('AUTHORIZED', eid, fields('AUTHORIZED', { lease: 'g1' }));
+  await journal.append('DISPATCHED', eid, fields('DISPATCHED', { effect: { amount: 5 } }));
   sqlite.exec('DROP TRIGGER entries_no_update; DROP TRIGGER entries_no_delete;');
   const rowCount = () => sqlite.prepare('SELECT count(*) AS n FROM entries').pluck().get();
   return { journal, sqlite, rowCount };
@@ -44,8 +44,8 @@ describe('SqliteJournal on a tampered file', () => {
     sqlite.exec(`UPDATE entries SET body = json_set(body, '$.effect.amount', 500) WHERE seq = 3`);
     await expect(journal.scan(0, 10)).rejects.toThrow(JournalCorruptError);
     await expect(journal.inFlight()).rejects.toThrow(JournalCorruptError);
-    await expect(journal.append('COMMITTED', eid, {})).rejects.toThrow(JournalCorruptError);
-    await expect(journal.appendIf('COMMITTED', eid, blockWhileDispatched, {})).rejects.toThrow(JournalCorruptError);
+    await expect(journal.append('COMMITTED', eid, fields('COMMITTED'))).rejects.toThrow(JournalCorruptError);
+    await expect(journal.appendIf('COMMITTED', eid, blockWhileDispatched, fields('COMMITTED'))).rejects.toThrow(JournalCorruptError);
     expect(rowCount()).toBe(3);
   });
 

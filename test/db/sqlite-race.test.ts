@@ -22,7 +22,7 @@ describe('SqliteJournal across OS processes', () => {
     expect(await kindsOf(journal, eid)).toEqual(['DISPATCHED']);
     // The claim set with the DISPATCHED belongs to the process that wrote it.
     const winner = owners[outcomes.findIndex((o) => o.wrote === true)];
-    expect(dispatched?.owner).toBe(winner);
+    expect((dispatched as { owner?: unknown } | undefined)?.owner).toBe(winner);
     expect(await journal.claim(eid, 'someone-else', 1_000)).toBe(false);
   });
 

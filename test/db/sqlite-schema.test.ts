@@ -6,14 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { migrateDatabase } from '../../db/open.ts';
 import * as schema from '../../db/schema.ts';
-import {
-  cleanUpDatabases,
-  effectIdOf,
-  fakeClock,
-  makeTempDir,
-  openTempDatabase,
-  tempDbFile,
-} from '../support/db-journals.ts';
+import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir, openTempDatabase, tempDbFile } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -89,7 +82,7 @@ describe('schema', () => {
   it('refuses UPDATE and DELETE on entries: the journal is append-only', async () => {
     const { db, sqlite } = openTempDatabase();
     const journal = new SqliteJournal({ db, ...fakeClock() });
-    await journal.append('PROPOSED', eid, { effect: { amount: 5 } });
+    await journal.append('PROPOSED', eid, fields('PROPOSED', { effect: { amount: 5 } }));
     expect(() => sqlite.prepare(`UPDATE entries SET body = '{}'`).run()).toThrow('entries is append-only');
     expect(() => sqlite.prepare('DELETE FROM entries').run()).toThrow('entries is append-only');
     expect(await journal.entries(eid)).toHaveLength(1);
@@ -113,7 +106,7 @@ describe('openDatabase', () => {
 
   it('reopening a file keeps its entries and applies no migration twice', async () => {
     const first = openTempDatabase();
-    const appended = await new SqliteJournal({ db: first.db, ...fakeClock() }).append('PROPOSED', eid, {});
+    const appended = await new SqliteJournal({ db: first.db, ...fakeClock() }).append('PROPOSED', eid, fields('PROPOSED'));
     first.close();
     const second = openTempDatabase(first.file);
     expect(await new SqliteJournal({ db: second.db, ...fakeClock() }).entries(eid)).toEqual([appended]);

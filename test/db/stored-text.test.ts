@@ -4,7 +4,7 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { canonical, sha256Hex, storedTextHashHolds } from '../../server/journal/hash.ts';
 import { JournalCorruptError } from '../../server/journal/store.ts';
-import { cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase } from '../support/db-journals.ts';
+import { cleanUpDatabases, effectIdOf, fakeClock, fields, openTempDatabase } from '../support/db-journals.ts';
 
 // Bodies are stored as canonical JSON, so a read checks the hash over the stored text without
 // re-serialising the entry; a body in any other form is checked the long way, never trusted.
@@ -58,7 +58,7 @@ describe('SqliteJournal bodies', () => {
   it('are stored as canonical JSON', async () => {
     const { db, sqlite } = openTempDatabase();
     const journal = new SqliteJournal({ db, ...fakeClock() });
-    const entry = await journal.append('PROPOSED', effectIdOf(1), { zeta: 1, alpha: { y: 2, x: 1 } });
+    const entry = await journal.append('PROPOSED', effectIdOf(1), fields('PROPOSED', { zeta: 1, alpha: { y: 2, x: 1 } }));
     expect(sqlite.prepare('SELECT body FROM entries').pluck().get()).toBe(canonical(entry));
   });
 
@@ -66,8 +66,8 @@ describe('SqliteJournal bodies', () => {
     const { db, sqlite } = openTempDatabase();
     const journal = new SqliteJournal({ db, ...fakeClock() });
     const eid = effectIdOf(2);
-    const first = await journal.append('PROPOSED', eid, { zeta: 1, alpha: 2 });
-    await journal.append('AUTHORIZED', eid, { lease: 'g1' });
+    const first = await journal.append('PROPOSED', eid, fields('PROPOSED', { zeta: 1, alpha: 2 }));
+    await journal.append('AUTHORIZED', eid, fields('AUTHORIZED', { lease: 'g1' }));
     sqlite.exec('DROP TRIGGER entries_no_update;');
     // The same entry in insertion order, as bodies were once written: not the hashed text.
     sqlite.prepare('UPDATE entries SET body = ? WHERE seq = 1').run(JSON.stringify(first));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { entryOfRow, rowOf, sealNext, VerifiedBodies } from '../../db/journal-rules.ts';
 import { JournalCorruptError } from '../../server/journal/store.ts';
 
-const sealed = sealNext('PROPOSED', 'abc123def456', { effect: { amount: 5 } }, undefined, 1_000);
+const sealed = sealNext('PROPOSED', 'abc123def456', { agent: 'a', lease: null, premises: null, effect: { amount: 5 } }, undefined, 1_000);
 const row = { ...rowOf(sealed), seq: 7 };
 
 describe('VerifiedBodies', () => {

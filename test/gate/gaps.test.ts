@@ -5,7 +5,7 @@ import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { refundAnswer } from '../../server/http/answers.ts';
 import { owedExplanation } from '../../server/inbox/escalation.ts';
-import { buildChain, committedSteps, dispatchedSteps, EFFECT_ID, LEASE, PREMISES, REFUND, type Step } from '../support/entries.ts';
+import { buildChain, committedSteps, dispatchedSteps, EFFECT_ID, LEASE, loose, PREMISES, REFUND, type Step } from '../support/entries.ts';
 import { buildGateWorld, buildProposal, type GateWorld, ORDER } from '../support/gate-world.ts';
 
 /** A proposal refused for its lease: the gate writes neither changes nor repairs on such a refusal. */
@@ -134,7 +134,7 @@ describe('gate: a definite rejection is settled once and never resent', () => {
     expect(status).toBe('REFUSED:target_error');
     const refusal = (await world.journal.entries(effectId)).at(-1)!;
     expect(refusal).toMatchObject({ code: 'target_error', resolves: true });
-    expect(refusal.reason).toBe('target reported failure: 400 charge_disputed; lookup failed: lookup timed out');
+    expect(loose(refusal).reason).toBe('target reported failure: 400 charge_disputed; lookup failed: lookup timed out');
     expect(await world.journal.inFlight()).toEqual([]);
     expect(await world.newGate().recover()).toEqual(new Map());
     expect((await world.gate.submit(buildProposal(world))).status).toBe('REFUSED:target_error');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { Authority } from '../../server/gate/leases.ts';
 import { buildGateWorld, buildProposal, type GateWorld, ORDER } from '../support/gate-world.ts';
@@ -27,7 +28,7 @@ async function escalate(world: GateWorld, facts: JsonObject, decision?: { decisi
     await world.journal.append('DECIDED', effectId, {
       at_ms: decision.atMs,
       by: decision.by,
-      decision: decision.decision,
+      decision: decision.decision as Decision,
       escalation: escalation.hash,
       group: 'ap-leads',
       members: ['ana'],

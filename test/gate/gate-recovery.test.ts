@@ -1,3 +1,4 @@
+import { loose } from '../support/entries.ts';
 import { describe, expect, it } from 'vitest';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { buildGateWorld, buildProposal, type GateWorld, LEASE, ORDER } from '../support/gate-world.ts';
@@ -51,7 +52,7 @@ describe('gate recovery', () => {
     await world.gate.recover();
     const refusal = (await world.journal.entries(effectId)).at(-1)!;
     expect(refusal).toMatchObject({ code: 'stale_premise_at_recovery', resolves: true, changes: [{ field: 'refunded', was: 0, now: 2_000 }] });
-    expect(refusal.repairs).toMatchObject([{ code: 'still_fits' }]);
+    expect(loose(refusal).repairs).toMatchObject([{ code: 'still_fits' }]);
   });
 
   it('an ambiguous entry never carries repairs', async () => {
@@ -62,7 +63,7 @@ describe('gate recovery', () => {
     await world.gate.recover();
     const entry = (await world.journal.entries(effectId)).at(-1)!;
     expect(entry.kind).toBe('AMBIGUOUS');
-    expect(entry.repairs).toBeUndefined();
+    expect(loose(entry).repairs).toBeUndefined();
   });
 
   it('outside the key window a tier-1 target is looked up, never blindly resent', async () => {

@@ -1,3 +1,4 @@
+import { loose } from '../support/entries.ts';
 import { describe, expect, it } from 'vitest';
 import { InvalidEffectError } from '../../server/gate/target.ts';
 import { buildGateWorld, buildProposal, LEASE, ORDER } from '../support/gate-world.ts';
@@ -20,8 +21,8 @@ describe('gate submit', () => {
     const { effectId } = await world.gate.submit(buildProposal(world, { request: { id: 'case-4471', note: 'jar' } }));
     const chain = await world.journal.entries(effectId);
     expect(chain.map((e) => e.kind)).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED', 'COMMITTED']);
-    expect(chain[0]!.request).toEqual({ id: 'case-4471', note: 'jar' });
-    expect(chain[2]!.checks).toEqual({ lease_live: true, lease: null, violations: [] });
+    expect(loose(chain[0]).request).toEqual({ id: 'case-4471', note: 'jar' });
+    expect(loose(chain[2]).checks).toEqual({ lease_live: true, lease: null, violations: [] });
   });
 
   it('a re-decided amount under the same request is refused and never sent', async () => {
@@ -51,8 +52,8 @@ describe('gate submit', () => {
     const outcome = await world.gate.submit(proposal);
     expect(outcome.status).toBe('REFUSED:stale_premise');
     const refusal = (await world.journal.entries(outcome.effectId)).at(-1)!;
-    expect(refusal.changes).toEqual([{ field: 'refunded', was: 0, now: 3_000 }]);
-    expect(refusal.repairs).toMatchObject([{ code: 'still_fits', set: {} }]);
+    expect(loose(refusal).changes).toEqual([{ field: 'refunded', was: 0, now: 3_000 }]);
+    expect(loose(refusal).repairs).toMatchObject([{ code: 'still_fits', set: {} }]);
     expect(world.target.refundedTotal(ORDER)).toBe(3_000);
   });
 
@@ -63,7 +64,7 @@ describe('gate submit', () => {
     world.target.refundByHand(ORDER, 7_000);
     const outcome = await world.gate.submit(proposal);
     const refusal = (await world.journal.entries(outcome.effectId)).at(-1)!;
-    expect(refusal.repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 3_000 } }]);
+    expect(loose(refusal).repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 3_000 } }]);
   });
 
   it('a full hand refund or an ineligible order suggests nothing', async () => {
@@ -72,13 +73,13 @@ describe('gate submit', () => {
     const proposal = buildProposal(full);
     full.target.refundByHand(ORDER, 10_000);
     const refusedFull = (await full.journal.entries((await full.gate.submit(proposal)).effectId)).at(-1)!;
-    expect(refusedFull.repairs).toBeUndefined();
+    expect(loose(refusedFull).repairs).toBeUndefined();
     const ineligible = buildGateWorld();
     const p2 = buildProposal(ineligible);
     ineligible.target.orders.get(ORDER)!.eligible = false;
     const refusedIneligible = (await ineligible.journal.entries((await ineligible.gate.submit(p2)).effectId)).at(-1)!;
-    expect(refusedIneligible.code).toBe('stale_premise');
-    expect(refusedIneligible.repairs).toBeUndefined();
+    expect(loose(refusedIneligible).code).toBe('stale_premise');
+    expect(loose(refusedIneligible).repairs).toBeUndefined();
   });
 
   it('a retry after a refusal is judged on the facts first decided on, not re-read ones', async () => {

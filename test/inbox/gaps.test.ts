@@ -58,8 +58,8 @@ describe('escalation and decision records carry exactly their fields', () => {
   });
 
   it('an unknown extra field is refused, and the message names what came', () => {
-    expect(() => escalationRecord({ ...escalation, note: 'x' })).toThrow(/got \[.*note.*\]$/);
-    expect(() => decisionRecord({ ...decision, comment: 'ok' })).toThrow(
+    expect(() => escalationRecord({ ...escalation, ...{ note: 'x' } })).toThrow(/got \[.*note.*\]$/);
+    expect(() => decisionRecord({ ...decision, ...{ comment: 'ok' } })).toThrow(
       'DECIDED fields must be exactly [at_ms,by,decision,escalation,group,members,repair], got [at_ms,by,comment,decision,escalation,group,members,repair]',
     );
     // A field swapped for another of the same count is still refused.

@@ -1,3 +1,4 @@
+import { loose } from '../support/entries.ts';
 import { describe, expect, it } from 'vitest';
 import { latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts';
@@ -140,11 +141,11 @@ describe('inbox scenarios: repairs, ambiguity, restarts (inbox §24)', () => {
     expect(await world.inbox.repair(id, 'ana', 0)).toBe('COMMITTED');
     const childId = childIdFor(r.id, escalation.hash);
     const child = await world.journal.entries(world.effectIdOf({ ...r, id: childId }));
-    expect(child[0]!.request).toMatchObject({ id: childId, repair_of: r.id, amount: 70 });
-    expect(child.find((e) => e.kind === 'DISPATCHED')!.effect).toEqual({ order: r.order, amount: 70 });
+    expect(loose(child[0]).request).toMatchObject({ id: childId, repair_of: r.id, amount: 70 });
+    expect(loose(child.find((e) => e.kind === 'DISPATCHED')).effect).toEqual({ order: r.order, amount: 70 });
     const parent = await world.journal.entries(id);
     expect(parent.some((e) => e.kind === 'DISPATCHED')).toBe(false);
-    expect(parent.find((e) => e.kind === 'DECIDED' && e.decision === 'repair')!.repair).toEqual({ code: 'refund_remaining', set: { amount: 70 }, request_id: childId });
+    expect(loose(parent.find((e) => e.kind === 'DECIDED' && e.decision === 'repair')).repair).toEqual({ code: 'refund_remaining', set: { amount: 70 }, request_id: childId });
     const direct = await world.inbox.options.gate.submit({ agent: 'inbox', lease: world.inbox.policyLease(), requestKey: r.id, premises: {}, effect: { order: r.order as string, amount: 70 } });
     expect(direct.status).toBe('REFUSED:conflicting_payload');
     expect(world.target.refundedTotal(r.order as string)).toBe(100);
@@ -196,7 +197,7 @@ describe('inbox scenarios: repairs, ambiguity, restarts (inbox §24)', () => {
   it('23: a repair while the original is in flight or committed is ALREADY_DECIDED', async () => {
     const world = buildInboxWorld();
     const { id, escalation } = await staleApproved(world, 80, 30);
-    await world.journal.append('DISPATCHED', id, { effect: {}, lease: null, premises: {}, checks: {} });
+    await world.journal.append('DISPATCHED', id, { effect: {}, lease: null, premises: {}, checks: { lease_live: true, lease: null } });
     expect(await world.inbox.repair(id, 'ana', 0, { seen: escalation.hash })).toBe('ALREADY_DECIDED');
   });
 
@@ -214,7 +215,7 @@ describe('inbox scenarios: repairs, ambiguity, restarts (inbox §24)', () => {
     const childEid = world.effectIdOf({ ...r, id: childIdFor(r.id, escalation.hash) });
     const child = await world.journal.entries(childEid);
     expect(child.filter((e) => e.kind === 'ESCALATED')).toHaveLength(1);
-    expect(child[0]!.premises).toEqual(escalation.facts);
+    expect(loose(child[0]).premises).toEqual(escalation.facts);
     expect(await fresh.approve(childEid, 'ana')).toBe('COMMITTED');
     expect(world.target.refundedTotal(r.order as string)).toBe(100);
   });

@@ -1,3 +1,4 @@
+import { loose } from '../support/entries.ts';
 import { describe, expect, it } from 'vitest';
 import { MemoryJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
@@ -68,7 +69,7 @@ describe('inbox work: sweeps read only the chains that can need work', () => {
     world.clock.nowMs = 1_000 + 12 * HOUR_MS;
     const { inbox } = narrowedInbox(world);
     expect(await inbox.tick()).toEqual(new Map([[id, 'finance-manager']]));
-    expect((await escalations(world, id)).map((e) => [e.level, e.due_ms, e.breach])).toEqual([
+    expect((await escalations(world, id)).map((e) => [loose(e).level, loose(e).due_ms, loose(e).breach])).toEqual([
       [0, 1_000 + 4 * HOUR_MS, false],
       [1, 1_000 + 8 * HOUR_MS, true],
       [1, null, true],

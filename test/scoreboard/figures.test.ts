@@ -34,7 +34,7 @@ describe('scoreboard', () => {
     const routine = world.request(20);
     at(0);
     expect(await inbox.submit(routine)).toBe('COMMITTED');
-    await world.journal.append('CONFIRMED', world.effectIdOf(routine), { via: 'webhook', event: 'evt_1', refund: null, status: 'succeeded', amount: 20, payment_intent: null, created: 1 });
+    await world.journal.append('CONFIRMED', world.effectIdOf(routine), { via: 'webhook', event: 'evt_1', refund: 're_x', status: 'succeeded', amount: 20, payment_intent: 'pi_x', created: 1 });
     // 2. judgment, approved after 30 s (recorded, not sent).
     const judged = world.request(80);
     at(0);

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { Entry, EntryKind } from '../../shared/entries.ts';
-import { effectIdOf } from './db-journals.ts';
+import { effectIdOf, fields } from './db-journals.ts';
 
 const [file, inFlightArg, writesMaxArg, effectsArg, mode] = process.argv.slice(2);
 const inFlight = Number(inFlightArg);
@@ -39,14 +39,16 @@ function acknowledge(entry: Entry | null): void {
 
 async function write(n: number): Promise<void> {
   const effectId = effectIdOf(1 + Math.floor(nextRandom() * effects));
-  const fields = { n, pid: process.pid, note: 'group commit load' };
+  // Well-formed entries carrying the load's own marks (a shape allows extra fields).
+  const marks = { n, pid: process.pid, note: 'group commit load' };
   if (n % 10 === 0) {
     // A conditional write whose check reads the chain, as the gate's DISPATCHED does.
-    const result = await journal.appendIf('DECIDED', effectId, (chain) => (chain.length % 7 === 6 ? 'busy' : null), fields);
+    const result = await journal.appendIf('DECIDED', effectId, (chain) => (chain.length % 7 === 6 ? 'busy' : null), fields('DECIDED', marks));
     acknowledge(result.entry);
     return;
   }
-  acknowledge(await journal.append(kinds[n % kinds.length]!, effectId, fields));
+  const kind = kinds[n % kinds.length]!;
+  acknowledge(await journal.append(kind, effectId, fields(kind, marks)));
 }
 
 const startedMs = performance.now();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Entry, EntryKind } from '../../shared/entries.ts';
+import type { Entry, EntryKind, FieldsOf } from '../../shared/entries.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
@@ -83,3 +83,35 @@ export const journalBackends: JournalBackend[] = [
   { name: 'MemoryJournal', open: (clock) => new MemoryJournal(clock) },
   { name: 'SqliteJournal', open: (clock) => new SqliteJournal({ db: openTempDatabase().db, ...clock }) },
 ];
+
+/** The least a well-formed entry of each kind carries: store tests that care about other fields override them. */
+const MINIMAL_FIELDS: { [K in EntryKind]: FieldsOf<K> } = {
+  PROPOSED: { agent: 'test', lease: null, premises: null, effect: {} },
+  AUTHORIZED: { lease: null },
+  DISPATCHED: { effect: {}, lease: null, premises: null, checks: { lease_live: true, lease: null } },
+  COMMITTED: {},
+  REFUSED: { code: 'test', reason: 'a test refusal' },
+  AMBIGUOUS: { code: 'ambiguous' },
+  ESCALATED: {
+    at_ms: 0,
+    reason: 'needs_judgment',
+    why: 'a test',
+    detail: null,
+    facts: {},
+    changes: [],
+    repairs: [],
+    route: 'default',
+    group: 'g',
+    routed_to: [],
+    level: 0,
+    due_ms: null,
+    breach: false,
+  },
+  DECIDED: { at_ms: 0, by: 'ana', decision: 'approve', escalation: 'e'.repeat(64), group: 'g', members: ['ana'], repair: null },
+  CONFIRMED: { via: 'webhook', event: null, refund: 're_test', status: 'succeeded', amount: 1, payment_intent: 'pi_test', created: null },
+};
+
+/** A well-formed entry's fields of `kind`, with `overrides` on top (which may break the shape on purpose). */
+export function fields<K extends EntryKind>(kind: K, overrides: Record<string, unknown> = {}): FieldsOf<K> {
+  return { ...MINIMAL_FIELDS[kind], ...overrides } as FieldsOf<K>;
+}

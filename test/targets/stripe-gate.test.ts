@@ -1,3 +1,4 @@
+import { loose } from '../support/entries.ts';
 import Stripe from 'stripe';
 import { describe, expect, it, vi } from 'vitest';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
@@ -155,7 +156,7 @@ describe('the gate over Stripe refunds (real SDK, sandbox, SQLite journal)', () 
     expect((await world.journal.entries(effectId)).at(-1)).toMatchObject({
       changes: [{ field: 'disputed', was: false, now: true }],
     });
-    expect((await world.journal.entries(effectId)).at(-1)?.repairs).toBeUndefined();
+    expect(loose((await world.journal.entries(effectId)).at(-1)).repairs).toBeUndefined();
     expect(world.sandbox.refunds(world.intent.id)).toEqual([]);
   });
 });

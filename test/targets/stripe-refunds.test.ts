@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { Entry } from '../../shared/entries.ts';
+import type { Dispatched } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { describe, expect, it } from 'vitest';
 import { TargetRejectedError } from '../../server/gate/target.ts';
@@ -18,8 +18,8 @@ async function buildTarget(amountCents = 5_000, paymentMethod: 'pm_card_visa' | 
 }
 
 /** An open DISPATCHED of another effect, as the journal hands it to a facts check. */
-function dispatchedEntry(effectId: string, effect: JsonObject): Entry {
-  return { effect_id: effectId, kind: 'DISPATCHED', ts_ms: 1, prev: null, hash: 'h'.repeat(64), effect, reserves: String(effect.payment_intent) };
+function dispatchedEntry(effectId: string, effect: JsonObject): Dispatched {
+  return { effect_id: effectId, kind: 'DISPATCHED', ts_ms: 1, prev: null, hash: 'h'.repeat(64), effect, lease: null, premises: null, checks: { lease_live: true, lease: null }, reserves: String(effect.payment_intent) };
 }
 
 /** The error a promise rejects with (fails the test when it resolves). */

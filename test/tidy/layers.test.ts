@@ -40,6 +40,7 @@ const GRAPH = new Map(FILES.map((file) => [file, importsOf(file)]));
 /** Modules of the pure decision core: they decide on values handed to them and return values. */
 const PURE_CORE = [
   'server/journal/chain.ts',
+  'server/journal/shapes.ts',
   'server/journal/confirmations.ts',
   'server/gate/premises.ts',
   'server/gate/leases.ts',

@@ -6,7 +6,7 @@
 import readline from 'node:readline';
 import { SqliteJournal } from '../../../db/journal-store.ts';
 import { openDatabase } from '../../../db/open.ts';
-import { blockWhileDispatched } from '../../support/db-journals.ts';
+import { blockWhileDispatched, fields } from '../../support/db-journals.ts';
 
 const [file, op, effectId, owner] = process.argv.slice(2);
 if (file === undefined || effectId === undefined || owner === undefined) throw new Error('usage: <dbfile> <op> <effectId> <owner>');
@@ -23,7 +23,7 @@ async function awaitWord(word: string): Promise<void> {
 
 async function act(journal: SqliteJournal): Promise<Record<string, unknown>> {
   if (op === 'claim') return { granted: await journal.claim(effectId!, owner!, 60_000) };
-  const result = await journal.appendIf('DISPATCHED', effectId!, blockWhileDispatched, { owner: owner! }, { owner: owner!, ttlMs: 60_000 });
+  const result = await journal.appendIf('DISPATCHED', effectId!, blockWhileDispatched, fields('DISPATCHED', { owner: owner! }), { owner: owner!, ttlMs: 60_000 });
   return { blocker: result.blocker, wrote: result.entry !== null };
 }
 

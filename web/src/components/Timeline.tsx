@@ -98,7 +98,7 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
       return { title: `Stripe reported the refund as ${humanize(status).toLowerCase()}`, who: 'Stripe', group: null, notes: [`Refund ${text(entry.refund)} · ${money(entry.amount, currency)} · via ${text(entry.via)}`], tone };
     }
     default:
-      return assertNever(entry.kind);
+      return assertNever(entry);
   }
 }
 
