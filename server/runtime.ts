@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
@@ -12,6 +12,7 @@ import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
 import { SessionStore } from './http/sessions.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
+import { EnvError, type InterlockEnv } from './env.ts';
 import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
@@ -28,22 +29,22 @@ export interface Running {
 const DEMO_PAYMENTS_CENTS = [10_000, 25_000, 4_000] as const;
 
 /** How the server reaches Stripe: the embedded sandbox, an external sandbox, or Stripe test mode. */
-async function connectStripe(env: NodeJS.ProcessEnv, mode: 'sandbox' | 'test', dataDir: string, webhookUrl: string) {
+async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhookUrl: string) {
   if (mode === 'test') {
-    const key = env.STRIPE_SECRET_KEY ?? '';
-    const secrets = (env.STRIPE_WEBHOOK_SECRETS ?? '').split(',').filter(Boolean);
-    return { stripe: createStripeClient(key), sandbox: null, secrets, note: 'Stripe test mode' };
+    if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test');
+    if (env.stripeWebhookSecrets.length === 0) throw new EnvError('STRIPE_WEBHOOK_SECRETS must list a whsec_... secret when the config says stripe.mode: test');
+    return { stripe: createStripeClient(env.stripeSecretKey), sandbox: null, secrets: env.stripeWebhookSecrets, note: 'Stripe test mode' };
   }
   const secret = `whsec_${randomBytes(24).toString('hex')}`;
-  if (env.STRIPE_SANDBOX_URL) {
-    const url = new URL(env.STRIPE_SANDBOX_URL);
-    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port), protocol: 'http' });
+  if (env.stripeSandboxUrl) {
+    const url = env.stripeSandboxUrl;
+    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
     await fetch(new URL('/_sandbox/webhook', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: webhookUrl, secret }) });
     return { stripe, sandbox: null, secrets: [secret], note: `the Stripe sandbox at ${url.origin}` };
   }
   const sandbox = await startSandbox({
-    port: Number(env.SANDBOX_PORT ?? 12111),
-    file: join(dataDir, 'sandbox.sqlite'),
+    port: env.sandboxPort,
+    file: join(env.dataDir, 'sandbox.sqlite'),
     webhook: { url: webhookUrl, secret },
   });
   return { stripe: sandbox.stripe() as Stripe, sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money)` };
@@ -53,16 +54,15 @@ async function connectStripe(env: NodeJS.ProcessEnv, mode: 'sandbox' | 'test', d
  * Start Interlock from the environment: config, data folder, Stripe, the app, then recovery.
  * `/readyz` answers ready only once recovery after start has finished.
  */
-export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const config = loadConfig(env.INTERLOCK_CONFIG);
-  const dataDir = resolve(env.DATA_DIR ?? 'data');
+export async function startInterlock(env: InterlockEnv): Promise<Running> {
+  const config = loadConfig(env.configPath);
+  const dataDir = env.dataDir;
   mkdirSync(dataDir, { recursive: true });
-  const host = env.HOST ?? '127.0.0.1';
-  const port = Number(env.PORT ?? 3000);
-  const database = openDatabase(env.DB_PATH ? resolve(env.DB_PATH) : join(dataDir, 'interlock.sqlite'));
+  const { host, port } = env;
+  const database = openDatabase(env.dbPath);
   const clock = new AppClock();
-  const stripe = await connectStripe(env, config.stripe.mode, dataDir, `http://${host}:${port}/webhooks/stripe`);
-  const killHook = killHookFromEnv(env.INTERLOCK_KILL_AT);
+  const stripe = await connectStripe(env, config.stripe.mode, `http://${host}:${port}/webhooks/stripe`);
+  const killHook = killHookFromEnv(env.killAt.join(','));
   let ready = false;
   const services = createServices({
     config,
@@ -74,7 +74,7 @@ export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Prom
     ...(killHook ? { killHook } : {}),
     onError: (effectId, error) => app.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
   });
-  if (env.INTERLOCK_CLAIM_TTL_MS) (services.gate as { claimTtlMs: number }).claimTtlMs = Number(env.INTERLOCK_CLAIM_TTL_MS);
+  if (env.claimTtlMs !== null) (services.gate as { claimTtlMs: number }).claimTtlMs = env.claimTtlMs;
   const sessions = new SessionStore({
     idleMs: config.sessions.idleMs,
     absoluteMs: config.sessions.absoluteMs,
@@ -86,11 +86,11 @@ export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Prom
     sessions,
     webhookSecrets: stripe.secrets,
     ready: () => ready,
-    logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
+    logger: env.logLevel === 'silent' ? false : { level: env.logLevel },
   });
   const address = await app.listen({ host, port });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
-  if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.SANDBOX_DEMO !== '0') {
+  if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {
       const intent = await stripe.sandbox.createPaymentIntent(cents);
       app.log.info(`sandbox demo payment ${intent.id} of $${cents / 100} ready to refund`);
@@ -109,7 +109,7 @@ export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Prom
     onConfirmed: () => void services.follower.catchUp(),
     onError: (effectId, error) => app.log.warn({ err: error, effectId }, 'confirmation lookup failed; tried again later'),
   });
-  reconciler.start(Number(env.INTERLOCK_RECONCILE_MS ?? 60_000));
+  reconciler.start(env.reconcileMs);
   return {
     app,
     services,
