@@ -4,16 +4,13 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
-import { SqliteSessions } from '../db/session-store.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
-import { Reconciler } from './confirm/reconciler.ts';
-import { killHookFromEnv } from './gate/kill-points.ts';
-import { buildApp } from './http/app.ts';
-import { SessionStore } from './http/sessions.ts';
-import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
-import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
+import { killHookFromEnv } from './gate/kill-points.ts';
+import { buildInterlock } from './interlock.ts';
+import { type Sandbox, startSandbox } from './sandbox/index.ts';
+import type { Services } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -51,44 +48,30 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
 }
 
 /**
- * Start Interlock from the environment: config, data folder, Stripe, the app, then recovery.
- * `/readyz` answers ready only once recovery after start has finished.
+ * Start Interlock from the parsed environment: config, data folder, Stripe, the app (built by
+ * `buildInterlock`, as the tests build it), listen, then recovery. `/readyz` answers ready only
+ * once recovery after start has finished.
  */
 export async function startInterlock(env: InterlockEnv): Promise<Running> {
   const config = loadConfig(env.configPath);
-  const dataDir = env.dataDir;
-  mkdirSync(dataDir, { recursive: true });
-  const { host, port } = env;
+  mkdirSync(env.dataDir, { recursive: true });
   const database = openDatabase(env.dbPath);
-  const clock = new AppClock();
-  const stripe = await connectStripe(env, config.stripe.mode, `http://${host}:${port}/webhooks/stripe`);
-  const killHook = killHookFromEnv(env.killAt.join(','));
-  let ready = false;
-  const services = createServices({
+  const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
+  const interlock = await buildInterlock({
     config,
-    clock,
+    clock: new AppClock(),
     database,
-    dataDir,
+    dataDir: env.dataDir,
     stripe: stripe.stripe,
     sandbox: config.stripe.mode === 'sandbox',
-    ...(killHook ? { killHook } : {}),
-    onError: (effectId, error) => app.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
-  });
-  if (env.claimTtlMs !== null) (services.gate as { claimTtlMs: number }).claimTtlMs = env.claimTtlMs;
-  const sessions = new SessionStore({
-    idleMs: config.sessions.idleMs,
-    absoluteMs: config.sessions.absoluteMs,
-    wallMs: () => clock.wallMs(),
-    persist: new SqliteSessions(database.db),
-  });
-  const app = await buildApp({
-    services,
-    sessions,
     webhookSecrets: stripe.secrets,
-    ready: () => ready,
     logger: env.logLevel === 'silent' ? false : { level: env.logLevel },
+    killHook: killHookFromEnv(env.killAt.join(',')),
+    claimTtlMs: env.claimTtlMs ?? undefined,
+    reconcileMs: env.reconcileMs,
   });
-  const address = await app.listen({ host, port });
+  const { app, services } = interlock;
+  const address = await app.listen({ host: env.host, port: env.port });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
   if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {
@@ -96,60 +79,16 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
       app.log.info(`sandbox demo payment ${intent.id} of $${cents / 100} ready to refund`);
     }
   }
-  await startServices(services);
-  ready = true;
-  const stopTicker = startTicker(services, (error) => app.log.error({ err: error }, 'ticker pass failed'));
-  services.follower.start(250);
-  // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
-  const reconciler = new Reconciler({
-    journal: services.journal,
-    target: services.target,
-    candidates: () => services.projection.unconfirmedSent(),
-    nowMs: () => clock.wallMs(),
-    onConfirmed: () => void services.follower.catchUp(),
-    onError: (effectId, error) => app.log.warn({ err: error, effectId }, 'confirmation lookup failed; tried again later'),
-  });
-  reconciler.start(env.reconcileMs);
+  await interlock.start();
   return {
     app,
     services,
     url: address,
     sandbox: stripe.sandbox,
     async close() {
-      stopTicker();
-      await reconciler.stop();
-      services.follower.stop();
-      await app.close();
+      await interlock.close();
       await stripe.sandbox?.close();
       database.close();
     },
   };
-}
-
-/**
- * The background pass, on the application clock: move overdue items up their chain, settle what
- * a crash left in flight once its claim has lapsed, and send approvals whose send did not finish.
- * One pass at a time; each step failing does not stop the next.
- */
-export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
-  let running = false;
-  const pass = async () => {
-    if (running) return;
-    running = true;
-    try {
-      for (const step of [
-        () => services.inbox.tick(),
-        async () => services.inbox.reconcile(await recoverInFlight(services)),
-        () => services.inbox.executeApproved(),
-      ]) {
-        await step().catch(onError);
-      }
-      await services.follower.catchUp();
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void pass(), services.config.slaTickMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }
