@@ -1,9 +1,10 @@
 import { ConfigError } from './config/load.ts';
+import { EnvError, parseEnv } from './env.ts';
 import { startInterlock } from './runtime.ts';
 
-/** `npm start`: listen, recover, and shut down gracefully on SIGTERM or SIGINT. */
+/** `npm start`: read the environment once, listen, recover, and shut down gracefully on SIGTERM or SIGINT. */
 try {
-  const running = await startInterlock();
+  const running = await startInterlock(parseEnv(process.env));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -15,7 +16,8 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (error) {
-  if (error instanceof ConfigError) {
+  // A bad environment or config is the operator's to fix: say which, with no stack, and exit 2.
+  if (error instanceof ConfigError || error instanceof EnvError) {
     console.error(`Interlock did not start: ${error.message}`);
     process.exit(2);
   }

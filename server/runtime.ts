@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
-import { SqliteSessions } from '../db/session-store.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
-import { Reconciler } from './confirm/reconciler.ts';
+import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
-import { buildApp } from './http/app.ts';
-import { SessionStore } from './http/sessions.ts';
+import { buildInterlock } from './interlock.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
-import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
+import type { Services } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -28,128 +26,69 @@ export interface Running {
 const DEMO_PAYMENTS_CENTS = [10_000, 25_000, 4_000] as const;
 
 /** How the server reaches Stripe: the embedded sandbox, an external sandbox, or Stripe test mode. */
-async function connectStripe(env: NodeJS.ProcessEnv, mode: 'sandbox' | 'test', dataDir: string, webhookUrl: string) {
+async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhookUrl: string) {
   if (mode === 'test') {
-    const key = env.STRIPE_SECRET_KEY ?? '';
-    const secrets = (env.STRIPE_WEBHOOK_SECRETS ?? '').split(',').filter(Boolean);
-    return { stripe: createStripeClient(key), sandbox: null, secrets, note: 'Stripe test mode' };
+    if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test');
+    if (env.stripeWebhookSecrets.length === 0) throw new EnvError('STRIPE_WEBHOOK_SECRETS must list a whsec_... secret when the config says stripe.mode: test');
+    return { stripe: createStripeClient(env.stripeSecretKey), sandbox: null, secrets: env.stripeWebhookSecrets, note: 'Stripe test mode' };
   }
   const secret = `whsec_${randomBytes(24).toString('hex')}`;
-  if (env.STRIPE_SANDBOX_URL) {
-    const url = new URL(env.STRIPE_SANDBOX_URL);
-    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port), protocol: 'http' });
+  if (env.stripeSandboxUrl) {
+    const url = env.stripeSandboxUrl;
+    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
     await fetch(new URL('/_sandbox/webhook', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: webhookUrl, secret }) });
     return { stripe, sandbox: null, secrets: [secret], note: `the Stripe sandbox at ${url.origin}` };
   }
   const sandbox = await startSandbox({
-    port: Number(env.SANDBOX_PORT ?? 12111),
-    file: join(dataDir, 'sandbox.sqlite'),
+    port: env.sandboxPort,
+    file: join(env.dataDir, 'sandbox.sqlite'),
     webhook: { url: webhookUrl, secret },
   });
   return { stripe: sandbox.stripe() as Stripe, sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money)` };
 }
 
 /**
- * Start Interlock from the environment: config, data folder, Stripe, the app, then recovery.
- * `/readyz` answers ready only once recovery after start has finished.
+ * Start Interlock from the parsed environment: config, data folder, Stripe, the app (built by
+ * `buildInterlock`, as the tests build it), listen, then recovery. `/readyz` answers ready only
+ * once recovery after start has finished.
  */
-export async function startInterlock(env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const config = loadConfig(env.INTERLOCK_CONFIG);
-  const dataDir = resolve(env.DATA_DIR ?? 'data');
-  mkdirSync(dataDir, { recursive: true });
-  const host = env.HOST ?? '127.0.0.1';
-  const port = Number(env.PORT ?? 3000);
-  const database = openDatabase(env.DB_PATH ? resolve(env.DB_PATH) : join(dataDir, 'interlock.sqlite'));
-  const clock = new AppClock();
-  const stripe = await connectStripe(env, config.stripe.mode, dataDir, `http://${host}:${port}/webhooks/stripe`);
-  const killHook = killHookFromEnv(env.INTERLOCK_KILL_AT);
-  let ready = false;
-  const services = createServices({
+export async function startInterlock(env: InterlockEnv): Promise<Running> {
+  const config = loadConfig(env.configPath);
+  mkdirSync(env.dataDir, { recursive: true });
+  const database = openDatabase(env.dbPath);
+  const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
+  const interlock = await buildInterlock({
     config,
-    clock,
+    clock: new AppClock(),
     database,
-    dataDir,
+    dataDir: env.dataDir,
     stripe: stripe.stripe,
     sandbox: config.stripe.mode === 'sandbox',
-    ...(killHook ? { killHook } : {}),
-    onError: (effectId, error) => app.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
-  });
-  if (env.INTERLOCK_CLAIM_TTL_MS) (services.gate as { claimTtlMs: number }).claimTtlMs = Number(env.INTERLOCK_CLAIM_TTL_MS);
-  const sessions = new SessionStore({
-    idleMs: config.sessions.idleMs,
-    absoluteMs: config.sessions.absoluteMs,
-    wallMs: () => clock.wallMs(),
-    persist: new SqliteSessions(database.db),
-  });
-  const app = await buildApp({
-    services,
-    sessions,
     webhookSecrets: stripe.secrets,
-    ready: () => ready,
-    logger: env.LOG_LEVEL === 'silent' ? false : { level: env.LOG_LEVEL ?? 'info' },
+    logger: env.logLevel === 'silent' ? false : { level: env.logLevel },
+    killHook: killHookFromEnv(env.killAt.join(',')),
+    claimTtlMs: env.claimTtlMs ?? undefined,
+    reconcileMs: env.reconcileMs,
   });
-  const address = await app.listen({ host, port });
+  const { app, services } = interlock;
+  const address = await app.listen({ host: env.host, port: env.port });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
-  if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.SANDBOX_DEMO !== '0') {
+  if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {
       const intent = await stripe.sandbox.createPaymentIntent(cents);
       app.log.info(`sandbox demo payment ${intent.id} of $${cents / 100} ready to refund`);
     }
   }
-  await startServices(services);
-  ready = true;
-  const stopTicker = startTicker(services, (error) => app.log.error({ err: error }, 'ticker pass failed'));
-  services.follower.start(250);
-  // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
-  const reconciler = new Reconciler({
-    journal: services.journal,
-    target: services.target,
-    candidates: () => services.projection.unconfirmedSent(),
-    nowMs: () => clock.wallMs(),
-    onConfirmed: () => void services.follower.catchUp(),
-    onError: (effectId, error) => app.log.warn({ err: error, effectId }, 'confirmation lookup failed; tried again later'),
-  });
-  reconciler.start(Number(env.INTERLOCK_RECONCILE_MS ?? 60_000));
+  await interlock.start();
   return {
     app,
     services,
     url: address,
     sandbox: stripe.sandbox,
     async close() {
-      stopTicker();
-      await reconciler.stop();
-      services.follower.stop();
-      await app.close();
+      await interlock.close();
       await stripe.sandbox?.close();
       database.close();
     },
   };
-}
-
-/**
- * The background pass, on the application clock: move overdue items up their chain, settle what
- * a crash left in flight once its claim has lapsed, and send approvals whose send did not finish.
- * One pass at a time; each step failing does not stop the next.
- */
-export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
-  let running = false;
-  const pass = async () => {
-    if (running) return;
-    running = true;
-    try {
-      for (const step of [
-        () => services.inbox.tick(),
-        async () => services.inbox.reconcile(await recoverInFlight(services)),
-        () => services.inbox.executeApproved(),
-      ]) {
-        await step().catch(onError);
-      }
-      await services.follower.catchUp();
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void pass(), services.config.slaTickMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

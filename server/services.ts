@@ -46,6 +46,8 @@ export interface ServiceOptions {
   stripe: Stripe;
   sandbox: boolean;
   killHook?: KillHook;
+  /** How long a sender owns an effect (default `limits.claimTtlMs`); crash tests shorten it. */
+  claimTtlMs?: number;
   onError?: (effectId: string, error: unknown) => void;
 }
 
@@ -69,7 +71,14 @@ export function createServices(options: ServiceOptions): Services {
     maxAgeMs: config.approvalMaxAgeMs,
     nowMs: () => clock.nowMs(),
   });
-  const gate = new Gate({ journal, target, leases: authority, wallClockMs: () => clock.wallMs(), ...(options.killHook ? { killHook: options.killHook } : {}) });
+  const gate = new Gate({
+    journal,
+    target,
+    leases: authority,
+    wallClockMs: () => clock.wallMs(),
+    ...(options.killHook ? { killHook: options.killHook } : {}),
+    ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
+  });
   const projection = new InboxProjection(config.inboxName);
   const follower = new JournalFollower(journal);
   const hub = new LiveHub(() => clock.nowMs());

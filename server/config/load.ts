@@ -39,9 +39,9 @@ export function parseConfig(text: string, source: string): InterlockConfig {
   return readConfig(c, readYaml(c, text));
 }
 
-/** Load the config from `path`, else `INTERLOCK_CONFIG`, else `interlock.yaml` at the project root. */
+/** Load the config from `path` (server/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
 export function loadConfig(path?: string): InterlockConfig {
-  const file = path ?? (process.env.INTERLOCK_CONFIG || DEFAULT_CONFIG_PATH);
+  const file = path ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -15,6 +15,7 @@ import { AppError, installErrorHandler } from './errors.ts';
 import { liveRoute } from './live-route.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import type { SessionStore } from './sessions.ts';
+import { testRoutes } from './test-routes.ts';
 
 /** Where `vite build` puts the React inbox. */
 export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
@@ -75,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(approverRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
     await scope.register(liveRoute, { services, sessions });
     await scope.register(scoreboardRoutes, { services });
+    if (services.config.testMode) await scope.register(testRoutes, { services });
   });
   await app.register(webhookRoutes, {
     journal: services.journal,

@@ -192,17 +192,4 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
       : known;
     return { status, message, item: await itemDetail(services, effectId, chain, (group) => groups.has(group)) };
   });
-
-  app.post('/api/test/clock', async (request) => {
-    if (!services.config.testMode) throw new AppError('not_found', 'no route POST /api/test/clock');
-    const advanceMs = (request.body as { advance_ms?: unknown } | null)?.advance_ms;
-    if (typeof advanceMs !== 'number' || !Number.isSafeInteger(advanceMs) || advanceMs < 0) {
-      throw new AppError('validation_failed', 'advance_ms: a whole number of ms, 0 or more');
-    }
-    const nowMs = services.clock.advance(advanceMs);
-    await services.inbox.tick();
-    await services.follower.catchUp();
-    services.hub.broadcast({ type: 'clock', now_ms: nowMs });
-    return { now_ms: nowMs };
-  });
 }

@@ -75,6 +75,15 @@ export function parseLoginBody(body: unknown): LoginBody {
   return { name, password };
 }
 
+/** Parse `POST /api/test/clock`: how far to move the application clock. */
+export function parseClockBody(body: unknown): { advance_ms: number } {
+  if (!isJsonObject(body)) fail('body', 'must be a JSON object');
+  onlyKnownFields(body, ['advance_ms']);
+  const { advance_ms } = body;
+  if (typeof advance_ms !== 'number' || !Number.isSafeInteger(advance_ms) || advance_ms < 0) fail('advance_ms', 'a whole number of ms, 0 or more');
+  return { advance_ms };
+}
+
 /** Check a path's effect id. */
 export function parseEffectId(value: string): string {
   if (!EFFECT_ID.test(value)) throw new AppError('not_found', 'no such item');

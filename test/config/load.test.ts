@@ -93,12 +93,13 @@ describe('loading', () => {
     expect(config.routes.map((r) => r.name)).toEqual(['flagged', 'crash', 'large', 'default']);
   });
 
-  it('reads the file named by INTERLOCK_CONFIG when no path is given', () => {
+  // INTERLOCK_CONFIG is read by server/env.ts, which hands its path here (test/http/env.test.ts).
+  it('reads the file at the path it is given', () => {
     const dir = mkdtempSync(join(tmpdir(), 'interlock-config-'));
     const file = join(dir, 'other.json');
     writeFileSync(file, JSON.stringify({ ...buildFileConfig(), inbox_name: 'elsewhere' }));
-    vi.stubEnv('INTERLOCK_CONFIG', file);
-    expect(loadConfig().inboxName).toBe('elsewhere');
+    vi.stubEnv('INTERLOCK_CONFIG', '/nonexistent/interlock.yaml');
+    expect(loadConfig(file).inboxName).toBe('elsewhere');
   });
 
   it('a missing file is a ConfigError naming the path', () => {

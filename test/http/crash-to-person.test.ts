@@ -1,14 +1,9 @@
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type OpenDatabase, openDatabase } from '../../db/open.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
-import { buildApp } from '../../server/http/app.ts';
-import { SessionStore } from '../../server/http/sessions.ts';
-import { createServices, type Services, startServices } from '../../server/services.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
-import { AGENT_TOKEN, type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig } from '../support/app-world.ts';
+import { AGENT_TOKEN, type AppWorld, buildAppWorld, DEMO_PASSWORD, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 // End to end through the whole app (seed: test_escalation_flow.py test_crash_to_person_then_webhook_confirmation).
 //
@@ -21,36 +16,19 @@ import { AGENT_TOKEN, type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig } 
 // The restart is a second app on the same journal file, data folder and sandbox; the first one is
 // never touched again. The webhook is what Stripe would post for the refund the approval sent.
 
-const WEBHOOK_SECRET = 'whsec_test_app';
-
-interface Restarted {
-  app: FastifyInstance;
-  services: Services;
-  database: OpenDatabase;
-}
-
 let world: AppWorld;
-let restarted: Restarted | null = null;
+let restarted: AppWorld | null = null;
 beforeAll(async () => {
   world = await buildAppWorld();
 });
 afterAll(async () => {
-  if (restarted) {
-    await restarted.app.close();
-    restarted.database.close();
-  }
+  await restarted?.close();
   await world.close();
 });
 
 /** A new process on the same journal, data folder and Stripe: it runs the start-up recovery of services.ts. */
-async function restart(): Promise<Restarted> {
-  const config = testConfig();
-  const database = openDatabase(join(world.dir, 'interlock.sqlite'));
-  const services = createServices({ config, clock: world.clock, database, dataDir: world.dir, stripe: world.sandbox.stripe(), sandbox: true });
-  const sessions = new SessionStore({ idleMs: config.sessions.idleMs, absoluteMs: config.sessions.absoluteMs, wallMs: () => world.clock.wallMs() });
-  const app = await buildApp({ services, sessions, webhookSecrets: [WEBHOOK_SECRET], ready: () => true, webDist: join(world.dir, 'no-web') });
-  await startServices(services);
-  return { app, services, database };
+async function restart(): Promise<AppWorld> {
+  return buildAppWorld({ dir: world.dir, clock: world.clock, sandbox: world.sandbox });
 }
 
 async function login(app: FastifyInstance, name: string) {

@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type OpenDatabase, openDatabase } from '../../db/open.ts';
-import { createServices, type Services, startServices } from '../../server/services.ts';
-import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
+import type { Services } from '../../server/services.ts';
+import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // A restart after an outage, through the server's own wiring (services.ts): start-up and the
 // ticker read only the chains that can need work, and a deadline missed while the server was
@@ -11,27 +9,31 @@ import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.t
 const HOUR_MS = 3_600_000;
 
 let world: AppWorld;
-let database: OpenDatabase | null = null;
+let restarted: AppWorld | null = null;
 beforeAll(async () => {
   world = await buildAppWorld();
 });
 afterAll(async () => {
-  database?.close();
+  await restarted?.close();
   await world.close();
 });
 
 /** A second server on the same journal and Stripe, its chain reads counted from the start. */
 async function restart(): Promise<{ services: Services; reads: string[] }> {
-  database = openDatabase(join(world.dir, 'interlock.sqlite'));
-  const services = createServices({ config: testConfig(), clock: world.clock, database, dataDir: world.dir, stripe: world.sandbox.stripe(), sandbox: true });
   const reads: string[] = [];
-  const entries = services.journal.entries.bind(services.journal);
-  vi.spyOn(services.journal, 'entries').mockImplementation(async (effectId) => {
-    reads.push(effectId);
-    return entries(effectId);
+  restarted = await buildAppWorld({
+    dir: world.dir,
+    clock: world.clock,
+    sandbox: world.sandbox,
+    beforeStart: (services) => {
+      const entries = services.journal.entries.bind(services.journal);
+      vi.spyOn(services.journal, 'entries').mockImplementation(async (effectId) => {
+        reads.push(effectId);
+        return entries(effectId);
+      });
+    },
   });
-  await startServices(services);
-  return { services, reads };
+  return { services: restarted.services, reads };
 }
 
 describe('restart after an outage: the sweeps read only what can need work', () => {

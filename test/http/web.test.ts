@@ -1,41 +1,38 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../server/http/app.ts';
-import { SessionStore } from '../../server/http/sessions.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 let world: AppWorld;
-let web: Awaited<ReturnType<typeof buildApp>>;
+let dist: string;
 beforeAll(async () => {
-  world = await buildAppWorld();
-  const dist = join(world.dir, 'web');
+  dist = mkdtempSync(join(tmpdir(), 'interlock-web-'));
   mkdirSync(join(dist, 'assets'), { recursive: true });
   writeFileSync(join(dist, 'index.html'), '<!doctype html><title>Interlock</title><div id="root"></div>');
   writeFileSync(join(dist, 'assets', 'app.js'), 'console.log(1)');
-  const sessions = new SessionStore({ idleMs: 60_000, absoluteMs: 60_000, wallMs: Date.now });
-  web = await buildApp({ services: world.services, sessions, webhookSecrets: ['whsec_x'], ready: () => true, webDist: dist });
+  world = await buildAppWorld({ webDist: dist });
 });
 afterAll(async () => {
-  await web.close();
   await world.close();
+  rmSync(dist, { recursive: true, force: true });
 });
 
 describe('serving the web inbox', () => {
   it('serves the built pages, falls back to index.html for app routes, and answers 404 JSON for unknown API routes', async () => {
-    const page = await web.inject({ method: 'GET', url: '/items/abc' });
+    const page = await world.app.inject({ method: 'GET', url: '/items/abc' });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
     expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
-    expect((await web.inject({ method: 'GET', url: '/assets/app.js' })).statusCode).toBe(200);
-    const api = await web.inject({ method: 'GET', url: '/api/nope' });
+    expect((await world.app.inject({ method: 'GET', url: '/assets/app.js' })).statusCode).toBe(200);
+    const api = await world.app.inject({ method: 'GET', url: '/api/nope' });
     expect([api.statusCode, api.json().error.code]).toEqual([404, 'not_found']);
-    expect((await web.inject({ method: 'POST', url: '/anything' })).json().error.code).toBe('not_found');
+    expect((await world.app.inject({ method: 'POST', url: '/anything' })).json().error.code).toBe('not_found');
     // A 304 for a page has no content type; it must still carry the page's policy, or the cached page breaks.
-    const etag = String(page.headers.etag ?? (await web.inject({ method: 'GET', url: '/' })).headers.etag);
-    const notModified = await web.inject({ method: 'GET', url: '/', headers: { 'if-none-match': etag } });
+    const etag = String(page.headers.etag ?? (await world.app.inject({ method: 'GET', url: '/' })).headers.etag);
+    const notModified = await world.app.inject({ method: 'GET', url: '/', headers: { 'if-none-match': etag } });
     expect(notModified.statusCode).toBe(304);
     expect(notModified.headers['content-security-policy']).toMatch(/script-src 'self'/);
-    expect((await web.inject({ method: 'GET', url: '/api/nope' })).headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect((await world.app.inject({ method: 'GET', url: '/api/nope' })).headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
   });
 });

@@ -1,19 +1,20 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify';
 import { openDatabase } from '../../db/open.ts';
 import { AppClock } from '../../server/clock.ts';
 import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
-import { buildApp } from '../../server/http/app.ts';
-import { SessionStore } from '../../server/http/sessions.ts';
+import { buildInterlock } from '../../server/interlock.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
-import { createServices, type Services, startServices } from '../../server/services.ts';
+import type { Services } from '../../server/services.ts';
 
 /** The demo agent token from interlock.yaml (local demo only). */
 export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
 export const DEMO_PASSWORD = 'interlock-demo';
+/** The webhook endpoint secret a world's app accepts. */
+export const WEBHOOK_SECRET = 'whsec_test_app';
 
 /** The whole server in process: a temp SQLite journal, an in-memory sandbox, the app for `inject`. */
 export interface AppWorld {
@@ -35,16 +36,45 @@ export function testConfig(overrides: Partial<InterlockConfig> = {}): InterlockC
   return { ...config, testMode: true, ...overrides };
 }
 
-export async function buildAppWorld(options: { config?: InterlockConfig; dir?: string; clock?: AppClock; refundsInFlightMax?: number } = {}): Promise<AppWorld> {
+/** How to build a world; a second world on the same `dir`, `clock` and `sandbox` is a restart. */
+export interface AppWorldOptions {
+  config?: InterlockConfig;
+  /** The data folder (the journal, the signing key); a given one is not removed on close. */
+  dir?: string;
+  clock?: AppClock;
+  /** A sandbox shared with another world; a given one is not closed on close. */
+  sandbox?: Sandbox;
+  refundsInFlightMax?: number;
+  logger?: FastifyServerOptions['logger'];
+  webDist?: string;
+  /** Called with the services before start-up recovery runs, e.g. to count what it reads. */
+  beforeStart?: (services: Services) => void;
+}
+
+/**
+ * The whole server in process, built by `buildInterlock` as `npm start` builds it, with no
+ * background work: tests move the clock and run the sweeps themselves.
+ */
+export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppWorld> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'interlock-app-'));
   const clock = options.clock ?? new AppClock();
-  const sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
+  const sandbox = options.sandbox ?? (await startSandbox({ clockMs: () => clock.wallMs() }));
   const database = openDatabase(join(dir, 'interlock.sqlite'));
-  const config = options.config ?? testConfig();
-  const services = createServices({ config, clock, database, dataDir: dir, stripe: sandbox.stripe(), sandbox: true });
-  const sessions = new SessionStore({ idleMs: config.sessions.idleMs, absoluteMs: config.sessions.absoluteMs, wallMs: () => clock.wallMs() });
-  const app = await buildApp({ services, sessions, webhookSecrets: ['whsec_test_app'], ready: () => true, webDist: join(dir, 'no-web'), ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
-  await startServices(services);
+  const { app, services, start, close } = await buildInterlock({
+    config: options.config ?? testConfig(),
+    clock,
+    database,
+    dataDir: dir,
+    stripe: sandbox.stripe(),
+    sandbox: true,
+    webhookSecrets: [WEBHOOK_SECRET],
+    logger: options.logger ?? false,
+    webDist: options.webDist ?? join(dir, 'no-web'),
+    refundsInFlightMax: options.refundsInFlightMax,
+    background: false,
+  });
+  options.beforeStart?.(services);
+  await start();
   const world: AppWorld = {
     app,
     services,
@@ -69,8 +99,8 @@ export async function buildAppWorld(options: { config?: InterlockConfig; dir?: s
     payment: async (amountCents) => (await sandbox.createPaymentIntent(amountCents)).id,
     entryCount: async () => (await services.journal.scan(0, 1_000_000)).length,
     async close() {
-      await app.close();
-      await sandbox.close();
+      await close();
+      if (!options.sandbox) await sandbox.close();
       database.close();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },

@@ -38,14 +38,32 @@ export interface ServerProcess {
   stderr(): string;
 }
 
-/** Start `server/main.ts` and wait until `/readyz` says ready (or the process dies). */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const port = Number(env.PORT);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+/** Spawn `server/main.ts` with the test defaults under `env`: quiet, no demo payments, on loopback. */
+function spawnServer(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, HOST: '127.0.0.1', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+}
+
+/** Run `server/main.ts` where it is expected to refuse to start: its exit code (or signal) and what it printed. */
+export async function runServerToExit(env: Record<string, string>): Promise<{ exit: string; stderr: string }> {
+  const child = spawnServer(env);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), READY_TIMEOUT_MS);
+  const exit = await new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  clearTimeout(timer);
+  return { exit, stderr };
+}
+
+/** Start `server/main.ts` and wait until `/readyz` says ready (or the process dies). */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = Number(env.PORT);
+  const child = spawnServer(env);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

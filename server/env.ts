@@ -1,0 +1,150 @@
+import { join, resolve } from 'node:path';
+import { DEFAULT_CONFIG_PATH } from './config/load.ts';
+import { reconcilerLimits } from './confirm/reconciler.ts';
+import { KILL_POINTS, type KillPoint } from './gate/kill-points.ts';
+
+/** How much the server logs; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** One log level. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The shortest reconciler interval the reconciler accepts: its default lookups per pass, at its rate cap. */
+const RECONCILE_MS_MIN = (reconcilerLimits.lookupsPerPassMaxDefault * 1000) / reconcilerLimits.lookupsPerSecondMax;
+
+/** Everything Interlock reads from its environment, parsed and checked once at start. */
+export interface InterlockEnv {
+  /** `PORT` (3000): where the server listens. */
+  port: number;
+  /** `HOST` (127.0.0.1). */
+  host: string;
+  /** `DATA_DIR` (`data`), absolute: the journal, the signing key, the embedded sandbox's file. */
+  dataDir: string;
+  /** `DB_PATH` (`DATA_DIR/interlock.sqlite`), absolute. */
+  dbPath: string;
+  /** `SANDBOX_PORT` (12111): where the embedded Stripe sandbox listens. */
+  sandboxPort: number;
+  /** `STRIPE_SECRET_KEY`: a test-mode key, read only when the config says `stripe.mode: test`. */
+  stripeSecretKey: string | null;
+  /** `STRIPE_WEBHOOK_SECRETS`: comma-separated `whsec_` secrets, for Stripe test mode. */
+  stripeWebhookSecrets: string[];
+  /** `STRIPE_SANDBOX_URL`: a sandbox running elsewhere, instead of the embedded one. */
+  stripeSandboxUrl: URL | null;
+  /** `INTERLOCK_CONFIG` (`interlock.yaml` at the project root). */
+  configPath: string;
+  /** `INTERLOCK_KILL_AT`: where a crash test makes the process kill itself; none in production. */
+  killAt: KillPoint[];
+  /** `INTERLOCK_CLAIM_TTL_MS`: how long a sender owns an effect (default `limits.claimTtlMs`). */
+  claimTtlMs: number | null;
+  /** `INTERLOCK_RECONCILE_MS` (60000): how often refunds whose webhook never came are looked up. */
+  reconcileMs: number;
+  /** `SANDBOX_DEMO` (1): make demo payments in an empty embedded sandbox; `0` makes none. */
+  sandboxDemo: boolean;
+  /** `LOG_LEVEL` (info). */
+  logLevel: LogLevel;
+}
+
+/** A bad environment variable: the message names it, and the server does not start. */
+export class EnvError extends Error {}
+
+type RawEnv = Readonly<Record<string, string | undefined>>;
+
+/** Reads one variable at a time and collects every refusal, so one start names every bad value. */
+class EnvReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: RawEnv) {}
+
+  /** The value, or null when unset or empty (an empty variable means "the default"). */
+  raw(name: string): string | null {
+    const value = this.env[name];
+    return value === undefined || value === '' ? null : value;
+  }
+
+  refuse(name: string, expected: string, value: string | null): null {
+    this.problems.push(value === null ? `${name} ${expected}` : `${name} ${expected}, not ${JSON.stringify(value)}`);
+    return null;
+  }
+
+  wholeNumber(name: string, fallback: number, min: number, max: number, expected: string): number {
+    const value = this.raw(name);
+    if (value === null) return fallback;
+    const parsed = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+    if (Number.isSafeInteger(parsed) && parsed >= min && parsed <= max) return parsed;
+    this.refuse(name, expected, value);
+    return fallback;
+  }
+
+  port(name: string, fallback: number): number {
+    return this.wholeNumber(name, fallback, 0, 65_535, 'must be a whole number from 0 to 65535');
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === null) return fallback;
+    const found = values.find((v) => v === value);
+    if (found !== undefined) return found;
+    this.refuse(name, `must be one of ${values.join(', ')}`, value);
+    return fallback;
+  }
+}
+
+function readKillPoints(read: EnvReader): KillPoint[] {
+  const value = read.raw('INTERLOCK_KILL_AT');
+  if (value === null) return [];
+  const names = value.split(',').map((s) => s.trim());
+  const points = names.filter((name): name is KillPoint => (KILL_POINTS as readonly string[]).includes(name));
+  if (points.length === names.length) return points;
+  read.refuse('INTERLOCK_KILL_AT', `must be kill points separated by commas (${KILL_POINTS.join(', ')})`, value);
+  return [];
+}
+
+function readSandboxUrl(read: EnvReader): URL | null {
+  const value = read.raw('STRIPE_SANDBOX_URL');
+  if (value === null) return null;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url !== null && url.protocol === 'http:' && url.hostname !== '') return url;
+  return read.refuse('STRIPE_SANDBOX_URL', 'must be an http:// URL such as http://127.0.0.1:12111', value);
+}
+
+// Secrets are never echoed in a refusal: the message goes to logs and terminals.
+function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecrets: string[] } {
+  const key = read.raw('STRIPE_SECRET_KEY');
+  if (key !== null && !/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(key)) {
+    read.refuse('STRIPE_SECRET_KEY', 'must be a Stripe test-mode key (sk_test_... or rk_test_...); live keys are refused', null);
+  }
+  const webhookSecrets = (read.raw('STRIPE_WEBHOOK_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (webhookSecrets.some((secret) => !/^whsec_\S+$/.test(secret))) {
+    read.refuse('STRIPE_WEBHOOK_SECRETS', 'must be whsec_... secrets separated by commas', null);
+  }
+  return { key, webhookSecrets };
+}
+
+/**
+ * Parse the environment once, at start: every variable the server reads is here, with its
+ * default, and a bad value is refused by name rather than turned into NaN or a surprise later.
+ * `main.ts` hands it the process's environment; no other module of the server reads it.
+ */
+export function parseEnv(env: RawEnv): InterlockEnv {
+  const read = new EnvReader(env);
+  const dataDir = resolve(read.raw('DATA_DIR') ?? 'data');
+  const dbPath = read.raw('DB_PATH');
+  const stripe = readStripeSecrets(read);
+  const parsed: InterlockEnv = {
+    port: read.port('PORT', 3000),
+    host: read.raw('HOST') ?? '127.0.0.1',
+    dataDir,
+    dbPath: dbPath === null ? join(dataDir, 'interlock.sqlite') : resolve(dbPath),
+    sandboxPort: read.port('SANDBOX_PORT', 12_111),
+    stripeSecretKey: stripe.key,
+    stripeWebhookSecrets: stripe.webhookSecrets,
+    stripeSandboxUrl: readSandboxUrl(read),
+    configPath: read.raw('INTERLOCK_CONFIG') ?? DEFAULT_CONFIG_PATH,
+    killAt: readKillPoints(read),
+    claimTtlMs: read.raw('INTERLOCK_CLAIM_TTL_MS') === null ? null : read.wholeNumber('INTERLOCK_CLAIM_TTL_MS', 0, 1, Number.MAX_SAFE_INTEGER, 'must be a whole number of ms, 1 or more'),
+    reconcileMs: read.wholeNumber('INTERLOCK_RECONCILE_MS', 60_000, RECONCILE_MS_MIN, Number.MAX_SAFE_INTEGER, `must be a whole number of ms, ${RECONCILE_MS_MIN} or more`),
+    sandboxDemo: read.oneOf('SANDBOX_DEMO', ['0', '1'], '1') === '1',
+    logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+  };
+  if (read.problems.length > 0) throw new EnvError(read.problems.join('; '));
+  return parsed;
+}

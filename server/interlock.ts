@@ -1,0 +1,150 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type Stripe from 'stripe';
+import type { OpenDatabase } from '../db/open.ts';
+import { SqliteSessions } from '../db/session-store.ts';
+import type { AppClock } from './clock.ts';
+import type { InterlockConfig } from './config/schema.ts';
+import { Reconciler } from './confirm/reconciler.ts';
+import type { KillHook } from './gate/kill-points.ts';
+import { buildApp } from './http/app.ts';
+import { SessionStore } from './http/sessions.ts';
+import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
+
+/** How often the views look for entries another process appended to the same journal file. */
+const JOURNAL_POLL_MS = 250;
+/** How often refunds whose webhook never came are looked up, unless told otherwise. */
+const RECONCILE_MS_DEFAULT = 60_000;
+
+/**
+ * What Interlock is built from: everything that comes from outside the process's own code, so
+ * `npm start` and a test build the same app from different parts.
+ */
+export interface InterlockParts {
+  config: InterlockConfig;
+  clock: AppClock;
+  database: OpenDatabase;
+  /** Where the receipts' signing key is kept. */
+  dataDir: string;
+  stripe: Stripe;
+  /** True when refunds go to a local Stripe sandbox rather than Stripe test mode. */
+  sandbox: boolean;
+  /** Every live webhook endpoint secret (`whsec_...`). */
+  webhookSecrets: readonly string[];
+  logger?: FastifyServerOptions['logger'] | undefined;
+  /** Where a crash test makes the process die (`INTERLOCK_KILL_AT`). */
+  killHook?: KillHook | undefined;
+  /** How long a sender owns an effect (default `limits.claimTtlMs`). */
+  claimTtlMs?: number | undefined;
+  /** Refund requests worked on at once before 429 (default `limits.refundsInFlightMax`). */
+  refundsInFlightMax?: number | undefined;
+  reconcileMs?: number | undefined;
+  /** Where the built web inbox is (default `dist/web/`). */
+  webDist?: string | undefined;
+  secureCookies?: boolean | undefined;
+  /** Run the ticker, the journal poll and the reconciler once started (default true); tests drive them by hand. */
+  background?: boolean | undefined;
+}
+
+/** Interlock built but not started: the app (not listening), its services, and how to start and stop them. */
+export interface Interlock {
+  app: FastifyInstance;
+  services: Services;
+  /**
+   * Start-up recovery (services.ts `startServices`), then `/readyz` answers ready and the
+   * background work starts. Listening is the caller's business, before or after.
+   */
+  start(): Promise<void>;
+  /** Stop the background work and close the app. The database and Stripe are the caller's to close. */
+  close(): Promise<void>;
+}
+
+/** Build the whole of Interlock from its parts: the one way `npm start` and the tests make it. */
+export async function buildInterlock(parts: InterlockParts): Promise<Interlock> {
+  const { config, clock, database } = parts;
+  let app: FastifyInstance | null = null;
+  const services = createServices({
+    config,
+    clock,
+    database,
+    dataDir: parts.dataDir,
+    stripe: parts.stripe,
+    sandbox: parts.sandbox,
+    ...(parts.killHook ? { killHook: parts.killHook } : {}),
+    ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
+    onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
+  });
+  const sessions = new SessionStore({
+    idleMs: config.sessions.idleMs,
+    absoluteMs: config.sessions.absoluteMs,
+    wallMs: () => clock.wallMs(),
+    persist: new SqliteSessions(database.db),
+  });
+  let ready = false;
+  const built = await buildApp({
+    services,
+    sessions,
+    webhookSecrets: parts.webhookSecrets,
+    ready: () => ready,
+    logger: parts.logger ?? false,
+    ...(parts.webDist === undefined ? {} : { webDist: parts.webDist }),
+    ...(parts.secureCookies === undefined ? {} : { secureCookies: parts.secureCookies }),
+    ...(parts.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: parts.refundsInFlightMax }),
+  });
+  app = built;
+  const stops: Array<() => Promise<void> | void> = [];
+  return {
+    app: built,
+    services,
+    async start() {
+      await startServices(services);
+      ready = true;
+      if (parts.background === false) return;
+      stops.push(startTicker(services, (error) => built.log.error({ err: error }, 'ticker pass failed')));
+      services.follower.start(JOURNAL_POLL_MS);
+      stops.push(() => services.follower.stop());
+      // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
+      const reconciler = new Reconciler({
+        journal: services.journal,
+        target: services.target,
+        candidates: () => services.projection.unconfirmedSent(),
+        nowMs: () => clock.wallMs(),
+        onConfirmed: () => void services.follower.catchUp(),
+        onError: (effectId, error) => built.log.warn({ err: error, effectId }, 'confirmation lookup failed; tried again later'),
+      });
+      reconciler.start(parts.reconcileMs ?? RECONCILE_MS_DEFAULT);
+      stops.push(() => reconciler.stop());
+    },
+    async close() {
+      for (const stop of stops.splice(0).reverse()) await stop();
+      await built.close();
+    },
+  };
+}
+
+/**
+ * The background pass, on the application clock: move overdue items up their chain, settle what
+ * a crash left in flight once its claim has lapsed, and send approvals whose send did not finish.
+ * One pass at a time; each step failing does not stop the next.
+ */
+export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
+  let running = false;
+  const pass = async () => {
+    if (running) return;
+    running = true;
+    try {
+      for (const step of [
+        () => services.inbox.tick(),
+        async () => services.inbox.reconcile(await recoverInFlight(services)),
+        () => services.inbox.executeApproved(),
+      ]) {
+        await step().catch(onError);
+      }
+      await services.follower.catchUp();
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void pass(), services.config.slaTickMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

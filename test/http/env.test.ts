@@ -1,0 +1,129 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
+import { EnvError, parseEnv } from '../../server/env.ts';
+import { runServerToExit } from '../support/server-process.ts';
+
+// The environment is read once, in server/env.ts, into a typed object; a bad value stops the
+// server with a message naming the variable, where `Number(env.PORT ?? 3000)` took NaN.
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+function refusal(env: Record<string, string>): string {
+  try {
+    parseEnv(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(EnvError);
+    return (error as Error).message;
+  }
+  throw new Error(`parseEnv accepted ${JSON.stringify(env)}`);
+}
+
+describe('parseEnv', () => {
+  it('an empty environment is the documented defaults', () => {
+    expect(parseEnv({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: resolve('data'),
+      dbPath: resolve('data', 'interlock.sqlite'),
+      sandboxPort: 12_111,
+      stripeSecretKey: null,
+      stripeWebhookSecrets: [],
+      stripeSandboxUrl: null,
+      configPath: DEFAULT_CONFIG_PATH,
+      killAt: [],
+      claimTtlMs: null,
+      reconcileMs: 60_000,
+      sandboxDemo: true,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable the server uses, and an empty one means its default', () => {
+    const env = parseEnv({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/tmp/interlock-data',
+      DB_PATH: 'journal.sqlite',
+      SANDBOX_PORT: '65535',
+      STRIPE_SECRET_KEY: 'sk_test_abc',
+      STRIPE_WEBHOOK_SECRETS: 'whsec_one, whsec_two',
+      STRIPE_SANDBOX_URL: 'http://127.0.0.1:4000',
+      INTERLOCK_CONFIG: '/etc/interlock.yaml',
+      INTERLOCK_KILL_AT: 'after_dispatch, after_send',
+      INTERLOCK_CLAIM_TTL_MS: '300',
+      INTERLOCK_RECONCILE_MS: '500',
+      SANDBOX_DEMO: '0',
+      LOG_LEVEL: 'silent',
+    });
+    expect(env).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      dataDir: '/tmp/interlock-data',
+      dbPath: resolve('journal.sqlite'),
+      sandboxPort: 65_535,
+      stripeSecretKey: 'sk_test_abc',
+      stripeWebhookSecrets: ['whsec_one', 'whsec_two'],
+      configPath: '/etc/interlock.yaml',
+      killAt: ['after_dispatch', 'after_send'],
+      claimTtlMs: 300,
+      reconcileMs: 500,
+      sandboxDemo: false,
+      logLevel: 'silent',
+    });
+    expect(String(env.stripeSandboxUrl)).toBe('http://127.0.0.1:4000/');
+    expect(parseEnv({ PORT: '', DATA_DIR: '', INTERLOCK_CONFIG: '' })).toMatchObject({ port: 3000, dataDir: resolve('data'), configPath: DEFAULT_CONFIG_PATH });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be a whole number from 0 to 65535, not "abc"'],
+    [{ PORT: '65536' }, 'PORT must be a whole number from 0 to 65535, not "65536"'],
+    [{ PORT: '-1' }, 'PORT must be a whole number from 0 to 65535, not "-1"'],
+    [{ PORT: '3000.5' }, 'PORT must be a whole number from 0 to 65535, not "3000.5"'],
+    [{ PORT: '0x10' }, 'PORT must be a whole number from 0 to 65535, not "0x10"'],
+    [{ SANDBOX_PORT: ' 12111' }, 'SANDBOX_PORT must be a whole number from 0 to 65535, not " 12111"'],
+    [{ INTERLOCK_CLAIM_TTL_MS: '0' }, 'INTERLOCK_CLAIM_TTL_MS must be a whole number of ms, 1 or more, not "0"'],
+    [{ INTERLOCK_CLAIM_TTL_MS: '2m' }, 'INTERLOCK_CLAIM_TTL_MS must be a whole number of ms, 1 or more, not "2m"'],
+    [{ INTERLOCK_RECONCILE_MS: '100' }, 'INTERLOCK_RECONCILE_MS must be a whole number of ms, 500 or more, not "100"'],
+    [{ INTERLOCK_KILL_AT: 'after_dispatch,after_lunch' }, 'INTERLOCK_KILL_AT must be kill points separated by commas (before_dispatch, after_dispatch, after_send, after_commit, recovery_resend), not "after_dispatch,after_lunch"'],
+    [{ STRIPE_SANDBOX_URL: '127.0.0.1:12111' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "127.0.0.1:12111"'],
+    [{ STRIPE_SANDBOX_URL: 'https://api.stripe.com' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "https://api.stripe.com"'],
+    [{ SANDBOX_DEMO: 'yes' }, 'SANDBOX_DEMO must be one of 0, 1, not "yes"'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"'],
+  ])('%o is refused by name: %s', (env, message) => {
+    expect(refusal(env)).toBe(message);
+  });
+
+  it('names every bad variable at once, and never echoes a secret', () => {
+    const message = refusal({ PORT: 'abc', STRIPE_SECRET_KEY: 'sk_live_secret123', STRIPE_WEBHOOK_SECRETS: 'whsec_ok,hunter2' });
+    expect(message).toBe(
+      'STRIPE_SECRET_KEY must be a Stripe test-mode key (sk_test_... or rk_test_...); live keys are refused; ' +
+        'STRIPE_WEBHOOK_SECRETS must be whsec_... secrets separated by commas; ' +
+        'PORT must be a whole number from 0 to 65535, not "abc"',
+    );
+    expect(message).not.toMatch(/secret123|hunter2/);
+  });
+});
+
+describe('the server and its environment', () => {
+  it('main.ts prints a bad variable by name and exits 2, as for a bad config', async () => {
+    const { exit, stderr } = await runServerToExit({ PORT: 'abc' });
+    expect(exit).toBe('2');
+    expect(stderr.trim()).toBe('Interlock did not start: PORT must be a whole number from 0 to 65535, not "abc"');
+  }, 30_000);
+
+  // main.ts hands the environment to parseEnv and reads nothing of it itself; the sandbox's own
+  // program (server/sandbox/main.ts) is another process, with variables of its own.
+  it('no server module reads process.env but main.ts, to hand it to parseEnv', () => {
+    const sources = (dir: string): string[] =>
+      readdirSync(join(root, dir)).flatMap((name) => {
+        const path = join(dir, name);
+        return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
+      });
+    const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
+    expect(readers.sort()).toEqual(['server/main.ts', 'server/sandbox/main.ts']);
+    expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  const running = await startInterlock(parseEnv(process.env));']);
+  });
+});
