@@ -4,9 +4,10 @@ import type { Checks, Entry, FieldsOf, Refused } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, whyFor } from '../../shared/statuses.ts';
-import { allOf, bindingConflict, dispatchBlocker, has, isOpenDispatch, lastOf, recordedEffect } from '../journal/chain.ts';
+import { bindingConflict, dispatchBlocker, has, isDispatchBlocker, isOpenDispatch, lastOf } from '../journal/chain.ts';
 import { effectIdFor } from '../journal/hash.ts';
 import { type JournalStore, RESERVATION_MOVED } from '../journal/store.ts';
+import { blockedDispatch, decideSubmit } from './decide.ts';
 import { KeyedTurns } from './keyed-turns.ts';
 import type { KillHook, KillPoint } from './kill-points.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
@@ -97,7 +98,6 @@ export class Gate {
     const done = (status: Status): Outcome => ({ effectId, status });
     const prior = await this.journal.entries(effectId);
 
-    if (isOpenDispatch(prior)) return done('IN_FLIGHT');
     const request = proposal.request === undefined ? undefined : plain(proposal.request);
     if (request !== undefined && !isJsonObject(request)) throw new InvalidEffectError('the request must be a JSON object');
     const proposed: FieldsOf<'PROPOSED'> = {
@@ -108,17 +108,14 @@ export class Gate {
       ...(request === undefined ? {} : { request }),
       ...(proposal.atMs === undefined ? {} : { at_ms: proposal.atMs }),
     };
-    const bound = recordedEffect(prior);
-    if (bound !== undefined && !jsonEqual(bound, effect)) {
-      if (proposal.recordConflict === false) return done('REFUSED:conflicting_payload');
+    const step = decideSubmit(prior, { effect, lease, premises, recordConflict: proposal.recordConflict !== false }, (l) => this.leases.authority?.(l) ?? l);
+    if (step.next === 'answer') return done(step.status);
+    if (step.next === 'record_conflict') {
       await this.journal.append('PROPOSED', effectId, proposed);
-      await this.refuse(effectId, 'conflicting_payload', { recorded: bound, offered: effect });
+      await this.refuse(effectId, 'conflicting_payload', { recorded: step.recorded, offered: effect });
       return done('REFUSED:conflicting_payload');
     }
-    if (has(prior, 'AMBIGUOUS')) return done('AMBIGUOUS');
-    if (has(prior, 'COMMITTED')) return done('DUPLICATE_IGNORED');
-
-    const decidedOn = this.decidedOn(prior, lease, premises);
+    const { decidedOn } = step;
     // Conditional, so a payload another caller bound since our read is refused with nothing written.
     const offered = proposed.request;
     const written = await this.journal.appendIf('PROPOSED', effectId, (chain) => bindingConflict(chain, effect, offered), proposed);
@@ -136,17 +133,6 @@ export class Gate {
     );
     if (checked !== 'DISPATCHED') return done(checked);
     return this.send(effectId, effect);
-  }
-
-  /**
-   * The facts a retry is judged on: those of the first proposal under the same authority, so a
-   * retry cannot launder a refusal by re-reading the world; a new authority brings its own facts.
-   */
-  private decidedOn(prior: readonly Entry[], lease: Json, premises: Json): Json {
-    const identity = (l: Json): Json => (this.leases.authority ? this.leases.authority(l) : l);
-    const mine = identity(lease);
-    const first = allOf(prior, 'PROPOSED').find((e) => jsonEqual(identity(e.lease), mine));
-    return first ? first.premises : premises;
   }
 
   /**
@@ -204,22 +190,10 @@ export class Gate {
 
   /** What a dispatch refused by the chain's own state answers, with the refusal it writes. */
   private async blocked(effectId: string, blocker: string): Promise<Status> {
-    switch (blocker) {
-      case 'committed':
-        return 'DUPLICATE_IGNORED';
-      case 'ambiguous':
-        return 'AMBIGUOUS';
-      case 'in_flight':
-        return 'IN_FLIGHT';
-      case 'conflicting_payload':
-      case 'closed':
-      case 'awaiting_decision':
-      case 'target_error':
-        await this.refuse(effectId, blocker, {});
-        return `REFUSED:${blocker}`;
-      default:
-        throw new Error(`unknown dispatch blocker ${blocker}`);
-    }
+    if (!isDispatchBlocker(blocker)) throw new Error(`unknown dispatch blocker ${blocker}`);
+    const { status, refuse } = blockedDispatch(blocker);
+    if (refuse) await this.refuse(effectId, blocker, {});
+    return status;
   }
 
   /** Send a dispatched effect and record how it went. */

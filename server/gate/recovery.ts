@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Change, Checks, Dispatched, FieldsOf, Repair } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
-import type { Status } from '../../shared/statuses.ts';
+import { refused, type Status } from '../../shared/statuses.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { isOpenDispatch, lastOf } from '../journal/chain.ts';
 import type { KillPoint } from './kill-points.ts';
+import { decideAfterLookup, decideRecovery, recoveryTier, type Stale } from './decide.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
-import { limits } from '../../shared/limits.ts';
 import { type Target, TargetRejectedError } from './target.ts';
 
 /** What recovery needs of the gate that runs it. */
@@ -38,7 +38,7 @@ function errorName(error: unknown): string {
 /** What recovery found when it re-checked the authority and facts a dispatch ran under. */
 interface Recheck {
   checks: Checks;
-  stale: 'lease' | 'stale_premise' | null;
+  stale: Stale;
   changes: Change[];
   repairs: Repair[];
 }
@@ -67,49 +67,48 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
   const dispatched = lastOf(chain, 'DISPATCHED')!;
   const effect = dispatched.effect;
   const { target } = gate;
-  let tier = target.tier;
-  const windowMs = target.dedupWindowMs;
-  if (tier === 1 && windowMs !== null && gate.wallClockMs() - dispatched.ts_ms > windowMs - limits.dedupMarginMs) {
-    // The provider may have forgotten the key: a resend could pay twice, so fall back to a lookup.
-    tier = target.queryable ? 2 : 3;
-  }
+  const tier = recoveryTier(target, dispatched.ts_ms, gate.wallClockMs());
   if (tier === 3) {
+    // No recheck: from the client a crash before the send and one after it look the same.
     await gate.journal.append('AMBIGUOUS', effectId, { code: 'ambiguous' });
     return 'AMBIGUOUS';
   }
   const recheck = await recheckDispatch(gate, effectId, dispatched);
-  const rechecked = recheck.checks;
-  if (tier === 1 && recheck.stale === null) {
-    return resend(gate, effectId, effect, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
-  }
-  if (!target.queryable) {
-    await gate.journal.append('AMBIGUOUS', effectId, {
-      code: 'ambiguous',
-      reason: `${recheck.stale ?? 'unverified'} at recovery, no lookup`,
-      rechecked,
-      ...(recheck.changes.length ? { changes: recheck.changes } : {}),
-    });
-    return 'AMBIGUOUS';
+  const { stale, checks: rechecked } = recheck;
+  switch (decideRecovery(tier, stale, target.queryable)) {
+    case 'resend':
+      return resend(gate, effectId, effect, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
+    case 'ambiguous':
+      await gate.journal.append('AMBIGUOUS', effectId, {
+        code: 'ambiguous',
+        reason: `${stale ?? 'unverified'} at recovery, no lookup`,
+        rechecked,
+        ...(recheck.changes.length ? { changes: recheck.changes } : {}),
+      });
+      return 'AMBIGUOUS';
+    case 'lookup':
+      break;
   }
   const found = await target.query(effectId, effect);
-  if (found) {
-    // A failed recheck does not undo an effect that already landed.
-    await gate.journal.append('COMMITTED', effectId, { via: 'recovery-query', rechecked, found });
-    return 'COMMITTED_ON_QUERY';
+  switch (decideAfterLookup(Boolean(found), stale)) {
+    case 'commit_found':
+      await gate.journal.append('COMMITTED', effectId, { via: 'recovery-query', rechecked, found });
+      return 'COMMITTED_ON_QUERY';
+    case 'refuse': {
+      const code = stale === 'lease' ? 'lease_at_recovery' : 'stale_premise_at_recovery';
+      await gate.journal.append('REFUSED', effectId, {
+        code,
+        reason: `${stale} at recovery`,
+        resolves: true,
+        rechecked,
+        ...(recheck.changes.length ? { changes: recheck.changes } : {}),
+        ...(recheck.repairs.length ? { repairs: recheck.repairs } : {}),
+      });
+      return refused(code);
+    }
+    case 'reapply':
+      return resend(gate, effectId, effect, owner, true, 'REAPPLIED_AFTER_QUERY', { via: 'recovery-reapply', rechecked });
   }
-  if (recheck.stale !== null) {
-    const code = `${recheck.stale}_at_recovery` as const;
-    await gate.journal.append('REFUSED', effectId, {
-      code,
-      reason: `${recheck.stale} at recovery`,
-      resolves: true,
-      rechecked,
-      ...(recheck.changes.length ? { changes: recheck.changes } : {}),
-      ...(recheck.repairs.length ? { repairs: recheck.repairs } : {}),
-    });
-    return `REFUSED:${code}`;
-  }
-  return resend(gate, effectId, effect, owner, true, 'REAPPLIED_AFTER_QUERY', { via: 'recovery-reapply', rechecked });
 }
 
 /** Re-check exactly what was dispatched: its lease, then (only if live) its premises. */

@@ -6,6 +6,7 @@ import type { Gate } from '../gate/gate.ts';
 import type { ChainCheck, JournalStore } from '../journal/store.ts';
 import { type Authority, isPersonLease } from '../gate/leases.ts';
 import { type EscalationFields, escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
+import { decideInboxSubmit } from './decide.ts';
 import { bindingFacts, boundRequest, chainState, ownedBy } from './state.ts';
 
 /** A request as the inbox sees it: any JSON object with an id; a repair child also names its parent. */
@@ -111,27 +112,13 @@ export class InboxCore {
     let facts = givenFacts;
     for (let attempt = 0; attempt < RACE_RETRIES_MAX; attempt++) {
       const chain = await this.journal.entries(effectId);
-      // Bound to another request (two first requests raced and the other won): nothing of this
-      // one is written; the caller answers the conflict.
-      const bound = boundRequest(chain);
-      if (bound !== null && !jsonEqual(bound, plain(request))) return refused('conflicting_payload');
-      const state = chainState(chain);
-      switch (state) {
-        case 'NEEDS_ESCALATION':
-          await this.escalateOwed(effectId, chain);
-          return 'QUEUED';
-        case 'ESCALATED':
-          return 'QUEUED';
-        case 'APPROVED':
-          return 'APPROVED';
-        case 'CLOSED':
-          return 'CLOSED';
-        case 'DONE':
-          return 'DUPLICATE_IGNORED';
-        case 'SENDING':
-          return 'IN_FLIGHT';
-        case 'NEW':
-          break;
+      // Bound to another request (two first requests raced and the other won), nothing of this
+      // one is written and the caller answers the conflict; any other state but NEW answers itself.
+      const step = decideInboxSubmit(chain, request);
+      if (step.next === 'answer') return step.status;
+      if (step.next === 'escalate_owed') {
+        await this.escalateOwed(effectId, chain);
+        return 'QUEUED';
       }
       facts ??= bindingFacts(chain) ?? (await this.capturePlain(request));
       const verdict = this.options.policy.evaluate(request, facts);

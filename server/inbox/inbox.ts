@@ -6,6 +6,7 @@ import { allOf, closingDecision, latestEscalation } from '../journal/chain.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
+import { decisionPrecondition } from './decide.ts';
 import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
 import { boundRequest, chainState, ownedBy, repairChildOf } from './state.ts';
 
@@ -30,12 +31,9 @@ export class Inbox extends InboxCore {
   private async pending(effectId: string, by: string, seen: string | undefined, action: 'approve' | 'reject' | 'repair'): Promise<Pending | Status> {
     if (by === POLICY) throw new Error('nobody may decide as policy');
     const chain = await this.journal.entries(effectId);
-    if (chain.length === 0 || chainState(chain) !== 'ESCALATED') return 'ALREADY_DECIDED';
-    const escalation = latestEscalation(chain).escalation;
-    if (!escalation) return 'ALREADY_DECIDED';
-    if (seen !== undefined && seen !== escalation.hash) return 'SUPERSEDED';
-    if (action === 'approve' && escalation.reason === 'ambiguous') return 'REFUSED:ambiguous';
-    if (!this.options.authority.members(escalation.group).includes(by)) return 'REFUSED:lease';
+    const decided = decisionPrecondition(chain, by, seen, action, (group) => this.options.authority.members(group));
+    if (typeof decided === 'string') return decided;
+    const { escalation } = decided;
     return { chain, escalation };
   }
 

@@ -102,15 +102,15 @@ function approvalCoversSend(chain: readonly Entry[], lease: Json, premises: Json
   );
 }
 
-/** Why a dispatch may not happen now, first match wins; null when it may. */
-export type DispatchBlocker =
-  | 'in_flight'
-  | 'committed'
-  | 'ambiguous'
-  | 'conflicting_payload'
-  | 'closed'
-  | 'target_error'
-  | 'awaiting_decision';
+/** Why a dispatch may not happen now, first match wins (core §2.4). */
+export const DISPATCH_BLOCKERS = ['in_flight', 'committed', 'ambiguous', 'conflicting_payload', 'closed', 'target_error', 'awaiting_decision'] as const;
+/** One reason a dispatch may not happen now. */
+export type DispatchBlocker = (typeof DISPATCH_BLOCKERS)[number];
+
+/** True for a blocker the dispatch rule gives (a conditional append answers plain strings). */
+export function isDispatchBlocker(value: string): value is DispatchBlocker {
+  return (DISPATCH_BLOCKERS as readonly string[]).includes(value);
+}
 
 /** The dispatch rule, checked inside the journal's write lock (core §2.4). */
 export function dispatchBlocker(chain: readonly Entry[], effect: Json, lease: Json, premises: Json): DispatchBlocker | null {

@@ -42,11 +42,14 @@ const PURE_CORE = [
   'server/journal/chain.ts',
   'server/journal/shapes.ts',
   'server/journal/confirmations.ts',
+  'server/gate/decide.ts',
+  'server/gate/target.ts',
   'server/gate/premises.ts',
   'server/gate/leases.ts',
   'server/inbox/state.ts',
   'server/inbox/escalation.ts',
   'server/inbox/summary.ts',
+  'server/inbox/decide.ts',
 ];
 
 function offenders(files: string[], bad: (imports: { local: string[]; packages: string[] }, file: string) => string[]): string[] {
@@ -77,7 +80,8 @@ describe('layers', () => {
     const io = /^(node:|fastify|@fastify|drizzle-orm|better-sqlite3|stripe|ws)/;
     expect(
       offenders(PURE_CORE, ({ local, packages }, file) => {
-        const text = readFileSync(join(root, file), 'utf8');
+        // Code only: what a comment says about awaiting or clocks is no I/O.
+        const text = readFileSync(join(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
         return [
           ...packages.filter((p) => io.test(p)),
           // The journal layer's types and pure predicates are fine; its hashing is not the core's business.
