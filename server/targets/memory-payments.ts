@@ -1,7 +1,9 @@
-import type { JsonObject } from '../../shared/json.ts';
+import type { Dispatched } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { diffFacts, repairsThatFit } from '../gate/premises.ts';
-import { type Explained, SimulatedCrash, type Target, type Tier } from '../gate/target.ts';
+import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetRejectedError, type Tier } from '../gate/target.ts';
+import type { PaymentFacts } from './stripe-refunds.ts';
 
 /** An order the simulated payments service can refund. */
 export interface Order {
@@ -141,5 +143,166 @@ export class MemoryPayments implements Target {
         ? repairsThatFit(effect.amount as number, order.amountCents - others, order.amountCents)
         : [];
     return { violations, changes: diffFacts(was, shown), repairs };
+  }
+}
+
+/** A payment intent of the Stripe-shaped memory target. */
+export interface MemoryPayment {
+  amountCents: number;
+  disputed: boolean;
+}
+
+/** The refund statuses the Stripe-shaped memory target moves a refund through. */
+export type PaymentRefundStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One refund on a payment; `effectId` is null for a refund made outside Interlock (the dashboard). */
+export interface PaymentRefund {
+  id: string;
+  paymentIntent: string;
+  amountCents: number;
+  effectId: string | null;
+  status: PaymentRefundStatus;
+  createdMs: number;
+}
+
+/**
+ * A Stripe-shaped in-memory refunds service, for the simulator: payment intents that can be
+ * disputed, refunds with ids and statuses, idempotency keys forgotten after Stripe's window (on
+ * the wall clock given), and the Stripe target's facts and judgement (stripe-refunds.ts): payloads
+ * are `{payment_intent, amount}`, an open dispatch reserves its payment and counts as refunded, and
+ * a refund the rules cleared may see Interlock's own refunds move the facts as long as it still
+ * fits. The tiers are MemoryPayments'. Unlike Stripe it does not refuse a refund larger than what
+ * is left, so an over-refund the gate lets through shows in the ledger instead of as an error.
+ * MemoryPayments stays as it was: the experiments' published results were made with it.
+ */
+export class MemoryRefunds implements Target {
+  readonly payments = new Map<string, MemoryPayment>();
+  readonly refunds: PaymentRefund[] = [];
+  readonly #keys = new Map<string, { refund: PaymentRefund; atMs: number }>();
+  readonly queryable: boolean;
+  readonly dedupWindowMs = limits.stripeKeyWindowMs;
+
+  constructor(
+    readonly tier: Tier,
+    private readonly wallClockMs: () => number,
+  ) {
+    this.queryable = tier !== 3;
+  }
+
+  addPayment(paymentIntent: string, amountCents: number): void {
+    this.payments.set(paymentIntent, { amountCents, disputed: false });
+  }
+
+  /** A refund made by hand in the dashboard, outside the gate. */
+  refundByHand(paymentIntent: string, amountCents: number): PaymentRefund {
+    return this.record(paymentIntent, amountCents, null);
+  }
+
+  /** The customer disputes the payment: from now on its refunds are refused, as Stripe does. */
+  dispute(paymentIntent: string): void {
+    const payment = this.payments.get(paymentIntent);
+    if (payment) payment.disputed = true;
+  }
+
+  /** The refund reaches its final status, as Stripe reports it later. */
+  settle(refundId: string, status: Exclude<PaymentRefundStatus, 'pending'>): void {
+    const refund = this.refunds.find((r) => r.id === refundId);
+    if (refund?.status === 'pending') refund.status = status;
+  }
+
+  /** An open dispatch of a refund reserves its payment. */
+  reservationKey(effect: JsonObject): string | null {
+    return typeof effect.payment_intent === 'string' ? effect.payment_intent : null;
+  }
+
+  invalidEffect(effect: JsonObject): string | null {
+    if (Object.keys(effect).sort().join(',') !== 'amount,payment_intent') return 'a refund effect has exactly payment_intent and amount';
+    if (typeof effect.payment_intent !== 'string' || !/^pi_[A-Za-z0-9_]{1,100}$/.test(effect.payment_intent)) {
+      return 'payment_intent must be a Stripe payment intent id (pi_...)';
+    }
+    const amount = effect.amount;
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
+      return `amount must be a whole number of cents from 1 to ${limits.refundCentsMax}`;
+    }
+    return null;
+  }
+
+  async apply(effectId: string, effect: JsonObject): Promise<JsonObject> {
+    const paymentIntent = effect.payment_intent as string;
+    const amountCents = effect.amount as number;
+    if (this.tier === 1) {
+      const keyed = this.#keys.get(effectId);
+      if (keyed && this.wallClockMs() - keyed.atMs < this.dedupWindowMs) {
+        const same = keyed.refund.paymentIntent === paymentIntent && keyed.refund.amountCents === amountCents;
+        if (!same) throw new TargetRejectedError('400 idempotency_error: the key was used with other parameters');
+        return { status: 'already_processed', refund: keyed.refund.id, amount: amountCents };
+      }
+    }
+    const payment = this.payments.get(paymentIntent);
+    if (!payment) throw new TargetRejectedError(`404 resource_missing: no payment intent ${paymentIntent}`);
+    if (payment.disputed) throw new TargetRejectedError('400 charge_disputed: the charge is disputed and cannot be refunded');
+    const refund = this.record(paymentIntent, amountCents, effectId);
+    if (this.tier === 1) this.#keys.set(effectId, { refund, atMs: this.wallClockMs() });
+    return { status: 'ok', refund: refund.id, amount: amountCents };
+  }
+
+  /** The id of the refund this effect sent, in any status, or null. */
+  async query(effectId: string): Promise<Json> {
+    if (!this.queryable) throw new Error('this service has no lookup');
+    return this.refunds.find((r) => r.effectId === effectId)?.id ?? null;
+  }
+
+  /**
+   * The facts now, as StripeRefunds.capture reads them: refunds that did not fail, plus the open
+   * dispatches (`reserved`) whose refund does not show yet; `exceptEffectId`'s own refund is left out.
+   */
+  capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Dispatched[] = []): PaymentFacts {
+    const payment = this.payments.get(paymentIntent);
+    if (!payment) throw new Error(`404 resource_missing: no payment intent ${paymentIntent}`);
+    const live = this.refunds.filter((r) => r.paymentIntent === paymentIntent && r.status !== 'failed');
+    const shown = new Set(live.map((r) => r.effectId));
+    const sum = (refunds: readonly PaymentRefund[]) => refunds.reduce((total, r) => total + r.amountCents, 0);
+    const reservedCents = reserved
+      .filter((dispatched) => dispatched.effect_id !== exceptEffectId && !shown.has(dispatched.effect_id))
+      .reduce((total, dispatched) => total + (typeof dispatched.effect.amount === 'number' ? dispatched.effect.amount : 0), 0);
+    return {
+      payment_intent: paymentIntent,
+      currency: 'usd',
+      amount_received: payment.amountCents,
+      refunded_by_others: sum(live.filter((r) => exceptEffectId === undefined || r.effectId !== exceptEffectId)) + reservedCents,
+      refunded_outside: sum(live.filter((r) => r.effectId === null)),
+      disputed: payment.disputed,
+    };
+  }
+
+  /** StripeRefunds.explain, over the memory ledger and without I/O, so a simulator can judge at any instant. */
+  judge(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Explained {
+    if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
+      return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
+    }
+    if (premises.payment_intent !== effect.payment_intent) {
+      return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
+    }
+    const now = this.capture(premises.payment_intent, effectId, options.reserved);
+    const tellsApart = Object.hasOwn(premises, 'refunded_outside');
+    const { refunded_outside: _outside, ...comparable } = now;
+    const changes = diffFacts(premises, tellsApart ? now : comparable);
+    const leftCents = now.amount_received - now.refunded_by_others;
+    const amount = effect.amount as number;
+    const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && amount <= leftCents;
+    if (changes.length === 0 || (options.headroom === true && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
+    const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
+    const repairs = now.disputed ? [] : repairsThatFit(amount, leftCents, now.amount_received);
+    return { violations, changes, repairs };
+  }
+
+  async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {
+    return this.judge(premises, effectId, effect, options);
+  }
+
+  private record(paymentIntent: string, amountCents: number, effectId: string | null): PaymentRefund {
+    const refund: PaymentRefund = { id: `re_${this.refunds.length + 1}`, paymentIntent, amountCents, effectId, status: 'pending', createdMs: this.wallClockMs() };
+    this.refunds.push(refund);
+    return refund;
   }
 }
