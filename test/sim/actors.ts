@@ -1,0 +1,247 @@
+import { canonical } from '../../server/journal/hash.ts';
+import { jsonEqual, plain } from '../../shared/json.ts';
+import type { Status } from '../../shared/statuses.ts';
+import type { InboxRequest } from '../../server/inbox/inbox.ts';
+import { childIdFor } from '../../server/inbox/inbox.ts';
+import { boundRequest } from '../../server/inbox/state.ts';
+import { AGENT, createProcess, type Process, type World } from './world.ts';
+
+/** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
+
+/** A payment to refund: a known one, or a new one while there are few. */
+export function pickPayment(world: World): string {
+  if (world.paymentIds.length === 0 || (world.paymentIds.length < 5 && world.chance(0.25))) {
+    const id = `pi_sim${world.paymentIds.length + 1}`;
+    world.target.addPayment(id, world.rng.randint(20, 400) * 100);
+    world.paymentIds.push(id);
+    return id;
+  }
+  return world.pick(world.paymentIds);
+}
+
+/** An amount as agents ask: mostly one the rules clear, some for a person, a few for the large route. */
+function askCents(world: World): number {
+  const roll = world.rng.random();
+  if (roll < 0.55) return world.rng.randint(5, 50) * 100;
+  if (roll < 0.85) return world.rng.randint(51, 200) * 100;
+  return world.rng.randint(201, 450) * 100;
+}
+
+/** A new request, as the agents' API binds it (flags a sorted set, a reason only when given). */
+export function newRequest(world: World, paymentIntent = pickPayment(world)): InboxRequest {
+  world.requestCount += 1;
+  const roll = world.rng.random();
+  const flags = roll < 0.1 ? ['fraud_review'] : roll < 0.15 ? ['vip'] : [];
+  return {
+    id: `req-${world.requestCount}`,
+    agent: AGENT,
+    payment_intent: paymentIntent,
+    amount: askCents(world),
+    ...(world.chance(0.3) ? { reason: 'arrived damaged' } : {}),
+    flags,
+  };
+}
+
+/**
+ * Submit as the agent does and judge the answer: a landed answer is backed by the ledger; a
+ * conflict is answered only for another payload than the one bound, and leaves no trace of it.
+ * With `redecided`, the id was already bound to another payload: the chain must not change.
+ */
+export async function submitAsAgent(world: World, request: InboxRequest, redecided = false, p: Process = world.process): Promise<Status | undefined> {
+  const effectId = p.inbox.effectIdOf(request);
+  const before = world.journal.chainNow(effectId);
+  const status = await world.guarded(`submit of ${request.id}`, () => p.inbox.submit(request));
+  if (status === undefined) return undefined;
+  world.hit(`answer.${status.startsWith('REFUSED') || status.startsWith('UNRESOLVED') ? status : status.split(':')[0]}`);
+  world.checkLanded(`submit of ${request.id}`, effectId, status, request.amount as number);
+  const after = world.journal.chainNow(effectId);
+  const bound = boundRequest(after);
+  if (status === 'REFUSED:conflicting_payload') {
+    if (bound === null || jsonEqual(plain(bound), plain(request))) {
+      world.violation(`${request.id} was refused as a conflicting payload, but the payload bound is the one offered`);
+    }
+    if (after.some((e) => e.kind === 'PROPOSED' && jsonEqual(e.request ?? null, plain(request)))) {
+      world.violation(`${request.id}: a payload refused as conflicting left a PROPOSED in the chain`);
+    }
+  }
+  const boundBefore = boundRequest(before);
+  if (redecided && boundBefore !== null && !jsonEqual(plain(boundBefore), plain(request))) {
+    world.hit('check.reused_id');
+    if (status !== 'REFUSED:conflicting_payload') world.violation(`${request.id} re-decided under a used id was answered ${status}, not REFUSED:conflicting_payload`);
+    if (canonical(after) !== canonical(before)) world.violation(`a reused id with another payload changed the chain of ${request.id} (${before.length} entries, now ${after.length})`);
+  }
+  return status;
+}
+
+export async function agentNew(world: World): Promise<void> {
+  const request = newRequest(world);
+  world.requests.push(request);
+  await submitAsAgent(world, request);
+}
+
+export async function agentDuplicate(world: World): Promise<void> {
+  if (world.requests.length === 0) return agentNew(world);
+  await submitAsAgent(world, { ...world.pick(world.requests) });
+}
+
+/** The model re-decides: the same request id with another amount, or other flags. */
+export async function agentRedecide(world: World): Promise<void> {
+  if (world.requests.length === 0) return agentNew(world);
+  const used = world.pick(world.requests);
+  const other = world.chance(0.7)
+    ? { ...used, amount: (used.amount as number) + world.pick([-100, 100, 1000]) }
+    : { ...used, flags: Array.isArray(used.flags) && used.flags.length > 0 ? [] : ['vip'] };
+  await submitAsAgent(world, other, true);
+}
+
+/**
+ * Several requests on one payment at once, started without awaiting each: new ones, an identical
+ * retry racing its original, and two first requests under one id with other amounts. Half the
+ * bursts are shared with a second server on the same journal, whose gate takes no turns with this
+ * one's: only the journal's reservation guard keeps their dispatches on one payment apart. If the
+ * second server dies, its claims lapse and this one's recovery settles what it left.
+ */
+export async function agentConcurrent(world: World): Promise<void> {
+  const paymentIntent = pickPayment(world);
+  const burst: InboxRequest[] = [];
+  const size = world.rng.randint(2, 4);
+  while (burst.length < size) {
+    const last = burst.at(-1);
+    const roll = world.rng.random();
+    if (last && roll < 0.2) {
+      world.hit('agent.concurrent.identical');
+      burst.push({ ...last });
+    } else if (last && roll < 0.35) {
+      world.hit('agent.concurrent.conflicting_first');
+      burst.push({ ...last, amount: (last.amount as number) + 100 });
+    } else {
+      burst.push(newRequest(world, paymentIntent));
+    }
+  }
+  world.requests.push(...burst);
+  const peer = world.chance(0.5) ? createProcess(world) : null;
+  if (peer) world.hit('agent.concurrent.two_servers');
+  const server = () => (peer && world.chance(0.5) ? peer : world.process);
+  await Promise.all(burst.map((request) => submitAsAgent(world, request, false, server())));
+  if (peer?.life.dead) world.hit('restart.second_server_died');
+}
+
+/** People in the inbox: approve, approve now and send later, reject, repair, or decide from a stale tab. */
+
+export async function approverDecide(world: World): Promise<void> {
+  const p = world.process;
+  if ((await world.guarded('catch-up', () => p.follower.catchUp())) === undefined && p.life.dead) return;
+  const items = p.projection.queue(new Set(Object.keys(world.groups)));
+  if (items.length === 0) {
+    world.hit('approver.idle');
+    return;
+  }
+  const item = world.pick(items);
+  const members = world.groups[item.group] ?? [];
+  const outsiders = Object.values(world.groups)
+    .flat()
+    .concat(world.removed.map((r) => r.person))
+    .filter((name) => !members.includes(name));
+  const outsider = members.length === 0 || (outsiders.length > 0 && world.chance(0.08));
+  const by = outsider ? world.pick(outsiders.length > 0 ? outsiders : ['nobody']) : world.pick(members);
+  const facts = item.facts;
+  const amount = item.request.amount;
+  const fits = typeof facts.amount_received === 'number' && typeof facts.refunded_by_others === 'number' && amount <= facts.amount_received - facts.refunded_by_others;
+  // People approve only what fits the facts they see (Stripe refuses the rest), sometimes a disputed one.
+  let action: 'approve' | 'approve_later' | 'reject' | 'repair';
+  if (item.reason === 'ambiguous') action = world.chance(0.3) ? 'approve' : 'reject';
+  else if (item.repairs.length > 0 && (!fits || world.chance(0.35))) action = 'repair';
+  else if (!fits) action = 'reject';
+  else if (facts.disputed === true) action = world.chance(0.3) ? 'approve' : 'reject';
+  else action = world.pick(['approve', 'approve', 'approve', 'approve_later', 'reject']);
+  world.hit(`approver.${outsider ? 'outsider' : action}`);
+  const seen = item.escalation;
+  const before = world.journal.chainNow(item.effect_id);
+  const what = `${action} of ${item.request.id} by ${by}`;
+  let status: Status | undefined;
+  let landedAs = { effectId: item.effect_id, amount };
+  if (action === 'approve' || action === 'approve_later') {
+    status = await world.guarded(what, () => p.inbox.approve(item.effect_id, by, { seen, ...(action === 'approve_later' ? { execute: false } : {}) }));
+  } else if (action === 'reject') {
+    status = await world.guarded(what, () => p.inbox.reject(item.effect_id, by, { seen }));
+  } else {
+    const index = world.rng.randbelow(item.repairs.length);
+    const set = item.repairs[index]?.set ?? {};
+    if (typeof set.amount === 'number') {
+      const child = { ...item.request, ...set, id: childIdFor(item.request.id, seen), repair_of: item.request.id } as InboxRequest;
+      landedAs = { effectId: p.inbox.effectIdOf(child), amount: set.amount };
+    }
+    status = await world.guarded(what, () => p.inbox.repair(item.effect_id, by, index, { seen }));
+  }
+  if (status === undefined) return;
+  world.hit(`answer.${status}`);
+  world.checkLanded(what, landedAs.effectId, status, landedAs.amount);
+  if (outsider) {
+    world.hit('check.outsider');
+    if (!['REFUSED:lease', 'ALREADY_DECIDED', 'SUPERSEDED', 'REFUSED:ambiguous'].includes(status)) world.violation(`${what}, who is not in ${item.group}, was answered ${status}`);
+    if (canonical(world.journal.chainNow(item.effect_id)) !== canonical(before)) world.violation(`${what}, who is not in ${item.group}, changed the chain`);
+  }
+}
+
+/** An approver's old tab decides an escalation that was superseded (moved up, or shown again): nothing may change. */
+export async function approverStaleTab(world: World): Promise<void> {
+  const p = world.process;
+  const stale: Array<{ effectId: string; hash: string; group: string }> = [];
+  for (const effectId of p.projection.ownedIds()) {
+    const escalations = world.journal.chainNow(effectId).filter((e) => e.kind === 'ESCALATED');
+    for (const e of escalations.slice(0, -1)) stale.push({ effectId, hash: e.hash, group: String(e.group) });
+  }
+  if (stale.length === 0) {
+    world.hit('approver.stale_tab.none');
+    return;
+  }
+  const tab = world.pick(stale);
+  const members = world.groups[tab.group] ?? [];
+  const by = members.length > 0 ? world.pick(members) : world.pick(Object.values(world.groups).flat());
+  const before = world.journal.chainNow(tab.effectId);
+  const reject = world.chance(0.3);
+  const status = await world.guarded('a stale tab', () => (reject ? p.inbox.reject(tab.effectId, by, { seen: tab.hash }) : p.inbox.approve(tab.effectId, by, { seen: tab.hash })));
+  if (status === undefined) return;
+  world.hit('check.stale_tab');
+  if (status !== 'SUPERSEDED' && status !== 'ALREADY_DECIDED') world.violation(`a stale tab deciding ${tab.effectId} was answered ${status}`);
+  if (canonical(world.journal.chainNow(tab.effectId)) !== canonical(before)) world.violation(`a stale tab deciding ${tab.effectId} changed the chain`);
+}
+
+/** The world outside Interlock: hand refunds, disputes, people leaving and rejoining groups. */
+
+export async function handRefund(world: World): Promise<void> {
+  const paymentIntent = pickPayment(world);
+  const payment = world.target.payments.get(paymentIntent)!;
+  const refunded = world.target.refunds.filter((r) => r.paymentIntent === paymentIntent && r.status !== 'failed').reduce((sum, r) => sum + r.amountCents, 0);
+  // The dashboard refuses more than Stripe shows is left.
+  const left = payment.amountCents - refunded;
+  if (left <= 0) return;
+  world.target.refundByHand(paymentIntent, world.rng.randint(1, Math.min(left, 6000)));
+}
+
+export async function dispute(world: World): Promise<void> {
+  const open = world.paymentIds.filter((id) => !world.target.payments.get(id)!.disputed);
+  if (open.length > 0) world.target.dispute(world.pick(open));
+}
+
+export async function revokeMember(world: World): Promise<void> {
+  const group = world.pick(Object.keys(world.groups));
+  const members = world.groups[group]!;
+  if (members.length === 0) return;
+  const person = world.pick(members);
+  world.groups[group] = members.filter((m) => m !== person);
+  world.removed.push({ group, person });
+}
+
+export async function restoreMember(world: World): Promise<void> {
+  if (world.removed.length === 0) return;
+  const { group, person } = world.removed.splice(world.rng.randbelow(world.removed.length), 1)[0]!;
+  if (!world.groups[group]!.includes(person)) world.groups[group]!.push(person);
+}
+
+/** Stripe settles a refund: most succeed, some fail. */
+export async function settleRefund(world: World): Promise<void> {
+  const pending = world.target.refunds.filter((r) => r.status === 'pending');
+  if (pending.length === 0) return;
+  world.target.settle(world.pick(pending).id, world.chance(0.85) ? 'succeeded' : 'failed');
+}

@@ -1,0 +1,141 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { Entry } from '../../shared/entries.ts';
+import { isJsonObject, type Json } from '../../shared/json.ts';
+import { InboxProjection } from '../../server/inbox/projection.ts';
+import { has, isOpenDispatch } from '../../server/journal/chain.ts';
+import { canonical, sha256Hex } from '../../server/journal/hash.ts';
+import { keyIdFor, type SigningKey } from '../../server/receipts/keys.ts';
+import { signReceipt } from '../../server/receipts/receipts.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { computeScoreboard } from '../../server/scoreboard/figures.ts';
+import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
+import { allEntries } from './sim-journal.ts';
+import { CONFIG, type Process, type World } from './world.ts';
+
+/** The test key receipts are signed with. */
+const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+const SIGNING_KEY: SigningKey = { keyId: keyIdFor(publicKey), privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+
+/** What a seed's journal came to. */
+export interface JournalSummary {
+  /** SHA-256 of every entry hash, in journal order: equal for two runs of one seed. */
+  hash: string;
+  entries: number;
+}
+
+/** Check every invariant over the settled world; violations go to `world.violations`. */
+export async function checkInvariants(world: World): Promise<JournalSummary> {
+  const entries = await allEntries(world.journal);
+  const chains = new Map<string, Entry[]>();
+  for (const entry of entries) {
+    const chain = chains.get(entry.effect_id);
+    if (chain) chain.push(entry);
+    else chains.set(entry.effect_id, [entry]);
+  }
+  checkLedger(world, chains);
+  checkReceipts(world, chains);
+  await checkViews(world, entries);
+  return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length };
+}
+
+/** Never two refunds for one effect, never more refunded than paid, and the ledger and the journal agree. */
+function checkLedger(world: World, chains: ReadonlyMap<string, Entry[]>): void {
+  const byEffect = new Map<string, number>();
+  for (const refund of world.target.refunds) {
+    if (refund.effectId === null) continue;
+    byEffect.set(refund.effectId, (byEffect.get(refund.effectId) ?? 0) + 1);
+  }
+  for (const [effectId, count] of byEffect) {
+    if (count > 1) world.violation(`never two refunds for one effect: ${effectId} has ${count} refunds in the ledger`);
+    const chain = chains.get(effectId) ?? [];
+    const attested = chain.some((e) => e.kind === 'DISPATCHED' && attests(e.checks));
+    if (!attested) world.violation(`no send without live authority and current facts: ${effectId} has a refund but no DISPATCHED whose checks show a live lease and no violations`);
+    if (!has(chain, 'COMMITTED') && !has(chain, 'AMBIGUOUS') && !isOpenDispatch(chain)) {
+      world.violation(`the journal holds what landed: ${effectId} has a refund but its chain is neither committed, ambiguous nor in flight`);
+    }
+  }
+  for (const [paymentIntent, payment] of world.target.payments) {
+    const refunded = world.target.refunds.filter((r) => r.paymentIntent === paymentIntent && r.status !== 'failed').reduce((sum, r) => sum + r.amountCents, 0);
+    if (refunded > payment.amountCents) world.violation(`never more refunded than paid: ${paymentIntent} refunded ${refunded} of ${payment.amountCents}`);
+  }
+  for (const [effectId, chain] of chains) {
+    const commit = chain.find((e) => e.kind === 'COMMITTED');
+    if (!commit) continue;
+    const dispatched = chain.findLast((e) => e.kind === 'DISPATCHED');
+    const amount = isJsonObject(dispatched?.effect) ? dispatched.effect.amount : undefined;
+    if (!world.target.refunds.some((r) => r.effectId === effectId && r.amountCents === amount)) {
+      world.violation(`the ledger holds what was committed: ${effectId} is COMMITTED but the ledger has no refund of ${String(amount)} by it`);
+    }
+  }
+}
+
+/** The checks a DISPATCHED recorded show a live lease and facts that held. */
+function attests(checks: Json | undefined): boolean {
+  return isJsonObject(checks) && checks.lease_live === true && Array.isArray(checks.violations) && checks.violations.length === 0;
+}
+
+/** Every chain's receipt, signed with the test key, verifies. */
+function checkReceipts(world: World, chains: ReadonlyMap<string, Entry[]>): void {
+  for (const [effectId, chain] of chains) {
+    const report = verifyReceipt(signReceipt(effectId, chain, SIGNING_KEY), publicKey);
+    world.hit('check.receipt');
+    if (!report.valid) {
+      const committed = has(chain, 'COMMITTED') ? 'committed ' : '';
+      world.violation(`every receipt verifies: the ${committed}receipt of ${effectId} has ${report.problems.map((p) => p.code).join(', ')}`);
+    }
+  }
+}
+
+/** What the inbox's views show, as one comparable text per view. */
+function inboxViews(projection: InboxProjection): Record<string, string> {
+  const groups = new Set(Object.keys(CONFIG.groups));
+  const work = projection.work;
+  const sorted = (ids: Iterable<string>) => [...ids].sort();
+  const views: Record<string, unknown> = {
+    queue: projection.queue(groups),
+    done: projection.history('done', groups, '', 1_000_000),
+    closed: projection.history('closed', groups, '', 1_000_000),
+    unconfirmed: sorted(projection.unconfirmedSent()),
+    owned: sorted(projection.ownedIds()),
+    due: sorted(work.due(Number.MAX_SAFE_INTEGER)),
+    approved: sorted(work.approved()),
+    unfinished: sorted(work.unfinished()),
+    sending: sorted(work.sending()),
+  };
+  return Object.fromEntries(Object.entries(views).map(([name, view]) => [name, canonical(JSON.parse(JSON.stringify(view)) as Json)]));
+}
+
+/** Mid-run: the live views and scoreboard equal ones rebuilt from the journal as it is now. */
+export async function auditViews(world: World): Promise<void> {
+  const entries = await world.guarded('an audit read', () => allEntries(world.journal));
+  if (entries) await checkViews(world, entries);
+}
+
+/** The live views equal views rebuilt from the whole journal, and the scoreboard equals a recomputation. */
+async function checkViews(world: World, entries: readonly Entry[]): Promise<void> {
+  const live: Process = world.process;
+  if ((await world.guarded('catch-up', () => live.follower.catchUp())) === undefined && live.life.dead) return;
+  const rebuilt = new InboxProjection(CONFIG.inboxName);
+  const board = new ScoreboardProjection(CONFIG.inboxName);
+  for (const entry of entries) {
+    rebuilt.apply(entry);
+    board.note(entry);
+  }
+  const liveViews = inboxViews(live.projection);
+  const rebuiltViews = inboxViews(rebuilt);
+  for (const [name, text] of Object.entries(rebuiltViews)) {
+    world.hit('check.view');
+    if (liveViews[name] !== text) world.violation(`the views after a rebuild equal the live views: ${name} differs (live ${clip(liveViews[name])}, rebuilt ${clip(text)})`);
+  }
+  const scoreboard = canonical((await live.scoreboard.board()) as unknown as Json);
+  const recomputed = canonical(computeScoreboard(entries, CONFIG.inboxName) as unknown as Json);
+  const rebuiltBoard = canonical((await board.board()) as unknown as Json);
+  world.hit('check.scoreboard');
+  if (scoreboard !== recomputed) world.violation(`the scoreboard equals a recomputation from the entries: live ${clip(scoreboard)}, computed ${clip(recomputed)}`);
+  if (rebuiltBoard !== recomputed) world.violation(`a rebuilt scoreboard equals a recomputation: rebuilt ${clip(rebuiltBoard)}, computed ${clip(recomputed)}`);
+}
+
+function clip(text: string | undefined, max = 300): string {
+  if (text === undefined) return 'nothing';
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}

@@ -1,0 +1,70 @@
+import type { Entry } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
+import { isPolicyLease } from '../../server/gate/leases.ts';
+import { isOpenDispatch, lastOf } from '../../server/journal/chain.ts';
+import type { World } from './world.ts';
+
+// The oracle judges every send at the instant it happens, from the simulator's ground truth (the
+// memory ledger, the groups, the clock), never from what the code under test recorded: a gate that
+// skipped a check would record a clean one.
+
+/** The facts a refund decision may not see move behind its back; `refunded_by_others` is judged apart. */
+const WORLD_FIELDS = ['payment_intent', 'currency', 'amount_received', 'refunded_outside', 'disputed'] as const;
+
+/**
+ * Why sending `effect` now, on `premises` under `lease`, is unsafe, or null when it is safe: the
+ * authority must be live, nothing outside Interlock may have moved, the refund must fit what is
+ * left counting the open dispatches of other effects, and a person's approval must not have seen
+ * less refunded than there is now (the rules' headroom allows Interlock's own refunds to move).
+ */
+export function unsafeSend(world: World, effectId: string, effect: JsonObject, lease: Json, premises: Json): string | null {
+  const problem = world.truth.problem(lease);
+  if (problem !== null) return `the authority is not live (${problem})`;
+  if (!isJsonObject(premises)) return 'no facts were recorded';
+  const paymentIntent = String(effect.payment_intent);
+  const reserved = world.journal.openReservationsNow(paymentIntent).filter((e) => e.effect_id !== effectId);
+  const now = world.target.capture(paymentIntent, effectId, reserved);
+  for (const field of WORLD_FIELDS) {
+    if (Object.hasOwn(premises, field) && !jsonEqual(premises[field] ?? null, now[field])) {
+      return `${field} was ${JSON.stringify(premises[field])}, now ${JSON.stringify(now[field])}`;
+    }
+  }
+  const amount = effect.amount as number;
+  const leftCents = now.amount_received - now.refunded_by_others;
+  if (amount > leftCents) return `${amount} does not fit the ${leftCents} left`;
+  const seen = premises.refunded_by_others;
+  if (!isPolicyLease(lease) && typeof seen === 'number' && now.refunded_by_others > seen) {
+    return `refunded_by_others was ${seen}, now ${now.refunded_by_others}`;
+  }
+  return null;
+}
+
+/** Judge a DISPATCHED as it becomes durable. Runs inside the journal's write lock, so it never throws. */
+export function judgeDispatch(world: World, entry: Entry): void {
+  if (entry.kind !== 'DISPATCHED') return;
+  try {
+    world.hit('oracle.dispatch');
+    const effect = entry.effect as JsonObject;
+    const unsafe = unsafeSend(world, entry.effect_id, effect, entry.lease ?? null, entry.premises ?? null);
+    if (unsafe !== null) world.violation(`no send without live authority and current facts: ${entry.effect_id} was dispatched when ${unsafe}`);
+  } catch (error) {
+    world.violation(`the oracle failed on a DISPATCHED of ${entry.effect_id}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Judge a send as it reaches the target: it must follow a durable DISPATCHED of this very payload,
+ * still open; a recovery resend is judged again on the world now, as a send of its own.
+ */
+export function judgeApply(world: World, effectId: string, effect: JsonObject): void {
+  const chain = world.journal.chainNow(effectId);
+  const dispatched = lastOf(chain, 'DISPATCHED');
+  if (!dispatched || !isOpenDispatch(chain) || !jsonEqual(dispatched.effect ?? null, effect)) {
+    world.violation(`no send without a durable DISPATCHED: ${effectId} reached the target with no open dispatch of this payload`);
+    return;
+  }
+  if (!world.resending.delete(effectId)) return;
+  world.hit('oracle.resend');
+  const unsafe = unsafeSend(world, effectId, effect, dispatched.lease ?? null, dispatched.premises ?? null);
+  if (unsafe !== null) world.violation(`no send without live authority and current facts: ${effectId} was resent at recovery when ${unsafe}`);
+}

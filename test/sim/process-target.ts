@@ -1,0 +1,109 @@
+import type Stripe from 'stripe';
+import type { Dispatched } from '../../shared/entries.ts';
+import type { Json, JsonObject } from '../../shared/json.ts';
+import { type ExplainOptions, type Explained, SimulatedCrash, type Target } from '../../server/gate/target.ts';
+import type { PaymentFacts } from '../../server/targets/stripe-refunds.ts';
+import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
+import type { MemoryRefunds } from '../../server/targets/memory-payments.ts';
+import { judgeApply } from './oracle.ts';
+import type { Life } from './sim-journal.ts';
+import type { World } from './world.ts';
+
+/** A fault the simulator injects into a call to the payments service: never a crash, an error the process lives through. */
+export class InjectedFault extends Error {
+  override readonly name = 'InjectedFault';
+}
+
+/**
+ * One process's connection to the shared payments service. A dead process reaches nothing; a
+ * live one meets injected faults (a send that times out before or after Stripe acted, a read or a
+ * lookup that fails), and every send is judged by the oracle as it arrives. Two of the planted
+ * bugs live here: a facts check that always passes, and a lookup that never finds anything (so
+ * recovery resends instead of finding the refund that landed).
+ */
+export class ProcessTarget implements Target {
+  readonly tier;
+  readonly queryable;
+  readonly dedupWindowMs;
+  readonly #inner: MemoryRefunds;
+
+  constructor(
+    private readonly world: World,
+    private readonly life: Life,
+  ) {
+    this.#inner = world.target;
+    this.tier = this.#inner.tier;
+    this.queryable = this.#inner.queryable;
+    this.dedupWindowMs = this.#inner.dedupWindowMs;
+  }
+
+  private alive(): void {
+    if (this.life.dead) throw new SimulatedCrash('the process is dead');
+  }
+
+  invalidEffect(effect: JsonObject): string | null {
+    return this.#inner.invalidEffect(effect);
+  }
+
+  reservationKey(effect: JsonObject): string | null {
+    return this.#inner.reservationKey(effect);
+  }
+
+  async apply(effectId: string, effect: JsonObject): Promise<Json> {
+    this.alive();
+    judgeApply(this.world, effectId, effect);
+    if (this.world.fault('send_timeout_before')) throw new InjectedFault('the send timed out before Stripe got it');
+    const result = await this.#inner.apply(effectId, effect);
+    if (this.world.fault('send_timeout_after')) throw new InjectedFault('the send timed out after Stripe refunded');
+    return result;
+  }
+
+  async query(effectId: string, _effect: JsonObject): Promise<Json> {
+    this.alive();
+    if (this.world.fault('lookup_error')) throw new InjectedFault('the lookup failed');
+    if (this.world.options.plant === 'skip_lookup' && this.queryable) return null;
+    return this.#inner.query(effectId);
+  }
+
+  async explain(premises: Json, effectId: string, effect: JsonObject, options?: ExplainOptions): Promise<Explained> {
+    this.alive();
+    if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
+    if (this.world.options.plant === 'skip_facts_check') return { violations: [], changes: [], repairs: [] };
+    return this.#inner.explain(premises, effectId, effect, options);
+  }
+
+  /** The facts a rule or a person reads, open dispatches counted as refunded (as services.ts captures). */
+  async capture(paymentIntent: string, reserved: readonly Dispatched[]): Promise<PaymentFacts> {
+    this.alive();
+    if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
+    return this.#inner.capture(paymentIntent, undefined, reserved);
+  }
+}
+
+/** The memory ledger as Stripe lists a payment's refunds, for the lookup reconciler. */
+export function refundLister(world: World, life: Life) {
+  return {
+    async listRefunds(paymentIntent: string): Promise<Stripe.Refund[]> {
+      if (life.dead) throw new SimulatedCrash('the process is dead');
+      if (world.fault('lookup_error')) throw new InjectedFault('listing refunds failed');
+      return world.target.refunds
+        .filter((r) => r.paymentIntent === paymentIntent)
+        .map((r) => refundObject(r) as unknown as Stripe.Refund);
+    },
+  };
+}
+
+/** A refund as Stripe's API shows it (the fields confirmations read). */
+export function refundObject(refund: MemoryRefunds['refunds'][number]): JsonObject {
+  return {
+    id: refund.id,
+    object: 'refund',
+    amount: refund.amountCents,
+    currency: 'usd',
+    payment_intent: refund.paymentIntent,
+    status: refund.status,
+    created: Math.floor(refund.createdMs / 1000),
+    metadata: refund.effectId === null ? {} : { [EFFECT_METADATA_KEY]: refund.effectId },
+    livemode: false,
+  };
+}

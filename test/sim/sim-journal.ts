@@ -1,0 +1,139 @@
+import { MemoryJournal } from '../../db/journal-store.ts';
+import { chainOfRows, entryOfRow, type NewEntryRow } from '../../db/journal-rules.ts';
+import type { EntryRow } from '../../db/schema.ts';
+import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
+import { SimulatedCrash } from '../../server/gate/target.ts';
+import type {
+  AppendIfResult,
+  AppendOptions,
+  ChainCheck,
+  ClaimRequest,
+  JournalStore,
+  ReservationGuard,
+  Reservations,
+  Sequenced,
+} from '../../server/journal/store.ts';
+
+/**
+ * The one journal every simulated process shares: a MemoryJournal that also lets the simulator's
+ * oracle look at an entry at the instant it becomes durable (inside the write lock) and read
+ * chains synchronously, between two awaits of the code under test.
+ */
+export class SimJournal extends MemoryJournal {
+  /** Called inside the write lock, just before an entry is stored: where the oracle judges a DISPATCHED. */
+  onInsert: ((entry: Entry) => void) | null = null;
+
+  protected override insertRow(tx: { rows: EntryRow[] }, row: NewEntryRow): number {
+    this.onInsert?.(JSON.parse(row.body) as Entry);
+    return super.insertRow(tx as never, row);
+  }
+
+  /** One effect's chain, now. */
+  chainNow(effectId: string): Entry[] {
+    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
+  }
+
+  /** The open dispatches that reserve `key`, now (the first per effect). */
+  openReservationsNow(key: string): Dispatched[] {
+    return this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row) as Dispatched));
+  }
+}
+
+/** One simulated process's life: once it is dead, nothing it started may touch the world again. */
+export interface Life {
+  dead: boolean;
+  /** Decide whether the process dies at this point; throws SimulatedCrash (having marked it dead) when it does. */
+  maybeCrash(point: string): void;
+  /** Count something that happened, for the run's coverage. */
+  note(key: string): void;
+}
+
+/**
+ * A process's view of the shared journal. Every call of a dead process throws SimulatedCrash, so
+ * work a crash interrupted (another concurrent request, a sweep) stops at its next journal call,
+ * as it would in a process that died. An append may crash before it is made, or after it is
+ * durable but before the caller hears of it; with MemoryJournal an append happened or it did not.
+ */
+export class ProcessJournal implements JournalStore {
+  constructor(
+    private readonly shared: SimJournal,
+    private readonly life: Life,
+  ) {}
+
+  private alive(): void {
+    if (this.life.dead) throw new SimulatedCrash('the process is dead');
+  }
+
+  private async write<T>(kind: EntryKind, run: () => Promise<T>): Promise<T> {
+    this.alive();
+    this.life.maybeCrash(`append_before:${kind}`);
+    const result = await run();
+    this.alive();
+    this.life.maybeCrash(`append_after:${kind}`);
+    return result;
+  }
+
+  private async read<T>(run: () => Promise<T>): Promise<T> {
+    this.alive();
+    const result = await run();
+    this.alive();
+    return result;
+  }
+
+  entries(effectId: string): Promise<Entry[]> {
+    return this.read(() => this.shared.entries(effectId));
+  }
+
+  append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options?: AppendOptions): Promise<EntryOf<K>> {
+    return this.write(kind, () => this.shared.append(kind, effectId, fields, options));
+  }
+
+  appendIf<K extends EntryKind>(
+    kind: K,
+    effectId: string,
+    check: ChainCheck,
+    fields: FieldsOf<K>,
+    claim?: ClaimRequest,
+    guard?: ReservationGuard,
+  ): Promise<AppendIfResult<K>> {
+    return this.write(kind, async () => {
+      const result = await this.shared.appendIf(kind, effectId, check, fields, claim, guard);
+      if (result.blocker !== null) this.life.note(`journal.blocked.${kind}.${result.blocker}`);
+      return result;
+    });
+  }
+
+  reservations(key: string): Promise<Reservations> {
+    return this.read(() => this.shared.reservations(key));
+  }
+
+  claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.read(() => this.shared.claim(effectId, owner, ttlMs));
+  }
+
+  release(effectId: string, owner: string): Promise<void> {
+    // A dead process releases nothing: its claims last until their TTL, as a real death's do.
+    return this.read(() => this.shared.release(effectId, owner));
+  }
+
+  inFlight(): Promise<string[]> {
+    return this.read(() => this.shared.inFlight());
+  }
+
+  scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
+    return this.read(() => this.shared.scan(afterSeq, limit));
+  }
+}
+
+/** Every entry of a journal, in order. */
+export async function allEntries(journal: Pick<JournalStore, 'scan'>): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (let after = 0; ; ) {
+    const page = await journal.scan(after, 10_000);
+    if (page.length === 0) return out;
+    for (const { seq, entry } of page) {
+      out.push(entry);
+      after = seq;
+    }
+  }
+}

@@ -1,0 +1,201 @@
+import { KILL_POINTS } from '../../server/gate/kill-points.ts';
+import {
+  agentConcurrent,
+  agentDuplicate,
+  agentNew,
+  agentRedecide,
+  approverDecide,
+  approverStaleTab,
+  dispute,
+  handRefund,
+  restoreMember,
+  revokeMember,
+  settleRefund,
+} from './actors.ts';
+import { auditViews, checkInvariants } from './invariants.ts';
+import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers } from './stripe-actors.ts';
+import { FAULTS, type Plant, restart, type SimOptions, tickerPass, World } from './world.ts';
+
+// A seeded whole-system simulator (after TigerBeetle's VOPR and FoundationDB's simulation): one
+// seed is one deterministic run of the real gate, inbox, confirmation recording and scoreboard
+// over a shared MemoryJournal and the in-memory payments service, with random agents, approvers,
+// outside changes, webhooks, SLA ticks and crashes on a simulated clock. Nothing waits on a timer,
+// so a seed replays exactly. After the run settles, every invariant is checked.
+
+/** One kind of step, and how often it is chosen. */
+interface Actor {
+  name: string;
+  weight: number;
+  run(world: World): Promise<void>;
+}
+
+const ACTORS: readonly Actor[] = [
+  { name: 'agent.new', weight: 16, run: agentNew },
+  { name: 'agent.duplicate', weight: 6, run: agentDuplicate },
+  { name: 'agent.redecide', weight: 4, run: agentRedecide },
+  { name: 'agent.concurrent', weight: 6, run: agentConcurrent },
+  { name: 'approver.decide', weight: 18, run: approverDecide },
+  { name: 'approver.stale_tab', weight: 4, run: approverStaleTab },
+  { name: 'world.hand_refund', weight: 4, run: handRefund },
+  { name: 'world.dispute', weight: 2, run: dispute },
+  { name: 'world.revoke_member', weight: 3, run: revokeMember },
+  { name: 'world.restore_member', weight: 2, run: restoreMember },
+  { name: 'stripe.settle_refund', weight: 5, run: settleRefund },
+  { name: 'stripe.webhook', weight: 10, run: (world) => deliverWebhook(world) },
+  { name: 'reconciler.lookup', weight: 3, run: reconcileLookups },
+  { name: 'clock.sla_tick', weight: 8, run: slaTick },
+  { name: 'clock.key_window', weight: 1, run: keyWindow },
+  { name: 'ticker.pass', weight: 6, run: ticker },
+  { name: 'ticker.two_servers', weight: 2, run: tickerTwoServers },
+  { name: 'audit.views', weight: 2, run: auditViews },
+];
+const TOTAL_WEIGHT = ACTORS.reduce((sum, a) => sum + a.weight, 0);
+
+/** Steps per seed: tens, so a thousand seeds stay well inside a minute and a half. */
+const STEPS_MIN = 20;
+const STEPS_MAX = 40;
+
+/** What must fire at least once in a run of many seeds, or the run fails: each actor, kill point and fault. */
+export const REQUIRED_COVERAGE: readonly string[] = [
+  ...ACTORS.map((a) => `actor.${a.name}`),
+  ...KILL_POINTS.map((point) => `kill.${point}`),
+  'crash.append_before',
+  'crash.append_after',
+  ...FAULTS.map((fault) => `fault.${fault}`),
+  'restart',
+  'restart.long_outage',
+  'agent.concurrent.identical',
+  'agent.concurrent.conflicting_first',
+  'agent.concurrent.two_servers',
+  'restart.second_server_died',
+  'approver.approve',
+  'approver.approve_later',
+  'approver.reject',
+  'approver.repair',
+  'approver.outsider',
+  'check.stale_tab',
+  'check.reused_id',
+  'webhook.duplicated',
+  'webhook.reordered',
+  'webhook.late',
+  'webhook.before_commit',
+  'journal.blocked.DISPATCHED.reservation_moved',
+  'oracle.dispatch',
+  'oracle.resend',
+];
+
+/** Runs of fewer seeds than this are not failed for coverage (a replay of one seed fires little). */
+export const COVERAGE_SEEDS_MIN = 100;
+
+/** The outcome of one seed. */
+export interface SeedReport {
+  seed: number;
+  violations: string[];
+  journalHash: string;
+  entries: number;
+  coverage: ReadonlyMap<string, number>;
+}
+
+function pickActor(world: World): Actor {
+  let roll = world.rng.random() * TOTAL_WEIGHT;
+  for (const actor of ACTORS) {
+    roll -= actor.weight;
+    if (roll < 0) return actor;
+  }
+  return ACTORS.at(-1)!;
+}
+
+/** Run one seed to the end and check it. */
+export async function runSeed(seed: number, options: SimOptions = {}): Promise<SeedReport> {
+  const world = new World(seed, options);
+  await restart(world, 0);
+  const steps = world.rng.randint(STEPS_MIN, STEPS_MAX);
+  for (let step = 1; step <= steps; step++) {
+    world.step = step;
+    const actor = pickActor(world);
+    world.hit(`actor.${actor.name}`);
+    await world.guarded(actor.name, () => actor.run(world));
+    world.observeLedger();
+    if (world.process.life.dead) {
+      world.hit('restart');
+      await restart(world, world.downtimeMs());
+    }
+  }
+  await settle(world);
+  const journal = await checkInvariants(world);
+  return { seed, violations: world.violations, journalHash: journal.hash, entries: journal.entries, coverage: world.coverage };
+}
+
+/**
+ * Let the run come to rest with no more crashes or faults: a last restart (recovery, reconcile,
+ * refresh, approvals), every queued webhook delivered, and a ticker pass.
+ */
+async function settle(world: World): Promise<void> {
+  world.step += 1;
+  world.crashScale = 0;
+  world.faultsOn = false;
+  await restart(world, world.downtimeMs());
+  await tickerPass(world);
+  world.observeLedger();
+  while (world.webhooks.length > 0) await deliverWebhook(world, 0);
+}
+
+/** The command that replays one seed exactly. */
+export function replayCommand(seed: number, plant?: Plant): string {
+  return `npm run simulate -- --seed ${seed}${plant ? ` --plant ${plant}` : ''}`;
+}
+
+/** What a run of many seeds came to. */
+export interface RunSummary {
+  seeds: number;
+  violations: number;
+  failedSeeds: number[];
+  coverage: Map<string, number>;
+  missing: string[];
+  seconds: number;
+  /** Every line the run printed, in order. */
+  lines: string[];
+}
+
+/** Run seeds `first` … `first + count - 1`, printing each violation with its replay command, then the figures. */
+export async function runSeeds(
+  first: number,
+  count: number,
+  options: SimOptions & { print?: (line: string) => void; stopAtFirstFailure?: boolean } = {},
+): Promise<RunSummary> {
+  const lines: string[] = [];
+  const print = (line: string) => {
+    lines.push(line);
+    options.print?.(line);
+  };
+  const started = performance.now();
+  const coverage = new Map<string, number>();
+  const failedSeeds: number[] = [];
+  let violations = 0;
+  let seeds = 0;
+  for (let seed = first; seed < first + count; seed++) {
+    const report = await runSeed(seed, options);
+    seeds += 1;
+    for (const [key, n] of report.coverage) coverage.set(key, (coverage.get(key) ?? 0) + n);
+    if (report.violations.length > 0) {
+      failedSeeds.push(seed);
+      violations += report.violations.length;
+      print(`seed ${seed}: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'}`);
+      for (const violation of report.violations.slice(0, 10)) print(`  ${violation}`);
+      if (report.violations.length > 10) print(`  … and ${report.violations.length - 10} more`);
+      print(`  replay: ${replayCommand(seed, options.plant)}`);
+      if (options.stopAtFirstFailure) break;
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const missing = seeds >= COVERAGE_SEEDS_MIN ? REQUIRED_COVERAGE.filter((key) => !coverage.get(key)) : [];
+  print('');
+  print('coverage (times fired over the run):');
+  for (const key of [...coverage.keys()].sort()) print(`  ${key.padEnd(44)} ${coverage.get(key)}`);
+  if (seeds < COVERAGE_SEEDS_MIN) print(`coverage is not required of a run of fewer than ${COVERAGE_SEEDS_MIN} seeds`);
+  for (const key of missing) print(`NEVER FIRED: ${key}`);
+  print(`${(seeds / seconds).toFixed(1)} seeds/s (${seconds.toFixed(1)} s)`);
+  if (failedSeeds.length > 0) print(`failing seeds: ${failedSeeds.slice(0, 20).join(', ')}${failedSeeds.length > 20 ? ', …' : ''}`);
+  print(`${seeds} seeds, ${violations} violations`);
+  return { seeds, violations, failedSeeds, coverage, missing, seconds, lines };
+}

@@ -1,0 +1,390 @@
+import type { Entry } from '../../shared/entries.ts';
+import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import { limits } from '../../shared/limits.ts';
+import { LANDED_STATUSES, type Status } from '../../shared/statuses.ts';
+import { DEFAULT_CONFIG_PATH, loadConfig } from '../../server/config/load.ts';
+import { Gate } from '../../server/gate/gate.ts';
+import type { KillPoint } from '../../server/gate/kill-points.ts';
+import { Authority } from '../../server/gate/leases.ts';
+import { SimulatedCrash, type Tier } from '../../server/gate/target.ts';
+import { Inbox, type InboxRequest } from '../../server/inbox/inbox.ts';
+import { policyFromConfig } from '../../server/inbox/policy.ts';
+import { InboxProjection, projectedWork } from '../../server/inbox/projection.ts';
+import { boundRequest, repairChildOf } from '../../server/inbox/state.ts';
+import { closingDecision, recordedEffect } from '../../server/journal/chain.ts';
+import type { Json } from '../../shared/json.ts';
+import { JournalFollower } from '../../server/live/follower.ts';
+import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
+import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
+import { PyRandom } from '../support/py-random.ts';
+import { judgeDispatch } from './oracle.ts';
+import { InjectedFault, ProcessTarget } from './process-target.ts';
+import { type Life, ProcessJournal, SimJournal } from './sim-journal.ts';
+
+/** Bugs a test can plant in the simulator's own wrappers, to prove the checks catch them. */
+export const PLANTS = [
+  // The target's facts check always passes: a dispatch that skips the facts check.
+  'skip_facts_check',
+  // The target's lookup never finds a refund: recovery resends after a crash instead of finding it.
+  'skip_lookup',
+  // The live inbox projection drops every CONFIRMED entry.
+  'drop_confirmed',
+] as const;
+/** One planted bug. */
+export type Plant = (typeof PLANTS)[number];
+
+/** What a run may change; nothing here is read by server code. */
+export interface SimOptions {
+  plant?: Plant;
+}
+
+/** The shipped configuration: the rules, routes, groups and approval window the simulator runs under. */
+export const CONFIG = loadConfig(DEFAULT_CONFIG_PATH);
+export const ALL_GROUPS: ReadonlySet<string> = new Set(Object.keys(CONFIG.groups));
+export const APPROVERS: readonly string[] = CONFIG.people.filter((p) => p.role === 'approver').map((p) => p.name);
+export const AGENT = 'support-bot';
+const START_MS = 1_700_000_000_000;
+
+/** Chance of a crash at each kill point of the gate, before the seed's scale. */
+const KILL_CHANCE: Readonly<Record<KillPoint, number>> = {
+  before_dispatch: 0.04,
+  after_dispatch: 0.08,
+  after_send: 0.08,
+  after_commit: 0.04,
+  recovery_resend: 0.3,
+};
+/** Chance of a crash before, and again after, each journal append. */
+const APPEND_CRASH_CHANCE = 0.012;
+
+/** Faults a live process lives through. */
+export const FAULTS = ['send_timeout_before', 'send_timeout_after', 'read_error', 'lookup_error'] as const;
+export type Fault = (typeof FAULTS)[number];
+const FAULT_CHANCE: Readonly<Record<Fault, number>> = {
+  send_timeout_before: 0.03,
+  send_timeout_after: 0.03,
+  read_error: 0.012,
+  lookup_error: 0.05,
+};
+
+/** A Stripe event waiting to be delivered (again). */
+export interface QueuedEvent {
+  body: JsonObject;
+  queuedAtStep: number;
+  deliveries: number;
+}
+
+/** Everything one simulated process holds; a crash drops all of it. */
+export interface Process {
+  id: number;
+  life: Life;
+  journal: ProcessJournal;
+  target: ProcessTarget;
+  gate: Gate;
+  inbox: Inbox;
+  projection: InboxProjection;
+  scoreboard: ScoreboardProjection;
+  follower: JournalFollower;
+}
+
+/** One seed's world: the shared journal and payments service, the clock, the people, and the process running now. */
+export class World {
+  readonly rng: PyRandom;
+  readonly clock = { wallMs: START_MS };
+  readonly tier: Tier;
+  readonly target: MemoryRefunds;
+  readonly journal: SimJournal;
+  readonly groups: Record<string, string[]>;
+  /** Members removed from a group, who may be put back. */
+  readonly removed: Array<{ group: string; person: string }> = [];
+  /** The ground truth of authority: the same groups and clock, asked by the oracle. */
+  readonly truth: Authority;
+  readonly coverage = new Map<string, number>();
+  readonly violations: string[] = [];
+  /** Multiplies every crash chance: 0 for a calm seed, and while the run settles at the end. */
+  crashScale: number;
+  faultsOn = true;
+  process!: Process;
+  processCount = 0;
+  /** Effects whose recovery resend is on its way to the target: the oracle judges it as a send of its own. */
+  readonly resending = new Set<string>();
+  /** What the agent asked so far, to repeat or re-decide. */
+  readonly requests: InboxRequest[] = [];
+  requestCount = 0;
+  readonly paymentIds: string[] = [];
+  readonly webhooks: QueuedEvent[] = [];
+  /** The status each refund's last event carried. */
+  readonly evented = new Map<string, string>();
+  eventCount = 0;
+  step = 0;
+
+  constructor(
+    readonly seed: number,
+    readonly options: SimOptions,
+  ) {
+    this.rng = new PyRandom(seed);
+    this.tier = this.pick<Tier>([1, 1, 1, 2, 2, 3]);
+    this.crashScale = this.pick([0, 0.5, 1, 1, 2]);
+    this.target = new MemoryRefunds(this.tier, () => this.clock.wallMs);
+    this.journal = new SimJournal({ wallClockMs: () => this.clock.wallMs });
+    this.journal.onInsert = (entry) => judgeDispatch(this, entry);
+    this.groups = Object.fromEntries(Object.entries(CONFIG.groups).map(([g, members]) => [g, [...members]]));
+    this.truth = this.authority();
+  }
+
+  /** An Authority over this world's groups and clock, as services.ts builds one. */
+  authority(): Authority {
+    return new Authority({ members: (group) => this.groups[group] ?? [], maxAgeMs: CONFIG.approvalMaxAgeMs, nowMs: () => this.clock.wallMs });
+  }
+
+  hit(key: string, count = 1): void {
+    this.coverage.set(key, (this.coverage.get(key) ?? 0) + count);
+  }
+
+  violation(text: string): void {
+    this.violations.push(`step ${this.step}: ${text}`);
+  }
+
+  chance(p: number): boolean {
+    return this.rng.random() < p;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    if (items.length === 0) throw new Error('pick from nothing');
+    return items[this.rng.randbelow(items.length)]!;
+  }
+
+  /** True when this fault strikes now. */
+  fault(name: Fault): boolean {
+    if (!this.faultsOn || !this.chance(FAULT_CHANCE[name])) return false;
+    this.hit(`fault.${name}`);
+    return true;
+  }
+
+  crashChance(point: string): number {
+    if (this.crashScale === 0) return 0;
+    const kill = point.startsWith('kill:') ? KILL_CHANCE[point.slice(5) as KillPoint] : APPEND_CRASH_CHANCE;
+    return kill * this.crashScale;
+  }
+
+  /** How long a crashed process stays down: past the claim TTL, sometimes past a day (keys and approvals lapse). */
+  downtimeMs(): number {
+    if (this.chance(0.06)) {
+      this.hit('restart.long_outage');
+      return 25 * 3_600_000;
+    }
+    return limits.claimTtlMs + this.rng.randint(1, 600_000);
+  }
+
+  /** Queue the events Stripe sends for refunds created or moved since the last look. */
+  observeLedger(): void {
+    for (const refund of this.target.refunds) {
+      const last = this.evented.get(refund.id);
+      if (last === refund.status) continue;
+      const type = last === undefined ? 'refund.created' : refund.status === 'failed' ? 'refund.failed' : 'refund.updated';
+      this.evented.set(refund.id, refund.status);
+      this.eventCount += 1;
+      this.webhooks.push({
+        body: {
+          id: `evt_${this.eventCount}`,
+          object: 'event',
+          type,
+          created: Math.floor(this.clock.wallMs / 1000),
+          livemode: false,
+          data: {
+            object: {
+              id: refund.id,
+              object: 'refund',
+              amount: refund.amountCents,
+              payment_intent: refund.paymentIntent,
+              status: refund.status,
+              metadata: refund.effectId === null ? {} : { interlock_effect_id: refund.effectId },
+            },
+          },
+        },
+        queuedAtStep: this.step,
+        deliveries: 0,
+      });
+    }
+  }
+
+  /** A throw the run may meet: a crash, or a fault it injected. Anything else is a finding. */
+  expected(what: string, error: unknown): void {
+    if (error instanceof SimulatedCrash || error instanceof InjectedFault) return;
+    const name = (error as Error)?.name ?? 'Error';
+    this.violation(`${what} threw ${name}: ${(error as Error)?.message ?? String(error)}`);
+  }
+
+  /** Run one call of the code under test; a throw is judged by `expected` and answers undefined. */
+  async guarded<T>(what: string, run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await run();
+    } catch (error) {
+      this.expected(what, error);
+      return undefined;
+    }
+  }
+
+  /** An answer that says the refund landed must be backed by a refund of exactly that payload in the ledger. */
+  checkLanded(where: string, effectId: string, status: Status | undefined, amountCents: number): void {
+    if (status === undefined || !(LANDED_STATUSES as readonly string[]).includes(status)) return;
+    this.hit('check.landed_answer');
+    if (!this.target.refunds.some((r) => r.effectId === effectId && r.amountCents === amountCents)) {
+      this.violation(`every answer is truthful: ${where} answered ${status} for ${effectId} (${amountCents} cents) with no such refund in the ledger`);
+    }
+  }
+
+  /** `checkLanded` for a sweep's answers, which name the swept chain (a closed one answers for its repair). */
+  checkSwept(where: string, answers: ReadonlyMap<string, Status> | undefined): void {
+    for (const [effectId, status] of answers ?? []) {
+      const chain = this.journal.chainNow(effectId);
+      const child = repairChildOf(boundRequest(chain), closingDecision(chain));
+      const about = child ? this.process.inbox.effectIdOf(child as InboxRequest) : effectId;
+      const effect = recordedEffect(about === effectId ? chain : this.journal.chainNow(about));
+      const amount = typeof effect === 'object' && effect !== null && !Array.isArray(effect) ? Number(effect.amount) : Number.NaN;
+      this.checkLanded(where, about, status, amount);
+    }
+  }
+}
+
+/**
+ * The key a request is remembered under, as services.ts keys it: the agent and request id, and for
+ * a repair child the request it repairs.
+ */
+export function requestKeyOf(request: InboxRequest): Json {
+  const key = { agent: String(request.agent), request_id: request.id };
+  return request.repair_of === undefined ? key : { ...key, repair_of: String(request.repair_of) };
+}
+
+/** Settle what a crash left in flight, for the chains the caught-up projection shows open (services.ts recoverInFlight). */
+async function recoverInFlight(p: Process): Promise<Map<string, Status>> {
+  await p.follower.catchUp();
+  return p.gate.recover({ candidates: p.projection.work.sending() });
+}
+
+/** The life of one process: its crashes come from the world's dice. */
+class ProcessLife implements Life {
+  dead = false;
+
+  constructor(private readonly world: World) {}
+
+  note(key: string): void {
+    this.world.hit(key);
+  }
+
+  maybeCrash(point: string): void {
+    if (this.dead) throw new SimulatedCrash('the process is dead');
+    const chance = this.world.crashChance(point);
+    if (chance === 0 || !this.world.chance(chance)) return;
+    this.dead = true;
+    const [where, detail] = point.split(':');
+    this.world.hit(where === 'kill' ? `kill.${detail}` : `crash.${where}`);
+    if (where !== 'kill') this.world.hit(`crash.${where}.${detail}`);
+    throw new SimulatedCrash(`crashed at ${point}`);
+  }
+}
+
+/** A new process over the shared journal and payments service, wired as services.ts wires a server. */
+export function createProcess(world: World): Process {
+  world.processCount += 1;
+  const id = world.processCount;
+  const life = new ProcessLife(world);
+  const journal = new ProcessJournal(world.journal, life);
+  const target = new ProcessTarget(world, life);
+  const authority = world.authority();
+  const gate = new Gate({
+    journal,
+    target,
+    leases: authority,
+    wallClockMs: () => world.clock.wallMs,
+    owner: `sim-${id}`,
+    killHook: (point, effectId) => {
+      world.hit(`reached.${point}`);
+      life.maybeCrash(`kill:${point}`);
+      if (point === 'recovery_resend') world.resending.add(effectId);
+    },
+  });
+  const projection = new InboxProjection(CONFIG.inboxName);
+  const scoreboard = new ScoreboardProjection(CONFIG.inboxName);
+  const follower = new JournalFollower(journal);
+  const process: Process = { id, life, journal, target, gate, inbox: undefined as unknown as Inbox, projection, scoreboard, follower };
+  let listening = false;
+  follower.on('entry', (entry: Entry) => {
+    scoreboard.note(entry);
+    if (world.options.plant === 'drop_confirmed' && entry.kind === 'CONFIRMED') return;
+    if (listening) projection.apply(entry);
+    else projection.fold(entry);
+  });
+  follower.once('caughtUp', () => {
+    listening = true;
+  });
+  const inbox: Inbox = new Inbox({
+    name: CONFIG.inboxName,
+    gate,
+    authority,
+    policy: policyFromConfig(CONFIG),
+    capture: async (request) => {
+      const paymentIntent = String(request.payment_intent);
+      return target.capture(paymentIntent, (await journal.reservations(paymentIntent)).open);
+    },
+    effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
+    requestKeyOf,
+    nowMs: () => world.clock.wallMs,
+    listChains: async () => {
+      await follower.catchUp();
+      return projection.ownedIds();
+    },
+    work: projectedWork(projection, () => follower.catchUp(), (request) => inbox.effectIdOf(request)),
+    onError: (effectId, error) => world.expected(`a sweep of ${effectId}`, error),
+  });
+  process.inbox = inbox;
+  return process;
+}
+
+/** Start-up, in startServices' order: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
+async function startUp(world: World, p: Process): Promise<void> {
+  await p.follower.catchUp();
+  const recovered = await recoverInFlight(p);
+  world.checkSwept('recovery at start-up', recovered);
+  await p.inbox.reconcile(recovered);
+  world.checkSwept('refresh at start-up', await p.inbox.refresh());
+  world.checkSwept('executeApproved at start-up', await p.inbox.executeApproved());
+  await p.follower.catchUp();
+}
+
+/** Boot a new process after `downtimeMs`; a crash during start-up boots another, calm after a few tries. */
+export async function restart(world: World, downtimeMs: number): Promise<void> {
+  let wait = downtimeMs;
+  for (let attempt = 0; ; attempt++) {
+    world.clock.wallMs += wait;
+    const scale = world.crashScale;
+    if (attempt >= 3) world.crashScale = 0;
+    const p = createProcess(world);
+    world.process = p;
+    try {
+      await startUp(world, p);
+      return;
+    } catch (error) {
+      world.expected('start-up', error);
+      if (!p.life.dead) return;
+      world.hit('restart.crashed_in_start_up');
+    } finally {
+      world.crashScale = scale;
+    }
+    wait = world.downtimeMs();
+  }
+}
+
+/** The ticker's pass (runtime.ts startTicker): SLA moves, recovery of what is in flight, approvals left unsent. */
+export async function tickerPass(world: World, p: Process = world.process): Promise<void> {
+  await world.guarded('tick', () => p.inbox.tick());
+  const recovered = await world.guarded('recovery', () => recoverInFlight(p));
+  world.checkSwept('recovery', recovered);
+  if (recovered) await world.guarded('reconcile', () => p.inbox.reconcile(recovered));
+  world.checkSwept('executeApproved', await world.guarded('executeApproved', () => p.inbox.executeApproved()));
+  await world.guarded('catch-up', () => p.follower.catchUp());
+}
+
+/** True when two requests are the same payload under the same id. */
+export function sameRequest(a: InboxRequest, b: unknown): boolean {
+  return jsonEqual(plain(a), plain(b as InboxRequest));
+}
