@@ -2,7 +2,7 @@ import { Reconciler } from '../../server/confirm/reconciler.ts';
 import { confirmEvent } from '../../server/confirm/record.ts';
 import { signWebhook, verifyWebhook } from '../../server/confirm/signature.ts';
 import { refundLister } from './process-target.ts';
-import { createProcess, tickerPass, type World } from './world.ts';
+import { createProcess, startUp, tickerPass, type World } from './world.ts';
 
 /** Stripe's side and time: webhooks (duplicated, reordered, late), lookups, SLA ticks and the ticker. */
 
@@ -74,10 +74,16 @@ export async function ticker(world: World): Promise<void> {
   await tickerPass(world);
 }
 
-/** Two servers on one journal run their ticker passes at once: claims and guarded appends keep them apart. */
+/**
+ * Two servers on one journal at once: this one's ticker pass and the other's pass, or the other's
+ * whole start-up (a rolling restart). Claims and guarded appends keep them apart.
+ */
 export async function tickerTwoServers(world: World): Promise<void> {
   world.clock.wallMs += world.rng.randint(1, 30) * 1_000;
   const peer = createProcess(world);
-  await Promise.all([tickerPass(world), tickerPass(world, peer)]);
+  const starting = world.chance(0.5);
+  if (starting) world.hit('ticker.two_servers.start_up');
+  const other = starting ? world.guarded('start-up of a second server', () => startUp(world, peer)) : tickerPass(world, peer);
+  await Promise.all([tickerPass(world), other]);
   if (peer.life.dead) world.hit('restart.second_server_died');
 }

@@ -236,6 +236,7 @@ export class World {
   /** `checkLanded` for a sweep's answers, which name the swept chain (a closed one answers for its repair). */
   checkSwept(where: string, answers: ReadonlyMap<string, Status> | undefined): void {
     for (const [effectId, status] of answers ?? []) {
+      if (where.startsWith('recovery')) this.hit(`recovered.${status}`);
       const chain = this.journal.chainNow(effectId);
       const child = repairChildOf(boundRequest(chain), closingDecision(chain));
       const about = child ? this.process.inbox.effectIdOf(child as InboxRequest) : effectId;
@@ -341,7 +342,7 @@ export function createProcess(world: World): Process {
 }
 
 /** Start-up, in startServices' order: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
-async function startUp(world: World, p: Process): Promise<void> {
+export async function startUp(world: World, p: Process): Promise<void> {
   await p.follower.catchUp();
   const recovered = await recoverInFlight(p);
   world.checkSwept('recovery at start-up', recovered);
