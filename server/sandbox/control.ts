@@ -4,7 +4,7 @@ import { errorJson, invalidRequest, unrecognizedUrl } from './errors.ts';
 import { readFault } from './faults.ts';
 import { readBody, sendJson } from './http.ts';
 import { sandboxLimits } from './limits.ts';
-import type { Read } from './params.ts';
+import { isRecord, isWholeNumber, type Read } from './params.ts';
 import { SETTLE_OUTCOMES, type StripeFailure, type WebhookConfig, type WebhookMode } from './types.ts';
 
 /** Paths of the control routes, for tests and other processes (no Stripe auth). */
@@ -32,12 +32,9 @@ const HANDLERS: Record<string, ControlHandler> = {
   [CONTROL_ROUTES.ledger]: (engine, _body, url) =>
     ok({ data: engine.ledger(url.searchParams.get('payment_intent') ?? undefined) }),
   [CONTROL_ROUTES.paymentIntents]: (engine, body) =>
-    engine.createPaymentIntent(
-      body['amountCents'] as number,
-      (body['paymentMethod'] as string | undefined) ?? 'pm_card_visa',
-    ),
+    engine.createPaymentIntent(numberIn(body, 'amountCents'), String(body['paymentMethod'] ?? 'pm_card_visa')),
   [CONTROL_ROUTES.handRefunds]: (engine, body) =>
-    engine.handRefund(String(body['paymentIntent'] ?? ''), body['amountCents'] as number),
+    engine.handRefund(String(body['paymentIntent'] ?? ''), numberIn(body, 'amountCents')),
   [CONTROL_ROUTES.disputes]: (engine, body) => engine.openDispute(String(body['paymentIntent'] ?? '')),
   [CONTROL_ROUTES.faults]: (engine, body) => {
     const fault = readFault(body);
@@ -50,7 +47,7 @@ const HANDLERS: Record<string, ControlHandler> = {
     return ok({ pending: [] });
   },
   [CONTROL_ROUTES.advanceClock]: (engine, body) => {
-    const advanced = engine.advanceClock(body['ms'] as number);
+    const advanced = engine.advanceClock(numberIn(body, 'ms'));
     return advanced.ok ? ok({ nowMs: advanced.value }) : advanced;
   },
   [CONTROL_ROUTES.settle]: (engine, body) => {
@@ -99,10 +96,10 @@ export async function handleControl(
       return sendFailure(res, invalidRequest(null, 'The request body is not JSON.'));
     }
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (!isRecord(body) || Array.isArray(body)) {
     return sendFailure(res, invalidRequest(null, 'The request body must be a JSON object.'));
   }
-  const result = await handler(engine, body as JsonBody, url);
+  const result = await handler(engine, body, url);
   if (!result.ok) return sendFailure(res, result.failure);
   sendJson(res, 200, result.value);
 }
@@ -129,16 +126,21 @@ export function readWebhookMode(body: JsonBody): Read<WebhookMode> {
   }
   const delayMs = body['delayMs'];
   if (delayMs !== undefined) {
-    if (
-      !Number.isInteger(delayMs) ||
-      (delayMs as number) < 0 ||
-      (delayMs as number) > sandboxLimits.webhookDelayMsMax
-    ) {
+    if (!isWholeNumber(delayMs, 0, sandboxLimits.webhookDelayMsMax)) {
       return refuse(`delayMs must be a whole number from 0 to ${sandboxLimits.webhookDelayMsMax}.`, 'delayMs');
     }
-    mode.delayMs = delayMs as number;
+    mode.delayMs = delayMs;
   }
   return ok(mode);
+}
+
+/**
+ * A number the engine checks (an amount, a clock step), or NaN when the body holds none: the
+ * engine refuses NaN as it refuses any number out of range, with the same message.
+ */
+function numberIn(body: JsonBody, name: string): number {
+  const value = body[name];
+  return typeof value === 'number' ? value : Number.NaN;
 }
 
 function ok<T>(value: T): Read<T> {

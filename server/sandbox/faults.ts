@@ -1,6 +1,6 @@
 import { invalidRequest } from './errors.ts';
 import { sandboxLimits } from './limits.ts';
-import type { Read } from './params.ts';
+import { isRecord, isWholeNumber, type Read } from './params.ts';
 import { FAULT_ACTIONS, FAULT_TARGETS, type Fault, type FaultAction, type FaultTarget } from './types.ts';
 
 /**
@@ -59,26 +59,25 @@ export class FaultQueue {
 
 /** Check a fault given by a test or over the control route. */
 export function readFault(value: unknown): Read<Fault> {
-  if (typeof value !== 'object' || value === null) return refuse('A fault must be an object.', 'fault');
-  const record = value as Record<string, unknown>;
-  const on = FAULT_TARGETS.find((target) => target === record['on']);
+  if (!isRecord(value)) return refuse('A fault must be an object.', 'fault');
+  const on = FAULT_TARGETS.find((target) => target === value['on']);
   if (on === undefined) return refuse(`Fault 'on' must be one of ${FAULT_TARGETS.join(', ')}.`, 'on');
-  const action = FAULT_ACTIONS.find((known) => known === record['action']);
+  const action = FAULT_ACTIONS.find((known) => known === value['action']);
   if (action === undefined) return refuse(`Fault 'action' must be one of ${FAULT_ACTIONS.join(', ')}.`, 'action');
   const fault: Fault = { on, action };
-  const times = record['times'];
+  const times = value['times'];
   if (times !== undefined) {
-    if (!Number.isInteger(times) || (times as number) < 1 || (times as number) > sandboxLimits.faultTimesMax) {
+    if (!isWholeNumber(times, 1, sandboxLimits.faultTimesMax)) {
       return refuse(`Fault 'times' must be a whole number from 1 to ${sandboxLimits.faultTimesMax}.`, 'times');
     }
-    fault.times = times as number;
+    fault.times = times;
   }
-  const delayMs = record['delayMs'];
+  const delayMs = value['delayMs'];
   if (action === 'delay') {
-    if (!Number.isInteger(delayMs) || (delayMs as number) < 0 || (delayMs as number) > sandboxLimits.faultDelayMsMax) {
+    if (!isWholeNumber(delayMs, 0, sandboxLimits.faultDelayMsMax)) {
       return refuse(`A delay fault needs 'delayMs' from 0 to ${sandboxLimits.faultDelayMsMax}.`, 'delayMs');
     }
-    fault.delayMs = delayMs as number;
+    fault.delayMs = delayMs;
   } else if (delayMs !== undefined) {
     return refuse(`Only a delay fault takes 'delayMs'.`, 'delayMs');
   }

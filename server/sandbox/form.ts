@@ -9,6 +9,11 @@ export interface FormObject {
   [key: string]: FormValue;
 }
 
+/** The pairs as they are decoded, before lists become arrays. */
+interface FormTree {
+  [key: string]: string | FormTree;
+}
+
 /** The result of decoding: the parameters, or the 400 a malformed body gets. */
 export type FormResult = { ok: true; params: FormObject } | { ok: false; failure: StripeFailure };
 
@@ -17,7 +22,7 @@ export type FormResult = { ok: true; params: FormObject } | { ok: false; failure
  * it: `metadata[effect_id]=x` nests, `expand[0]=a` and `expand[]=a` make arrays, `+` is a space.
  */
 export function parseForm(text: string): FormResult {
-  const root: FormObject = {};
+  const root: FormTree = {};
   const pairs = text.split('&').filter((pair) => pair !== '');
   if (pairs.length > sandboxLimits.formPairsMax) {
     return fail(`A request may carry at most ${sandboxLimits.formPairsMax} parameters.`);
@@ -33,7 +38,7 @@ export function parseForm(text: string): FormResult {
     if (path === null) return fail(`Invalid parameter name: '${key}'.`);
     if (!assign(root, path, value)) return fail(`Conflicting values for parameter '${key}'.`);
   }
-  return { ok: true, params: toArrays(root) as FormObject };
+  return { ok: true, params: listsInside(root) };
 }
 
 /**
@@ -74,8 +79,8 @@ function splitKey(key: string): string[] | null {
 }
 
 /** Set `value` at `path`; false when the path runs through a string already set (a conflict). */
-function assign(root: FormObject, path: string[], value: string): boolean {
-  let node: FormObject = root;
+function assign(root: FormTree, path: string[], value: string): boolean {
+  let node: FormTree = root;
   for (let i = 0; i < path.length; i += 1) {
     const isLast = i === path.length - 1;
     // An empty segment (`a[]`) appends: it takes the next free numeric index.
@@ -88,22 +93,28 @@ function assign(root: FormObject, path: string[], value: string): boolean {
     const next = node[segment];
     if (typeof next === 'string') return false;
     if (next === undefined) {
-      const child: FormObject = {};
+      const child: FormTree = {};
       node[segment] = child;
       node = child;
     } else {
-      node = next as FormObject;
+      node = next;
     }
   }
   return true;
 }
 
 /** Objects whose keys are exactly 0..n-1 become arrays, as qs decodes `a[0]=x&a[1]=y`. */
-function toArrays(value: FormValue): FormValue {
-  if (typeof value === 'string' || Array.isArray(value)) return value;
-  const keys = Object.keys(value);
-  const converted: FormObject = {};
-  for (const key of keys) converted[key] = toArrays(value[key]!);
+function toArrays(value: string | FormTree): FormValue {
+  if (typeof value === 'string') return value;
+  const converted = listsInside(value);
+  const keys = Object.keys(converted);
   const isList = keys.length > 0 && keys.every((key, i) => key === String(i));
   return isList ? keys.map((key) => converted[key]!) : converted;
+}
+
+/** An object with the lists inside it made arrays; the object itself stays one (the parameters are named). */
+function listsInside(tree: FormTree): FormObject {
+  const converted: FormObject = {};
+  for (const key of Object.keys(tree)) converted[key] = toArrays(tree[key]!);
+  return converted;
 }

@@ -5,7 +5,8 @@ export async function readBody(req: IncomingMessage, bytesMax: number): Promise<
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of req) {
-    const buffer = chunk as Buffer;
+    // A request with no encoding set yields Buffers; a string would mean someone set one.
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), 'utf8');
     bytes += buffer.length;
     if (bytes > bytesMax) return null;
     chunks.push(buffer);

@@ -9,6 +9,16 @@ export type Read<T> = { ok: true; value: T } | { ok: false; failure: StripeFailu
 const ok = <T>(value: T): Read<T> => ({ ok: true, value });
 const refuse = <T>(failure: StripeFailure): Read<T> => ({ ok: false, failure });
 
+/** True for a value that has fields to read: a JSON object as a control route or a test gives it. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** True for a whole number from `min` to `max`. */
+export function isWholeNumber(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
 /** Stripe refuses parameters an endpoint does not know; so does the sandbox, to catch typos early. */
 export function rejectUnknown(params: FormObject, allowed: readonly string[]): StripeFailure | null {
   const unknown = Object.keys(params).find((name) => !allowed.includes(name));
@@ -66,7 +76,8 @@ export function readBoolean(params: FormObject, name: string): Read<boolean> {
 /** An optional value from a closed list. */
 export function readEnum<T extends string>(params: FormObject, name: string, allowed: readonly T[]): Read<T | null> {
   const read = readString(params, name);
-  if (!read.ok || read.value === null) return read as Read<T | null>;
+  if (!read.ok) return read;
+  if (read.value === null) return ok(null);
   const found = allowed.find((member) => member === read.value);
   if (found === undefined) {
     return refuse(invalidRequest(null, `Invalid ${name}: must be one of ${allowed.join(', ')}`, name));

@@ -185,7 +185,8 @@ function buildDispute(charge: ChargeRecord, reason: string, nowMs: number): Disp
 
 function readPaymentMethod(params: FormObject): Read<PaymentMethodId | null> {
   const read = readString(params, 'payment_method');
-  if (!read.ok || read.value === null) return read as Read<PaymentMethodId | null>;
+  if (!read.ok) return read;
+  if (read.value === null) return { ok: true, value: null };
   const known = PAYMENT_METHODS.find((method) => method === read.value);
   if (known === undefined) return refuse(resourceMissing('PaymentMethod', read.value, 'payment_method'));
   return { ok: true, value: known };

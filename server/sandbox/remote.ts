@@ -44,7 +44,9 @@ export function connectSandbox(url: string): RemoteSandbox {
   const base = new URL(url);
   let client: Stripe | null = null;
   const call = async <T>(route: string, body?: unknown, query = ''): Promise<T> => {
-    const [method, path] = route.split(' ') as [string, string];
+    const space = route.indexOf(' ');
+    const method = route.slice(0, space);
+    const path = route.slice(space + 1);
     const init: RequestInit = { method };
     if (body !== undefined) {
       init.body = JSON.stringify(body);

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { handleStripeApi } from './api.ts';
 import { handleControl } from './control.ts';
@@ -98,7 +97,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     engine.close();
     throw error;
   }
-  const { port } = server.address() as AddressInfo;
+  const address = server.address();
+  // Listening on a host and port always gives an address with a port; anything else is our bug.
+  if (address === null || typeof address === 'string') throw new Error(`sandbox: listening gave no TCP port (${String(address)})`);
+  const { port } = address;
   const host = listenHost === '0.0.0.0' || listenHost === '::' ? '127.0.0.1' : listenHost;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let client: Stripe | null = null;

@@ -1,7 +1,19 @@
 import Database from 'better-sqlite3';
 import { assertNever } from '../../shared/statuses.ts';
 import { sandboxLimits } from './limits.ts';
-import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord, SandboxRecord } from './types.ts';
+import { isRecord } from './params.ts';
+import {
+  type ChargeRecord,
+  type DisputeRecord,
+  PAYMENT_INTENT_STATUSES,
+  PAYMENT_METHODS,
+  type PaymentIntentRecord,
+  REFUND_ORIGINS,
+  REFUND_REASONS,
+  REFUND_STATUSES,
+  type RefundRecord,
+  type SandboxRecord,
+} from './types.ts';
 
 /** The answer saved for an idempotency key, replayed to later requests with the same key. */
 export interface SavedAnswer {
@@ -26,6 +38,74 @@ interface SavedAnswerRow {
   body: string;
   request_id: string;
   created_ms: number;
+}
+
+type Check = (value: unknown) => boolean;
+
+const string: Check = (v) => typeof v === 'string';
+const number: Check = (v) => typeof v === 'number' && Number.isFinite(v);
+const nullable = (check: Check): Check => (v) => v === null || check(v);
+const oneOf = (values: readonly string[]): Check => (v) => typeof v === 'string' && values.includes(v);
+const is = (literal: string): Check => (v) => v === literal;
+const metadata: Check = (v) => isRecord(v) && !Array.isArray(v) && Object.values(v).every((item) => typeof item === 'string');
+
+/** Every field of every kind of record, with what it must hold: the type checker keeps the lists whole. */
+const RECORD_SHAPES: { [K in SandboxRecord['kind']]: Record<keyof Extract<SandboxRecord, { kind: K }>, Check> } = {
+  payment_intent: {
+    kind: is('payment_intent'),
+    id: string,
+    amountCents: number,
+    currency: string,
+    paymentMethod: nullable(oneOf(PAYMENT_METHODS)),
+    status: oneOf(PAYMENT_INTENT_STATUSES),
+    latestChargeId: nullable(string),
+    clientSecret: string,
+    description: nullable(string),
+    metadata,
+    createdMs: number,
+  },
+  charge: {
+    kind: is('charge'),
+    id: string,
+    paymentIntentId: string,
+    amountCents: number,
+    currency: string,
+    paymentMethod: oneOf(PAYMENT_METHODS),
+    createdMs: number,
+  },
+  refund: {
+    kind: is('refund'),
+    id: string,
+    amountCents: number,
+    currency: string,
+    chargeId: string,
+    paymentIntentId: string,
+    status: oneOf(REFUND_STATUSES),
+    reason: nullable(oneOf(REFUND_REASONS)),
+    failureReason: nullable(string),
+    metadata,
+    origin: oneOf(REFUND_ORIGINS),
+    createdMs: number,
+  },
+  dispute: {
+    kind: is('dispute'),
+    id: string,
+    chargeId: string,
+    paymentIntentId: string,
+    amountCents: number,
+    currency: string,
+    reason: string,
+    createdMs: number,
+  },
+};
+
+const SHAPES_BY_KIND: ReadonlyMap<string, Record<string, Check>> = new Map(Object.entries(RECORD_SHAPES));
+
+/** True for an object the sandbox wrote: a known kind with every field of that kind well formed. */
+function isSandboxRecord(value: unknown): value is SandboxRecord {
+  if (!isRecord(value)) return false;
+  const shape = typeof value.kind === 'string' ? SHAPES_BY_KIND.get(value.kind) : undefined;
+  return shape !== undefined && Object.entries(shape).every(([field, check]) => check(value[field]));
 }
 
 const SCHEMA = `
@@ -73,9 +153,14 @@ export class SandboxStore {
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
-    const rows = this.db.prepare('SELECT json FROM objects ORDER BY seq').all() as { json: string }[];
-    for (const row of rows) this.remember(JSON.parse(row.json) as SandboxRecord);
-    this.keyCount = (this.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get() as { n: number }).n;
+    const rows = this.db.prepare<[], { seq: number; json: string }>('SELECT seq, json FROM objects ORDER BY seq').all();
+    for (const row of rows) {
+      const record: unknown = JSON.parse(row.json);
+      // Only `commit` writes this table, so an object in another shape is a damaged file: stop here.
+      if (!isSandboxRecord(record)) throw new Error(`sandbox store: object ${row.seq} is not a record the sandbox writes`);
+      this.remember(record);
+    }
+    this.keyCount = this.db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM idempotency_keys').get()?.n ?? 0;
     this.upsert = this.db.prepare(
       'INSERT INTO objects (id, kind, json) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET json = excluded.json',
     );
@@ -115,7 +200,7 @@ export class SandboxStore {
 
   /** The answer saved for a key, or null when there is none or it is 24 h old (then it is forgotten). */
   savedAnswer(key: string, nowMs: number): SavedAnswer | null {
-    const row = this.db.prepare('SELECT * FROM idempotency_keys WHERE key = ?').get(key) as SavedAnswerRow | undefined;
+    const row = this.db.prepare<[string], SavedAnswerRow>('SELECT * FROM idempotency_keys WHERE key = ?').get(key);
     if (row === undefined) return null;
     if (nowMs - row.created_ms >= sandboxLimits.idempotencyKeyTtlMs) {
       this.keyCount -= this.db.prepare('DELETE FROM idempotency_keys WHERE key = ?').run(key).changes;
@@ -142,9 +227,7 @@ export class SandboxStore {
 
   /** How far the sandbox clock has been advanced past the base clock; survives a restart. */
   clockOffsetMs(): number {
-    const row = this.db.prepare("SELECT value FROM meta WHERE name = 'clock_offset_ms'").get() as
-      | { value: string }
-      | undefined;
+    const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'clock_offset_ms'").get();
     return row === undefined ? 0 : Number(row.value);
   }
 

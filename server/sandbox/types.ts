@@ -35,6 +35,8 @@ export type SettleOutcome = (typeof SETTLE_OUTCOMES)[number];
 /** Webhook event types the sandbox sends. */
 export const EVENT_TYPES = ['refund.created', 'refund.updated', 'refund.failed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/** The events the sandbox sends, as the SDK types them: one per type in EVENT_TYPES. */
+export type RefundEvent = Stripe.RefundCreatedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
 
 /** Endpoints a fault can be attached to. */
 export const FAULT_TARGETS = ['refund_create'] as const;

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
 import { unixSeconds } from './render.ts';
-import type { Delivery, EventType, StripeEvent, WebhookConfig, WebhookMode } from './types.ts';
+import type { Delivery, EventType, RefundEvent, WebhookConfig, WebhookMode } from './types.ts';
 
 /** The request that caused an event: null for what happens on its own (a settlement). */
 export interface EventCause {
@@ -24,7 +24,7 @@ export function buildRefundEvent(
   cause: EventCause | null,
   nowMs: number,
   previous?: Partial<Stripe.Refund>,
-): StripeEvent {
+): RefundEvent {
   return {
     id: newId('evt'),
     object: 'event',
@@ -35,11 +35,11 @@ export function buildRefundEvent(
     pending_webhooks: 1,
     request: { id: cause?.requestId ?? null, idempotency_key: cause?.idempotencyKey ?? null },
     type,
-  } as StripeEvent;
+  };
 }
 
 interface Job {
-  event: StripeEvent;
+  event: RefundEvent;
   /** The body is fixed at the first attempt, so every retry carries the same bytes. */
   body: string;
   attempt: number;
@@ -54,7 +54,7 @@ interface Job {
 export class WebhookSender {
   private config: WebhookConfig | null;
   private mode: WebhookMode = {};
-  private batch: StripeEvent[] = [];
+  private batch: RefundEvent[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private inFlight = 0;
@@ -78,7 +78,7 @@ export class WebhookSender {
   }
 
   /** Queue an event; nothing is sent when no endpoint is configured. */
-  emit(event: StripeEvent): void {
+  emit(event: RefundEvent): void {
     if (this.config === null || this.abort.signal.aborted) return;
     if (this.batch.length + this.retryTimers.size >= sandboxLimits.webhookQueueMax) {
       console.warn(`sandbox: webhook queue full, dropping ${event.type} ${event.id}`);
@@ -144,7 +144,7 @@ export class WebhookSender {
     }
     const delivery: Delivery = {
       eventId: job.event.id,
-      type: job.event.type as EventType,
+      type: job.event.type,
       attempt: job.attempt,
       status: 0,
       signature,
