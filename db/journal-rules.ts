@@ -175,7 +175,7 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
 }
 
 function corruptRow(row: EntryRow, why: string): JournalCorruptError {
-  return new JournalCorruptError(`journal entry seq ${row.seq} ${why}`);
+  return new JournalCorruptError(`journal entry seq ${row.seq} ${why}`, { seq: row.seq, effectId: row.effectId });
 }
 
 /** Trust one effect's rows (in seq order) as a chain: each entry must link to the one before it. */
@@ -185,7 +185,7 @@ export function chainOfRows(rows: readonly EntryRow[], verified?: CheckedBodies)
     const entry = entryOfRow(row, verified);
     const expectedPrev = chain.at(-1)?.hash ?? null;
     if (entry.prev !== expectedPrev) {
-      throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`);
+      throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`, { seq: row.seq, effectId: row.effectId });
     }
     chain.push(entry);
   }

@@ -89,4 +89,14 @@ export interface JournalStore {
 /** Thrown when a stored entry does not match its hash or its shape, or cannot be parsed: the journal fails closed. */
 export class JournalCorruptError extends Error {
   readonly code = 'journal_corrupt';
+  /** The journal sequence number of the stored row that failed. */
+  readonly seq: number;
+  /** The effect id the row is stored under. */
+  readonly effectId: string;
+
+  constructor(message: string, where: { seq: number; effectId: string }) {
+    super(message);
+    this.seq = where.seq;
+    this.effectId = where.effectId;
+  }
 }
