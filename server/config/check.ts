@@ -19,6 +19,11 @@ export class ConfigError extends Error {
 /** A plain mapping as read from YAML. */
 export type Mapping = Record<string, unknown>;
 
+/** True for a plain mapping: an object that is not a list. */
+function isMapping(value: unknown): value is Mapping {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** The path of a key under `path`; keys that are not plain words are quoted so the path stays unambiguous. */
 export function keyPath(path: string, key: string): string {
   const segment = /^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key);
@@ -35,10 +40,8 @@ export class Checker {
 
   /** Any mapping, keys unchecked: for reading a discriminating key before the rest. */
   object(value: unknown, path: string): Mapping {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      this.fail(path, `must be a mapping, got ${describeValue(value)}`);
-    }
-    return value as Mapping;
+    if (!isMapping(value)) this.fail(path, `must be a mapping, got ${describeValue(value)}`);
+    return value;
   }
 
   /** A mapping with only `allowed` keys and every `required` one present. */
@@ -70,6 +73,14 @@ export class Checker {
   string(value: unknown, path: string): string {
     if (typeof value !== 'string') this.fail(path, `must be a string, got ${describeValue(value)}`);
     return value;
+  }
+
+  /** A string from a closed list; `what` names the list in the message, e.g. "a role". */
+  oneOf<T extends string>(value: unknown, path: string, values: readonly T[], what: string): T {
+    const text = this.string(value, path);
+    const found = values.find((known) => known === text);
+    if (found === undefined) this.fail(path, `"${text}" is not ${what} (expected one of ${values.join(', ')})`);
+    return found;
   }
 
   boolean(value: unknown, path: string): boolean {

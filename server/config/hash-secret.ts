@@ -5,14 +5,13 @@
  * Leave the value out (or pass "-") to read it from the first line of stdin, which keeps it out
  * of the shell history.
  */
+import { text } from 'node:stream/consumers';
 import { hashPassword, hashToken } from './secrets.ts';
 
 const USAGE = 'usage: npx tsx server/config/hash-secret.ts password|token [<value> | -]';
 
 async function readStdinLine(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '';
+  return (await text(process.stdin)).split(/\r?\n/)[0] ?? '';
 }
 
 async function main(argv: string[]): Promise<number> {

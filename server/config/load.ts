@@ -46,7 +46,7 @@ export function loadConfig(path?: string): InterlockConfig {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    const reason = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : String(error);
     throw new ConfigError(file, '(file)', `cannot be read (${reason}); set INTERLOCK_CONFIG to the config file's path`);
   }
   return parseConfig(text, file);
@@ -65,7 +65,7 @@ function readYaml(c: Checker, text: string): unknown {
   try {
     return doc.toJS({ maxAliasCount: configLimits.aliasCountMax });
   } catch (error) {
-    return c.fail('(yaml)', `cannot be read: ${(error as Error).message}`);
+    return c.fail('(yaml)', `cannot be read: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -108,11 +108,7 @@ function readTickMs(c: Checker, value: unknown): number {
 
 function readStripe(c: Checker, value: unknown): { mode: StripeMode } {
   const raw = c.mapping(value, 'stripe', ['mode'], ['mode']);
-  const mode = c.string(raw.mode, 'stripe.mode');
-  if (!(STRIPE_MODES as readonly string[]).includes(mode)) {
-    c.fail('stripe.mode', `"${mode}" is not a Stripe mode (expected one of ${STRIPE_MODES.join(', ')})`);
-  }
-  return { mode: mode as StripeMode };
+  return { mode: c.oneOf(raw.mode, 'stripe.mode', STRIPE_MODES, 'a Stripe mode') };
 }
 
 function readSessions(c: Checker, value: unknown): { idleMs: number; absoluteMs: number } {

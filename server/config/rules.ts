@@ -73,7 +73,7 @@ function matches(when: RouteWhen, item: RouteItem): boolean {
     when.amountAtLeastCents === undefined || (amount !== null && amount >= when.amountAtLeastCents),
     when.amountAtMostCents === undefined || (amount !== null && amount <= when.amountAtMostCents),
     when.flagsAny === undefined || flags.some((flag) => when.flagsAny?.includes(flag)),
-    when.reasonIn === undefined || (when.reasonIn as readonly string[]).includes(item.reason),
+    when.reasonIn === undefined || when.reasonIn.some((code) => code === item.reason),
     when.rulesFailedAny === undefined || item.failed.some((name) => when.rulesFailedAny?.includes(name)),
   ];
   return checks.every(Boolean);

@@ -17,7 +17,12 @@ export const WHEN_KEYS = [
 ] as const;
 
 /** Reasons an item can be escalated for: what a route's `reason_in` may name. */
-export const REASON_CODES = Object.keys(WHY) as WhyCode[];
+export const REASON_CODES: readonly WhyCode[] = Object.keys(WHY).filter(isWhyCode);
+
+/** True when `code` is one of the reasons WHY has plain words for. */
+function isWhyCode(code: string): code is WhyCode {
+  return Object.hasOwn(WHY, code);
+}
 
 /** Which Stripe the server talks to: the embedded local sandbox, or real Stripe in test mode. */
 export const STRIPE_MODES = ['sandbox', 'test'] as const;

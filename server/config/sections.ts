@@ -1,5 +1,5 @@
-import { ROLES, type Role } from '../../shared/api.ts';
-import { assertNever, type WhyCode } from '../../shared/statuses.ts';
+import { ROLES } from '../../shared/api.ts';
+import { assertNever } from '../../shared/statuses.ts';
 import { POLICY } from '../gate/leases.ts';
 import { type Checker, keyPath } from './check.ts';
 import { type AgentConfig, type PersonConfig, REASON_CODES, RULE_KINDS, type RouteConfig, type RouteWhen, type RuleConfig, type RuleKind, WHEN_KEYS } from './schema.ts';
@@ -27,12 +27,11 @@ export function readPeople(c: Checker, value: unknown): PersonConfig[] {
     const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password'], ['name', 'display_name', 'role', 'password']);
     const name = ownName(c, raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
-    const role = c.string(raw.role, `${path}.role`);
-    if (!(ROLES as readonly string[]).includes(role)) c.fail(`${path}.role`, `"${role}" is not a role (expected one of ${ROLES.join(', ')})`);
+    const role = c.oneOf(raw.role, `${path}.role`, ROLES, 'a role');
     return {
       name,
       displayName: c.label(raw.display_name, `${path}.display_name`),
-      role: role as Role,
+      role,
       passwordHash: readPasswordHash(c, raw.password, `${path}.password`),
     };
   });
@@ -41,11 +40,11 @@ export function readPeople(c: Checker, value: unknown): PersonConfig[] {
 /** The value is never echoed: a plaintext password pasted by mistake must not land in a log. */
 function readPasswordHash(c: Checker, value: unknown, path: string): string {
   const parsed = parsePasswordHash(value);
-  if (parsed === null) c.fail(path, `must be a scrypt hash "scrypt$N$r$p$salt$hash" (${HASH_HINT} password <password>\`)`);
+  if (parsed === null || typeof value !== 'string') c.fail(path, `must be a scrypt hash "scrypt$N$r$p$salt$hash" (${HASH_HINT} password <password>\`)`);
   if (parsed.cost < SCRYPT_DEFAULTS.cost || parsed.blockSize < SCRYPT_DEFAULTS.blockSize) {
     c.fail(path, `scrypt cost N=${parsed.cost} r=${parsed.blockSize} is weaker than the minimum N=${SCRYPT_DEFAULTS.cost} r=${SCRYPT_DEFAULTS.blockSize}`);
   }
-  return value as string;
+  return value;
 }
 
 /** `agents`: who asks for refunds, by the SHA-256 of a bearer token. */
@@ -103,8 +102,7 @@ export function readRules(c: Checker, value: unknown): RuleConfig[] {
   const seen = new Set<string>();
   return c.list(value, 'rules').map((item, i): RuleConfig => {
     const path = `rules[${i}]`;
-    const kind = c.string(c.object(item, path).kind, `${path}.kind`) as RuleKind;
-    if (!RULE_KINDS.includes(kind)) c.fail(`${path}.kind`, `"${kind}" is not a rule kind (expected one of ${RULE_KINDS.join(', ')})`);
+    const kind = c.oneOf(c.object(item, path).kind, `${path}.kind`, RULE_KINDS, 'a rule kind');
     const raw = c.mapping(item, path, RULE_KEYS[kind], RULE_KEYS[kind]);
     const name = c.label(raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
@@ -164,11 +162,7 @@ function readWhen(c: Checker, value: unknown, path: string, rules: readonly Rule
     when.reasonIn = c.distinct(
       raw.reason_in,
       at('reason_in'),
-      (reason, reasonPath) => {
-        const code = c.string(reason, reasonPath);
-        if (!(REASON_CODES as string[]).includes(code)) c.fail(reasonPath, `"${code}" is not a reason code (expected one of ${REASON_CODES.join(', ')})`);
-        return code as WhyCode;
-      },
+      (reason, reasonPath) => c.oneOf(reason, reasonPath, REASON_CODES, 'a reason code'),
       { nonEmpty: true },
     );
   }
