@@ -72,7 +72,7 @@ function writePrivateKeyOnce(privatePath: string): void {
     linkSync(temporary, privatePath);
   } catch (error) {
     // Another process created the key first; its key wins and ours is discarded.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error;
   } finally {
     unlinkSync(temporary);
   }

@@ -42,7 +42,7 @@ function readArguments(args: readonly string[]): { receiptPath: string | null; k
   try {
     parsed = parseCommandLine(args);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(messageOf(error));
   }
   const { values, positionals } = parsed;
   if (values.help === true) return { receiptPath: null };
@@ -55,7 +55,7 @@ function readArguments(args: readonly string[]): { receiptPath: string | null; k
       return { receiptPath, keys: parsePublicKeySet(readJsonFile(values.keys, 'key set')) };
     } catch (error) {
       if (error instanceof UsageError) throw error;
-      throw new UsageError(`${values.keys} is not a usable key set: ${(error as Error).message}`);
+      throw new UsageError(`${values.keys} is not a usable key set: ${messageOf(error)}`);
     }
   }
   return { receiptPath };
@@ -75,7 +75,7 @@ function readPemKey(path: string) {
   try {
     return createPublicKey(pem);
   } catch (error) {
-    throw new UsageError(`${path} is not a PEM public key: ${(error as Error).message}`);
+    throw new UsageError(`${path} is not a PEM public key: ${messageOf(error)}`);
   }
 }
 
@@ -84,7 +84,7 @@ function readJsonFile(path: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${what} file ${path} is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${what} file ${path} is not JSON: ${messageOf(error)}`);
   }
 }
 
@@ -92,8 +92,13 @@ function readTextFile(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${what} file ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read ${what} file ${path}: ${messageOf(error)}`);
   }
+}
+
+/** What a thrown value says: an Error's message, or the value itself as text. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function isMainModule(): boolean {

@@ -105,7 +105,7 @@ function readReceipt(receipt: unknown): ReadReceipt | Unreadable {
   try {
     value = plain(receipt);
   } catch (error) {
-    return { effectId: null, keyId: null, message: `The receipt is not JSON (${(error as Error).message}).` };
+    return { effectId: null, keyId: null, message: `The receipt is not JSON (${error instanceof Error ? error.message : String(error)}).` };
   }
   if (!isJsonObject(value)) return { effectId: null, keyId: null, message: 'The receipt is not a JSON object.' };
   const effectId = typeof value.effect_id === 'string' ? value.effect_id : null;
@@ -170,7 +170,7 @@ function checkChain(effectId: string, entries: readonly JsonObject[], problems: 
 
 function hashHolds(entry: JsonObject): boolean {
   try {
-    return hashEntry(entry as Parameters<typeof hashEntry>[0]) === entry.hash;
+    return hashEntry(entry) === entry.hash;
   } catch {
     // Content with no canonical form (a lone surrogate) was never written by a journal.
     return false;
