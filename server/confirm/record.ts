@@ -146,15 +146,14 @@ export async function recordConfirmation(
   };
   const appended = await journal.appendIf('CONFIRMED', effectId, (chain) => confirmationBlocker(chain, refund, source.event), fields);
   if (appended.blocker === null) return 'CONFIRMED';
-  if (!(CONFIRMATION_BLOCKERS as readonly string[]).includes(appended.blocker)) {
-    // Only our own check runs inside that appendIf, so any other blocker is our bug.
-    throw new Error(`recordConfirmation: unexpected blocker ${appended.blocker}`);
-  }
-  return resultOf(appended.blocker as ConfirmationBlocker);
+  const blocker = CONFIRMATION_BLOCKERS.find((known) => known === appended.blocker);
+  // Only our own check runs inside that appendIf, so any other blocker is our bug.
+  if (blocker === undefined) throw new Error(`recordConfirmation: unexpected blocker ${appended.blocker}`);
+  return resultOf(blocker);
 }
 
 function isConfirmingType(type: Json | undefined): type is ConfirmingEventType {
-  return typeof type === 'string' && (CONFIRMING_EVENT_TYPES as readonly string[]).includes(type);
+  return CONFIRMING_EVENT_TYPES.some((known) => known === type);
 }
 
 /**

@@ -113,8 +113,13 @@ function parseEvent(payload: Buffer): StripeEventLike {
     throw new WebhookError('bad_json');
   }
   if (!isJsonObject(event)) throw new WebhookError('bad_json');
-  if (event.livemode !== false) throw new WebhookError('live_mode');
-  return event as StripeEventLike;
+  if (!isTestModeEvent(event)) throw new WebhookError('live_mode');
+  return event;
+}
+
+/** True for an event that says it is not live: Interlock only ever confirms test-mode refunds. */
+function isTestModeEvent(event: JsonObject): event is StripeEventLike {
+  return event.livemode === false;
 }
 
 /**

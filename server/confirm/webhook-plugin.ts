@@ -62,8 +62,9 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
 
   app.post(WEBHOOK_PATH, { bodyLimit: limits.webhookBodyBytesMax }, async (request, reply) => {
     const header = request.headers[SIGNATURE_HEADER];
-    // An empty body arrives as undefined: that is zero bytes, and the signature decides.
-    const payload = request.body === undefined || request.body === null ? Buffer.alloc(0) : (request.body as Buffer);
+    // This scope's parsers hand over the raw Buffer; an empty body arrives as undefined: that is
+    // zero bytes, and the signature decides.
+    const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     let event: ReturnType<typeof verifyWebhook>;
     try {
       event = verifyWebhook(payload, typeof header === 'string' ? header : undefined, secrets, opts.nowMs());
