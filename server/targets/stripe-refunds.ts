@@ -85,11 +85,12 @@ export class StripeRefunds implements Target {
   }
 
   async apply(effectId: string, effect: JsonObject): Promise<JsonObject> {
+    const { payment_intent, amount } = refundOf(effect);
     try {
       const refund = await this.stripe.refunds.create(
         {
-          payment_intent: effect.payment_intent as string,
-          amount: effect.amount as number,
+          payment_intent,
+          amount,
           metadata: { [EFFECT_METADATA_KEY]: effectId },
         },
         { idempotencyKey: effectId },
@@ -126,7 +127,7 @@ export class StripeRefunds implements Target {
    * sent, and sending another under the same decision would be a second refund.
    */
   async query(effectId: string, effect: JsonObject): Promise<Json> {
-    const refunds = await this.listRefunds(effect.payment_intent as string);
+    const refunds = await this.listRefunds(refundOf(effect).payment_intent);
     return refunds.find((r) => r.metadata?.[EFFECT_METADATA_KEY] === effectId)?.id ?? null;
   }
 
@@ -182,7 +183,7 @@ export class StripeRefunds implements Target {
     const { refunded_outside: _outside, ...comparable } = now;
     const changes = diffFacts(premises, tellsApart ? now : comparable);
     const leftCents = now.amount_received - now.refunded_by_others;
-    const amount = effect.amount as number;
+    const { amount } = refundOf(effect);
     const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && amount <= leftCents;
     if (changes.length === 0 || (options.headroom === true && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
     const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
@@ -190,6 +191,19 @@ export class StripeRefunds implements Target {
     const repairs = now.disputed ? [] : repairsThatFit(amount, leftCents, now.amount_received);
     return { violations, changes, repairs };
   }
+}
+
+/**
+ * The effect as the refund it names. The gate refuses, before anything is written, every effect
+ * `invalidEffect` finds fault with, so one that names no payment or amount here is our bug: it is
+ * refused as a definite "no", and nothing is sent for it.
+ */
+function refundOf(effect: JsonObject): { payment_intent: string; amount: number } {
+  const { payment_intent, amount } = effect;
+  if (typeof payment_intent !== 'string' || typeof amount !== 'number') {
+    throw new TargetRejectedError('the effect is not a refund (payment_intent and amount); nothing was sent');
+  }
+  return { payment_intent, amount };
 }
 
 /** The amount of a dispatched refund effect, 0 when it names none (never from this target). */
