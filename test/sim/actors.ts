@@ -103,6 +103,10 @@ export async function agentRedecide(world: World): Promise<void> {
  */
 export async function agentConcurrent(world: World): Promise<void> {
   const paymentIntent = pickPayment(world);
+  // Contended: each would clear the rules alone, and together they ask more than is left.
+  const left = leftCents(world, paymentIntent);
+  const contended = left >= 200 && world.chance(0.5);
+  if (contended) world.hit('agent.concurrent.contended');
   const burst: InboxRequest[] = [];
   const size = world.rng.randint(2, 4);
   while (burst.length < size) {
@@ -115,7 +119,9 @@ export async function agentConcurrent(world: World): Promise<void> {
       world.hit('agent.concurrent.conflicting_first');
       burst.push({ ...last, amount: (last.amount as number) + 100 });
     } else {
-      burst.push(newRequest(world, paymentIntent));
+      const request = newRequest(world, paymentIntent);
+      if (contended) request.amount = Math.max(100, Math.min(5000, Math.round((left * world.rng.uniform(0.35, 0.8)) / 100) * 100));
+      burst.push(request);
     }
   }
   world.requests.push(...burst);
@@ -209,12 +215,17 @@ export async function approverStaleTab(world: World): Promise<void> {
 
 /** The world outside Interlock: hand refunds, disputes, people leaving and rejoining groups. */
 
-export async function handRefund(world: World): Promise<void> {
-  const paymentIntent = pickPayment(world);
+/** What Stripe shows is left to refund on a payment. */
+function leftCents(world: World, paymentIntent: string): number {
   const payment = world.target.payments.get(paymentIntent)!;
   const refunded = world.target.refunds.filter((r) => r.paymentIntent === paymentIntent && r.status !== 'failed').reduce((sum, r) => sum + r.amountCents, 0);
+  return payment.amountCents - refunded;
+}
+
+export async function handRefund(world: World): Promise<void> {
+  const paymentIntent = pickPayment(world);
   // The dashboard refuses more than Stripe shows is left.
-  const left = payment.amountCents - refunded;
+  const left = leftCents(world, paymentIntent);
   if (left <= 0) return;
   world.target.refundByHand(paymentIntent, world.rng.randint(1, Math.min(left, 6000)));
 }
@@ -224,11 +235,17 @@ export async function dispute(world: World): Promise<void> {
   if (open.length > 0) world.target.dispute(world.pick(open));
 }
 
+/** Someone leaves a group: often one whose approval is recorded and not yet sent, so it must not be sent under them. */
 export async function revokeMember(world: World): Promise<void> {
-  const group = world.pick(Object.keys(world.groups));
-  const members = world.groups[group]!;
-  if (members.length === 0) return;
-  const person = world.pick(members);
+  const approvals = world.process.projection.work
+    .approved()
+    .flatMap((effectId) => world.journal.chainNow(effectId).filter((e) => e.kind === 'DECIDED' && e.decision === 'approve'));
+  const approver = approvals.length > 0 && world.chance(0.6) ? world.pick(approvals) : null;
+  if (approver) world.hit('world.revoke_member.approver_of_unsent');
+  const group = approver?.kind === 'DECIDED' ? approver.group : world.pick(Object.keys(world.groups));
+  const members = world.groups[group] ?? [];
+  const person = approver?.kind === 'DECIDED' && members.includes(approver.by) ? approver.by : members.length > 0 ? world.pick(members) : null;
+  if (person === null) return;
   world.groups[group] = members.filter((m) => m !== person);
   world.removed.push({ group, person });
 }

@@ -22,7 +22,7 @@ export function unsafeSend(world: World, effectId: string, effect: JsonObject, l
   if (problem !== null) return `the authority is not live (${problem})`;
   if (!isJsonObject(premises)) return 'no facts were recorded';
   const paymentIntent = String(effect.payment_intent);
-  const reserved = world.journal.openReservationsNow(paymentIntent).filter((e) => e.effect_id !== effectId);
+  const reserved = world.journal.openDispatchesOn(paymentIntent).filter((e) => e.effect_id !== effectId);
   const now = world.target.capture(paymentIntent, effectId, reserved);
   for (const field of WORLD_FIELDS) {
     if (Object.hasOwn(premises, field) && !jsonEqual(premises[field] ?? null, now[field])) {

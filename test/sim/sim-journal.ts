@@ -33,9 +33,14 @@ export class SimJournal extends MemoryJournal {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
   }
 
-  /** The open dispatches that reserve `key`, now (the first per effect). */
-  openReservationsNow(key: string): Dispatched[] {
-    return this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row) as Dispatched));
+  /**
+   * The open dispatches of refunds on this payment, now (the first per effect), found from the
+   * dispatched payloads themselves rather than the `reserves` column the code under test fills in.
+   */
+  openDispatchesOn(paymentIntent: string): Dispatched[] {
+    return this.snapshot((tx) => this.openDispatchRows(tx))
+      .map((row) => entryOfRow(row) as Dispatched)
+      .filter((entry) => entry.effect.payment_intent === paymentIntent);
   }
 }
 

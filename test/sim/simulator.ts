@@ -1,3 +1,4 @@
+import { limits } from '../../shared/limits.ts';
 import { KILL_POINTS } from '../../server/gate/kill-points.ts';
 import {
   agentConcurrent,
@@ -64,9 +65,11 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   ...FAULTS.map((fault) => `fault.${fault}`),
   'restart',
   'restart.long_outage',
+  'restart.within_claim_ttl',
   'agent.concurrent.identical',
   'agent.concurrent.conflicting_first',
   'agent.concurrent.two_servers',
+  'agent.concurrent.contended',
   'restart.second_server_died',
   'approver.approve',
   'approver.approve_later',
@@ -134,7 +137,8 @@ async function settle(world: World): Promise<void> {
   world.step += 1;
   world.crashScale = 0;
   world.faultsOn = false;
-  await restart(world, world.downtimeMs());
+  // Down past the claim TTL, so every claim a dead process held has lapsed.
+  await restart(world, limits.claimTtlMs + 1);
   await tickerPass(world);
   world.observeLedger();
   while (world.webhooks.length > 0) await deliverWebhook(world, 0);

@@ -166,11 +166,20 @@ export class World {
     return kill * this.crashScale;
   }
 
-  /** How long a crashed process stays down: past the claim TTL, sometimes past a day (keys and approvals lapse). */
+  /**
+   * How long a crashed process stays down: mostly past the claim TTL; sometimes less, so start-up
+   * recovery must leave the dead sender's claims alone for a later pass; sometimes past a day, so
+   * idempotency keys and approvals lapse.
+   */
   downtimeMs(): number {
-    if (this.chance(0.06)) {
+    const roll = this.rng.random();
+    if (roll < 0.06) {
       this.hit('restart.long_outage');
       return 25 * 3_600_000;
+    }
+    if (roll < 0.2) {
+      this.hit('restart.within_claim_ttl');
+      return this.rng.randint(1_000, limits.claimTtlMs - 1);
     }
     return limits.claimTtlMs + this.rng.randint(1, 600_000);
   }
