@@ -109,7 +109,7 @@ export type DispatchBlocker = (typeof DISPATCH_BLOCKERS)[number];
 
 /** True for a blocker the dispatch rule gives (a conditional append answers plain strings). */
 export function isDispatchBlocker(value: string): value is DispatchBlocker {
-  return (DISPATCH_BLOCKERS as readonly string[]).includes(value);
+  return DISPATCH_BLOCKERS.some((known) => known === value);
 }
 
 /** The dispatch rule, checked inside the journal's write lock (core §2.4). */

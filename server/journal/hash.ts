@@ -116,13 +116,18 @@ function writeValue(value: unknown, depth: number): string | undefined {
     case 'object':
       if (value === null) return 'null';
       if (Array.isArray(value)) return writeArray(value, depth + 1);
-      if (Object.getPrototypeOf(value) !== Object.prototype) throw handOver;
-      return writeObject(value as Record<string, unknown>, depth + 1, undefined);
+      if (!isPlainObject(value)) throw handOver;
+      return writeObject(value, depth + 1, undefined);
     case 'bigint':
       throw new TypeError('a bigint has no canonical JSON form');
     default:
       return undefined;
   }
+}
+
+/** True for an object made by a literal or JSON.parse: its members are all it holds. */
+function isPlainObject(value: object): value is Record<string, unknown> {
+  return Object.getPrototypeOf(value) === Object.prototype;
 }
 
 function writeArray(array: readonly unknown[], depth: number): string {
@@ -195,7 +200,10 @@ function writeString(value: string): string {
   return JSON.stringify(value);
 }
 
-/** String.prototype.isWellFormed (ES2024, in every Node we run on; our TypeScript lib is ES2023). */
+/** A high surrogate with no low one after it, or a low one with no high one before it. */
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** What ES2024's String.prototype.isWellFormed answers (our TypeScript lib is ES2023): no lone surrogate. */
 function isWellFormed(value: string): boolean {
-  return (value as string & { isWellFormed(): boolean }).isWellFormed();
+  return !loneSurrogate.test(value);
 }

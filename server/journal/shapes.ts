@@ -95,12 +95,12 @@ function fieldsHold(value: JsonObject, shape: Record<string, Check>): boolean {
 
 /** The first field of `value` that does not hold its kind's shape, or null when the entry is well formed. */
 export function entryShapeProblem(value: JsonObject): string | null {
-  const kind = value.kind;
-  if (typeof kind !== 'string' || !(ENTRY_KINDS as readonly string[]).includes(kind)) return `unknown kind ${JSON.stringify(kind)}`;
+  const kind = ENTRY_KINDS.find((known) => known === value.kind);
+  if (kind === undefined) return `unknown kind ${JSON.stringify(value.kind)}`;
   if (typeof value.effect_id !== 'string' || !number(value.ts_ms) || !(value.prev === null || typeof value.prev === 'string') || typeof value.hash !== 'string') {
     return 'envelope (effect_id, ts_ms, prev, hash) is malformed';
   }
-  const shape = SHAPES[kind as EntryKind];
+  const shape = SHAPES[kind];
   for (const field in shape) if (!shape[field]!(value[field])) return `${kind}.${field} is ${value[field] === undefined ? 'missing' : 'malformed'}`;
   return null;
 }
