@@ -15,7 +15,7 @@ export function killHookFromEnv(value: string | undefined, kill: () => void = ()
   if (!value) return undefined;
   const wanted = new Set(value.split(',').map((s) => s.trim()));
   for (const name of wanted) {
-    if (!(KILL_POINTS as readonly string[]).includes(name)) throw new Error(`INTERLOCK_KILL_AT: unknown kill point ${name}`);
+    if (!KILL_POINTS.some((point) => point === name)) throw new Error(`INTERLOCK_KILL_AT: unknown kill point ${name}`);
   }
   return (point: KillPoint) => {
     if (wanted.has(point)) kill();

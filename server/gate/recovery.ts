@@ -24,15 +24,25 @@ export interface RecoveringGate {
 /** A failure after a resend may have reached the target: the claim is kept until its TTL. */
 class SentError extends Error {
   constructor(readonly cause: unknown) {
-    super((cause as Error)?.message ?? String(cause));
+    super(thrownMessage(cause));
     this.name = errorName(cause);
   }
 }
 
+/** The message of what was thrown, when it has one; else the thrown value as text. */
+function thrownMessage(cause: unknown): string {
+  const message = (typeof cause === 'object' || typeof cause === 'function') && cause !== null && 'message' in cause ? cause.message : undefined;
+  return message === undefined || message === null ? String(cause) : String(message);
+}
+
 /** The class name of what was thrown (the Stripe SDK's errors all say `name: 'Error'`). */
 function errorName(error: unknown): string {
-  const ctor = (error as { constructor?: { name?: string } } | null)?.constructor?.name;
-  return ctor && ctor !== 'Object' ? ctor : ((error as Error)?.name ?? 'Error');
+  if (error === null || error === undefined) return 'Error';
+  // Object() boxes a primitive, whose constructor names it as the property read did (a thrown string is a String).
+  const thrown: object = Object(error);
+  const ctor = typeof thrown.constructor === 'function' ? thrown.constructor.name : undefined;
+  if (ctor && ctor !== 'Object') return ctor;
+  return 'name' in thrown && typeof thrown.name === 'string' ? thrown.name : 'Error';
 }
 
 /** What recovery found when it re-checked the authority and facts a dispatch ran under. */
