@@ -44,12 +44,12 @@ async function rebuild(): Promise<Record<string, number>> {
   // Nothing here reaches Stripe: the journal's chains are all settled. A call would fail loudly.
   const stripe = createStripeClient('sk_test_bench_unreachable', { host: '127.0.0.1', port: 9, protocol: 'http' });
   const services = createServices({ config, clock: new AppClock(), database, dataDir: dataDir!, stripe, sandbox: true });
-  await services.follower.catchUp();
+  await services.views.current();
   const replayedMs = performance.now();
   await startServices(services);
   const readyMs = performance.now();
   const rssReadyMib = mib(process.memoryUsage().rss);
-  await services.scoreboard.board();
+  await (await services.views.current()).scoreboard.board();
   const firstBoardMs = performance.now() - readyMs;
   const warmMs: number[] = [];
   for (let i = 0; i < WARM_READS; i++) {
@@ -57,12 +57,12 @@ async function rebuild(): Promise<Record<string, number>> {
     const request = { id: `warm-${process.pid}-${i}`, agent: 'support-bot', payment_intent: 'pi_warm', amount: 100, reason: '', flags: [] };
     const effectId = services.inbox.effectIdOf(request);
     await services.journal.append('PROPOSED', effectId, { agent: config.inboxName, lease: null, premises: {}, effect: { payment_intent: 'pi_warm', amount: 100 }, request, at_ms: Date.now() });
-    await services.follower.catchUp();
+    const { scoreboard } = await services.views.current();
     const readMs = performance.now();
-    await services.scoreboard.board();
+    await scoreboard.board();
     warmMs.push(performance.now() - readMs);
   }
-  const entries = services.follower.seq;
+  const entries = (await services.views.current()).seq;
   database.close();
   return {
     entries,

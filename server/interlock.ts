@@ -9,6 +9,7 @@ import type { KillHook } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
 import { SessionStore } from './http/sessions.ts';
 import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
+import type { ViewsLog } from './views.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
@@ -61,7 +62,12 @@ export interface Interlock {
 /** Build the whole of Interlock from its parts: the one way `npm start` and the tests make it. */
 export async function buildInterlock(parts: InterlockParts): Promise<Interlock> {
   const { config, clock, database } = parts;
+  // The services are built before the app whose logger they use; nothing logs before start.
   let app: FastifyInstance | null = null;
+  const log: ViewsLog = {
+    fatal: (fields, message) => app?.log.fatal(fields, message),
+    error: (fields, message) => app?.log.error(fields, message),
+  };
   const services = createServices({
     config,
     clock,
@@ -72,7 +78,9 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.killHook ? { killHook: parts.killHook } : {}),
     ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
     onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
+    log,
   });
+  const { views } = services;
   const sessions = new SessionStore({
     idleMs: config.sessions.idleMs,
     absoluteMs: config.sessions.absoluteMs,
@@ -96,20 +104,31 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     app: built,
     services,
     async start() {
-      await startServices(services);
+      try {
+        await startServices(services);
+      } catch (error) {
+        // A corrupt journal does not stop the process: it stays up, logged once by the views,
+        // answering 503 journal_unavailable, so the operator sees why until they restart it.
+        if (!views.report(error)) throw error;
+        return;
+      }
       ready = true;
       if (parts.background === false) return;
-      stops.push(startTicker(services, (error) => built.log.error({ err: error }, 'ticker pass failed')));
-      services.follower.start(JOURNAL_POLL_MS);
-      stops.push(() => services.follower.stop());
+      // A corrupt journal met by background work is the views' to log (once); anything else is logged here.
+      const failed = (level: 'error' | 'warn', what: string) => (effectId: string | null, error: unknown) => {
+        if (!views.report(error)) built.log[level]({ err: error, effectId }, what);
+      };
+      stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
+      views.startPolling(JOURNAL_POLL_MS);
+      stops.push(() => views.stopPolling());
       // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
       const reconciler = new Reconciler({
         journal: services.journal,
         target: services.target,
-        candidates: () => services.projection.unconfirmedSent(),
+        candidates: async () => (await views.current()).inbox.unconfirmedSent(),
         nowMs: () => clock.wallMs(),
-        onConfirmed: () => void services.follower.catchUp(),
-        onError: (effectId, error) => built.log.warn({ err: error, effectId }, 'confirmation lookup failed; tried again later'),
+        onConfirmed: () => views.refresh(),
+        onError: failed('warn', 'confirmation lookup failed; tried again later'),
       });
       reconciler.start(parts.reconcileMs ?? RECONCILE_MS_DEFAULT);
       stops.push(() => reconciler.stop());
@@ -129,7 +148,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
 export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
   let running = false;
   const pass = async () => {
-    if (running) return;
+    // Nothing is swept from a journal that failed a check: the operator has to act first.
+    if (running || services.views.unavailable) return;
     running = true;
     try {
       for (const step of [
@@ -139,7 +159,8 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
       ]) {
         await step().catch(onError);
       }
-      await services.follower.catchUp();
+      // What the pass wrote reaches the live pages now rather than at the next poll.
+      services.views.refresh();
     } finally {
       running = false;
     }

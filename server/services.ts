@@ -12,11 +12,8 @@ import { Authority } from './gate/leases.ts';
 import type { JournalStore } from './journal/store.ts';
 import { Inbox, type InboxRequest } from './inbox/inbox.ts';
 import { policyFromConfig } from './inbox/policy.ts';
-import { InboxProjection, projectedWork } from './inbox/projection.ts';
-import { JournalFollower } from './live/follower.ts';
-import { LiveHub } from './live/hub.ts';
-import { ScoreboardProjection } from './scoreboard/projection.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
+import { Views, type ViewsLog } from './views.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -28,10 +25,8 @@ export interface Services {
   authority: Authority;
   gate: Gate;
   inbox: Inbox;
-  projection: InboxProjection;
-  follower: JournalFollower;
-  hub: LiveHub;
-  scoreboard: ScoreboardProjection;
+  /** The inbox, the scoreboard and the live feed: every read of them goes through here. */
+  views: Views;
   signingKey: SigningKey;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
@@ -48,8 +43,17 @@ export interface ServiceOptions {
   killHook?: KillHook;
   /** How long a sender owns an effect (default `limits.claimTtlMs`); crash tests shorten it. */
   claimTtlMs?: number;
+  /** One item of a sweep failed (the others went on); a corrupt journal is the views' to report, not this. */
   onError?: (effectId: string, error: unknown) => void;
+  /** Where the views log a corrupt journal (default: the console). */
+  log?: ViewsLog;
 }
+
+/** The views' log when none is given: one line to stderr. */
+const CONSOLE_LOG: ViewsLog = {
+  fatal: (_fields, message) => console.error(message),
+  error: (_fields, message) => console.error(message),
+};
 
 /**
  * The key a request is remembered under: the same agent and request id is the same decision
@@ -79,16 +83,7 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.killHook ? { killHook: options.killHook } : {}),
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
-  const projection = new InboxProjection(config.inboxName);
-  const follower = new JournalFollower(journal);
-  const hub = new LiveHub(() => clock.nowMs());
-  const scoreboard = new ScoreboardProjection(config.inboxName);
-  follower.on('entry', (entry) => {
-    scoreboard.note(entry);
-    // Items before and after are built only for someone to hear them (not during a replay).
-    if (hub.listening) hub.publishItem(projection.apply(entry));
-    else projection.fold(entry);
-  });
+  const views = new Views({ journal, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   const inbox = new Inbox({
     name: config.inboxName,
     gate,
@@ -103,15 +98,14 @@ export function createServices(options: ServiceOptions): Services {
     effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
     requestKeyOf,
     nowMs: () => clock.nowMs(),
-    listChains: async () => {
-      await follower.catchUp();
-      return projection.ownedIds();
+    listChains: async () => (await views.current()).inbox.ownedIds(),
+    work: views.work((request) => inbox.effectIdOf(request)),
+    onError: (effectId, error) => {
+      if (!views.report(error)) options.onError?.(effectId, error);
     },
-    work: projectedWork(projection, () => follower.catchUp(), (request) => inbox.effectIdOf(request)),
-    ...(options.onError ? { onError: options.onError } : {}),
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
-  return { config, clock, database, journal, target, authority, gate, inbox, projection, follower, hub, scoreboard, signingKey, sandbox: options.sandbox };
+  return { config, clock, database, journal, target, authority, gate, inbox, views, signingKey, sandbox: options.sandbox };
 }
 
 /**
@@ -120,20 +114,20 @@ export function createServices(options: ServiceOptions): Services {
  * one escalation, finish half-done inbox work, and send approvals a crash left unsent.
  */
 export async function startServices(services: Services): Promise<void> {
-  const { follower, inbox } = services;
-  await follower.catchUp();
+  const { views, inbox } = services;
+  await views.current();
   await inbox.reconcile(await recoverInFlight(services));
   await inbox.refresh();
   await inbox.executeApproved();
-  await follower.catchUp();
+  await views.current();
 }
 
 /**
- * Settle what a crash left in flight (core §4.7) for the chains the projection shows with an
- * open dispatch once it has caught up with the journal: finding them costs nothing per entry of
- * the journal, where asking the journal reads every DISPATCHED ever written.
+ * Settle what a crash left in flight (core §4.7) for the chains the inbox projection shows with
+ * an open dispatch once it has caught up with the journal: finding them costs nothing per entry
+ * of the journal, where asking the journal reads every DISPATCHED ever written.
  */
-export async function recoverInFlight(services: Pick<Services, 'follower' | 'projection' | 'gate'>): Promise<Map<string, Status>> {
-  await services.follower.catchUp();
-  return services.gate.recover({ candidates: services.projection.work.sending() });
+export async function recoverInFlight(services: Pick<Services, 'views' | 'gate'>): Promise<Map<string, Status>> {
+  const { inbox } = await services.views.current();
+  return services.gate.recover({ candidates: inbox.work.sending() });
 }

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   internal_error: 500,
   stripe_unavailable: 503,
   not_ready: 503,
+  /** A stored journal entry failed its hash or shape check: nothing is shown, written or sent until an operator restarts Interlock. */
+  journal_unavailable: 503,
 } as const;
 /** One stable error code. */
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -10,6 +10,7 @@ import { signReceipt } from '../receipts/receipts.ts';
 import { InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
+import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
 import { conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { AppError } from './errors.ts';
@@ -68,6 +69,8 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
   });
 
   async function answerRefund(request: FastifyRequest, reply: FastifyReply, body: RefundRequestBody) {
+    // Nothing is written or sent on a journal that failed a check (503 journal_unavailable).
+    services.views.assertAvailable();
     const agent = request.agent!;
     const offered = requestPayload(body);
     const bound: BoundRequest = { id: body.request_id, agent: agent.name, ...offered };
@@ -85,12 +88,14 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
       status = await services.inbox.submit(bound);
     } catch (error) {
       if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
+      if (isJournalFailure(error)) throw error;
       const chain = await services.journal.entries(effectId);
       if (chain.length === 0) throw stripeFailure(error) ?? error;
       // Something was written before the failure (an unknown send outcome): the journal says what stands.
       request.log.warn({ err: error, effectId }, 'refund submit ended in an unknown outcome; recovery settles it');
     }
-    await services.follower.catchUp();
+    // The answer is the chain's own; the live pages hear of it now rather than at the next poll.
+    services.views.refresh();
     const chain = await services.journal.entries(effectId);
     // Two first requests under one id with other payloads raced: the one bound first won, and
     // the inbox and the gate wrote nothing for this one (they check the binding as they write).

@@ -1,6 +1,6 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RequestRecord, requestPayload } from '../../shared/api.ts';
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
-import { isJsonObject, jsonEqual } from '../../shared/json.ts';
+import { jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';

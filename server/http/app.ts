@@ -48,7 +48,7 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, sessions } = options;
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: limits.bodyBytesMax, trustProxy: false });
-  installErrorHandler(app);
+  installErrorHandler(app, services.views);
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
@@ -64,8 +64,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
 
   app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async (_request, reply) => {
-    if (!options.ready()) return reply.status(503).send({ error: { code: 'not_ready', message: 'recovery after start is still running' } });
+  app.get('/readyz', async () => {
+    services.views.assertAvailable();
+    if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');
     return { ready: true, sandbox: services.sandbox };
   });
   app.get('/.well-known/interlock-keys', async () => publicKeySet([services.signingKey]));
@@ -78,11 +79,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(scoreboardRoutes, { services });
     if (services.config.testMode) await scope.register(testRoutes, { services });
   });
-  await app.register(webhookRoutes, {
-    journal: services.journal,
-    secrets: options.webhookSecrets,
-    nowMs: () => services.clock.wallMs(),
-    onConfirmed: () => void services.follower.catchUp(),
+  await app.register(async (scope) => {
+    // Nothing is written to a journal that failed a check: Stripe is told 503 and delivers again later.
+    scope.addHook('onRequest', async () => services.views.assertAvailable());
+    await scope.register(webhookRoutes, {
+      journal: services.journal,
+      secrets: options.webhookSecrets,
+      nowMs: () => services.clock.wallMs(),
+      onConfirmed: () => services.views.refresh(),
+    });
   });
 
   // One not-found handler: the web inbox's pages fall back to index.html; everything else is a 404.

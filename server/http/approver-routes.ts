@@ -6,6 +6,7 @@ import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../services.ts';
+import { isJournalFailure } from '../views.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
@@ -130,35 +131,33 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
 
   app.get('/api/inbox', async (request) => {
     const groups = approverOnly(request);
-    await services.follower.catchUp();
-    return { items: services.projection.queue(groups), now_ms: services.clock.nowMs() };
+    const { inbox } = await services.views.current();
+    return { items: inbox.queue(groups), now_ms: services.clock.nowMs() };
   });
 
-  app.get<{ Querystring: { q?: string } }>('/api/done', async (request) => {
+  const history = (kind: 'done' | 'closed') => async (request: FastifyRequest<{ Querystring: { q?: string } }>) => {
     const groups = approverOnly(request);
-    return { items: services.projection.history('done', groups, String(request.query.q ?? '').slice(0, 200)) };
-  });
-
-  app.get<{ Querystring: { q?: string } }>('/api/closed', async (request) => {
-    const groups = approverOnly(request);
-    return { items: services.projection.history('closed', groups, String(request.query.q ?? '').slice(0, 200)) };
-  });
+    const { inbox } = await services.views.current();
+    return { items: inbox.history(kind, groups, String(request.query.q ?? '').slice(0, 200)) };
+  };
+  app.get('/api/done', history('done'));
+  app.get('/api/closed', history('closed'));
 
   /** An item a person may look at: one ever routed to a group of theirs. Anything else does not exist for them. */
   async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const groups = approverOnly(request);
     const effectId = parseEffectId(request.params.effect_id);
-    await services.follower.catchUp();
-    const summary = services.projection.chains.get(effectId);
-    if (!summary || !services.projection.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
+    const { inbox } = await services.views.current();
+    const summary = inbox.chains.get(effectId);
+    if (!summary || !inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
       throw new AppError('not_found', 'no such item in your groups');
     }
-    return { effectId, groups, chain: await services.journal.entries(effectId) };
+    return { effectId, groups, inbox, chain: await services.journal.entries(effectId) };
   }
 
   app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id', async (request) => {
-    const { effectId, groups, chain } = await visibleChain(request);
-    return itemDetail(services, effectId, chain, (group) => groups.has(group));
+    const { effectId, groups, inbox, chain } = await visibleChain(request);
+    return itemDetail(services, inbox, effectId, chain, (group) => groups.has(group));
   });
 
   app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id/receipt', async (request, reply) => {
@@ -176,13 +175,15 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     try {
       status = await decide(services, effectId, by, body);
     } catch (error) {
+      // A journal that failed a check is never taken for an unreachable Stripe.
+      if (isJournalFailure(error)) throw error;
       unreachable = true;
       // Stripe could not be read or reached after the decision was recorded: the journal says what
       // stands (APPROVED is sent by the next background pass, IN_FLIGHT is settled by recovery).
       request.log.warn({ err: error, effectId }, 'decision recorded, send not finished');
       status = currentStatus(await services.journal.entries(effectId));
     }
-    await services.follower.catchUp();
+    const { inbox } = await services.views.current();
     const chain = await services.journal.entries(effectId);
     const known = DECISION_MESSAGES[status as keyof typeof DECISION_MESSAGES] ?? `The refund was not sent: ${status}.`;
     const message = unreachable
@@ -190,6 +191,6 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, item: await itemDetail(services, effectId, chain, (group) => groups.has(group)) };
+    return { status, message, item: await itemDetail(services, inbox, effectId, chain, (group) => groups.has(group)) };
   });
 }

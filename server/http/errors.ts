@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { isJournalFailure, type Views } from '../views.ts';
 
 /** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
 export class AppError extends Error {
@@ -27,12 +28,21 @@ function fromFastify(error: FastifyError): AppError | null {
   return null;
 }
 
+/** The answer to anything that met a journal which failed a check, wherever it was met. */
+export const JOURNAL_UNAVAILABLE = 'the journal failed an integrity check; nothing is shown, written or sent until an operator restarts Interlock';
+
 /**
  * One error handler for the whole app: `{error: {code, message}}` with a stable code. An unknown
- * error is logged with its request and answered as internal_error, never with its text.
+ * error is logged with its request and answered as internal_error, never with its text. A corrupt
+ * journal, met by any route, is told to the views (which log it once and refuse every read from
+ * then on) and answered 503 journal_unavailable.
  */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, views: Views): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isJournalFailure(error)) {
+      views.report(error);
+      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } });
+    }
     const known = error instanceof AppError ? error : fromFastify(error);
     if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });
     request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');

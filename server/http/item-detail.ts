@@ -5,6 +5,7 @@ import { diffFacts } from '../gate/premises.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { summaryItem } from '../inbox/summary.ts';
+import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
 import type { Services } from '../services.ts';
 
@@ -14,10 +15,19 @@ function factsThen(chain: readonly Entry[]): JsonObject {
   return first && isJsonObject(first.premises) ? first.premises : {};
 }
 
-/** Everything the item page shows, read from the journal, with the facts read from Stripe now. */
-export async function itemDetail(services: Services, effectId: string, chain: Entry[], mayDecide: (group: string) => boolean): Promise<ItemDetail> {
+/**
+ * Everything the item page shows, read from the journal, with the facts read from Stripe now.
+ * `inbox` is the projection as `views.current()` gave it, caught up.
+ */
+export async function itemDetail(
+  services: Services,
+  inbox: InboxProjection,
+  effectId: string,
+  chain: Entry[],
+  mayDecide: (group: string) => boolean,
+): Promise<ItemDetail> {
   const request = boundRequest(chain) as RequestRecord;
-  const summary = services.projection.chains.get(effectId);
+  const summary = inbox.chains.get(effectId);
   const item = summary ? summaryItem(summary) : null;
   const then = factsThen(chain);
   let now: JsonObject | null = null;

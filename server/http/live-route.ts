@@ -10,16 +10,26 @@ import type { SessionStore } from './sessions.ts';
  */
 export async function liveRoute(app: FastifyInstance, opts: { services: Services; sessions: SessionStore }): Promise<void> {
   const { services, sessions } = opts;
-  app.get('/api/live', { websocket: true }, async (socket, request) => {
+  // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer.
+  const viewsAvailable = async () => {
+    services.views.assertAvailable();
+  };
+  app.get('/api/live', { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
     if (person?.role !== 'approver') {
       socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
       return;
     }
-    await services.follower.catchUp();
-    const groups = groupsOf(services, person.name);
-    const leave = services.hub.join(socket, groups, services.projection.queue(groups));
+    let leave: () => void;
+    try {
+      leave = await services.views.join(socket, groupsOf(services, person.name));
+    } catch (error) {
+      // The views could not catch up (a journal that failed a check is reported by the views).
+      if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
+      socket.close(1011, 'journal_unavailable');
+      return;
+    }
     socket.on('close', leave);
     socket.on('error', leave);
   });

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Scoreboard } from '../scoreboard/figures.ts';
-import type { BoardFilter } from '../scoreboard/projection.ts';
+import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
 import { scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
@@ -31,34 +31,42 @@ function parseFilter(services: Services, query: Query): BoardFilter {
  */
 export async function scoreboardRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
   const { services } = opts;
-  const board = async (request: FastifyRequest<{ Querystring: Query }>): Promise<Scoreboard> => {
-    await services.follower.catchUp();
-    const filter = parseFilter(services, request.query);
+  const board = async (scoreboard: ScoreboardProjection, filter: BoardFilter): Promise<Scoreboard> => {
     const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined;
-    return whole ? services.scoreboard.board() : services.scoreboard.slice(filter);
+    return whole ? scoreboard.board() : scoreboard.slice(filter);
+  };
+  /** The filter asked for, checked first, and the scoreboard caught up with the journal. */
+  const read = async (request: FastifyRequest<{ Querystring: Query }>) => {
+    const filter = parseFilter(services, request.query);
+    const { scoreboard } = await services.views.current();
+    return { filter, scoreboard };
   };
 
-  app.get<{ Querystring: Query }>('/api/scoreboard', async (request) => ({ board: await board(request), now_ms: services.clock.nowMs() }));
+  app.get<{ Querystring: Query }>('/api/scoreboard', async (request) => {
+    const { filter, scoreboard } = await read(request);
+    return { board: await board(scoreboard, filter), now_ms: services.clock.nowMs() };
+  });
 
   app.get<{ Querystring: Query }>('/api/scoreboard.csv', async (request, reply) => {
+    const { filter, scoreboard } = await read(request);
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', 'attachment; filename="interlock-scoreboard.csv"');
-    return scoreboardCsv(await board(request));
+    return scoreboardCsv(await board(scoreboard, filter));
   });
 
   app.get<{ Querystring: Query }>('/api/scoreboard/series', async (request) => {
-    await services.follower.catchUp();
-    const filter = parseFilter(services, request.query);
+    const { filter, scoreboard } = await read(request);
     const toMs = filter.toMs ?? services.clock.nowMs();
     const fromMs = filter.fromMs ?? toMs - DAY_MS;
-    const chains = (await services.scoreboard.chains()).filter((f) => filter.group === undefined || f.groups.includes(filter.group));
-    const current = await board(request);
+    const all = await scoreboard.chains();
+    const chains = all.filter((f) => filter.group === undefined || f.groups.includes(filter.group));
+    const current = await board(scoreboard, filter);
     return {
       volume: volumeSeries(chains, fromMs, toMs),
       waits: waitHistogram(chains.filter((f) => f.requestedAtMs === null || (f.requestedAtMs >= fromMs && f.requestedAtMs < toMs))),
       breaches_by_group: current.sla_breaches_by_group,
       escalated_by_reason: current.escalated_by_reason,
-      groups: [...new Set((await services.scoreboard.chains()).flatMap((f) => f.groups))].sort(),
+      groups: [...new Set(all.flatMap((f) => f.groups))].sort(),
       from_ms: fromMs,
       to_ms: toMs,
     };

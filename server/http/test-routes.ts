@@ -15,8 +15,9 @@ export async function testRoutes(app: FastifyInstance, opts: { services: Service
     const { advance_ms: advanceMs } = parseClockBody(request.body);
     const nowMs = services.clock.advance(advanceMs);
     await services.inbox.tick();
-    await services.follower.catchUp();
-    services.hub.broadcast({ type: 'clock', now_ms: nowMs });
+    // Caught up first, so every page hears of the items the tick moved before it hears the time.
+    await services.views.current();
+    services.views.broadcast({ type: 'clock', now_ms: nowMs });
     return { now_ms: nowMs };
   });
 }

@@ -19,13 +19,13 @@ export interface FollowerEvents {
  * Follows the journal by sequence number and hands every new entry, in order, to whoever
  * projects it. It is the one path from the journal to the views and the live feed, so a view
  * never shows anything that is not durable, and entries written by another process on the same
- * file show up too (a timer polls; a local append asks for a catch-up at once).
+ * file show up too. Its owner (server/views.ts) decides when to catch up and what a failure
+ * means: a failed catch-up applies nothing past the last good entry and rejects.
  */
 export class JournalFollower extends EventEmitter<FollowerEvents> {
   #seq = 0;
   #running: Promise<void> | null = null;
   #again = false;
-  #timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly journal: JournalStore) {
     super();
@@ -61,17 +61,5 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
       }
     })();
     return this.#running;
-  }
-
-  /** Poll for entries from other processes. */
-  start(intervalMs: number): void {
-    this.stop();
-    this.#timer = setInterval(() => void this.catchUp().catch(() => {}), intervalMs);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
   }
 }

@@ -4,6 +4,7 @@ import type { ItemChange } from '../inbox/projection.ts';
 /** What the hub needs of a socket. */
 export interface LiveSocket {
   send(data: string): void;
+  close(code: number, reason: string): void;
   readonly readyState: number;
 }
 
@@ -60,6 +61,12 @@ export class LiveHub {
   /** Tell everyone something global moved (the clock in test mode, the scoreboard). */
   broadcast(message: LiveMessage): void {
     for (const subscriber of this.#subscribers) this.send(subscriber, message);
+  }
+
+  /** Close every socket (the views became unavailable): pages reconnect and are told why. */
+  closeAll(code: number, reason: string): void {
+    for (const subscriber of this.#subscribers) subscriber.socket.close(code, reason);
+    this.#subscribers.clear();
   }
 
   private send(subscriber: Subscriber, message: LiveMessage): void {

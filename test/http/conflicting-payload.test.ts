@@ -21,9 +21,8 @@ const post = (body: Body) => world.agent('POST', '/v1/refunds', body);
 
 /** Everything the conflicting request must leave as it was, read through every door. */
 async function snapshot(effectId: string) {
-  await world.services.follower.catchUp();
   const item = await world.as(ana, 'GET', `/api/items/${effectId}`);
-  const summary = world.services.projection.chains.get(effectId);
+  const summary = (await world.services.views.current()).inbox.chains.get(effectId);
   return {
     entries: await world.services.journal.entries(effectId),
     count: await world.entryCount(),

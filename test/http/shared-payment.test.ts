@@ -90,7 +90,7 @@ describe('refunds racing on one payment', () => {
       const refused = answers.filter((a) => a.body.status === 'REFUSED:stale_premise');
       expect(refused.length).toBeGreaterThan(0);
       for (const answer of refused) expect(answer.body.repairs).toEqual([]);
-      const queue = world.services.projection.queue(new Set(['ap-leads']));
+      const queue = (await world.services.views.current()).inbox.queue(new Set(['ap-leads']));
       expect(queue).toHaveLength(REQUESTS - PAID_CENTS / ASK_CENTS);
       for (const item of queue) expect(item.facts).toMatchObject({ refunded_by_others: PAID_CENTS });
     } finally {
@@ -133,7 +133,7 @@ describe('refunds racing on one payment', () => {
       expect(first.status).toBe('IN_FLIGHT');
       const second = await world.agent('POST', '/v1/refunds', { request_id: 'held-2', payment_intent: pi, amount: 2_000 });
       expect(second.json()).toMatchObject({ status: 'QUEUED', why: expect.stringMatching(/approver must decide/) });
-      const item = world.services.projection.queue(new Set(['ap-leads'])).find((i) => i.effect_id === second.json().effect_id)!;
+      const item = (await world.services.views.current()).inbox.queue(new Set(['ap-leads'])).find((i) => i.effect_id === second.json().effect_id)!;
       expect(item.facts).toMatchObject({ refunded_by_others: 4_000, refunded_outside: 0 });
       expect(item.detail).toEqual(['amount fits what is left']);
       expect(world.sandbox.refunds(pi)).toEqual([]);

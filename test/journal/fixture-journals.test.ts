@@ -106,7 +106,8 @@ describe.each(DAYS)('%s', (day) => {
       await startServices(services);
       expect(errors).toEqual([]);
       expect(fixtureText(await scanAll(services.journal))).toBe(text);
-      const replayed = { follower: services.follower, projection: services.projection, scoreboard: services.scoreboard };
+      const { inbox, scoreboard } = await services.views.current();
+      const replayed = { projection: inbox, scoreboard };
       expect(await journalViews(replayed, entries, services.journal, expected.groups)).toEqual(expected);
       expect(await services.inbox.refresh()).toEqual(new Map());
       expect(await services.inbox.executeApproved()).toEqual(new Map());

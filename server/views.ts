@@ -1,0 +1,192 @@
+import type { LiveMessage } from '../shared/api.ts';
+import type { InboxRequest, InboxWork } from './inbox/core.ts';
+import { InboxProjection, projectedWork } from './inbox/projection.ts';
+import { JournalCorruptError, type JournalStore } from './journal/store.ts';
+import { JournalFollower } from './live/follower.ts';
+import { LiveHub, type LiveSocket } from './live/hub.ts';
+import { ScoreboardProjection } from './scoreboard/projection.ts';
+
+/**
+ * The waits before each retry of a catch-up that found the database busy (another process
+ * holding a lock past the busy timeout, a checkpoint); after the last one the failure counts.
+ */
+export const BUSY_RETRY_DELAYS_MS: readonly number[] = [50, 100, 200];
+
+/** The close code live sockets get when the views become unavailable: the page reconnects and is told 503. */
+const CLOSE_JOURNAL_UNAVAILABLE = 1011;
+
+/** What the views log: pino's (and so Fastify's) `(fields, message)` calls. */
+export interface ViewsLog {
+  fatal(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface ViewsOptions {
+  journal: JournalStore;
+  inboxName: string;
+  /** The application clock, for the live feed's messages. */
+  nowMs: () => number;
+  log: ViewsLog;
+  busyRetryDelaysMs?: readonly number[];
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
+export interface CaughtUp {
+  inbox: InboxProjection;
+  scoreboard: ScoreboardProjection;
+  /** The last journal sequence number they include. */
+  seq: number;
+}
+
+/**
+ * The views cannot be trusted: the journal failed a check (a stored entry does not match its hash
+ * or shape). Nothing is shown or decided from them until an operator restarts Interlock.
+ */
+export class JournalUnavailableError extends Error {
+  readonly code = 'journal_unavailable';
+
+  constructor(readonly corrupt: JournalCorruptError) {
+    super(`the journal failed a check at seq ${corrupt.seq} (effect ${corrupt.effectId}); Interlock serves nothing from it until an operator restarts it`);
+  }
+}
+
+/** True for an error that means the journal is corrupt or already known to be: never to be swallowed. */
+export function isJournalFailure(error: unknown): error is JournalCorruptError | JournalUnavailableError {
+  return error instanceof JournalCorruptError || error instanceof JournalUnavailableError;
+}
+
+/** SQLite's "database is locked" (SQLITE_BUSY and its extended codes): worth a retry, not yet a failure. */
+export function isBusy(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || /database is locked/i.test(error.message);
+}
+
+const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Everything people are shown of the journal: the inbox projection, the scoreboard projection
+ * and the live feed, fed by the one follower. Every read goes through `current()`, which first
+ * catches up with every entry durable before the call, so no view is ever behind a write the
+ * reader could have seen. A corrupt journal is never swallowed: it is logged once, and from then
+ * on every read is refused with `JournalUnavailableError` until the process is restarted.
+ */
+export class Views {
+  readonly #follower: JournalFollower;
+  readonly #inbox: InboxProjection;
+  readonly #scoreboard: ScoreboardProjection;
+  readonly #hub: LiveHub;
+  readonly #log: ViewsLog;
+  readonly #busyRetryDelaysMs: readonly number[];
+  readonly #sleep: (ms: number) => Promise<void>;
+  #unavailable: JournalUnavailableError | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(options: ViewsOptions) {
+    this.#follower = new JournalFollower(options.journal);
+    this.#inbox = new InboxProjection(options.inboxName);
+    this.#scoreboard = new ScoreboardProjection(options.inboxName);
+    this.#hub = new LiveHub(options.nowMs);
+    this.#log = options.log;
+    this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
+    this.#sleep = options.sleep ?? sleepMs;
+    this.#follower.on('entry', (entry) => {
+      this.#scoreboard.note(entry);
+      // Items before and after are built only for someone to hear them (not during a replay).
+      if (this.#hub.listening) this.#hub.publishItem(this.#inbox.apply(entry));
+      else this.#inbox.fold(entry);
+    });
+  }
+
+  /** Why the views are unavailable, or null while they are fine. */
+  get unavailable(): JournalUnavailableError | null {
+    return this.#unavailable;
+  }
+
+  /** Refuse at once when the views are unavailable: for a write that must not start on a corrupt journal. */
+  assertAvailable(): void {
+    if (this.#unavailable) throw this.#unavailable;
+  }
+
+  /** The views, caught up with everything durable in the journal before this call. */
+  async current(): Promise<CaughtUp> {
+    this.assertAvailable();
+    await this.#catchUp();
+    return { inbox: this.#inbox, scoreboard: this.#scoreboard, seq: this.#follower.seq };
+  }
+
+  /**
+   * Note an error met anywhere the journal is read. A corrupt journal makes the views unavailable
+   * (logged here, once); true when the error was the journal's, so the caller need not log it again.
+   */
+  report(error: unknown): boolean {
+    if (error instanceof JournalUnavailableError) return true;
+    if (!(error instanceof JournalCorruptError)) return false;
+    this.#fail(error);
+    return true;
+  }
+
+  /** Catch up now without waiting (a confirmation just landed): a failure is handled as a poll's is. */
+  refresh(): void {
+    if (this.#unavailable) return;
+    this.#catchUp().catch((error: unknown) => {
+      if (!this.report(error)) this.#log.error({ err: error }, 'the views could not catch up with the journal; the next read tries again');
+    });
+  }
+
+  /** Look for entries other processes appended to the same journal, every `intervalMs`. */
+  startPolling(intervalMs: number): void {
+    this.stopPolling();
+    this.#timer = setInterval(() => this.refresh(), intervalMs);
+    this.#timer.unref();
+  }
+
+  stopPolling(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** Add a live socket for these groups, caught up first: it is sent the inbox now, then every change. */
+  async join(socket: LiveSocket, groups: ReadonlySet<string>): Promise<() => void> {
+    const { inbox } = await this.current();
+    return this.#hub.join(socket, groups, inbox.queue(groups));
+  }
+
+  /** Tell every live page something global moved (the clock in test mode). */
+  broadcast(message: LiveMessage): void {
+    this.#hub.broadcast(message);
+  }
+
+  /** The inbox's sweeps, narrowed by the inbox projection, each caught up first. */
+  work(effectIdOf: (request: InboxRequest) => string): InboxWork {
+    return projectedWork(this.#inbox, async () => void (await this.current()), effectIdOf);
+  }
+
+  async #catchUp(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#follower.catchUp();
+        return;
+      } catch (error) {
+        if (error instanceof JournalCorruptError) throw this.#fail(error);
+        const delayMs = this.#busyRetryDelaysMs[attempt];
+        if (!isBusy(error) || delayMs === undefined) throw error;
+        await this.#sleep(delayMs);
+        this.assertAvailable();
+      }
+    }
+  }
+
+  #fail(corrupt: JournalCorruptError): JournalUnavailableError {
+    if (this.#unavailable) return this.#unavailable;
+    this.#unavailable = new JournalUnavailableError(corrupt);
+    this.stopPolling();
+    this.#log.fatal(
+      { code: corrupt.code, seq: corrupt.seq, effectId: corrupt.effectId },
+      `journal corrupt at seq ${corrupt.seq}, effect ${corrupt.effectId}: ${corrupt.message}; views, readiness and refunds answer 503 journal_unavailable until an operator restarts Interlock`,
+    );
+    this.#hub.closeAll(CLOSE_JOURNAL_UNAVAILABLE, 'journal_unavailable');
+    return this.#unavailable;
+  }
+}
