@@ -194,3 +194,28 @@ describe('a corrupt journal found while running', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ seq, effectId: theirs });
   });
 });
+
+describe('a corrupt chain met by a route outside the views', () => {
+  let world: AppWorld;
+  let logged: Logged;
+  beforeAll(async () => {
+    const log = captureLog();
+    logged = log.logged;
+    world = await buildAppWorld({ logger: log.logger });
+  });
+  afterAll(async () => world.close());
+
+  it('an agent reading its refund meets the edited row: 503 journal_unavailable, logged once, and the views refuse from then on', async () => {
+    const effectId = await queued(world, 'read-back-1');
+    const ana = await world.login('ana');
+    expect((await world.as(ana, 'GET', '/api/inbox')).statusCode).toBe(200);
+    // The views have folded this row already: only a read of the chain itself meets the edit.
+    const seq = journalFile(world.dir).corrupt(effectId, 'PROPOSED');
+    const read = await world.agent('GET', '/v1/refunds/read-back-1');
+    expect([read.statusCode, read.json().error.code]).toEqual([503, 'journal_unavailable']);
+    expect(world.services.views.unavailable?.corrupt).toMatchObject({ seq, effectId });
+    const inbox = await world.as(ana, 'GET', '/api/inbox');
+    expect([inbox.statusCode, inbox.json().error.code]).toEqual([503, 'journal_unavailable']);
+    expect(logged.corrupt()).toHaveLength(1);
+  });
+});
