@@ -37,17 +37,21 @@ export interface GroupCommitStats {
   waitMsMax: number;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** Resolves a caller's promise with the result its operation gave; called once the batch committed. */
+type Resolve = () => void;
+
+type Outcome = { ok: true; resolve: Resolve } | { ok: false; error: unknown };
 
 interface Queued<Tx> {
-  run: (tx: Tx) => unknown;
+  /** Runs the operation and holds its result for the caller, each caller's own type kept by the closure. */
+  run: (tx: Tx) => Resolve;
   queuedAtMs: number;
-  settle: (outcome: Outcome) => void;
+  reject: (error: unknown) => void;
 }
 
-function attempt(fn: () => unknown): Outcome {
+function attempt(fn: () => Resolve): Outcome {
   try {
-    return { ok: true, value: fn() };
+    return { ok: true, resolve: fn() };
   } catch (error) {
     return { ok: false, error };
   }
@@ -97,9 +101,12 @@ export class GroupCommit<Tx> {
   submit<T>(run: (tx: Tx) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
-        run,
+        run: (tx) => {
+          const value = run(tx);
+          return () => resolve(value);
+        },
         queuedAtMs: performance.now(),
-        settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error)),
+        reject,
       });
       // A full batch starts now; an operation queued by another operation's check (mid-flush)
       // waits for the loop in `flush`, which drains the queue before it returns.
@@ -150,6 +157,10 @@ export class GroupCommit<Tx> {
     stats.ops += batch.length;
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
-    for (const [i, op] of batch.entries()) op.settle(outcomes[i]!);
+    for (const [i, op] of batch.entries()) {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) outcome.resolve();
+      else op.reject(outcome.error);
+    }
   }
 }
