@@ -209,6 +209,7 @@ export async function approverStaleTab(world: World): Promise<void> {
   const status = await world.guarded('a stale tab', () => (reject ? p.inbox.reject(tab.effectId, by, { seen: tab.hash }) : p.inbox.approve(tab.effectId, by, { seen: tab.hash })));
   if (status === undefined) return;
   world.hit('check.stale_tab');
+  world.hit(`approver.stale_tab.${status}`);
   if (status !== 'SUPERSEDED' && status !== 'ALREADY_DECIDED') world.violation(`a stale tab deciding ${tab.effectId} was answered ${status}`);
   if (canonical(world.journal.chainNow(tab.effectId)) !== canonical(before)) world.violation(`a stale tab deciding ${tab.effectId} changed the chain`);
 }

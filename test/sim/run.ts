@@ -31,6 +31,12 @@ function parseArgs(argv: readonly string[]): { first: number; count: number; pla
   return { first, count, ...(plant ? { plant } : {}) };
 }
 
+// A reader that stops early (`| head`) is no failure of the run.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 const args = parseArgs(process.argv.slice(2));
 const summary = await runSeeds(args.first, args.count, { ...(args.plant ? { plant: args.plant } : {}), print: (line) => console.log(line) });
 process.exitCode = summary.violations > 0 || summary.missing.length > 0 ? 1 : 0;

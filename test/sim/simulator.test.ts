@@ -9,7 +9,8 @@ import { type Plant, PLANTS } from './world.ts';
 /** What the violation a planted bug causes says. */
 const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
   skip_facts_check: /no send without live authority and current facts: \w+ was (dispatched|resent at recovery) when/,
-  skip_lookup: /never two refunds for one effect|refused as a mismatch/,
+  // A resend where a lookup would have found the refund, or a refusal of a refund that had landed.
+  skip_lookup: /never two refunds for one effect|refused as a mismatch|the journal holds what landed/,
   drop_confirmed: /the views after a rebuild equal the live views/,
 };
 

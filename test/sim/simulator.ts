@@ -53,8 +53,8 @@ const ACTORS: readonly Actor[] = [
 const TOTAL_WEIGHT = ACTORS.reduce((sum, a) => sum + a.weight, 0);
 
 /** Steps per seed: tens, so a thousand seeds stay well inside a minute and a half. */
-const STEPS_MIN = 20;
-const STEPS_MAX = 40;
+const STEPS_MIN = 25;
+const STEPS_MAX = 60;
 
 /** What must fire at least once in a run of many seeds, or the run fails: each actor, kill point and fault. */
 export const REQUIRED_COVERAGE: readonly string[] = [
@@ -77,6 +77,7 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'approver.repair',
   'approver.outsider',
   'check.stale_tab',
+  'approver.stale_tab.SUPERSEDED',
   'check.reused_id',
   'webhook.duplicated',
   'webhook.reordered',
@@ -181,6 +182,7 @@ export async function runSeeds(
     const report = await runSeed(seed, options);
     seeds += 1;
     for (const [key, n] of report.coverage) coverage.set(key, (coverage.get(key) ?? 0) + n);
+    if (count === 1) print(`seed ${seed}: journal ${report.journalHash} (${report.entries} entries)`);
     if (report.violations.length > 0) {
       failedSeeds.push(seed);
       violations += report.violations.length;
