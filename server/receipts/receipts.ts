@@ -173,15 +173,15 @@ export const VERIFY_PROBLEM_MESSAGES: Readonly<Record<VerifyProblemCode, string>
 };
 
 /** One thing wrong with a receipt: a stable code, the entry it is about (if any), and a plain sentence. */
-export interface VerifyProblem {
+export type VerifyProblem = {
   code: VerifyProblemCode;
   entry?: number;
   kind?: string;
   message: string;
-}
+};
 
 /** One escalation as the receipt shows it, with the first decision on it. */
-export interface EscalationHistoryItem {
+export type EscalationHistoryItem = {
   at_ms: Json;
   reason: Json;
   group: Json;
@@ -192,18 +192,22 @@ export interface EscalationHistoryItem {
   /** How many repairs were suggested. */
   repairs: number;
   decision: { by: Json; decision: Json; at_ms: Json } | null;
-}
+};
 
 /** One confirmation from the target, as recorded. */
-export interface ConfirmationItem {
+export type ConfirmationItem = {
   via: Json;
   event: Json;
   refund: Json;
   status: Json;
-}
+};
 
-/** What `verifyReceipt` re-derives from a receipt's entries alone (spec §7), plus the key it was checked with. */
-export interface VerifyReport {
+/**
+ * What `verifyReceipt` re-derives from a receipt's entries alone (spec §7), plus the key it was
+ * checked with. It and its parts are type aliases, not interfaces, so a report is a JsonObject as
+ * it stands (the item page carries it) with no cast.
+ */
+export type VerifyReport = {
   effect_id: string | null;
   key_id: string | null;
   valid: boolean;
@@ -223,4 +227,4 @@ export interface VerifyReport {
   confirmed_by_target: boolean | 'pending' | null;
   confirmation: ConfirmationItem[];
   problems: VerifyProblem[];
-}
+};
