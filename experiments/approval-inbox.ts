@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { SqliteJournal } from '../db/journal-store.ts';
 import { openDatabase } from '../db/open.ts';
 import type { Entry } from '../shared/entries.ts';
-import type { JsonObject } from '../shared/json.ts';
 import type { Status } from '../shared/statuses.ts';
 import { latestEscalation } from '../server/journal/chain.ts';
 import { Gate } from '../server/gate/gate.ts';

@@ -62,18 +62,19 @@ export function requestPayload(request: { payment_intent: string; amount: number
   };
 }
 
-/** The request as the inbox binds it: who asked, under which id, for which payload. */
-export type BoundRequest = JsonObject & RequestPayload & { id: string; agent: string };
-
-/** A repair child also names the request it repairs. */
-export type RequestRecord = BoundRequest & { repair_of?: string };
+/**
+ * A refund request, the one type from the agents' API to the Stripe call: who asked, under which
+ * id, for which payload; the inbox binds it in the journal as the `request` of the first PROPOSED.
+ * A repair child also names the request it repairs (`repair_of`).
+ */
+export type RefundRequest = JsonObject & RequestPayload & { id: string; agent: string; repair_of?: string };
 
 /**
  * True for a request record as the inbox binds it: an id and a whole amount. The agents' API
  * checked every refund field before binding it; the inbox itself is generic over its target's
  * payload, so only what every target's requests share is checked here.
  */
-export function isRequestRecord(value: Json | undefined): value is RequestRecord {
+export function isRefundRequest(value: Json | undefined): value is RefundRequest {
   return value !== undefined && isJsonObject(value) && typeof value.id === 'string' && Number.isSafeInteger(value.amount);
 }
 
@@ -104,7 +105,7 @@ export type ChainState = (typeof CHAIN_STATES)[number];
 /** What an approver is shown for one open escalation. */
 export interface InboxItem {
   effect_id: string;
-  request: RequestRecord;
+  request: RefundRequest;
   state: ChainState;
   reason: string;
   why: string;
@@ -126,7 +127,7 @@ export interface InboxItem {
 /** A finished or closed item, for the done and closed lists. */
 export interface HistoryItem {
   effect_id: string;
-  request: RequestRecord;
+  request: RefundRequest;
   state: ChainState;
   status: string;
   decided_by: string | null;
@@ -139,7 +140,7 @@ export interface HistoryItem {
 /** The item page: the request, the facts then and now, the changes, the repairs, the history, the receipt's verification. */
 export interface ItemDetail {
   effect_id: string;
-  request: RequestRecord;
+  request: RefundRequest;
   state: ChainState;
   item: InboxItem | null;
   facts_then: JsonObject;

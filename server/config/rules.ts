@@ -1,12 +1,9 @@
+import type { RefundRequest } from '../../shared/api.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import type { RouteConfig, RouteWhen, RuleConfig } from './schema.ts';
 
-/** What the rules and routes read of a request: the amount in cents and the agent's flags. */
-export interface RuleRequest {
-  amount: number;
-  flags: readonly string[];
-  reason?: string;
-}
+/** What the rules and routes read of a refund request: the amount in cents, the agent's flags and reason. */
+export type RuleRequest = Pick<RefundRequest, 'amount' | 'flags' | 'reason'>;
 
 /**
  * What the rules read of the facts captured from Stripe, in cents. Every field is optional

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Checks, Entry, FieldsOf, Refused } from '../../shared/entries.ts';
-import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
+import type { Checks, FieldsOf, Refused } from '../../shared/entries.ts';
+import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, whyFor } from '../../shared/statuses.ts';
 import { bindingConflict, dispatchBlocker, has, isDispatchBlocker, isOpenDispatch, lastOf } from '../journal/chain.ts';

@@ -1,7 +1,7 @@
 import type { Entry } from '../../shared/entries.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
-import { type BoundRequest, ERROR_CODES, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
+import { ERROR_CODES, type RefundRequest, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { tokenMatches } from '../config/secrets.ts';
@@ -73,7 +73,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     services.views.assertAvailable();
     const agent = request.agent!;
     const offered = requestPayload(body);
-    const bound: BoundRequest = { id: body.request_id, agent: agent.name, ...offered };
+    const bound: RefundRequest = { id: body.request_id, agent: agent.name, ...offered };
     const effectId = services.inbox.effectIdOf(bound);
     const conflictWith = (chain: readonly Entry[]) => {
       const recorded = boundRequest(chain);

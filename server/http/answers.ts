@@ -1,4 +1,4 @@
-import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RequestRecord, requestPayload } from '../../shared/api.ts';
+import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
 import { jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
@@ -82,7 +82,7 @@ const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags'] as const;
  * payload is the recorded one. Both sides are normalised the same way, so flags in another order
  * are the same payload and a missing reason is not an empty one.
  */
-export function conflictingPayload(requestId: string, recorded: RequestRecord, offered: RequestPayload): ConflictingPayloadAnswer | null {
+export function conflictingPayload(requestId: string, recorded: RefundRequest, offered: RequestPayload): ConflictingPayloadAnswer | null {
   const was = requestPayload(recorded);
   const differ = PAYLOAD_FIELDS.filter((field) => !jsonEqual(was[field], offered[field]));
   if (differ.length === 0) return null;

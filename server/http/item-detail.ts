@@ -1,4 +1,4 @@
-import type { ItemDetail, RequestRecord } from '../../shared/api.ts';
+import type { ItemDetail, } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { diffFacts } from '../gate/premises.ts';
@@ -26,7 +26,9 @@ export async function itemDetail(
   chain: Entry[],
   mayDecide: (group: string) => boolean,
 ): Promise<ItemDetail> {
-  const request = boundRequest(chain) as RequestRecord;
+  const request = boundRequest(chain);
+  // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
+  if (request === null) throw new Error(`item ${effectId} has no bound request`);
   const summary = inbox.chains.get(effectId);
   const item = summary ? summaryItem(summary) : null;
   const then = factsThen(chain);

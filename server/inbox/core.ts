@@ -1,11 +1,11 @@
 import type { Entry, Escalated } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
-import { refused, type Status, whyFor } from '../../shared/statuses.ts';
+import { type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import type { Gate } from '../gate/gate.ts';
 import type { ChainCheck, JournalStore } from '../journal/store.ts';
 import { type Authority, isPersonLease } from '../gate/leases.ts';
-import { type EscalationFields, escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
+import { escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
 import { decideInboxSubmit } from './decide.ts';
 import { bindingFacts, boundRequest, chainState, ownedBy } from './state.ts';
 

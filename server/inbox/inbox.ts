@@ -1,4 +1,4 @@
-import { isRequestRecord } from '../../shared/api.ts';
+import { isRefundRequest } from '../../shared/api.ts';
 import type { Entry, Escalated } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
@@ -111,7 +111,7 @@ export class Inbox extends InboxCore {
       return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
     }
     const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id });
-    if (!isRequestRecord(child)) return 'REFUSED:repair_not_expressible';
+    if (!isRefundRequest(child)) return 'REFUSED:repair_not_expressible';
     if (!jsonEqual(this.options.effectOf(child), plain({ ...this.options.effectOf(bound), ...set }))) return 'REFUSED:repair_not_expressible';
     // The child's chain must be new, or already bound to exactly this child (a restart finishing
     // the same repair). Anything else bound there was never shown to this person.

@@ -1,4 +1,4 @@
-import { type ChainState, isRequestRecord, type RequestRecord } from '../../shared/api.ts';
+import { type ChainState, isRefundRequest, type RefundRequest } from '../../shared/api.ts';
 import type { Decided, Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../../shared/json.ts';
 import { allOf, closingDecision, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
@@ -25,8 +25,8 @@ export function chainState(chain: readonly Entry[]): ChainState {
 }
 
 /** The request bound to a chain: the `request` of the first PROPOSED that carries one. */
-export function boundRequest(chain: readonly Entry[]): RequestRecord | null {
-  for (const proposed of allOf(chain, 'PROPOSED')) if (isRequestRecord(proposed.request)) return proposed.request;
+export function boundRequest(chain: readonly Entry[]): RefundRequest | null {
+  for (const proposed of allOf(chain, 'PROPOSED')) if (isRefundRequest(proposed.request)) return proposed.request;
   return null;
 }
 
@@ -58,8 +58,8 @@ export function clearedByPolicy(chain: readonly Entry[]): boolean {
  * The request a repair decision creates (inbox §11): the bound request with the repair's fields
  * set, under the repair's request id. Null unless `decision` is an accepted repair.
  */
-export function repairChildOf(bound: RequestRecord | null, decision: Decided | null | undefined): RequestRecord | null {
+export function repairChildOf(bound: RefundRequest | null, decision: Decided | null | undefined): RefundRequest | null {
   if (!bound || decision?.decision !== 'repair' || decision.repair === null) return null;
   const child = plain({ ...bound, ...decision.repair.set, id: decision.repair.request_id, repair_of: bound.id });
-  return isRequestRecord(child) ? child : null;
+  return isRefundRequest(child) ? child : null;
 }

@@ -1,4 +1,4 @@
-import { type ChainState, type HistoryItem, type InboxItem, isRequestRecord, type RequestRecord } from '../../shared/api.ts';
+import { type ChainState, type HistoryItem, type InboxItem, isRefundRequest, type RefundRequest } from '../../shared/api.ts';
 import type { Committed, Decided, Entry, Escalated } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { closesDispatch } from '../journal/chain.ts';
@@ -10,7 +10,7 @@ import { owesEscalation } from './state.ts';
 export interface ChainSummary {
   effectId: string;
   agent: string | null;
-  request: RequestRecord | null;
+  request: RefundRequest | null;
   openDispatch: boolean;
   committed: Committed | null;
   ambiguous: boolean;
@@ -52,7 +52,7 @@ export function emptySummary(effectId: string): ChainSummary {
 /** Fold one entry into a chain's summary (the same order of rules as `chainState`). */
 export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = entry.agent;
-  if (summary.request === null && entry.kind === 'PROPOSED' && isRequestRecord(entry.request)) summary.request = entry.request;
+  if (summary.request === null && entry.kind === 'PROPOSED' && isRefundRequest(entry.request)) summary.request = entry.request;
   if (entry.kind === 'DISPATCHED') {
     summary.openDispatch = true;
     summary.lastDispatchLease = entry.lease;

@@ -1,6 +1,6 @@
 import type { Change, Decided, Entry, EntryKind, EntryOf, Escalated, Repair } from '../../shared/entries.ts';
 import { isKind } from './shapes.ts';
-import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
+import { isJsonObject, type Json, jsonEqual } from '../../shared/json.ts';
 import { whyFor } from '../../shared/statuses.ts';
 
 /** Pure predicates over one effect's entries, in order. Nothing here reads or writes. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EntryFields, EntryKind } from '../../shared/entries.ts';
+import type { EntryKind } from '../../shared/entries.ts';
 import { entryHashHolds } from '../../server/journal/hash.ts';
 import { MemoryJournal } from '../../db/journal-store.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, journalBackends, kindsOf } from '../support/db-journals.ts';
