@@ -4,7 +4,8 @@ import type { Status } from '../../shared/statuses.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
-import { AGENT, createProcess, type Process, type World } from './world.ts';
+import { createProcess, type Process } from './process.ts';
+import { AGENT, type World } from './world.ts';
 
 /** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
 

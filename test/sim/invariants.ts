@@ -10,7 +10,8 @@ import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
 import { allEntries } from './sim-journal.ts';
-import { CONFIG, type Process, type World } from './world.ts';
+import type { Process } from './process.ts';
+import { CONFIG, type World } from './world.ts';
 
 /** The test key receipts are signed with. */
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');

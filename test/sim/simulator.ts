@@ -15,7 +15,8 @@ import {
 } from './actors.ts';
 import { auditViews, checkInvariants } from './invariants.ts';
 import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers } from './stripe-actors.ts';
-import { FAULTS, type Plant, restart, type SimOptions, tickerPass, World } from './world.ts';
+import { restart, tickerPass } from './process.ts';
+import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
 
 // A seeded whole-system simulator (after TigerBeetle's VOPR and FoundationDB's simulation): one
 // seed is one deterministic run of the real gate, inbox, confirmation recording and scoreboard

@@ -2,7 +2,8 @@ import { Reconciler } from '../../server/confirm/reconciler.ts';
 import { confirmEvent } from '../../server/confirm/record.ts';
 import { signWebhook, verifyWebhook } from '../../server/confirm/signature.ts';
 import { refundLister } from './process-target.ts';
-import { createProcess, startUp, tickerPass, type World } from './world.ts';
+import { createProcess, startUp, tickerPass } from './process.ts';
+import type { World } from './world.ts';
 
 /** Stripe's side and time: webhooks (duplicated, reordered, late), lookups, SLA ticks and the ticker. */
 
