@@ -4,7 +4,7 @@ import type { Status } from '../../shared/statuses.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
-import { createProcess, type Process } from './process.ts';
+import { caughtUp, createProcess, type Process } from './process.ts';
 import { AGENT, type World } from './world.ts';
 
 /** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
@@ -137,8 +137,9 @@ export async function agentConcurrent(world: World): Promise<void> {
 
 export async function approverDecide(world: World): Promise<void> {
   const p = world.process;
-  if ((await world.guarded('catch-up', () => p.follower.catchUp())) === undefined && p.life.dead) return;
-  const items = p.projection.queue(new Set(Object.keys(world.groups)));
+  const views = await caughtUp(world, p);
+  if (views === undefined) return;
+  const items = views.inbox.queue(new Set(Object.keys(world.groups)));
   if (items.length === 0) {
     world.hit('approver.idle');
     return;
@@ -193,8 +194,10 @@ export async function approverDecide(world: World): Promise<void> {
 /** An approver's old tab decides an escalation that was superseded (moved up, or shown again): nothing may change. */
 export async function approverStaleTab(world: World): Promise<void> {
   const p = world.process;
+  const views = await caughtUp(world, p);
+  if (views === undefined) return;
   const stale: Array<{ effectId: string; hash: string; group: string }> = [];
-  for (const effectId of p.projection.ownedIds()) {
+  for (const effectId of views.inbox.ownedIds()) {
     const escalations = world.journal.chainNow(effectId).filter((e) => e.kind === 'ESCALATED');
     for (const e of escalations.slice(0, -1)) stale.push({ effectId, hash: e.hash, group: String(e.group) });
   }
@@ -239,8 +242,8 @@ export async function dispute(world: World): Promise<void> {
 
 /** Someone leaves a group: often one whose approval is recorded and not yet sent, so it must not be sent under them. */
 export async function revokeMember(world: World): Promise<void> {
-  const approvals = world.process.projection.work
-    .approved()
+  const views = await caughtUp(world);
+  const approvals = (views?.inbox.work.approved() ?? [])
     .flatMap((effectId) => world.journal.chainNow(effectId).filter((e) => e.kind === 'DECIDED' && e.decision === 'approve'));
   const approver = approvals.length > 0 && world.chance(0.6) ? world.pick(approvals) : null;
   if (approver) world.hit('world.revoke_member.approver_of_unsent');

@@ -10,7 +10,7 @@ import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
 import { allEntries } from './sim-journal.ts';
-import type { Process } from './process.ts';
+import { caughtUp } from './process.ts';
 import { CONFIG, type World } from './world.ts';
 
 /** The test key receipts are signed with. */
@@ -114,15 +114,15 @@ export async function auditViews(world: World): Promise<void> {
 
 /** The live views equal views rebuilt from the whole journal, and the scoreboard equals a recomputation. */
 async function checkViews(world: World, entries: readonly Entry[]): Promise<void> {
-  const live: Process = world.process;
-  if ((await world.guarded('catch-up', () => live.follower.catchUp())) === undefined && live.life.dead) return;
+  const live = await caughtUp(world);
+  if (live === undefined) return;
   const rebuilt = new InboxProjection(CONFIG.inboxName);
   const board = new ScoreboardProjection(CONFIG.inboxName);
   for (const entry of entries) {
     rebuilt.apply(entry);
     board.note(entry);
   }
-  const liveViews = inboxViews(live.projection);
+  const liveViews = inboxViews(live.inbox);
   const rebuiltViews = inboxViews(rebuilt);
   for (const [name, text] of Object.entries(rebuiltViews)) {
     world.hit('check.view');

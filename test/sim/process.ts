@@ -1,13 +1,9 @@
-import type { Entry } from '../../shared/entries.ts';
-import type { Json } from '../../shared/json.ts';
-import type { Status } from '../../shared/statuses.ts';
 import { Gate } from '../../server/gate/gate.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
-import { Inbox, type InboxRequest } from '../../server/inbox/inbox.ts';
+import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
-import { InboxProjection, projectedWork } from '../../server/inbox/projection.ts';
-import { JournalFollower } from '../../server/live/follower.ts';
-import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
+import { recoverInFlight, requestKeyOf } from '../../server/services.ts';
+import { type CaughtUp, Views } from '../../server/views.ts';
 import { ProcessTarget } from './process-target.ts';
 import { type Life, ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
@@ -24,24 +20,8 @@ export interface Process {
   target: ProcessTarget;
   gate: Gate;
   inbox: Inbox;
-  projection: InboxProjection;
-  scoreboard: ScoreboardProjection;
-  follower: JournalFollower;
-}
-
-/**
- * The key a request is remembered under, as services.ts keys it: the agent and request id, and for
- * a repair child the request it repairs.
- */
-export function requestKeyOf(request: InboxRequest): Json {
-  const key = { agent: String(request.agent), request_id: request.id };
-  return request.repair_of === undefined ? key : { ...key, repair_of: String(request.repair_of) };
-}
-
-/** Settle what a crash left in flight, for the chains the caught-up projection shows open (services.ts recoverInFlight). */
-async function recoverInFlight(p: Process): Promise<Map<string, Status>> {
-  await p.follower.catchUp();
-  return p.gate.recover({ candidates: p.projection.work.sending() });
+  /** The inbox and scoreboard projections, caught up on every read (server/views.ts). */
+  views: Views;
 }
 
 /** The life of one process: its crashes come from the world's dice. */
@@ -86,19 +66,16 @@ export function createProcess(world: World): Process {
       if (point === 'recovery_resend') world.resending.add(effectId);
     },
   });
-  const projection = new InboxProjection(CONFIG.inboxName);
-  const scoreboard = new ScoreboardProjection(CONFIG.inboxName);
-  const follower = new JournalFollower(journal);
-  const process: Process = { id, life, journal, target, gate, inbox: undefined as unknown as Inbox, projection, scoreboard, follower };
-  let listening = false;
-  follower.on('entry', (entry: Entry) => {
-    scoreboard.note(entry);
-    if (world.options.plant === 'drop_confirmed' && entry.kind === 'CONFIRMED') return;
-    if (listening) projection.apply(entry);
-    else projection.fold(entry);
-  });
-  follower.once('caughtUp', () => {
-    listening = true;
+  // The planted bug `drop_confirmed`: the views are fed a journal whose reads leave CONFIRMED out.
+  const hidden = world.options.plant === 'drop_confirmed' ? 'CONFIRMED' : null;
+  const views = new Views({
+    journal: hidden ? new ProcessJournal(world.journal, life, hidden) : journal,
+    inboxName: CONFIG.inboxName,
+    nowMs: () => world.clock.wallMs,
+    log: {
+      fatal: (_fields, message) => world.violation(`the views failed: ${message}`),
+      error: (_fields, message) => world.violation(`the views failed: ${message}`),
+    },
   });
   const inbox: Inbox = new Inbox({
     name: CONFIG.inboxName,
@@ -112,26 +89,24 @@ export function createProcess(world: World): Process {
     effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
     requestKeyOf,
     nowMs: () => world.clock.wallMs,
-    listChains: async () => {
-      await follower.catchUp();
-      return projection.ownedIds();
+    listChains: async () => (await views.current()).inbox.ownedIds(),
+    work: views.work((request) => inbox.effectIdOf(request)),
+    onError: (effectId, error) => {
+      if (!views.report(error)) world.expected(`a sweep of ${effectId}`, error);
     },
-    work: projectedWork(projection, () => follower.catchUp(), (request) => inbox.effectIdOf(request)),
-    onError: (effectId, error) => world.expected(`a sweep of ${effectId}`, error),
   });
-  process.inbox = inbox;
-  return process;
+  return { id, life, journal, target, gate, inbox, views };
 }
 
-/** Start-up, in startServices' order: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
+/** Start-up, as startServices runs it: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
 export async function startUp(world: World, p: Process): Promise<void> {
-  await p.follower.catchUp();
+  await p.views.current();
   const recovered = await recoverInFlight(p);
   world.checkSwept('recovery at start-up', recovered);
   await p.inbox.reconcile(recovered);
   world.checkSwept('refresh at start-up', await p.inbox.refresh());
   world.checkSwept('executeApproved at start-up', await p.inbox.executeApproved());
-  await p.follower.catchUp();
+  await p.views.current();
 }
 
 /** Boot a new process after `downtimeMs`; a crash during start-up boots another, calm after a few tries. */
@@ -164,5 +139,10 @@ export async function tickerPass(world: World, p: Process = world.process): Prom
   world.checkSwept('recovery', recovered);
   if (recovered) await world.guarded('reconcile', () => p.inbox.reconcile(recovered));
   world.checkSwept('executeApproved', await world.guarded('executeApproved', () => p.inbox.executeApproved()));
-  await world.guarded('catch-up', () => p.follower.catchUp());
+  await world.guarded('catch-up', () => p.views.current());
+}
+
+/** The process's views, caught up with the journal; undefined when the read failed (the failure is judged). */
+export function caughtUp(world: World, p: Process = world.process): Promise<CaughtUp | undefined> {
+  return world.guarded('a read of the views', () => p.views.current());
 }

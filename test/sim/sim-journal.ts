@@ -60,9 +60,11 @@ export interface Life {
  * durable but before the caller hears of it; with MemoryJournal an append happened or it did not.
  */
 export class ProcessJournal implements JournalStore {
+  /** `hidden`: a kind of entry this process's scans leave out (the planted bug `drop_confirmed`). */
   constructor(
     private readonly shared: SimJournal,
     private readonly life: Life,
+    private readonly hidden: EntryKind | null = null,
   ) {}
 
   private alive(): void {
@@ -125,8 +127,9 @@ export class ProcessJournal implements JournalStore {
     return this.read(() => this.shared.inFlight());
   }
 
-  scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
-    return this.read(() => this.shared.scan(afterSeq, limit));
+  async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
+    const page = await this.read(() => this.shared.scan(afterSeq, limit));
+    return this.hidden === null ? page : page.filter(({ entry }) => entry.kind !== this.hidden);
   }
 }
 

@@ -42,10 +42,7 @@ export async function reconcileLookups(world: World): Promise<void> {
   const reconciler = new Reconciler({
     journal: p.journal,
     target: refundLister(world, p.life),
-    candidates: async () => {
-      await p.follower.catchUp();
-      return p.projection.unconfirmedSent();
-    },
+    candidates: async () => (await p.views.current()).inbox.unconfirmedSent(),
     nowMs: () => world.clock.wallMs,
     onError: (effectId, error) => world.expected(`a lookup of ${effectId}`, error),
   });
