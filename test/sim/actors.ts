@@ -3,6 +3,7 @@ import { jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
+import { currentStatus } from '../../server/http/answers.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
 import { caughtUp, createProcess, type Process } from './process.ts';
 import { AGENT, type World } from './world.ts';
@@ -83,6 +84,22 @@ export async function agentNew(world: World): Promise<void> {
 export async function agentDuplicate(world: World): Promise<void> {
   if (world.requests.length === 0) return agentNew(world);
   await submitAsAgent(world, { ...world.pick(world.requests) });
+}
+
+/**
+ * The agent asks where its request stands (GET /v1/refunds/:request_id, answered from the journal
+ * alone): an answer that says it landed must be backed by the ledger.
+ */
+export async function agentPoll(world: World): Promise<void> {
+  if (world.requests.length === 0) return agentNew(world);
+  const request = world.pick(world.requests);
+  const effectId = world.process.inbox.effectIdOf(request);
+  const chain = world.journal.chainNow(effectId);
+  const bound = boundRequest(chain);
+  if (bound === null) return;
+  const status = currentStatus(chain);
+  world.hit(`answer.poll.${status}`);
+  world.checkLanded(`the status of ${request.id}`, effectId, status, bound.amount);
 }
 
 /** The model re-decides: the same request id with another amount, or other flags. */
