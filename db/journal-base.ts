@@ -167,7 +167,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       try {
         entryOfRow({ ...row, seq: i });
       } catch (error) {
-        throw new TypeError(`sealed[${i}] is not a sealed entry whose hash holds: ${(error as Error).message}`);
+        throw new TypeError(`sealed[${i}] is not a sealed entry whose hash holds: ${error instanceof Error ? error.message : String(error)}`);
       }
       return row;
     });

@@ -92,7 +92,7 @@ function readKillPoints(read: EnvReader): KillPoint[] {
   const value = read.raw('INTERLOCK_KILL_AT');
   if (value === null) return [];
   const names = value.split(',').map((s) => s.trim());
-  const points = names.filter((name): name is KillPoint => (KILL_POINTS as readonly string[]).includes(name));
+  const points = names.flatMap((name) => KILL_POINTS.filter((point) => point === name));
   if (points.length === names.length) return points;
   read.refuse('INTERLOCK_KILL_AT', `must be kill points separated by commas (${KILL_POINTS.join(', ')})`, value);
   return [];

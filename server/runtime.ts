@@ -44,7 +44,7 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
     file: join(env.dataDir, 'sandbox.sqlite'),
     webhook: { url: webhookUrl, secret },
   });
-  return { stripe: sandbox.stripe() as Stripe, sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money)` };
+  return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money)` };
 }
 
 /**

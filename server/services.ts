@@ -60,7 +60,7 @@ const CONSOLE_LOG: ViewsLog = {
  * forever. A repair child's key also names the request it repairs, a shape no agent's request can
  * have, so an agent can never bind a payload under a repair's effect id before a person accepts it.
  */
-export function requestKeyOf(request: InboxRequest): Json {
+export function requestKeyOf(request: Pick<InboxRequest, 'id' | 'repair_of'> & { agent?: Json }): Json {
   const key = { agent: String(request.agent), request_id: request.id };
   return request.repair_of === undefined ? key : { ...key, repair_of: String(request.repair_of) };
 }
@@ -95,7 +95,7 @@ export function createServices(options: ServiceOptions): Services {
       const paymentIntent = String(request.payment_intent);
       return target.capture(paymentIntent, undefined, (await journal.reservations(paymentIntent)).open);
     },
-    effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount as number }),
+    effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount }),
     requestKeyOf,
     nowMs: () => clock.nowMs(),
     listChains: async () => (await views.current()).inbox.ownedIds(),

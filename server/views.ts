@@ -59,7 +59,7 @@ export function isJournalFailure(error: unknown): error is JournalCorruptError |
 /** SQLite's "database is locked" (SQLITE_BUSY and its extended codes): worth a retry, not yet a failure. */
 export function isBusy(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
+  const code = 'code' in error ? error.code : undefined;
   return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || /database is locked/i.test(error.message);
 }
 

@@ -44,6 +44,12 @@ export type PlainStatus = (typeof PLAIN_STATUSES)[number];
 /** Every status the gate or the inbox can answer. */
 export type Status = PlainStatus | `REFUSED:${RefusalCode}` | `UNRESOLVED:${string}`;
 
+/** True for a status the gate or the inbox can answer (a refusal only with a known code). */
+export function isStatus(value: string): value is Status {
+  if ((PLAIN_STATUSES as readonly string[]).includes(value) || value.startsWith('UNRESOLVED:')) return true;
+  return value.startsWith('REFUSED:') && (REFUSAL_CODES as readonly string[]).includes(value.slice('REFUSED:'.length));
+}
+
 /** The refusal status for a code. */
 export function refused(code: RefusalCode): `REFUSED:${RefusalCode}` {
   return `REFUSED:${code}`;

@@ -1,7 +1,7 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
 import { jsonEqual } from '../../shared/json.ts';
-import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
+import { codeOf, isStatus, type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { committedStatus } from '../inbox/summary.ts';
@@ -32,7 +32,7 @@ export function currentStatus(chain: readonly Entry[]): Status {
       return 'APPROVED';
     default: {
       const refusal = explainChain(chain);
-      return (refusal?.status as Status | undefined) ?? 'QUEUED';
+      return refusal !== null && isStatus(refusal.status) ? refusal.status : 'QUEUED';
     }
   }
 }
@@ -60,8 +60,8 @@ export function refundAnswer(requestId: string, effectId: string, chain: readonl
   const { escalation, decision } = latestEscalation(chain);
   const open = escalation && !decision;
   const explained = explainChain(chain);
-  const changes = (open ? escalation.changes : explained?.changes) as Change[] | undefined;
-  const repairs = (open ? escalation.repairs : explained?.repairs) as Repair[] | undefined;
+  const changes = open ? escalation.changes : explained?.changes;
+  const repairs = open ? escalation.repairs : explained?.repairs;
   return {
     request_id: requestId,
     effect_id: effectId,

@@ -10,7 +10,7 @@ import { isJournalFailure } from '../views.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
-import { DECISION_MESSAGES } from './decision-messages.ts';
+import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
 import { parseDecisionBody, parseEffectId, parseLoginBody } from './validate.ts';
 
 export const SESSION_COOKIE = 'interlock_session';
@@ -185,7 +185,7 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     }
     const { inbox } = await services.views.current();
     const chain = await services.journal.entries(effectId);
-    const known = DECISION_MESSAGES[status as keyof typeof DECISION_MESSAGES] ?? `The refund was not sent: ${status}.`;
+    const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
     const message = unreachable
       ? status === 'APPROVED'
         ? DECISION_MESSAGES.APPROVED

@@ -19,3 +19,10 @@ export const DECISION_MESSAGES = {
   'REFUSED:stale_premise': 'The facts changed since this was shown (for example a refund by hand). Nothing was sent; the item is back with what changed.',
   'REFUSED:target_error': 'Stripe refused the refund; nothing was sent. The item is back for a person to look at.',
 } as const;
+
+/** The message for a decision's status, if it has one of its own. */
+export function decisionMessage(status: string): string | undefined {
+  return MESSAGES.get(status);
+}
+
+const MESSAGES: ReadonlyMap<string, string> = new Map(Object.entries(DECISION_MESSAGES));

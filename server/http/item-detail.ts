@@ -51,7 +51,7 @@ export async function itemDetail(
     facts_now_error: nowError,
     changes: now ? diffFacts(then, now) : [],
     history: chain,
-    verification: report as unknown as JsonObject,
+    verification: report,
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: item !== null && mayDecide(item.group),
   };

@@ -43,7 +43,7 @@ export function parseRefundBody(body: unknown): RefundRequestBody {
     payment_intent,
     amount,
     ...(reason === undefined ? {} : { reason }),
-    ...(flags === undefined ? {} : { flags: [...new Set(flags as string[])].sort() }),
+    ...(flags === undefined ? {} : { flags: [...new Set(flags.filter((flag): flag is string => typeof flag === 'string'))].sort() }),
   };
 }
 
@@ -52,13 +52,15 @@ export function parseDecisionBody(body: unknown): DecisionBody {
   if (!isJsonObject(body)) fail('body', 'must be a JSON object');
   onlyKnownFields(body, ['action', 'escalation', 'repair_index']);
   const { action, escalation, repair_index } = body;
-  if (typeof action !== 'string' || !(DECISION_ACTIONS as readonly string[]).includes(action)) fail('action', `one of ${DECISION_ACTIONS.join(', ')}`);
+  const known = DECISION_ACTIONS.find((a) => a === action);
+  if (known === undefined) fail('action', `one of ${DECISION_ACTIONS.join(', ')}`);
   if (typeof escalation !== 'string' || !HASH.test(escalation)) fail('escalation', 'the hash of the escalation you decide');
-  if (action === 'repair' && (typeof repair_index !== 'number' || !Number.isSafeInteger(repair_index) || repair_index < 0)) {
-    fail('repair_index', 'which repair to accept, from 0');
+  if (known !== 'repair') {
+    if (repair_index !== undefined) fail('repair_index', 'only for action repair');
+    return { action: known, escalation };
   }
-  if (action !== 'repair' && repair_index !== undefined) fail('repair_index', 'only for action repair');
-  return { action: action as DecisionBody['action'], escalation, ...(action === 'repair' ? { repair_index: repair_index as number } : {}) };
+  if (typeof repair_index !== 'number' || !Number.isSafeInteger(repair_index) || repair_index < 0) fail('repair_index', 'which repair to accept, from 0');
+  return { action: known, escalation, repair_index };
 }
 
 /** A person's name is short, and scrypt is never asked to hash an unbounded password. */

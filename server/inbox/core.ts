@@ -10,7 +10,7 @@ import { decideInboxSubmit } from './decide.ts';
 import { bindingFacts, boundRequest, chainState, ownedBy } from './state.ts';
 
 /** A request as the inbox sees it: any JSON object with an id; a repair child also names its parent. */
-export type InboxRequest = JsonObject & { id: string; repair_of?: string };
+export type InboxRequest = JsonObject & { id: string; amount: number; repair_of?: string };
 
 /** The route an item takes: a chain of groups and an SLA per level. */
 export interface Route {

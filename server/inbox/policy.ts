@@ -8,7 +8,8 @@ function asRoute(route: RouteConfig): Route {
 }
 
 function ruleRequest(request: InboxRequest) {
-  return { amount: request.amount as number, flags: Array.isArray(request.flags) ? (request.flags as string[]) : [] };
+  const flags = Array.isArray(request.flags) ? request.flags.filter((flag): flag is string => typeof flag === 'string') : [];
+  return { amount: request.amount, flags };
 }
 
 /** The inbox's rules and routes, read from the declarative config. */
