@@ -53,4 +53,5 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
   scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
   scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },
+  sim_seeds_per_s: { unit: '/s', what: 'seeds of the whole-system simulator (npm run simulate), 1,000 per repetition, one process' },
 };

@@ -24,6 +24,7 @@ export const FULL: Plan = {
   profileLoadMs: 10_000,
   idleMs: 10_000,
   profileIdleMs: 15_000,
+  simSeeds: 1_000,
 };
 
 /** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
@@ -50,4 +51,5 @@ export const SMOKE: Plan = {
   profileLoadMs: 1_000,
   idleMs: 1_000,
   profileIdleMs: 1_000,
+  simSeeds: 20,
 };

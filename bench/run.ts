@@ -21,6 +21,7 @@ import {
   rebuildStage,
   type Samples,
   say,
+  simulateStage,
   verifyStage,
 } from './stages.ts';
 
@@ -70,6 +71,7 @@ const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|j
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
+  merge(await stage('simulate', [], () => simulateStage(plan)));
   merge(await stage('gate', ALL_FIGURES.filter((f) => f.startsWith('gate_') || f.startsWith('naive_')), () => gateStage(plan, dir)));
   let templates: Templates | undefined;
   const http = await stage('http', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));

@@ -6,6 +6,7 @@ import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
 import { REPO_ROOT } from './processes.ts';
 import { measureColdScoreboard, measureRebuild } from './rebuild.ts';
 import { repeat } from './stats.ts';
+import { runSeeds } from '../test/sim/simulator.ts';
 import { buildReceipts, measureVerifyPerS } from './verify.ts';
 
 /** Sizes and durations of one bench run. */
@@ -34,6 +35,8 @@ export interface Plan {
   /** How long the server is watched with no requests, after the loads. */
   idleMs: number;
   profileIdleMs: number;
+  /** Seeds of the whole-system simulator per repetition. */
+  simSeeds: number;
 }
 
 /** The config every server process of the bench runs with: the repository's own. */
@@ -73,6 +76,17 @@ export async function gateStage(plan: Plan, dir: string): Promise<Samples> {
     fs.rmSync(path.join(dir, `gate-r${rep}.sqlite`), { force: true });
   });
   await repeat(plan.reps, async (rep) => push(samples, { naive_effects_per_s: await runNaive({ durationMs: plan.naiveMs, submitters: plan.submitters, tag: `r${rep}` }) }));
+  return samples;
+}
+
+/** Seeds per second of the whole-system simulator (`npm run simulate`), one process, no I/O but the clock. */
+export async function simulateStage(plan: Plan): Promise<Samples> {
+  const samples: Samples = {};
+  await repeat(plan.reps, async () => {
+    const summary = await runSeeds(1, plan.simSeeds, { print: () => {} });
+    if (summary.violations > 0) throw new Error(`the simulator found ${summary.violations} violations`);
+    push(samples, { sim_seeds_per_s: summary.seeds / summary.seconds });
+  });
   return samples;
 }
 
