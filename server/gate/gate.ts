@@ -161,6 +161,15 @@ export class Gate {
         }
       }
       await this.reached('before_dispatch', effectId);
+      // The authority again, as close to the write as can be: a turn on the payment, or facts read
+      // again, can take long enough for an approval to expire or its approver to leave the group.
+      const seen = await this.leases.see(lease, effect);
+      checks.lease_live = seen.lease_live;
+      checks.lease = seen.lease;
+      if (!checks.lease_live) {
+        await this.refuse(effectId, 'lease', { checks });
+        return 'REFUSED:lease';
+      }
       const result = await this.journal.appendIf(
         'DISPATCHED',
         effectId,

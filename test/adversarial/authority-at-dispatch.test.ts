@@ -31,7 +31,7 @@ async function until(what: () => Promise<boolean>): Promise<void> {
 }
 
 describe('a lease checked before the payment’s turn', () => {
-  it.fails('an approval that expires while its send waits for the payment’s turn is not sent (fails: it is sent, DISPATCHED says lease_live)', async () => {
+  it('an approval that expires while its send waits for the payment’s turn is not sent', async () => {
     world = await buildAppWorld();
     const w = world;
     const pi = await w.payment(10_000);
