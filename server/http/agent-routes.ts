@@ -12,7 +12,7 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
-import { conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
+import { boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { AppError } from './errors.ts';
 import { parseEffectId, parseRefundBody, parseRequestId } from './validate.ts';
 
@@ -77,15 +77,17 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     const effectId = services.inbox.effectIdOf(bound);
     const conflictWith = (chain: readonly Entry[]) => {
       const recorded = boundRequest(chain);
-      return recorded ? conflictingPayload(body.request_id, recorded, offered) : null;
+      return recorded ? conflictingPayload(body.request_id, recorded, offered, boundBeforeReasonsKept(chain)) : null;
     };
     // The same request id is the same decision forever: another payload under it is refused
     // before the inbox is asked anything, so nothing is written or sent, whatever state it is in.
-    const conflict = conflictWith(await services.journal.entries(effectId));
+    const before = await services.journal.entries(effectId);
+    const conflict = conflictWith(before);
     if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
     let status: Status | null = null;
     try {
-      status = await services.inbox.submit(bound);
+      // The same payload again: the inbox is given the request exactly as it was bound.
+      status = await services.inbox.submit(boundRequest(before) ?? bound);
     } catch (error) {
       if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
       if (isJournalFailure(error)) throw error;

@@ -1,8 +1,8 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Change, Entry, Repair } from '../../shared/entries.ts';
-import { jsonEqual } from '../../shared/json.ts';
+import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, isStatus, type Status, whyFor } from '../../shared/statuses.ts';
-import { closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
+import { allOf, closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { committedStatus } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
@@ -74,6 +74,16 @@ export function refundAnswer(requestId: string, effectId: string, chain: readonl
   };
 }
 
+/**
+ * True when the chain's request was bound before a missing reason was kept apart from "" (and
+ * before the facts told refunds outside Interlock apart, which is how such a binding is known:
+ * its PROPOSED's facts have no `refunded_outside`).
+ */
+export function boundBeforeReasonsKept(chain: readonly Entry[]): boolean {
+  const binding = allOf(chain, 'PROPOSED').find((e) => e.request !== undefined);
+  return binding !== undefined && isJsonObject(binding.premises) && !Object.hasOwn(binding.premises, 'refunded_outside');
+}
+
 /** The fields of a payload, in the order an agent is told about them. */
 const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags'] as const;
 
@@ -82,9 +92,12 @@ const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags'] as const;
  * payload is the recorded one. Both sides are normalised the same way, so flags in another order
  * are the same payload and a missing reason is not an empty one.
  */
-export function conflictingPayload(requestId: string, recorded: RefundRequest, offered: RequestPayload): ConflictingPayloadAnswer | null {
+export function conflictingPayload(requestId: string, recorded: RefundRequest, offered: RequestPayload, legacy = false): ConflictingPayloadAnswer | null {
   const was = requestPayload(recorded);
-  const differ = PAYLOAD_FIELDS.filter((field) => !jsonEqual(was[field], offered[field]));
+  // Before a missing reason was kept apart from "", every request without one was bound with "":
+  // such a binding matches a reason that is missing or empty.
+  const sameReason = (a: string | undefined, b: string | undefined) => a === b || (legacy && a === '' && (b === undefined || b === ''));
+  const differ = PAYLOAD_FIELDS.filter((field) => (field === 'reason' ? !sameReason(was.reason, offered.reason) : !jsonEqual(was[field], offered[field])));
   if (differ.length === 0) return null;
   return {
     error: {
