@@ -224,7 +224,8 @@ export async function approverStaleTab(world: World): Promise<void> {
   }
   const tab = world.pick(stale);
   const members = world.groups[tab.group] ?? [];
-  const by = members.length > 0 ? world.pick(members) : world.pick(Object.values(world.groups).flat());
+  // Whoever left the tab open may since have left every group: they still click.
+  const by = world.pick(members.length > 0 ? members : [...world.removed.map((r) => r.person), 'ana']);
   const before = world.journal.chainNow(tab.effectId);
   const reject = world.chance(0.3);
   const status = await world.guarded('a stale tab', () => (reject ? p.inbox.reject(tab.effectId, by, { seen: tab.hash }) : p.inbox.approve(tab.effectId, by, { seen: tab.hash })));
