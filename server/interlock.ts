@@ -156,6 +156,9 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
         () => services.inbox.tick(),
         async () => services.inbox.reconcile(await recoverInFlight(services)),
         () => services.inbox.executeApproved(),
+        // Finish what was left half done while running (a request whose facts could not be read
+        // before its send), as start-up does, once it is older than a send may take.
+        () => services.inbox.refresh({ newUntilMs: services.clock.wallMs() - services.gate.claimTtlMs }),
       ]) {
         await step().catch(onError);
       }

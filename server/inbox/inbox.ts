@@ -162,12 +162,16 @@ export class Inbox extends InboxCore {
    * Finish half-done work from the journal alone (inbox §13.1): owed escalations, bound requests
    * never escalated, repair children decided but never created. Running it twice writes nothing new.
    */
-  async refresh(): Promise<Map<string, Status>> {
+  async refresh(options: { newUntilMs?: number } = {}): Promise<Map<string, Status>> {
     return this.sweep('refresh', async (effectId, chain) => {
       const state = chainState(chain);
       if (state === 'NEEDS_ESCALATION') return (await this.escalateOwed(effectId, chain)) ? 'QUEUED' : null;
       const request = boundRequest(chain);
-      if (state === 'NEW' && request) return this.submit(request);
+      // With `newUntilMs`, a request left NEW (its send failed before anything was dispatched) is
+      // taken up again only once its last entry is that old on the wall clock: a submit still
+      // working on it has finished or failed by then.
+      const settled = options.newUntilMs === undefined || (chain.at(-1)?.ts_ms ?? 0) <= options.newUntilMs;
+      if (state === 'NEW' && request && settled) return this.submit(request);
       if (state === 'CLOSED') return this.submitRepairChild(chain);
       return null;
     });

@@ -1,15 +1,15 @@
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AppClock } from '../../server/clock.ts';
 import { startTicker } from '../../server/interlock.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
-// Adversarial review (pre-existing, not from today's changes): a routine refund whose facts
+// Found by an adversarial review (it predates the reservations): a routine refund whose facts
 // cannot be read again at the gate's check (one Stripe read fails, after the inbox read the facts
-// and the rules passed) leaves its chain at PROPOSED + AUTHORIZED, state NEW. The agent is answered
-// 202 QUEUED ("it could not be sent safely"), GET keeps answering QUEUED, yet nobody has it: it is
-// in no group's inbox, and the background pass (SLA tick, recovery, executeApproved) never picks a
-// NEW chain up; only `inbox.refresh()` does, which runs at start-up alone. The request stays
-// stranded until the server restarts or the agent happens to POST it again.
+// and the rules passed) leaves its chain at PROPOSED + AUTHORIZED, state NEW, and the agent is
+// answered 202 QUEUED. Only start-up took a NEW chain up again; now the background pass does too,
+// once the chain is older than a send may take (the claim's lifetime), so a submit still at work
+// on it is never raced.
 
 let world: AppWorld | undefined;
 afterEach(async () => {
@@ -18,8 +18,9 @@ afterEach(async () => {
 });
 
 describe('a routine refund whose facts read fails at the gate', () => {
-  it.fails('is sent or put in front of a person by the background pass, not left QUEUED with nobody (fails: it stays NEW in no inbox)', async () => {
-    world = await buildAppWorld({ config: testConfig({ slaTickMs: 20 }) });
+  it('is sent or put in front of a person by the background pass once a send could have finished, not left QUEUED with nobody', async () => {
+    let offsetMs = 0;
+    world = await buildAppWorld({ config: testConfig({ slaTickMs: 20 }), clock: new AppClock(() => Date.now() + offsetMs) });
     const w = world;
     const pi = await w.payment(10_000);
     // The inbox reads the facts (rules pass); the gate's own read of them fails once.
@@ -36,8 +37,14 @@ describe('a routine refund whose facts read fails at the gate', () => {
     expect([answer.statusCode, answer.json().status]).toEqual([202, 'QUEUED']);
     const effectId: string = answer.json().effect_id;
 
-    // Let the server's own background pass run a few times.
-    const stop = startTicker(w.services, () => {});
+    // A pass before a send could have finished leaves it alone (a submit may still be at it)...
+    let stop = startTicker(w.services, () => {});
+    await new Promise((r) => setTimeout(r, 100));
+    stop();
+    expect((await w.services.journal.entries(effectId)).map((e) => e.kind)).toEqual(['PROPOSED', 'AUTHORIZED']);
+    // ...one after the claim's lifetime takes it up again.
+    offsetMs += w.services.gate.claimTtlMs + 1_000;
+    stop = startTicker(w.services, () => {});
     await new Promise((r) => setTimeout(r, 300));
     stop();
 
