@@ -5,8 +5,8 @@ import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
 import { currentStatus } from '../../server/http/answers.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
-import { caughtUp, createProcess, type Process } from './process.ts';
-import { AGENT, type World } from './world.ts';
+import { caughtUp, createProcess, type Process, tickerPass } from './process.ts';
+import { AGENT, CONFIG, type World } from './world.ts';
 
 /** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
 
@@ -119,8 +119,16 @@ export async function agentRedecide(world: World): Promise<void> {
  * one's: only the journal's reservation guard keeps their dispatches on one payment apart. If the
  * second server dies, its claims lapse and this one's recovery settles what it left.
  */
-export async function agentConcurrent(world: World): Promise<void> {
-  const paymentIntent = pickPayment(world);
+export async function agentConcurrent(world: World, race: { effectId: string } | null = null): Promise<void> {
+  // Often on the payment of an approval not yet sent, with the ticker sending it at the same time.
+  const approved = (await caughtUp(world))?.inbox.work.approved() ?? [];
+  const withApproval = race
+    ? boundRequest(world.journal.chainNow(race.effectId))
+    : approved.length > 0 && world.chance(0.5)
+      ? boundRequest(world.journal.chainNow(world.pick(approved)))
+      : null;
+  if (withApproval) world.hit('agent.concurrent.with_approval');
+  const paymentIntent = withApproval?.payment_intent ?? pickPayment(world);
   // Contended: each would clear the rules alone, and together they ask more than is left.
   const left = leftCents(world, paymentIntent);
   const contended = left >= 200 && world.chance(0.5);
@@ -146,8 +154,25 @@ export async function agentConcurrent(world: World): Promise<void> {
   const peer = world.chance(0.5) ? createProcess(world) : null;
   if (peer) world.hit('agent.concurrent.two_servers');
   const server = () => (peer && world.chance(0.5) ? peer : world.process);
-  await Promise.all(burst.map((request) => submitAsAgent(world, request, false, server())));
+  const ticker = withApproval || world.chance(0.15) ? [tickerPass(world)] : [];
+  await Promise.all([...burst.map((request) => submitAsAgent(world, request, false, server())), ...ticker]);
   if (peer?.life.dead) world.hit('restart.second_server_died');
+}
+
+/**
+ * An approval recorded and not yet sent is about to expire: the clock stands a moment before its
+ * expiry while the ticker sends it and other refunds on its payment hold the payment's turn, so
+ * it may expire between the gate's checks and its DISPATCHED.
+ */
+export async function raceApprovalExpiry(world: World): Promise<void> {
+  const approved = (await caughtUp(world))?.inbox.work.approved() ?? [];
+  if (approved.length === 0 || CONFIG.approvalMaxAgeMs === null) return;
+  const effectId = world.pick(approved);
+  const decision = world.journal.chainNow(effectId).findLast((e) => e.kind === 'DECIDED' && e.decision === 'approve');
+  if (decision?.kind !== 'DECIDED') return;
+  world.hit('race.approval_expiry.armed');
+  world.clock.wallMs = Math.max(world.clock.wallMs, decision.at_ms + CONFIG.approvalMaxAgeMs - world.rng.randint(0, 3_000));
+  await agentConcurrent(world, { effectId });
 }
 
 /** People in the inbox: approve, approve now and send later, reject, repair, or decide from a stale tab. */
@@ -178,7 +203,7 @@ export async function approverDecide(world: World): Promise<void> {
   else if (item.repairs.length > 0 && (!fits || world.chance(0.35))) action = 'repair';
   else if (!fits) action = 'reject';
   else if (facts.disputed === true) action = world.chance(0.3) ? 'approve' : 'reject';
-  else action = world.pick(['approve', 'approve', 'approve', 'approve_later', 'reject']);
+  else action = world.pick(['approve', 'approve', 'approve_later', 'approve_later', 'reject']);
   world.hit(`approver.${outsider ? 'outsider' : action}`);
   const seen = item.escalation;
   const before = world.journal.chainNow(item.effect_id);

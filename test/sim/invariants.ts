@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
+import { boundRequest, chainState, ownedBy } from '../../server/inbox/state.ts';
 import { has, isOpenDispatch } from '../../server/journal/chain.ts';
 import { canonical, sha256Hex } from '../../server/journal/hash.ts';
 import { keyIdFor, type SigningKey } from '../../server/receipts/keys.ts';
@@ -34,6 +35,7 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
     else chains.set(entry.effect_id, [entry]);
   }
   checkLedger(world, chains);
+  checkNothingStranded(world, chains);
   checkReceipts(world, chains);
   await checkViews(world, entries);
   return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length };
@@ -66,6 +68,23 @@ function checkLedger(world: World, chains: ReadonlyMap<string, Entry[]>): void {
     const amount = isJsonObject(dispatched?.effect) ? dispatched.effect.amount : undefined;
     if (!world.target.refunds.some((r) => r.effectId === effectId && r.amountCents === amount)) {
       world.violation(`the ledger holds what was committed: ${effectId} is COMMITTED but the ledger has no refund of ${String(amount)} by it`);
+    }
+  }
+}
+
+/**
+ * After the run settles (a restart with every claim lapsed, a ticker pass, no crashes or faults),
+ * every request of the inbox rests: done, closed by a person, or in front of one. Nothing is left
+ * new, approved and unsent, in flight, or owing an escalation nobody opened.
+ */
+function checkNothingStranded(world: World, chains: ReadonlyMap<string, Entry[]>): void {
+  for (const [effectId, chain] of chains) {
+    if (!ownedBy(chain, CONFIG.inboxName)) continue;
+    const state = chainState(chain);
+    world.hit(`settled.${state}`);
+    if (state !== 'DONE' && state !== 'CLOSED' && state !== 'ESCALATED') {
+      const request = boundRequest(chain);
+      world.violation(`nothing is stranded: ${effectId} (${request?.id ?? 'no request'}) is left ${state} after the run settled`);
     }
   }
 }

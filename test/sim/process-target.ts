@@ -49,24 +49,33 @@ export class ProcessTarget implements Target {
     return this.#inner.reservationKey(effect);
   }
 
-  async apply(effectId: string, effect: JsonObject): Promise<Json> {
+  /** The request's way to Stripe: time passes, and the process may have died meanwhile. */
+  private async travel(): Promise<void> {
     this.alive();
-    judgeApply(this.world, effectId, effect);
+    await this.world.sleep(this.world.latencyMs());
+    this.alive();
+  }
+
+  async apply(effectId: string, effect: JsonObject): Promise<Json> {
+    await this.travel();
     if (this.world.fault('send_timeout_before')) throw new InjectedFault('the send timed out before Stripe got it');
+    judgeApply(this.world, effectId, effect);
     const result = await this.#inner.apply(effectId, effect);
+    // The answer's way back: a process that died meanwhile never hears it.
+    await this.travel();
     if (this.world.fault('send_timeout_after')) throw new InjectedFault('the send timed out after Stripe refunded');
     return result;
   }
 
   async query(effectId: string, _effect: JsonObject): Promise<Json> {
-    this.alive();
+    await this.travel();
     if (this.world.fault('lookup_error')) throw new InjectedFault('the lookup failed');
     if (this.world.options.plant === 'skip_lookup' && this.queryable) return null;
     return this.#inner.query(effectId);
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options?: ExplainOptions): Promise<Explained> {
-    this.alive();
+    await this.travel();
     if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
     if (this.world.options.plant === 'skip_facts_check') return { violations: [], changes: [], repairs: [] };
     return this.#inner.explain(premises, effectId, effect, options);
@@ -74,7 +83,7 @@ export class ProcessTarget implements Target {
 
   /** The facts a rule or a person reads, open dispatches counted as refunded (as services.ts captures). */
   async capture(paymentIntent: string, reserved: readonly Dispatched[]): Promise<PaymentFacts> {
-    this.alive();
+    await this.travel();
     if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
     return this.#inner.capture(paymentIntent, undefined, reserved);
   }
@@ -84,6 +93,8 @@ export class ProcessTarget implements Target {
 export function refundLister(world: World, life: Life) {
   return {
     async listRefunds(paymentIntent: string): Promise<Stripe.Refund[]> {
+      if (life.dead) throw new SimulatedCrash('the process is dead');
+      await world.sleep(world.latencyMs());
       if (life.dead) throw new SimulatedCrash('the process is dead');
       if (world.fault('lookup_error')) throw new InjectedFault('listing refunds failed');
       return world.target.refunds

@@ -132,13 +132,18 @@ export async function restart(world: World, downtimeMs: number): Promise<void> {
   }
 }
 
-/** The ticker's pass (runtime.ts startTicker): SLA moves, recovery of what is in flight, approvals left unsent. */
+/**
+ * The ticker's pass (interlock.ts startTicker): SLA moves, recovery of what is in flight, approvals
+ * left unsent, and half-done work (a request left NEW once a send could have finished).
+ */
 export async function tickerPass(world: World, p: Process = world.process): Promise<void> {
   await world.guarded('tick', () => p.inbox.tick());
   const recovered = await world.guarded('recovery', () => recoverInFlight(p));
   world.checkSwept('recovery', recovered);
   if (recovered) await world.guarded('reconcile', () => p.inbox.reconcile(recovered));
   world.checkSwept('executeApproved', await world.guarded('executeApproved', () => p.inbox.executeApproved()));
+  const newUntilMs = world.clock.wallMs - p.gate.claimTtlMs;
+  world.checkSwept('refresh', await world.guarded('refresh', () => p.inbox.refresh({ newUntilMs })));
   await world.guarded('catch-up', () => p.views.current());
 }
 

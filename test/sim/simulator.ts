@@ -8,6 +8,7 @@ import {
   agentRedecide,
   approverDecide,
   approverStaleTab,
+  raceApprovalExpiry,
   dispute,
   handRefund,
   restoreMember,
@@ -15,7 +16,7 @@ import {
   settleRefund,
 } from './actors.ts';
 import { auditViews, checkInvariants } from './invariants.ts';
-import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers } from './stripe-actors.ts';
+import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
 import { restart, tickerPass } from './process.ts';
 import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
 
@@ -37,7 +38,8 @@ const ACTORS: readonly Actor[] = [
   { name: 'agent.duplicate', weight: 6, run: agentDuplicate },
   { name: 'agent.redecide', weight: 4, run: agentRedecide },
   { name: 'agent.poll', weight: 3, run: agentPoll },
-  { name: 'agent.concurrent', weight: 6, run: agentConcurrent },
+  { name: 'agent.concurrent', weight: 6, run: (world) => agentConcurrent(world) },
+  { name: 'race.approval_expiry', weight: 3, run: raceApprovalExpiry },
   { name: 'approver.decide', weight: 18, run: approverDecide },
   { name: 'approver.stale_tab', weight: 4, run: approverStaleTab },
   { name: 'world.hand_refund', weight: 4, run: handRefund },
@@ -49,6 +51,7 @@ const ACTORS: readonly Actor[] = [
   { name: 'reconciler.lookup', weight: 3, run: reconcileLookups },
   { name: 'clock.sla_tick', weight: 8, run: slaTick },
   { name: 'clock.key_window', weight: 1, run: keyWindow },
+  { name: 'clock.to_deadline', weight: 4, run: toDeadline },
   { name: 'ticker.pass', weight: 6, run: ticker },
   { name: 'ticker.two_servers', weight: 2, run: tickerTwoServers },
   { name: 'audit.views', weight: 2, run: auditViews },
@@ -73,6 +76,12 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'agent.concurrent.conflicting_first',
   'agent.concurrent.two_servers',
   'agent.concurrent.contended',
+  'agent.concurrent.with_approval',
+  'race.approval_expiry.armed',
+  'clock.to_deadline.approval_expiry',
+  'clock.to_deadline.sla_due',
+  'clock.to_deadline.claim_expiry',
+  'clock.to_deadline.key_window',
   'restart.second_server_died',
   'approver.approve',
   'approver.approve_later',
@@ -115,34 +124,34 @@ function pickActor(world: World): Actor {
 /** Run one seed to the end and check it. */
 export async function runSeed(seed: number, options: SimOptions = {}): Promise<SeedReport> {
   const world = new World(seed, options);
-  await restart(world, 0);
+  await world.run(() => restart(world, 0));
   const steps = world.rng.randint(STEPS_MIN, STEPS_MAX);
   for (let step = 1; step <= steps; step++) {
     world.step = step;
     const actor = pickActor(world);
     world.hit(`actor.${actor.name}`);
-    await world.guarded(actor.name, () => actor.run(world));
+    await world.run(() => world.guarded(actor.name, () => actor.run(world)));
     world.observeLedger();
     if (world.process.life.dead) {
       world.hit('restart');
-      await restart(world, world.downtimeMs());
+      await world.run(() => restart(world, world.downtimeMs()));
     }
   }
-  await settle(world);
-  const journal = await checkInvariants(world);
+  await world.run(() => settle(world));
+  const journal = await world.run(() => checkInvariants(world));
   return { seed, violations: world.violations, journalHash: journal.hash, entries: journal.entries, coverage: world.coverage };
 }
 
 /**
- * Let the run come to rest with no more crashes or faults: a last restart (recovery, reconcile,
- * refresh, approvals), every queued webhook delivered, and a ticker pass.
+ * Let the run come to rest with no more crashes or faults, on the server running now (no restart:
+ * a live server must settle everything by its background pass alone): past the claim TTL, so
+ * every claim a dead process held has lapsed, a ticker pass, every queued webhook delivered.
  */
 async function settle(world: World): Promise<void> {
   world.step += 1;
   world.crashScale = 0;
   world.faultsOn = false;
-  // Down past the claim TTL, so every claim a dead process held has lapsed.
-  await restart(world, limits.claimTtlMs + 1);
+  world.clock.wallMs += limits.claimTtlMs + 1;
   await tickerPass(world);
   world.observeLedger();
   while (world.webhooks.length > 0) await deliverWebhook(world, 0);

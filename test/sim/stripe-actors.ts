@@ -1,9 +1,11 @@
 import { Reconciler } from '../../server/confirm/reconciler.ts';
 import { confirmEvent } from '../../server/confirm/record.ts';
 import { signWebhook, verifyWebhook } from '../../server/confirm/signature.ts';
+import { limits } from '../../shared/limits.ts';
 import { refundLister } from './process-target.ts';
+import { allEntries } from './sim-journal.ts';
 import { createProcess, startUp, tickerPass } from './process.ts';
-import type { World } from './world.ts';
+import { CONFIG, type World } from './world.ts';
 
 /** Stripe's side and time: webhooks (duplicated, reordered, late), lookups, SLA ticks and the ticker. */
 
@@ -84,4 +86,27 @@ export async function tickerTwoServers(world: World): Promise<void> {
   const other = starting ? world.guarded('start-up of a second server', () => startUp(world, peer)) : tickerPass(world, peer);
   await Promise.all([tickerPass(world), other]);
   if (peer.life.dead) world.hit('restart.second_server_died');
+}
+
+/**
+ * Jump to just before a deadline the journal holds (an approval's expiry, an SLA, a dispatch's
+ * claim or key window), so that the calls that follow, which take time, cross it mid-flight.
+ */
+export async function toDeadline(world: World): Promise<void> {
+  const deadlines: Array<{ name: string; atMs: number }> = [];
+  for (const entry of await allEntries(world.journal)) {
+    if (entry.kind === 'DECIDED' && entry.decision === 'approve' && CONFIG.approvalMaxAgeMs !== null) {
+      deadlines.push({ name: 'approval_expiry', atMs: entry.at_ms + CONFIG.approvalMaxAgeMs });
+    } else if (entry.kind === 'ESCALATED' && entry.due_ms !== null) {
+      deadlines.push({ name: 'sla_due', atMs: entry.due_ms });
+    } else if (entry.kind === 'DISPATCHED') {
+      deadlines.push({ name: 'claim_expiry', atMs: entry.ts_ms + limits.claimTtlMs });
+      deadlines.push({ name: 'key_window', atMs: entry.ts_ms + limits.stripeKeyWindowMs - limits.dedupMarginMs });
+    }
+  }
+  const ahead = deadlines.filter((d) => d.atMs > world.clock.wallMs);
+  if (ahead.length === 0) return;
+  const deadline = world.pick(ahead);
+  world.hit(`clock.to_deadline.${deadline.name}`);
+  world.clock.wallMs = Math.max(world.clock.wallMs, deadline.atMs - world.rng.randint(0, 3_000));
 }

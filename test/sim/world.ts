@@ -95,6 +95,8 @@ export class World {
   readonly evented = new Map<string, string>();
   eventCount = 0;
   step = 0;
+  readonly #timers: Array<{ wakeAtMs: number; order: number; resolve: () => void }> = [];
+  #timerCount = 0;
 
   constructor(
     readonly seed: number,
@@ -113,6 +115,59 @@ export class World {
   /** An Authority over this world's groups and clock, as services.ts builds one. */
   authority(): Authority {
     return new Authority({ members: (group) => this.groups[group] ?? [], maxAgeMs: CONFIG.approvalMaxAgeMs, nowMs: () => this.clock.wallMs });
+  }
+
+  /**
+   * Wait `ms` of simulated time. Time never moves while any task can run: `run` moves the clock
+   * to the earliest wake-up only once every task is waiting on one, so code that does not wait
+   * (a check and the append after it) happens at one instant, as in FoundationDB's simulation.
+   */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#timers.push({ wakeAtMs: this.clock.wallMs + ms, order: this.#timerCount++, resolve });
+    });
+  }
+
+  /** How long a call to Stripe takes: mostly a fraction of a second, sometimes seconds. */
+  latencyMs(): number {
+    const roll = this.rng.random();
+    if (roll < 0.8) return this.rng.randint(30, 400);
+    if (roll < 0.98) return this.rng.randint(400, 2_500);
+    return this.rng.randint(2_500, 8_000);
+  }
+
+  /**
+   * Run `work` to its end on simulated time, with every task it started. Between wake-ups all
+   * runnable code runs (a macrotask turn drains every promise job; there is no I/O to wait for),
+   * then the clock jumps to the earliest sleeper, ties in the order they slept.
+   */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    let settled = false;
+    const promise = work();
+    promise.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#timers.length === 0) {
+        if (settled) return promise;
+        throw new Error('the simulation is stuck: work waits on nothing that can wake it');
+      }
+      let next = 0;
+      for (let i = 1; i < this.#timers.length; i++) {
+        const a = this.#timers[i]!;
+        const b = this.#timers[next]!;
+        if (a.wakeAtMs < b.wakeAtMs || (a.wakeAtMs === b.wakeAtMs && a.order < b.order)) next = i;
+      }
+      const [timer] = this.#timers.splice(next, 1);
+      this.clock.wallMs = Math.max(this.clock.wallMs, timer!.wakeAtMs);
+      timer!.resolve();
+    }
   }
 
   hit(key: string, count = 1): void {
