@@ -23,8 +23,10 @@ import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
 // A seeded whole-system simulator (after TigerBeetle's VOPR and FoundationDB's simulation): one
 // seed is one deterministic run of the real gate, inbox, confirmation recording and scoreboard
 // over a shared MemoryJournal and the in-memory payments service, with random agents, approvers,
-// outside changes, webhooks, SLA ticks and crashes on a simulated clock. Nothing waits on a timer,
-// so a seed replays exactly. After the run settles, every invariant is checked.
+// outside changes, webhooks, SLA ticks and crashes on a simulated clock. Calls to Stripe take
+// simulated time; the clock jumps to the next wake-up only once every task waits (World.run), and
+// nothing waits on a real timer or I/O, so a seed replays exactly. After the run settles, every
+// invariant is checked.
 
 /** One kind of step, and how often it is chosen. */
 interface Actor {
