@@ -16,8 +16,11 @@ const WORLD_FIELDS = ['payment_intent', 'currency', 'amount_received', 'refunded
  * authority must be live, nothing outside Interlock may have moved, the refund must fit what is
  * left counting the open dispatches of other effects, and a person's approval must not have seen
  * less refunded than there is now (the rules' headroom allows Interlock's own refunds to move).
+ * A resend (`resend`) is judged without that last rule: every dispatch on the payment made since
+ * its DISPATCHED counted it as already refunded, so Interlock's own refunds moving since cannot
+ * make it one too many; the fit, the authority and the world outside are judged again.
  */
-export function unsafeSend(world: World, effectId: string, effect: JsonObject, lease: Json, premises: Json): string | null {
+export function unsafeSend(world: World, effectId: string, effect: JsonObject, lease: Json, premises: Json, resend = false): string | null {
   const problem = world.truth.problem(lease);
   if (problem !== null) return `the authority is not live (${problem})`;
   if (!isJsonObject(premises)) return 'no facts were recorded';
@@ -33,7 +36,7 @@ export function unsafeSend(world: World, effectId: string, effect: JsonObject, l
   const leftCents = now.amount_received - now.refunded_by_others;
   if (amount > leftCents) return `${amount} does not fit the ${leftCents} left`;
   const seen = premises.refunded_by_others;
-  if (!isPolicyLease(lease) && typeof seen === 'number' && now.refunded_by_others > seen) {
+  if (!resend && !isPolicyLease(lease) && typeof seen === 'number' && now.refunded_by_others > seen) {
     return `refunded_by_others was ${seen}, now ${now.refunded_by_others}`;
   }
   return null;
@@ -52,19 +55,26 @@ export function judgeDispatch(world: World, entry: Entry): void {
   }
 }
 
-/**
- * Judge a send as it reaches the target: it must follow a durable DISPATCHED of this very payload,
- * still open; a recovery resend is judged again on the world now, as a send of its own.
- */
+/** Judge a send as it reaches the target: it must follow a durable DISPATCHED of this very payload, still open. */
 export function judgeApply(world: World, effectId: string, effect: JsonObject): void {
   const chain = world.journal.chainNow(effectId);
   const dispatched = lastOf(chain, 'DISPATCHED');
   if (!dispatched || !isOpenDispatch(chain) || !jsonEqual(dispatched.effect ?? null, effect)) {
     world.violation(`no send without a durable DISPATCHED: ${effectId} reached the target with no open dispatch of this payload`);
+  }
+}
+
+/**
+ * Judge a recovery resend at the instant recovery decides to send (its kill point, right before
+ * the call to Stripe), on the world then, as a send of its own.
+ */
+export function judgeResend(world: World, effectId: string): void {
+  world.hit('oracle.resend');
+  const dispatched = lastOf(world.journal.chainNow(effectId), 'DISPATCHED');
+  if (dispatched?.kind !== 'DISPATCHED') {
+    world.violation(`no send without a durable DISPATCHED: ${effectId} was resent at recovery with no DISPATCHED`);
     return;
   }
-  if (!world.resending.delete(effectId)) return;
-  world.hit('oracle.resend');
-  const unsafe = unsafeSend(world, effectId, effect, dispatched.lease ?? null, dispatched.premises ?? null);
+  const unsafe = unsafeSend(world, effectId, dispatched.effect, dispatched.lease, dispatched.premises, true);
   if (unsafe !== null) world.violation(`no send without live authority and current facts: ${effectId} was resent at recovery when ${unsafe}`);
 }

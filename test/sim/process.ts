@@ -4,6 +4,7 @@ import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
 import { recoverInFlight, requestKeyOf } from '../../server/services.ts';
 import { type CaughtUp, Views } from '../../server/views.ts';
+import { judgeResend } from './oracle.ts';
 import { ProcessTarget } from './process-target.ts';
 import { type Life, ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
@@ -63,7 +64,7 @@ export function createProcess(world: World): Process {
     killHook: (point, effectId) => {
       world.hit(`reached.${point}`);
       life.maybeCrash(`kill:${point}`);
-      if (point === 'recovery_resend') world.resending.add(effectId);
+      if (point === 'recovery_resend') judgeResend(world, effectId);
     },
   });
   // The planted bug `drop_confirmed`: the views are fed a journal whose reads leave CONFIRMED out.

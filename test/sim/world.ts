@@ -84,8 +84,6 @@ export class World {
   faultsOn = true;
   process!: Process;
   processCount = 0;
-  /** Effects whose recovery resend is on its way to the target: the oracle judges it as a send of its own. */
-  readonly resending = new Set<string>();
   /** What the agent asked so far, to repeat or re-decide. */
   readonly requests: InboxRequest[] = [];
   requestCount = 0;
