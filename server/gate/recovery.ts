@@ -87,7 +87,7 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
   const { stale, checks: rechecked } = recheck;
   switch (decideRecovery(tier, stale, target.queryable)) {
     case 'resend':
-      return resend(gate, effectId, effect, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
+      return resend(gate, effectId, effect, dispatched.lease, owner, false, 'COMMITTED_BY_RETRY', { via: 'retry-idempotent', rechecked });
     case 'ambiguous':
       await gate.journal.append('AMBIGUOUS', effectId, {
         code: 'ambiguous',
@@ -117,7 +117,7 @@ async function settle(gate: RecoveringGate, effectId: string, owner: string): Pr
       return refused(code);
     }
     case 'reapply':
-      return resend(gate, effectId, effect, owner, true, 'REAPPLIED_AFTER_QUERY', { via: 'recovery-reapply', rechecked });
+      return resend(gate, effectId, effect, dispatched.lease, owner, true, 'REAPPLIED_AFTER_QUERY', { via: 'recovery-reapply', rechecked });
   }
 }
 
@@ -130,6 +130,10 @@ async function recheckDispatch(gate: RecoveringGate, effectId: string, dispatche
   const reserved = key === null ? [] : (await gate.journal.reservations(key)).open;
   const explained = await gate.target.explain(dispatched.premises, effectId, effect, { headroom: isPolicyLease(dispatched.lease), reserved });
   checks.violations = explained.violations;
+  // The authority again once the facts are read: an approval can expire, or its approver leave the
+  // group, while Stripe is asked, and a resend follows this recheck with no other read of the world.
+  const after = await gate.leases.see(dispatched.lease, effect);
+  if (!after.lease_live) return { checks: { ...checks, ...after }, stale: 'lease', changes: [], repairs: [] };
   return {
     checks,
     stale: explained.violations.length > 0 ? 'stale_premise' : null,
@@ -147,6 +151,7 @@ async function resend(
   gate: RecoveringGate,
   effectId: string,
   effect: JsonObject,
+  lease: Json,
   owner: string,
   requery: boolean,
   status: Status,
@@ -159,6 +164,13 @@ async function resend(
     if (found) {
       await gate.journal.append('COMMITTED', effectId, { via: 'recovery-query', rechecked: commit.rechecked ?? null, found });
       return 'COMMITTED_ON_QUERY';
+    }
+    // That lookup asked Stripe again: the authority is seen once more before anything is resent.
+    const seen = await gate.leases.see(lease, effect);
+    if (!seen.lease_live) {
+      const rechecked = { ...(commit.rechecked ?? { lease_live: false, lease: null }), ...seen };
+      await gate.journal.append('REFUSED', effectId, { code: 'lease_at_recovery', reason: 'lease at recovery', resolves: true, rechecked });
+      return refused('lease_at_recovery');
     }
   }
   let result: Json;

@@ -15,8 +15,9 @@ describe('simulator findings', () => {
   // Found by `npm run simulate -- --seed 303359`: recovery re-checks the approval first and the
   // facts second, so an approval that expires while the facts are read from Stripe is still resent.
   // The gate's first send was fixed for this in f97b10f (the authority is seen again right before
-  // the DISPATCHED); recovery's resend has the same gap between its authority check and the send.
-  it.fails('recover: an approval that expires while recovery reads the facts is not resent under (tier 1)', async () => {
+  // the DISPATCHED); recovery now sees it again after the facts are read (and after a resend's
+  // last lookup), so a lapsed approval is refused at recovery, never resent.
+  it('recover: an approval that expires while recovery reads the facts is not resent under (tier 1)', async () => {
     const clock = { wallMs: 1_700_000_000_000 };
     const target = new MemoryRefunds(1, () => clock.wallMs);
     target.addPayment(PAYMENT, 10_000);
