@@ -106,8 +106,10 @@ export async function agentPoll(world: World): Promise<void> {
 export async function agentRedecide(world: World): Promise<void> {
   if (world.requests.length === 0) return agentNew(world);
   const used = world.pick(world.requests);
+  // Another amount the agents' API accepts (it refuses anything under a cent before the inbox is asked).
+  const amount = (used.amount as number) + world.pick([-100, 100, 1000]);
   const other = world.chance(0.7)
-    ? { ...used, amount: (used.amount as number) + world.pick([-100, 100, 1000]) }
+    ? { ...used, amount: amount > 0 ? amount : (used.amount as number) + 100 }
     : { ...used, flags: Array.isArray(used.flags) && used.flags.length > 0 ? [] : ['vip'] };
   await submitAsAgent(world, other, true);
 }
