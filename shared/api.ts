@@ -1,5 +1,14 @@
+import type { Static } from 'typebox';
 import type { Change, Entry, Repair } from './entries.ts';
 import { isJsonObject, type Json, type JsonObject } from './json.ts';
+import type {
+  ConflictingPayloadSchema,
+  DecisionBodySchema,
+  LoginBodySchema,
+  RefundAnswerSchema,
+  RefundRequestBodySchema,
+  SessionInfoSchema,
+} from './schemas.ts';
 import type { Status } from './statuses.ts';
 
 /** Error codes every route answers with, and their HTTP statuses. */
@@ -11,7 +20,6 @@ export const ERROR_CODES = {
   forbidden: 403,
   csrf_failed: 403,
   not_found: 404,
-  conflict: 409,
   /** A request id already used with another payload (api.md): nothing was written or sent. */
   conflicting_payload: 409,
   payload_too_large: 413,
@@ -31,14 +39,8 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }
 
-/** `POST /v1/refunds`: what an agent asks for. */
-export interface RefundRequestBody {
-  request_id: string;
-  payment_intent: string;
-  amount: number;
-  reason?: string;
-  flags?: string[];
-}
+/** `POST /v1/refunds`: what an agent asks for (its schema is the contract, shared/schemas.ts). */
+export type RefundRequestBody = Static<typeof RefundRequestBodySchema>;
 
 /**
  * What a request asks for, normalised: two requests under one request id are the same decision
@@ -79,23 +81,10 @@ export function isRefundRequest(value: Json | undefined): value is RefundRequest
 }
 
 /** The answer to an agent: always the current status, never a second send. */
-export interface RefundAnswer {
-  request_id: string;
-  effect_id: string;
-  status: Status;
-  why: string;
-  refund: string | null;
-  changes: Change[];
-  repairs: Repair[];
-  receipt: string;
-}
+export type RefundAnswer = Static<typeof RefundAnswerSchema>;
 
 /** The `409` answer to a request id reused with another payload: both payloads, normalised. */
-export interface ConflictingPayloadAnswer extends ErrorBody {
-  status: 'REFUSED:conflicting_payload';
-  recorded: RequestPayload;
-  offered: RequestPayload;
-}
+export type ConflictingPayloadAnswer = Static<typeof ConflictingPayloadSchema>;
 
 /** Where an item stands, derived from its journal chain alone. */
 export const CHAIN_STATES = ['NEW', 'SENDING', 'DONE', 'CLOSED', 'ESCALATED', 'NEEDS_ESCALATION', 'APPROVED'] as const;
@@ -159,12 +148,7 @@ export const DECISION_ACTIONS = ['approve', 'reject', 'repair', 'close'] as cons
 export type DecisionAction = (typeof DECISION_ACTIONS)[number];
 
 /** `POST /api/items/:effect_id/decisions`. */
-export interface DecisionBody {
-  action: DecisionAction;
-  /** The escalation hash the approver saw: a decision on anything else is SUPERSEDED. */
-  escalation: string;
-  repair_index?: number;
-}
+export type DecisionBody = Static<typeof DecisionBodySchema>;
 
 /** The answer to a decision. */
 export interface DecisionAnswer {
@@ -179,20 +163,10 @@ export const ROLES = ['approver', 'finance'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** `POST /api/session`: a person logs in. */
-export interface LoginBody {
-  name: string;
-  password: string;
-}
+export type LoginBody = Static<typeof LoginBodySchema>;
 
 /** Who is logged in. */
-export interface SessionInfo {
-  name: string;
-  display_name: string;
-  role: Role;
-  groups: string[];
-  csrf_token: string;
-  sandbox: boolean;
-}
+export type SessionInfo = Static<typeof SessionInfoSchema>;
 
 /** Websocket messages from the server. */
 export type LiveMessage =

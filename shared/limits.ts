@@ -6,6 +6,8 @@ export const limits = {
   refundCentsMax: 99_999_999,
   /** An agent's request id: 1 to 200 characters of a safe alphabet. */
   requestIdCharsMax: 200,
+  /** A Stripe payment intent id: `pi_` and at most 100 more characters. */
+  paymentIntentCharsMax: 103,
   /** A refund reason shown to approvers. */
   reasonCharsMax: 1000,
   /** Flags on one request, and the length of each. */

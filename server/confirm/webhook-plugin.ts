@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
+import { responses } from '../../shared/schemas.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { type ConfirmEventResult, confirmEvent, eventEffectId } from './record.ts';
 import { assertWebhookConfig, verifyWebhook, WebhookError } from './signature.ts';
@@ -60,7 +61,27 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
     throw error;
   });
 
-  app.post(WEBHOOK_PATH, { bodyLimit: limits.webhookBodyBytesMax }, async (request, reply) => {
+  const schema = {
+    tags: ['stripe'],
+    security: [{ stripeSignature: [] }],
+    summary: 'Stripe posts signed refund events here',
+    description:
+      'The raw body is checked against the Stripe-Signature header (HMAC-SHA256, 300 s tolerance, every live secret) before it is read. ' +
+      'A verified event is answered 200 whatever came of it (recorded, a duplicate, ignored); anything unverifiable is 400 signature_invalid.',
+    // For the document only: the raw bytes are never validated or parsed before the signature is checked.
+    body: { type: 'object', additionalProperties: true, description: 'a Stripe event (refund.created, refund.updated, charge.refund.updated, …), as Stripe sent it' },
+    response: responses(
+      {
+        200: {
+          type: 'object',
+          required: ['received', 'result'],
+          properties: { received: { type: 'boolean', enum: [true] }, result: { type: 'string', description: 'what came of the event' } },
+        },
+      },
+      ['signature_invalid', 'payload_too_large', 'internal_error', 'journal_unavailable'],
+    ),
+  };
+  app.post(WEBHOOK_PATH, { bodyLimit: limits.webhookBodyBytesMax, schema, validatorCompiler: () => () => true }, async (request, reply) => {
     const header = request.headers[SIGNATURE_HEADER];
     // This scope's parsers hand over the raw Buffer; an empty body arrives as undefined: that is
     // zero bytes, and the signature decides.

@@ -1,4 +1,5 @@
 import type { Entry } from '../../shared/entries.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
 import { ERROR_CODES, type RefundRequest, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
@@ -14,7 +15,16 @@ import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
 import { boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { AppError } from './errors.ts';
-import { parseEffectId, parseRefundBody, parseRequestId } from './validate.ts';
+import {
+  ConflictingPayloadSchema,
+  EffectParams,
+  ReceiptSchema,
+  RefundAnswerSchema,
+  RefundRequestBodySchema,
+  RequestParams,
+  responses,
+  VerifyReportSchema,
+} from '../../shared/schemas.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,7 +56,8 @@ function stripeFailure(error: unknown): AppError | null {
  * The agents' API (api.md). Authentication is a hook of this scope only. A retry is always
  * safe: the same request id answers the current status and changes nothing.
  */
-export async function agentRoutes(app: FastifyInstance, opts: { services: Services; refundsInFlightMax?: number }): Promise<void> {
+export async function agentRoutes(scope: FastifyInstance, opts: { services: Services; refundsInFlightMax?: number }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services } = opts;
   const inFlightMax = opts.refundsInFlightMax ?? limits.refundsInFlightMax;
   let inFlight = 0;
@@ -54,8 +65,26 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     request.agent = authenticate(services, request);
   });
 
-  app.post('/v1/refunds', async (request, reply) => {
-    const body = parseRefundBody(request.body);
+  const agents = { tags: ['agents'], security: [{ agentToken: [] }] };
+  const refundSchema = {
+    ...agents,
+    summary: 'ask for a refund',
+    description:
+      'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent.',
+    body: RefundRequestBodySchema,
+    response: responses({ 200: RefundAnswerSchema, 202: RefundAnswerSchema, 409: ConflictingPayloadSchema }, [
+      'validation_failed',
+      'unauthorized',
+      'payload_too_large',
+      'unsupported_media_type',
+      'rate_limited',
+      'internal_error',
+      'stripe_unavailable',
+      'journal_unavailable',
+    ]),
+  };
+  app.post('/v1/refunds', { schema: refundSchema }, async (request, reply) => {
+    const { body } = request;
     if (inFlight >= inFlightMax) {
       reply.header('retry-after', '1');
       throw new AppError('rate_limited', `the server is working on ${inFlightMax} refund requests already; nothing was written, send this one again in a second`);
@@ -107,8 +136,16 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
     return reply.status(refundHttpStatus(answer.status)).send(answer);
   }
 
-  app.get<{ Params: { request_id: string } }>('/v1/refunds/:request_id', async (request, reply) => {
-    const requestId = parseRequestId(request.params.request_id);
+  const readErrors = ['unauthorized', 'not_found', 'internal_error', 'journal_unavailable'] as const;
+  const statusSchema = {
+    ...agents,
+    summary: "a refund request's current status",
+    description: '202 while QUEUED, APPROVED or IN_FLIGHT, 200 once final: the same shape as the answer to POST.',
+    params: RequestParams,
+    response: responses({ 200: RefundAnswerSchema, 202: RefundAnswerSchema }, ['validation_failed', ...readErrors]),
+  };
+  app.get('/v1/refunds/:request_id', { schema: statusSchema }, async (request, reply) => {
+    const requestId = request.params.request_id;
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
     const chain = await services.journal.entries(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
@@ -118,15 +155,17 @@ export async function agentRoutes(app: FastifyInstance, opts: { services: Servic
 
   /** Receipts of the asking agent's own requests only. */
   async function ownReceipt(request: FastifyRequest<{ Params: { effect_id: string } }>) {
-    const effectId = parseEffectId(request.params.effect_id);
+    const effectId = request.params.effect_id;
     const chain = await services.journal.entries(effectId);
     const owner = boundRequest(chain);
     if (!owner || owner.agent !== request.agent!.name) throw new AppError('not_found', 'no such receipt');
     return signReceipt(effectId, chain, services.signingKey);
   }
 
-  app.get<{ Params: { effect_id: string } }>('/v1/receipts/:effect_id', ownReceipt);
-  app.get<{ Params: { effect_id: string } }>('/v1/receipts/:effect_id/verify', async (request) => {
+  const receiptSchema = { ...agents, params: EffectParams, response: responses({ 200: ReceiptSchema }, readErrors) };
+  app.get('/v1/receipts/:effect_id', { schema: { ...receiptSchema, summary: "the signed receipt of one of the agent's requests" } }, ownReceipt);
+  const verifySchema = { ...receiptSchema, summary: 'the verification report of that receipt', response: responses({ 200: VerifyReportSchema }, readErrors) };
+  app.get('/v1/receipts/:effect_id/verify', { schema: verifySchema }, async (request) => {
     const receipt = await ownReceipt(request);
     return verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
   });

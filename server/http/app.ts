@@ -4,8 +4,11 @@ import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { limits } from '../../shared/limits.ts';
+import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
+import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
@@ -13,6 +16,7 @@ import { agentRoutes } from './agent-routes.ts';
 import { approverRoutes, installSessionAuth } from './approver-routes.ts';
 import { AppError, installErrorHandler } from './errors.ts';
 import { liveRoute } from './live-route.ts';
+import { openApi } from './openapi.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
@@ -26,7 +30,14 @@ const PAGE_CSP =
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** Everything that is not a page of the web inbox. */
-const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz)(\/|\?|$)/;
+const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|openapi\.json)(\/|\?|$)/;
+
+/**
+ * How every route's schema is checked: nothing coerced (`"1500"` is not an amount), nothing
+ * removed (an unknown field is refused, never dropped), and the field's own schema kept on each
+ * refusal so its description becomes the message.
+ */
+const AJV_OPTIONS = { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, verbose: true } as const;
 
 export interface AppOptions {
   services: Services;
@@ -47,7 +58,12 @@ export interface AppOptions {
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, sessions } = options;
-  const app = Fastify({ logger: options.logger ?? false, bodyLimit: limits.bodyBytesMax, trustProxy: false });
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: limits.bodyBytesMax,
+    trustProxy: false,
+    ajv: { customOptions: AJV_OPTIONS },
+  }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app, services.views);
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -63,13 +79,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyCookie);
   await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
 
-  app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async () => {
-    services.views.assertAvailable();
-    if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');
-    return { ready: true, sandbox: services.sandbox };
-  });
-  app.get('/.well-known/interlock-keys', async () => publicKeySet([services.signingKey]));
+  await openApi(app);
+
+  const operators = { tags: ['operators'] };
+  app.get('/healthz', { schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
+    ok: true as const,
+  }));
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        ...operators,
+        summary: 'ready once recovery after start has finished',
+        response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }) }, ['not_ready', 'journal_unavailable', 'internal_error']),
+      },
+    },
+    async () => {
+      services.views.assertAvailable();
+      if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');
+      return { ready: true as const, sandbox: services.sandbox };
+    },
+  );
+  app.get(
+    '/.well-known/interlock-keys',
+    { schema: { ...operators, summary: 'the public keys receipts are signed with', response: { 200: PublicKeySetSchema } } },
+    async () => publicKeySet([services.signingKey]),
+  );
 
   await app.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
   await app.register(async (scope) => {

@@ -1,4 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { DecisionAnswer, DecisionBody, SessionInfo } from '../../shared/api.ts';
 import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
@@ -11,7 +13,19 @@ import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
-import { parseDecisionBody, parseEffectId, parseLoginBody } from './validate.ts';
+import type { ErrorCode } from '../../shared/api.ts';
+import {
+  DecisionBodySchema,
+  EffectParams,
+  HistoryItemSchema,
+  HistoryQuery,
+  InboxItemSchema,
+  ItemDetailSchema,
+  LoginBodySchema,
+  ReceiptSchema,
+  responses,
+  SessionInfoSchema,
+} from '../../shared/schemas.ts';
 
 export const SESSION_COOKIE = 'interlock_session';
 
@@ -91,14 +105,26 @@ export function installSessionAuth(scope: FastifyInstance, services: Services, s
  * CSRF token header on every state-changing call. Who may see and decide is checked against the
  * config's groups here, and again by the gate when anything is sent.
  */
-export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOptions): Promise<void> {
+export async function approverRoutes(scope: FastifyInstance, opts: ApproverRouteOptions): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services, sessions } = opts;
+  const approvers = { tags: ['approvers'], security: [{ session: [] }] };
+  /** What every call behind a session can be answered besides its own refusals. */
+  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
+  const changeErrors: ErrorCode[] = [...sessionErrors, 'csrf_failed', 'validation_failed', 'payload_too_large', 'unsupported_media_type'];
+  const itemErrors: ErrorCode[] = [...sessionErrors, 'forbidden', 'not_found'];
   const failures = new Map<string, { count: number; untilMs: number }>();
   const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
     reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
 
-  app.post('/api/session', async (request, reply) => {
-    const { name, password } = parseLoginBody(request.body);
+  const loginSchema = {
+    tags: ['approvers'],
+    summary: 'log in: who you are, your groups and your CSRF token',
+    body: LoginBodySchema,
+    response: responses({ 200: SessionInfoSchema }, ['validation_failed', 'unauthorized', 'rate_limited', 'payload_too_large', 'unsupported_media_type', 'internal_error']),
+  };
+  app.post('/api/session', { schema: loginSchema }, async (request, reply) => {
+    const { name, password } = request.body;
     const paused = failures.get(name);
     if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
       throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');
@@ -116,12 +142,15 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     return sessionInfo(services, person, session);
   });
 
-  app.get('/api/session', async (request) => sessionInfo(services, request.person!, request.session!));
+  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) } }, async (request) =>
+    sessionInfo(services, request.person!, request.session!),
+  );
 
-  app.delete('/api/session', async (request, reply) => {
+  const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
+  app.delete('/api/session', { schema: logoutSchema }, async (request, reply) => {
     sessions.end(request.cookies[SESSION_COOKIE]);
     cookie(reply, '', 0);
-    return { ok: true };
+    return { ok: true as const };
   });
 
   const approverOnly = (request: FastifyRequest) => {
@@ -129,24 +158,35 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     return groupsOf(services, request.person!.name);
   };
 
-  app.get('/api/inbox', async (request) => {
+  const inboxSchema = {
+    ...approvers,
+    summary: 'open escalations routed to my groups, soonest due first',
+    response: responses({ 200: Type.Object({ items: Type.Array(InboxItemSchema), now_ms: Type.Integer() }) }, [...sessionErrors, 'forbidden']),
+  };
+  app.get('/api/inbox', { schema: inboxSchema }, async (request) => {
     const groups = approverOnly(request);
     const { inbox } = await services.views.current();
     return { items: inbox.queue(groups), now_ms: services.clock.nowMs() };
   });
 
+  const historySchema = (summary: string) => ({
+    ...approvers,
+    summary,
+    querystring: HistoryQuery,
+    response: responses({ 200: Type.Object({ items: Type.Array(HistoryItemSchema) }) }, [...sessionErrors, 'forbidden', 'validation_failed']),
+  });
   const history = (kind: 'done' | 'closed') => async (request: FastifyRequest<{ Querystring: { q?: string } }>) => {
     const groups = approverOnly(request);
     const { inbox } = await services.views.current();
-    return { items: inbox.history(kind, groups, String(request.query.q ?? '').slice(0, 200)) };
+    return { items: inbox.history(kind, groups, request.query.q ?? '') };
   };
-  app.get('/api/done', history('done'));
-  app.get('/api/closed', history('closed'));
+  app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent') }, history('done'));
+  app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent') }, history('closed'));
 
   /** An item a person may look at: one ever routed to a group of theirs. Anything else does not exist for them. */
   async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const groups = approverOnly(request);
-    const effectId = parseEffectId(request.params.effect_id);
+    const effectId = request.params.effect_id;
     const { inbox } = await services.views.current();
     const summary = inbox.chains.get(effectId);
     if (!summary || !inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
@@ -155,20 +195,33 @@ export async function approverRoutes(app: FastifyInstance, opts: ApproverRouteOp
     return { effectId, groups, inbox, chain: await services.journal.entries(effectId) };
   }
 
-  app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id', async (request) => {
+  const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
+  app.get('/api/items/:effect_id', { schema: itemSchema }, async (request) => {
     const { effectId, groups, inbox, chain } = await visibleChain(request);
     return itemDetail(services, inbox, effectId, chain, (group) => groups.has(group));
   });
 
-  app.get<{ Params: { effect_id: string } }>('/api/items/:effect_id/receipt', async (request, reply) => {
+  const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
+  app.get('/api/items/:effect_id/receipt', { schema: itemReceiptSchema }, async (request, reply) => {
     const { effectId, chain } = await visibleChain(request);
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, chain, services.signingKey);
   });
 
-  app.post<{ Params: { effect_id: string } }>('/api/items/:effect_id/decisions', async (request): Promise<DecisionAnswer> => {
+  const decisionSchema = {
+    ...approvers,
+    summary: 'approve, reject, repair or close the escalation I saw',
+    description: '`escalation` is the hash of the escalation seen; a decision on anything else is SUPERSEDED. `repair_index` only with action repair.',
+    params: EffectParams,
+    body: DecisionBodySchema,
+    response: responses({ 200: Type.Object({ status: Type.String(), message: Type.String(), item: ItemDetailSchema }) }, [...itemErrors, ...changeErrors]),
+  };
+  app.post('/api/items/:effect_id/decisions', { schema: decisionSchema }, async (request): Promise<DecisionAnswer> => {
     const { effectId, groups } = await visibleChain(request);
-    const body = parseDecisionBody(request.body);
+    const { body } = request;
+    // The one rule a field's schema cannot say alone: a repair names which, and only a repair does.
+    if (body.action === 'repair' && body.repair_index === undefined) throw new AppError('validation_failed', 'repair_index: which repair to accept, from 0');
+    if (body.action !== 'repair' && body.repair_index !== undefined) throw new AppError('validation_failed', 'repair_index: only for action repair');
     const by = request.person!.name;
     let status: Status;
     let unreachable = false;

@@ -24,8 +24,50 @@ function fromFastify(error: FastifyError): AppError | null {
   if (error.statusCode === 400 && (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError)) {
     return new AppError('validation_failed', 'the body is not valid JSON');
   }
-  if (error.validation) return new AppError('validation_failed', error.message);
+  if (error.validation) return validationError(error.validation, error.validationContext);
   return null;
+}
+
+/** One refusal by a route's schema, as Ajv reports it (with `verbose`, so the field's own schema is there). */
+interface SchemaRefusal {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: { description?: unknown; properties?: Record<string, { description?: unknown }> };
+}
+
+/** `/flags/0` → `flags[0]`: the field as an agent wrote it. */
+function fieldName(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : `${i === 0 ? '' : '.'}${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))
+    .join('');
+}
+
+/**
+ * A schema's refusal as `{field}: {what it must be}`: the field named as the agent wrote it, and
+ * the field's description from the schema (the contract's own words). A malformed effect id in a
+ * path is no such item (404), as it always was: it names nothing that exists.
+ */
+export function validationError(refusals: readonly SchemaRefusal[], context: string | undefined): AppError {
+  const first = refusals[0];
+  const where = context === 'querystring' ? 'query' : (context ?? 'body');
+  if (first === undefined) return new AppError('validation_failed', `${where}: not valid`);
+  const path = fieldName(first.instancePath);
+  if (first.keyword === 'additionalProperties') {
+    return new AppError('validation_failed', `${path ? `${path}.` : ''}${String(first.params.additionalProperty)}: unknown field`);
+  }
+  if (first.keyword === 'required') {
+    const missing = String(first.params.missingProperty);
+    const description = first.parentSchema?.properties?.[missing]?.description;
+    return new AppError('validation_failed', `${path ? `${path}.` : ''}${missing}: ${typeof description === 'string' ? `required, ${description}` : 'required'}`);
+  }
+  if (context === 'params' && path === 'effect_id') return new AppError('not_found', 'no such item');
+  if (path === '') return new AppError('validation_failed', `${where}: must be a JSON object`);
+  const description = first.parentSchema?.description;
+  return new AppError('validation_failed', `${path}: ${typeof description === 'string' ? description : (first.message ?? 'not valid')}`);
 }
 
 /** The answer to anything that met a journal which failed a check, wherever it was met. */

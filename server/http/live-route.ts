@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import { groupsOf, SESSION_COOKIE } from './approver-routes.ts';
+import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
 
 /**
@@ -14,7 +15,8 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   const viewsAvailable = async () => {
     services.views.assertAvailable();
   };
-  app.get('/api/live', { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
+  // Described in the OpenAPI document by openapi.ts: the generator leaves websocket routes out.
+  app.get(LIVE_PATH, { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
     if (person?.role !== 'approver') {

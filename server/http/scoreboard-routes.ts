@@ -1,4 +1,8 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ErrorCode } from '../../shared/api.ts';
+import { responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
 import type { Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
 import { scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
@@ -14,9 +18,8 @@ function parseFilter(services: Services, query: Query): BoardFilter {
   for (const [key, field] of [['from_ms', 'fromMs'], ['to_ms', 'toMs']] as const) {
     const raw = query[key];
     if (raw === undefined || raw === '') continue;
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < 0) throw new AppError('validation_failed', `${key}: a time in ms since the epoch`);
-    filter[field] = value;
+    // The schema let through digits only, at most 16 of them.
+    filter[field] = Number(raw);
   }
   if (query.group !== undefined && query.group !== '') {
     if (!Object.hasOwn(services.config.groups, query.group)) throw new AppError('validation_failed', 'group: not a group in the config');
@@ -29,8 +32,11 @@ function parseFilter(services: Services, query: Query): BoardFilter {
  * What finance reads: the scoreboard (whole, or a time range or a group), the series behind its
  * charts, and a CSV of the same figures. Every figure comes from the journal alone.
  */
-export async function scoreboardRoutes(app: FastifyInstance, opts: { services: Services }): Promise<void> {
+export async function scoreboardRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services } = opts;
+  const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
+  const finance = { tags: ['finance'], security: [{ session: [] }], querystring: ScoreboardQuery };
   const board = async (scoreboard: ScoreboardProjection, filter: BoardFilter): Promise<Scoreboard> => {
     const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined;
     return whole ? scoreboard.board() : scoreboard.slice(filter);
@@ -42,19 +48,34 @@ export async function scoreboardRoutes(app: FastifyInstance, opts: { services: S
     return { filter, scoreboard };
   };
 
-  app.get<{ Querystring: Query }>('/api/scoreboard', async (request) => {
+  const boardSchema = {
+    ...finance,
+    summary: 'the scoreboard: whole, or over from_ms..to_ms, or for one group',
+    response: responses({ 200: Type.Object({ board: ScoreboardSchema, now_ms: Type.Integer() }) }, errors),
+  };
+  app.get('/api/scoreboard', { schema: boardSchema }, async (request) => {
     const { filter, scoreboard } = await read(request);
     return { board: await board(scoreboard, filter), now_ms: services.clock.nowMs() };
   });
 
-  app.get<{ Querystring: Query }>('/api/scoreboard.csv', async (request, reply) => {
+  const csvSchema = {
+    ...finance,
+    summary: 'the same figures as CSV',
+    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, errors),
+  };
+  app.get('/api/scoreboard.csv', { schema: csvSchema }, async (request, reply) => {
     const { filter, scoreboard } = await read(request);
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', 'attachment; filename="interlock-scoreboard.csv"');
     return scoreboardCsv(await board(scoreboard, filter));
   });
 
-  app.get<{ Querystring: Query }>('/api/scoreboard/series', async (request) => {
+  const seriesSchema = {
+    ...finance,
+    summary: 'the series behind the charts: volume, waits, breaches by group, escalations by reason',
+    response: responses({ 200: Type.Object({}, { additionalProperties: true }) }, errors),
+  };
+  app.get('/api/scoreboard/series', { schema: seriesSchema }, async (request) => {
     const { filter, scoreboard } = await read(request);
     const toMs = filter.toMs ?? services.clock.nowMs();
     const fromMs = filter.fromMs ?? toMs - DAY_MS;

@@ -37,7 +37,7 @@ describe('test mode on', () => {
     [{ advance_ms: 1_000, extra: 1 }, 'extra: unknown field'],
     [{ advance_ms: -1 }, 'advance_ms: a whole number of ms, 0 or more'],
     [{ advance_ms: 1.5 }, 'advance_ms: a whole number of ms, 0 or more'],
-    [{}, 'advance_ms: a whole number of ms, 0 or more'],
+    [{}, 'advance_ms: required, a whole number of ms, 0 or more'],
     [[1], 'body: must be a JSON object'],
   ])('refuses %o with 400 validation_failed and leaves the clock alone', async (body, message) => {
     const ana = await world.login('ana');

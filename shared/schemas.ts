@@ -1,0 +1,238 @@
+import { type TSchema, Type } from 'typebox';
+import type { ErrorCode, Role } from './api.ts';
+import { DECISION_ACTIONS, ERROR_CODES, ROLES } from './api.ts';
+import type { Change, Repair } from './entries.ts';
+import type { Json } from './json.ts';
+import { limits } from './limits.ts';
+import type { Status } from './statuses.ts';
+
+// The contract as JSON Schema: the server validates every body, path and query against these
+// (Ajv, with nothing coerced and nothing removed), answers through the response schemas, and
+// publishes them as OpenAPI at /openapi.json; the TypeScript types of shared/api.ts come from
+// them. A field's `description` is also the message a refusal of that field carries.
+
+/** A string that is one of `values`, typed as their union (an enum, so a refusal names the field once). */
+function oneOf<const T extends readonly string[]>(values: T, description: string) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+}
+
+/** An object whose members are listed for the reader but not all pinned: every member is kept when answered. */
+function openObject<T>(description: string, properties: Record<string, TSchema> = {}) {
+  return Type.Unsafe<T>({ type: 'object', properties, additionalProperties: true, description });
+}
+
+/** Text with no lone surrogate: what can be hashed, signed and shown. */
+const WELL_FORMED = '^\\P{Cs}*$';
+
+export const RequestId = Type.String({
+  minLength: 1,
+  maxLength: limits.requestIdCharsMax,
+  pattern: '^[A-Za-z0-9._:/-]+$',
+  description: `the agent's own id for this decision, 1 to ${limits.requestIdCharsMax} characters of A-Z a-z 0-9 . _ : / -; the same id is the same decision forever`,
+});
+
+export const PaymentIntentId = Type.String({
+  minLength: 4,
+  maxLength: limits.paymentIntentCharsMax,
+  pattern: '^pi_[A-Za-z0-9_]+$',
+  description: 'must be a Stripe payment intent id (pi_...)',
+});
+
+export const EffectId = Type.String({
+  pattern: `^[0-9a-f]{${limits.effectIdHexChars}}$`,
+  description: `the effect id Interlock gave the request: ${limits.effectIdHexChars} lowercase hex characters`,
+});
+
+const Amount = Type.Integer({
+  minimum: 1,
+  maximum: limits.refundCentsMax,
+  description: `must be a whole number of cents from 1 to ${limits.refundCentsMax}`,
+});
+
+const Flag = Type.String({
+  minLength: 1,
+  maxLength: limits.flagCharsMax,
+  pattern: '^[a-z0-9_-]+$',
+  description: `lowercase letters, digits, _ and -, at most ${limits.flagCharsMax}`,
+});
+
+/** `POST /v1/refunds`. */
+export const RefundRequestBodySchema = Type.Object(
+  {
+    request_id: RequestId,
+    payment_intent: PaymentIntentId,
+    amount: Amount,
+    reason: Type.Optional(
+      Type.String({
+        maxLength: limits.reasonCharsMax,
+        pattern: WELL_FORMED,
+        description: `must be well-formed text of at most ${limits.reasonCharsMax} characters; shown to approvers`,
+      }),
+    ),
+    flags: Type.Optional(
+      Type.Array(Flag, { maxItems: limits.flagsMax, description: `must be a list of at most ${limits.flagsMax} flags; a set: order and repeats do not matter` }),
+    ),
+  },
+  { additionalProperties: false, description: 'a refund an agent asks for' },
+);
+
+const ChangeSchema = Type.Unsafe<Change>({
+  type: 'object',
+  required: ['field', 'was', 'now'],
+  properties: { field: { type: 'string' }, was: {}, now: {} },
+  description: 'a fact that changed since the request: what it was, what it is now',
+});
+
+const RepairSchema = Type.Unsafe<Repair>({
+  type: 'object',
+  required: ['code', 'set', 'why'],
+  properties: {
+    code: { type: 'string', enum: ['still_fits', 'refund_remaining'] },
+    set: { type: 'object', properties: { amount: { type: 'integer' } }, additionalProperties: false },
+    why: { type: 'string' },
+  },
+  description: 'a safe repair: `set` patches the request (a new amount), an empty `set` means the same, decided again',
+});
+
+const StatusSchema = Type.Unsafe<Status>({
+  type: 'string',
+  description:
+    'COMMITTED, COMMITTED_BY_RETRY, COMMITTED_ON_QUERY, REAPPLIED_AFTER_QUERY, DUPLICATE_IGNORED, QUEUED, IN_FLIGHT, APPROVED, AMBIGUOUS, CLOSED, REFUSED:<code>, …',
+});
+
+/** The answer about one refund request, to POST and GET alike. */
+export const RefundAnswerSchema = Type.Object(
+  {
+    request_id: RequestId,
+    effect_id: EffectId,
+    status: StatusSchema,
+    why: Type.String({ description: 'the status in plain words' }),
+    refund: Type.Union([Type.String(), Type.Null()], { description: "Stripe's refund id once sent" }),
+    changes: Type.Array(ChangeSchema),
+    repairs: Type.Array(RepairSchema),
+    receipt: Type.String({ description: 'where the signed receipt is' }),
+  },
+  { description: '200 once final, 202 while QUEUED, APPROVED or IN_FLIGHT' },
+);
+
+const RequestPayloadSchema = Type.Object({
+  payment_intent: Type.String(),
+  amount: Type.Integer(),
+  reason: Type.Optional(Type.String()),
+  flags: Type.Array(Type.String()),
+});
+
+/** The body of every error answer, with the codes a route can answer under one HTTP status. */
+export function errorBody(codes: readonly ErrorCode[]) {
+  return Type.Object(
+    {
+      error: Type.Object({
+        code: Type.Unsafe<ErrorCode>({ type: 'string', enum: [...codes] }),
+        message: Type.String({ description: 'for a person; never exception text' }),
+      }),
+    },
+    { description: codes.join(', ') },
+  );
+}
+
+export const ConflictingPayloadSchema = Type.Object(
+  {
+    error: Type.Object({ code: Type.Unsafe<'conflicting_payload'>({ type: 'string', enum: ['conflicting_payload'] }), message: Type.String() }),
+    status: Type.Unsafe<'REFUSED:conflicting_payload'>({ type: 'string', enum: ['REFUSED:conflicting_payload'] }),
+    recorded: RequestPayloadSchema,
+    offered: RequestPayloadSchema,
+  },
+  { description: 'conflicting_payload: the request id was used with another payload; nothing was written or sent' },
+);
+
+/**
+ * Response schemas for a route: its answers, plus one error schema per HTTP status listing the
+ * codes it can answer there (from ERROR_CODES).
+ */
+export function responses(answers: Record<number, TSchema>, codes: readonly ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) byStatus.set(ERROR_CODES[code], [...(byStatus.get(ERROR_CODES[code]) ?? []), code]);
+  const out: Record<number, TSchema> = { ...answers };
+  for (const [status, list] of byStatus) if (out[status] === undefined) out[status] = errorBody(list);
+  return out;
+}
+
+export const ReceiptSchema = Type.Object(
+  {
+    effect_id: EffectId,
+    entries: Type.Array(openObject<Json>('one journal entry, hash-chained to the one before it')),
+    signature: Type.String({ description: 'base64url Ed25519 signature over interlock-receipt-v1:<effect_id>:<hash of the last entry>' }),
+    key_id: Type.String({ description: 'the key at /.well-known/interlock-keys that signed it' }),
+  },
+  { description: "an effect's whole chain, signed; verify it offline with npm run verify or the typed client" },
+);
+
+export const VerifyReportSchema = openObject<Json>('what the receipt proves: valid, signed, happened, once, under live authority, on facts that held, by whom, and each problem found', {
+  valid: Type.Boolean(),
+  signed: Type.Union([Type.Boolean(), Type.Null()]),
+  problems: Type.Array(openObject<Json>('a problem: its code and a sentence')),
+});
+
+export const PublicKeySetSchema = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      key_id: Type.String(),
+      alg: Type.Unsafe<'Ed25519'>({ type: 'string', enum: ['Ed25519'] }),
+      public_key_pem: Type.String({ description: 'SPKI PEM' }),
+    }),
+  ),
+});
+
+export const EffectParams = Type.Object({ effect_id: EffectId });
+export const RequestParams = Type.Object({ request_id: RequestId });
+
+/** `POST /api/session`. A person's name is short, and scrypt is never asked to hash an unbounded password. */
+export const LoginBodySchema = Type.Object(
+  {
+    name: Type.String({ maxLength: 64, description: 'text of at most 64 characters' }),
+    password: Type.String({ maxLength: 1024, description: 'text of at most 1024 characters' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SessionInfoSchema = Type.Object({
+  name: Type.String(),
+  display_name: Type.String(),
+  role: Type.Unsafe<Role>({ type: 'string', enum: [...ROLES] }),
+  groups: Type.Array(Type.String()),
+  csrf_token: Type.String({ description: 'send it as x-csrf-token on every call that changes anything' }),
+  sandbox: Type.Boolean(),
+});
+
+/** `POST /api/items/:effect_id/decisions`. */
+export const DecisionBodySchema = Type.Object(
+  {
+    action: oneOf(DECISION_ACTIONS, `one of ${DECISION_ACTIONS.join(', ')}`),
+    escalation: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'the hash of the escalation you decide' }),
+    repair_index: Type.Optional(Type.Integer({ minimum: 0, description: 'which repair to accept, from 0; only for action repair' })),
+  },
+  { additionalProperties: false },
+);
+
+export const HistoryQuery = Type.Object({
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'a request id or payment intent to look for, at most 200 characters' })),
+});
+
+const TIME_MS = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a time in ms since the epoch' });
+export const ScoreboardQuery = Type.Object({
+  from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+  to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+  group: Type.Optional(Type.String({ maxLength: 200, description: 'a group in the config' })),
+});
+
+/** `POST /api/test/clock`, only with `test_mode: true`. */
+export const ClockBodySchema = Type.Object(
+  { advance_ms: Type.Integer({ minimum: 0, description: 'a whole number of ms, 0 or more' }) },
+  { additionalProperties: false },
+);
+
+export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
+export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
+export const ScoreboardSchema = openObject<Json>("finance's figures, all recomputable from the journal alone");
+export const ItemDetailSchema = openObject<Json>('the request, facts then and now, changes, repairs, the journal history, the receipt verification, whether you may decide');
+

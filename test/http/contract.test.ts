@@ -1,0 +1,170 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+
+// The OpenAPI document is generated from the schemas the server validates with; the README and the
+// contract doc (api.md, beside the project when it is there) are what people read. Each must name
+// every route, status and error code of the other.
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const readme = readFileSync(`${root}README.md`, 'utf8');
+const contractPath = `${root}../shared/spec/api.md`;
+const contract = existsSync(contractPath) ? readFileSync(contractPath, 'utf8') : '';
+const docs = `${readme}\n${contract}`;
+
+/** Routes that exist only with `test_mode: true`; the README says so. */
+const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
+/** Served beside the document, not described in it. */
+const ABOUT_THE_DOCUMENT = new Set(['GET /openapi.json', 'GET /docs']);
+
+type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
+type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+/** `METHOD /path` as the docs write it, with `:param` for a path parameter. */
+function routesInDocs(text: string): Set<string> {
+  const found = new Set<string>();
+  for (const match of text.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/[A-Za-z0-9_.:/{}-]*[A-Za-z0-9_}])/g)) {
+    found.add(`${match[1]} ${match[2]!.replace(/\{(\w+)\}/g, ':$1')}`);
+  }
+  return found;
+}
+
+function routesInDocument(document: OpenApi): Set<string> {
+  const found = new Set<string>();
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const method of Object.keys(operations)) found.add(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
+  }
+  return found;
+}
+
+/** Every error code the document says a route answers, with the status it is answered under. */
+function errorCodesInDocument(document: OpenApi): Map<ErrorCode, Set<number>> {
+  const found = new Map<ErrorCode, Set<number>>();
+  const walk = (value: unknown, status: number): void => {
+    if (Array.isArray(value)) for (const item of value) walk(item, status);
+    else if (value !== null && typeof value === 'object') {
+      const object = value as Record<string, unknown>;
+      const code = (object.properties as Record<string, { properties?: { code?: { enum?: string[] } } }> | undefined)?.error?.properties?.code?.enum;
+      for (const c of code ?? []) {
+        const known = c as ErrorCode;
+        found.set(known, new Set([...(found.get(known) ?? []), status]));
+      }
+      for (const member of Object.values(object)) walk(member, status);
+    }
+  };
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, answer] of Object.entries(operation.responses ?? {})) walk(answer, Number(status));
+    }
+  }
+  return found;
+}
+
+function statusesInDocument(document: OpenApi): Set<number> {
+  const found = new Set<number>();
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations)) for (const status of Object.keys(operation.responses ?? {})) found.add(Number(status));
+  }
+  return found;
+}
+
+/** Error codes the docs name in backticks. */
+function errorCodesInDocs(text: string): Set<string> {
+  return new Set([...text.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!).filter((code) => Object.hasOwn(ERROR_CODES, code)));
+}
+
+/** HTTP statuses the docs name in backticks: `202`, `409 …`. */
+function statusesInDocs(text: string): Set<number> {
+  return new Set([...text.matchAll(/`([1-5]\d\d)[\s`]/g)].map((m) => Number(m[1])));
+}
+
+let world: AppWorld;
+let document: OpenApi;
+beforeAll(async () => {
+  world = await buildAppWorld();
+  const answer = await world.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(answer.statusCode).toBe(200);
+  document = answer.json();
+});
+afterAll(() => world.close());
+
+describe('the OpenAPI document and the docs agree', () => {
+  it('is OpenAPI 3.1', () => {
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('lists every route the README and the contract doc name, and names no other', () => {
+    const inDocs = new Set([...routesInDocs(docs)].filter((route) => !ABOUT_THE_DOCUMENT.has(route)));
+    const inDocument = routesInDocument(document);
+    expect([...inDocs].filter((route) => !inDocument.has(route) && !TEST_MODE_ONLY.has(route)).sort()).toEqual([]);
+    expect([...inDocument].filter((route) => !inDocs.has(route)).sort()).toEqual([]);
+  });
+
+  it('answers every error code the docs name, under the status the docs give it, and no other', () => {
+    const inDocument = errorCodesInDocument(document);
+    expect([...errorCodesInDocs(docs)].sort()).toEqual([...inDocument.keys()].sort());
+    for (const [code, statuses] of inDocument) expect([code, [...statuses]]).toEqual([code, [ERROR_CODES[code]]]);
+    // The README's table of codes gives each its status.
+    for (const [, code, status] of readme.matchAll(/^\| `([a-z_]+)` \| `(\d{3})` \|/gm)) {
+      expect([code, Number(status)]).toEqual([code, ERROR_CODES[code as ErrorCode]]);
+    }
+  });
+
+  it('has every status the docs name, and the docs name every status it has', () => {
+    const inDocument = statusesInDocument(document);
+    expect([...statusesInDocs(docs)].filter((status) => !inDocument.has(status)).sort()).toEqual([]);
+    const unnamed = [...inDocument].filter((status) => !statusesInDocs(docs).has(status) && status !== 101);
+    expect(unnamed.sort()).toEqual([]);
+  });
+
+  it('serves the document and the docs page, and the README says where', async () => {
+    expect(readme).toContain('`GET /openapi.json`');
+    expect(readme).toContain('`GET /docs`');
+    const page = await world.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('swagger-initializer.js');
+    const pageDocument = await world.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(routesInDocument(pageDocument.json())).toEqual(routesInDocument(document));
+  });
+});
+
+describe('bodies are checked against their schemas, nothing coerced or removed', () => {
+  it.each([
+    ['an unknown field', { request_id: 'c1', payment_intent: 'pi_abc', amount: 1500, memo: 'x' }, 'memo: unknown field'],
+    ['an amount as a string', { request_id: 'c2', payment_intent: 'pi_abc', amount: '1500' }, 'amount: must be a whole number of cents from 1 to 99999999'],
+    ['a flag as a number', { request_id: 'c3', payment_intent: 'pi_abc', amount: 1500, flags: [1] }, 'flags[0]: lowercase letters, digits, _ and -, at most 64'],
+    ['flags as a string', { request_id: 'c4', payment_intent: 'pi_abc', amount: 1500, flags: 'vip' }, 'flags: must be a list of at most 20 flags; a set: order and repeats do not matter'],
+    ['no amount', { request_id: 'c5', payment_intent: 'pi_abc' }, 'amount: required, must be a whole number of cents from 1 to 99999999'],
+  ])('a refund with %s is 400 validation_failed naming the field, and nothing is written', async (_name, body, message) => {
+    const before = await world.entryCount();
+    const answer = await world.agent('POST', '/v1/refunds', body);
+    expect([answer.statusCode, answer.json()]).toEqual([400, { error: { code: 'validation_failed', message } }]);
+    expect(await world.entryCount()).toBe(before);
+  });
+
+  it('a login with an unknown field or a number for a name is refused naming the field', async () => {
+    const login = (payload: object) => world.app.inject({ method: 'POST', url: '/api/session', payload });
+    expect((await login({ name: 'ana', password: 'x', remember: true })).json().error).toEqual({ code: 'validation_failed', message: 'remember: unknown field' });
+    expect((await login({ name: 7, password: 'x' })).json().error).toEqual({ code: 'validation_failed', message: 'name: text of at most 64 characters' });
+  });
+
+  it('a decision with a string repair index, or an index on an approval, is refused naming the field', async () => {
+    const ana = await world.login('ana');
+    const escalation = 'a'.repeat(64);
+    const decide = (body: object) => world.as(ana, 'POST', '/api/items/000000000000/decisions', body);
+    expect((await decide({ action: 'repair', escalation, repair_index: '0' })).json().error.message).toBe('repair_index: which repair to accept, from 0; only for action repair');
+    expect((await decide({ action: 'approve', escalation, why: 'x' })).json().error.message).toBe('why: unknown field');
+  });
+
+  it('a malformed effect id in a path is no such item, as it always was', async () => {
+    const answer = await world.agent('GET', '/v1/receipts/NOT-AN-ID');
+    expect([answer.statusCode, answer.json().error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('a malformed request id in a path is validation_failed naming it', async () => {
+    const answer = await world.agent('GET', `/v1/refunds/${encodeURIComponent('no spaces')}`);
+    expect([answer.statusCode, answer.json().error.message.startsWith('request_id: ')]).toEqual([400, true]);
+  });
+});
