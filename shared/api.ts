@@ -45,22 +45,31 @@ export type RefundRequestBody = Static<typeof RefundRequestBodySchema>;
 /**
  * What a request asks for, normalised: two requests under one request id are the same decision
  * only when these are equal. `flags` is a sorted set (missing is `[]`); a missing `reason` stays
- * missing, which is not the same as `""`.
+ * missing, which is not the same as `""`; so does a missing `context_url`.
  */
 export type RequestPayload = {
   payment_intent: string;
   amount: number;
   reason?: string;
   flags: string[];
+  /** The ticket or conversation behind the request, shown to approvers as a link. */
+  context_url?: string;
 };
 
 /** The normalised payload of a request body or of a request bound in the journal. */
-export function requestPayload(request: { payment_intent: string; amount: number; reason?: string; flags?: readonly string[] }): RequestPayload {
+export function requestPayload(request: {
+  payment_intent: string;
+  amount: number;
+  reason?: string;
+  flags?: readonly string[];
+  context_url?: string;
+}): RequestPayload {
   return {
     payment_intent: request.payment_intent,
     amount: request.amount,
     ...(request.reason === undefined ? {} : { reason: request.reason }),
     flags: [...new Set(request.flags ?? [])].sort(),
+    ...(request.context_url === undefined ? {} : { context_url: request.context_url }),
   };
 }
 

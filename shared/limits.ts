@@ -10,6 +10,8 @@ export const limits = {
   paymentIntentCharsMax: 103,
   /** A refund reason shown to approvers. */
   reasonCharsMax: 1000,
+  /** The link to the ticket or conversation behind a request. */
+  contextUrlCharsMax: 2000,
   /** Flags on one request, and the length of each. */
   flagsMax: 20,
   flagCharsMax: 64,

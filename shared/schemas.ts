@@ -72,6 +72,14 @@ export const RefundRequestBodySchema = Type.Object(
     flags: Type.Optional(
       Type.Array(Flag, { maxItems: limits.flagsMax, description: `must be a list of at most ${limits.flagsMax} flags; a set: order and repeats do not matter` }),
     ),
+    context_url: Type.Optional(
+      Type.String({
+        maxLength: limits.contextUrlCharsMax,
+        pattern: '^https?://[^\\s]+$',
+        format: 'uri',
+        description: `an http(s) URL of at most ${limits.contextUrlCharsMax} characters: the ticket or conversation behind the request, shown to approvers as a link`,
+      }),
+    ),
   },
   { additionalProperties: false, description: 'a refund an agent asks for' },
 );
@@ -120,6 +128,7 @@ const RequestPayloadSchema = Type.Object({
   amount: Type.Integer(),
   reason: Type.Optional(Type.String()),
   flags: Type.Array(Type.String()),
+  context_url: Type.Optional(Type.String()),
 });
 
 /** The body of every error answer, with the codes a route can answer under one HTTP status. */

@@ -1,5 +1,5 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
-import type { Change, Entry, Repair } from '../../shared/entries.ts';
+import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, isStatus, type Status, whyFor } from '../../shared/statuses.ts';
 import { allOf, closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
@@ -85,7 +85,7 @@ export function boundBeforeReasonsKept(chain: readonly Entry[]): boolean {
 }
 
 /** The fields of a payload, in the order an agent is told about them. */
-const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags'] as const;
+const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags', 'context_url'] as const;
 
 /**
  * The refusal of a request id reused with another payload (api.md), or null when the offered

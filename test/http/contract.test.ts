@@ -168,3 +168,33 @@ describe('bodies are checked against their schemas, nothing coerced or removed',
     expect([answer.statusCode, answer.json().error.message.startsWith('request_id: ')]).toEqual([400, true]);
   });
 });
+
+describe('context_url: the ticket or conversation behind a request', () => {
+  it('is bound with the request and shown to approvers; another one under the same id is another payload', async () => {
+    const pi = await world.payment(10_000);
+    const url = 'https://support.example/tickets/4471?tab=conversation';
+    const body = { request_id: 'ctx-1', payment_intent: pi, amount: 8_000, context_url: url };
+    const first = await world.agent('POST', '/v1/refunds', body);
+    expect([first.statusCode, first.json().status]).toEqual([202, 'QUEUED']);
+    expect((await world.agent('POST', '/v1/refunds', body)).statusCode).toBe(202);
+    const before = await world.entryCount();
+    const other = await world.agent('POST', '/v1/refunds', { ...body, context_url: 'https://support.example/tickets/9' });
+    expect([other.statusCode, other.json().recorded.context_url, other.json().offered.context_url]).toEqual([409, url, 'https://support.example/tickets/9']);
+    const without = await world.agent('POST', '/v1/refunds', { request_id: 'ctx-1', payment_intent: pi, amount: 8_000 });
+    expect(without.statusCode).toBe(409);
+    expect(await world.entryCount()).toBe(before);
+    const ana = await world.login('ana');
+    const item = (await world.as(ana, 'GET', `/api/items/${first.json().effect_id}`)).json();
+    expect(item.request.context_url).toBe(url);
+  });
+
+  it.each([
+    ['another scheme', 'javascript:alert(1)'],
+    ['ftp', 'ftp://files.example/x'],
+    ['a space', 'https://a.example/x y'],
+    ['more than 2,000 characters', `https://a.example/${'x'.repeat(2_000)}`],
+  ])('%s is refused naming the field', async (_name, contextUrl) => {
+    const answer = await world.agent('POST', '/v1/refunds', { request_id: 'ctx-bad', payment_intent: 'pi_abc', amount: 100, context_url: contextUrl });
+    expect([answer.statusCode, answer.json().error.code, answer.json().error.message.startsWith('context_url: ')]).toEqual([400, 'validation_failed', true]);
+  });
+});
