@@ -8,8 +8,8 @@ import { defineConfig } from '@playwright/test';
 const PORT = Number(process.env.E2E_PORT ?? 4173);
 const SANDBOX_PORT = Number(process.env.E2E_SANDBOX_PORT ?? 4174);
 const baseURL = `http://127.0.0.1:${PORT}`;
-/** Under test-results/ (git-ignored); the server command deletes it first, so every run starts empty. */
-const DATA_DIR = 'test-results/e2e-data';
+/** Under test-results/ (git-ignored); the server command deletes it first, so every run starts empty. A run on another port has its own. */
+const DATA_DIR = process.env.E2E_PORT === undefined ? 'test-results/e2e-data' : `test-results/e2e-data-${PORT}`;
 
 // `npm test` runs `playwright test --reporter=list,json` and reads the JSON from this file.
 process.env.PLAYWRIGHT_JSON_OUTPUT_FILE ??= 'test-results/e2e.json';

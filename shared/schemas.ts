@@ -81,7 +81,20 @@ export const RefundRequestBodySchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, description: 'a refund an agent asks for' },
+  {
+    additionalProperties: false,
+    description: 'a refund an agent asks for',
+    examples: [
+      {
+        request_id: 'case-4471',
+        payment_intent: 'pi_3QeXampLe0000000000000',
+        amount: 2000,
+        reason: 'cracked jar',
+        flags: ['vip'],
+        context_url: 'https://support.example/tickets/4471',
+      },
+    ],
+  },
 );
 
 const ChangeSchema = Type.Unsafe<Change>({
