@@ -24,6 +24,11 @@ export const limits = {
   stripeTimeoutMs: 30_000,
   /** Stripe lists at most 100 objects per page. */
   stripeListLimit: 100,
+  /** A person's name at login is short, and scrypt is never asked to hash an unbounded password. */
+  loginNameCharsMax: 64,
+  loginPasswordCharsMax: 1024,
+  /** What an approver searches the done and closed lists for: a request id or a payment intent. */
+  searchCharsMax: 200,
   /** Request bodies from agents and approvers. */
   bodyBytesMax: 16 * 1024,
   /** Webhook bodies from Stripe. */

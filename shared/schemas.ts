@@ -208,11 +208,11 @@ export const PublicKeySetSchema = Type.Object({
 export const EffectParams = Type.Object({ effect_id: EffectId });
 export const RequestParams = Type.Object({ request_id: RequestId });
 
-/** `POST /api/session`. A person's name is short, and scrypt is never asked to hash an unbounded password. */
+/** `POST /api/session`. */
 export const LoginBodySchema = Type.Object(
   {
-    name: Type.String({ maxLength: 64, description: 'text of at most 64 characters' }),
-    password: Type.String({ maxLength: 1024, description: 'text of at most 1024 characters' }),
+    name: Type.String({ maxLength: limits.loginNameCharsMax, description: `text of at most ${limits.loginNameCharsMax} characters` }),
+    password: Type.String({ maxLength: limits.loginPasswordCharsMax, description: `text of at most ${limits.loginPasswordCharsMax} characters` }),
   },
   { additionalProperties: false },
 );
@@ -237,14 +237,16 @@ export const DecisionBodySchema = Type.Object(
 );
 
 export const HistoryQuery = Type.Object({
-  q: Type.Optional(Type.String({ maxLength: 200, description: 'a request id or payment intent to look for, at most 200 characters' })),
+  q: Type.Optional(
+    Type.String({ maxLength: limits.searchCharsMax, description: `a request id or payment intent to look for, at most ${limits.searchCharsMax} characters` }),
+  ),
 });
 
 const TIME_MS = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a time in ms since the epoch' });
 export const ScoreboardQuery = Type.Object({
   from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
   to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
-  group: Type.Optional(Type.String({ maxLength: 200, description: 'a group in the config' })),
+  group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
 });
 
 /** `POST /api/test/clock`, only with `test_mode: true`. */
