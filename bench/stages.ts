@@ -93,7 +93,7 @@ export async function simulateStage(plan: Plan): Promise<Samples> {
 export async function verifyStage(plan: Plan, dir: string, templates: Templates): Promise<Samples> {
   const samples: Samples = {};
   const { receipts, keys } = buildReceipts(templates, path.join(dir, 'keys'));
-  await repeat(plan.reps, async () => push(samples, { verify_receipts_per_s: measureVerifyPerS(receipts, keys, plan.verifyMs) }));
+  await repeat(plan.reps, async () => push(samples, { verify_receipts_per_s: await measureVerifyPerS(receipts, keys, plan.verifyMs) }));
   return samples;
 }
 

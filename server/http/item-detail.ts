@@ -40,7 +40,7 @@ export async function itemDetail(
     nowError = 'Stripe could not be read just now; the facts below are the ones recorded';
   }
   const receipt = signReceipt(effectId, chain, services.signingKey);
-  const report = verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
+  const report = await verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
   return {
     effect_id: effectId,
     request,

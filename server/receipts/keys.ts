@@ -8,7 +8,7 @@ import {
 } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isJsonObject } from '../../shared/json.ts';
+import { keysFromKeySet } from '../../shared/receipts/keys.ts';
 
 /** The key that signs receipts: its id, the private key, and the public key as PEM (SPKI). */
 export interface SigningKey {
@@ -91,21 +91,16 @@ export function publicKeySet(keys: readonly Pick<SigningKey, 'keyId' | 'publicKe
 }
 
 /**
- * Read a published key set back into verification keys by key id. Each key's id is recomputed
- * from its PEM, so a set that names a key by someone else's id is refused rather than trusted.
+ * Read a published key set back into verification keys by key id, as PEM. The shape is read as
+ * the browser's verifier reads it; here each key's id is also recomputed from its PEM, so a set
+ * that names a key by someone else's id is refused rather than trusted.
  */
-export function parsePublicKeySet(value: unknown): Map<string, KeyObject> {
-  if (!isJsonObject(value) || !Array.isArray(value.keys)) throw new Error('a key set is an object with a "keys" list');
-  const keys = new Map<string, KeyObject>();
-  for (const [index, item] of value.keys.entries()) {
-    if (!isJsonObject(item) || typeof item.key_id !== 'string' || typeof item.public_key_pem !== 'string') {
-      throw new Error(`keys[${index}] needs a string key_id and public_key_pem`);
-    }
-    if (item.alg !== 'Ed25519') throw new Error(`keys[${index}] has alg ${String(item.alg)}; only Ed25519 is used`);
-    const publicKey = createPublicKey(item.public_key_pem);
+export function parsePublicKeySet(value: unknown): Map<string, string> {
+  const keys = keysFromKeySet(value);
+  for (const [index, [keyId, pem]] of [...keys].entries()) {
+    const publicKey = createPublicKey(pem);
     if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error(`keys[${index}] is not an Ed25519 public key`);
-    if (keyIdFor(publicKey) !== item.key_id) throw new Error(`keys[${index}] key_id does not match its public key`);
-    keys.set(item.key_id, publicKey);
+    if (keyIdFor(publicKey) !== keyId) throw new Error(`keys[${index}] key_id does not match its public key`);
   }
   return keys;
 }

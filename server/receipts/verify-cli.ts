@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parsePublicKeySet } from './keys.ts';
-import { type VerificationKeys, verifyReceipt } from './verify.ts';
+import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
 /** How to call the verifier; printed with every usage error. */
 export const VERIFY_USAGE =
@@ -23,12 +23,12 @@ export interface CliOutcome {
 class UsageError extends Error {}
 
 /** Run the verifier on command-line arguments (without `node` and the script path). */
-export function runVerifyCli(args: readonly string[]): CliOutcome {
+export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome> {
   try {
     const { receiptPath, keys } = readArguments(args);
     if (receiptPath === null) return { exitCode: 0, stdout: `${VERIFY_USAGE}\n`, stderr: '' };
     const receipt = readJsonFile(receiptPath, 'receipt');
-    const report = verifyReceipt(receipt, keys);
+    const report = await verifyReceipt(receipt, keys);
     return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -37,7 +37,7 @@ export function runVerifyCli(args: readonly string[]): CliOutcome {
 }
 
 /** The receipt path (null for --help) and the verification keys the arguments name. */
-function readArguments(args: readonly string[]): { receiptPath: string | null; keys?: VerificationKeys } {
+function readArguments(args: readonly string[]): { receiptPath: string | null; keys?: ReceiptKeys } {
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(args);
@@ -70,10 +70,12 @@ function parseCommandLine(args: readonly string[]) {
   });
 }
 
-function readPemKey(path: string) {
+/** The PEM text of a public key file, read by Node first so a bad file is a usage error that says why. */
+function readPemKey(path: string): string {
   const pem = readTextFile(path, 'key');
   try {
-    return createPublicKey(pem);
+    // Any public key form Node reads (PKCS#1, a certificate's key) becomes the SPKI PEM the verifier takes.
+    return createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
   } catch (error) {
     throw new UsageError(`${path} is not a PEM public key: ${messageOf(error)}`);
   }
@@ -112,7 +114,7 @@ function isMainModule(): boolean {
 }
 
 if (isMainModule()) {
-  const outcome = runVerifyCli(process.argv.slice(2));
+  const outcome = await runVerifyCli(process.argv.slice(2));
   process.stdout.write(outcome.stdout);
   process.stderr.write(outcome.stderr);
   process.exitCode = outcome.exitCode;

@@ -60,7 +60,7 @@ describe('confirmByLookup: pull, no webhook (core §8.4)', () => {
     world.sandbox.settle(world.sandbox.refunds(world.intent.id)[0]!.id, 'failed', 'expired_or_canceled_card');
     expect(await confirmByLookup(world.journal, world.target, effectId)).toBe('CONFIRMED');
     expect(await confirmedStatuses(world.journal, effectId)).toEqual(['failed']);
-    expect(verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) }).confirmed_by_target).toBe(false);
+    expect((await verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).confirmed_by_target).toBe(false);
   });
 
   it('only refunds whose metadata names the effect count; a hand refund on the same payment is not ours', async () => {

@@ -51,7 +51,7 @@ describe('confirmEvent: recording a verified webhook (core §8.2, §8.3)', () =>
     });
     expect([effect_id, kind, prev]).toEqual([EFFECT_ID, 'CONFIRMED', chain.at(-2)!.hash]);
     expect(typeof ts_ms === 'number' && typeof hash === 'string').toBe(true);
-    expect(verifyReceipt({ effect_id: EFFECT_ID, entries: chain }).valid).toBe(true);
+    expect((await verifyReceipt({ effect_id: EFFECT_ID, entries: chain })).valid).toBe(true);
   });
 
   // seed: tests/test_confirmations.py Recording test_webhook_before_ack_does_not_close_dispatch
@@ -135,7 +135,7 @@ describe('confirmEvent: recording a verified webhook (core §8.2, §8.3)', () =>
       'CONFIRMED',
     );
     expect(await confirmedStatuses(journal)).toEqual(['pending', 'succeeded']);
-    expect(verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) }).confirmed_by_target).toBe(true);
+    expect((await verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) })).confirmed_by_target).toBe(true);
   });
 });
 
@@ -198,7 +198,7 @@ describe('recordConfirmation: status precedence (core §8.3: succeeded 1, failed
   ])('delivered in order %j, the receipt reads confirmed_by_target %s', async (statuses, expected) => {
     const journal = await journalWith(committedSteps());
     for (const [i, status] of statuses.entries()) await confirmEvent(journal, refundEvent({ id: `evt_${i}`, refund: { status } }));
-    expect(verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) }).confirmed_by_target).toBe(expected);
+    expect((await verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) })).confirmed_by_target).toBe(expected);
   });
 });
 
@@ -254,7 +254,7 @@ describe('confirmations from the escalation fixes', () => {
       payment_intent: PAYMENT_INTENT,
       created: SIGNED_AT_S,
     });
-    const report = verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) });
+    const report = await verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) });
     expect(report.problems.map((p) => p.code)).toContain('confirmed_other_refund');
   });
 
@@ -262,7 +262,7 @@ describe('confirmations from the escalation fixes', () => {
   it('a resend a person approved after a target_error, confirmed by a webhook while still in flight, verifies', async () => {
     const journal = await journalWith(resendInFlightSteps());
     expect(await confirmEvent(journal, refundEvent({ refund: { status: 'succeeded' } }))).toBe('CONFIRMED');
-    const report = verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) });
+    const report = await verifyReceipt({ effect_id: EFFECT_ID, entries: await journal.entries(EFFECT_ID) });
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ valid: true, happened: 'unknown', confirmed_by_target: true, approval_verified: true });
   });

@@ -37,7 +37,7 @@ describe('webhooks from the sandbox to a listening endpoint', () => {
     expect(world.sandbox.deliveries().map((d) => d.status)).toEqual([200, 200]);
     expect(results(world)).toEqual(['CONFIRMED', 'CONFIRMED']);
     expect(world.confirmed).toEqual([effectId, effectId]);
-    const report = verifyReceipt({ effect_id: effectId, entries: chain });
+    const report = await verifyReceipt({ effect_id: effectId, entries: chain });
     expect(report.problems).toEqual([]);
     expect(report.confirmed_by_target).toBe(true);
   });
@@ -50,7 +50,7 @@ describe('webhooks from the sandbox to a listening endpoint', () => {
     await world.sandbox.webhooksIdle();
     expect((await confirmations(world, effectId)).map((e) => e.status)).toEqual(['pending', 'failed']);
     expect(results(world)).toEqual(['CONFIRMED', 'CONFIRMED', 'DUPLICATE_IGNORED']);
-    expect(verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) }).confirmed_by_target).toBe(false);
+    expect((await verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).confirmed_by_target).toBe(false);
   });
 
   // seed: tests/test_confirmations.py Recording test_replayed_event_and_same_status_are_duplicates
@@ -75,7 +75,7 @@ describe('webhooks from the sandbox to a listening endpoint', () => {
     expect(world.sandbox.deliveries().map((d) => d.type)).toEqual(['refund.updated', 'refund.created']);
     expect((await confirmations(world, effectId)).map((e) => e.status)).toEqual(['succeeded']);
     expect(results(world)).toEqual(['CONFIRMED', 'IGNORED:out_of_order']);
-    expect(verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) }).confirmed_by_target).toBe(true);
+    expect((await verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).confirmed_by_target).toBe(true);
   });
 
   // seed: tests/test_confirmations.py Signature test_bad_signature_missing_header_or_v1_rejected

@@ -85,11 +85,12 @@ async function resubmit(world: CrashWorld): Promise<{ effectId: string; status?:
 }
 
 /** Every receipt next to the journal verifies with the published key; what each says happened. */
-function expectReceiptsVerify(world: CrashWorld, expect: ExpectStatic, happened: boolean | 'unknown'): void {
+async function expectReceiptsVerify(world: CrashWorld, expect: ExpectStatic, happened: boolean | 'unknown'): Promise<void> {
   const { receipts, publicKey } = readReceipts(world.dbFile);
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   expect(receipts.map((r) => r.effect_id)).toEqual([world.effectId]);
   for (const receipt of receipts) {
-    const report = verifyReceipt(receipt, publicKey);
+    const report = await verifyReceipt(receipt, publicKeyPem);
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ valid: true, signed: true, happened, happened_once: true });
   }
@@ -177,11 +178,11 @@ describe.concurrent('gate crash recovery with a real SIGKILL (journal file, gran
     const landed = c.ledger.includes(ours);
     expect((await readJournal(world.dbFile, world.effectId)).inFlight).toEqual([]);
     // The recovering process's own receipts (before_dispatch: nothing was sent yet, so nothing happened).
-    expectReceiptsVerify(world, expect, c.recovered === null && c.resubmitted === 'COMMITTED' ? false : landed);
+    await expectReceiptsVerify(world, expect, c.recovered === null && c.resubmitted === 'COMMITTED' ? false : landed);
 
     expect(await resubmit(world)).toEqual({ effectId: world.effectId, status: c.resubmitted });
     expect(await ledgerOf(world)).toEqual(c.ledger);
     expect((await readJournal(world.dbFile, world.effectId)).inFlight).toEqual([]);
-    expectReceiptsVerify(world, expect, landed);
+    await expectReceiptsVerify(world, expect, landed);
   });
 });

@@ -188,6 +188,6 @@ describe('gate: a read that fails never sends', () => {
     world.target.explain = explain;
     expect((await world.gate.submit(proposal)).status).toBe('COMMITTED');
     expect(world.target.refundedTotal(ORDER)).toBe(2_000);
-    expect(verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).toMatchObject({ valid: true, happened_once: true });
+    expect(await verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).toMatchObject({ valid: true, happened_once: true });
   });
 });

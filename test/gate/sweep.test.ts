@@ -134,7 +134,7 @@ async function runScript(tier: Tier, steps: readonly Step[]): Promise<void> {
   if (final === 'REFUSED') expect(refunds).toEqual([]);
   if (final === 'AMBIGUOUS') expect(tier).toBe(3);
   if (trace.crashedBeforeSend && (final === 'REFUSED' || final === 'AMBIGUOUS')) expect(refunds).toEqual([]);
-  const report = verifyReceipt({ effect_id: effectId, entries });
+  const report = await verifyReceipt({ effect_id: effectId, entries });
   expect(report.problems).toEqual([]);
   expect(report.valid).toBe(true);
 }

@@ -217,7 +217,8 @@ describe('receipt signing key', () => {
     expect(set).toEqual({ keys: [{ key_id: key.keyId, alg: 'Ed25519', public_key_pem: key.publicKeyPem }] });
     const parsed = parsePublicKeySet(JSON.parse(JSON.stringify(set)));
     expect([...parsed.keys()]).toEqual([key.keyId]);
-    expect(keyIdFor(parsed.get(key.keyId)!)).toBe(key.keyId);
+    expect(parsed.get(key.keyId)).toBe(key.publicKeyPem);
+    expect(keyIdFor(createPublicKey(parsed.get(key.keyId)!))).toBe(key.keyId);
   });
 
   const badSets: [string, unknown, RegExp][] = [
@@ -225,6 +226,16 @@ describe('receipt signing key', () => {
     ['keys not a list', { keys: {} }, /"keys" list/],
     ['an item without key_id', { keys: [{ alg: 'Ed25519', public_key_pem: 'x' }] }, /key_id/],
     ['another alg', { keys: [{ key_id: 'k', alg: 'RS256', public_key_pem: 'x' }] }, /only Ed25519/],
+    [
+      'one key id twice',
+      {
+        keys: [
+          { key_id: 'k', alg: 'Ed25519', public_key_pem: 'x' },
+          { key_id: 'k', alg: 'Ed25519', public_key_pem: 'y' },
+        ],
+      },
+      /keys\[1\] repeats key_id k/,
+    ],
   ];
   it.each(badSets)('keys: a key set that is %s is refused', (_name, value, message) => {
     expect(() => parsePublicKeySet(value)).toThrow(message);

@@ -36,8 +36,11 @@ import {
 const dataDir = mkdtempSync(join(tmpdir(), 'interlock-verify-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const key: SigningKey = loadOrCreateSigningKey(dataDir);
-const publicKey = createPublicKey(key.publicKeyPem);
+/** The receipt key alone, as PEM: a Node KeyObject is handed to the verifier as its PEM text. */
+const publicKey = key.publicKeyPem;
 const keyRing = new Map([[key.keyId, key.publicKeyPem]]);
+/** The same key imported by WebCrypto, as a browser that verifies many receipts would hold it. */
+const cryptoKey = await crypto.subtle.importKey('spki', createPublicKey(key.publicKeyPem).export({ type: 'spki', format: 'der' }), { name: 'Ed25519' }, false, ['verify']);
 
 function chain(steps: readonly Step[]): Entry[] {
   return buildChain(EFFECT_ID, steps);
@@ -52,14 +55,14 @@ function signed(entries: readonly Entry[]): JsonObject {
 function codes(report: VerifyReport): VerifyProblemCode[] {
   return report.problems.map((problem) => problem.code);
 }
-function verifySteps(steps: readonly Step[]): VerifyReport {
+function verifySteps(steps: readonly Step[]): Promise<VerifyReport> {
   return verifyReceipt(signed(chain(steps)), publicKey);
 }
 
 describe('verify: a committed refund', () => {
   // seed: tests/test_receipts.py Receipts test_committed_refund_proves_all_three_claims_on_both_backends
-  it('verify: a committed, signed refund is valid and proves every claim', () => {
-    const report = verifyReceipt(signed(chain(committedSteps())), publicKey);
+  it('verify: a committed, signed refund is valid and proves every claim', async () => {
+    const report = await verifyReceipt(signed(chain(committedSteps())), publicKey);
     expect(report).toMatchObject({
       effect_id: EFFECT_ID,
       key_id: key.keyId,
@@ -81,8 +84,8 @@ describe('verify: a committed refund', () => {
     });
   });
 
-  it('verify: the report has exactly the fields of the spec plus key_id', () => {
-    expect(Object.keys(verifyReceipt(signed(chain(committedSteps())))).sort()).toEqual(
+  it('verify: the report has exactly the fields of the spec plus key_id', async () => {
+    expect(Object.keys(await verifyReceipt(signed(chain(committedSteps())))).sort()).toEqual(
       [
         'effect_id',
         'valid',
@@ -106,13 +109,13 @@ describe('verify: a committed refund', () => {
     );
   });
 
-  it('verify: without a key the chain is still checked and signed is null', () => {
-    expect(verifyReceipt(receiptOf(chain(committedSteps())))).toMatchObject({ valid: true, signed: null, tamper_evident: true });
+  it('verify: without a key the chain is still checked and signed is null', async () => {
+    expect(await verifyReceipt(receiptOf(chain(committedSteps())))).toMatchObject({ valid: true, signed: null, tamper_evident: true });
   });
 
-  it('verify: a receipt that went through JSON text verifies the same', () => {
+  it('verify: a receipt that went through JSON text verifies the same', async () => {
     const text = JSON.stringify(signed(chain(committedSteps())));
-    expect(verifyReceipt(JSON.parse(text), keyRing)).toMatchObject({ valid: true, signed: true });
+    expect(await verifyReceipt(JSON.parse(text), keyRing)).toMatchObject({ valid: true, signed: true });
   });
 });
 
@@ -129,8 +132,8 @@ describe('verify: tampering', () => {
     ['an added field', 2, (e) => Object.assign(e, { note: 'fine' })],
     ['a removed field', 2, (e) => delete e.premises],
   ];
-  it.each(edits)('verify: %s is reported as altered', (_name, index, edit) => {
-    const report = verifyReceipt(signed(editEntry(chain(committedSteps()), index, edit)), publicKey);
+  it.each(edits)('verify: %s is reported as altered', async (_name, index, edit) => {
+    const report = await verifyReceipt(signed(editEntry(chain(committedSteps()), index, edit)), publicKey);
     expect(report.valid).toBe(false);
     expect(report.tamper_evident).toBe(false);
     expect(report.problems[0]).toMatchObject({ code: 'altered_entry', entry: index });
@@ -138,56 +141,65 @@ describe('verify: tampering', () => {
   });
 
   // seed: tests/test_receipts.py Receipts test_removed_entry_is_detected
-  it('verify: a removed AUTHORIZED entry is a chain break, out of order', () => {
+  it('verify: a removed AUTHORIZED entry is a chain break, out of order', async () => {
     const entries = chain(committedSteps()).filter((entry) => entry.kind !== 'AUTHORIZED');
-    const report = verifyReceipt(receiptOf(entries));
+    const report = await verifyReceipt(receiptOf(entries));
     expect(report.tamper_evident).toBe(false);
     expect(report.problems[0]).toMatchObject({ code: 'chain_break', entry: 1, kind: 'DISPATCHED' });
     expect(report.problems[0]?.message).toContain('out of order');
     expect(codes(report)).toContain('send_without_authorization');
   });
 
-  it('verify: a removed first entry breaks the chain at entry 0 and loses the proposal', () => {
-    const report = verifyReceipt(receiptOf(chain(committedSteps()).slice(1)));
+  it('verify: a removed first entry breaks the chain at entry 0 and loses the proposal', async () => {
+    const report = await verifyReceipt(receiptOf(chain(committedSteps()).slice(1)));
     expect(codes(report)).toEqual(['chain_break', 'no_initial_proposal']);
   });
 
-  it('verify: reordered entries are a chain break', () => {
+  it('verify: reordered entries are a chain break', async () => {
     const entries = chain(committedSteps());
     const [proposed, authorized, dispatched, committed] = entries as [Entry, Entry, Entry, Entry];
-    const report = verifyReceipt(receiptOf([proposed, dispatched, authorized, committed]));
+    const report = await verifyReceipt(receiptOf([proposed, dispatched, authorized, committed]));
     expect(report.tamper_evident).toBe(false);
     expect(codes(report).filter((code) => code === 'chain_break').length).toBeGreaterThan(0);
     expect(report.problems.every((p) => p.code !== 'chain_break' || p.message.includes('out of order'))).toBe(true);
   });
 
-  it('verify: an entry forged from another effect is a foreign entry', () => {
+  it('verify: an entry forged from another effect is a foreign entry', async () => {
     const entries = chain(dispatchedSteps());
     const otherCommit = entryAt(buildChain(OTHER_EFFECT_ID, committedSteps()), 3);
     const forged = { ...otherCommit, prev: entryAt(entries, -1).hash };
-    const report = verifyReceipt(receiptOf([...entries, forged]));
+    const report = await verifyReceipt(receiptOf([...entries, forged]));
     expect(report.problems[0]).toMatchObject({ code: 'foreign_entry', entry: 3, kind: 'COMMITTED' });
     expect(report.tamper_evident).toBe(false);
   });
 
   // seed: tests/test_receipts.py Receipts test_rewritten_chain_fails_the_signature;
   // tests/test_scenario_github_merge.py Systems test_forged_receipt_passes_unsigned_fails_signed
-  it('verify: a rewritten and resealed chain holds together but fails the signature', () => {
+  it('verify: a rewritten and resealed chain holds together but fails the signature', async () => {
     const original = signed(chain(committedSteps()));
     const rewritten = reseal(editEntry(chain(committedSteps()), 2, (e) => Object.assign(e.effect as JsonObject, { amount: 9_999 })));
-    const report = verifyReceipt({ ...original, entries: rewritten as JsonObject[] }, publicKey);
+    const report = await verifyReceipt({ ...original, entries: rewritten as JsonObject[] }, publicKey);
     expect(report).toMatchObject({ tamper_evident: true, signed: false, valid: false });
     expect(codes(report)).toEqual(['bad_signature']);
-    expect(verifyReceipt({ ...original, entries: rewritten as JsonObject[] })).toMatchObject({ valid: true, signed: null });
+    expect(await verifyReceipt({ ...original, entries: rewritten as JsonObject[] })).toMatchObject({ valid: true, signed: null });
   });
 
-  it('verify: entries cut off the end fail the signature, and go undetected without a key', () => {
+  it('verify: entries cut off the end fail the signature, and go undetected without a key', async () => {
     const original = signed(chain(committedSteps()));
     const truncated = { ...original, entries: (original.entries as JsonObject[]).slice(0, 3) };
-    expect(codes(verifyReceipt(truncated, publicKey))).toEqual(['bad_signature']);
-    expect(verifyReceipt(truncated)).toMatchObject({ valid: true, signed: null, happened: 'unknown' });
+    expect(codes(await verifyReceipt(truncated, publicKey))).toEqual(['bad_signature']);
+    expect(await verifyReceipt(truncated)).toMatchObject({ valid: true, signed: null, happened: 'unknown' });
   });
 });
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The same bytes spelled otherwise: the last character of a 64-byte signature carries 4 spare bits, all zero when canonical. */
+function withSpareBitSet(signature: string): string {
+  const last = BASE64URL.indexOf(signature.at(-1)!);
+  expect(Buffer.from(signature.slice(0, -1) + BASE64URL[last + 1], 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+  return signature.slice(0, -1) + BASE64URL[last + 1];
+}
 
 describe('verify: keys and signatures', () => {
   const other = generateKeyPairSync('ed25519');
@@ -196,11 +208,16 @@ describe('verify: keys and signatures', () => {
     privateKey: other.privateKey,
     publicKeyPem: other.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
   };
+  const rsaPem = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const good = () => signed(chain(committedSteps()));
   const table: [string, () => JsonObject, Parameters<typeof verifyReceipt>[1], VerifyProblemCode[], boolean | null][] = [
     ['the right key by id verifies', good, keyRing, [], true],
-    ['a PEM key ring verifies', good, new Map([[key.keyId, publicKey]]), [], true],
-    ['another public key fails the signature', good, other.publicKey, ['bad_signature'], false],
+    ['one PEM key verifies', good, publicKey, [], true],
+    ['one CryptoKey verifies', good, cryptoKey, [], true],
+    ['a CryptoKey ring verifies', good, new Map([[key.keyId, cryptoKey]]), [], true],
+    ['another public key fails the signature', good, otherKey.publicKeyPem, ['bad_signature'], false],
+    ['one PEM text that is no key is unknown', good, 'not a pem', ['unknown_key'], false],
+    ['an RSA key published under the id is unknown', good, new Map([[key.keyId, rsaPem]]), ['unknown_key'], false],
     ['a key id nobody published is unknown', good, new Map([[otherKey.keyId, otherKey.publicKeyPem]]), ['unknown_key'], false],
     ['a receipt without key_id is unknown to a key ring', () => ({ ...good(), key_id: null }), keyRing, ['unknown_key'], false],
     ['an unreadable published key is unknown', good, new Map([[key.keyId, 'not a pem']]), ['unknown_key'], false],
@@ -208,10 +225,12 @@ describe('verify: keys and signatures', () => {
     ['a missing signature fails', () => { const { signature: _dropped, ...rest } = good(); return rest; }, publicKey, ['bad_signature'], false],
     ['a non-string signature fails', () => ({ ...good(), signature: 42 }), publicKey, ['bad_signature'], false],
     ['a signature in another spelling fails', () => ({ ...good(), signature: `${good().signature}==` }), publicKey, ['bad_signature'], false],
+    ['a signature in standard base64 fails', () => ({ ...good(), signature: Buffer.from(String(good().signature), 'base64url').toString('base64') }), publicKey, ['bad_signature'], false],
+    ['a signature with its spare bits set fails', () => ({ ...good(), signature: withSpareBitSet(String(good().signature)) }), publicKey, ['bad_signature'], false],
     ['a signature for another effect fails', () => ({ ...signReceipt(EFFECT_ID, [], key), entries: good().entries }) as unknown as JsonObject, publicKey, ['bad_signature'], false],
   ];
-  it.each(table)('verify: %s', (_name, receipt, keys, expectedCodes, expectedSigned) => {
-    const report = verifyReceipt(receipt(), keys);
+  it.each(table)('verify: %s', async (_name, receipt, keys, expectedCodes, expectedSigned) => {
+    const report = await verifyReceipt(receipt(), keys);
     expect(codes(report)).toEqual(expectedCodes);
     expect(report.signed).toBe(expectedSigned);
   });
@@ -219,14 +238,14 @@ describe('verify: keys and signatures', () => {
 
 describe('verify: shape', () => {
   // seed: tests/test_review_fixes.py ReviewFixes test_verify_rejects_a_forged_lone_commit_and_an_empty_receipt
-  it('verify: an empty receipt is not valid, even signed', () => {
-    const report = verifyReceipt(signReceipt(EFFECT_ID, [], key), publicKey);
+  it('verify: an empty receipt is not valid, even signed', async () => {
+    const report = await verifyReceipt(signReceipt(EFFECT_ID, [], key), publicKey);
     expect(report).toMatchObject({ valid: false, signed: true, happened: false });
     expect(codes(report)).toEqual(['empty_receipt']);
   });
 
-  it('verify: a lone forged COMMITTED has no proposal and commits nothing that was sent', () => {
-    const report = verifyReceipt(receiptOf(chain([['COMMITTED', { result: refundResult() }]])));
+  it('verify: a lone forged COMMITTED has no proposal and commits nothing that was sent', async () => {
+    const report = await verifyReceipt(receiptOf(chain([['COMMITTED', { result: refundResult() }]])));
     expect(report.valid).toBe(false);
     expect(report.tamper_evident).toBe(true);
     expect(codes(report)).toEqual(['no_initial_proposal', 'orphan_commit']);
@@ -239,8 +258,8 @@ describe('verify: the send pass', () => {
     ['stale_premise_at_recovery', liveChecks({ violations: ['amount changed'] }), 'stale_premise at recovery'],
     ['lease_at_recovery', liveChecks({ lease_live: false }), 'lease at recovery'],
   ];
-  it.each(recoveryRefusals)('verify: a crash before the send refused at recovery (%s) proves nothing was sent', (code, rechecked, reason) => {
-    const report = verifySteps([...dispatchedSteps(), ['REFUSED', { code, reason, resolves: true, rechecked }]]);
+  it.each(recoveryRefusals)('verify: a crash before the send refused at recovery (%s) proves nothing was sent', async (code, rechecked, reason) => {
+    const report = await verifySteps([...dispatchedSteps(), ['REFUSED', { code, reason, resolves: true, rechecked }]]);
     expect(report).toMatchObject({
       valid: true,
       happened: false,
@@ -254,19 +273,19 @@ describe('verify: the send pass', () => {
   });
 
   // seed: tests/test_receipts.py Receipts test_ambiguous_is_reported_as_unknown
-  it('verify: a tier-3 crash left AMBIGUOUS has happened unknown', () => {
+  it('verify: a tier-3 crash left AMBIGUOUS has happened unknown', async () => {
     const rechecked = liveChecks();
-    const report = verifySteps([...dispatchedSteps(), ['AMBIGUOUS', { code: 'ambiguous', rechecked }]]);
+    const report = await verifySteps([...dispatchedSteps(), ['AMBIGUOUS', { code: 'ambiguous', rechecked }]]);
     expect(report).toMatchObject({ valid: true, happened: 'unknown', happened_once: true, authorized_when_fired: true, refused: null });
     expect(report.rechecked_at_recovery).toEqual(rechecked);
   });
 
-  it('verify: a send still open has happened unknown', () => {
-    expect(verifySteps(dispatchedSteps())).toMatchObject({ valid: true, happened: 'unknown', authorized_when_fired: true });
+  it('verify: a send still open has happened unknown', async () => {
+    expect(await verifySteps(dispatchedSteps())).toMatchObject({ valid: true, happened: 'unknown', authorized_when_fired: true });
   });
 
-  it('verify: a refusal before any send is not a send and names the reason', () => {
-    const report = verifySteps([
+  it('verify: a refusal before any send is not a send and names the reason', async () => {
+    const report = await verifySteps([
       ['PROPOSED', { lease: LEASE, premises: PREMISES, effect: REFUND }],
       ['REFUSED', { code: 'lease', reason: 'lease', checks: liveChecks({ lease_live: false }) }],
     ]);
@@ -274,29 +293,29 @@ describe('verify: the send pass', () => {
   });
 
   // seed: tests/test_receipts.py Receipts test_crash_recovered_by_retry_still_proves_the_recheck
-  it('verify: a crash recovered by an idempotent retry proves the recheck, and the resend counts as a send', () => {
+  it('verify: a crash recovered by an idempotent retry proves the recheck, and the resend counts as a send', async () => {
     const rechecked = liveChecks();
-    const report = verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'retry-idempotent', rechecked, result: refundResult() }]]);
+    const report = await verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'retry-idempotent', rechecked, result: refundResult() }]]);
     expect(report).toMatchObject({ valid: true, happened: true, happened_once: true, authorized_when_fired: true, assumptions_held: true });
     expect(report.rechecked_at_recovery).toEqual(rechecked);
   });
 
   // seed: tests/test_receipts.py Receipts test_revoked_at_recovery_does_not_claim_it_was_authorized
-  it('verify: a resend after the lease was revoked does not claim it was authorized', () => {
+  it('verify: a resend after the lease was revoked does not claim it was authorized', async () => {
     const rechecked = liveChecks({ lease_live: false });
-    const report = verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'recovery-reapply', rechecked, result: refundResult() }]]);
+    const report = await verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'recovery-reapply', rechecked, result: refundResult() }]]);
     expect(report).toMatchObject({ valid: false, happened: true, authorized_when_fired: false, assumptions_held: true });
     expect(report.problems).toEqual([expect.objectContaining({ code: 'lease_not_attested', entry: 3, kind: 'COMMITTED' })]);
   });
 
-  it('verify: a lookup that found the refund is the evidence', () => {
-    const report = verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'recovery-query', rechecked: liveChecks(), found: 're_found' }]]);
+  it('verify: a lookup that found the refund is the evidence', async () => {
+    const report = await verifySteps([...dispatchedSteps(), ['COMMITTED', { via: 'recovery-query', rechecked: liveChecks(), found: 're_found' }]]);
     expect(report).toMatchObject({ valid: true, evidence: 're_found', happened: true });
   });
 
   // seed: tests/test_merge_defects.py TargetErrorIsFinal test_receipt_flags_a_send_after_a_target_error
-  it('verify: a resend after a target error without a new escalation is flagged and breaks happened once', () => {
-    const report = verifySteps([
+  it('verify: a resend after a target error without a new escalation is flagged and breaks happened once', async () => {
+    const report = await verifySteps([
       ...dispatchedSteps(),
       ['REFUSED', { code: 'target_error', reason: 'target reported failure: card_declined', resolves: true }],
       ['DISPATCHED', { effect: REFUND, lease: LEASE, premises: PREMISES, checks: liveChecks() }],
@@ -306,8 +325,8 @@ describe('verify: the send pass', () => {
     expect(report).toMatchObject({ happened: true, happened_once: false, authorized_when_fired: true });
   });
 
-  it('verify: a send after a target error is allowed once an escalation came in between', () => {
-    const report = verifySteps([
+  it('verify: a send after a target error is allowed once an escalation came in between', async () => {
+    const report = await verifySteps([
       ...dispatchedSteps(),
       ['REFUSED', { code: 'target_error', reason: 'declined', resolves: true }],
       ...personApprovedSteps().slice(1),
@@ -334,8 +353,8 @@ describe('verify: the send pass', () => {
     ],
     ['a commit after the send was already committed', [...committedSteps(), ['COMMITTED', { result: refundResult() }]], ['orphan_commit', 'multiple_commits'], false],
   ];
-  it.each(sendProblems)('verify: %s is a problem', (_name, steps, expectedCodes, once) => {
-    const report = verifySteps(steps);
+  it.each(sendProblems)('verify: %s is a problem', async (_name, steps, expectedCodes, once) => {
+    const report = await verifySteps(steps);
     expect(codes(report)).toEqual(expectedCodes);
     expect(report.happened_once).toBe(once);
   });
@@ -361,8 +380,8 @@ describe('verify: lease and premises attestation', () => {
     ['use problems from a reserving store', liveChecks({ use_problems: ['already used by 0123456789ab'] }), REFUND, false],
     ['problems in the grant description', liveChecks({ lease: { approval: 'A1', problems: ['expired'] } }), REFUND, false],
   ];
-  it.each(table)('verify: a send with %s -> authorized_when_fired %s', (_name, checks, effect, held) => {
-    const report = verifySteps(dispatchedSteps({ checks, effect }));
+  it.each(table)('verify: a send with %s -> authorized_when_fired %s', async (_name, checks, effect, held) => {
+    const report = await verifySteps(dispatchedSteps({ checks, effect }));
     expect(report.authorized_when_fired).toBe(held);
     expect(codes(report)).toEqual(held ? [] : ['lease_not_attested']);
   });
@@ -373,14 +392,14 @@ describe('verify: lease and premises attestation', () => {
     ['violations missing', { lease_live: true, lease: null }, false],
     ['violations not a list', liveChecks({ violations: {} }), false],
   ];
-  it.each(premises)('verify: a send with %s -> assumptions_held %s', (_name, checks, held) => {
-    const report = verifySteps(dispatchedSteps({ checks }));
+  it.each(premises)('verify: a send with %s -> assumptions_held %s', async (_name, checks, held) => {
+    const report = await verifySteps(dispatchedSteps({ checks }));
     expect(report.assumptions_held).toBe(held);
     expect(codes(report)).toEqual(held ? [] : ['premises_not_attested']);
   });
 
-  it('verify: a refused send is dropped from the claims, so a later good send stands alone', () => {
-    const report = verifySteps([
+  it('verify: a refused send is dropped from the claims, so a later good send stands alone', async () => {
+    const report = await verifySteps([
       ...dispatchedSteps({ checks: liveChecks({ lease_live: false }) }),
       ['REFUSED', { code: 'lease_at_recovery', reason: 'lease at recovery', resolves: true }],
     ]);
@@ -390,8 +409,8 @@ describe('verify: lease and premises attestation', () => {
 
 describe('verify: the people pass', () => {
   // seed: tests/test_escalation_receipts.py EscalationReceipts test_person_approved_send_verifies
-  it('verify: a person-approved send verifies and names the approver', () => {
-    const report = verifySteps(personApprovedSteps());
+  it('verify: a person-approved send verifies and names the approver', async () => {
+    const report = await verifySteps(personApprovedSteps());
     expect(report).toMatchObject({ valid: true, approved_by: 'ann', approval_verified: true, happened: true });
     expect(report.escalations).toEqual([
       {
@@ -409,14 +428,14 @@ describe('verify: the people pass', () => {
   });
 
   // seed: tests/test_escalation_receipts.py EscalationReceipts test_legacy_person_lease_stays_valid
-  it('verify: a legacy person lease without an escalation on a chain with none passes unchecked', () => {
+  it('verify: a legacy person lease without an escalation on a chain with none passes unchecked', async () => {
     const lease = { by: 'ann', at_ms: 1, group: 'refunds' };
-    const report = verifySteps(committedSteps({ lease }));
+    const report = await verifySteps(committedSteps({ lease }));
     expect(report).toMatchObject({ valid: true, approved_by: 'ann', approval_verified: null });
   });
 
-  it('verify: a policy lease is no person', () => {
-    const report = verifySteps(committedSteps({ lease: { by: 'policy', rules: ['small'] } }));
+  it('verify: a policy lease is no person', async () => {
+    const report = await verifySteps(committedSteps({ lease: { by: 'policy', rules: ['small'] } }));
     expect(report).toMatchObject({ valid: true, approved_by: null });
   });
 
@@ -492,15 +511,15 @@ describe('verify: the people pass', () => {
       ['cites_missing_escalation'],
     ],
   ];
-  it.each(table)('verify: %s is a problem', (_name, steps, expectedCodes) => {
-    const report = verifySteps(steps);
+  it.each(table)('verify: %s is a problem', async (_name, steps, expectedCodes) => {
+    const report = await verifySteps(steps);
     expect(codes(report)).toEqual(expectedCodes);
     expect(report.valid).toBe(false);
     if (steps.some(([kind]) => kind === 'ESCALATED')) expect(report.approval_verified).toBe(false);
   });
 
-  it('verify: a send without any decision after an escalation is a problem', () => {
-    const report = verifySteps([
+  it('verify: a send without any decision after an escalation is a problem', async () => {
+    const report = await verifySteps([
       ['PROPOSED', { lease: null, premises: PREMISES, effect: REFUND }],
       ['ESCALATED', escalatedFields()],
       ...committedSteps().slice(1),
@@ -509,9 +528,9 @@ describe('verify: the people pass', () => {
     expect(report.approval_verified).toBe(false);
   });
 
-  it('verify: the escalation history records the first decision and counts repairs', () => {
+  it('verify: the escalation history records the first decision and counts repairs', async () => {
     const repairs = [{ code: 'still_fits', set: {}, why: 'still fits' }];
-    const report = verifySteps([
+    const report = await verifySteps([
       ['PROPOSED', { lease: null, premises: PREMISES, effect: REFUND }],
       ['ESCALATED', escalatedFields({ repairs, reason: 'stale_premise' })],
       ['DECIDED', decidedFields({ decision: 'reject' })],
@@ -559,12 +578,12 @@ describe('verify: the confirmation pass', () => {
       [],
     ],
   ];
-  it.each(table)('verify: confirmation pass, %s', (_name, steps, expectedCodes) => {
-    expect(codes(verifySteps(steps))).toEqual(expectedCodes);
+  it.each(table)('verify: confirmation pass, %s', async (_name, steps, expectedCodes) => {
+    expect(codes(await verifySteps(steps))).toEqual(expectedCodes);
   });
 
-  it('verify: two refund ids break happened once', () => {
-    const report = verifySteps([...dispatchedSteps(), confirmed({ refund: 're_a' }), confirmed({ refund: 're_b' })]);
+  it('verify: two refund ids break happened once', async () => {
+    const report = await verifySteps([...dispatchedSteps(), confirmed({ refund: 're_a' }), confirmed({ refund: 're_b' })]);
     expect(report.happened_once).toBe(false);
   });
 
@@ -580,12 +599,12 @@ describe('verify: the confirmation pass', () => {
     [['canceled'], false],
     [['requires_action'], 'pending'],
   ];
-  it.each(precedence)('verify: confirmations %j -> confirmed_by_target %s', (statuses, expected) => {
+  it.each(precedence)('verify: confirmations %j -> confirmed_by_target %s', async (statuses, expected) => {
     const steps: Step[] = [
       ...committedSteps(),
       ...statuses.map((status, i): Step => confirmed({ status, event: `evt_${i}` })),
     ];
-    const report = verifySteps(steps);
+    const report = await verifySteps(steps);
     expect(report.confirmed_by_target).toBe(expected);
     expect(report.confirmation.map((item) => item.status)).toEqual(statuses);
     expect(report.confirmation[0] ?? null).toEqual(
@@ -613,9 +632,9 @@ describe('verify: malformed input never throws', () => {
     ['a bigint amount', { effect_id: EFFECT_ID, entries: [{ amount: 10n }] }],
     ['a non-finite amount', { effect_id: EFFECT_ID, entries: [{ amount: Number.NaN }] }],
   ];
-  it.each(table)('verify: %s is a malformed receipt', (_name, input) => {
+  it.each(table)('verify: %s is a malformed receipt', async (_name, input) => {
     for (const keys of [undefined, publicKey, keyRing]) {
-      const report = verifyReceipt(input, keys);
+      const report = await verifyReceipt(input, keys);
       expect(report.valid).toBe(false);
       expect(codes(report)).toEqual(['malformed_receipt']);
       expect(report.signed).toBe(keys === undefined ? null : false);
@@ -629,17 +648,17 @@ describe('verify: malformed input never throws', () => {
     ['a missing prev', (e) => delete e.prev],
   ];
   // seed: tests/test_escalation_fixes.py TamperedReceipt test_missing_hash_or_kind_is_a_problem
-  it.each(entryDefects)('verify: an entry with %s is a malformed entry, reported not thrown', (_name, edit) => {
+  it.each(entryDefects)('verify: an entry with %s is a malformed entry, reported not thrown', async (_name, edit) => {
     const entries = editEntry(chain(committedSteps()), 2, edit);
-    const report = verifyReceipt({ ...good(), entries: entries as JsonObject[] }, publicKey);
+    const report = await verifyReceipt({ ...good(), entries: entries as JsonObject[] }, publicKey);
     expect(report.valid).toBe(false);
     expect(report.tamper_evident).toBe(false);
     expect(report.problems).toContainEqual(expect.objectContaining({ code: 'malformed_receipt', entry: 2 }));
   });
 
-  it('verify: a string with no canonical form is an altered entry, not a crash', () => {
+  it('verify: a string with no canonical form is an altered entry, not a crash', async () => {
     const entries = editEntry(chain(committedSteps()), 0, (e) => Object.assign(e, { agent: '\ud800' }));
-    expect(codes(verifyReceipt(receiptOf(entries)))).toEqual(['altered_entry']);
+    expect(codes(await verifyReceipt(receiptOf(entries)))).toEqual(['altered_entry']);
   });
 });
 
@@ -665,28 +684,28 @@ describe('verify: the command line', () => {
     });
   }
 
-  it('verify-cli: a valid receipt with its key exits 0 and prints the report', () => {
+  it('verify-cli: a valid receipt with its key exits 0 and prints the report', async () => {
     const run = runNode([validPath, '--key', pemPath]);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ valid: true, signed: true, key_id: key.keyId });
   });
 
-  it('verify-cli: a tampered receipt exits 1 and names the altered entry', () => {
+  it('verify-cli: a tampered receipt exits 1 and names the altered entry', async () => {
     const run = runNode([tamperedPath, '--key', pemPath]);
     expect(run.status).toBe(1);
     const report = JSON.parse(run.stdout) as VerifyReport;
     expect(report.problems[0]).toMatchObject({ code: 'altered_entry', entry: 2 });
   });
 
-  it('verify-cli: a published key set verifies by key id', () => {
-    const outcome = runVerifyCli([validPath, '--keys', keysPath]);
+  it('verify-cli: a published key set verifies by key id', async () => {
+    const outcome = await runVerifyCli([validPath, '--keys', keysPath]);
     expect(outcome.exitCode).toBe(0);
     expect(JSON.parse(outcome.stdout)).toMatchObject({ valid: true, signed: true });
   });
 
-  it('verify-cli: without a key it checks the chain only', () => {
-    const outcome = runVerifyCli([validPath]);
+  it('verify-cli: without a key it checks the chain only', async () => {
+    const outcome = await runVerifyCli([validPath]);
     expect(outcome.exitCode).toBe(0);
     expect(JSON.parse(outcome.stdout)).toMatchObject({ valid: true, signed: null });
   });
@@ -702,15 +721,15 @@ describe('verify: the command line', () => {
     ['a key file that is not PEM', [validPath, '--key', write('bad.pem', 'nope')], /not a PEM public key/],
     ['a key set that is not one', [validPath, '--keys', write('bad-keys.json', { keys: 1 })], /not a usable key set/],
   ];
-  it.each(usage)('verify-cli: %s is a usage error with exit 2', (_name, args, message) => {
-    const outcome = runVerifyCli(args);
+  it.each(usage)('verify-cli: %s is a usage error with exit 2', async (_name, args, message) => {
+    const outcome = await runVerifyCli(args);
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(message);
     expect(outcome.stderr).toContain('usage: npm run verify');
   });
 
-  it('verify-cli: a usage error exits 2 from the real process too', () => {
+  it('verify-cli: a usage error exits 2 from the real process too', async () => {
     const run = runNode([]);
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('usage:');

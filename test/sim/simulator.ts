@@ -15,7 +15,7 @@ import {
   revokeMember,
   settleRefund,
 } from './actors.ts';
-import { auditViews, checkInvariants } from './invariants.ts';
+import { auditViews, checkInvariants, checkReceipts } from './invariants.ts';
 import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
 import { restart, tickerPass } from './process.ts';
 import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
@@ -141,6 +141,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
   await world.run(() => settle(world));
   const journal = await world.run(() => checkInvariants(world));
+  await checkReceipts(world, journal.chains);
   return { seed, violations: world.violations, journalHash: journal.hash, entries: journal.entries, coverage: world.coverage };
 }
 

@@ -194,7 +194,7 @@ function buildGrantedGate() {
   });
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const key: SigningKey = { keyId: keyIdFor(publicKey), privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
-  return { grants, target, journal, gate, proposal, key, publicKey };
+  return { grants, target, journal, gate, proposal, key };
 }
 
 describe('SqliteGrants behind the gate, and what receipts attest', () => {
@@ -217,7 +217,7 @@ describe('SqliteGrants behind the gate, and what receipts attest', () => {
   });
 
   it('the send records the grant, and its signed receipt verifies: authorized when fired', async () => {
-    const { grants, journal, gate, proposal, key, publicKey } = buildGrantedGate();
+    const { grants, journal, gate, proposal, key } = buildGrantedGate();
     grants.grant(LEASE, { maxCents: 2_000 });
     const { effectId } = await gate.submit(proposal(2_000, 'case-fits'));
     const entries = await journal.entries(effectId);
@@ -225,13 +225,13 @@ describe('SqliteGrants behind the gate, and what receipts attest', () => {
       lease_live: true,
       lease: { lease_id: LEASE, max_cents: 2_000, revoked: null, granted: T0 },
     });
-    const report = verifyReceipt(signReceipt(effectId, entries, key), publicKey);
+    const report = await verifyReceipt(signReceipt(effectId, entries, key), key.publicKeyPem);
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ valid: true, signed: true, authorized_when_fired: true, happened_once: true });
   });
 
   it('a receipt whose recorded grant does not cover the amount sent reports lease_not_attested, even resealed and re-signed', async () => {
-    const { grants, journal, gate, proposal, key, publicKey } = buildGrantedGate();
+    const { grants, journal, gate, proposal, key } = buildGrantedGate();
     grants.grant(LEASE, { maxCents: 2_000 });
     const { effectId } = await gate.submit(proposal(2_000, 'case-fits'));
     // Someone holding the journal and the key rewrites the recorded cap below the amount and reseals the chain.
@@ -241,19 +241,19 @@ describe('SqliteGrants behind the gate, and what receipts attest', () => {
       if (kind === 'DISPATCHED') fields.checks = { ...(fields.checks as JsonObject), lease: { lease_id: LEASE, max_cents: 1_000, revoked: null, granted: T0 } };
       await forged.append(kind, effectId, fields);
     }
-    const report = verifyReceipt(signReceipt(effectId, await forged.entries(effectId), key), publicKey);
+    const report = await verifyReceipt(signReceipt(effectId, await forged.entries(effectId), key), key.publicKeyPem);
     expect(report.problems.map((p) => p.code)).toEqual(['lease_not_attested']);
     expect(report).toMatchObject({ valid: false, tamper_evident: true, signed: true, authorized_when_fired: false });
   });
 
   it('the same forgery left unsealed breaks the chain and the signature as well', async () => {
-    const { grants, journal, gate, proposal, key, publicKey } = buildGrantedGate();
+    const { grants, journal, gate, proposal, key } = buildGrantedGate();
     grants.grant(LEASE, { maxCents: 2_000 });
     const { effectId } = await gate.submit(proposal(2_000, 'case-fits'));
     const receipt = signReceipt(effectId, await journal.entries(effectId), key);
     const dispatched = receipt.entries.find((e) => e.kind === 'DISPATCHED') as Entry & JsonObject;
     (dispatched.checks as JsonObject).lease = { lease_id: LEASE, max_cents: 1_000, revoked: null, granted: T0 };
-    const codes = verifyReceipt(receipt, publicKey).problems.map((p) => p.code);
+    const codes = (await verifyReceipt(receipt, key.publicKeyPem)).problems.map((p) => p.code);
     expect(codes).toEqual(expect.arrayContaining(['altered_entry', 'lease_not_attested']));
   });
 });
