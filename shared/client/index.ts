@@ -1,0 +1,18 @@
+/**
+ * The typed client of Interlock's agents' API (api.md), for Node and browsers alike: `fetch`,
+ * the clock and sleeping are injected, and nothing here imports a Node module.
+ */
+export { isRefundAnswer, type Receipt, type RefundResult, type WaitResult } from './answers.ts';
+export { createInterlockClient, type InterlockClient, type InterlockClientOptions, type WaitOptions, type WaitProgress } from './client.ts';
+export {
+  CLIENT_ERROR_CODES,
+  type ClientErrorCode,
+  ConflictingPayloadError,
+  type InterlockClientError,
+  InterlockError,
+  isInterlockClientError,
+  NetworkError,
+  UnexpectedResponseError,
+} from './errors.ts';
+export { nextDelayMs, parseRetryAfterMs, pollLimits, sleepMsBeforeNextPoll } from './polling.ts';
+export type { VerifyReport } from './receipts.ts';
