@@ -1,0 +1,26 @@
+/** The MCP server's environment, read once at start; a bad value stops it with exit code 2 and a message naming it. */
+export interface McpEnv {
+  /** `INTERLOCK_URL` (http://127.0.0.1:3000, where `npm start` listens): the Interlock server to talk to. */
+  interlockUrl: string;
+  /** `INTERLOCK_AGENT_TOKEN` (required): the agent's bearer token, one of the config's `agents`. */
+  agentToken: string;
+}
+
+/** Where `npm start` listens by default (server/env.ts: HOST 127.0.0.1, PORT 3000). */
+export const DEFAULT_INTERLOCK_URL = 'http://127.0.0.1:3000';
+
+/** The environment's values, or every problem with it, each naming its variable. */
+export function parseMcpEnv(env: Readonly<Record<string, string | undefined>>): { env: McpEnv } | { problems: string[] } {
+  const problems: string[] = [];
+  const url = env.INTERLOCK_URL || DEFAULT_INTERLOCK_URL;
+  if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
+    problems.push(`INTERLOCK_URL must be an http(s) URL such as ${DEFAULT_INTERLOCK_URL}, not ${JSON.stringify(url)}`);
+  }
+  const token = env.INTERLOCK_AGENT_TOKEN ?? '';
+  if (token === '') {
+    problems.push("INTERLOCK_AGENT_TOKEN is required: the agent's bearer token for Interlock (one of the agents in its interlock.yaml)");
+  } else if (/\s/.test(token)) {
+    problems.push('INTERLOCK_AGENT_TOKEN must be one token with no spaces or line breaks');
+  }
+  return problems.length > 0 ? { problems } : { env: { interlockUrl: url, agentToken: token } };
+}

@@ -1,0 +1,158 @@
+import type { RequestPayload } from '../../shared/api.ts';
+import type { RefundResult } from '../../shared/client/answers.ts';
+import type { ConflictingPayloadError, InterlockClientError } from '../../shared/client/errors.ts';
+import type { VerifyReport } from '../../shared/client/receipts.ts';
+import type { Change, Repair } from '../../shared/entries.ts';
+import type { Json } from '../../shared/json.ts';
+import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, type Status } from '../../shared/statuses.ts';
+import { formatCents } from '../gate/premises.ts';
+
+/**
+ * The plain words a model reads in a tool result: what happened, what changed, the repair, and
+ * what to do next. Amounts are dollars the way the server words its own reasons ("$70.00").
+ */
+
+/** How each plain status opens a result; a missing status does not compile. */
+const HEADLINES: Record<PlainStatus, string> = {
+  COMMITTED: 'Sent',
+  COMMITTED_BY_RETRY: 'Sent',
+  COMMITTED_ON_QUERY: 'Sent (found at Stripe)',
+  REAPPLIED_AFTER_QUERY: 'Sent',
+  DUPLICATE_IGNORED: 'Already sent; nothing was sent twice',
+  IN_FLIGHT: 'Being sent; the outcome is not known yet',
+  AMBIGUOUS: 'Outcome unknown; it is never sent again',
+  QUEUED: 'Waiting for a person',
+  APPROVED: 'Approved, being sent',
+  REJECTED: 'Rejected; never sent',
+  CLOSED: 'Closed; never sent',
+  SUPERSEDED: 'Superseded',
+  ALREADY_DECIDED: 'Already decided',
+  NOT_SENT: 'Not sent',
+};
+
+/** Facts the Stripe refunds target records, as a person reads them (web/src/components/FactTable.tsx). */
+const FACT_WORDS: Readonly<Record<string, string>> = {
+  amount_received: 'the amount paid',
+  refunded_by_others: 'the amount already refunded',
+  refunded_outside: 'the amount refunded outside Interlock',
+  disputed: 'disputed',
+  currency: 'the currency',
+};
+/** Facts that are amounts in cents. */
+const MONEY_FACTS: ReadonlySet<string> = new Set(['amount_received', 'refunded_by_others', 'refunded_outside']);
+
+const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
+
+function headlineOf(status: Status): string {
+  if (status.startsWith('REFUSED:')) return 'Refused';
+  if (status.startsWith('UNRESOLVED:')) return 'Not settled yet; recovery will try again';
+  const plain = PLAIN_STATUSES.find((known) => known === status);
+  return plain === undefined ? status : HEADLINES[plain];
+}
+
+function factValue(field: string, value: Json): string {
+  if (MONEY_FACTS.has(field) && typeof value === 'number') return formatCents(value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** One change: `the amount already refunded was $0.00, now $30.00`. */
+export function describeChange(change: Change): string {
+  const name = FACT_WORDS[change.field] ?? change.field;
+  return `${name} was ${factValue(change.field, change.was)}, now ${factValue(change.field, change.now)}`;
+}
+
+/**
+ * One repair and what acting on it means: while a person has the request they may accept it;
+ * otherwise the agent may ask for the repaired refund, which is another decision with its own id.
+ */
+export function describeRepair(repair: Repair, status: Status): string {
+  const amount = 'amount' in repair.set ? repair.set.amount : undefined;
+  const withPerson = status === 'QUEUED';
+  if (typeof amount === 'number') {
+    return withPerson
+      ? `${repair.why}; an approver may accept this repair, which sends ${formatCents(amount)} instead`
+      : `${repair.why}; the repair is to ask for ${formatCents(amount)} (amount ${amount}) under a new request_id`;
+  }
+  return withPerson ? `${repair.why}; an approver may send it as asked` : `${repair.why}; the same refund may be decided again by a person`;
+}
+
+/** What to do next: wait while it is not final, look again after a refusal (a person may take it up), else nothing. */
+function nextStep(result: RefundResult): string {
+  const id = JSON.stringify(result.answer.request_id);
+  if (!result.final) return `Not final yet: call wait_for_decision with request_id ${id} to wait for the outcome.`;
+  if (result.answer.status.startsWith('REFUSED:')) {
+    return `Nothing was sent for this request. A person may be asked to decide it: get_refund with request_id ${id} shows where it stands.`;
+  }
+  return `This is final: asking again with request_id ${id} answers the same and sends nothing.`;
+}
+
+/** A refund answer in words: `Refused (REFUSED:stale_premise): … What changed: … Repair: … `. */
+export function describeAnswer(result: RefundResult): string {
+  const { answer } = result;
+  const lines = [`${headlineOf(answer.status)} (${answer.status}): ${answer.why}.`];
+  if (LANDED.has(answer.status) && answer.refund !== null) lines.push(`Stripe refund: ${answer.refund}.`);
+  if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map(describeChange).join('; ')}.`);
+  for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status)}.`);
+  lines.push(nextStep(result));
+  lines.push(`Request ${answer.request_id}, effect ${answer.effect_id}; verify_receipt checks its signed receipt.`);
+  return lines.join('\n');
+}
+
+/** What waiting gave: the answer, and how long it was waited for when it is not final yet. */
+export function describeWait(result: RefundResult & { waitedMs: number }): string {
+  if (result.final) return describeAnswer(result);
+  return `Still ${result.answer.status} after waiting ${Math.round(result.waitedMs / 1000)} s.\n${describeAnswer(result)}`;
+}
+
+function describePayload(payload: RequestPayload): string {
+  const parts = [payload.payment_intent, formatCents(payload.amount)];
+  parts.push(payload.reason === undefined ? 'no reason' : `reason ${JSON.stringify(payload.reason)}`);
+  parts.push(payload.flags.length === 0 ? 'no flags' : `flags ${payload.flags.join(', ')}`);
+  if (payload.context_url !== undefined) parts.push(`context ${payload.context_url}`);
+  return parts.join(', ');
+}
+
+/** An error in words: the code first, what it means for the request, and what is safe to do. */
+export function describeError(error: InterlockClientError): string {
+  switch (error.code) {
+    case 'network_error':
+      return `network_error: ${error.message}. Nothing is known about the request: sending it again with the same request_id is safe.`;
+    case 'unexpected_response':
+      return `unexpected_response: ${error.message}. Something other than Interlock answered; sending it again with the same request_id is safe.`;
+    case 'conflicting_payload':
+      return conflictText(error);
+    case 'rate_limited': {
+      const wait = error.retryAfterMs === null ? 'in a moment' : `in ${Math.ceil(error.retryAfterMs / 1000)} s`;
+      return `rate_limited (HTTP ${error.status}): ${error.message}. Nothing was written; send the same request again ${wait}.`;
+    }
+    default:
+      return `${error.code} (HTTP ${error.status}): ${error.message}`;
+  }
+}
+
+function conflictText(error: ConflictingPayloadError): string {
+  return [
+    `conflicting_payload (HTTP ${error.status}): ${error.message}`,
+    `Recorded: ${describePayload(error.recorded)}.`,
+    `Offered: ${describePayload(error.offered)}.`,
+    'A retry must send the recorded payload; a different refund needs a new request_id.',
+  ].join('\n');
+}
+
+/** A verification report in words: valid or not, what it proves, and each problem. */
+export function describeReport(report: VerifyReport): string {
+  const effect = report.effect_id ?? 'unknown';
+  if (!report.valid) {
+    const problems = report.problems.map((problem, i) => `${i + 1}. ${problem.code}: ${problem.message}`);
+    return [`Not valid: the receipt of effect ${effect} fails ${problems.length} check(s).`, ...problems].join('\n');
+  }
+  const proven = [
+    report.signed === true ? `signed by key ${report.key_id}` : 'not signature-checked (no key)',
+    report.happened === true ? (report.happened_once ? 'the refund happened once' : 'the refund happened') : `happened: ${String(report.happened)}`,
+  ];
+  if (report.authorized_when_fired === true) proven.push('under live authority when sent');
+  if (report.assumptions_held === true) proven.push('on facts that still held');
+  if (report.approved_by !== null) proven.push(`approved by ${report.approved_by}`);
+  return `Valid: the receipt of effect ${effect} verifies: ${proven.join(', ')}.`;
+}
