@@ -14,7 +14,7 @@ const MAP_FILE = join(ROOT, 'test', 'seed-map.tsv');
 /** The earlier system's tests, one a row (seed_file, seed_class, seed_test, behaviour); INTERLOCK_SEED_TESTS overrides. */
 const SEED_FILE = process.env.INTERLOCK_SEED_TESTS ?? join(ROOT, '..', 'shared', 'seed', 'seed-tests.tsv');
 
-/** The seed files whose behaviour we re-implement: foundation, inbox server, webhooks, scoreboard and experiments. */
+/** The seed files whose behaviour we re-implement: foundation, inbox server, webhooks, scoreboard, experiments and the MCP tools. */
 const MAPPED_SEED_FILES = [
   'tests/test_interlock.py',
   'tests/test_receipts.py',
@@ -22,6 +22,7 @@ const MAPPED_SEED_FILES = [
   'tests/test_review_fixes.py',
   'tests/test_recovery_locking.py',
   'tests/test_lockin_review_fixes.py',
+  'tests/test_mcp_proxy.py',
   'tests/test_merge_defects.py',
   'tests/test_explained.py',
   'tests/test_approval_recovery_fixes.py',
