@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import type { ErrorCode } from './codes.ts';
 import type { Change, Entry, Repair } from './entries.ts';
 import { isJsonObject, type Json, type JsonObject } from './json.ts';
 import type {
@@ -9,30 +10,10 @@ import type {
   RefundRequestBodySchema,
   SessionInfoSchema,
 } from './schemas.ts';
+
+export { DECISION_ACTIONS, type DecisionAction, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
 import type { Status } from './statuses.ts';
 
-/** Error codes every route answers with, and their HTTP statuses. */
-export const ERROR_CODES = {
-  validation_failed: 400,
-  signature_invalid: 400,
-  unauthorized: 401,
-  session_expired: 401,
-  forbidden: 403,
-  csrf_failed: 403,
-  not_found: 404,
-  /** A request id already used with another payload (api.md): nothing was written or sent. */
-  conflicting_payload: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal_error: 500,
-  stripe_unavailable: 503,
-  not_ready: 503,
-  /** A stored journal entry failed its hash or shape check: nothing is shown, written or sent until an operator restarts Interlock. */
-  journal_unavailable: 503,
-} as const;
-/** One stable error code. */
-export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The body of every error answer. */
 export interface ErrorBody {
@@ -151,10 +132,6 @@ export interface ItemDetail {
   may_decide: boolean;
 }
 
-/** Decisions an approver can take on an item. `close` rejects an ambiguous item. */
-export const DECISION_ACTIONS = ['approve', 'reject', 'repair', 'close'] as const;
-/** One decision action. */
-export type DecisionAction = (typeof DECISION_ACTIONS)[number];
 
 /** `POST /api/items/:effect_id/decisions`. */
 export type DecisionBody = Static<typeof DecisionBodySchema>;
@@ -166,10 +143,6 @@ export interface DecisionAnswer {
   item: ItemDetail;
 }
 
-/** Roles in the config. */
-export const ROLES = ['approver', 'finance'] as const;
-/** One role. */
-export type Role = (typeof ROLES)[number];
 
 /** `POST /api/session`: a person logs in. */
 export type LoginBody = Static<typeof LoginBodySchema>;

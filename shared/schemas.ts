@@ -1,6 +1,5 @@
 import { type TSchema, Type } from 'typebox';
-import type { ErrorCode, Role } from './api.ts';
-import { DECISION_ACTIONS, ERROR_CODES, ROLES } from './api.ts';
+import { DECISION_ACTIONS, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
 import type { Change, Repair } from './entries.ts';
 import type { Json } from './json.ts';
 import { limits } from './limits.ts';

@@ -13,7 +13,7 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
-import { boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
+import { answerHttpStatus, boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { AppError } from './errors.ts';
 import {
   ConflictingPayloadSchema,
@@ -133,7 +133,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const lost = conflictWith(chain);
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
-    return reply.status(refundHttpStatus(answer.status)).send(answer);
+    return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
 
   const readErrors = ['unauthorized', 'not_found', 'internal_error', 'journal_unavailable'] as const;

@@ -55,6 +55,25 @@ function whyText(status: Status, chain: readonly Entry[]): string {
   return whyFor(codeOf(status));
 }
 
+/**
+ * The why of an answer, and where the chain stands now when that is not the answer's status: the
+ * gate's refusal is answered as the gate gave it (inbox §6.1), and an agent is also told that a
+ * person has the request now, so it keeps asking rather than taking the refusal as the end.
+ */
+function whyWithNow(status: Status, chain: readonly Entry[]): string {
+  const why = whyText(status, chain);
+  const now = currentStatus(chain);
+  return now === status || refundHttpStatus(now) === 200 ? why : `${why}; now ${now}: ${whyText(now, chain)}`;
+}
+
+/**
+ * The HTTP status of an answer: 202 while the request is still pending, whether by the status
+ * answered or by where its chain stands now (a refusal a person now has is not final), else 200.
+ */
+export function answerHttpStatus(answer: RefundAnswer, chain: readonly Entry[]): 200 | 202 {
+  return refundHttpStatus(answer.status) === 202 || refundHttpStatus(currentStatus(chain)) === 202 ? 202 : 200;
+}
+
 /** The answer to an agent about one chain. */
 export function refundAnswer(requestId: string, effectId: string, chain: readonly Entry[], status: Status = currentStatus(chain)): RefundAnswer {
   const { escalation, decision } = latestEscalation(chain);
@@ -66,7 +85,7 @@ export function refundAnswer(requestId: string, effectId: string, chain: readonl
     request_id: requestId,
     effect_id: effectId,
     status,
-    why: whyText(status, chain),
+    why: whyWithNow(status, chain),
     refund: sentRefund(chain),
     changes: changes ?? [],
     repairs: repairs ?? [],

@@ -69,7 +69,8 @@ function expectOthersWithAPerson(answers: Answer[]) {
   expect(others).toHaveLength(REQUESTS - PAID_CENTS / ASK_CENTS);
   for (const answer of others) {
     expect(['REFUSED:stale_premise', 'QUEUED']).toContain(answer.body.status);
-    expect(answer.status).toBe(answer.body.status === 'QUEUED' ? 202 : 200);
+    // Not final either way: a person has it, so an agent keeps asking.
+    expect(answer.status).toBe(202);
   }
 }
 
@@ -108,6 +109,12 @@ describe('refunds racing on one payment', () => {
       const answers = [a!.json(), b!.json()];
       expect(answers.map((x) => x.status).sort()).toEqual(['COMMITTED', 'REFUSED:stale_premise']);
       const refused = answers.find((x) => x.status === 'REFUSED:stale_premise')!;
+      // A person has the refused one now: it is not final, so POST and GET both answer 202, and
+      // the why says where it stands.
+      expect([a!, b!].find((x) => x.json().status === 'REFUSED:stale_premise')!.statusCode).toBe(202);
+      expect(refused.why).toMatch(/; now QUEUED: an approver must decide/);
+      const polled = await world.agent('GET', `/v1/refunds/${refused.request_id}`);
+      expect([polled.statusCode, polled.json().status]).toEqual([202, 'QUEUED']);
       expect(refused.repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 3_500 } }]);
       expect(refused.changes).toEqual([{ field: 'refunded_by_others', was: 0, now: 4_500 }]);
       expect(world.sandbox.refunds(pi).map((r) => r.amount)).toEqual([4_500]);

@@ -1,0 +1,35 @@
+// The contract's closed sets of words: error codes with their statuses, decision actions, roles.
+// Both the types of shared/api.ts and the schemas of shared/schemas.ts are built on them.
+
+/** Error codes every route answers with, and their HTTP statuses. */
+export const ERROR_CODES = {
+  validation_failed: 400,
+  signature_invalid: 400,
+  unauthorized: 401,
+  session_expired: 401,
+  forbidden: 403,
+  csrf_failed: 403,
+  not_found: 404,
+  /** A request id already used with another payload (api.md): nothing was written or sent. */
+  conflicting_payload: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  stripe_unavailable: 503,
+  not_ready: 503,
+  /** A stored journal entry failed its hash or shape check: nothing is shown, written or sent until an operator restarts Interlock. */
+  journal_unavailable: 503,
+} as const;
+/** One stable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Decisions an approver can take on an item. `close` rejects an ambiguous item. */
+export const DECISION_ACTIONS = ['approve', 'reject', 'repair', 'close'] as const;
+/** One decision action. */
+export type DecisionAction = (typeof DECISION_ACTIONS)[number];
+
+/** Roles in the config. */
+export const ROLES = ['approver', 'finance'] as const;
+/** One role. */
+export type Role = (typeof ROLES)[number];
