@@ -11,6 +11,7 @@ import { ItemPage } from './components/ItemPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
 import { EmptyState, ErrorState, LoadingState } from './components/StateViews.tsx';
+import { VerifyPage } from './components/VerifyPage.tsx';
 import { useShortcuts } from './hooks.ts';
 import { LiveContext, LiveFeed } from './live.ts';
 import { navigate, type Route, useRoute } from './router.ts';
@@ -24,6 +25,7 @@ type SessionState =
 /** The app: who is logged in decides between the log-in page and the approver's shell. */
 export function App() {
   const [state, setState] = useState<SessionState>({ phase: 'checking' });
+  const route = useRoute();
 
   const handleSessionLost = useCallback((code: SessionLoss) => {
     setCsrfToken('');
@@ -80,6 +82,8 @@ export function App() {
         </main>
       );
     case 'out':
+      // Anyone holding a receipt may check it: the page needs only the published keys.
+      if (route.page === 'verify') return <PublicFrame />;
       return <LoginPage notice={state.notice} onLogin={handleLogin} />;
     case 'in':
       return <Shell session={state.session} onLogout={handleLogout} onSessionLost={handleSessionLost} />;
@@ -112,7 +116,9 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
   }, [isApprover, route.page]);
 
   let page: ReactNode;
-  if (!feed && (route.page === 'inbox' || route.page === 'scoreboard')) {
+  if (route.page === 'verify') {
+    page = <VerifyPage />;
+  } else if (!feed && (route.page === 'inbox' || route.page === 'scoreboard')) {
     page = <ScoreboardPage session={session} />;
   } else if (!feed) {
     page = (
@@ -144,6 +150,33 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
   );
 }
 
+/** The verify page for someone not logged in: the brand, a way to log in, and the page. */
+function PublicFrame() {
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="app-header">
+        <div className="header-inner">
+          <a href="/" className="brand" aria-label="Interlock, go to the log-in page">
+            <span className="brand-mark" aria-hidden="true" />
+            Interlock
+          </a>
+          <div className="header-user">
+            <a className="button ghost" href="/">
+              Log in
+            </a>
+          </div>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <VerifyPage />
+      </main>
+    </>
+  );
+}
+
 function pageFor(route: Route, session: SessionInfo): ReactNode {
   switch (route.page) {
     case 'inbox':
@@ -155,6 +188,8 @@ function pageFor(route: Route, session: SessionInfo): ReactNode {
       return <HistoryPage key={route.page} kind={route.page} q={route.q} />;
     case 'scoreboard':
       return <ScoreboardPage session={session} />;
+    case 'verify':
+      return <VerifyPage />;
     case 'not_found':
       return (
         <section className="page narrow">

@@ -7,7 +7,11 @@ export type Route =
   | { page: 'done'; q: string }
   | { page: 'closed'; q: string }
   | { page: 'scoreboard' }
+  | { page: 'verify' }
   | { page: 'not_found'; path: string };
+
+/** The page that checks a receipt in the browser; it opens without logging in. */
+export const VERIFY_PATH = '/verify';
 
 /** Effect ids are 12 hex characters (shared/limits.ts `effectIdHexChars`). */
 const ITEM_PATH = /^\/items\/([0-9a-f]{12})$/;
@@ -19,6 +23,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (pathname === '/done') return { page: 'done', q };
   if (pathname === '/closed') return { page: 'closed', q };
   if (pathname === '/scoreboard') return { page: 'scoreboard' };
+  if (pathname === VERIFY_PATH) return { page: 'verify' };
   const item = ITEM_PATH.exec(pathname);
   if (item?.[1]) return { page: 'item', effectId: item[1] };
   return { page: 'not_found', path: pathname };

@@ -1,5 +1,5 @@
 import type { SessionInfo } from '../../../shared/api.ts';
-import type { Route } from '../router.ts';
+import { type Route, VERIFY_PATH } from '../router.ts';
 import { useLiveFeedOrNull } from '../live.ts';
 import { Link } from './Link.tsx';
 import { useSyncExternalStore } from 'react';
@@ -16,6 +16,7 @@ const NAV = [
   { page: 'done', href: '/done', label: 'Done' },
   { page: 'closed', href: '/closed', label: 'Closed' },
   { page: 'scoreboard', href: '/scoreboard', label: 'Scoreboard' },
+  { page: 'verify', href: VERIFY_PATH, label: 'Verify' },
 ] as const;
 
 const noItems = () => () => {};

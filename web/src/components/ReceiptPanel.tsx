@@ -1,6 +1,8 @@
 import type { ItemDetail } from '../../../shared/api.ts';
 import { isJsonObject } from '../../../shared/json.ts';
 import { confirmationLabel } from '../labels.ts';
+import { VERIFY_PATH } from '../router.ts';
+import { Link } from './Link.tsx';
 import { Badge } from './StateViews.tsx';
 
 /** The signed receipt, verified by the server against its published key, and the download. */
@@ -57,6 +59,9 @@ export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
       <a className="button small" href={detail.receipt} download={`interlock-receipt-${detail.effect_id}.json`}>
         Download signed receipt (JSON)
       </a>
+      <p className="subtle">
+        Anyone can check the downloaded file in their own browser on the <Link href={VERIFY_PATH}>Verify page</Link>, without logging in.
+      </p>
     </section>
   );
 }
