@@ -9,6 +9,7 @@ import type { JsonObject } from '../../shared/json.ts';
 import { keyIdFor, loadOrCreateSigningKey, PUBLIC_KEY_FILE, publicKeySet, type SigningKey } from '../../server/receipts/keys.ts';
 import { signReceipt, type VerifyProblemCode, type VerifyReport } from '../../server/receipts/receipts.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
+import { keysFromKeySet } from '../../shared/receipts/verify.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import {
   buildChain,
@@ -214,6 +215,7 @@ describe('verify: keys and signatures', () => {
     ['the right key by id verifies', good, keyRing, [], true],
     ['one PEM key verifies', good, publicKey, [], true],
     ['one CryptoKey verifies', good, cryptoKey, [], true],
+    ['the published key set, as keysFromKeySet reads it, verifies', good, keysFromKeySet(JSON.parse(JSON.stringify(publicKeySet([key])))), [], true],
     ['a CryptoKey ring verifies', good, new Map([[key.keyId, cryptoKey]]), [], true],
     ['another public key fails the signature', good, otherKey.publicKeyPem, ['bad_signature'], false],
     ['one PEM text that is no key is unknown', good, 'not a pem', ['unknown_key'], false],
