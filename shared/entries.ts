@@ -11,6 +11,9 @@ export const ENTRY_KINDS = [
   'ESCALATED',
   'DECIDED',
   'CONFIRMED',
+  'MESSAGE',
+  'ATTEMPT',
+  'GAVE_UP',
 ] as const;
 /** One journal entry kind. */
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -139,8 +142,39 @@ export type Confirmed = Sealed<
   { via: string; event: string | null; refund: string; status: string; amount: number; payment_intent: string; created: number | null }
 >;
 
+/**
+ * A message Interlock decided to send (a notification to a person or a team, a callback to an
+ * agent), journaled before its first attempt in a chain of its own: `effect_id` is the message
+ * id, `hash({about, event, level, recipient, channel})`, so deciding it again finds it there.
+ * `about` is the item's effect id (null for a digest); `held` names the digest that carries it
+ * instead of an attempt of its own; `content` is what it says, fixed when it was decided.
+ */
+export type MessageEntry = Sealed<
+  'MESSAGE',
+  {
+    at_ms: number;
+    event: string;
+    about: string | null;
+    level: number | null;
+    recipient: { kind: string; name: string };
+    channel: string;
+    content: JsonObject;
+    held: string | null;
+  }
+>;
+/** One attempt to deliver a message and what came of it; `next_at_ms` (wall clock) is when the next one may go, null for none. */
+export type Attempt = Sealed<
+  'ATTEMPT',
+  { n: number; at_ms: number; outcome: 'delivered' | 'failed'; status: number | null; detail: string; next_at_ms: number | null }
+>;
+/** No more attempts: after the last one, or past the delivery window, or a failure no retry can fix. */
+export type GaveUp = Sealed<'GAVE_UP', { at_ms: number; attempts: number; reason: string }>;
+
+/** Kinds that belong to message chains, never to an effect's chain. */
+export const MESSAGE_KINDS = ['MESSAGE', 'ATTEMPT', 'GAVE_UP'] as const;
+
 /** A sealed journal entry: one of the kinds, told apart by `kind`. */
-export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed;
+export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed | MessageEntry | Attempt | GaveUp;
 
 /** The entry of one kind. */
 export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;

@@ -86,6 +86,18 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     payment_intent: string,
     created: nullable(number),
   },
+  MESSAGE: {
+    at_ms: number,
+    event: string,
+    about: nullable(string),
+    level: nullable(number),
+    recipient: fields({ kind: string, name: string }),
+    channel: string,
+    content: object,
+    held: nullable(string),
+  },
+  ATTEMPT: { n: number, at_ms: number, outcome: oneOf(['delivered', 'failed']), status: nullable(number), detail: string, next_at_ms: nullable(number) },
+  GAVE_UP: { at_ms: number, attempts: number, reason: string },
 };
 
 function fieldsHold(value: JsonObject, shape: Record<string, Check>): boolean {

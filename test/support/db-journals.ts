@@ -108,6 +108,9 @@ const MINIMAL_FIELDS: { [K in EntryKind]: FieldsOf<K> } = {
     breach: false,
   },
   DECIDED: { at_ms: 0, by: 'ana', decision: 'approve', escalation: 'e'.repeat(64), group: 'g', members: ['ana'], repair: null },
+  MESSAGE: { at_ms: 0, event: 'escalated', about: null, level: 0, recipient: { kind: 'person', name: 'ana' }, channel: 'email:0', content: {}, held: null },
+  ATTEMPT: { n: 1, at_ms: 0, outcome: 'delivered', status: 250, detail: 'accepted', next_at_ms: null },
+  GAVE_UP: { at_ms: 0, attempts: 8, reason: 'a test' },
   CONFIRMED: { via: 'webhook', event: null, refund: 're_test', status: 'succeeded', amount: 1, payment_intent: 'pi_test', created: null },
 };
 

@@ -97,6 +97,11 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
       const tone: Tone = status === 'succeeded' ? 'success' : status === 'failed' || status === 'canceled' ? 'danger' : 'info';
       return { title: `Stripe reported the refund as ${humanize(status).toLowerCase()}`, who: 'Stripe', group: null, notes: [`Refund ${text(entry.refund)} · ${money(entry.amount, currency)} · via ${text(entry.via)}`], tone };
     }
+    // Message chains are their own (the outbox); an item's history never holds them.
+    case 'MESSAGE':
+    case 'ATTEMPT':
+    case 'GAVE_UP':
+      return { title: `Message: ${humanize(entry.kind).toLowerCase()}`, who: 'Interlock', group: null, notes: [], tone: 'neutral' };
     default:
       return assertNever(entry);
   }

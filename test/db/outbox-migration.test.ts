@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { migrateDatabase } from '../../db/open.ts';
+import * as schema from '../../db/schema.ts';
+import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir } from '../support/db-journals.ts';
+
+afterEach(cleanUpDatabases);
+
+const migrations = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
+
+/** A migrations folder holding only the first `count` migrations: a database as an older Interlock left it. */
+function olderMigrations(count: number): string {
+  const dir = path.join(makeTempDir(), 'migrations');
+  fs.mkdirSync(path.join(dir, 'meta'), { recursive: true });
+  const journal = JSON.parse(fs.readFileSync(path.join(migrations, 'meta/_journal.json'), 'utf8'));
+  journal.entries = journal.entries.slice(0, count);
+  for (const entry of journal.entries) fs.copyFileSync(path.join(migrations, `${entry.tag}.sql`), path.join(dir, `${entry.tag}.sql`));
+  fs.writeFileSync(path.join(dir, 'meta/_journal.json'), JSON.stringify(journal));
+  return dir;
+}
+
+describe('the outbox migration (0005) on a journal an older Interlock wrote', () => {
+  it('keeps every entry and its seq, puts the guards back, and takes the new kinds', async () => {
+    const file = path.join(makeTempDir(), 'old.sqlite');
+    const sqlite = new Database(file);
+    const db = drizzle({ client: sqlite, schema });
+    migrate(db, { migrationsFolder: olderMigrations(5) });
+    const clock = fakeClock();
+    const old = new SqliteJournal({ db, ...clock });
+    const eid = effectIdOf(1);
+    await old.append('PROPOSED', eid, fields('PROPOSED'));
+    await old.append('AUTHORIZED', eid, fields('AUTHORIZED'));
+    const before = await old.scan(0, 100);
+    expect(() => sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES ('x', 'MESSAGE', null, 'h', 0, 1, '{}')").run()).toThrow(/CHECK/);
+
+    migrateDatabase(db);
+    const journal = new SqliteJournal({ db, ...clock });
+    expect(await journal.scan(0, 100)).toEqual(before);
+    const message = effectIdOf(2);
+    await journal.append('MESSAGE', message, fields('MESSAGE'));
+    await journal.append('ATTEMPT', message, fields('ATTEMPT'));
+    await journal.append('GAVE_UP', message, fields('GAVE_UP'));
+    const after = await journal.scan(0, 100);
+    expect(after.map((row) => row.seq)).toEqual([1, 2, 3, 4, 5]);
+    // The guards of 0001 hold on the rebuilt table.
+    expect(() => sqlite.prepare('UPDATE entries SET ts_ms = 0').run()).toThrow(/append-only/);
+    expect(() => sqlite.prepare('DELETE FROM entries').run()).toThrow(/append-only/);
+    expect(() =>
+      sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES (?, 'AUTHORIZED', ?, 'fork', 0, 1, '{}')").run(eid, before[0]!.entry.hash),
+    ).toThrow(/UNIQUE/);
+    expect(() => sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES ('y', 'NOTICE', null, 'h9', 0, 1, '{}')").run()).toThrow(/CHECK/);
+    sqlite.close();
+  });
+});
