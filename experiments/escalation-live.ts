@@ -149,7 +149,7 @@ export async function runEscalationLive(): Promise<EscalationLiveRun> {
     const key = generateSigningKeyForRun();
     const receiptsValid = [first, second].map(async (r) => {
       const id = inbox.effectIdOf(r);
-      return verifyReceipt(signReceipt(id, await journal.entries(id), key), new Map([[key.keyId, key.publicKeyPem]])).valid;
+      return (await verifyReceipt(signReceipt(id, await journal.entries(id), key), new Map([[key.keyId, key.publicKeyPem]]))).valid;
     });
     const entries = (await journal.scan(0, 100_000)).map((s) => s.entry);
     return {
