@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { LineCounter, parseDocument } from 'yaml';
 import { POLICY } from '../gate/leases.ts';
 import { Checker, ConfigError, type Mapping } from './check.ts';
+import { type ConfigEnv, readNotifications } from './notifications.ts';
 import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeMode } from './schema.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
 
@@ -23,6 +24,8 @@ const TOP_KEYS = [
   'stripe',
   'sessions',
   'test_mode',
+  'public_url',
+  'notifications',
 ] as const;
 
 /**
@@ -32,15 +35,18 @@ const TOP_KEYS = [
  */
 const TOP_REQUIRED = ['approval_max_age_minutes', 'rules', 'routes', 'groups', 'people', 'agents', 'stripe'] as const;
 
-/** Read and validate a config from YAML (or JSON) text; `source` names the file in every error. */
-export function parseConfig(text: string, source: string): InterlockConfig {
+/**
+ * Read and validate a config from YAML (or JSON) text; `source` names the file in every error.
+ * Secrets the file names by `*_env` are read from `env`.
+ */
+export function parseConfig(text: string, source: string, env: ConfigEnv = process.env): InterlockConfig {
   const c = new Checker(source);
   if (Buffer.byteLength(text, 'utf8') > configLimits.fileBytesMax) c.fail('(file)', `is larger than ${configLimits.fileBytesMax} bytes`);
-  return readConfig(c, readYaml(c, text));
+  return readConfig(c, readYaml(c, text), env);
 }
 
 /** Load the config from `path` (server/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
-export function loadConfig(path?: string): InterlockConfig {
+export function loadConfig(path?: string, env: ConfigEnv = process.env): InterlockConfig {
   const file = path ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {
@@ -49,7 +55,7 @@ export function loadConfig(path?: string): InterlockConfig {
     const reason = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : String(error);
     throw new ConfigError(file, '(file)', `cannot be read (${reason}); set INTERLOCK_CONFIG to the config file's path`);
   }
-  return parseConfig(text, file);
+  return parseConfig(text, file, env);
 }
 
 function readYaml(c: Checker, text: string): unknown {
@@ -69,12 +75,13 @@ function readYaml(c: Checker, text: string): unknown {
   }
 }
 
-function readConfig(c: Checker, value: unknown): InterlockConfig {
+function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig {
   const top = c.mapping(value, '', TOP_KEYS, TOP_REQUIRED);
   const people = readPeople(c, top.people);
   const agents = readAgents(c, top.agents);
   const groups = readGroups(c, top.groups, people);
   const rules = readRules(c, top.rules);
+  const testMode = top.test_mode === undefined ? CONFIG_DEFAULTS.testMode : c.boolean(top.test_mode, 'test_mode');
   return {
     inboxName: readInboxName(c, top.inbox_name),
     approvalMaxAgeMs: top.approval_max_age_minutes === null ? null : c.minutesAsMs(top.approval_max_age_minutes, 'approval_max_age_minutes'),
@@ -86,7 +93,8 @@ function readConfig(c: Checker, value: unknown): InterlockConfig {
     agents,
     stripe: readStripe(c, top.stripe),
     sessions: readSessions(c, top.sessions),
-    testMode: top.test_mode === undefined ? CONFIG_DEFAULTS.testMode : c.boolean(top.test_mode, 'test_mode'),
+    notifications: readNotifications(c, top, { people, agents, groups, testMode }, env),
+    testMode,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Role } from '../../shared/api.ts';
 import { WHY, type WhyCode } from '../../shared/statuses.ts';
+import type { NotificationsConfig } from '../outbox/types.ts';
 
 /** Kinds of policy rule; every rule must pass for a refund to clear with no person. */
 export const RULE_KINDS = ['amount_at_most', 'no_flags', 'not_disputed', 'fits_remaining'] as const;
@@ -109,6 +110,8 @@ export interface InterlockConfig {
   agents: AgentConfig[];
   stripe: { mode: StripeMode };
   sessions: { idleMs: number; absoluteMs: number };
+  /** Reaching people and agents: the inbox's public URL, SMTP, channels, callbacks (server/config/notifications.ts). */
+  notifications: NotificationsConfig;
   /** Enables the clock-moving endpoint; never in production. */
   testMode: boolean;
 }
@@ -138,4 +141,12 @@ export const configLimits = {
   minutesMax: 366 * 24 * 60,
   /** The SLA ticker runs at least once an hour, so a breach is never noticed much later. */
   tickSecondsMax: 3600,
+  /** URLs Interlock sends to or links to; the same bound agents' context URLs have. */
+  urlCharsMax: 2000,
+  /** The longest address SMTP carries (RFC 5321's path limit less its brackets). */
+  emailCharsMax: 254,
+  /** HMAC secrets for webhooks and callbacks: a short one can be guessed offline from one signed message. */
+  signingSecretCharsMin: 16,
+  /** A secret file holds one password, URL or key; a path to anything larger is a mistake. */
+  secretFileBytesMax: 64 * 1024,
 } as const;

@@ -2,6 +2,7 @@ import { ROLES } from '../../shared/api.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { POLICY } from '../gate/leases.ts';
 import { type Checker, keyPath } from './check.ts';
+import { AGENT_CALLBACK_KEYS, PERSON_NOTIFY_KEYS } from './notifications.ts';
 import { type AgentConfig, type PersonConfig, REASON_CODES, RULE_KINDS, type RouteConfig, type RouteWhen, type RuleConfig, type RuleKind, WHEN_KEYS } from './schema.ts';
 import { isSha256Hex, parsePasswordHash, SCRYPT_DEFAULTS } from './secrets.ts';
 
@@ -19,12 +20,12 @@ function uniqueName(c: Checker, seen: Set<string>, name: string, path: string): 
   seen.add(name);
 }
 
-/** `people`: who logs in, with a scrypt password hash each. */
+/** `people`: who logs in, with a scrypt password hash each; `notify` is read by readNotifications. */
 export function readPeople(c: Checker, value: unknown): PersonConfig[] {
   const seen = new Set<string>();
   return c.list(value, 'people').map((item, i) => {
     const path = `people[${i}]`;
-    const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password'], ['name', 'display_name', 'role', 'password']);
+    const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password', ...PERSON_NOTIFY_KEYS], ['name', 'display_name', 'role', 'password']);
     const name = ownName(c, raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
     const role = c.oneOf(raw.role, `${path}.role`, ROLES, 'a role');
@@ -47,13 +48,13 @@ function readPasswordHash(c: Checker, value: unknown, path: string): string {
   return value;
 }
 
-/** `agents`: who asks for refunds, by the SHA-256 of a bearer token. */
+/** `agents`: who asks for refunds, by the SHA-256 of a bearer token; the callback keys are read by readNotifications. */
 export function readAgents(c: Checker, value: unknown): AgentConfig[] {
   const names = new Set<string>();
   const tokens = new Map<string, string>();
   return c.list(value, 'agents').map((item, i) => {
     const path = `agents[${i}]`;
-    const raw = c.mapping(item, path, ['name', 'token_sha256'], ['name', 'token_sha256']);
+    const raw = c.mapping(item, path, ['name', 'token_sha256', ...AGENT_CALLBACK_KEYS], ['name', 'token_sha256']);
     const name = ownName(c, raw.name, `${path}.name`);
     uniqueName(c, names, name, `${path}.name`);
     const tokenSha256 = raw.token_sha256;
