@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../shared/json.ts';
 import type { Status } from '../shared/statuses.ts';
@@ -13,6 +14,8 @@ import type { JournalStore } from './journal/store.ts';
 import { Inbox, type InboxRequest } from './inbox/inbox.ts';
 import { policyFromConfig } from './inbox/policy.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
+import { Outbox, type OutboxLog } from './outbox/outbox.ts';
+import type { Channels } from './outbox/types.ts';
 import { Views, type ViewsLog } from './views.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
@@ -27,6 +30,8 @@ export interface Services {
   inbox: Inbox;
   /** The inbox, the scoreboard and the live feed: every read of them goes through here. */
   views: Views;
+  /** Messages to people and agents: decided from the journal, journaled, delivered with retries. */
+  outbox: Outbox;
   signingKey: SigningKey;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
@@ -47,12 +52,22 @@ export interface ServiceOptions {
   onError?: (effectId: string, error: unknown) => void;
   /** Where the views log a corrupt journal (default: the console). */
   log?: ViewsLog;
+  /** How messages travel (email, Slack, webhooks, callbacks); without them every message is given up as undeliverable. */
+  channels?: Channels;
+  /** Where the outbox logs a message given up (default: the console). */
+  outboxLog?: OutboxLog;
 }
 
+/** Channels for services built without any (a rebuild, a replay): nothing can be delivered. */
+const NO_CHANNELS: Channels = {
+  deliver: async () => ({ ok: false, status: null, error: 'this process has no channels to deliver with', retryable: false }),
+};
+
 /** The views' log when none is given: one line to stderr. */
-const CONSOLE_LOG: ViewsLog = {
+const CONSOLE_LOG: ViewsLog & OutboxLog = {
   fatal: (_fields, message) => console.error(message),
   error: (_fields, message) => console.error(message),
+  warn: (_fields, message) => console.error(message),
 };
 
 /**
@@ -104,8 +119,19 @@ export function createServices(options: ServiceOptions): Services {
       if (!views.report(error)) options.onError?.(effectId, error);
     },
   });
+  const outbox = new Outbox({
+    journal,
+    current: async () => (await views.current()).outbox,
+    notifications: config.notifications,
+    channels: options.channels ?? NO_CHANNELS,
+    nowMs: () => clock.nowMs(),
+    wallMs: () => clock.wallMs(),
+    owner: `outbox:${process.pid}:${randomUUID()}`,
+    ...(options.killHook ? { killHook: options.killHook } : {}),
+    log: options.outboxLog ?? CONSOLE_LOG,
+  });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
-  return { config, clock, database, journal, target, authority, gate, inbox, views, signingKey, sandbox: options.sandbox };
+  return { config, clock, database, journal, target, authority, gate, inbox, views, outbox, signingKey, sandbox: options.sandbox };
 }
 
 /**

@@ -1,8 +1,10 @@
 import type { LiveMessage } from '../shared/api.ts';
+import { MESSAGE_KINDS } from '../shared/entries.ts';
 import type { InboxRequest, InboxWork } from './inbox/core.ts';
 import { InboxProjection, projectedWork } from './inbox/projection.ts';
 import { JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
+import { OutboxProjection } from './outbox/projection.ts';
 import { LiveHub, type LiveSocket } from './live/hub.ts';
 import { ScoreboardProjection } from './scoreboard/projection.ts';
 
@@ -35,6 +37,8 @@ export interface ViewsOptions {
 export interface CaughtUp {
   inbox: InboxProjection;
   scoreboard: ScoreboardProjection;
+  /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
+  outbox: OutboxProjection;
   /** The last journal sequence number they include. */
   seq: number;
 }
@@ -76,6 +80,7 @@ export class Views {
   readonly #follower: JournalFollower;
   readonly #inbox: InboxProjection;
   readonly #scoreboard: ScoreboardProjection;
+  readonly #outbox = new OutboxProjection();
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
   readonly #busyRetryDelaysMs: readonly number[];
@@ -91,7 +96,11 @@ export class Views {
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
+    const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
     this.#follower.on('entry', (entry) => {
+      this.#outbox.note(entry);
+      // A message chain is the outbox's alone: it is no item and no figure.
+      if (messageKinds.has(entry.kind)) return;
       this.#scoreboard.note(entry);
       // Items before and after are built only for someone to hear them (not during a replay).
       if (this.#hub.listening) this.#hub.publishItem(this.#inbox.apply(entry));
@@ -113,7 +122,7 @@ export class Views {
   async current(): Promise<CaughtUp> {
     this.assertAvailable();
     await this.#catchUp();
-    return { inbox: this.#inbox, scoreboard: this.#scoreboard, seq: this.#follower.seq };
+    return { inbox: this.#inbox, scoreboard: this.#scoreboard, outbox: this.#outbox, seq: this.#follower.seq };
   }
 
   /**
@@ -133,6 +142,11 @@ export class Views {
     this.#catchUp().catch((error: unknown) => {
       if (!this.report(error)) this.#log.error({ err: error }, 'the views could not catch up with the journal; the next read tries again');
     });
+  }
+
+  /** Be told each time the views caught up (the outbox plans then). */
+  onCaughtUp(listener: (seq: number) => void): void {
+    this.#follower.on('caughtUp', listener);
   }
 
   /** Look for entries other processes appended to the same journal, every `intervalMs`. */

@@ -116,6 +116,27 @@ export interface HistoryItem {
   updated_at_ms: number;
 }
 
+/** Who was told about an item, over which channel, and whether it reached them (the outbox). */
+export interface NotificationRecord {
+  id: string;
+  /** escalated, moved_up, reminder, breach, final (a callback to the agent), failed_at_stripe. */
+  event: string;
+  level: number | null;
+  recipient: { kind: string; name: string };
+  /** `email:0`, `slack:1`, `webhook:0`, `callback:0`: the kind and which of the recipient's channels. */
+  channel: string;
+  /** When it was decided, on the application clock. */
+  decided_at_ms: number;
+  attempts: number;
+  /** pending (not attempted yet), delivered, retrying, given_up, or in_digest (carried by a digest). */
+  status: 'pending' | 'delivered' | 'retrying' | 'given_up' | 'in_digest';
+  /** Wall clock. */
+  delivered_at_ms: number | null;
+  next_attempt_at_ms: number | null;
+  last_error: string | null;
+  gave_up_reason: string | null;
+}
+
 /** The item page: the request, the facts then and now, the changes, the repairs, the history, the receipt's verification. */
 export interface ItemDetail {
   effect_id: string;
@@ -130,6 +151,8 @@ export interface ItemDetail {
   verification: JsonObject;
   receipt: string;
   may_decide: boolean;
+  /** Who was told, when, how, and whether it was delivered. */
+  notifications: NotificationRecord[];
 }
 
 

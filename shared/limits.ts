@@ -45,6 +45,18 @@ export const limits = {
    * check is three Stripe reads; past this the refund is refused as stale and goes to a person.
    */
   reservationChecksMax: 20,
+  /**
+   * The outbox (notifications and callbacks): 8 attempts per message, waits from 5 s doubling to
+   * at most 1 h (with jitter, so receivers that failed together are not hit together again), 10 s
+   * per attempt, and nothing sent once a message is 24 h old: a message that late is noise.
+   */
+  outboxAttemptsMax: 8,
+  outboxBackoffFirstMs: 5_000,
+  outboxBackoffMaxMs: 3_600_000,
+  outboxAttemptTimeoutMs: 10_000,
+  outboxDeliveryWindowMs: 86_400_000,
+  /** Messages delivered at once by one process. */
+  outboxConcurrency: 8,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
 } as const;

@@ -1,5 +1,15 @@
 /** Named points where a crash test may kill the process (`INTERLOCK_KILL_AT`). */
-export const KILL_POINTS = ['before_dispatch', 'after_dispatch', 'after_send', 'after_commit', 'recovery_resend'] as const;
+export const KILL_POINTS = [
+  'before_dispatch',
+  'after_dispatch',
+  'after_send',
+  'after_commit',
+  'recovery_resend',
+  // The outbox: a message journaled but not attempted, sent but not recorded, recorded.
+  'outbox_before_attempt',
+  'outbox_after_send',
+  'outbox_after_record',
+] as const;
 /** One kill point. */
 export type KillPoint = (typeof KILL_POINTS)[number];
 

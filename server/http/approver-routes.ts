@@ -187,18 +187,18 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const groups = approverOnly(request);
     const effectId = request.params.effect_id;
-    const { inbox } = await services.views.current();
-    const summary = inbox.chains.get(effectId);
-    if (!summary || !inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
+    const views = await services.views.current();
+    const summary = views.inbox.chains.get(effectId);
+    if (!summary || !views.inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
       throw new AppError('not_found', 'no such item in your groups');
     }
-    return { effectId, groups, inbox, chain: await services.journal.entries(effectId) };
+    return { effectId, groups, views, chain: await services.journal.entries(effectId) };
   }
 
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
   app.get('/api/items/:effect_id', { schema: itemSchema }, async (request) => {
-    const { effectId, groups, inbox, chain } = await visibleChain(request);
-    return itemDetail(services, inbox, effectId, chain, (group) => groups.has(group));
+    const { effectId, groups, views, chain } = await visibleChain(request);
+    return itemDetail(services, views, effectId, chain, (group) => groups.has(group));
   });
 
   const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
@@ -236,7 +236,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
       request.log.warn({ err: error, effectId }, 'decision recorded, send not finished');
       status = currentStatus(await services.journal.entries(effectId));
     }
-    const { inbox } = await services.views.current();
+    const views = await services.views.current();
     const chain = await services.journal.entries(effectId);
     const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
     const message = unreachable
@@ -244,6 +244,6 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, item: await itemDetail(services, inbox, effectId, chain, (group) => groups.has(group)) };
+    return { status, message, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group)) };
   });
 }

@@ -1,4 +1,4 @@
-import type { ItemDetail, } from '../../shared/api.ts';
+import type { ItemDetail, NotificationRecord } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { diffFacts } from '../gate/premises.ts';
@@ -7,7 +7,35 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
+import type { MessageState, OutboxProjection } from '../outbox/projection.ts';
 import type { Services } from '../services.ts';
+
+/** One message about the item, as the item page shows it. */
+function notificationRecord(message: MessageState): NotificationRecord {
+  const status = message.delivered
+    ? 'delivered'
+    : message.gaveUp
+      ? 'given_up'
+      : message.held !== null
+        ? 'in_digest'
+        : message.attempts > 0
+          ? 'retrying'
+          : 'pending';
+  return {
+    id: message.id,
+    event: message.event,
+    level: message.level,
+    recipient: message.recipient,
+    channel: message.channel,
+    decided_at_ms: message.atMs,
+    attempts: message.attempts,
+    status,
+    delivered_at_ms: message.delivered?.atMs ?? null,
+    next_attempt_at_ms: status === 'retrying' ? message.nextAtMs : null,
+    last_error: message.lastError,
+    gave_up_reason: message.gaveUp?.reason ?? null,
+  };
+}
 
 /** Facts recorded when the request was first decided on. */
 function factsThen(chain: readonly Entry[]): JsonObject {
@@ -17,11 +45,11 @@ function factsThen(chain: readonly Entry[]): JsonObject {
 
 /**
  * Everything the item page shows, read from the journal, with the facts read from Stripe now.
- * `inbox` is the projection as `views.current()` gave it, caught up.
+ * `views` are the projections as `views.current()` gave them, caught up.
  */
 export async function itemDetail(
   services: Services,
-  inbox: InboxProjection,
+  views: { inbox: InboxProjection; outbox: OutboxProjection },
   effectId: string,
   chain: Entry[],
   mayDecide: (group: string) => boolean,
@@ -29,7 +57,7 @@ export async function itemDetail(
   const request = boundRequest(chain);
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
   if (request === null) throw new Error(`item ${effectId} has no bound request`);
-  const summary = inbox.chains.get(effectId);
+  const summary = views.inbox.chains.get(effectId);
   const item = summary ? summaryItem(summary) : null;
   const then = factsThen(chain);
   let now: JsonObject | null = null;
@@ -54,5 +82,6 @@ export async function itemDetail(
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: item !== null && mayDecide(item.group),
+    notifications: views.outbox.messagesAbout(effectId).map(notificationRecord),
   };
 }

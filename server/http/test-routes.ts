@@ -32,6 +32,7 @@ export async function testRoutes(scope: FastifyInstance, opts: { services: Servi
     const { advance_ms: advanceMs } = request.body;
     const nowMs = services.clock.advance(advanceMs);
     await services.inbox.tick();
+    await services.outbox.tick();
     // Caught up first, so every page hears of the items the tick moved before it hears the time.
     await services.views.current();
     services.views.broadcast({ type: 'clock', now_ms: nowMs });

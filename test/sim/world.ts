@@ -44,6 +44,9 @@ const KILL_CHANCE: Readonly<Record<KillPoint, number>> = {
   after_send: 0.08,
   after_commit: 0.04,
   recovery_resend: 0.3,
+  outbox_before_attempt: 0.05,
+  outbox_after_send: 0.05,
+  outbox_after_record: 0.05,
 };
 /** Chance of a crash before, and again after, each journal append. */
 const APPEND_CRASH_CHANCE = 0.012;

@@ -1,0 +1,292 @@
+import type { Entry } from '../../shared/entries.ts';
+import type { JsonObject } from '../../shared/json.ts';
+import { limits } from '../../shared/limits.ts';
+import type { KillHook } from '../gate/kill-points.ts';
+import { refundAnswer } from '../http/answers.ts';
+import type { JournalStore } from '../journal/store.ts';
+import { channelsOf, escalationEvent, isWaiting, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
+import { digestWindow, type ItemContext, type OutboxProjection, WAITING_EVENTS } from './projection.ts';
+import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from './types.ts';
+
+/** What the outbox logs: pino's `(fields, message)`. */
+export interface OutboxLog {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+export interface OutboxOptions {
+  journal: JournalStore;
+  /** The outbox projection, caught up with the journal first (the views own it). */
+  current: () => Promise<OutboxProjection>;
+  notifications: NotificationsConfig;
+  channels: Channels;
+  /** The application clock: SLAs, reminders, digest windows. */
+  nowMs: () => number;
+  /** The wall clock: attempts, retries, the 24 h window. */
+  wallMs: () => number;
+  /** Who claims a message while attempting it, unique per process. */
+  owner: string;
+  killHook?: KillHook;
+  log: OutboxLog;
+  /** For the retry jitter; tests make it fixed. */
+  random?: () => number;
+}
+
+/** The wait before attempt `n + 1` after attempt `n` failed: 5 s doubling to at most 1 h, with ±20 % jitter. */
+export function retryDelayMs(n: number, random: () => number = Math.random): number {
+  const base = Math.min(limits.outboxBackoffFirstMs * 2 ** (n - 1), limits.outboxBackoffMaxMs);
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** How long a process holds a message while it attempts it: well past one attempt's timeout. */
+const CLAIM_TTL_MS = limits.outboxAttemptTimeoutMs * 6;
+
+/** Where a message chain stands, read from the journal itself (another process may have moved it). */
+function chainState(chain: readonly Entry[]) {
+  let attempts = 0;
+  let done = false;
+  let nextAtMs: number | null = null;
+  for (const entry of chain) {
+    if (entry.kind === 'MESSAGE') nextAtMs = entry.held === null ? entry.ts_ms : null;
+    if (entry.kind === 'ATTEMPT') {
+      attempts = Math.max(attempts, entry.n);
+      if (entry.outcome === 'delivered') done = true;
+      nextAtMs = entry.next_at_ms;
+    }
+    if (entry.kind === 'GAVE_UP') done = true;
+  }
+  return { message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null, attempts, done, nextAtMs };
+}
+
+/**
+ * The outbox: decides the messages owed (from the journal alone, under deterministic ids),
+ * journals each before its first attempt in a chain of its own, and delivers them with retries,
+ * journaling every attempt. It runs beside the gate and the inbox, never in their way: a slow or
+ * failing receiver delays only its own message. A crash between a send and its record repeats
+ * that one message, with the same `Interlock-Message-Id`, so the receiver can drop it.
+ */
+export class Outbox {
+  readonly #options: OutboxOptions;
+  readonly #random: () => number;
+  #running = new Set<string>();
+  /** Waiting-item messages journaled in this pass, by person, channel and window: the projection sees them at the next catch-up. */
+  #journaledInWindow = new Map<string, number>();
+  #timer: NodeJS.Timeout | null = null;
+  #pass: Promise<void> | null = null;
+  #again = false;
+
+  constructor(options: OutboxOptions) {
+    this.#options = options;
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Journal every message owed by the items that changed since the last pass; returns how many. */
+  async plan(): Promise<number> {
+    const outbox = await this.#options.current();
+    this.#journaledInWindow.clear();
+    let written = 0;
+    for (const effectId of outbox.takeTouched()) {
+      const item = outbox.items.get(effectId);
+      if (item) written += await this.#journal(await this.#owedBy(item, outbox));
+    }
+    return written;
+  }
+
+  /** The SLA's messages: reminders at their share of the SLA, and digests of windows that closed. */
+  async tick(): Promise<number> {
+    const outbox = await this.#options.current();
+    const input = this.#input(outbox);
+    let owed: OwedMessage[] = owedDigests(outbox.held(), input);
+    for (const item of outbox.items.values()) if (isWaiting(item)) owed = owed.concat(owedReminders(item, input));
+    return this.#journal(owed);
+  }
+
+  /** Attempt every message whose time has come, a few at once; returns how many were attempted. */
+  async deliverDue(): Promise<number> {
+    const outbox = await this.#options.current();
+    const due = outbox.due(this.#options.wallMs()).filter((m) => !this.#running.has(m.id));
+    let attempted = 0;
+    for (let i = 0; i < due.length; i += limits.outboxConcurrency) {
+      const batch = due.slice(i, i + limits.outboxConcurrency);
+      const results = await Promise.all(batch.map((message) => this.#attempt(message.id)));
+      attempted += results.filter(Boolean).length;
+    }
+    return attempted;
+  }
+
+  /** One pass: plan, then deliver. Passes asked for while one runs coalesce into one more. */
+  kick(): Promise<void> {
+    if (this.#pass) {
+      this.#again = true;
+      return this.#pass;
+    }
+    this.#pass = (async () => {
+      try {
+        do {
+          this.#again = false;
+          await this.plan();
+          await this.deliverDue();
+        } while (this.#again);
+      } catch (error) {
+        this.#options.log.error({ err: error }, 'outbox pass failed; the next one tries again');
+      } finally {
+        this.#pass = null;
+      }
+    })();
+    return this.#pass;
+  }
+
+  /** Run a pass every `intervalMs` (retries come due with time, not with new entries). */
+  start(intervalMs: number): void {
+    this.stop();
+    this.#timer = setInterval(() => void this.kick(), intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** The current pass, if one runs: a test or a shutdown waits for it. */
+  async idle(): Promise<void> {
+    while (this.#pass) await this.#pass;
+  }
+
+  #input(outbox: OutboxProjection): PlanInput & { wallMs: number } {
+    return {
+      config: this.#options.notifications,
+      nowMs: this.#options.nowMs(),
+      wallMs: this.#options.wallMs(),
+      exists: (id) => outbox.messages.has(id),
+      sentInWindow: (person, channel, window) =>
+        outbox.sentInWindow(person, channel, window) + (this.#journaledInWindow.get(`${person}|${channel}|${window}`) ?? 0),
+    };
+  }
+
+  async #owedBy(item: ItemContext, outbox: OutboxProjection): Promise<OwedMessage[]> {
+    const input = this.#input(outbox);
+    const owed = item.escalation !== null && isWaiting(item) ? owedForEscalation(item, escalationEvent(item.escalation), input) : [];
+    const request = item.request;
+    const agent = typeof request?.agent === 'string' ? request.agent : null;
+    if (agent === null || this.#options.notifications.agents[agent] === undefined || typeof request?.id !== 'string') return owed;
+    // A callback carries the answer GET /v1/refunds/:id gives now, read from the item's chain.
+    const events = [...(item.final ? (['final'] as const) : []), ...(item.failedAtStripe ? (['failed_at_stripe'] as const) : [])];
+    for (const event of events) {
+      const body = refundAnswer(request.id, item.effectId, await this.#options.journal.entries(item.effectId)) as unknown as JsonObject;
+      owed.push(...owedCallback(item, event, body, input));
+    }
+    return owed;
+  }
+
+  /** Journal each owed message once: a second process (or a second pass) finds its chain begun and writes nothing. */
+  async #journal(owed: readonly OwedMessage[]): Promise<number> {
+    let written = 0;
+    for (const message of owed) {
+      const fields = {
+        at_ms: this.#options.nowMs(),
+        event: message.event,
+        about: message.about,
+        level: message.level,
+        recipient: message.recipient,
+        channel: message.channel,
+        content: message.content as unknown as JsonObject,
+        held: message.held,
+      };
+      const result = await this.#options.journal.appendIf('MESSAGE', message.id, (chain) => (chain.length > 0 ? 'decided' : null), fields);
+      if (result.blocker !== null) continue;
+      written += 1;
+      if (message.recipient.kind === 'person' && WAITING_EVENTS.includes(message.event)) {
+        const key = `${message.recipient.name}|${message.channel}|${digestWindow(fields.at_ms)}`;
+        this.#journaledInWindow.set(key, (this.#journaledInWindow.get(key) ?? 0) + 1);
+      }
+    }
+    return written;
+  }
+
+  /** Claim, attempt and record one message; false when another process holds it or nothing is owed. */
+  async #attempt(id: string): Promise<boolean> {
+    const { journal, owner, log } = this.#options;
+    this.#running.add(id);
+    try {
+      if (!(await journal.claim(id, owner, CLAIM_TTL_MS))) return false;
+      try {
+        const state = chainState(await journal.entries(id));
+        const wallMs = this.#options.wallMs();
+        if (!state.message || state.done || state.nextAtMs === null || state.nextAtMs > wallMs) return false;
+        const message = state.message;
+        const n = state.attempts + 1;
+        const giveUp = async (reason: string) => {
+          await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts: state.attempts, reason });
+          log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
+        };
+        if (wallMs - message.ts_ms > limits.outboxDeliveryWindowMs) {
+          await giveUp('not delivered within 24 h');
+          return true;
+        }
+        const delivery = this.#delivery(id, message);
+        if (delivery === null) {
+          await giveUp(`the ${message.channel} channel of ${message.recipient.kind} ${message.recipient.name} is no longer configured`);
+          return true;
+        }
+        await this.#options.killHook?.('outbox_before_attempt', id);
+        const outcome = await this.#deliver(delivery);
+        await this.#options.killHook?.('outbox_after_send', id);
+        await this.#record(id, n, message.ts_ms, outcome, giveUp);
+        await this.#options.killHook?.('outbox_after_record', id);
+        return true;
+      } finally {
+        await journal.release(id, owner);
+      }
+    } finally {
+      this.#running.delete(id);
+    }
+  }
+
+  async #deliver(delivery: Delivery): Promise<DeliveryOutcome> {
+    try {
+      return await this.#options.channels.deliver(delivery, AbortSignal.timeout(limits.outboxAttemptTimeoutMs));
+    } catch (error) {
+      // A channel never throws; if one does, it is our bug, and the attempt counts as failed.
+      this.#options.log.error({ err: error, messageId: delivery.id }, 'a channel threw');
+      return { ok: false, status: null, error: 'the channel failed unexpectedly', retryable: true };
+    }
+  }
+
+  async #record(id: string, n: number, decidedTsMs: number, outcome: DeliveryOutcome, giveUp: (reason: string) => Promise<void>): Promise<void> {
+    const atMs = this.#options.wallMs();
+    const unchanged = (chain: readonly Entry[]) => (chainState(chain).attempts !== n - 1 || chainState(chain).done ? 'moved' : null);
+    if (outcome.ok) {
+      await this.#options.journal.appendIf('ATTEMPT', id, unchanged, { n, at_ms: atMs, outcome: 'delivered', status: outcome.status, detail: outcome.detail, next_at_ms: null });
+      return;
+    }
+    const nextAtMs = atMs + retryDelayMs(n, this.#random);
+    const last = !outcome.retryable || n >= limits.outboxAttemptsMax || nextAtMs - decidedTsMs > limits.outboxDeliveryWindowMs;
+    const recorded = await this.#options.journal.appendIf('ATTEMPT', id, unchanged, {
+      n,
+      at_ms: atMs,
+      outcome: 'failed',
+      status: outcome.status,
+      detail: outcome.error,
+      next_at_ms: last ? null : nextAtMs,
+    });
+    if (last && recorded.blocker === null) {
+      await giveUp(outcome.retryable ? `${n} attempts failed; the last: ${outcome.error}` : `refused: ${outcome.error}`);
+    }
+  }
+
+  /** The delivery for a message under the config as it is now; null when its channel is gone. */
+  #delivery(id: string, message: Extract<Entry, { kind: 'MESSAGE' }>): Delivery | null {
+    const { notifications } = this.#options;
+    const content = message.content as unknown as Delivery['content'];
+    const kind = message.recipient.kind;
+    if (kind === 'agent') {
+      const callback = notifications.agents[message.recipient.name];
+      return callback ? { id, recipient: { kind: 'agent', name: message.recipient.name }, channel: { kind: 'callback', ...callback }, content } : null;
+    }
+    if (kind !== 'person' && kind !== 'group') return null;
+    const recipient = kind === 'person' ? { kind: 'person' as const, name: message.recipient.name } : { kind: 'group' as const, name: message.recipient.name };
+    const channel = channelsOf(notifications, recipient).find(([key]) => key === message.channel)?.[1];
+    return channel ? { id, recipient, channel, content } : null;
+  }
+}

@@ -1,0 +1,216 @@
+import type { Entry, MessageEntry } from '../../shared/entries.ts';
+import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import type { MessageContent } from './types.ts';
+
+/** The digest window, on the application clock: a person told of more than a few items in one gets the rest in one digest. */
+export const DIGEST_WINDOW_MS = 600_000;
+/** Events that tell a person an item waits: these are the ones a digest gathers. */
+export const WAITING_EVENTS: readonly string[] = ['escalated', 'moved_up', 'breach'];
+
+/** The digest window a time on the application clock falls in. */
+export function digestWindow(atMs: number): number {
+  return Math.floor(atMs / DIGEST_WINDOW_MS);
+}
+
+/** What the outbox keeps of an item's chain: enough to word a message and to know what is owed. */
+export interface ItemContext {
+  effectId: string;
+  /** The request bound by the first PROPOSED that carries one. */
+  request: JsonObject | null;
+  currency: string | null;
+  /** The newest escalation and whether a decision answered it. */
+  escalation: {
+    hash: string;
+    at_ms: number;
+    why: string;
+    group: string;
+    level: number;
+    due_ms: number | null;
+    breach: boolean;
+    routed_to: string[];
+    /** The level of the escalation before it, null for the first: a breach that moved it up, or one at the top. */
+    previousLevel: number | null;
+  } | null;
+  decided: boolean;
+  /** The entry that made the request final (COMMITTED, AMBIGUOUS, a closing DECIDED), with its wall-clock time. */
+  final: { kind: 'COMMITTED' | 'AMBIGUOUS' | 'CLOSED'; tsMs: number } | null;
+  /** Stripe reported the committed refund failed or canceled, at this wall-clock time. */
+  failedAtStripe: { tsMs: number } | null;
+}
+
+/** Where one message stands, from its chain alone. */
+export interface MessageState {
+  id: string;
+  event: string;
+  about: string | null;
+  level: number | null;
+  recipient: { kind: string; name: string };
+  channel: string;
+  content: MessageContent;
+  /** The digest that carries it instead of an attempt of its own. */
+  held: string | null;
+  /** Application clock when it was decided. */
+  atMs: number;
+  /** Wall clock when it was journaled: the 24 h delivery window runs from here. */
+  decidedTsMs: number;
+  attempts: number;
+  delivered: { atMs: number; detail: string } | null;
+  gaveUp: { atMs: number; reason: string } | null;
+  lastError: string | null;
+  /** Wall clock before which the next attempt must not go; null once nothing more is owed. */
+  nextAtMs: number | null;
+}
+
+/**
+ * The outbox's view of the journal, fed every entry by the views' follower: each item's context
+ * (for wording messages and knowing what is owed), and every message chain with where it stands.
+ * Items touched since the planner last looked are kept in `touched`, so a pass plans only those.
+ */
+export class OutboxProjection {
+  readonly items = new Map<string, ItemContext>();
+  readonly messages = new Map<string, MessageState>();
+  /** Message ids by the item they are about. */
+  readonly byItem = new Map<string, string[]>();
+  /** Waiting-item messages per person, channel and digest window: `${person}|${channel}|${window}`. */
+  readonly #perWindow = new Map<string, number>();
+  /** Items with a new entry since `takeTouched`. */
+  #touched = new Set<string>();
+
+  note(entry: Entry): void {
+    switch (entry.kind) {
+      case 'MESSAGE':
+        return this.#message(entry);
+      case 'ATTEMPT': {
+        const state = this.messages.get(entry.effect_id);
+        if (!state) return;
+        state.attempts = Math.max(state.attempts, entry.n);
+        if (entry.outcome === 'delivered') {
+          state.delivered = { atMs: entry.at_ms, detail: entry.detail };
+          state.nextAtMs = null;
+        } else {
+          state.lastError = entry.detail;
+          state.nextAtMs = entry.next_at_ms;
+        }
+        return;
+      }
+      case 'GAVE_UP': {
+        const state = this.messages.get(entry.effect_id);
+        if (!state) return;
+        state.gaveUp = { atMs: entry.at_ms, reason: entry.reason };
+        state.nextAtMs = null;
+        return;
+      }
+      default:
+        this.#item(entry);
+    }
+  }
+
+  /** The items touched since the last call, and forget them. */
+  takeTouched(): string[] {
+    const touched = [...this.#touched];
+    this.#touched = new Set();
+    return touched;
+  }
+
+  /** The messages about one item, oldest first. */
+  messagesAbout(effectId: string): MessageState[] {
+    return (this.byItem.get(effectId) ?? []).map((id) => this.messages.get(id)!).filter(Boolean);
+  }
+
+  /** How many waiting-item messages a person's channel was sent or held in a digest window. */
+  sentInWindow(person: string, channel: string, window: number): number {
+    return this.#perWindow.get(`${person}|${channel}|${window}`) ?? 0;
+  }
+
+  /** Messages held for a digest. */
+  held(): MessageState[] {
+    return [...this.messages.values()].filter((s) => s.held !== null);
+  }
+
+  /** Messages still owed an attempt whose time has come (wall clock), oldest first. */
+  due(wallMs: number): MessageState[] {
+    const due: MessageState[] = [];
+    for (const state of this.messages.values()) if (state.held === null && state.nextAtMs !== null && state.nextAtMs <= wallMs) due.push(state);
+    return due;
+  }
+
+  /** Messages decided but neither delivered nor given up (held ones included: their digest carries them). */
+  undelivered(): MessageState[] {
+    return [...this.messages.values()].filter((s) => s.delivered === null && s.gaveUp === null && s.held === null);
+  }
+
+  #message(entry: MessageEntry): void {
+    const state: MessageState = {
+      id: entry.effect_id,
+      event: entry.event,
+      about: entry.about,
+      level: entry.level,
+      recipient: entry.recipient,
+      channel: entry.channel,
+      content: entry.content as unknown as MessageContent,
+      held: entry.held,
+      atMs: entry.at_ms,
+      decidedTsMs: entry.ts_ms,
+      attempts: 0,
+      delivered: null,
+      gaveUp: null,
+      lastError: null,
+      nextAtMs: entry.held === null ? entry.ts_ms : null,
+    };
+    this.messages.set(state.id, state);
+    if (entry.recipient.kind === 'person' && WAITING_EVENTS.includes(entry.event)) {
+      const key = `${entry.recipient.name}|${entry.channel}|${digestWindow(entry.at_ms)}`;
+      this.#perWindow.set(key, (this.#perWindow.get(key) ?? 0) + 1);
+    }
+    if (entry.about !== null) {
+      const list = this.byItem.get(entry.about) ?? [];
+      list.push(state.id);
+      this.byItem.set(entry.about, list);
+    }
+  }
+
+  #item(entry: Entry): void {
+    let item = this.items.get(entry.effect_id);
+    if (!item) {
+      item = { effectId: entry.effect_id, request: null, currency: null, escalation: null, decided: false, final: null, failedAtStripe: null };
+      this.items.set(entry.effect_id, item);
+    }
+    this.#touched.add(entry.effect_id);
+    switch (entry.kind) {
+      case 'PROPOSED':
+        if (item.request === null && entry.request !== undefined) item.request = entry.request;
+        if (item.currency === null && isJsonObject(entry.premises) && typeof entry.premises.currency === 'string') item.currency = entry.premises.currency;
+        return;
+      case 'ESCALATED':
+        item.escalation = {
+          hash: entry.hash,
+          at_ms: entry.at_ms,
+          why: entry.why,
+          group: entry.group,
+          level: entry.level,
+          due_ms: entry.due_ms,
+          breach: entry.breach,
+          routed_to: entry.routed_to,
+          previousLevel: item.escalation?.level ?? null,
+        };
+        if (item.currency === null && typeof entry.facts.currency === 'string') item.currency = entry.facts.currency;
+        item.decided = false;
+        return;
+      case 'DECIDED':
+        if (item.escalation?.hash === entry.escalation) item.decided = true;
+        if (entry.decision !== 'approve' && item.final === null) item.final = { kind: 'CLOSED', tsMs: entry.ts_ms };
+        return;
+      case 'COMMITTED':
+        item.final ??= { kind: 'COMMITTED', tsMs: entry.ts_ms };
+        return;
+      case 'AMBIGUOUS':
+        item.final ??= { kind: 'AMBIGUOUS', tsMs: entry.ts_ms };
+        return;
+      case 'CONFIRMED':
+        if ((entry.status === 'failed' || entry.status === 'canceled') && item.final?.kind === 'COMMITTED') item.failedAtStripe ??= { tsMs: entry.ts_ms };
+        return;
+      default:
+        return;
+    }
+  }
+}

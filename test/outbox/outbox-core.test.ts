@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryJournal } from '../../db/journal-store.ts';
+import type { FieldsOf } from '../../shared/entries.ts';
+import { limits } from '../../shared/limits.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
+import { Outbox, retryDelayMs } from '../../server/outbox/outbox.ts';
+import { messageId } from '../../server/outbox/plan.ts';
+import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
+import { Views } from '../../server/views.ts';
+import { effectIdOf, fakeClock } from '../support/db-journals.ts';
+
+// The outbox's core on a journal: what is owed, journaled once under its id, delivered with
+// retries, given up. The channel here records what it is handed (the channels themselves are
+// tested against real SMTP and HTTP receivers in channels*.test.ts).
+
+const CONFIG: NotificationsConfig = {
+  publicUrl: 'https://interlock.example',
+  reminderAtShare: 0.5,
+  smtp: { host: 'smtp.example', port: 587, secure: false, user: null, password: null, from: 'Interlock <i@example.com>' },
+  people: { ana: [{ kind: 'email', to: 'ana@example.com' }], bea: [{ kind: 'email', to: 'bea@example.com' }], cy: [{ kind: 'email', to: 'cy@example.com' }] },
+  groups: { 'ap-leads': [{ kind: 'slack', url: 'https://hooks.slack.example/T/B/x' }] },
+  agents: { bot: { url: 'https://agent.example/cb', secret: 'whsec_test' } },
+  callbackAllowPrivate: [],
+};
+
+const HOUR = 3_600_000;
+
+/** A channel that records every delivery and answers what the test asks, in order. */
+class RecordingChannels implements Channels {
+  readonly delivered: Delivery[] = [];
+  answers: DeliveryOutcome[] = [];
+
+  async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
+    this.delivered.push(delivery);
+    return this.answers.shift() ?? { ok: true, status: 200, detail: 'ok' };
+  }
+}
+
+function world(options: { config?: NotificationsConfig } = {}) {
+  const wall = fakeClock();
+  let appMs = 1_700_000_000_000;
+  const journal = new MemoryJournal(wall);
+  const channels = new RecordingChannels();
+  const log = { warnings: [] as string[], warn: (_f: object, m: string) => void log.warnings.push(m), error: () => {} };
+  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => appMs, log: { fatal: () => {}, error: () => {} } });
+  const outbox = (owner = 'p1') =>
+    new Outbox({
+      journal,
+      current: async () => (await views.current()).outbox,
+      notifications: options.config ?? CONFIG,
+      channels,
+      nowMs: () => appMs,
+      wallMs: () => wall.nowMs,
+      owner,
+      log,
+      random: () => 0.5,
+    });
+  return {
+    journal,
+    channels,
+    views,
+    log,
+    wall,
+    outbox,
+    advanceApp: (ms: number) => {
+      appMs += ms;
+    },
+    get appMs() {
+      return appMs;
+    },
+  };
+}
+
+const proposed = (amount: number): FieldsOf<'PROPOSED'> => ({
+  agent: 'inbox',
+  lease: null,
+  premises: { currency: 'usd', amount_paid: 10_000 },
+  effect: { payment_intent: 'pi_1', amount },
+  request: { id: 'case-1', agent: 'bot', payment_intent: 'pi_1', amount, flags: [], reason: 'cracked <jar>' },
+});
+
+function escalated(atMs: number, fields: Partial<FieldsOf<'ESCALATED'>> = {}): FieldsOf<'ESCALATED'> {
+  return {
+    at_ms: atMs,
+    reason: 'needs_judgment',
+    why: 'a rule wants a person to decide',
+    detail: null,
+    facts: { currency: 'usd' },
+    changes: [],
+    repairs: [],
+    route: 'default',
+    group: 'ap-leads',
+    routed_to: ['ana', 'bea'],
+    level: 0,
+    due_ms: atMs + 4 * HOUR,
+    breach: false,
+    ...fields,
+  };
+}
+
+async function kinds(journal: JournalStore, id: string) {
+  return (await journal.entries(id)).map((e) => e.kind);
+}
+
+describe('the outbox', () => {
+  it('tells every member and the team channel once when an item is escalated, with what waits and a link', async () => {
+    const w = world();
+    const item = effectIdOf(1);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs));
+    const outbox = w.outbox();
+    await outbox.kick();
+    expect(w.channels.delivered.map((d) => `${d.recipient.kind}:${d.recipient.name}:${d.channel.kind}`).sort()).toEqual([
+      'group:ap-leads:slack',
+      'person:ana:email',
+      'person:bea:email',
+    ]);
+    const toAna = w.channels.delivered.find((d) => d.recipient.name === 'ana')!;
+    expect(toAna.content).toMatchObject({ event: 'escalated', effect_id: item, request_id: 'case-1', amount: 8_000, currency: 'usd', reason: 'cracked <jar>', group: 'ap-leads', level: 0, link: `https://interlock.example/items/${item}` });
+    expect(toAna.id).toBe(messageId({ about: item, event: 'escalated', level: 0, recipient: { kind: 'person', name: 'ana' }, channel: 'email:0' }));
+    expect(await kinds(w.journal, toAna.id)).toEqual(['MESSAGE', 'ATTEMPT']);
+    // The item's own chain is untouched: its receipt does not change.
+    expect(await kinds(w.journal, item)).toEqual(['PROPOSED', 'ESCALATED']);
+    // Again, and from a second process: nothing new is decided or sent.
+    await outbox.kick();
+    await w.outbox('p2').kick();
+    expect(w.channels.delivered).toHaveLength(3);
+  });
+
+  it('a second escalation at the same level tells nobody again; moving up tells the next group; the top breach tells it once more', async () => {
+    const w = world();
+    const item = effectIdOf(2);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs));
+    const outbox = w.outbox();
+    await outbox.kick();
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { reason: 'approval_expired' }));
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(3);
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { group: 'controller', routed_to: ['cy'], level: 1, breach: true }));
+    await outbox.kick();
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { group: 'controller', routed_to: ['cy'], level: 1, breach: true, due_ms: null }));
+    await outbox.kick();
+    expect(w.channels.delivered.slice(3).map((d) => `${d.recipient.name}:${d.content.event}:${d.content.level}`)).toEqual(['cy:moved_up:1', 'cy:breach:1']);
+  });
+
+  it('reminds at the configured share of the SLA, once, and not after the item is decided', async () => {
+    const w = world();
+    const item = effectIdOf(3);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs));
+    const outbox = w.outbox();
+    await outbox.kick();
+    w.advanceApp(HOUR);
+    expect(await outbox.tick()).toBe(0);
+    w.advanceApp(HOUR);
+    expect(await outbox.tick()).toBe(3);
+    expect(await outbox.tick()).toBe(0);
+    await outbox.kick();
+    expect(w.channels.delivered.slice(3).map((d) => d.content.event)).toEqual(['reminder', 'reminder', 'reminder']);
+  });
+
+  it('retries a failed delivery from 5 s doubling with jitter, and gives up after 8 attempts, visibly', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
+    const item = effectIdOf(4);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = Array.from({ length: 8 }, () => ({ ok: false as const, status: 503, error: 'HTTP 503', retryable: true }));
+    const outbox = w.outbox();
+    await outbox.kick();
+    const id = w.channels.delivered[0]!.id;
+    for (let n = 1; n < limits.outboxAttemptsMax; n++) {
+      await outbox.kick();
+      expect(w.channels.delivered).toHaveLength(n);
+      w.wall.advance(retryDelayMs(n, () => 0.5));
+      await outbox.kick();
+      expect(w.channels.delivered).toHaveLength(n + 1);
+    }
+    expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(8).fill('ATTEMPT'), 'GAVE_UP']);
+    w.wall.advance(2 * HOUR);
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(8);
+    expect(w.log.warnings).toEqual(['message given up']);
+    const state = (await w.views.current()).outbox.messagesAbout(item)[0]!;
+    expect(state).toMatchObject({ attempts: 8, delivered: null, gaveUp: { reason: '8 attempts failed; the last: HTTP 503' } });
+  });
+
+  it('gives up at once on a refusal no retry can fix', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
+    const item = effectIdOf(5);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = [{ ok: false, status: 550, error: 'mailbox unavailable', retryable: false }];
+    await w.outbox().kick();
+    expect(await kinds(w.journal, w.channels.delivered[0]!.id)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
+  });
+
+  it('holds a sixth item in ten minutes for the digest, which lists the held ones when the window closes', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
+    for (let i = 0; i < 7; i++) {
+      const item = effectIdOf(100 + i);
+      await w.journal.append('PROPOSED', item, { ...proposed(8_000), request: { ...proposed(8_000).request!, id: `case-${i}` } });
+      await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    }
+    const outbox = w.outbox();
+    await outbox.kick();
+    expect(w.channels.delivered.map((d) => d.content.event)).toEqual(Array(5).fill('escalated'));
+    w.advanceApp(600_000);
+    await outbox.tick();
+    await outbox.kick();
+    const digest = w.channels.delivered.at(-1)!;
+    expect(digest.content).toMatchObject({ event: 'digest', why: '2 more items wait for you' });
+    expect(digest.content.items?.map((i) => i.request_id)).toEqual(['case-5', 'case-6']);
+  });
+
+  it('calls the agent back once when its request is final, with the answer GET gives; not for one final before the delivery window', async () => {
+    const w = world();
+    const item = effectIdOf(6);
+    await w.journal.append('PROPOSED', item, { ...proposed(2_000), agent: 'inbox' });
+    await w.journal.append('COMMITTED', item, { result: { id: 're_1' } });
+    await w.outbox().kick();
+    const callback = w.channels.delivered.find((d) => d.recipient.kind === 'agent')!;
+    expect(callback.content.body).toMatchObject({ request_id: 'case-1', effect_id: item, status: 'COMMITTED' });
+    expect(callback.channel).toMatchObject({ kind: 'callback', url: 'https://agent.example/cb' });
+
+    const old = effectIdOf(7);
+    await w.journal.append('PROPOSED', old, proposed(2_000));
+    await w.journal.append('COMMITTED', old, {});
+    w.wall.advance(limits.outboxDeliveryWindowMs + 1);
+    await w.journal.append('CONFIRMED', old, { via: 'webhook', event: 'evt_1', refund: 're_2', status: 'failed', amount: 2_000, payment_intent: 'pi_1', created: null });
+    await w.outbox().kick();
+    // The final status is too old to announce; Stripe's failure just now is not.
+    expect(w.channels.delivered.filter((d) => d.content.effect_id === old).map((d) => d.content.event)).toEqual(['failed_at_stripe']);
+  });
+});
