@@ -79,7 +79,8 @@ export class OutboxProjection {
   note(entry: Entry): void {
     switch (entry.kind) {
       case 'MESSAGE':
-        return this.#message(entry);
+        this.#message(entry);
+        return;
       case 'ATTEMPT': {
         const state = this.messages.get(entry.effect_id);
         if (!state) return;
