@@ -41,6 +41,11 @@ export interface InterlockEnv {
   sandboxDemo: boolean;
   /** `LOG_LEVEL` (info). */
   logLevel: LogLevel;
+  /**
+   * The whole environment, for the secrets the config names by variable (`*_env` keys: an SMTP
+   * password, a Slack webhook URL, a callback secret); only the config reads it, and only those.
+   */
+  secrets: RawEnv;
 }
 
 /** A bad environment variable: the message names it, and the server does not start. */
@@ -144,6 +149,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     reconcileMs: read.wholeNumber('INTERLOCK_RECONCILE_MS', 60_000, RECONCILE_MS_MIN, Number.MAX_SAFE_INTEGER, `must be a whole number of ms, ${RECONCILE_MS_MIN} or more`),
     sandboxDemo: read.oneOf('SANDBOX_DEMO', ['0', '1'], '1') === '1',
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    secrets: env,
   };
   if (read.problems.length > 0) throw new EnvError(read.problems.join('; '));
   return parsed;

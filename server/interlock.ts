@@ -7,12 +7,16 @@ import type { InterlockConfig } from './config/schema.ts';
 import { Reconciler } from './confirm/reconciler.ts';
 import type { KillHook } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
+import { createChannels } from './outbox/channels.ts';
+import type { Channels } from './outbox/types.ts';
 import { SessionStore } from './http/sessions.ts';
 import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
 import type { ViewsLog } from './views.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
+/** How often the outbox looks for retries that came due. */
+const OUTBOX_PASS_MS = 1_000;
 /** How often refunds whose webhook never came are looked up, unless told otherwise. */
 const RECONCILE_MS_DEFAULT = 60_000;
 
@@ -42,8 +46,10 @@ export interface InterlockParts {
   /** Where the built web inbox is (default `dist/web/`). */
   webDist?: string | undefined;
   secureCookies?: boolean | undefined;
-  /** Run the ticker, the journal poll and the reconciler once started (default true); tests drive them by hand. */
+  /** Run the ticker, the journal poll, the reconciler and the outbox once started (default true); tests drive them by hand. */
   background?: boolean | undefined;
+  /** How messages travel (default: the channels the config names, over SMTP and HTTPS). */
+  channels?: Channels | undefined;
 }
 
 /** Interlock built but not started: the app (not listening), its services, and how to start and stop them. */
@@ -68,6 +74,9 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     fatal: (fields, message) => app?.log.fatal(fields, message),
     error: (fields, message) => app?.log.error(fields, message),
   };
+  // Channels this build makes are its to close (the SMTP pool); given ones are the giver's.
+  const ownChannels = parts.channels === undefined ? createChannels(config.notifications) : null;
+  const channels = parts.channels ?? ownChannels!;
   const services = createServices({
     config,
     clock,
@@ -79,6 +88,11 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
     onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
     log,
+    channels,
+    outboxLog: {
+      warn: (fields, message) => app?.log.warn(fields, message),
+      error: (fields, message) => app?.log.error(fields, message),
+    },
   });
   const { views } = services;
   const sessions = new SessionStore({
@@ -132,10 +146,25 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       });
       reconciler.start(parts.reconcileMs ?? RECONCILE_MS_DEFAULT);
       stops.push(() => reconciler.stop());
+      // The outbox works beside everything else: after each catch-up that saw new entries (a new
+      // escalation is told within the poll), and on a timer for retries that come due.
+      const { outbox } = services;
+      let seenSeq = -1;
+      views.onCaughtUp((seq) => {
+        if (seq === seenSeq) return;
+        seenSeq = seq;
+        void outbox.kick();
+      });
+      outbox.start(OUTBOX_PASS_MS);
+      stops.push(async () => {
+        outbox.stop();
+        await outbox.idle();
+      });
     },
     async close() {
       for (const stop of stops.splice(0).reverse()) await stop();
       await built.close();
+      ownChannels?.close();
     },
   };
 }
@@ -154,6 +183,8 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
     try {
       for (const step of [
         () => services.inbox.tick(),
+        // Reminders at their share of the SLA, digests of windows that closed.
+        () => services.outbox.tick(),
         async () => services.inbox.reconcile(await recoverInFlight(services)),
         () => services.inbox.executeApproved(),
         // Finish what was left half done while running (a request whose facts could not be read

@@ -53,7 +53,7 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
  * once recovery after start has finished.
  */
 export async function startInterlock(env: InterlockEnv): Promise<Running> {
-  const config = loadConfig(env.configPath);
+  const config = loadConfig(env.configPath, env.secrets);
   mkdirSync(env.dataDir, { recursive: true });
   const database = openDatabase(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);

@@ -39,14 +39,14 @@ const TOP_REQUIRED = ['approval_max_age_minutes', 'rules', 'routes', 'groups', '
  * Read and validate a config from YAML (or JSON) text; `source` names the file in every error.
  * Secrets the file names by `*_env` are read from `env`.
  */
-export function parseConfig(text: string, source: string, env: ConfigEnv = process.env): InterlockConfig {
+export function parseConfig(text: string, source: string, env: ConfigEnv = {}): InterlockConfig {
   const c = new Checker(source);
   if (Buffer.byteLength(text, 'utf8') > configLimits.fileBytesMax) c.fail('(file)', `is larger than ${configLimits.fileBytesMax} bytes`);
   return readConfig(c, readYaml(c, text), env);
 }
 
 /** Load the config from `path` (server/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
-export function loadConfig(path?: string, env: ConfigEnv = process.env): InterlockConfig {
+export function loadConfig(path?: string, env: ConfigEnv = {}): InterlockConfig {
   const file = path ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {

@@ -3,7 +3,7 @@ import type { AgentCallbackConfig, ChannelConfig, NotificationsConfig, SmtpConfi
 import { type Checker, describeValue, keyPath, type Mapping } from './check.ts';
 import { type AgentConfig, configLimits, type PersonConfig } from './schema.ts';
 
-/** The environment secrets are read from: `process.env` when the server starts, a test's own map in tests. */
+/** The environment secrets are read from: the process environment as main.ts hands it over (server/env.ts `secrets`), a test's own map in tests. */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
 /** Keys of a person entry that this module reads (readPeople lets them through). */

@@ -38,6 +38,7 @@ describe('parseEnv', () => {
       reconcileMs: 60_000,
       sandboxDemo: true,
       logLevel: 'info',
+      secrets: {},
     });
   });
 
@@ -87,7 +88,7 @@ describe('parseEnv', () => {
     [{ INTERLOCK_CLAIM_TTL_MS: '0' }, 'INTERLOCK_CLAIM_TTL_MS must be a whole number of ms, 1 or more, not "0"'],
     [{ INTERLOCK_CLAIM_TTL_MS: '2m' }, 'INTERLOCK_CLAIM_TTL_MS must be a whole number of ms, 1 or more, not "2m"'],
     [{ INTERLOCK_RECONCILE_MS: '100' }, 'INTERLOCK_RECONCILE_MS must be a whole number of ms, 500 or more, not "100"'],
-    [{ INTERLOCK_KILL_AT: 'after_dispatch,after_lunch' }, 'INTERLOCK_KILL_AT must be kill points separated by commas (before_dispatch, after_dispatch, after_send, after_commit, recovery_resend), not "after_dispatch,after_lunch"'],
+    [{ INTERLOCK_KILL_AT: 'after_dispatch,after_lunch' }, 'INTERLOCK_KILL_AT must be kill points separated by commas (before_dispatch, after_dispatch, after_send, after_commit, recovery_resend, outbox_before_attempt, outbox_after_send, outbox_after_record), not "after_dispatch,after_lunch"'],
     [{ STRIPE_SANDBOX_URL: '127.0.0.1:12111' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "127.0.0.1:12111"'],
     [{ STRIPE_SANDBOX_URL: 'https://api.stripe.com' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "https://api.stripe.com"'],
     [{ SANDBOX_DEMO: 'yes' }, 'SANDBOX_DEMO must be one of 0, 1, not "yes"'],
