@@ -3,6 +3,7 @@
  * the clock and sleeping are injected, and nothing here imports a Node module.
  */
 export { isRefundAnswer, type Receipt, type RefundResult, type WaitResult } from './answers.ts';
+export { CALLBACK_REFUSALS, type CallbackRefusal, CallbackVerificationError, type VerifyCallbackOptions, verifyCallback } from './callbacks.ts';
 export { createInterlockClient, type InterlockClient, type InterlockClientOptions, type WaitOptions, type WaitProgress } from './client.ts';
 export {
   CLIENT_ERROR_CODES,
