@@ -63,7 +63,10 @@ function whyText(status: Status, chain: readonly Entry[]): string {
 function whyWithNow(status: Status, chain: readonly Entry[]): string {
   const why = whyText(status, chain);
   const now = currentStatus(chain);
-  return now === status || refundHttpStatus(now) === 200 ? why : `${why}; now ${now}: ${whyText(now, chain)}`;
+  if (now === status || refundHttpStatus(now) === 200) return why;
+  // Refused and owed an escalation that is not written yet: a person will have it.
+  const pending = now === 'QUEUED' && latestEscalation(chain).escalation === undefined ? 'a person will be asked to decide' : whyText(now, chain);
+  return `${why}; now ${now}: ${pending}`;
 }
 
 /**

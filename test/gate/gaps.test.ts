@@ -87,7 +87,9 @@ describe('explainChain on refusals that carry no changes or repairs', () => {
 
   it("the agent's answer and the person's escalation describe a lease refusal with empty changes and repairs", () => {
     const chain = buildChain(EFFECT_ID, leaseRefusedSteps);
-    expect(refundAnswer('case-4471', EFFECT_ID, chain, 'REFUSED:lease')).toMatchObject({ status: 'REFUSED:lease', why: WHY.lease, changes: [], repairs: [] });
+    // Refused, and owed to a person: the agent is told both, so it keeps asking.
+    const why = `${WHY.lease}; now QUEUED: a person will be asked to decide`;
+    expect(refundAnswer('case-4471', EFFECT_ID, chain, 'REFUSED:lease')).toMatchObject({ status: 'REFUSED:lease', why, changes: [], repairs: [] });
     expect(owedExplanation(chain, PREMISES, (reason) => reason)).toEqual({ reason: 'lease', detail: 'REFUSED:lease', changes: [], repairs: [] });
     // The facts moved since: the person is shown the diff from the facts the decision was made on.
     expect(owedExplanation(chain, { ...PREMISES, refunded: 500 }, (reason) => reason).changes).toEqual([{ field: 'refunded', was: 0, now: 500 }]);
