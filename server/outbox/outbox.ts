@@ -5,7 +5,7 @@ import type { KillHook } from '../gate/kill-points.ts';
 import { refundAnswer } from '../http/answers.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { channelsOf, escalationEvent, isWaiting, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
-import { digestWindow, type ItemContext, type OutboxProjection, WAITING_EVENTS } from './projection.ts';
+import { digestWindow, type ItemContext, type OutboxProjection, readContent, WAITING_EVENTS } from './projection.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from './types.ts';
 
 /** What the outbox logs: pino's `(fields, message)`. */
@@ -173,7 +173,7 @@ export class Outbox {
     // A callback carries the answer GET /v1/refunds/:id gives now, read from the item's chain.
     const events = [...(item.final ? (['final'] as const) : []), ...(item.failedAtStripe ? (['failed_at_stripe'] as const) : [])];
     for (const event of events) {
-      const body = refundAnswer(request.id, item.effectId, await this.#options.journal.entries(item.effectId)) as unknown as JsonObject;
+      const body = refundAnswer(request.id, item.effectId, await this.#options.journal.entries(item.effectId));
       owed.push(...owedCallback(item, event, body, input));
     }
     return owed;
@@ -190,7 +190,7 @@ export class Outbox {
         level: message.level,
         recipient: message.recipient,
         channel: message.channel,
-        content: message.content as unknown as JsonObject,
+        content: message.content,
         held: message.held,
       };
       const result = await this.#options.journal.appendIf('MESSAGE', message.id, (chain) => (chain.length > 0 ? 'decided' : null), fields);
@@ -278,7 +278,7 @@ export class Outbox {
   /** The delivery for a message under the config as it is now; null when its channel is gone. */
   #delivery(id: string, message: Extract<Entry, { kind: 'MESSAGE' }>): Delivery | null {
     const { notifications } = this.#options;
-    const content = message.content as unknown as Delivery['content'];
+    const content = readContent(message.content);
     const kind = message.recipient.kind;
     if (kind === 'agent') {
       const callback = notifications.agents[message.recipient.name];

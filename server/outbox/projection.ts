@@ -1,6 +1,47 @@
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
-import type { MessageContent } from './types.ts';
+import type { Json } from '../../shared/json.ts';
+import { type DigestItem, MESSAGE_EVENTS, type MessageContent, type MessageEvent } from './types.ts';
+
+const text = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
+const count = (value: Json | undefined): number | null => (typeof value === 'number' ? value : null);
+
+/**
+ * A message's content as the journal holds it, read back field by field: what the outbox wrote
+ * (a MessageContent), and for anything else the same shape with what is missing left empty.
+ */
+export function readContent(value: JsonObject): MessageContent {
+  const event = MESSAGE_EVENTS.find((known) => known === value.event) ?? ('escalated' satisfies MessageEvent);
+  const items = Array.isArray(value.items)
+    ? value.items.filter(isJsonObject).map(
+        (item): DigestItem => ({
+          effect_id: text(item.effect_id) ?? '',
+          request_id: text(item.request_id) ?? '',
+          amount: count(item.amount) ?? 0,
+          currency: text(item.currency) ?? 'usd',
+          why: text(item.why) ?? '',
+          due_ms: count(item.due_ms),
+          link: text(item.link),
+        }),
+      )
+    : undefined;
+  return {
+    event,
+    effect_id: text(value.effect_id),
+    request_id: text(value.request_id),
+    agent: text(value.agent),
+    amount: count(value.amount),
+    currency: text(value.currency),
+    why: text(value.why) ?? '',
+    reason: text(value.reason),
+    group: text(value.group),
+    level: count(value.level),
+    due_ms: count(value.due_ms),
+    link: text(value.link),
+    ...(items === undefined ? {} : { items }),
+    ...(isJsonObject(value.body) ? { body: value.body } : {}),
+  };
+}
 
 /** The digest window, on the application clock: a person told of more than a few items in one gets the rest in one digest. */
 export const DIGEST_WINDOW_MS = 600_000;
@@ -148,7 +189,7 @@ export class OutboxProjection {
       level: entry.level,
       recipient: entry.recipient,
       channel: entry.channel,
-      content: entry.content as unknown as MessageContent,
+      content: readContent(entry.content),
       held: entry.held,
       atMs: entry.at_ms,
       decidedTsMs: entry.ts_ms,

@@ -64,7 +64,7 @@ export interface NotificationsConfig {
 export type Recipient = { kind: 'person'; name: string } | { kind: 'group'; name: string } | { kind: 'agent'; name: string };
 
 /** One open item in a digest. */
-export interface DigestItem {
+export type DigestItem = {
   effect_id: string;
   request_id: string;
   amount: number;
@@ -72,14 +72,14 @@ export interface DigestItem {
   why: string;
   due_ms: number | null;
   link: string | null;
-}
+};
 
 /**
  * What a message says, decided when it is journaled, so every attempt (and every reader of the
  * journal) sees the same words. Agent-supplied text (`reason`, `request_id`) is kept as the agent
  * wrote it and escaped by each channel when it is rendered.
  */
-export interface MessageContent {
+export type MessageContent = {
   event: MessageEvent;
   /** The item; null for a digest, which lists `items`. */
   effect_id: string | null;
@@ -101,7 +101,7 @@ export interface MessageContent {
   items?: DigestItem[];
   /** A callback's body: the same JSON as `GET /v1/refunds/:request_id` answered when it was decided. */
   body?: JsonObject;
-}
+};
 
 /** One message to deliver: its id travels with it (`Interlock-Message-Id`) so a receiver can drop a repeat. */
 export interface Delivery {

@@ -115,7 +115,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.child.kill('SIGKILL');
   await server?.exited;
-  await Promise.all([new Promise((r) => slack?.server.close(r)), new Promise((r) => agentHook?.server.close(r)), new Promise((r) => mail?.server.close(r))]);
+  await Promise.all([new Promise((r) => slack?.server.close(() => r(null))), new Promise((r) => agentHook?.server.close(() => r(null))), new Promise((r) => mail?.server.close(() => r(null)))]);
   rmSync(dir, { recursive: true, force: true });
 });
 

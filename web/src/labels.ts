@@ -1,5 +1,7 @@
-import type { ChainState, DecisionAction } from '../../shared/api.ts';
+import type { ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
 import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, REFUSAL_CODES, type RefusalCode, type Status } from '../../shared/statuses.ts';
+
+type NotificationStatus = NotificationRecord['status'];
 
 /** How a state reads as a badge; a missing state does not compile. */
 export const STATE_LABELS: Record<ChainState, string> = {
@@ -132,4 +134,56 @@ export function confirmationLabel(confirmed: boolean | 'pending' | null): { text
 /** Level 0 is the first group of a route's chain; people count from one. */
 export function levelLabel(level: number): string {
   return `Level ${level + 1}`;
+}
+
+/** How a message to a person, a team or an agent stands, in words; a missing status does not compile. */
+export const NOTIFICATION_STATUS_LABELS: Record<NotificationStatus, string> = {
+  pending: 'Waiting to send',
+  delivered: 'Delivered',
+  retrying: 'Retrying',
+  given_up: 'Given up',
+  in_digest: 'In a digest',
+};
+
+export const NOTIFICATION_STATUS_TONES: Record<NotificationStatus, Tone> = {
+  pending: 'neutral',
+  delivered: 'success',
+  retrying: 'info',
+  given_up: 'warning',
+  in_digest: 'neutral',
+};
+
+/**
+ * What a message was for. `NotificationRecord.event` is a plain string in shared/api.ts (the
+ * closed list is server/outbox/types.ts `MESSAGE_EVENTS`, worth moving to shared/), so an event
+ * this page does not know yet is shown in sentence case rather than hidden.
+ */
+const NOTIFICATION_EVENT_LABELS: Readonly<Record<string, string>> = {
+  escalated: 'Escalated',
+  moved_up: 'Moved up after the deadline',
+  reminder: 'Reminder',
+  breach: 'Deadline missed',
+  digest: 'Digest',
+  final: 'Final status to the agent',
+  failed_at_stripe: 'Refund failed at Stripe',
+};
+
+export function notificationEventLabel(event: string): string {
+  return NOTIFICATION_EVENT_LABELS[event] ?? humanize(event);
+}
+
+/** Channel kinds as a message names them (`email:0`); the same caveat as the events. */
+const CHANNEL_KIND_LABELS: Readonly<Record<string, string>> = {
+  email: 'Email',
+  slack: 'Slack',
+  webhook: 'Webhook',
+  callback: 'Callback',
+};
+
+/** `email:0` as `Email`, `email:1` as `Email 2`: the recipient's second email address. */
+export function channelLabel(channel: string): string {
+  const [kind = channel, index] = channel.split(':');
+  const label = CHANNEL_KIND_LABELS[kind] ?? humanize(kind);
+  const n = Number(index);
+  return Number.isSafeInteger(n) && n > 0 ? `${label} ${n + 1}` : label;
 }

@@ -20,6 +20,7 @@ import { SlaCountdown } from './SlaCountdown.tsx';
 import { Badge, ErrorState, LoadingState } from './StateViews.tsx';
 import { Timeline } from './Timeline.tsx';
 import { useDecision } from '../use-decision.ts';
+import { WhoWasToldPanel } from './WhoWasToldPanel.tsx';
 
 type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemDetail };
 
@@ -157,6 +158,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
             <h2 id="history-title">History</h2>
             <Timeline history={d.history} currency={currency} />
           </section>
+          <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
         <aside className="item-side" aria-label="Decision and receipt">
           <DecisionPanel detail={d} session={session} currency={currency} onChoose={decision.choose} />
