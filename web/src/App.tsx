@@ -1,6 +1,7 @@
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { SessionInfo } from '../../shared/api.ts';
 import { ApiError, callApi, messageOf, type SessionLoss, setCsrfToken, setSessionLostHandler } from './api-client.ts';
+import { useNewItemNotifications } from './browser-notifications.ts';
 import { AppHeader } from './components/AppHeader.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { HelpDialog } from './components/HelpDialog.tsx';
@@ -108,6 +109,8 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
     return () => feed.stop();
   }, [feed]);
 
+  // On every page, not just the inbox: the person may have left the tab on an item.
+  useNewItemNotifications(feed, session.name);
   useRouteFocus(route);
   useGoShortcuts(() => setHelpOpen(true));
   // Finance has no inbox: its home is the scoreboard.

@@ -6,6 +6,7 @@ import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
 import { openItemToDecide } from '../router.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { InboxRow } from './InboxRow.tsx';
+import { NotifyButton } from './NotifyButton.tsx';
 import { EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
 
 /** How long a newly arrived row stays highlighted. */
@@ -82,7 +83,10 @@ export function InboxPage({ session }: { session: SessionInfo }) {
             Refunds waiting for <strong>{groups || 'your groups'}</strong>, soonest due first.
           </p>
         </div>
-        <LiveIndicator status={live.status} count={live.items?.length ?? null} />
+        <div className="inbox-tools">
+          <LiveIndicator status={live.status} count={live.items?.length ?? null} />
+          <NotifyButton user={session.name} />
+        </div>
       </div>
       <p className="sr-only" aria-live="polite">
         {announcement}
