@@ -75,7 +75,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     error: (fields, message) => app?.log.error(fields, message),
   };
   // Channels this build makes are its to close (the SMTP pool); given ones are the giver's.
-  const ownChannels = parts.channels === undefined ? createChannels(config.notifications) : null;
+  const ownChannels = parts.channels === undefined ? createChannels(config.notifications, { clock }) : null;
   const channels = parts.channels ?? ownChannels!;
   const services = createServices({
     config,
