@@ -46,16 +46,19 @@ function chainState(chain: readonly Entry[]) {
   let attempts = 0;
   let done = false;
   let nextAtMs: number | null = null;
+  /** The error of a failed attempt that was the last, while its GAVE_UP is not journaled (a crash between the two appends). */
+  let lastError: string | null = null;
   for (const entry of chain) {
     if (entry.kind === 'MESSAGE') nextAtMs = entry.held === null ? entry.ts_ms : null;
     if (entry.kind === 'ATTEMPT') {
       attempts = Math.max(attempts, entry.n);
       if (entry.outcome === 'delivered') done = true;
       nextAtMs = entry.next_at_ms;
+      lastError = entry.outcome === 'failed' && entry.next_at_ms === null ? entry.detail : null;
     }
     if (entry.kind === 'GAVE_UP') done = true;
   }
-  return { message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null, attempts, done, nextAtMs };
+  return { message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null, attempts, done, nextAtMs, lastError: done ? null : lastError };
 }
 
 /**
@@ -213,13 +216,19 @@ export class Outbox {
       try {
         const state = chainState(await journal.entries(id));
         const wallMs = this.#options.wallMs();
-        if (!state.message || state.done || state.nextAtMs === null || state.nextAtMs > wallMs) return false;
+        if (!state.message || state.done) return false;
         const message = state.message;
         const n = state.attempts + 1;
         const giveUp = async (reason: string) => {
           await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts: state.attempts, reason });
           log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
         };
+        // The last attempt was recorded and the process died before its GAVE_UP: give up now.
+        if (state.lastError !== null) {
+          await giveUp(`${state.attempts} attempt${state.attempts === 1 ? '' : 's'} failed; the last: ${state.lastError}`);
+          return true;
+        }
+        if (state.nextAtMs === null || state.nextAtMs > wallMs) return false;
         if (wallMs - message.ts_ms > limits.outboxDeliveryWindowMs) {
           await giveUp('not delivered within 24 h');
           return true;

@@ -169,10 +169,18 @@ export class OutboxProjection {
     return [...this.messages.values()].filter((s) => s.held !== null);
   }
 
-  /** Messages still owed an attempt whose time has come (wall clock), oldest first. */
+  /**
+   * Messages still owed an attempt whose time has come (wall clock), oldest first, and messages
+   * whose last attempt failed but whose GAVE_UP was never journaled (a crash between the two): the
+   * worker gives those up.
+   */
   due(wallMs: number): MessageState[] {
     const due: MessageState[] = [];
-    for (const state of this.messages.values()) if (state.held === null && state.nextAtMs !== null && state.nextAtMs <= wallMs) due.push(state);
+    for (const state of this.messages.values()) {
+      if (state.held !== null || state.delivered !== null || state.gaveUp !== null) continue;
+      const ended = state.attempts > 0 && state.nextAtMs === null;
+      if (ended || (state.nextAtMs !== null && state.nextAtMs <= wallMs)) due.push(state);
+    }
     return due;
   }
 

@@ -4,6 +4,11 @@ import { Gate } from '../../server/gate/gate.ts';
 import { Authority } from '../../server/gate/leases.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
+import type { EntryKind, FieldsOf } from '../../shared/entries.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
+import { Outbox } from '../../server/outbox/outbox.ts';
+import type { Channels, NotificationsConfig } from '../../server/outbox/types.ts';
+import { Views } from '../../server/views.ts';
 
 // What the simulator found in the product, each reduced to one focused case. `it.fails` while the
 // finding is open (the suite stays green and the case is kept); flip it to `it` when it is fixed.
@@ -51,5 +56,74 @@ describe('simulator findings', () => {
     expect(authority.problem(lease)).toBe('approval_expired');
     expect(target.refunds.filter((r) => r.effectId === effectId)).toEqual([]);
     expect(recovered.get(effectId)).toBe('REFUSED:lease_at_recovery');
+  });
+
+  // Found by `npm run simulate -- --seed 26`: a failure no retry can fix (or the last of eight) is
+  // recorded as an ATTEMPT with no next attempt and then given up in a second append; a process
+  // that died between the two left the message neither delivered nor given up, and no later
+  // process looked at it again (nothing was due), so it stayed owed forever and nobody was told.
+  it('outbox: a message whose last attempt was recorded but whose give-up was not is given up by the next process', async () => {
+    const clock = { wallMs: 1_700_000_000_000 };
+    const journal = new MemoryJournal({ wallClockMs: () => clock.wallMs });
+    const config: NotificationsConfig = {
+      publicUrl: null,
+      reminderAtShare: null,
+      smtp: null,
+      people: { ana: [{ kind: 'webhook', url: 'https://hooks.example/ana', secret: 'whsec_finding_0123456789' }] },
+      groups: {},
+      agents: {},
+      callbackAllowPrivate: [],
+    };
+    const refused: Channels = { deliver: async () => ({ ok: false, status: 400, error: 'HTTP 400', retryable: false }) };
+    const process = (name: string, store: JournalStore) => {
+      const views = new Views({ journal: store, inboxName: 'inbox', nowMs: () => clock.wallMs, log: { fatal: () => {}, error: () => {} } });
+      const outbox = new Outbox({
+        journal: store,
+        current: async () => (await views.current()).outbox,
+        notifications: config,
+        channels: refused,
+        nowMs: () => clock.wallMs,
+        wallMs: () => clock.wallMs,
+        owner: name,
+        log: { warn: () => {}, error: () => {} },
+      });
+      return { views, outbox };
+    };
+    const item = 'a'.repeat(12);
+    await journal.append('PROPOSED', item, { agent: 'inbox', lease: null, premises: { currency: 'usd' }, effect: { payment_intent: PAYMENT, amount: 8_000 } });
+    await journal.append('ESCALATED', item, {
+      at_ms: clock.wallMs,
+      reason: 'needs_judgment',
+      why: 'a rule wants a person to decide',
+      detail: null,
+      facts: { currency: 'usd' },
+      changes: [],
+      repairs: [],
+      route: 'default',
+      group: 'ap-leads',
+      routed_to: ['ana'],
+      level: 0,
+      due_ms: null,
+      breach: false,
+    });
+    // The first process dies as it is about to journal the give-up.
+    const dying = new Proxy(journal, {
+      get(target, property, receiver) {
+        if (property !== 'appendIf') return Reflect.get(target, property, receiver).bind(target);
+        return (kind: EntryKind, effectId: string, ...rest: [never, FieldsOf<EntryKind>]) => {
+          if (kind === 'GAVE_UP') throw new SimulatedCrash('died before the give-up');
+          return target.appendIf(kind, effectId, ...rest);
+        };
+      },
+    }) as JournalStore;
+    await process('first', dying).outbox.kick();
+    const [messageId] = (await journal.scan(0, 100)).map(({ entry }) => entry).filter((e) => e.kind === 'MESSAGE').map((e) => e.effect_id);
+    expect((await journal.entries(messageId!)).map((e) => e.kind)).toEqual(['MESSAGE', 'ATTEMPT']);
+
+    clock.wallMs += 3_600_000;
+    const next = process('second', journal);
+    await next.outbox.kick();
+    expect((await journal.entries(messageId!)).map((e) => e.kind)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
+    expect((await next.views.current()).outbox.undelivered()).toEqual([]);
   });
 });
