@@ -13,6 +13,11 @@ const DATA_DIR = process.env.E2E_PORT === undefined ? 'test-results/e2e-data' : 
 
 // `npm test` runs `playwright test --reporter=list,json` and reads the JSON from this file.
 process.env.PLAYWRIGHT_JSON_OUTPUT_FILE ??= 'test-results/e2e.json';
+// The signing secret of the webhook e2e/interlock.e2e.yaml gives ana (E2E only, at least 16
+// characters). In process.env as well as the webServer's env: restart.spec.ts starts its own
+// server with the same config from this process's environment.
+process.env.E2E_HOOK_SECRET ??= 'e2e-hook-secret-not-for-production';
+const HOOK_SECRET = process.env.E2E_HOOK_SECRET;
 
 export default defineConfig({
   testDir: './e2e',
@@ -58,6 +63,7 @@ export default defineConfig({
       SANDBOX_PORT: String(SANDBOX_PORT),
       SANDBOX_DEMO: '0',
       LOG_LEVEL: 'warn',
+      E2E_HOOK_SECRET: HOOK_SECRET,
     },
     reuseExistingServer: !process.env.CI,
     timeout: 60_000,
