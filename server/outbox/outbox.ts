@@ -280,7 +280,7 @@ export class Outbox {
       next_at_ms: last ? null : nextAtMs,
     });
     if (last && recorded.blocker === null) {
-      await giveUp(outcome.retryable ? `${n} attempts failed; the last: ${outcome.error}` : `refused: ${outcome.error}`);
+      await giveUp(outcome.retryable ? `${n} attempts failed; the last: ${outcome.error}` : outcome.error);
     }
   }
 
