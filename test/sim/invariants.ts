@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { Entry } from '../../shared/entries.ts';
+import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
 import { boundRequest, chainState, ownedBy } from '../../server/inbox/state.ts';
@@ -10,6 +10,8 @@ import { signReceipt } from '../../server/receipts/receipts.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
+import { OutboxProjection } from '../../server/outbox/projection.ts';
+import { checkOutbox, outboxViews } from './outbox-invariants.ts';
 import { allEntries } from './sim-journal.ts';
 import { caughtUp } from './process.ts';
 import { CONFIG, type World } from './world.ts';
@@ -19,6 +21,8 @@ const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const SIGNING_KEY: SigningKey = { keyId: keyIdFor(publicKey), privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
 /** The same key imported once by WebCrypto, so a seed's hundreds of receipts do not each re-read the PEM. */
 const VERIFY_KEY = await crypto.subtle.importKey('spki', publicKey.export({ type: 'spki', format: 'der' }), { name: 'Ed25519' }, false, ['verify']);
+
+const MESSAGE_KIND_SET: ReadonlySet<string> = new Set(MESSAGE_KINDS);
 
 /** What a seed's journal came to. */
 export interface JournalSummary {
@@ -43,6 +47,7 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
   }
   checkLedger(world, chains);
   checkNothingStranded(world, chains);
+  checkOutbox(world, chains);
   await checkViews(world, entries);
   return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length, chains };
 }
@@ -107,7 +112,9 @@ function attests(checks: Json | undefined): boolean {
  */
 export async function checkReceipts(world: World, chains: ReadonlyMap<string, Entry[]>): Promise<void> {
   // All at once: WebCrypto's hashing and signature checks run off the main thread, so they overlap.
-  const verified = [...chains].map(async ([effectId, chain]) => ({ effectId, chain, report: await verifyReceipt(signReceipt(effectId, chain, SIGNING_KEY), VERIFY_KEY) }));
+  // A message chain is the outbox's record, no refund's: it has no receipt (and no item's receipt holds one, see checkOutbox).
+  const items = [...chains].filter(([, chain]) => chain[0]?.kind !== 'MESSAGE');
+  const verified = items.map(async ([effectId, chain]) => ({ effectId, chain, report: await verifyReceipt(signReceipt(effectId, chain, SIGNING_KEY), VERIFY_KEY) }));
   for (const { effectId, chain, report } of await Promise.all(verified)) {
     world.hit('check.receipt');
     if (!report.valid) {
@@ -148,7 +155,11 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
   if (live === undefined) return;
   const rebuilt = new InboxProjection(CONFIG.inboxName);
   const board = new ScoreboardProjection(CONFIG.inboxName);
+  const outbox = new OutboxProjection();
   for (const entry of entries) {
+    // As server/views.ts feeds them: the outbox sees every entry, the inbox and the scoreboard no message's.
+    outbox.note(entry);
+    if (MESSAGE_KIND_SET.has(entry.kind)) continue;
     rebuilt.apply(entry);
     board.note(entry);
   }
@@ -157,6 +168,11 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
   for (const [name, text] of Object.entries(rebuiltViews)) {
     world.hit('check.view');
     if (liveViews[name] !== text) world.violation(`the views after a rebuild equal the live views: ${name} differs (live ${clip(liveViews[name])}, rebuilt ${clip(text)})`);
+  }
+  const liveOutbox = outboxViews(live.outbox);
+  for (const [name, text] of Object.entries(outboxViews(outbox))) {
+    world.hit('check.view');
+    if (liveOutbox[name] !== text) world.violation(`the outbox's views after a rebuild equal the live ones: ${name} differs (live ${clip(liveOutbox[name])}, rebuilt ${clip(text)})`);
   }
   const scoreboard = canonical((await live.scoreboard.board()) as unknown as Json);
   const recomputed = canonical(computeScoreboard(entries, CONFIG.inboxName) as unknown as Json);

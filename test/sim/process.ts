@@ -1,10 +1,14 @@
+import type { Entry } from '../../shared/entries.ts';
 import { Gate } from '../../server/gate/gate.ts';
+import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
 import { recoverInFlight, requestKeyOf } from '../../server/services.ts';
 import { type CaughtUp, Views } from '../../server/views.ts';
+import type { Outbox } from '../../server/outbox/outbox.ts';
 import { judgeResend } from './oracle.ts';
+import { createOutbox, outboxPass } from './outbox-process.ts';
 import { ProcessTarget } from './process-target.ts';
 import { type Life, ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
@@ -23,11 +27,14 @@ export interface Process {
   inbox: Inbox;
   /** The inbox and scoreboard projections, caught up on every read (server/views.ts). */
   views: Views;
+  /** Messages to people and agents, over this process's simulated channels. */
+  outbox: Outbox;
 }
 
 /** The life of one process: its crashes come from the world's dice. */
 class ProcessLife implements Life {
   dead = false;
+  readonly #onDeath: Array<() => void> = [];
 
   constructor(private readonly world: World) {}
 
@@ -35,11 +42,17 @@ class ProcessLife implements Life {
     this.world.hit(key);
   }
 
+  /** Be told the moment the process dies (before anything it started hears of it). */
+  onDeath(listener: () => void): void {
+    this.#onDeath.push(listener);
+  }
+
   maybeCrash(point: string): void {
     if (this.dead) throw new SimulatedCrash('the process is dead');
     const chance = this.world.crashChance(point);
     if (chance === 0 || !this.world.chance(chance)) return;
     this.dead = true;
+    for (const listener of this.#onDeath) listener();
     const [where, detail] = point.split(':');
     this.world.hit(where === 'kill' ? `kill.${detail}` : `crash.${where}`);
     if (where !== 'kill') this.world.hit(`crash.${where}.${detail}`);
@@ -55,22 +68,16 @@ export function createProcess(world: World): Process {
   const journal = new ProcessJournal(world.journal, life);
   const target = new ProcessTarget(world, life);
   const authority = world.authority();
-  const gate = new Gate({
-    journal,
-    target,
-    leases: authority,
-    wallClockMs: () => world.clock.wallMs,
-    owner: `sim-${id}`,
-    killHook: (point, effectId) => {
-      world.hit(`reached.${point}`);
-      life.maybeCrash(`kill:${point}`);
-      if (point === 'recovery_resend') judgeResend(world, effectId);
-    },
-  });
+  const killHook = (point: KillPoint, effectId: string) => {
+    world.hit(`reached.${point}`);
+    life.maybeCrash(`kill:${point}`);
+    if (point === 'recovery_resend') judgeResend(world, effectId);
+  };
+  const gate = new Gate({ journal, target, leases: authority, wallClockMs: () => world.clock.wallMs, owner: `sim-${id}`, killHook });
   // The planted bug `drop_confirmed`: the views are fed a journal whose reads leave CONFIRMED out.
-  const hidden = world.options.plant === 'drop_confirmed' ? 'CONFIRMED' : null;
+  const dropConfirmed = (entry: Entry) => (entry.kind === 'CONFIRMED' ? null : entry);
   const views = new Views({
-    journal: hidden ? new ProcessJournal(world.journal, life, hidden) : journal,
+    journal: world.options.plant === 'drop_confirmed' ? new ProcessJournal(world.journal, life, dropConfirmed) : journal,
     inboxName: CONFIG.inboxName,
     nowMs: () => world.clock.wallMs,
     log: {
@@ -96,7 +103,8 @@ export function createProcess(world: World): Process {
       if (!views.report(error)) world.expected(`a sweep of ${effectId}`, error);
     },
   });
-  return { id, life, journal, target, gate, inbox, views };
+  const outbox = createOutbox(world, { id, life, journal, views, killHook });
+  return { id, life, journal, target, gate, inbox, views, outbox };
 }
 
 /** Start-up, as startServices runs it: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
@@ -134,11 +142,13 @@ export async function restart(world: World, downtimeMs: number): Promise<void> {
 }
 
 /**
- * The ticker's pass (interlock.ts startTicker): SLA moves, recovery of what is in flight, approvals
- * left unsent, and half-done work (a request left NEW once a send could have finished).
+ * The ticker's pass (interlock.ts startTicker): SLA moves, the outbox's reminders and digests,
+ * recovery of what is in flight, approvals left unsent, and half-done work (a request left NEW
+ * once a send could have finished); then the outbox pass the catch-up after it kicks.
  */
 export async function tickerPass(world: World, p: Process = world.process): Promise<void> {
   await world.guarded('tick', () => p.inbox.tick());
+  await world.guarded('an outbox tick', () => p.outbox.tick());
   const recovered = await world.guarded('recovery', () => recoverInFlight(p));
   world.checkSwept('recovery', recovered);
   if (recovered) await world.guarded('reconcile', () => p.inbox.reconcile(recovered));
@@ -146,6 +156,8 @@ export async function tickerPass(world: World, p: Process = world.process): Prom
   const newUntilMs = world.clock.wallMs - p.gate.claimTtlMs;
   world.checkSwept('refresh', await world.guarded('refresh', () => p.inbox.refresh({ newUntilMs })));
   await world.guarded('catch-up', () => p.views.current());
+  // The catch-up saw new entries: the server kicks its outbox.
+  await outboxPass(world, p);
 }
 
 /** The process's views, caught up with the journal; undefined when the read failed (the failure is judged). */

@@ -60,11 +60,11 @@ export interface Life {
  * durable but before the caller hears of it; with MemoryJournal an append happened or it did not.
  */
 export class ProcessJournal implements JournalStore {
-  /** `hidden`: a kind of entry this process's scans leave out (the planted bug `drop_confirmed`). */
+  /** `seen`: what this process's scans make of each entry, null to leave it out (the planted bugs `drop_confirmed`, `outbox_early_final`). */
   constructor(
     private readonly shared: SimJournal,
     private readonly life: Life,
-    private readonly hidden: EntryKind | null = null,
+    private readonly seen: ((entry: Entry) => Entry | null) | null = null,
   ) {}
 
   private alive(): void {
@@ -110,12 +110,16 @@ export class ProcessJournal implements JournalStore {
     });
   }
 
-  reservations(key: string): Promise<Reservations> {
-    return this.read(() => this.shared.reservations(key));
+  claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.read(async () => {
+      const claimed = await this.shared.claim(effectId, owner, ttlMs);
+      if (!claimed) this.life.note('journal.claim_refused');
+      return claimed;
+    });
   }
 
-  claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.read(() => this.shared.claim(effectId, owner, ttlMs));
+  reservations(key: string): Promise<Reservations> {
+    return this.read(() => this.shared.reservations(key));
   }
 
   release(effectId: string, owner: string): Promise<void> {
@@ -129,7 +133,12 @@ export class ProcessJournal implements JournalStore {
 
   async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
     const page = await this.read(() => this.shared.scan(afterSeq, limit));
-    return this.hidden === null ? page : page.filter(({ entry }) => entry.kind !== this.hidden);
+    const seen = this.seen;
+    if (seen === null) return page;
+    return page.flatMap(({ seq, entry }) => {
+      const shown = seen(entry);
+      return shown === null ? [] : [{ seq, entry: shown }];
+    });
   }
 }
 

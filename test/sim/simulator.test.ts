@@ -12,6 +12,10 @@ const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
   // A resend where a lookup would have found the refund, or a refusal of a refund that had landed.
   skip_lookup: /never two refunds for one effect|refused as a mismatch|the journal holds what landed/,
   drop_confirmed: /the views after a rebuild equal the live views/,
+  // The second id is no hash of the message's key, and the receiver is told twice under two ids.
+  outbox_no_dedupe: /a message's id is the hash of what it is: \w+ \(.*\) is journaled under another id|a message is delivered at most twice: .* under 2 ids/,
+  outbox_skip_record: /a message is delivered at most twice, twice only when a crash or a lost answer came between its send and its record/,
+  outbox_early_final: /no message is delivered for an event that did not happen: \w+ \(final of \w+ to agent support-bot over callback:0\) arrived at step \d+ when its item was not final/,
 };
 
 describe('simulator', () => {

@@ -17,6 +17,8 @@ import {
 } from './actors.ts';
 import { auditViews, checkInvariants, checkReceipts } from './invariants.ts';
 import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
+import { checkNothingUnplanned } from './outbox-invariants.ts';
+import { drainOutbox, outboxPass, outboxTimer } from './outbox-process.ts';
 import { restart, tickerPass } from './process.ts';
 import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
 
@@ -56,6 +58,7 @@ const ACTORS: readonly Actor[] = [
   { name: 'clock.to_deadline', weight: 4, run: toDeadline },
   { name: 'ticker.pass', weight: 6, run: ticker },
   { name: 'ticker.two_servers', weight: 2, run: tickerTwoServers },
+  { name: 'outbox.timer', weight: 6, run: outboxTimer },
   { name: 'audit.views', weight: 2, run: auditViews },
 ];
 const TOTAL_WEIGHT = ACTORS.reduce((sum, a) => sum + a.weight, 0);
@@ -100,6 +103,23 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'journal.blocked.DISPATCHED.reservation_moved',
   'oracle.dispatch',
   'oracle.resend',
+  'outbox.delivered.escalated',
+  'outbox.delivered.moved_up',
+  'outbox.delivered.breach',
+  'outbox.delivered.reminder',
+  'outbox.delivered.digest',
+  'outbox.delivered.final',
+  'outbox.delivered.failed_at_stripe',
+  'outbox.delivered_after_retry',
+  'outbox.delivered_twice',
+  'outbox.settled.gave_up',
+  'outbox.settled.held',
+  'outbox.channel.timeout',
+  'outbox.channel.refused',
+  'outbox.channel.lost_answer',
+  'outbox.crash_between_send_and_record',
+  'outbox.drain.round',
+  'check.outbox_planned',
 ];
 
 /** Runs of fewer seeds than this are not failed for coverage (a replay of one seed fires little). */
@@ -158,6 +178,10 @@ async function settle(world: World): Promise<void> {
   await tickerPass(world);
   world.observeLedger();
   while (world.webhooks.length > 0) await deliverWebhook(world, 0);
+  // Whatever the webhooks made final is told; then nothing the journal owes may be left undecided.
+  await outboxPass(world);
+  await checkNothingUnplanned(world);
+  await drainOutbox(world);
 }
 
 /** The command that replays one seed exactly. */

@@ -12,6 +12,7 @@ import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
 import { PyRandom } from '../support/py-random.ts';
 import { judgeDispatch } from './oracle.ts';
 import type { Process } from './process.ts';
+import { simNotifications, Receivers } from './outbox-channels.ts';
 import { InjectedFault } from './process-target.ts';
 import { SimJournal } from './sim-journal.ts';
 
@@ -23,6 +24,14 @@ export const PLANTS = [
   'skip_lookup',
   // The live inbox projection drops every CONFIRMED entry.
   'drop_confirmed',
+  // The outbox journals every message twice, the second time under another id: a receiver that
+  // drops repeats by id is told twice.
+  'outbox_no_dedupe',
+  // The outbox's record of a delivery is dropped: the message stays owed and is sent again.
+  'outbox_skip_record',
+  // The outbox's view of the journal takes every decision for a closing one: an approval reads
+  // as the end of the request, and the agent is called back before anything was refunded.
+  'outbox_early_final',
 ] as const;
 /** One planted bug. */
 export type Plant = (typeof PLANTS)[number];
@@ -32,9 +41,12 @@ export interface SimOptions {
   plant?: Plant;
 }
 
-/** The shipped configuration: the rules, routes, groups and approval window the simulator runs under. */
-export const CONFIG = loadConfig(DEFAULT_CONFIG_PATH);
 export const AGENT = 'support-bot';
+/**
+ * The shipped configuration (the rules, routes, groups and approval window) with the simulator's
+ * own notifications: the shipped file reaches nobody.
+ */
+export const CONFIG = { ...loadConfig(DEFAULT_CONFIG_PATH), notifications: simNotifications(AGENT) };
 const START_MS = 1_700_000_000_000;
 
 /** Chance of a crash at each kill point of the gate, before the seed's scale. */
@@ -92,6 +104,8 @@ export class World {
   requestCount = 0;
   readonly paymentIds: string[] = [];
   readonly webhooks: QueuedEvent[] = [];
+  /** Everyone the outbox reaches, and every delivery they took. */
+  readonly receivers = new Receivers();
   /** The status each refund's last event carried. */
   readonly evented = new Map<string, string>();
   eventCount = 0;
