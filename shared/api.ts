@@ -101,6 +101,68 @@ export interface InboxItem {
   breach: boolean;
   /** The hash of the escalation a decision must name. */
   escalation: string;
+  /** The payment's facts now (display only), when they have been read. */
+  current?: CurrentFacts | null;
+}
+
+/**
+ * What Stripe says about an item's payment now, for display only: kept apart from the journal's
+ * views, never used for a decision (a send reads Stripe again), and shown "as of" its read time.
+ * `error` says the last refresh failed (the figures are the last good read, or null).
+ */
+export interface CurrentFacts {
+  payment_intent: string;
+  currency: string;
+  amount_received: number;
+  /** Refunded so far by anyone but this item, including Interlock's own dispatches Stripe does not show yet. */
+  refunded_by_others: number;
+  /** The part of it made outside Interlock (the dashboard, another system). */
+  refunded_outside: number;
+  /** What is left to refund: amount_received - refunded_by_others. */
+  remaining: number;
+  disputed: boolean;
+  /** Wall clock of the read these figures come from. */
+  as_of_ms: number;
+  error: string | null;
+}
+
+/** One earlier refund on a payment, and who made it. */
+export interface PaymentRefund {
+  id: string;
+  amount: number;
+  status: string;
+  created_ms: number;
+  /** `interlock` with the request id it was made for, or `outside` (the dashboard, another system). */
+  by: 'interlock' | 'outside';
+  request_id: string | null;
+}
+
+/** The payment an item is about, as Stripe has it (read through the SDK, cached per item). */
+export interface PaymentPanel {
+  payment_intent: string;
+  amount: number;
+  currency: string;
+  /** When the charge was made (wall clock ms), null when Stripe has no charge yet. */
+  charged_at_ms: number | null;
+  customer: { name: string | null; email: string | null } | null;
+  card: { brand: string; last4: string } | null;
+  refunds: PaymentRefund[];
+  dispute: { status: string; reason: string | null } | null;
+  /** The payment in Stripe's dashboard (test mode), null for the local sandbox. */
+  dashboard_url: string | null;
+  as_of_ms: number;
+}
+
+/** A person who decided, as the inbox names them. */
+export interface Decider {
+  name: string;
+  display_name: string;
+}
+
+/** Who is looking at an item now (over the websocket; never journaled). */
+export interface Viewer {
+  name: string;
+  display_name: string;
 }
 
 /** A finished or closed item, for the done and closed lists. */
@@ -178,7 +240,14 @@ export type LiveMessage =
   | { type: 'snapshot'; items: InboxItem[]; now_ms: number }
   | { type: 'item'; effect_id: string; item: InboxItem | null; now_ms: number }
   | { type: 'scoreboard'; now_ms: number }
-  | { type: 'clock'; now_ms: number };
+  | { type: 'clock'; now_ms: number }
+  /** An item's payment facts were read again (display only). */
+  | { type: 'facts'; effect_id: string; current: CurrentFacts; now_ms: number }
+  /** Who is looking at an item now. */
+  | { type: 'presence'; effect_id: string; viewers: Viewer[]; now_ms: number };
+
+/** Websocket messages from the page: which item the person is looking at (null: none). */
+export type LiveClientMessage = { type: 'viewing'; effect_id: string | null };
 
 /** Time to decision on the application clock, in ms; the statistics are null with no waits. */
 export interface DecisionTimes {

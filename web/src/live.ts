@@ -160,6 +160,15 @@ export class LiveFeed {
       case 'scoreboard':
         this.#set({ offsetMs });
         return;
+      case 'facts': {
+        // The payment's facts were read again: they decorate the item, they never replace it.
+        const items = (this.#state.items ?? []).map((i) => (i.effect_id === message.effect_id ? { ...i, current: message.current } : i));
+        this.#set({ items, offsetMs });
+        return;
+      }
+      case 'presence':
+        this.#set({ offsetMs });
+        return;
       default:
         assertNever(message);
     }
