@@ -76,6 +76,8 @@ export interface ServerSpec {
   configPath: string;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeArgs?: string[];
+  /** Extra environment, e.g. a secret the config names by `*_env`. */
+  env?: Record<string, string>;
 }
 
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
@@ -89,6 +91,7 @@ export async function startServerProcess(spec: ServerSpec): Promise<Started> {
     STRIPE_SANDBOX_URL: spec.sandboxUrl,
     SANDBOX_DEMO: '0',
     LOG_LEVEL: 'silent',
+    ...spec.env,
   });
   const url = `http://127.0.0.1:${port}`;
   const deadlineMs = Date.now() + READY_TIMEOUT_MS;
