@@ -219,8 +219,9 @@ export class Outbox {
         if (!state.message || state.done) return false;
         const message = state.message;
         const n = state.attempts + 1;
-        const giveUp = async (reason: string) => {
-          await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts: state.attempts, reason });
+        // `attempts`: the attempts made, counting one just recorded.
+        const giveUp = async (reason: string, attempts = state.attempts) => {
+          await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts, reason });
           log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
         };
         // The last attempt was recorded and the process died before its GAVE_UP: give up now.
@@ -262,7 +263,7 @@ export class Outbox {
     }
   }
 
-  async #record(id: string, n: number, decidedTsMs: number, outcome: DeliveryOutcome, giveUp: (reason: string) => Promise<void>): Promise<void> {
+  async #record(id: string, n: number, decidedTsMs: number, outcome: DeliveryOutcome, giveUp: (reason: string, attempts: number) => Promise<void>): Promise<void> {
     const atMs = this.#options.wallMs();
     const unchanged = (chain: readonly Entry[]) => (chainState(chain).attempts !== n - 1 || chainState(chain).done ? 'moved' : null);
     if (outcome.ok) {
@@ -280,7 +281,7 @@ export class Outbox {
       next_at_ms: last ? null : nextAtMs,
     });
     if (last && recorded.blocker === null) {
-      await giveUp(outcome.retryable ? `${n} attempts failed; the last: ${outcome.error}` : outcome.error);
+      await giveUp(outcome.retryable ? `${n} attempts failed; the last: ${outcome.error}` : outcome.error, n);
     }
   }
 

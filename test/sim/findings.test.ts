@@ -16,6 +16,53 @@ import { Views } from '../../server/views.ts';
 const HOUR_MS = 3_600_000;
 const PAYMENT = 'pi_sim1';
 
+const OUTBOX_CONFIG: NotificationsConfig = {
+  publicUrl: null,
+  reminderAtShare: null,
+  smtp: null,
+  people: { ana: [{ kind: 'webhook', url: 'https://hooks.example/ana', secret: 'whsec_finding_0123456789' }] },
+  groups: {},
+  agents: {},
+  callbackAllowPrivate: [],
+};
+
+/** One process's outbox over `journal`, with its own views. */
+function outboxOver(journal: JournalStore, clock: { wallMs: number }, channels: Channels, owner = 'p1') {
+  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => clock.wallMs, log: { fatal: () => {}, error: () => {} } });
+  const outbox = new Outbox({
+    journal,
+    current: async () => (await views.current()).outbox,
+    notifications: OUTBOX_CONFIG,
+    channels,
+    nowMs: () => clock.wallMs,
+    wallMs: () => clock.wallMs,
+    owner,
+    log: { warn: () => {}, error: () => {} },
+  });
+  return { views, outbox };
+}
+
+/** An item escalated to one person, with no deadline. */
+async function escalateTo(journal: JournalStore, clock: { wallMs: number }, person: string): Promise<void> {
+  const item = 'a'.repeat(12);
+  await journal.append('PROPOSED', item, { agent: 'inbox', lease: null, premises: { currency: 'usd' }, effect: { payment_intent: PAYMENT, amount: 8_000 } });
+  await journal.append('ESCALATED', item, {
+    at_ms: clock.wallMs,
+    reason: 'needs_judgment',
+    why: 'a rule wants a person to decide',
+    detail: null,
+    facts: { currency: 'usd' },
+    changes: [],
+    repairs: [],
+    route: 'default',
+    group: 'ap-leads',
+    routed_to: [person],
+    level: 0,
+    due_ms: null,
+    breach: false,
+  });
+}
+
 describe('simulator findings', () => {
   // Found by `npm run simulate -- --seed 303359`: recovery re-checks the approval first and the
   // facts second, so an approval that expires while the facts are read from Stripe is still resent.
@@ -65,47 +112,9 @@ describe('simulator findings', () => {
   it('outbox: a message whose last attempt was recorded but whose give-up was not is given up by the next process', async () => {
     const clock = { wallMs: 1_700_000_000_000 };
     const journal = new MemoryJournal({ wallClockMs: () => clock.wallMs });
-    const config: NotificationsConfig = {
-      publicUrl: null,
-      reminderAtShare: null,
-      smtp: null,
-      people: { ana: [{ kind: 'webhook', url: 'https://hooks.example/ana', secret: 'whsec_finding_0123456789' }] },
-      groups: {},
-      agents: {},
-      callbackAllowPrivate: [],
-    };
     const refused: Channels = { deliver: async () => ({ ok: false, status: 400, error: 'HTTP 400', retryable: false }) };
-    const process = (name: string, store: JournalStore) => {
-      const views = new Views({ journal: store, inboxName: 'inbox', nowMs: () => clock.wallMs, log: { fatal: () => {}, error: () => {} } });
-      const outbox = new Outbox({
-        journal: store,
-        current: async () => (await views.current()).outbox,
-        notifications: config,
-        channels: refused,
-        nowMs: () => clock.wallMs,
-        wallMs: () => clock.wallMs,
-        owner: name,
-        log: { warn: () => {}, error: () => {} },
-      });
-      return { views, outbox };
-    };
-    const item = 'a'.repeat(12);
-    await journal.append('PROPOSED', item, { agent: 'inbox', lease: null, premises: { currency: 'usd' }, effect: { payment_intent: PAYMENT, amount: 8_000 } });
-    await journal.append('ESCALATED', item, {
-      at_ms: clock.wallMs,
-      reason: 'needs_judgment',
-      why: 'a rule wants a person to decide',
-      detail: null,
-      facts: { currency: 'usd' },
-      changes: [],
-      repairs: [],
-      route: 'default',
-      group: 'ap-leads',
-      routed_to: ['ana'],
-      level: 0,
-      due_ms: null,
-      breach: false,
-    });
+    const process = (name: string, store: JournalStore) => outboxOver(store, clock, refused, name);
+    await escalateTo(journal, clock, 'ana');
     // The first process dies as it is about to journal the give-up.
     const dying = new Proxy(journal, {
       get(target, property, receiver) {
@@ -125,5 +134,20 @@ describe('simulator findings', () => {
     await next.outbox.kick();
     expect((await journal.entries(messageId!)).map((e) => e.kind)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
     expect((await next.views.current()).outbox.undelivered()).toEqual([]);
+  });
+
+  // Found by `npm run simulate -- --seed 4` once the simulator counted a give-up's attempts: the
+  // GAVE_UP written after a failed attempt said how many attempts came before that one (0 after a
+  // first attempt refused, 7 after the eighth), so the journal disagreed with its own ATTEMPTs.
+  it('outbox: a message given up after a refused attempt counts that attempt', async () => {
+    const clock = { wallMs: 1_700_000_000_000 };
+    const journal = new MemoryJournal({ wallClockMs: () => clock.wallMs });
+    const { outbox } = outboxOver(journal, clock, { deliver: async () => ({ ok: false, status: 400, error: 'HTTP 400', retryable: false }) });
+    await escalateTo(journal, clock, 'ana');
+    await outbox.kick();
+    const entries = (await journal.scan(0, 100)).map(({ entry }) => entry);
+    const gaveUp = entries.find((e) => e.kind === 'GAVE_UP');
+    expect(entries.filter((e) => e.kind === 'ATTEMPT')).toHaveLength(1);
+    expect(gaveUp).toMatchObject({ attempts: 1 });
   });
 });

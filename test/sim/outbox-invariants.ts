@@ -66,7 +66,10 @@ function checkChains(world: World, chains: ReadonlyMap<string, Entry[]>): Map<st
         n += 1;
         if (entry.n !== n) world.violation(`attempts are numbered in order: ${describeMessage(first)} has attempt ${entry.n} where ${n} was next`);
         done = entry.outcome === 'delivered';
-      } else if (entry.kind === 'GAVE_UP') done = true;
+      } else if (entry.kind === 'GAVE_UP') {
+        done = true;
+        if (entry.attempts !== n) world.violation(`a give-up counts the attempts made: ${describeMessage(first)} was given up after ${n} attempts, saying ${entry.attempts}`);
+      }
       else world.violation(`message chains hold only the outbox's entries: ${describeMessage(first)} holds a ${entry.kind}`);
     }
   }
