@@ -6,12 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendSealedMax } from '../../db/journal-base.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
-import type { Entry } from '../../shared/entries.ts';
+import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { AppClock } from '../../server/clock.ts';
+import { entryShapeProblem } from '../../server/journal/shapes.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
+import { Outbox } from '../../server/outbox/outbox.ts';
+import { messageId } from '../../server/outbox/plan.ts';
+import type { Channels, Delivery, Recipient } from '../../server/outbox/types.ts';
+import { signReceipt } from '../../server/receipts/receipts.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { createServices, startServices } from '../../server/services.ts';
-import { fixtureText, journalViews, readFixture, scanAll, type ViewsFile, wireViews } from '../fixtures/journals/replay.ts';
+import { Views } from '../../server/views.ts';
+import { messageViews, type OutboxViewsFile } from '../fixtures/journals/outbox-replay.ts';
+import { fixtureSigningKey, fixtureText, journalViews, readFixture, scanAll, type ViewsFile, wireViews } from '../fixtures/journals/replay.ts';
 import { testConfig } from '../support/app-world.ts';
 
 // Fixture journals (DESIGN "What wave 2 adds"): each test/fixtures/journals/day-N.jsonl was written
@@ -111,6 +119,173 @@ describe.each(DAYS)('%s', (day) => {
       expect(await journalViews(replayed, entries, services.journal, expected.groups)).toEqual(expected);
       expect(await services.inbox.refresh()).toEqual(new Map());
       expect(await services.inbox.executeApproved()).toEqual(new Map());
+      expect(fixtureText(await scanAll(services.journal))).toBe(text);
+    });
+  });
+});
+
+// The outbox's fixture journals: outbox-N.jsonl was written once by the code that brought the
+// outbox's entries (see write-outbox-N.ts). Every later code must load it with every hash, link
+// and shape checked, rebuild from it the state of each message it was written with
+// (outbox-N.views.json), and owe nothing new over it: a journal already on disk must never make
+// a restarted server tell anyone anything twice.
+const OUTBOXES = readdirSync(FIXTURES)
+  .filter((name) => /^outbox-\d+\.jsonl$/.test(name))
+  .map((name) => name.replace(/\.jsonl$/, ''))
+  .sort();
+
+/** Channels that record what they are handed and take it. */
+class RecordingChannels implements Channels {
+  readonly delivered: Delivery[] = [];
+
+  async deliver(delivery: Delivery) {
+    this.delivered.push(delivery);
+    return { ok: true as const, status: 200, detail: 'taken' };
+  }
+}
+
+const MESSAGE_KIND_SET: ReadonlySet<string> = new Set(MESSAGE_KINDS);
+
+it('there is at least one outbox fixture journal, each with its views', () => {
+  expect(OUTBOXES).toContain('outbox-1');
+  for (const name of OUTBOXES) expect(readdirSync(FIXTURES)).toContain(`${name}.views.json`);
+});
+
+describe.each(OUTBOXES)('%s', (name) => {
+  const text = readFileSync(join(FIXTURES, `${name}.jsonl`), 'utf8');
+  const entries = readFixture(join(FIXTURES, `${name}.jsonl`));
+  const file = JSON.parse(readFileSync(join(FIXTURES, `${name}.views.json`), 'utf8')) as OutboxViewsFile;
+  const written = `${name} (written by ${file.written_by})`;
+  // A minute after the last entry: no reminder, digest or retry has come due since.
+  const lastMs = Math.max(...entries.map((e) => e.ts_ms));
+  const clock = new AppClock(() => lastMs + 60_000);
+  const chains = new Map<string, Entry[]>();
+  for (const entry of entries) chains.set(entry.effect_id, [...(chains.get(entry.effect_id) ?? []), entry]);
+
+  let dir: string;
+  let database: OpenDatabase;
+  let sqlite: SqliteJournal;
+  let memory: MemoryJournal;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), `interlock-fixture-${name}-`));
+    database = openDatabase(join(dir, 'interlock.sqlite'));
+    sqlite = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+    memory = new MemoryJournal({ wallClockMs: () => clock.wallMs() });
+    await load(sqlite, entries);
+    await load(memory, entries);
+  });
+  afterAll(() => {
+    database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`${written}: loads through appendSealed into SQLite and memory, every hash, link and shape checked, and reads back byte for byte`, async () => {
+    expect(entries.map((entry) => entryShapeProblem(entry as never)).filter((problem) => problem !== null)).toEqual([]);
+    expect(fixtureText(await scanAll(sqlite))).toBe(text);
+    expect(fixtureText(await scanAll(memory))).toBe(text);
+  });
+
+  it(`${written}: each message is a chain of its own under the id its key hashes to, and no item's chain holds a message's entry`, () => {
+    const messages = [...chains.values()].filter((chain) => chain[0]!.kind === 'MESSAGE');
+    expect(messages).toHaveLength(file.messages.length);
+    for (const [first, ...rest] of messages) {
+      const message = first as MessageEntry;
+      const key = { about: message.about, event: message.event, level: message.level, recipient: message.recipient as Recipient, channel: message.channel };
+      expect(messageId(key)).toBe(message.effect_id);
+      expect(rest.map((e) => e.kind).filter((kind) => kind !== 'ATTEMPT' && kind !== 'GAVE_UP')).toEqual([]);
+      const gaveUp = rest.find((e) => e.kind === 'GAVE_UP');
+      if (gaveUp?.kind === 'GAVE_UP') expect(gaveUp.attempts).toBe(rest.filter((e) => e.kind === 'ATTEMPT').length);
+      if (message.about !== null) expect(chains.get(message.about)?.[0]?.kind).toBe('PROPOSED');
+    }
+    const items = [...chains.values()].filter((chain) => chain[0]!.kind !== 'MESSAGE');
+    expect(items.flat().filter((entry) => MESSAGE_KIND_SET.has(entry.kind))).toEqual([]);
+  });
+
+  it(`${written}: the server's views rebuilt from it (SQLite and memory) show each message delivered, given up or in its digest, as written`, async () => {
+    for (const journal of [sqlite, memory]) {
+      const views = new Views({ journal, inboxName: 'inbox', nowMs: () => clock.nowMs(), log: { fatal: () => {}, error: () => {} } });
+      expect(messageViews((await views.current()).outbox)).toEqual(file.messages);
+    }
+    // What the day was: told at once or after retries, refused and given up, reminded, moved up, held for a digest, called back.
+    const tally: Record<string, number> = {};
+    for (const m of file.messages) tally[`${m.event}:${m.state}`] = (tally[`${m.event}:${m.state}`] ?? 0) + 1;
+    expect(tally).toEqual({
+      'escalated:delivered': 7,
+      'escalated:given_up': 1,
+      'escalated:in_digest': 1,
+      'reminder:delivered': 3,
+      'moved_up:delivered': 2,
+      'digest:delivered': 1,
+      'final:delivered': 1,
+    });
+    expect(file.messages.filter((m) => m.attempts > 1).map((m) => `${m.recipient}:${m.event}:${m.attempts}`)).toEqual(['person:ana:escalated:3']);
+    // Every held message is carried by a digest to the same person over the same channel.
+    for (const held of file.messages.filter((m) => m.state === 'in_digest')) {
+      const digest = file.messages.find((m) => m.event === 'digest' && m.recipient === held.recipient && m.channel === held.channel);
+      expect(digest?.items).toContain(held.about);
+    }
+  });
+
+  it(`${written}: every item's receipt verifies, signed with the fixture key; message chains are no part of any`, async () => {
+    const key = fixtureSigningKey();
+    const keys = new Map([[key.keyId, key.publicKeyPem]]);
+    const items = [...chains].filter(([, chain]) => chain[0]!.kind !== 'MESSAGE');
+    expect(items.length).toBeGreaterThan(0);
+    for (const [effectId, chain] of items) {
+      const report = await verifyReceipt(signReceipt(effectId, chain, key), keys);
+      expect({ effectId, valid: report.valid, problems: report.problems.map((p) => p.code) }).toEqual({ effectId, valid: true, problems: [] });
+    }
+  });
+
+  it(`${written}: replayed into a fresh journal, an outbox decides nothing new, and nothing is due`, async () => {
+    const channels = new RecordingChannels();
+    const views = new Views({ journal: memory, inboxName: 'inbox', nowMs: () => clock.nowMs(), log: { fatal: () => {}, error: () => {} } });
+    const outbox = new Outbox({
+      journal: memory,
+      current: async () => (await views.current()).outbox,
+      notifications: file.notifications,
+      channels,
+      nowMs: () => clock.nowMs(),
+      wallMs: () => clock.wallMs(),
+      owner: 'replay',
+      log: { warn: () => {}, error: () => {} },
+    });
+    expect(await outbox.plan()).toBe(0);
+    expect(await outbox.tick()).toBe(0);
+    expect(await outbox.deliverDue()).toBe(0);
+    expect(channels.delivered).toEqual([]);
+    expect(fixtureText(await scanAll(memory))).toBe(text);
+  });
+
+  describe('start-up over it', () => {
+    let sandbox: Sandbox;
+    beforeAll(async () => {
+      sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
+    });
+    afterAll(async () => {
+      await sandbox.close();
+    });
+
+    it(`${written}: the server starts over it, recovers nothing, and its outbox decides and sends nothing`, async () => {
+      const channels = new RecordingChannels();
+      const errors: unknown[] = [];
+      const services = createServices({
+        config: { ...testConfig(), notifications: file.notifications },
+        clock,
+        database,
+        dataDir: join(dir, 'data'),
+        stripe: sandbox.stripe(),
+        sandbox: true,
+        channels,
+        onError: (effectId, error) => errors.push([effectId, error]),
+        outboxLog: { warn: (_fields, message) => errors.push(message), error: (_fields, message) => errors.push(message) },
+      });
+      await startServices(services);
+      await services.outbox.tick();
+      await services.outbox.kick();
+      expect(errors).toEqual([]);
+      expect(channels.delivered).toEqual([]);
+      expect(messageViews((await services.views.current()).outbox)).toEqual(file.messages);
       expect(fixtureText(await scanAll(services.journal))).toBe(text);
     });
   });
