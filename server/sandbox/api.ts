@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
+import { decideCustomer, readCustomerRequest } from './customers.ts';
 import type { SandboxEngine } from './engine.ts';
 import {
   apiError,
@@ -23,6 +24,7 @@ import { decideConfirm, decidePaymentIntent, readConfirmRequest, readPaymentInte
 import { serveGet } from './reads.ts';
 import { decideRefund, readRefundRequest } from './refunds.ts';
 import { renderPaymentIntent, renderRefund } from './render.ts';
+import { renderCustomer } from './render-cards.ts';
 import type { FaultTarget, PaymentIntentRecord, SandboxRecord, StripeFailure } from './types.ts';
 import type { EventCause } from './webhooks.ts';
 
@@ -221,7 +223,23 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
       decide(params) {
         const request = readPaymentIntentRequest(params);
         if (!request.ok) return request;
+        const { customerId } = request.value;
+        if (customerId !== null && !engine.store.customers.has(customerId)) {
+          return { ok: false, failure: resourceMissing('customer', customerId, 'customer') };
+        }
         return paymentPlan(decidePaymentIntent(request.value, engine.nowMs()));
+      },
+    };
+  }
+  if (path === '/v1/customers') {
+    return {
+      name: 'POST /v1/customers',
+      faultTarget: null,
+      decide(params) {
+        const request = readCustomerRequest(params);
+        if (!request.ok) return request;
+        const customer = decideCustomer(request.value, engine.nowMs());
+        return { ok: true, value: { writes: [customer], body: renderCustomer(customer) } };
       },
     };
   }

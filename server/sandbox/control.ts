@@ -5,7 +5,14 @@ import { readFault } from './faults.ts';
 import { readBody, sendJson } from './http.ts';
 import { sandboxLimits } from './limits.ts';
 import { isRecord, isWholeNumber, type Read } from './params.ts';
-import { SETTLE_OUTCOMES, type StripeFailure, type WebhookConfig, type WebhookMode } from './types.ts';
+import {
+  CARD_BRANDS,
+  type DemoPaymentOptions,
+  SETTLE_OUTCOMES,
+  type StripeFailure,
+  type WebhookConfig,
+  type WebhookMode,
+} from './types.ts';
 
 /** Paths of the control routes, for tests and other processes (no Stripe auth). */
 export const CONTROL_ROUTES = {
@@ -31,8 +38,11 @@ const HANDLERS: Record<string, ControlHandler> = {
   [CONTROL_ROUTES.health]: (engine) => ok({ ok: true, nowMs: engine.nowMs(), settle: engine.settleMode }),
   [CONTROL_ROUTES.ledger]: (engine, _body, url) =>
     ok({ data: engine.ledger(url.searchParams.get('payment_intent') ?? undefined) }),
-  [CONTROL_ROUTES.paymentIntents]: (engine, body) =>
-    engine.createPaymentIntent(numberIn(body, 'amountCents'), String(body['paymentMethod'] ?? 'pm_card_visa')),
+  [CONTROL_ROUTES.paymentIntents]: (engine, body) => {
+    const options = readDemoPayment(body);
+    if (!options.ok) return options;
+    return engine.createPaymentIntent(numberIn(body, 'amountCents'), String(body['paymentMethod'] ?? 'pm_card_visa'), options.value);
+  },
   [CONTROL_ROUTES.handRefunds]: (engine, body) =>
     engine.handRefund(String(body['paymentIntent'] ?? ''), numberIn(body, 'amountCents')),
   [CONTROL_ROUTES.disputes]: (engine, body) => engine.openDispute(String(body['paymentIntent'] ?? '')),
@@ -113,6 +123,34 @@ export function readWebhookConfig(body: JsonBody): Read<WebhookConfig | null> {
   if (typeof secret !== 'string' || !secret.startsWith('whsec_'))
     return refuse('secret must start with whsec_.', 'secret');
   return ok({ url, secret });
+}
+
+/**
+ * The optional parts of a demo payment: `customer` `{name?, email?}` or null for none, `card`
+ * `{brand, last4}`, `chargedAtMs`. Their values are the engine's to check; only their types are read here.
+ */
+export function readDemoPayment(body: JsonBody): Read<DemoPaymentOptions> {
+  const options: DemoPaymentOptions = {};
+  const customer = body['customer'];
+  if (customer === null) options.customer = null;
+  else if (customer !== undefined) {
+    if (!isRecord(customer) || Array.isArray(customer)) return refuse('customer must be an object {name, email} or null.', 'customer');
+    const name = customer['name'] ?? null;
+    const email = customer['email'] ?? null;
+    if (name !== null && typeof name !== 'string') return refuse('customer.name must be a string.', 'customer[name]');
+    if (email !== null && typeof email !== 'string') return refuse('customer.email must be a string.', 'customer[email]');
+    options.customer = { name, email };
+  }
+  const card = body['card'];
+  if (card !== undefined) {
+    const brand = isRecord(card) ? CARD_BRANDS.find((known) => known === card['brand']) : undefined;
+    if (!isRecord(card) || brand === undefined || typeof card['last4'] !== 'string') {
+      return refuse(`card must be {brand, last4} with brand one of ${CARD_BRANDS.join(', ')}.`, 'card');
+    }
+    options.card = { brand, last4: card['last4'] };
+  }
+  if (body['chargedAtMs'] !== undefined) options.chargedAtMs = numberIn(body, 'chargedAtMs');
+  return ok(options);
 }
 
 /** Check the webhook test switches. */

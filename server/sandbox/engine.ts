@@ -1,4 +1,5 @@
 import type Stripe from 'stripe';
+import { checkDemoOptions, DEMO_CUSTOMER, decideCustomer } from './customers.ts';
 import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
 import { FaultQueue } from './faults.ts';
 import { sandboxLimits } from './limits.ts';
@@ -8,6 +9,7 @@ import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { SandboxStore } from './store.ts';
 import {
+  type DemoPaymentOptions,
   PAYMENT_METHODS,
   type PaymentIntentRecord,
   type RefundRecord,
@@ -68,23 +70,38 @@ export class SandboxEngine {
     return { ok: true, value: this.nowMs() };
   }
 
-  /** A confirmed payment intent in USD, made without going through HTTP (for control routes). */
-  createPaymentIntent(amountCents: number, paymentMethod: string): Read<Stripe.PaymentIntent> {
+  /**
+   * A confirmed demo payment in USD, made without going through HTTP (control routes, tests): for
+   * a customer (a named test customer unless told otherwise, none for null), paid with the test
+   * token's card or the one given, charged now or at `chargedAtMs`.
+   */
+  createPaymentIntent(
+    amountCents: number,
+    paymentMethod: string,
+    options: DemoPaymentOptions = {},
+  ): Read<Stripe.PaymentIntent> {
     const badAmount = checkAmountCents(amountCents);
     if (badAmount) return refuse(badAmount);
     const method = PAYMENT_METHODS.find((known) => known === paymentMethod);
     if (method === undefined) return refuse(resourceMissing('PaymentMethod', paymentMethod, 'payment_method'));
+    const nowMs = this.nowMs();
+    const badOptions = checkDemoOptions(options, nowMs);
+    if (badOptions) return refuse(badOptions);
+    const chargedAtMs = options.chargedAtMs ?? nowMs;
+    const customerDetails = options.customer === undefined ? DEMO_CUSTOMER : options.customer;
+    const customer = customerDetails === null ? null : decideCustomer(customerDetails, chargedAtMs);
     const request = {
       amountCents,
       currency: 'usd',
       paymentMethod: method,
+      customerId: customer?.id ?? null,
       confirm: true,
       description: null,
       metadata: {},
     };
-    const writes = decidePaymentIntent(request, this.nowMs());
+    const writes = decidePaymentIntent(request, chargedAtMs, options.card ?? null);
     if (!writes.ok) return writes;
-    this.store.commit(writes.value);
+    this.store.commit(customer === null ? writes.value : [customer, ...writes.value]);
     const intent = writes.value.find((record): record is PaymentIntentRecord => record.kind === 'payment_intent');
     if (intent === undefined) throw new Error('a payment step must write its payment intent');
     return { ok: true, value: renderPaymentIntent(intent) };

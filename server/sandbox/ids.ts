@@ -5,7 +5,7 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const ID_BODY_CHARS = 24;
 
 /** Id prefixes, as Stripe uses them. */
-export const ID_PREFIXES = ['pi', 'ch', 're', 'dp', 'evt', 'req', 'pm'] as const;
+export const ID_PREFIXES = ['pi', 'ch', 're', 'dp', 'evt', 'req', 'pm', 'cus'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** A fresh random id with Stripe's prefix for the object kind. */

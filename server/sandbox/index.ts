@@ -10,8 +10,15 @@ export { SandboxError } from './errors.ts';
 export { sandboxLimits } from './limits.ts';
 export { connectSandbox, type RemoteSandbox } from './remote.ts';
 export { SANDBOX_API_KEY, type Sandbox, type SandboxOptions, sandboxStripe, startSandbox } from './sandbox.ts';
+export { DEMO_CUSTOMER, TEST_CARDS } from './customers.ts';
 export {
+  CARD_BRANDS,
+  type CardBrand,
+  type CardDetails,
   type Charge,
+  type Customer,
+  type CustomerDetails,
+  type DemoPaymentOptions,
   type Delivery,
   type Dispute,
   EVENT_TYPES,
@@ -23,6 +30,7 @@ export {
   type FaultTarget,
   PAYMENT_METHODS,
   type PaymentIntent,
+  type PaymentMethod,
   type PaymentMethodId,
   type Refund,
   REFUND_STATUSES,

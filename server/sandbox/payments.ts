@@ -1,9 +1,11 @@
+import { decideCard } from './customers.ts';
 import { invalidRequest, resourceMissing } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { newId, randomChars } from './ids.ts';
 import { type Read, readAmountCents, readBoolean, readMetadata, readString, rejectUnknown } from './params.ts';
 import type { Ledger } from './refunds.ts';
 import {
+  type CardDetails,
   type ChargeRecord,
   type DisputeRecord,
   PAYMENT_METHODS,
@@ -18,6 +20,8 @@ export interface PaymentIntentRequest {
   amountCents: number;
   currency: string;
   paymentMethod: PaymentMethodId | null;
+  /** The customer it is for (checked to exist by the caller, which holds the ledger). */
+  customerId: string | null;
   confirm: boolean;
   description: string | null;
   metadata: Record<string, string>;
@@ -31,6 +35,7 @@ const CREATE_PARAMS = [
   'currency',
   'payment_method',
   'confirm',
+  'customer',
   'description',
   'metadata',
   'payment_method_types',
@@ -57,6 +62,8 @@ export function readPaymentIntentRequest(params: FormObject): Read<PaymentIntent
   }
   const paymentMethod = readPaymentMethod(params);
   if (!paymentMethod.ok) return paymentMethod;
+  const customerId = readString(params, 'customer');
+  if (!customerId.ok) return customerId;
   const confirm = readBoolean(params, 'confirm');
   if (!confirm.ok) return confirm;
   const description = readString(params, 'description');
@@ -69,6 +76,7 @@ export function readPaymentIntentRequest(params: FormObject): Read<PaymentIntent
       amountCents: amountCents.value,
       currency: currency.value.toLowerCase(),
       paymentMethod: paymentMethod.value,
+      customerId: customerId.value,
       confirm: confirm.value,
       description: description.value,
       metadata: metadata.value,
@@ -76,8 +84,12 @@ export function readPaymentIntentRequest(params: FormObject): Read<PaymentIntent
   };
 }
 
-/** Create a payment intent, confirmed at once when asked. */
-export function decidePaymentIntent(request: PaymentIntentRequest, nowMs: number): Read<PaymentWrites> {
+/** Create a payment intent, confirmed at once when asked (with `card` in place of the token's test card, for a demo). */
+export function decidePaymentIntent(
+  request: PaymentIntentRequest,
+  nowMs: number,
+  card: CardDetails | null = null,
+): Read<PaymentWrites> {
   const id = newId('pi');
   const intent: PaymentIntentRecord = {
     kind: 'payment_intent',
@@ -85,6 +97,8 @@ export function decidePaymentIntent(request: PaymentIntentRequest, nowMs: number
     amountCents: request.amountCents,
     currency: request.currency,
     paymentMethod: request.paymentMethod,
+    paymentMethodId: null,
+    customerId: request.customerId,
     status: request.paymentMethod === null ? 'requires_payment_method' : 'requires_confirmation',
     latestChargeId: null,
     clientSecret: `${id}_secret_${randomChars(25)}`,
@@ -93,7 +107,7 @@ export function decidePaymentIntent(request: PaymentIntentRequest, nowMs: number
     createdMs: nowMs,
   };
   if (!request.confirm) return { ok: true, value: [intent] };
-  return decideConfirm(intent, null, nowMs);
+  return decideConfirm(intent, null, nowMs, card);
 }
 
 /** Check the parameters of `POST /v1/payment_intents/:id/confirm`. */
@@ -104,13 +118,14 @@ export function readConfirmRequest(params: FormObject): Read<PaymentMethodId | n
 }
 
 /**
- * Confirm a payment intent: the test card always succeeds, so a charge is created; with
- * `pm_card_createDispute` a dispute opens on that charge straight away.
+ * Confirm a payment intent: the test card always succeeds, so a card payment method and a charge
+ * are created; with `pm_card_createDispute` a dispute opens on that charge straight away.
  */
 export function decideConfirm(
   intent: PaymentIntentRecord,
   paymentMethod: PaymentMethodId | null,
   nowMs: number,
+  card: CardDetails | null = null,
 ): Read<PaymentWrites> {
   if (intent.status === 'succeeded') {
     return refuse(
@@ -130,6 +145,8 @@ export function decideConfirm(
       ),
     );
   }
+  const customerId = intent.customerId ?? null;
+  const madeCard = decideCard(method, card, customerId, nowMs);
   const charge: ChargeRecord = {
     kind: 'charge',
     id: newId('ch'),
@@ -137,15 +154,18 @@ export function decideConfirm(
     amountCents: intent.amountCents,
     currency: intent.currency,
     paymentMethod: method,
+    paymentMethodId: madeCard.id,
+    customerId,
     createdMs: nowMs,
   };
   const confirmed: PaymentIntentRecord = {
     ...intent,
     paymentMethod: method,
+    paymentMethodId: madeCard.id,
     status: 'succeeded',
     latestChargeId: charge.id,
   };
-  const writes: PaymentWrites = [confirmed, charge];
+  const writes: PaymentWrites = [confirmed, madeCard, charge];
   if (method === 'pm_card_createDispute') writes.push(buildDispute(charge, 'fraudulent', nowMs));
   return { ok: true, value: writes };
 }

@@ -3,6 +3,7 @@ import { CONTROL_ROUTES } from './control.ts';
 import { SandboxError } from './errors.ts';
 import { SANDBOX_API_KEY, sandboxStripe } from './sandbox.ts';
 import type {
+  DemoPaymentOptions,
   Delivery,
   Dispute,
   Fault,
@@ -25,7 +26,7 @@ export interface RemoteSandbox {
   apiKey: string;
   stripe(): Stripe;
   health(): Promise<{ ok: boolean; nowMs: number }>;
-  createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId): Promise<PaymentIntent>;
+  createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId, options?: DemoPaymentOptions): Promise<PaymentIntent>;
   handRefund(paymentIntent: string, amountCents: number): Promise<Refund>;
   openDispute(paymentIntent: string): Promise<Dispute>;
   refunds(paymentIntent?: string): Promise<Refund[]>;
@@ -68,8 +69,8 @@ export function connectSandbox(url: string): RemoteSandbox {
       return client;
     },
     health: () => call(CONTROL_ROUTES.health),
-    createPaymentIntent: (amountCents, paymentMethod = 'pm_card_visa') =>
-      call(CONTROL_ROUTES.paymentIntents, { amountCents, paymentMethod }),
+    createPaymentIntent: (amountCents, paymentMethod = 'pm_card_visa', options = {}) =>
+      call(CONTROL_ROUTES.paymentIntents, { amountCents, paymentMethod, ...options }),
     handRefund: (paymentIntent, amountCents) => call(CONTROL_ROUTES.handRefunds, { paymentIntent, amountCents }),
     openDispute: (paymentIntent) => call(CONTROL_ROUTES.disputes, { paymentIntent }),
     refunds: async (paymentIntent) => {

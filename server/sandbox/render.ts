@@ -1,6 +1,14 @@
 import type Stripe from 'stripe';
 import { refundedCents } from './refunds.ts';
-import type { ChargeRecord, DisputeRecord, PaymentIntentRecord, RefundRecord } from './types.ts';
+import { billingDetails, chargeCardDetails } from './render-cards.ts';
+import type {
+  ChargeRecord,
+  CustomerRecord,
+  DisputeRecord,
+  PaymentIntentRecord,
+  PaymentMethodRecord,
+  RefundRecord,
+} from './types.ts';
 
 /** Unix seconds, as every Stripe `created` field. */
 export function unixSeconds(ms: number): number {
@@ -53,7 +61,7 @@ export function renderPaymentIntent(intent: PaymentIntentRecord): Stripe.Payment
     confirmation_method: 'automatic',
     created: unixSeconds(intent.createdMs),
     currency: intent.currency,
-    customer: null,
+    customer: intent.customerId ?? null,
     customer_account: null,
     description: intent.description,
     excluded_payment_method_types: null,
@@ -64,7 +72,8 @@ export function renderPaymentIntent(intent: PaymentIntentRecord): Stripe.Payment
     metadata: { ...intent.metadata },
     next_action: null,
     on_behalf_of: null,
-    payment_method: intent.paymentMethod,
+    // Once confirmed, the PaymentMethod object made of the test token, as Stripe names it.
+    payment_method: intent.paymentMethodId ?? intent.paymentMethod,
     payment_method_configuration_details: null,
     payment_method_options: null,
     payment_method_types: ['card'],
@@ -82,11 +91,18 @@ export function renderPaymentIntent(intent: PaymentIntentRecord): Stripe.Payment
   };
 }
 
+/** The objects a charge names besides its refunds and disputes: its card and its customer, when it has them. */
+export interface ChargeParts {
+  card?: PaymentMethodRecord | undefined;
+  customer?: CustomerRecord | undefined;
+}
+
 /** A charge in Stripe's shape; refunded amounts and the dispute flag come from the ledger. */
 export function renderCharge(
   charge: ChargeRecord,
   refunds: Iterable<RefundRecord>,
   disputes: Iterable<DisputeRecord>,
+  parts: ChargeParts = {},
 ): Stripe.Charge {
   const amountRefunded = refundedCents(refunds, charge.id);
   const disputed = [...disputes].some((dispute) => dispute.chargeId === charge.id);
@@ -100,12 +116,12 @@ export function renderCharge(
     application_fee: null,
     application_fee_amount: null,
     balance_transaction: null,
-    billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
+    billing_details: billingDetails(parts.customer),
     calculated_statement_descriptor: 'INTERLOCK SANDBOX',
     captured: true,
     created: unixSeconds(charge.createdMs),
     currency: charge.currency,
-    customer: null,
+    customer: charge.customerId ?? null,
     description: null,
     disputed,
     failure_balance_transaction: null,
@@ -127,8 +143,8 @@ export function renderCharge(
     },
     paid: true,
     payment_intent: charge.paymentIntentId,
-    payment_method: charge.paymentMethod,
-    payment_method_details: null,
+    payment_method: charge.paymentMethodId ?? charge.paymentMethod,
+    payment_method_details: parts.card === undefined ? null : chargeCardDetails(parts.card, charge.amountCents),
     receipt_email: null,
     receipt_number: null,
     receipt_url: null,

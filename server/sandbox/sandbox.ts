@@ -7,6 +7,7 @@ import { apiError, errorJson, unrecognizedUrl } from './errors.ts';
 import { readFault } from './faults.ts';
 import { sendJson } from './http.ts';
 import type {
+  DemoPaymentOptions,
   Delivery,
   Dispute,
   Fault,
@@ -43,8 +44,11 @@ export interface Sandbox {
   apiKey: string;
   /** A real `stripe` SDK client pointed at the sandbox (no automatic retries, no telemetry). */
   stripe(): Stripe;
-  /** A confirmed USD payment intent, made through the SDK. */
-  createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId): Promise<PaymentIntent>;
+  /**
+   * A confirmed USD demo payment, as `POST /_sandbox/payment-intents` makes one: for a named test
+   * customer and paid with the token's test card unless `options` say otherwise.
+   */
+  createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId, options?: DemoPaymentOptions): Promise<PaymentIntent>;
   /** A refund made by hand in the dashboard: no idempotency key, no metadata. */
   handRefund(paymentIntent: string, amountCents: number): Refund;
   openDispute(paymentIntent: string): Dispute;
@@ -114,13 +118,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     host,
     apiKey: SANDBOX_API_KEY,
     stripe,
-    createPaymentIntent: (amountCents, paymentMethod = 'pm_card_visa') =>
-      stripe().paymentIntents.create({
-        amount: amountCents,
-        currency: 'usd',
-        payment_method: paymentMethod,
-        confirm: true,
-      }),
+    createPaymentIntent: async (amountCents, paymentMethod = 'pm_card_visa', options = {}) =>
+      orThrow(engine.createPaymentIntent(amountCents, paymentMethod, options)),
     handRefund: (paymentIntent, amountCents) => orThrow(engine.handRefund(paymentIntent, amountCents)),
     openDispute: (paymentIntent) => orThrow(engine.openDispute(paymentIntent)),
     refunds: (paymentIntent) => engine.ledger(paymentIntent),

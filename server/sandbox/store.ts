@@ -3,11 +3,14 @@ import { assertNever } from '../../shared/statuses.ts';
 import { sandboxLimits } from './limits.ts';
 import { isRecord } from './params.ts';
 import {
+  CARD_BRANDS,
   type ChargeRecord,
+  type CustomerRecord,
   type DisputeRecord,
   PAYMENT_INTENT_STATUSES,
   PAYMENT_METHODS,
   type PaymentIntentRecord,
+  type PaymentMethodRecord,
   REFUND_ORIGINS,
   REFUND_REASONS,
   REFUND_STATUSES,
@@ -45,6 +48,8 @@ type Check = (value: unknown) => boolean;
 const string: Check = (v) => typeof v === 'string';
 const number: Check = (v) => typeof v === 'number' && Number.isFinite(v);
 const nullable = (check: Check): Check => (v) => v === null || check(v);
+/** A field added after files were first written: absent in an older file, and read as null. */
+const added = (check: Check): Check => (v) => v === undefined || v === null || check(v);
 const oneOf = (values: readonly string[]): Check => (v) => typeof v === 'string' && values.includes(v);
 const is = (literal: string): Check => (v) => v === literal;
 const metadata: Check = (v) => isRecord(v) && !Array.isArray(v) && Object.values(v).every((item) => typeof item === 'string');
@@ -57,6 +62,8 @@ const RECORD_SHAPES: { [K in SandboxRecord['kind']]: Record<keyof Extract<Sandbo
     amountCents: number,
     currency: string,
     paymentMethod: nullable(oneOf(PAYMENT_METHODS)),
+    paymentMethodId: added(string),
+    customerId: added(string),
     status: oneOf(PAYMENT_INTENT_STATUSES),
     latestChargeId: nullable(string),
     clientSecret: string,
@@ -71,6 +78,8 @@ const RECORD_SHAPES: { [K in SandboxRecord['kind']]: Record<keyof Extract<Sandbo
     amountCents: number,
     currency: string,
     paymentMethod: oneOf(PAYMENT_METHODS),
+    paymentMethodId: added(string),
+    customerId: added(string),
     createdMs: number,
   },
   refund: {
@@ -95,6 +104,23 @@ const RECORD_SHAPES: { [K in SandboxRecord['kind']]: Record<keyof Extract<Sandbo
     amountCents: number,
     currency: string,
     reason: string,
+    createdMs: number,
+  },
+  customer: {
+    kind: is('customer'),
+    id: string,
+    name: nullable(string),
+    email: nullable(string),
+    createdMs: number,
+  },
+  payment_method: {
+    kind: is('payment_method'),
+    id: string,
+    brand: oneOf(CARD_BRANDS),
+    last4: string,
+    expMonth: number,
+    expYear: number,
+    customerId: nullable(string),
     createdMs: number,
   },
 };
@@ -140,6 +166,8 @@ export class SandboxStore {
   /** In creation order (a Map keeps the first insertion's place when a refund is updated). */
   readonly refunds = new Map<string, RefundRecord>();
   readonly disputes = new Map<string, DisputeRecord>();
+  readonly customers = new Map<string, CustomerRecord>();
+  readonly paymentMethods = new Map<string, PaymentMethodRecord>();
   /** Refund ids by charge and by payment intent, in creation order: a payment's reads never scan every refund. */
   private readonly refundIdsByOwner = new Map<string, string[]>();
   private readonly db: Database.Database;
@@ -270,6 +298,12 @@ export class SandboxStore {
         return;
       case 'dispute':
         this.disputes.set(record.id, record);
+        return;
+      case 'customer':
+        this.customers.set(record.id, record);
+        return;
+      case 'payment_method':
+        this.paymentMethods.set(record.id, record);
         return;
       default:
         assertNever(record);

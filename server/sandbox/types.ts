@@ -5,12 +5,45 @@ export type Refund = Stripe.Refund;
 export type PaymentIntent = Stripe.PaymentIntent;
 export type Charge = Stripe.Charge;
 export type Dispute = Stripe.Dispute;
+export type Customer = Stripe.Customer;
+export type PaymentMethod = Stripe.PaymentMethod;
 export type StripeEvent = Stripe.Event;
 
-/** Test payment methods the sandbox knows, as in Stripe test mode. */
-export const PAYMENT_METHODS = ['pm_card_visa', 'pm_card_createDispute'] as const;
+/**
+ * Test payment methods the sandbox knows, as in Stripe test mode: tokens that stand for a test
+ * card. Confirming a payment with one makes a PaymentMethod object (`pm_...`) of that card.
+ */
+export const PAYMENT_METHODS = ['pm_card_visa', 'pm_card_mastercard', 'pm_card_amex', 'pm_card_createDispute'] as const;
 /** One known test payment method. */
 export type PaymentMethodId = (typeof PAYMENT_METHODS)[number];
+
+/** Card brands, as Stripe names them in `card.brand`. */
+export const CARD_BRANDS = ['amex', 'diners', 'discover', 'jcb', 'mastercard', 'unionpay', 'visa'] as const;
+export type CardBrand = (typeof CARD_BRANDS)[number];
+
+/** What a card payment method shows of its card. */
+export interface CardDetails {
+  brand: CardBrand;
+  /** The last four digits of the card number. */
+  last4: string;
+}
+
+/** Who paid, as a demo payment names them (`null` fields are left empty, as in Stripe). */
+export interface CustomerDetails {
+  name: string | null;
+  email: string | null;
+}
+
+/**
+ * What a demo payment (control route or `createPaymentIntent`) may set beyond its amount: the
+ * customer (a named test customer when absent, none when null), the card (the payment method's
+ * test card when absent) and when it was charged (now when absent; never in the future).
+ */
+export interface DemoPaymentOptions {
+  customer?: CustomerDetails | null;
+  card?: CardDetails;
+  chargedAtMs?: number;
+}
 
 /** Payment intent statuses the sandbox reaches. */
 export const PAYMENT_INTENT_STATUSES = ['requires_payment_method', 'requires_confirmation', 'succeeded'] as const;
@@ -106,13 +139,19 @@ export interface Delivery {
   body: string;
 }
 
-/** A payment intent as the sandbox keeps it. */
+/**
+ * A payment intent as the sandbox keeps it. `paymentMethod` is the test token it was given;
+ * `paymentMethodId` the PaymentMethod object confirming made of it. The customer and that object
+ * are optional: files written before the sandbox knew them lack both, and read as none.
+ */
 export interface PaymentIntentRecord {
   kind: 'payment_intent';
   id: string;
   amountCents: number;
   currency: string;
   paymentMethod: PaymentMethodId | null;
+  paymentMethodId?: string | null;
+  customerId?: string | null;
   status: PaymentIntentStatus;
   latestChargeId: string | null;
   clientSecret: string;
@@ -129,6 +168,29 @@ export interface ChargeRecord {
   amountCents: number;
   currency: string;
   paymentMethod: PaymentMethodId;
+  paymentMethodId?: string | null;
+  customerId?: string | null;
+  createdMs: number;
+}
+
+/** A customer as the sandbox keeps it. */
+export interface CustomerRecord {
+  kind: 'customer';
+  id: string;
+  name: string | null;
+  email: string | null;
+  createdMs: number;
+}
+
+/** A card payment method, made when a payment is confirmed with a test token. */
+export interface PaymentMethodRecord {
+  kind: 'payment_method';
+  id: string;
+  brand: CardBrand;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  customerId: string | null;
   createdMs: number;
 }
 
@@ -161,7 +223,13 @@ export interface DisputeRecord {
 }
 
 /** Any object the sandbox stores. */
-export type SandboxRecord = PaymentIntentRecord | ChargeRecord | RefundRecord | DisputeRecord;
+export type SandboxRecord =
+  | PaymentIntentRecord
+  | ChargeRecord
+  | RefundRecord
+  | DisputeRecord
+  | CustomerRecord
+  | PaymentMethodRecord;
 
 /** Stripe's error types (the `type` field of an error answer). */
 export const STRIPE_ERROR_TYPES = ['api_error', 'idempotency_error', 'invalid_request_error'] as const;
@@ -173,6 +241,7 @@ export const STRIPE_ERROR_CODES = [
   'authentication_required',
   'charge_already_refunded',
   'charge_disputed',
+  'email_invalid',
   'idempotency_key_in_use',
   'parameter_invalid_empty',
   'parameter_invalid_integer',
