@@ -93,9 +93,9 @@ describe('two processes on one journal', () => {
     const w = outboxWorld({
       config,
       channels: {
-        async deliver(delivery, signal) {
+        async deliver(delivery) {
           await new Promise((r) => setTimeout(r, 30));
-          return slow.deliver(delivery, signal);
+          return slow.deliver(delivery);
         },
       },
     });
