@@ -129,6 +129,7 @@ export function createServices(options: ServiceOptions): Services {
     owner: `outbox:${process.pid}:${randomUUID()}`,
     ...(options.killHook ? { killHook: options.killHook } : {}),
     log: options.outboxLog ?? CONSOLE_LOG,
+    displayName: (name) => config.people.find((p) => p.name === name)?.displayName ?? name,
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
   return { config, clock, database, journal, target, authority, gate, inbox, views, outbox, signingKey, sandbox: options.sandbox };

@@ -221,10 +221,20 @@ export interface ItemDetail {
 /** `POST /api/items/:effect_id/decisions`. */
 export type DecisionBody = Static<typeof DecisionBodySchema>;
 
-/** The answer to a decision. */
+/** A decision as the inbox shows it, with the person's display name. */
+export interface DecisionShown {
+  action: 'approve' | 'reject' | 'repair';
+  by: string;
+  display_name: string;
+  at_ms: number;
+  reason: string | null;
+}
+
+/** The answer to a decision. `decided` is someone else's decision that came first (ALREADY_DECIDED, SUPERSEDED), else null. */
 export interface DecisionAnswer {
   status: Status;
   message: string;
+  decided: DecisionShown | null;
   item: ItemDetail;
 }
 

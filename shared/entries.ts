@@ -134,7 +134,17 @@ export type Escalated = Sealed<
 /** A person's decision on one escalation: exactly DECIDED_FIELDS. */
 export type Decided = Sealed<
   'DECIDED',
-  { at_ms: number; by: string; decision: Decision; escalation: string; group: string; members: string[]; repair: DecidedRepair | null }
+  {
+    at_ms: number;
+    by: string;
+    decision: Decision;
+    escalation: string;
+    group: string;
+    members: string[];
+    repair: DecidedRepair | null;
+    /** Why a person rejected it, in their words (null for an approval or a repair); missing on decisions journaled before reasons were kept. */
+    reason?: string | null;
+  }
 >;
 /** Stripe confirmed (or failed) the refund: exactly CONFIRMED_FIELDS. */
 export type Confirmed = Sealed<
@@ -203,7 +213,7 @@ export const ESCALATED_FIELDS = [
 ] as const;
 
 /** DECIDED carries exactly these fields. */
-export const DECIDED_FIELDS = ['at_ms', 'by', 'decision', 'escalation', 'group', 'members', 'repair'] as const;
+export const DECIDED_FIELDS = ['at_ms', 'by', 'decision', 'escalation', 'group', 'members', 'repair', 'reason'] as const;
 
 /** CONFIRMED carries exactly these fields. */
 export const CONFIRMED_FIELDS = ['via', 'event', 'refund', 'status', 'amount', 'payment_intent', 'created'] as const;

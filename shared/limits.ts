@@ -12,6 +12,8 @@ export const limits = {
   reasonCharsMax: 1000,
   /** The link to the ticket or conversation behind a request. */
   contextUrlCharsMax: 2000,
+  /** Why a person rejected a request: told to the agent, so a sentence or two. */
+  rejectReasonCharsMax: 500,
   /** Flags on one request, and the length of each. */
   flagsMax: 20,
   flagCharsMax: 64,

@@ -131,6 +131,18 @@ export const RefundAnswerSchema = Type.Object(
     changes: Type.Array(ChangeSchema),
     repairs: Type.Array(RepairSchema),
     receipt: Type.String({ description: 'where the signed receipt is' }),
+    decision: Type.Union(
+      [
+        Type.Object({
+          action: Type.Unsafe<'approve' | 'reject' | 'repair'>({ type: 'string', enum: ['approve', 'reject', 'repair'] }),
+          by: Type.String({ description: "the approver's display name" }),
+          at: Type.String({ description: 'when, ISO 8601 UTC (the application clock)' }),
+          reason: Type.Union([Type.String(), Type.Null()], { description: "a rejection's reason, in the approver's words" }),
+        }),
+        Type.Null(),
+      ],
+      { description: "a person's last decision on it, null when no person decided" },
+    ),
   },
   { description: '200 once final, 202 while QUEUED, APPROVED or IN_FLIGHT' },
 );
@@ -232,6 +244,13 @@ export const DecisionBodySchema = Type.Object(
     escalation: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'the hash of the escalation you decide' }),
     repair_index: Type.Optional(Type.Integer({ minimum: 0, description: 'which repair to accept, from 0; only for action repair' })),
   },
+    reason: Type.Optional(
+      Type.String({
+        maxLength: limits.rejectReasonCharsMax * 4,
+        pattern: WELL_FORMED,
+        description: `why, for action reject or close: 1 to ${limits.rejectReasonCharsMax} characters after trimming; the agent is told it`,
+      }),
+    ),
   { additionalProperties: false },
 );
 

@@ -1,15 +1,10 @@
 /** Named points where a crash test may kill the process (`INTERLOCK_KILL_AT`). */
-export const KILL_POINTS = [
-  'before_dispatch',
-  'after_dispatch',
-  'after_send',
-  'after_commit',
-  'recovery_resend',
-  // The outbox: a message journaled but not attempted, sent but not recorded, recorded.
-  'outbox_before_attempt',
-  'outbox_after_send',
-  'outbox_after_record',
-] as const;
+/** Where the gate can die: around a refund's send, and during a recovery's resend. */
+export const GATE_KILL_POINTS = ['before_dispatch', 'after_dispatch', 'after_send', 'after_commit', 'recovery_resend'] as const;
+/** Where the outbox can die: a message journaled but not attempted, sent but not recorded, recorded. */
+export const OUTBOX_KILL_POINTS = ['outbox_before_attempt', 'outbox_after_send', 'outbox_after_record'] as const;
+/** Every kill point. */
+export const KILL_POINTS = [...GATE_KILL_POINTS, ...OUTBOX_KILL_POINTS] as const;
 /** One kill point. */
 export type KillPoint = (typeof KILL_POINTS)[number];
 

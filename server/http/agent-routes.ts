@@ -14,6 +14,7 @@ import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
 import { answerHttpStatus, boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
+import { displayName } from './approver-routes.ts';
 import { AppError } from './errors.ts';
 import {
   ConflictingPayloadSchema,
@@ -132,7 +133,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     // the inbox and the gate wrote nothing for this one (they check the binding as they write).
     const lost = conflictWith(chain);
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
-    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined);
+    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayName(services, name));
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
 
@@ -149,7 +150,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
     const chain = await services.journal.entries(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
-    const answer = refundAnswer(requestId, effectId, chain);
+    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
     return reply.status(refundHttpStatus(answer.status)).send(answer);
   });
 

@@ -2,7 +2,7 @@ import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, 
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, isStatus, type Status, whyFor } from '../../shared/statuses.ts';
-import { allOf, closingDecision, explainChain, has, isOpenDispatch, latestEscalation } from '../journal/chain.ts';
+import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { committedStatus } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
@@ -38,7 +38,7 @@ export function currentStatus(chain: readonly Entry[]): Status {
 }
 
 /** Plain words for an agent: what happened, and what a person is doing about it. */
-function whyText(status: Status, chain: readonly Entry[]): string {
+function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
   if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalation.why}`;
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
@@ -48,7 +48,8 @@ function whyText(status: Status, chain: readonly Entry[]): string {
       const amount = closing.repair.set.amount;
       return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount)}` : ''}, sent as request ${closing.repair.request_id}`;
     }
-    return `an approver rejected it (${closing?.by ?? 'unknown'}); it is never sent`;
+    const by = closing ? displayName(closing.by) : 'an approver';
+    return closing?.reason ? `rejected by ${by}: ${closing.reason}; it is never sent` : `an approver rejected it (${by}); it is never sent`;
   }
   if (status.startsWith('COMMITTED') || status === 'REAPPLIED_AFTER_QUERY' || status === 'DUPLICATE_IGNORED') return 'the refund was sent to Stripe once';
   if (status === 'IN_FLIGHT') return whyFor('in_flight');
@@ -60,12 +61,12 @@ function whyText(status: Status, chain: readonly Entry[]): string {
  * gate's refusal is answered as the gate gave it (inbox §6.1), and an agent is also told that a
  * person has the request now, so it keeps asking rather than taking the refusal as the end.
  */
-function whyWithNow(status: Status, chain: readonly Entry[]): string {
-  const why = whyText(status, chain);
+function whyWithNow(status: Status, chain: readonly Entry[], displayName: DisplayName): string {
+  const why = whyText(status, chain, displayName);
   const now = currentStatus(chain);
   if (now === status || refundHttpStatus(now) === 200) return why;
   // Refused and owed an escalation that is not written yet: a person will have it.
-  const pending = now === 'QUEUED' && latestEscalation(chain).escalation === undefined ? 'a person will be asked to decide' : whyText(now, chain);
+  const pending = now === 'QUEUED' && latestEscalation(chain).escalation === undefined ? 'a person will be asked to decide' : whyText(now, chain, displayName);
   return `${why}; now ${now}: ${pending}`;
 }
 
@@ -77,8 +78,24 @@ export function answerHttpStatus(answer: RefundAnswer, chain: readonly Entry[]):
   return refundHttpStatus(answer.status) === 202 || refundHttpStatus(currentStatus(chain)) === 202 ? 202 : 200;
 }
 
+/** A person's name as the inbox shows it: the configured display name, else the name. */
+export type DisplayName = (name: string) => string;
+
+/** The last decision a person made on the chain, as an agent is told it, or null. */
+export function decisionOf(chain: readonly Entry[], displayName: DisplayName): RefundAnswer['decision'] {
+  const decided = lastOf(chain, 'DECIDED');
+  if (!decided) return null;
+  return { action: decided.decision, by: displayName(decided.by), at: new Date(decided.at_ms).toISOString(), reason: decided.reason ?? null };
+}
+
 /** The answer to an agent about one chain. */
-export function refundAnswer(requestId: string, effectId: string, chain: readonly Entry[], status: Status = currentStatus(chain)): RefundAnswer {
+export function refundAnswer(
+  requestId: string,
+  effectId: string,
+  chain: readonly Entry[],
+  status: Status = currentStatus(chain),
+  displayName: DisplayName = (name) => name,
+): RefundAnswer {
   const { escalation, decision } = latestEscalation(chain);
   const open = escalation && !decision;
   const explained = explainChain(chain);
@@ -88,11 +105,12 @@ export function refundAnswer(requestId: string, effectId: string, chain: readonl
     request_id: requestId,
     effect_id: effectId,
     status,
-    why: whyWithNow(status, chain),
+    why: whyWithNow(status, chain, displayName),
     refund: sentRefund(chain),
     changes: changes ?? [],
     repairs: repairs ?? [],
     receipt: `/v1/receipts/${effectId}`,
+    decision: decisionOf(chain, displayName),
   };
 }
 

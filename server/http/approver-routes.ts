@@ -10,6 +10,8 @@ import { signReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { AppError } from './errors.ts';
+import { lastOf } from '../journal/chain.ts';
+import { limits } from '../../shared/limits.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
@@ -57,7 +59,7 @@ async function decide(services: Services, effectId: string, by: string, body: De
       return services.inbox.approve(effectId, by, seen);
     case 'reject':
     case 'close':
-      return services.inbox.reject(effectId, by, seen);
+      return services.inbox.reject(effectId, by, { ...seen, reason: body.reason ?? null });
     case 'repair':
       return services.inbox.repair(effectId, by, body.repair_index ?? -1, seen);
     default:
@@ -66,6 +68,11 @@ async function decide(services: Services, effectId: string, by: string, body: De
 }
 
 /** The groups a person decides for, from the config. */
+/** A person's configured display name, else their name. */
+export function displayName(services: Services, name: string): string {
+  return services.config.people.find((p) => p.name === name)?.displayName ?? name;
+}
+
 export function groupsOf(services: Services, name: string): Set<string> {
   return new Set(Object.entries(services.config.groups).filter(([, members]) => members.includes(name)).map(([group]) => group));
 }
@@ -214,7 +221,17 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     description: '`escalation` is the hash of the escalation seen; a decision on anything else is SUPERSEDED. `repair_index` only with action repair.',
     params: EffectParams,
     body: DecisionBodySchema,
-    response: responses({ 200: Type.Object({ status: Type.String(), message: Type.String(), item: ItemDetailSchema }) }, [...itemErrors, ...changeErrors]),
+    response: responses(
+      {
+        200: Type.Object({
+          status: Type.String(),
+          message: Type.String(),
+          decided: Type.Union([Type.Object({}, { additionalProperties: true, description: 'the decision that came first: action, by, display_name, at_ms, reason' }), Type.Null()]),
+          item: ItemDetailSchema,
+        }),
+      },
+      [...itemErrors, ...changeErrors],
+    ),
   };
   app.post('/api/items/:effect_id/decisions', { schema: decisionSchema }, async (request): Promise<DecisionAnswer> => {
     const { effectId, groups } = await visibleChain(request);
@@ -224,6 +241,13 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     if (body.action !== 'repair' && body.repair_index !== undefined) throw new AppError('validation_failed', 'repair_index: only for action repair');
     const by = request.person!.name;
     let status: Status;
+    // A rejection says why, in the person's words (the agent is told); nothing else takes one.
+    const rejecting = body.action === 'reject' || body.action === 'close';
+    const reason = body.reason?.trim() ?? '';
+    if (rejecting && (reason.length === 0 || reason.length > limits.rejectReasonCharsMax)) {
+      throw new AppError('validation_failed', `reason: say why, 1 to ${limits.rejectReasonCharsMax} characters`);
+    }
+    if (!rejecting && body.reason !== undefined) throw new AppError('validation_failed', 'reason: only for action reject or close');
     let unreachable = false;
     try {
       status = await decide(services, effectId, by, body);
@@ -240,10 +264,13 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     const chain = await services.journal.entries(effectId);
     const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
     const message = unreachable
+    // Someone else's decision came first: say who, what and when, so nobody decides blind.
+    const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
+    const decided = first ? { action: first.decision, by: first.by, display_name: displayName(services, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
       ? status === 'APPROVED'
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group)) };
+    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group)) };
   });
 }

@@ -20,6 +20,13 @@ export interface DecideOptions {
   execute?: boolean;
 }
 
+/** What a rejection takes: the escalation seen, and why, in the person's words. */
+export interface RejectOptions {
+  seen?: string;
+  /** 1 to 500 characters after trimming; the HTTP layer checks it, the journal keeps it as given (trimmed). */
+  reason?: string | null;
+}
+
 type Pending = { chain: Entry[]; escalation: Escalated };
 
 /**
@@ -37,7 +44,15 @@ export class Inbox extends InboxCore {
     return { chain, escalation };
   }
 
-  private async record(effectId: string, escalation: Escalated, by: string, decision: DecisionFields['decision'], repair: DecisionFields['repair'], landedCheck = false): Promise<Entry | Status> {
+  private async record(
+    effectId: string,
+    escalation: Escalated,
+    by: string,
+    decision: DecisionFields['decision'],
+    repair: DecisionFields['repair'],
+    landedCheck = false,
+    reason: string | null = null,
+  ): Promise<Entry | Status> {
     const fields = decisionRecord({
       at_ms: this.options.nowMs(),
       by,
@@ -46,6 +61,7 @@ export class Inbox extends InboxCore {
       group: escalation.group,
       members: this.membersOf(escalation.group),
       repair,
+      reason,
     });
     const written = await this.journal.appendIf('DECIDED', effectId, this.unanswered(escalation, landedCheck), fields);
     return written.entry ?? decisionBlocked(written.blocker);
@@ -61,10 +77,11 @@ export class Inbox extends InboxCore {
   }
 
   /** A person refuses it for good; this is also how an ambiguous item is closed. */
-  async reject(effectId: string, by: string, options: Pick<DecideOptions, 'seen'> = {}): Promise<Status> {
+  async reject(effectId: string, by: string, options: RejectOptions = {}): Promise<Status> {
     const pending = await this.pending(effectId, by, options.seen, 'reject');
     if (typeof pending === 'string') return pending;
-    const decided = await this.record(effectId, pending.escalation, by, 'reject', null);
+    const reason = options.reason?.trim() || null;
+    const decided = await this.record(effectId, pending.escalation, by, 'reject', null, false, reason);
     return typeof decided === 'string' ? decided : 'REJECTED';
   }
 

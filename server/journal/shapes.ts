@@ -76,6 +76,7 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     group: string,
     members: listOf(string),
     repair: nullable(decidedRepair),
+    reason: optional(nullable(string)),
   },
   CONFIRMED: {
     via: string,

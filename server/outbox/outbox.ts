@@ -28,6 +28,8 @@ export interface OutboxOptions {
   owner: string;
   killHook?: KillHook;
   log: OutboxLog;
+  /** A person's display name, for the decision a callback reports (default: the name). */
+  displayName?: (name: string) => string;
   /** For the retry jitter; tests make it fixed. */
   random?: () => number;
 }
@@ -176,7 +178,8 @@ export class Outbox {
     // A callback carries the answer GET /v1/refunds/:id gives now, read from the item's chain.
     const events = [...(item.final ? (['final'] as const) : []), ...(item.failedAtStripe ? (['failed_at_stripe'] as const) : [])];
     for (const event of events) {
-      const body = refundAnswer(request.id, item.effectId, await this.#options.journal.entries(item.effectId));
+      const chain = await this.#options.journal.entries(item.effectId);
+      const body = refundAnswer(request.id, item.effectId, chain, undefined, this.#options.displayName);
       owed.push(...owedCallback(item, event, body, input));
     }
     return owed;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest';
 import type { EntryKind } from '../../shared/entries.ts';
-import { KILL_POINTS, type KillPoint } from '../../server/gate/kill-points.ts';
+import { GATE_KILL_POINTS, type KillPoint } from '../../server/gate/kill-points.ts';
 import { effectIdFor } from '../../server/journal/hash.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
@@ -157,7 +157,7 @@ const CASE_TIMEOUT_MS = 60_000;
 describe.concurrent('gate crash recovery with a real SIGKILL (journal file, grants, Stripe sandbox in its own process)', { timeout: CASE_TIMEOUT_MS }, () => {
   it('every kill point is exercised', ({ expect }) => {
     const points = new Set(CASES.flatMap(([, c]) => [c.submitDiesAt, ...(c.recoveryDiesAt ? [c.recoveryDiesAt] : [])]));
-    expect([...points].sort()).toEqual([...KILL_POINTS].sort());
+    expect([...points].sort()).toEqual([...GATE_KILL_POINTS].sort());
   });
 
   it.for(CASES)('%s', async ([name, c], { expect }) => {

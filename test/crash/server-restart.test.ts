@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/open.ts';
-import { KILL_POINTS } from '../../server/gate/kill-points.ts';
+import { GATE_KILL_POINTS } from '../../server/gate/kill-points.ts';
 import { makeCrashDir, type SandboxProcess, startSandboxProcess, stopCrashProcesses } from '../support/crash-harness.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
 
@@ -97,7 +97,7 @@ describe('server restart', () => {
     expect(((await api.as('fm', 'GET', `/api/items/${slow.effect_id}`)).body.item as { group: string }).group).toBe('finance-manager');
     const large = await post('large', await pay(40_000), 30_000);
     const largeItem = (await api.as('cy', 'GET', `/api/items/${large.effect_id}`)).body.item as { escalation: string };
-    expect((await api.as('cy', 'POST', `/api/items/${large.effect_id}/decisions`, { action: 'reject', escalation: largeItem.escalation })).body.status).toBe('REJECTED');
+    expect((await api.as('cy', 'POST', `/api/items/${large.effect_id}/decisions`, { action: 'reject', escalation: largeItem.escalation, reason: 'over the customer’s lifetime refunds' })).body.status).toBe('REJECTED');
     await post('waiting', await pay(10_000), 7_000);
 
     const before = await views(api);
@@ -114,7 +114,7 @@ describe('server restart', () => {
     expect(await sandbox.remote.refunds()).toEqual(ledger);
   }, 60_000);
 
-  it.each(KILL_POINTS.filter((p) => p !== 'recovery_resend'))('killed at %s while sending, a restart sends the refund exactly once', async (point) => {
+  it.each(GATE_KILL_POINTS.filter((p) => p !== 'recovery_resend'))('killed at %s while sending, a restart sends the refund exactly once', async (point) => {
     let api = await restart({ INTERLOCK_KILL_AT: point });
     const pi = (await sandbox.remote.createPaymentIntent(10_000)).id;
     const before = await views(api);

@@ -36,7 +36,7 @@ describe('views are never behind the journal', () => {
     const rejected = await queuedThere('never-behind-2');
     const anaThere = await there.login('ana');
     const decide = (effectId: string, action: string, escalation: string) =>
-      there.as(anaThere, 'POST', `/api/items/${effectId}/decisions`, { action, escalation });
+      there.as(anaThere, 'POST', `/api/items/${effectId}/decisions`, { action, escalation, ...(action === 'reject' ? { reason: 'not covered by the return policy' } : {}) });
     expect((await decide(approved.effectId, 'approve', approved.escalation)).json().status).toBe('COMMITTED');
     expect((await decide(rejected.effectId, 'reject', rejected.escalation)).json().status).toBe('REJECTED');
 

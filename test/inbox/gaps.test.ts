@@ -15,6 +15,7 @@ const decision: DecisionFields = {
   group: 'ap-leads',
   members: ['ana'],
   repair: null,
+  reason: null,
 };
 
 /** Drop one key from a record. */
@@ -60,7 +61,7 @@ describe('escalation and decision records carry exactly their fields', () => {
   it('an unknown extra field is refused, and the message names what came', () => {
     expect(() => escalationRecord({ ...escalation, ...{ note: 'x' } })).toThrow(/got \[.*note.*\]$/);
     expect(() => decisionRecord({ ...decision, ...{ comment: 'ok' } })).toThrow(
-      'DECIDED fields must be exactly [at_ms,by,decision,escalation,group,members,repair], got [at_ms,by,comment,decision,escalation,group,members,repair]',
+      'DECIDED fields must be exactly [at_ms,by,decision,escalation,group,members,reason,repair], got [at_ms,by,comment,decision,escalation,group,members,reason,repair]',
     );
     // A field swapped for another of the same count is still refused.
     expect(() => decisionRecord({ ...(without(decision, 'members') as DecisionFields), member: ['ana'] } as DecisionFields)).toThrow(/DECIDED fields/);

@@ -64,7 +64,7 @@ describe('inbox scenarios: routing, decisions, SLA (inbox §24)', () => {
     const chain = await world.journal.entries(id);
     const decided = chain.find((e) => e.kind === 'DECIDED')!;
     const { effect_id: _e, kind: _k, ts_ms: _t, prev: _p, hash: _h, ...fields } = decided;
-    expect(fields).toEqual({ at_ms: 1_500, by: 'ana', decision: 'approve', escalation: escalation!.hash, group: 'ap-leads', members: ['ana'], repair: null });
+    expect(fields).toEqual({ at_ms: 1_500, by: 'ana', decision: 'approve', escalation: escalation!.hash, group: 'ap-leads', members: ['ana'], repair: null, reason: null });
     const dispatched = chain.find((e) => e.kind === 'DISPATCHED')!;
     expect(dispatched.lease).toEqual({ by: 'ana', at_ms: 1_500, group: 'ap-leads', escalation: escalation!.hash });
     expect(dispatched.premises).toEqual(escalation!.facts);

@@ -16,6 +16,7 @@ function result(overrides: Partial<RefundAnswer>, final = true): RefundResult {
     changes: [],
     repairs: [],
     receipt: '/v1/receipts/3f1c2a9b0d4e',
+    decision: null,
     ...overrides,
   };
   return { httpStatus: final ? 200 : 202, final, answer, retryAfterMs: null };
