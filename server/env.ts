@@ -39,6 +39,12 @@ export interface InterlockEnv {
   reconcileMs: number;
   /** `SANDBOX_DEMO` (1): make demo payments in an empty embedded sandbox; `0` makes none. */
   sandboxDemo: boolean;
+  /**
+   * `INTERLOCK_DEMO` (unset): demo traffic, an agent named `demo` asking for refunds over the
+   * embedded sandbox. Unset, it runs wherever the embedded sandbox does; `1` asks for it (and is
+   * refused with Stripe test mode); `0` turns it off. `SANDBOX_DEMO=0` and `test_mode` turn it off too.
+   */
+  demo: boolean | null;
   /** `LOG_LEVEL` (info). */
   logLevel: LogLevel;
   /**
@@ -148,6 +154,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     claimTtlMs: read.raw('INTERLOCK_CLAIM_TTL_MS') === null ? null : read.wholeNumber('INTERLOCK_CLAIM_TTL_MS', 0, 1, Number.MAX_SAFE_INTEGER, 'must be a whole number of ms, 1 or more'),
     reconcileMs: read.wholeNumber('INTERLOCK_RECONCILE_MS', 60_000, RECONCILE_MS_MIN, Number.MAX_SAFE_INTEGER, `must be a whole number of ms, ${RECONCILE_MS_MIN} or more`),
     sandboxDemo: read.oneOf('SANDBOX_DEMO', ['0', '1'], '1') === '1',
+    demo: read.raw('INTERLOCK_DEMO') === null ? null : read.oneOf('INTERLOCK_DEMO', ['0', '1'], '0') === '1',
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     secrets: env,
   };

@@ -37,6 +37,7 @@ describe('parseEnv', () => {
       claimTtlMs: null,
       reconcileMs: 60_000,
       sandboxDemo: true,
+      demo: null,
       logLevel: 'info',
       secrets: {},
     });
@@ -57,6 +58,7 @@ describe('parseEnv', () => {
       INTERLOCK_CLAIM_TTL_MS: '300',
       INTERLOCK_RECONCILE_MS: '500',
       SANDBOX_DEMO: '0',
+      INTERLOCK_DEMO: '1',
       LOG_LEVEL: 'silent',
     });
     expect(env).toMatchObject({
@@ -72,10 +74,15 @@ describe('parseEnv', () => {
       claimTtlMs: 300,
       reconcileMs: 500,
       sandboxDemo: false,
+      demo: true,
       logLevel: 'silent',
     });
     expect(String(env.stripeSandboxUrl)).toBe('http://127.0.0.1:4000/');
     expect(parseEnv({ PORT: '', DATA_DIR: '', INTERLOCK_CONFIG: '' })).toMatchObject({ port: 3000, dataDir: resolve('data'), configPath: DEFAULT_CONFIG_PATH });
+  });
+
+  it('INTERLOCK_DEMO: unset (demo traffic wherever the embedded sandbox runs), 1 asks for it, 0 turns it off', () => {
+    expect([parseEnv({}).demo, parseEnv({ INTERLOCK_DEMO: '' }).demo, parseEnv({ INTERLOCK_DEMO: '1' }).demo, parseEnv({ INTERLOCK_DEMO: '0' }).demo]).toEqual([null, null, true, false]);
   });
 
   it.each([
@@ -92,6 +99,7 @@ describe('parseEnv', () => {
     [{ STRIPE_SANDBOX_URL: '127.0.0.1:12111' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "127.0.0.1:12111"'],
     [{ STRIPE_SANDBOX_URL: 'https://api.stripe.com' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "https://api.stripe.com"'],
     [{ SANDBOX_DEMO: 'yes' }, 'SANDBOX_DEMO must be one of 0, 1, not "yes"'],
+    [{ INTERLOCK_DEMO: 'off' }, 'INTERLOCK_DEMO must be one of 0, 1, not "off"'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"'],
   ])('%o is refused by name: %s', (env, message) => {
     expect(refusal(env)).toBe(message);
