@@ -235,6 +235,7 @@ export const SessionInfoSchema = Type.Object({
   groups: Type.Array(Type.String()),
   csrf_token: Type.String({ description: 'send it as x-csrf-token on every call that changes anything' }),
   sandbox: Type.Boolean(),
+  demo: Type.Boolean({ description: 'an agent named demo asks for refunds now and then (npm start on the embedded sandbox; INTERLOCK_DEMO=0 turns it off)' }),
 });
 
 /** `POST /api/items/:effect_id/decisions`. */

@@ -6,6 +6,7 @@ import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
 import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
+import { demoTrafficRuns } from '../demo/status.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
@@ -85,6 +86,7 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
     groups: [...groupsOf(services, person.name)].sort(),
     csrf_token: session.csrfToken,
     sandbox: services.sandbox,
+    demo: demoTrafficRuns(services),
   };
 }
 

@@ -28,7 +28,7 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
   const current = route.page === 'item' ? 'inbox' : route.page;
   return (
     <>
-      {session.sandbox && <SandboxMarker />}
+      {session.sandbox && <SandboxMarker demo={session.demo} />}
       <header className="app-header">
         <div className="header-inner">
           <Link
@@ -76,11 +76,12 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
   );
 }
 
-/** Unmissable, on every page: nothing here moves real money. */
-export function SandboxMarker() {
+/** Unmissable, on every page: nothing here moves real money (and, with demo traffic, who asks). */
+export function SandboxMarker({ demo = false }: { demo?: boolean }) {
   return (
     <div className="sandbox-marker" role="note">
       <strong>Sandbox: no real money.</strong> <span className="sandbox-detail">Refunds go to a local Stripe sandbox.</span>
+      {demo && <span className="sandbox-detail"> Demo traffic: an agent named demo asks for refunds.</span>}
     </div>
   );
 }
