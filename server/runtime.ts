@@ -6,6 +6,8 @@ import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
+import { decideDemoTraffic } from './demo/switch.ts';
+import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
@@ -54,6 +56,14 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
  */
 export async function startInterlock(env: InterlockEnv): Promise<Running> {
   const config = loadConfig(env.configPath, env.secrets);
+  const demo = decideDemoTraffic({
+    demo: env.demo,
+    sandboxDemo: env.sandboxDemo,
+    testMode: config.testMode,
+    stripeMode: config.stripe.mode,
+    embeddedSandbox: env.stripeSandboxUrl === null,
+  });
+  if (demo.run === 'refused') throw new EnvError(demo.message);
   mkdirSync(env.dataDir, { recursive: true });
   const database = openDatabase(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
@@ -80,12 +90,18 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     }
   }
   await interlock.start();
+  // Started after recovery, and never awaited: its first request comes a few seconds later.
+  let traffic: DemoTraffic | null = null;
+  if (stripe.sandbox && demo.run === 'on') {
+    traffic = startDemoTraffic({ services, sandbox: stripe.sandbox, log: app.log });
+  } else if (demo.run === 'off' && env.demo === true) app.log.info(`demo traffic is off: ${demo.why}`);
   return {
     app,
     services,
     url: address,
     sandbox: stripe.sandbox,
     async close() {
+      await traffic?.stop();
       await interlock.close();
       await stripe.sandbox?.close();
       database.close();
