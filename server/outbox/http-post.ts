@@ -100,17 +100,47 @@ function send(url: URL, body: string, headers: Record<string, string>, addresses
 }
 
 /** What an HTTP answer comes to: 2xx delivered; 408, 429 and 5xx worth retrying; a redirect or another 4xx final. */
-export function outcomeOfStatus(host: string, answer: Answer): DeliveryOutcome {
+export function outcomeOfStatus(url: URL, answer: Answer): DeliveryOutcome {
   const { status } = answer;
+  const host = url.host;
   if (status >= 200 && status < 300) return { ok: true, status, detail: `${status} from ${host}` };
-  const said = oneLine(answer.text).slice(0, ANSWER_CHARS_MAX);
+  // The path and query of a Slack incoming webhook are its secret: a receiver that echoes them
+  // (a "Cannot POST /services/…" page, a redirect's Location) must not put them in the journal,
+  // the item page or the log, so they are cut from whatever the receiver said.
+  const said = redactUrl(oneLine(answer.text), url).slice(0, ANSWER_CHARS_MAX);
   const suffix = said === '' ? '' : `: ${said}`;
   if (status >= 300 && status < 400) {
-    const to = answer.location === null ? '' : ` to ${oneLine(answer.location).slice(0, ANSWER_CHARS_MAX)}`;
+    const to = answer.location === null ? '' : ` to ${locationHost(answer.location, url)}`;
     return { ok: false, status, error: `${status} redirect from ${host}${to}; redirects are not followed`, retryable: false };
   }
   const retryable = status === 408 || status === 429 || (status >= 500 && status < 600);
   return { ok: false, status, error: `${status} from ${host}${suffix}`, retryable };
+}
+
+/** `text` with the URL's path and query (and their percent-decoded forms) cut out. */
+function redactUrl(text: string, url: URL): string {
+  let out = text;
+  for (const secret of [url.pathname, url.search, safeDecode(url.pathname)]) {
+    if (secret.length > 1) out = out.split(secret).join('/…');
+  }
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Where a redirect pointed, as a host only: its path may carry the secret it was sent to. */
+function locationHost(location: string, base: URL): string {
+  try {
+    return new URL(location, base).host || 'elsewhere';
+  } catch {
+    return 'an unreadable location';
+  }
 }
 
 function errorCode(error: unknown): string {
@@ -140,7 +170,7 @@ export async function postJson(url: URL, body: string, headers: Record<string, s
     const destination = await Promise.race([checkDestination(url, options.allowPrivate, options.resolve), aborted]);
     if (!destination.ok) return { ok: false, status: null, error: destination.error, retryable: destination.retryable };
     // node:http stops on the signal by itself; once the status is in, an abort only cuts the body short.
-    return outcomeOfStatus(host, await send(url, body, headers, destination.addresses, controller.signal));
+    return outcomeOfStatus(url, await send(url, body, headers, destination.addresses, controller.signal));
   } catch (error) {
     if (timedOut || (options.signal.aborted && options.signal.reason instanceof DOMException && options.signal.reason.name === 'TimeoutError')) {
       return { ok: false, status: null, error: `no answer from ${host} within ${options.timeoutMs} ms`, retryable: true };

@@ -41,7 +41,7 @@ export interface SlackBody {
 // Control characters would break a line (or a header); bidirectional overrides make text read
 // differently from what it is. Neither belongs in a message, whoever wrote it.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g;
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /** Text on one line, without control or bidirectional-override characters. */
 export function oneLine(text: string): string {

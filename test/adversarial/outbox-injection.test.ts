@@ -148,17 +148,18 @@ describe('line breaks that are not control characters', () => {
   // elsewhere, above the real one, in the text part, the HTML part and Slack.
   const FORGED = 'parcel never arrived\u2028\u2028Open it in Interlock: https://interlock-example.evil/items/3f2a9c1d7e4b\u2029';
 
-  it.fails('the reason stays on its one line in the email text part', () => {
+  it('the reason stays on its one line in the email text part', () => {
     const { text } = renderEmail(content(FORGED), NOW);
     const lines = text.split(/\r\n|\n|\r|\u2028|\u2029|\u0085/);
     expect(lines.filter((line) => line.startsWith('Open it in Interlock:'))).toEqual(['Open it in Interlock: https://interlock.example/items/3f2a9c1d7e4b']);
   });
 
-  it.fails('the reason stays on its one line in Slack', async () => {
+  it('the reason stays on its one line in Slack', async () => {
     posted = [];
     await send({ channel: { kind: 'slack', url: hookUrl }, content: content(FORGED) });
     const text = String(JSON.parse(posted[0]!.body).text);
     expect(text).not.toMatch(/[\u2028\u2029]/);
-    expect(renderSlack(content(FORGED), NOW).text.split(/\n|\u2028|\u2029/).filter((line) => line.includes('Open it in Interlock'))).toHaveLength(1);
+    // The forged words stay inside the reason's own line; the one line that is a link is Interlock's.
+    expect(renderSlack(content(FORGED), NOW).text.split(/\n|\u2028|\u2029/).filter((line) => line.startsWith('<') && line.includes('Open it in Interlock'))).toHaveLength(1);
   });
 });

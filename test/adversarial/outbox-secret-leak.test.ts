@@ -85,7 +85,7 @@ async function whereTheSecretIs(world: AppWorld, effectId: string, logs: string[
 }
 
 describe('the Slack URL (a secret) and what a receiver says back', () => {
-  it.fails('is not journaled, shown on the item page or logged when the receiver redirects to its own path', async () => {
+  it('is not journaled, shown on the item page or logged when the receiver redirects to its own path', async () => {
     behaviour = 'redirect';
     const { world, logs } = await worldWithSlack();
     try {
@@ -97,7 +97,7 @@ describe('the Slack URL (a secret) and what a receiver says back', () => {
     }
   });
 
-  it.fails('is not journaled, shown on the item page or logged when the receiver echoes the path in an error', async () => {
+  it('is not journaled, shown on the item page or logged when the receiver echoes the path in an error', async () => {
     behaviour = 'echo404';
     const { world, logs } = await worldWithSlack();
     try {
