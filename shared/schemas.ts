@@ -244,7 +244,6 @@ export const DecisionBodySchema = Type.Object(
     action: oneOf(DECISION_ACTIONS, `one of ${DECISION_ACTIONS.join(', ')}`),
     escalation: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'the hash of the escalation you decide' }),
     repair_index: Type.Optional(Type.Integer({ minimum: 0, description: 'which repair to accept, from 0; only for action repair' })),
-  },
     reason: Type.Optional(
       Type.String({
         maxLength: limits.rejectReasonCharsMax * 4,
@@ -252,6 +251,7 @@ export const DecisionBodySchema = Type.Object(
         description: `why, for action reject or close: 1 to ${limits.rejectReasonCharsMax} characters after trimming; the agent is told it`,
       }),
     ),
+  },
   { additionalProperties: false },
 );
 

@@ -5,7 +5,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { limits } from '../../shared/limits.ts';
 import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
 import { Type } from 'typebox';
@@ -52,6 +52,14 @@ export interface AppOptions {
   refundsInFlightMax?: number;
 }
 
+/** A URL that cannot even be read (a bad percent-escape) is still answered in the contract's shape. */
+const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (_error, _request, reply) => {
+  const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the URL could not be read (a malformed %-escape?)' } });
+  reply.hijack();
+  reply.raw.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+  reply.raw.end(body);
+};
+
 /**
  * The Fastify app, built but not listening: `main.ts` listens, tests use `inject`. Each audience
  * is its own encapsulated plugin with its own authentication; no decision logic lives here.
@@ -63,6 +71,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: limits.bodyBytesMax,
     trustProxy: false,
     ajv: { customOptions: AJV_OPTIONS },
+    frameworkErrors: unreadableUrl,
+    // A request Node cannot parse (malformed chunked framing, bad headers) never reaches Fastify:
+    // it is answered here, in the same shape, and the connection closed.
+    clientErrorHandler: (_error, socket) => {
+      const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the request could not be read as HTTP' } });
+      if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      else socket.destroy();
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app, services.views);
   app.addHook('onSend', async (request, reply, payload) => {
@@ -122,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       secrets: options.webhookSecrets,
       nowMs: () => services.clock.wallMs(),
       onConfirmed: () => services.views.refresh(),
+      onPaymentEvent: (paymentIntent) => services.onPaymentEvent(paymentIntent),
     });
   });
 

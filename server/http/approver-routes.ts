@@ -10,9 +10,9 @@ import { demoTrafficRuns } from '../demo/status.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import type { Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
-import { AppError } from './errors.ts';
 import { lastOf } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
+import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
 import type { Session, SessionStore } from './sessions.ts';
 import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
@@ -68,12 +68,12 @@ async function decide(services: Services, effectId: string, by: string, body: De
   }
 }
 
-/** The groups a person decides for, from the config. */
 /** A person's configured display name, else their name. */
 export function displayName(services: Services, name: string): string {
   return services.config.people.find((p) => p.name === name)?.displayName ?? name;
 }
 
+/** The groups a person decides for, from the config. */
 export function groupsOf(services: Services, name: string): Set<string> {
   return new Set(Object.entries(services.config.groups).filter(([, members]) => members.includes(name)).map(([group]) => group));
 }
@@ -241,8 +241,6 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     // The one rule a field's schema cannot say alone: a repair names which, and only a repair does.
     if (body.action === 'repair' && body.repair_index === undefined) throw new AppError('validation_failed', 'repair_index: which repair to accept, from 0');
     if (body.action !== 'repair' && body.repair_index !== undefined) throw new AppError('validation_failed', 'repair_index: only for action repair');
-    const by = request.person!.name;
-    let status: Status;
     // A rejection says why, in the person's words (the agent is told); nothing else takes one.
     const rejecting = body.action === 'reject' || body.action === 'close';
     const reason = body.reason?.trim() ?? '';
@@ -250,6 +248,8 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
       throw new AppError('validation_failed', `reason: say why, 1 to ${limits.rejectReasonCharsMax} characters`);
     }
     if (!rejecting && body.reason !== undefined) throw new AppError('validation_failed', 'reason: only for action reject or close');
+    const by = request.person!.name;
+    let status: Status;
     let unreachable = false;
     try {
       status = await decide(services, effectId, by, body);
@@ -264,11 +264,11 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     }
     const views = await services.views.current();
     const chain = await services.journal.entries(effectId);
-    const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
-    const message = unreachable
     // Someone else's decision came first: say who, what and when, so nobody decides blind.
     const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
     const decided = first ? { action: first.decision, by: first.by, display_name: displayName(services, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
+    const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
+    const message = unreachable
       ? status === 'APPROVED'
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
