@@ -1,4 +1,3 @@
-import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
 import type { Life } from './sim-journal.ts';
@@ -10,8 +9,9 @@ import type { World } from './world.ts';
 // held at that instant, for the invariants to judge at the end of the seed.
 
 /**
- * The simulator's notifications: every member of the shipped groups is reached (ana two ways), three
- * groups have a team channel, and the agent has a callback. URLs are never dialled.
+ * The simulator's notifications: every member of the shipped groups is reached (cy two ways), three
+ * groups have a team channel, and the agent has a callback. URLs are never dialled. Few channels
+ * per escalation keep a thousand seeds quick.
  */
 export function simNotifications(agent: string): NotificationsConfig {
   const email = (name: string) => ({ kind: 'email' as const, to: `${name}@sim.example` });
@@ -21,22 +21,22 @@ export function simNotifications(agent: string): NotificationsConfig {
     publicUrl: 'https://interlock.sim.example',
     reminderAtShare: 0.5,
     smtp: { host: 'smtp.sim.example', port: 587, secure: false, user: null, password: null, from: 'Interlock <interlock@sim.example>' },
-    people: { ana: [email('ana'), webhook('ana')], bea: [email('bea')], cy: [email('cy')], fm: [slack('fm')], ops: [email('ops')], rita: [email('rita')] },
+    people: { ana: [email('ana')], bea: [email('bea')], cy: [email('cy'), webhook('cy')], fm: [slack('fm')], ops: [email('ops')], rita: [email('rita')] },
     groups: { 'ap-leads': [slack('ap-leads')], 'finance-manager': [email('finance')], 'payments-ops': [webhook('payments-ops')] },
     agents: { [agent]: { url: `https://agent.sim.example/${agent}`, secret: `whsec_sim_${agent}_0123456789` } },
     callbackAllowPrivate: [],
   };
 }
 
-/** One delivery a receiver took, with what the journal held when it arrived. */
+/** One delivery a receiver took, with how far the journal had come when it arrived. */
 export interface Received {
   delivery: Delivery;
   step: number;
   atMs: number;
-  /** The message's chain when the delivery arrived: its MESSAGE must already be durable. */
-  message: MessageEntry | null;
-  /** The chains of the items it tells of, as they were when it arrived. */
-  items: ReadonlyMap<string, Entry[]>;
+  /** How many entries the message's chain had when the delivery arrived: its MESSAGE must already be durable. */
+  messageEntries: number;
+  /** How many entries the chain of each item it tells of had when it arrived: the chain then is that prefix of the chain at the end. */
+  itemEntries: ReadonlyMap<string, number>;
 }
 
 /** Everyone the outbox reaches. Receivers keep every delivery; they drop repeats by message id, as the contract asks. */
@@ -50,14 +50,13 @@ export class Receivers {
   readonly unrecorded = new Map<string, number>();
 
   take(world: World, delivery: Delivery): void {
-    const chain = world.journal.chainNow(delivery.id);
     const about = [delivery.content.effect_id, ...(delivery.content.items ?? []).map((item) => item.effect_id)].filter((id): id is string => id !== null);
     this.received.push({
       delivery,
       step: world.step,
       atMs: world.clock.wallMs,
-      message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null,
-      items: new Map(about.map((id) => [id, world.journal.chainNow(id)])),
+      messageEntries: world.journal.chainLengthNow(delivery.id),
+      itemEntries: new Map(about.map((id) => [id, world.journal.chainLengthNow(id)])),
     });
   }
 

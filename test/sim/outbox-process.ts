@@ -3,7 +3,6 @@ import type { Entry, EntryKind, FieldsOf } from '../../shared/entries.ts';
 import type { KillPoint } from '../../server/gate/kill-points.ts';
 import type { AppendIfResult, ChainCheck, ClaimRequest, ReservationGuard } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
-import { messageId } from '../../server/outbox/plan.ts';
 import { DIGEST_WINDOW_MS, type OutboxProjection } from '../../server/outbox/projection.ts';
 import { Views } from '../../server/views.ts';
 import { SimChannels } from './outbox-channels.ts';
@@ -43,7 +42,8 @@ class PlantedOutboxJournal extends ProcessJournal {
     if (this.plant === 'outbox_skip_record' && kind === 'ATTEMPT' && (fields as unknown as FieldsOf<'ATTEMPT'>).outcome === 'delivered') return { entry: null, blocker: 'planted' };
     const result = await super.appendIf(kind, effectId, check, fields, claim, guard);
     if (this.plant === 'outbox_no_dedupe' && kind === 'MESSAGE' && result.blocker === null) {
-      const again = createHash('sha256').update(`${effectId} again`).digest('hex').slice(0, effectId.length);
+      // Another id of the same shape: the same prefix, other hex digits.
+      const again = effectId.replace(/[0-9a-f]+$/, (hex) => createHash('sha256').update(`${effectId} again`).digest('hex').slice(0, hex.length));
       await super.appendIf(kind, again, check, fields);
     }
     return result;
@@ -128,11 +128,13 @@ export function nextDueMs(outbox: OutboxProjection): number | null {
     next = next === null ? atMs : Math.min(next, atMs);
   };
   for (const message of outbox.undelivered()) if (message.nextAtMs !== null) consider(message.nextAtMs);
+  const digests = [...outbox.messages.values()].filter((m) => m.event === 'digest');
   for (const message of outbox.held()) {
     const window = Number(message.held!.slice('digest:'.length));
-    const recipient = { kind: 'person' as const, name: message.recipient.name };
-    const digest = messageId({ about: null, event: 'digest', level: window, recipient, channel: message.channel });
-    if (!outbox.messages.has(digest)) consider((window + 1) * DIGEST_WINDOW_MS);
+    const carried = digests.some(
+      (d) => d.level === window && d.recipient.name === message.recipient.name && d.channel === message.channel && (d.content.items ?? []).some((i) => i.effect_id === message.about),
+    );
+    if (!carried) consider((window + 1) * DIGEST_WINDOW_MS);
   }
   return next;
 }

@@ -33,6 +33,11 @@ export class SimJournal extends MemoryJournal {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
   }
 
+  /** How many entries one effect's chain has now (nothing parsed: the journal only grows, so the chain then is a prefix of the chain later). */
+  chainLengthNow(effectId: string): number {
+    return this.snapshot((tx) => this.chainRows(tx, effectId).length);
+  }
+
   /**
    * The open dispatches of refunds on this payment, now (the first per effect), found from the
    * dispatched payloads themselves rather than the `reserves` column the code under test fills in.
