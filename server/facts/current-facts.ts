@@ -1,0 +1,287 @@
+import type { CurrentFacts, InboxItem } from '../../shared/api.ts';
+import type { InboxProjection } from '../inbox/projection.ts';
+import { summaryItem } from '../inbox/summary.ts';
+import type { PaymentFacts } from '../targets/stripe-refunds.ts';
+import { CAPTURE_SPACING_MS, factsLimits } from './limits.ts';
+
+// What Stripe says about each open item's payment now, for display only. It lives beside the
+// views, never in them: a rebuild of the views from the journal is unchanged by it, and nothing
+// that decides (the gate, the inbox, a send) reads it; a send always reads Stripe again.
+
+/** Where the cache's time and waits come from: the wall clock and timers, or a test's own. */
+export interface FactsScheduler {
+  /** Wall clock ms. */
+  nowMs(): number;
+  /** Run `task` once after `delayMs`; the answer cancels it. */
+  after(delayMs: number, task: () => void): () => void;
+}
+
+/** The wall clock and Node's timers (unreferenced: a waiting read never keeps the process up). */
+export const TIMER_SCHEDULER: FactsScheduler = {
+  nowMs: () => Date.now(),
+  after(delayMs, task) {
+    const timer = setTimeout(task, delayMs);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** The chains that moved since the last catch-up, and for each the payment intent of its open item, or null when it is not one. */
+export type ChainsMoved = (moved: ReadonlySet<string>, openPaymentOf: (effectId: string) => string | null) => void;
+
+export interface CurrentFactsOptions {
+  /** The payment's facts now, as the gate would read them for this item. */
+  capture(effectId: string, paymentIntent: string): Promise<PaymentFacts>;
+  /** Every open item now, caught up with the journal: effect id to payment intent. */
+  openItems(): Promise<ReadonlyMap<string, string>>;
+  /** Be told after each catch-up which chains moved; the answer stops it. */
+  watch(listener: ChainsMoved): () => void;
+  /** Tell the live pages that may see the item. */
+  publish(effectId: string, current: CurrentFacts): void;
+  /** A read failed: the last good figures stay, marked with `error`. */
+  onError?(effectId: string, error: unknown): void;
+  scheduler?: FactsScheduler;
+}
+
+/** What an item shows when a read fails after a good one. */
+export const READ_FAILED = 'Stripe could not be read just now; these are the figures of the last good read';
+
+interface Tracked {
+  paymentIntent: string;
+  current: CurrentFacts | null;
+  /** When the last read of it started, whatever its cause; null before the first. */
+  readAtMs: number | null;
+  /** Reads started, so a slower, older read never overwrites a newer one. */
+  reads: number;
+}
+
+/**
+ * The current facts of every open item, read through the Stripe target when an item arrives,
+ * when a webhook names its payment, and (with the background on) again once its last read is
+ * 10 minutes old. One read at a time; all together at most 2 Stripe reads per second, a capture
+ * counting as its 3 reads, so captures start at least 1.5 s apart; arrivals and webhooks go first.
+ */
+export class CurrentFactsCache {
+  readonly #options: CurrentFactsOptions;
+  readonly #scheduler: FactsScheduler;
+  /** The open items: at most one entry each, dropped when the item closes. */
+  readonly #items = new Map<string, Tracked>();
+  readonly #byPayment = new Map<string, Set<string>>();
+  /** Open items to read first: arrivals and payment events (a set: a burst of events is one read). */
+  readonly #urgent = new Set<string>();
+  /** Open items the background found due. */
+  readonly #due = new Set<string>();
+  #nextReadAtMs = Number.NEGATIVE_INFINITY;
+  #reading: Promise<void> | null = null;
+  #cancelWait: (() => void) | null = null;
+  #running = false;
+  #background = false;
+  #unwatch: (() => void) | null = null;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(options: CurrentFactsOptions) {
+    this.#options = options;
+    this.#scheduler = options.scheduler ?? TIMER_SCHEDULER;
+  }
+
+  /** Start following the inbox: every open item is read once, then as above. */
+  async start(options: { background: boolean }): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#background = options.background;
+    this.#unwatch = this.#options.watch((moved, openPaymentOf) => this.#noteMoved(moved, openPaymentOf));
+    const open = await this.#options.openItems();
+    if (!this.#running) return;
+    for (const [effectId, paymentIntent] of open) this.#track(effectId, paymentIntent);
+    this.#pump();
+  }
+
+  /** Stop reading; a read in flight finishes first. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#unwatch?.();
+    this.#unwatch = null;
+    this.#cancelWait?.();
+    this.#cancelWait = null;
+    await this.#reading;
+    for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+
+  /** An open item's figures, or null before its first good read. */
+  get(effectId: string): CurrentFacts | null {
+    return this.#items.get(effectId)?.current ?? null;
+  }
+
+  /** An item as people are shown it: with its payment's current facts (null until read). */
+  decorate(item: InboxItem): InboxItem {
+    return { ...item, current: this.get(item.effect_id) };
+  }
+
+  /** A verified Stripe event named this payment (a refund by anyone, a charge, a dispute): read its open items first. */
+  onPaymentEvent(paymentIntent: string): void {
+    const effectIds = this.#byPayment.get(paymentIntent);
+    if (effectIds === undefined) return;
+    for (const effectId of effectIds) this.#urgent.add(effectId);
+    this.#pump();
+  }
+
+  /** Queue every open item whose last read is 10 minutes old: the background does it when it has nothing else to read; a test calls it by hand. */
+  sweep(): void {
+    this.#queueStale(this.#scheduler.nowMs());
+    this.#pump();
+  }
+
+  /** Read one open item now, by hand (tests, an operator): it counts against the pace but does not wait for it. */
+  async refresh(effectId: string): Promise<CurrentFacts | null> {
+    await this.#read(effectId);
+    return this.get(effectId);
+  }
+
+  /** Resolves once nothing is queued or being read (or the cache stopped). */
+  idle(): Promise<void> {
+    if (this.#isIdle() || !this.#running) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #noteMoved(moved: ReadonlySet<string>, openPaymentOf: (effectId: string) => string | null): void {
+    for (const effectId of moved) {
+      const paymentIntent = openPaymentOf(effectId);
+      if (paymentIntent === null) this.#untrack(effectId);
+      else this.#track(effectId, paymentIntent);
+    }
+    this.#pump();
+  }
+
+  /** A new open item arrived: read it first. One already followed stays as it is. */
+  #track(effectId: string, paymentIntent: string): void {
+    if (this.#items.has(effectId)) return;
+    this.#items.set(effectId, { paymentIntent, current: null, readAtMs: null, reads: 0 });
+    const effectIds = this.#byPayment.get(paymentIntent) ?? new Set<string>();
+    effectIds.add(effectId);
+    this.#byPayment.set(paymentIntent, effectIds);
+    this.#urgent.add(effectId);
+  }
+
+  /** The item left the inbox (decided, closed): its figures are forgotten. */
+  #untrack(effectId: string): void {
+    const tracked = this.#items.get(effectId);
+    if (tracked === undefined) return;
+    this.#items.delete(effectId);
+    this.#urgent.delete(effectId);
+    this.#due.delete(effectId);
+    const effectIds = this.#byPayment.get(tracked.paymentIntent);
+    effectIds?.delete(effectId);
+    if (effectIds?.size === 0) this.#byPayment.delete(tracked.paymentIntent);
+  }
+
+  /** Start the next read the pace allows, or wait for it; with nothing to read, wait for the next item to come due. */
+  #pump(): void {
+    if (!this.#running || this.#reading !== null) return;
+    this.#cancelWait?.();
+    this.#cancelWait = null;
+    const nowMs = this.#scheduler.nowMs();
+    if (this.#background && this.#urgent.size === 0 && this.#due.size === 0) this.#queueStale(nowMs);
+    const next = first(this.#urgent) ?? first(this.#due);
+    if (next === undefined) {
+      for (const wake of this.#idleWaiters.splice(0)) wake();
+      if (this.#background) this.#waitForStale(nowMs);
+      return;
+    }
+    const waitMs = this.#nextReadAtMs - nowMs;
+    if (waitMs > 0) {
+      this.#wait(waitMs);
+      return;
+    }
+    this.#urgent.delete(next);
+    this.#due.delete(next);
+    this.#reading = this.#read(next).finally(() => {
+      this.#reading = null;
+      this.#pump();
+    });
+  }
+
+  #wait(waitMs: number): void {
+    this.#cancelWait = this.#scheduler.after(waitMs, () => {
+      this.#cancelWait = null;
+      this.#pump();
+    });
+  }
+
+  #queueStale(nowMs: number): void {
+    for (const [effectId, tracked] of this.#items) {
+      if (tracked.readAtMs === null || nowMs - tracked.readAtMs >= factsLimits.itemRefreshMsMin) this.#due.add(effectId);
+    }
+  }
+
+  /** Wake when the item read longest ago comes due again. */
+  #waitForStale(nowMs: number): void {
+    let earliestMs = Number.POSITIVE_INFINITY;
+    for (const tracked of this.#items.values()) {
+      if (tracked.readAtMs !== null) earliestMs = Math.min(earliestMs, tracked.readAtMs + factsLimits.itemRefreshMsMin);
+    }
+    if (earliestMs !== Number.POSITIVE_INFINITY) this.#wait(Math.max(0, earliestMs - nowMs));
+  }
+
+  async #read(effectId: string): Promise<void> {
+    const tracked = this.#items.get(effectId);
+    if (tracked === undefined) return;
+    const atMs = this.#scheduler.nowMs();
+    tracked.readAtMs = atMs;
+    const read = ++tracked.reads;
+    this.#nextReadAtMs = Math.max(this.#nextReadAtMs, atMs) + CAPTURE_SPACING_MS;
+    let current: CurrentFacts;
+    try {
+      current = currentFactsOf(await this.#options.capture(effectId, tracked.paymentIntent), atMs);
+    } catch (error) {
+      this.#options.onError?.(effectId, error);
+      // Nothing good was read yet: there is nothing to show, and the next read tries again.
+      if (tracked.current === null) return;
+      current = { ...tracked.current, error: READ_FAILED };
+    }
+    // The item closed while Stripe was read, or a newer read started: this one is not shown.
+    if (this.#items.get(effectId) !== tracked || tracked.reads !== read) return;
+    tracked.current = current;
+    this.#options.publish(effectId, current);
+  }
+
+  #isIdle(): boolean {
+    return this.#reading === null && this.#urgent.size === 0 && this.#due.size === 0;
+  }
+}
+
+/** The facts of a good read, as people are shown them. */
+export function currentFactsOf(facts: PaymentFacts, asOfMs: number): CurrentFacts {
+  return {
+    payment_intent: facts.payment_intent,
+    currency: facts.currency,
+    amount_received: facts.amount_received,
+    refunded_by_others: facts.refunded_by_others,
+    refunded_outside: facts.refunded_outside,
+    remaining: facts.amount_received - facts.refunded_by_others,
+    disputed: facts.disputed,
+    as_of_ms: asOfMs,
+    error: null,
+  };
+}
+
+/** The payment intent of an open item (an escalation waiting for a person), or null for any other chain. */
+export function openPaymentIntentOf(inbox: InboxProjection, effectId: string): string | null {
+  const summary = inbox.chains.get(effectId);
+  if (summary === undefined || !inbox.owned(summary)) return null;
+  return summaryItem(summary)?.request.payment_intent ?? null;
+}
+
+/** Every open item of the inbox: effect id to payment intent. */
+export function openItemsOf(inbox: InboxProjection): Map<string, string> {
+  const open = new Map<string, string>();
+  for (const effectId of inbox.chains.keys()) {
+    const paymentIntent = openPaymentIntentOf(inbox, effectId);
+    if (paymentIntent !== null) open.set(effectId, paymentIntent);
+  }
+  return open;
+}
+
+function first(set: ReadonlySet<string>): string | undefined {
+  for (const value of set) return value;
+  return undefined;
+}

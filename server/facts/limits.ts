@@ -1,0 +1,23 @@
+/** Every bound of the display caches (current facts, payment panels), each with why it is what it is. */
+export const factsLimits = {
+  /**
+   * Stripe reads per second the current facts cache spends, all causes together (arrivals,
+   * webhooks, the background): a small share of test mode's 25 per second, so sends, rechecks
+   * and confirmation lookups always have room.
+   */
+  readsPerSecondMax: 2,
+  /**
+   * What one capture costs in Stripe reads: the payment intent, a page of its refunds and its
+   * charge. Captures are paced as that many reads, so they start at least 1.5 s apart.
+   */
+  readsPerCapture: 3,
+  /** The background reads one open item again at most this often; arrivals and webhooks read it at once. */
+  itemRefreshMsMin: 600_000,
+  /** A payment panel read stays good this long: opening an item twice in a minute reads Stripe once. */
+  panelTtlMs: 60_000,
+  /** Payment panels kept at once (a few KB each); the least recently read is forgotten first. */
+  panelsKeptMax: 500,
+} as const;
+
+/** The least time between the starts of two captures: 1,500 ms at 2 reads per second and 3 reads per capture. */
+export const CAPTURE_SPACING_MS = (1000 * factsLimits.readsPerCapture) / factsLimits.readsPerSecondMax;
