@@ -127,7 +127,12 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
         return;
       }
       ready = true;
-      if (parts.background === false) return;
+      // Current facts follow the inbox from now on: arrivals and webhooks are read in every build,
+      // the 10-minute background rereads only with the background on.
+      const background = parts.background !== false;
+      stops.push(() => services.currentFacts.stop());
+      await services.currentFacts.start({ background });
+      if (!background) return;
       // A corrupt journal met by background work is the views' to log (once); anything else is logged here.
       const failed = (level: 'error' | 'warn', what: string) => (effectId: string | null, error: unknown) => {
         if (!views.report(error)) built.log[level]({ err: error, effectId }, what);

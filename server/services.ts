@@ -16,6 +16,8 @@ import { policyFromConfig } from './inbox/policy.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
 import { Outbox, type OutboxLog } from './outbox/outbox.ts';
 import type { Channels } from './outbox/types.ts';
+import { CurrentFactsCache, openItemsOf, openPaymentIntentOf } from './facts/current-facts.ts';
+import { PaymentPanels } from './facts/payment-panel.ts';
 import { Views, type ViewsLog } from './views.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
@@ -35,6 +37,12 @@ export interface Services {
   signingKey: SigningKey;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
+  /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
+  currentFacts: CurrentFactsCache;
+  /** The payment panel of the item page, read through the SDK and kept a minute per item. */
+  paymentPanels: PaymentPanels;
+  /** A verified Stripe event named this payment (any refund, charge or dispute): what is shown of it is read again. */
+  onPaymentEvent(paymentIntent: string): void;
 }
 
 /** What the composition needs from outside. */
@@ -132,7 +140,43 @@ export function createServices(options: ServiceOptions): Services {
     displayName: (name) => config.people.find((p) => p.name === name)?.displayName ?? name,
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
-  return { config, clock, database, journal, target, authority, gate, inbox, views, outbox, signingKey, sandbox: options.sandbox };
+  const currentFacts = new CurrentFactsCache({
+    // As the inbox reads facts: this item's own refund aside, open dispatches counted as refunded.
+    capture: async (effectId, paymentIntent) => target.capture(paymentIntent, effectId, (await journal.reservations(paymentIntent)).open),
+    openItems: async () => openItemsOf((await views.current()).inbox),
+    watch: (listener) => views.onChainsMoved((moved, projection) => listener(moved, (effectId) => openPaymentIntentOf(projection, effectId))),
+    publish: (effectId, current) => views.publishFacts(effectId, current),
+    onError: (effectId, error) =>
+      (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'current facts could not be read from Stripe; the last good figures stay, marked'),
+  });
+  views.decorateItems((item) => currentFacts.decorate(item));
+  const paymentPanels = new PaymentPanels({
+    stripe: options.stripe,
+    listRefunds: (paymentIntent) => target.listRefunds(paymentIntent),
+    dashboard: !options.sandbox,
+    wallMs: () => clock.wallMs(),
+  });
+  const onPaymentEvent = (paymentIntent: string) => {
+    currentFacts.onPaymentEvent(paymentIntent);
+    paymentPanels.forget(paymentIntent);
+  };
+  return {
+    config,
+    clock,
+    database,
+    journal,
+    target,
+    authority,
+    gate,
+    inbox,
+    views,
+    outbox,
+    signingKey,
+    sandbox: options.sandbox,
+    currentFacts,
+    paymentPanels,
+    onPaymentEvent,
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { LiveMessage } from '../shared/api.ts';
+import type { CurrentFacts, InboxItem, LiveMessage } from '../shared/api.ts';
 import { MESSAGE_KINDS } from '../shared/entries.ts';
 import type { InboxRequest, InboxWork } from './inbox/core.ts';
-import { InboxProjection, projectedWork } from './inbox/projection.ts';
+import { InboxProjection, type ItemChange, projectedWork } from './inbox/projection.ts';
+import { summaryItem } from './inbox/summary.ts';
 import { JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
@@ -87,6 +88,11 @@ export class Views {
   readonly #sleep: (ms: number) => Promise<void>;
   #unavailable: JournalUnavailableError | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** How items are shown on the way out (with their current facts); the projections never hold it. */
+  #decorate: (item: InboxItem) => InboxItem = (item) => item;
+  /** Chains moved since the last catch-up, kept only while someone watches them. */
+  #moved = new Set<string>();
+  readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal);
@@ -103,8 +109,15 @@ export class Views {
       if (messageKinds.has(entry.kind)) return;
       this.#scoreboard.note(entry);
       // Items before and after are built only for someone to hear them (not during a replay).
-      if (this.#hub.listening) this.#hub.publishItem(this.#inbox.apply(entry));
+      if (this.#hub.listening) this.#hub.publishItem(this.#decorated(this.#inbox.apply(entry)));
       else this.#inbox.fold(entry);
+      if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
+    });
+    this.#follower.on('caughtUp', () => {
+      if (this.#moved.size === 0) return;
+      const moved = this.#moved;
+      this.#moved = new Set();
+      for (const listener of this.#movedListeners) listener(moved, this.#inbox);
     });
   }
 
@@ -164,7 +177,31 @@ export class Views {
   /** Add a live socket for these groups, caught up first: it is sent the inbox now, then every change. */
   async join(socket: LiveSocket, groups: ReadonlySet<string>): Promise<() => void> {
     const { inbox } = await this.current();
-    return this.#hub.join(socket, groups, inbox.queue(groups));
+    return this.#hub.join(socket, groups, inbox.queue(groups).map(this.#decorate));
+  }
+
+  /** Show items on the live feed through `decorate` (their current facts, display only); the views themselves never change. */
+  decorateItems(decorate: (item: InboxItem) => InboxItem): void {
+    this.#decorate = decorate;
+  }
+
+  /**
+   * Be told after each catch-up which chains moved since the last one, with the inbox as it then
+   * stands (display caches watch arrivals this way); the answer stops it.
+   */
+  onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxProjection) => void): () => void {
+    this.#movedListeners.add(listener);
+    return () => {
+      this.#movedListeners.delete(listener);
+      if (this.#movedListeners.size === 0) this.#moved.clear();
+    };
+  }
+
+  /** Tell the live pages that may see the item (its group now) that its payment's facts were read again. */
+  publishFacts(effectId: string, current: CurrentFacts): void {
+    const summary = this.#inbox.chains.get(effectId);
+    const item = summary !== undefined && this.#inbox.owned(summary) ? summaryItem(summary) : null;
+    if (item !== null) this.#hub.publishFacts(effectId, item.group, current);
   }
 
   /** Tell every live page something global moved (the clock in test mode). */
@@ -175,6 +212,10 @@ export class Views {
   /** The inbox's sweeps, narrowed by the inbox projection, each caught up first. */
   work(effectIdOf: (request: InboxRequest) => string): InboxWork {
     return projectedWork(this.#inbox, async () => void (await this.current()), effectIdOf);
+  }
+
+  #decorated(change: ItemChange): ItemChange {
+    return change.after === null ? change : { ...change, after: this.#decorate(change.after) };
   }
 
   async #catchUp(): Promise<void> {

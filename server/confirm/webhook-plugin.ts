@@ -1,10 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ErrorBody } from '../../shared/api.ts';
+import { isJsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { responses } from '../../shared/schemas.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { type ConfirmEventResult, confirmEvent, eventEffectId } from './record.ts';
-import { assertWebhookConfig, verifyWebhook, WebhookError } from './signature.ts';
+import { assertWebhookConfig, type StripeEventLike, verifyWebhook, WebhookError } from './signature.ts';
 
 /** What the webhook endpoint needs. */
 export interface WebhookRoutesOptions {
@@ -15,6 +16,12 @@ export interface WebhookRoutesOptions {
   nowMs: () => number;
   /** Told after a CONFIRMED is durable, e.g. to refresh live views. */
   onConfirmed?: (effectId: string) => void;
+  /**
+   * Told of every verified refund, charge or dispute event that names a payment intent, whoever
+   * made it (a hand refund in the dashboard too), after it is recorded: what is shown of the
+   * payment is read again. Display only: nothing it does changes the answer to Stripe.
+   */
+  onPaymentEvent?: (paymentIntent: string) => void;
 }
 
 /** The answer to a verified event, whatever came of it. */
@@ -97,9 +104,34 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
     }
     const result = await confirmEvent(opts.journal, event);
     if (result === 'CONFIRMED') notifyConfirmed(opts, eventEffectId(event), request.log);
+    notifyPaymentEvent(opts, event, request.log);
     const answer: WebhookAnswer = { received: true, result };
     return reply.status(200).send(answer);
   });
+}
+
+/** Event types about a payment: refunds, charges and disputes (`charge.dispute.*`, `charge.refund.updated` included). */
+const PAYMENT_EVENT_PREFIXES = ['refund.', 'charge.'] as const;
+
+/** The payment intent a verified refund, charge or dispute event names (`data.object.payment_intent`, an id or expanded), or null. */
+export function eventPaymentIntent(event: StripeEventLike): string | null {
+  const type = event.type;
+  if (typeof type !== 'string' || !PAYMENT_EVENT_PREFIXES.some((prefix) => type.startsWith(prefix))) return null;
+  const object = isJsonObject(event.data) ? event.data.object : undefined;
+  if (!isJsonObject(object)) return null;
+  const intent = isJsonObject(object.payment_intent) ? object.payment_intent.id : object.payment_intent;
+  return typeof intent === 'string' && intent.startsWith('pi_') ? intent : null;
+}
+
+function notifyPaymentEvent(opts: WebhookRoutesOptions, event: StripeEventLike, log: { error: (o: object, m: string) => void }): void {
+  const paymentIntent = eventPaymentIntent(event);
+  if (paymentIntent === null || opts.onPaymentEvent === undefined) return;
+  try {
+    opts.onPaymentEvent(paymentIntent);
+  } catch (error) {
+    // What is shown is display only: its failure must not make Stripe deliver the event again.
+    log.error({ err: error, paymentIntent }, 'onPaymentEvent failed');
+  }
 }
 
 function notifyConfirmed(opts: WebhookRoutesOptions, effectId: string | null, log: { error: (o: object, m: string) => void }): void {

@@ -175,7 +175,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   app.get('/api/inbox', { schema: inboxSchema }, async (request) => {
     const groups = approverOnly(request);
     const { inbox } = await services.views.current();
-    return { items: inbox.queue(groups), now_ms: services.clock.nowMs() };
+    // Each item with its payment's current facts, read apart from the views (display only).
+    const items = inbox.queue(groups).map((item) => services.currentFacts.decorate(item));
+    return { items, now_ms: services.clock.nowMs() };
   });
 
   const historySchema = (summary: string) => ({

@@ -1,4 +1,4 @@
-import type { ItemDetail, NotificationRecord } from '../../shared/api.ts';
+import type { ItemDetail, NotificationRecord, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { diffFacts } from '../gate/premises.ts';
@@ -37,6 +37,15 @@ function notificationRecord(message: MessageState): NotificationRecord {
   };
 }
 
+/**
+ * The item page: the item, with the payment as Stripe has it (`payment`, null with
+ * `payment_error` saying why when Stripe could not be read). Display only.
+ */
+export type ItemPage = ItemDetail & { payment: PaymentPanel | null; payment_error: string | null };
+
+/** What the page says when the payment panel could not be read. */
+export const PAYMENT_UNREAD = 'Stripe could not be read just now; the payment is not shown';
+
 /** Facts recorded when the request was first decided on. */
 function factsThen(chain: readonly Entry[]): JsonObject {
   const first = chain.find((e) => e.kind === 'PROPOSED');
@@ -53,12 +62,25 @@ export async function itemDetail(
   effectId: string,
   chain: Entry[],
   mayDecide: (group: string) => boolean,
-): Promise<ItemDetail> {
+): Promise<ItemPage> {
   const request = boundRequest(chain);
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
   if (request === null) throw new Error(`item ${effectId} has no bound request`);
   const summary = views.inbox.chains.get(effectId);
-  const item = summary ? summaryItem(summary) : null;
+  const found = summary ? summaryItem(summary) : null;
+  const item = found === null ? null : services.currentFacts.decorate(found);
+  // The panel is read beside the facts now, not after them.
+  const paymentRead = services.paymentPanels
+    .read({
+      effectId,
+      paymentIntent: String(request.payment_intent),
+      version: chain.length,
+      requestIdOf: (id) => views.inbox.chains.get(id)?.request?.id ?? null,
+    })
+    .then(
+      (payment) => ({ payment, error: null }),
+      () => ({ payment: null, error: PAYMENT_UNREAD }),
+    );
   const then = factsThen(chain);
   let now: JsonObject | null = null;
   let nowError: string | null = null;
@@ -67,6 +89,7 @@ export async function itemDetail(
   } catch {
     nowError = 'Stripe could not be read just now; the facts below are the ones recorded';
   }
+  const { payment, error: paymentError } = await paymentRead;
   const receipt = signReceipt(effectId, chain, services.signingKey);
   const report = await verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
   return {
@@ -83,5 +106,7 @@ export async function itemDetail(
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: item !== null && mayDecide(item.group),
     notifications: views.outbox.messagesAbout(effectId).map(notificationRecord),
+    payment,
+    payment_error: paymentError,
   };
 }

@@ -1,4 +1,4 @@
-import type { InboxItem, LiveMessage } from '../../shared/api.ts';
+import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import type { ItemChange } from '../inbox/projection.ts';
 
 /** What the hub needs of a socket. */
@@ -55,6 +55,13 @@ export class LiveHub {
       const seesAfter = change.after !== null && subscriber.groups.has(change.after.group);
       if (!seesBefore && !seesAfter) continue;
       this.send(subscriber, { type: 'item', effect_id: change.effectId, item: seesAfter ? change.after : null, now_ms: this.nowMs() });
+    }
+  }
+
+  /** Publish an item's payment facts, read again (display only), to whoever may see the item in `group`. */
+  publishFacts(effectId: string, group: string, current: CurrentFacts): void {
+    for (const subscriber of this.#subscribers) {
+      if (subscriber.groups.has(group)) this.send(subscriber, { type: 'facts', effect_id: effectId, current, now_ms: this.nowMs() });
     }
   }
 
