@@ -140,7 +140,8 @@ export async function decideSome(serverUrl: string, session: Session, feed: Live
         method: 'POST',
         path: `/api/items/${item.effect_id}/decisions`,
         headers: { cookie: session.cookie, 'x-csrf-token': session.csrf },
-        body: { action, escalation: item.escalation },
+        // A rejection says why; the agent is told.
+        body: action === 'reject' ? { action, escalation: item.escalation, reason: 'bench: not refunded' } : { action, escalation: item.escalation },
       });
       if (reply.status !== 200) throw new Error(`${action} of ${item.effect_id} failed: ${reply.status} ${reply.body}`);
     }
