@@ -23,6 +23,10 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   scoreboard_ms_1m_warm: { unit: 'ms', what: 'ScoreboardProjection.board() after one more entry, on the started 1M server' },
   verify_receipts_per_s: { unit: '/s', what: 'verifyReceipt of signed receipts of realistic chains, key given as PEM' },
   ws_visible_ms_p95: { unit: 'ms', what: 'agent POST of a refund needing a person → its item on an approver\'s open websocket, p95 over 1,000 requests' },
+  notify_p95_ms: {
+    unit: 'ms',
+    what: "agent POST of a refund escalated to ap-leads → the last of its three messages received (an email to each member over a real SMTP server, one POST to the group's Slack-style webhook), from the POST's answer, p95 over 200 items sent 5/s",
+  },
 };
 
 /** Figures that explain the headline ones. */
@@ -45,6 +49,12 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   idle_server_cpu_share: { unit: 'of a core', what: 'a fresh server over a copy of that journal, sent nothing (the profiled run)' },
   ws_visible_ms_p50: { unit: 'ms', what: 'p50 of POST → item on the websocket' },
   ws_visible_missing: { unit: '', what: 'escalations whose item never arrived, or whose POST failed' },
+  notify_p50_ms: { unit: 'ms', what: 'p50 of POST answer → the last of the item\'s three messages' },
+  notify_max_ms: { unit: 'ms', what: 'the slowest item: POST answer → its last message' },
+  notify_email_p95_ms: { unit: 'ms', what: 'p95 of POST answer → the later of the two emails' },
+  notify_slack_p95_ms: { unit: 'ms', what: 'p95 of POST answer → the Slack-style webhook POST' },
+  notify_samples: { unit: 'items', what: 'items whose three messages all arrived, per repetition' },
+  notify_missing: { unit: '', what: 'items whose messages had not all arrived 30 s after the answer, or whose POST was not queued' },
   journal_file_mib_1m: { unit: 'MiB', what: 'size of the 1M-entry journal file' },
   journal_generate_s_1m: { unit: 's', what: 'time to generate both journals through the store (not a target)' },
   rebuild_open_s_1m: { unit: 's', what: 'of the 1M start-up: opening the file and migrating' },

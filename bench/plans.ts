@@ -25,6 +25,8 @@ export const FULL: Plan = {
   idleMs: 10_000,
   profileIdleMs: 15_000,
   simSeeds: 1_000,
+  notifyItems: 200,
+  notifyRatePerS: 5,
 };
 
 /** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
@@ -52,4 +54,6 @@ export const SMOKE: Plan = {
   idleMs: 1_000,
   profileIdleMs: 1_000,
   simSeeds: 20,
+  notifyItems: 5,
+  notifyRatePerS: 5,
 };

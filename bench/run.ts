@@ -8,6 +8,7 @@ import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
 import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
 import type { Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
+import { outboxStage } from './outbox.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
 import { REPO_ROOT } from './processes.ts';
 import { runRebuildChild } from './rebuild.ts';
@@ -68,6 +69,7 @@ function runProfiledGate(profDir: string, dir: string): Promise<void> {
 const ALL_FIGURES = [...FIGURE_NAMES, ...Object.keys(DETAIL_INFO)];
 const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.startsWith('ws_'));
 const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_)/.test(f));
+const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
@@ -85,6 +87,7 @@ async function runAll(dir: string): Promise<void> {
       ),
     );
   }
+  merge(await stage('outbox', NOTIFY_FIGURES, () => outboxStage(plan, dir)));
   if (templates) {
     const found = templates;
     merge(await stage('verify', ['verify_receipts_per_s'], () => verifyStage(plan, dir, found)));

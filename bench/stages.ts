@@ -37,6 +37,9 @@ export interface Plan {
   profileIdleMs: number;
   /** Seeds of the whole-system simulator per repetition. */
   simSeeds: number;
+  /** Escalated refunds per repetition of the outbox stage, and the rate they are sent at. */
+  notifyItems: number;
+  notifyRatePerS: number;
 }
 
 /** The config every server process of the bench runs with: the repository's own. */
