@@ -15,6 +15,11 @@ function decimalsOf(currency: string): number {
   return THREE_DECIMAL.has(code) ? 3 : 2;
 }
 
+/** An amount in major units (dollars, yen), for comparing with what a person types. */
+export function toMajorUnits(minorUnits: number, currency: string | null | undefined): number {
+  return minorUnits / 10 ** (currency ? decimalsOf(currency) : 2);
+}
+
 /**
  * An amount with its currency, e.g. `$80.00`, `€12.50`, `CA$9.99`, `¥8,000`. A currency we do
  * not know is never guessed: the amount is shown with a plain note instead of a symbol.
@@ -57,6 +62,14 @@ const full = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 
 export function formatWhen(ms: number, todayMs: number = Date.now()): string {
   const sameDay = new Date(ms).toDateString() === new Date(todayMs).toDateString();
   return sameDay ? timeOnly.format(ms) : dayAndTime.format(ms);
+}
+
+const hourMinute = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit' });
+
+/** A moment to the minute, `14:02` today (by `todayMs`), else the day and the time: for "as of" and "at" in sentences. */
+export function formatMinute(ms: number, todayMs: number = Date.now()): string {
+  const sameDay = new Date(ms).toDateString() === new Date(todayMs).toDateString();
+  return sameDay ? hourMinute.format(ms) : dayAndTime.format(ms);
 }
 
 /** A moment in full, for a tooltip or a `<time>` title. */

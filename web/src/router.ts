@@ -36,9 +36,9 @@ export function parseRoute(pathname: string, search: string): Route {
 let intent: { effectId: string; action: 'approve' | 'reject' } | null = null;
 
 /** Open an item and ask for its confirmation step at once. */
-export function openItemToDecide(effectId: string, action: 'approve' | 'reject'): void {
+export function openItemToDecide(effectId: string, action: 'approve' | 'reject', search = ''): void {
   intent = { effectId, action };
-  navigate(itemPath(effectId));
+  navigate(itemPath(effectId, search));
 }
 
 /** The decision asked for on arrival at this item, if any; asking clears it. */
@@ -48,9 +48,17 @@ export function takeIntent(effectId: string): 'approve' | 'reject' | null {
   return found;
 }
 
-/** The path of an item's page. */
-export function itemPath(effectId: string): string {
-  return `/items/${effectId}`;
+/**
+ * The path of an item's page. `search` is the inbox's filter query (`?agent=…`), carried along so
+ * the item page knows which queue it was opened from: its way back, and the next item after a decision.
+ */
+export function itemPath(effectId: string, search = ''): string {
+  return `/items/${effectId}${search}`;
+}
+
+/** The inbox with a filter query (`?agent=…`, or empty). */
+export function inboxPath(search = ''): string {
+  return `/${search}`;
 }
 
 const CHANGE = 'interlock:navigate';
@@ -72,6 +80,13 @@ export function navigate(path: string, options: { replace?: boolean } = {}): voi
   if (options.replace) window.history.replaceState(null, '', path);
   else window.history.pushState(null, '', path);
   window.dispatchEvent(new Event(CHANGE));
+}
+
+/** The query string now (`?a=b`, or empty), re-rendering when it changes. */
+export function useSearch(): string {
+  const location = useSyncExternalStore(subscribe, snapshot);
+  const at = location.indexOf('?');
+  return at < 0 ? '' : location.slice(at);
 }
 
 /** The current route; re-renders on every navigation, back and forward included. */

@@ -1,0 +1,102 @@
+import type { CurrentFacts, InboxItem } from '../../shared/api.ts';
+import { itemCurrency } from './currency.ts';
+import { formatMoney } from './format.ts';
+import type { Tone } from './labels.ts';
+
+// What is wrong with an item before anyone opens it: the payment moved under the request, it is
+// disputed, someone refunded it by hand, its deadline passed. Worked out from the item and its
+// current facts alone, so the inbox and the item page say the same thing.
+
+/** The kinds of trouble a row can show, most urgent first (the order chips are shown in). */
+export const TROUBLE_KINDS = ['breached', 'stale', 'disputed', 'refunded_outside'] as const;
+/** One kind of trouble. */
+export type TroubleKind = (typeof TROUBLE_KINDS)[number];
+
+/** A mark for each, so a chip never rests on its colour (its words are there too). */
+export const TROUBLE_ICONS: Record<TroubleKind, string> = {
+  breached: '⚠',
+  stale: '⟳',
+  disputed: '⚑',
+  refunded_outside: '↩',
+};
+
+export const TROUBLE_TONES: Record<TroubleKind, Tone> = {
+  breached: 'danger',
+  stale: 'warning',
+  disputed: 'danger',
+  refunded_outside: 'info',
+};
+
+/** One chip: its words, and a longer sentence for its tooltip. */
+export interface Trouble {
+  kind: TroubleKind;
+  text: string;
+  detail: string;
+}
+
+/** A short duration for a chip: `2h 10m`, `45m`, `3d 2h`, `40s`. */
+export function formatShortDuration(ms: number): string {
+  const totalS = Math.max(0, Math.floor(ms / 1000));
+  const d = Math.floor(totalS / 86_400);
+  const h = Math.floor((totalS % 86_400) / 3600);
+  const m = Math.floor((totalS % 3600) / 60);
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m`;
+  return `${totalS}s`;
+}
+
+/**
+ * The deadline an item missed, on the application clock, or null when it is not overdue. Its
+ * own deadline when that passed; at the top of its chain (breached, no further deadline) the
+ * moment the breach was recorded, which is at most one SLA tick after the deadline it missed.
+ */
+export function overdueSinceMs(item: InboxItem, appNowMs: number): number | null {
+  if (item.due_ms !== null) return item.due_ms <= appNowMs ? item.due_ms : null;
+  return item.breach ? item.escalated_at_ms : null;
+}
+
+/** True when the item sits at the last group of its route with no deadline left: nobody else to move it to. */
+export function atTopOfChain(item: Pick<InboxItem, 'breach' | 'due_ms'>): boolean {
+  return item.breach && item.due_ms === null;
+}
+
+/** True when what is left to refund no longer covers the request. */
+export function isShort(current: CurrentFacts | null | undefined, amount: number): current is CurrentFacts {
+  return !!current && current.remaining < amount;
+}
+
+/** Every trouble of an item now, most urgent first. */
+export function troublesOf(item: InboxItem, appNowMs: number): Trouble[] {
+  const out: Trouble[] = [];
+  const currency = item.current?.currency ?? itemCurrency(item);
+  const money = (cents: number) => formatMoney(cents, currency);
+  if (item.breach) {
+    const since = overdueSinceMs(item, appNowMs);
+    const overdue = since === null ? '' : ` · overdue ${formatShortDuration(appNowMs - since)}`;
+    out.push({
+      kind: 'breached',
+      text: `Breached${overdue}`,
+      detail: atTopOfChain(item) ? 'Its deadline passed at the last group of its chain: nobody else will get it.' : 'A deadline passed and it moved up its chain.',
+    });
+  }
+  const current = item.current;
+  if (current) {
+    if (isShort(current, item.request.amount)) {
+      out.push({
+        kind: 'stale',
+        text: `Stale: ${money(current.remaining)} left of ${money(item.request.amount)} asked`,
+        detail: `Only ${money(current.remaining)} of the ${money(current.amount_received)} paid is left to refund; approving ${money(item.request.amount)} is refused.`,
+      });
+    }
+    if (current.disputed) out.push({ kind: 'disputed', text: 'Disputed', detail: 'The customer disputed this payment with their bank.' });
+    if (current.refunded_outside > 0) {
+      out.push({
+        kind: 'refunded_outside',
+        text: 'Refunded outside Interlock',
+        detail: `${money(current.refunded_outside)} was refunded outside Interlock (the dashboard or another system).`,
+      });
+    }
+  }
+  return out;
+}
