@@ -1,5 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from 'react';
-import type { InboxItem, LiveMessage } from '../../shared/api.ts';
+import type { InboxItem, LiveClientMessage, LiveMessage, Viewer } from '../../shared/api.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { callApi, messageOf, type SessionLoss } from './api-client.ts';
 import { rememberItems } from './currency.ts';
@@ -17,6 +17,8 @@ export interface LiveState {
   retryAtMs: number | null;
   /** Why the inbox could not be read at all, when neither the feed nor the fallback read worked. */
   error: string | null;
+  /** Who is looking at which item now, by effect id (presence messages; never journaled). */
+  viewers: ReadonlyMap<string, Viewer[]>;
 }
 
 /** Reconnect backoff: doubling from the first delay up to the cap, with ±20% jitter so tabs spread out. */
@@ -26,10 +28,25 @@ const RETRY_MAX_MS = 15_000;
 /** The close code the server uses for a missing or expired session on the live route. */
 const CLOSE_UNAUTHORIZED = 4401;
 
-/** Soonest due first, no deadline last, then oldest escalation first: the server's queue order. */
+/**
+ * The deadline an item is ordered by: its own, or for one breached at the top of its chain (no
+ * deadline left) when the breach was recorded, so it ranks by how long it has been overdue; none last.
+ */
+function orderingDeadlineMs(item: InboxItem): number {
+  if (item.due_ms !== null) return item.due_ms;
+  return item.breach ? item.escalated_at_ms : Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The queue order: breached first, then the longest overdue (the earliest deadline that passed),
+ * then the soonest due, no deadline last, then by effect id so two tabs agree. Sorts in place.
+ */
 export function sortItems(items: InboxItem[]): InboxItem[] {
   return items.sort(
-    (a, b) => (a.due_ms ?? Number.MAX_SAFE_INTEGER) - (b.due_ms ?? Number.MAX_SAFE_INTEGER) || a.escalated_at_ms - b.escalated_at_ms,
+    (a, b) =>
+      Number(b.breach) - Number(a.breach) ||
+      orderingDeadlineMs(a) - orderingDeadlineMs(b) ||
+      (a.effect_id < b.effect_id ? -1 : a.effect_id > b.effect_id ? 1 : 0),
   );
 }
 
@@ -41,7 +58,9 @@ type ItemListener = (effectId: string, item: InboxItem | null) => void;
  * nothing missed while away stays missed.
  */
 export class LiveFeed {
-  #state: LiveState = { status: 'connecting', items: null, offsetMs: 0, retryAtMs: null, error: null };
+  #state: LiveState = { status: 'connecting', items: null, offsetMs: 0, retryAtMs: null, error: null, viewers: new Map() };
+  /** The item this tab shows now, told to the server on every (re)connect. */
+  #viewing: string | null = null;
   #socket: WebSocket | null = null;
   #failures = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -79,6 +98,19 @@ export class LiveFeed {
     this.#socket = null;
   }
 
+  /** Say which item this tab shows (null: none), now and after every reconnect, so others see who is looking. */
+  setViewing(effectId: string | null): void {
+    if (this.#viewing === effectId) return;
+    this.#viewing = effectId;
+    this.#sendViewing();
+  }
+
+  #sendViewing(): void {
+    if (this.#socket?.readyState !== WebSocket.OPEN) return;
+    const message: LiveClientMessage = { type: 'viewing', effect_id: this.#viewing };
+    this.#socket.send(JSON.stringify(message));
+  }
+
   /** Skip the wait and reconnect now (the banner's button, or the browser coming back online). */
   retryNow = (): void => {
     if (this.#stopped || this.#state.status !== 'reconnecting') return;
@@ -96,6 +128,10 @@ export class LiveFeed {
     const url = `${window.location.protocol === 'https:' ? 'wss' : 'ws'}://${window.location.host}/api/live`;
     const socket = new WebSocket(url);
     this.#socket = socket;
+    socket.onopen = () => {
+      // A new connection knows nothing of this tab: say again what it shows (only if it shows an item).
+      if (this.#socket === socket && this.#viewing !== null) this.#sendViewing();
+    };
     socket.onmessage = (event) => {
       if (this.#socket !== socket) return;
       try {
@@ -145,7 +181,8 @@ export class LiveFeed {
         this.#failures = 0;
         const before = this.#state.items;
         rememberItems(message.items);
-        this.#set({ status: 'live', items: sortItems([...message.items]), offsetMs, retryAtMs: null, error: null });
+        // Presence starts again with the connection: the server tells who is looking as it learns.
+        this.#set({ status: 'live', items: sortItems([...message.items]), offsetMs, retryAtMs: null, error: null, viewers: new Map() });
         if (before) this.#announceDifferences(before, message.items);
         return;
       }
@@ -166,9 +203,13 @@ export class LiveFeed {
         this.#set({ items, offsetMs });
         return;
       }
-      case 'presence':
-        this.#set({ offsetMs });
+      case 'presence': {
+        const viewers = new Map(this.#state.viewers);
+        if (message.viewers.length === 0) viewers.delete(message.effect_id);
+        else viewers.set(message.effect_id, message.viewers);
+        this.#set({ viewers, offsetMs });
         return;
+      }
       default:
         assertNever(message);
     }
