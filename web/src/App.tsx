@@ -12,10 +12,13 @@ import { ItemPage } from './components/ItemPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
 import { EmptyState, ErrorState, LoadingState } from './components/StateViews.tsx';
+import { Toasts } from './components/Toasts.tsx';
 import { VerifyPage } from './components/VerifyPage.tsx';
+import { resetDirectory } from './directory.ts';
 import { useShortcuts } from './hooks.ts';
 import { LiveContext, LiveFeed } from './live.ts';
 import { navigate, type Route, useRoute } from './router.ts';
+import { useArrivalToasts } from './use-arrival-toasts.ts';
 
 type SessionState =
   | { phase: 'checking' }
@@ -30,6 +33,7 @@ export function App() {
 
   const handleSessionLost = useCallback((code: SessionLoss) => {
     setCsrfToken('');
+    resetDirectory();
     setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere' });
   }, []);
 
@@ -66,6 +70,7 @@ export function App() {
       // Logged out already (expired): the page goes to log-in either way.
     }
     setCsrfToken('');
+    resetDirectory();
     setState({ phase: 'out', notice: 'logged_out' });
   };
 
@@ -111,6 +116,7 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
 
   // On every page, not just the inbox: the person may have left the tab on an item.
   useNewItemNotifications(feed, session.name);
+  useArrivalToasts(feed);
   useRouteFocus(route);
   useGoShortcuts(() => setHelpOpen(true));
   // Finance has no inbox: its home is the scoreboard.
@@ -149,6 +155,7 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
         {page}
       </main>
       <HelpDialog open={helpOpen} onClose={() => setHelpOpen(false)} />
+      <Toasts />
     </LiveContext.Provider>
   );
 }

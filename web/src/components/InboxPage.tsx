@@ -1,21 +1,54 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
-import type { SessionInfo } from '../../../shared/api.ts';
+import type { SessionInfo, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
+import { type Density, useDensity } from '../density.ts';
 import { formatMoney } from '../format.ts';
 import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
-import { openItemToDecide } from '../router.ts';
+import { activeFilterCount, applyFilters, filtersQuery, type InboxFilters, NO_FILTERS, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
-import { InboxRow } from './InboxRow.tsx';
+import { inboxPath, navigate, openItemToDecide, useSearch } from '../router.ts';
+import { CompactInboxRow, InboxRow } from './InboxRow.tsx';
+import { InboxFilterBar } from './InboxFilterBar.tsx';
 import { NotifyButton } from './NotifyButton.tsx';
 import { EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
 
 /** How long a newly arrived row stays highlighted. */
 const FRESH_MS = 6_000;
 
-/** My open items, soonest due first, kept live over the websocket. */
+const NO_VIEWERS: readonly Viewer[] = [];
+
+/**
+ * The rows in the order they are shown. New items are added at the end and nothing already
+ * shown moves, so a row never shifts under the person's cursor or eyes; the queue order comes
+ * back when they ask for it, when the filters change, or when nothing was shown before. An item
+ * whose place in the order changed (a refusal gave it a later deadline) stays put until asked too.
+ */
+function useSteadyOrder(sortedIds: readonly string[], resetKey: string) {
+  const [settled, setSettled] = useState<{ key: string; ids: readonly string[] } | null>(null);
+  const base = settled !== null && settled.key === resetKey ? settled.ids : sortedIds;
+  const present = new Set(sortedIds);
+  const kept = base.filter((id) => present.has(id));
+  const known = new Set(base);
+  const arrivals = sortedIds.filter((id) => !known.has(id));
+  const shown = [...kept, ...arrivals];
+  const inOrder = shown.every((id, i) => id === sortedIds[i]);
+  const settle = () => setSettled({ key: resetKey, ids: [...sortedIds] });
+  // Settling moves nothing on screen when the rows already are in order (arrivals that sort last),
+  // or when nothing was shown: then new rows count as seen.
+  const mustSettle = settled === null || settled.key !== resetKey || (arrivals.length > 0 && (kept.length === 0 || inOrder));
+  useEffect(() => {
+    if (mustSettle) setSettled({ key: resetKey, ids: [...sortedIds] });
+  });
+  return { shown, arrivals: arrivals.length, inOrder, settle };
+}
+
+/** My open items, most urgent first, kept live over the websocket. */
 export function InboxPage({ session }: { session: SessionInfo }) {
   const feed = useLiveFeed();
   const live = useLiveState();
+  const search = useSearch();
+  const filters = parseFilters(search);
+  const [density, setDensity] = useDensity(session.name);
   const listRef = useListKeys<HTMLOListElement>('.row-link');
   const [fresh, setFresh] = useState<ReadonlySet<string>>(new Set());
   const [announcement, setAnnouncement] = useState('');
@@ -23,12 +56,11 @@ export function InboxPage({ session }: { session: SessionInfo }) {
   const count = live.items?.length ?? 0;
   useDocumentTitle(count > 0 ? `(${count}) Inbox` : 'Inbox');
 
-  // Announce arrivals and departures, and mark new rows for a moment.
+  // Mark new and changed rows for a moment; say when one leaves (arrivals get a toast from the shell).
   useEffect(() => {
     return feed.onItem((effectId, item) => {
       if (item) {
-        const isNew = !known.current.has(effectId);
-        setAnnouncement(`${isNew ? 'New item' : 'Item updated'}: ${formatMoney(item.request.amount, itemCurrency(item))} refund, request ${item.request.id}.`);
+        if (known.current.has(effectId)) setAnnouncement(`Item updated: ${formatMoney(item.request.amount, itemCurrency(item))} refund, request ${item.request.id}.`);
         setFresh((prev) => new Set(prev).add(effectId));
         setTimeout(() => setFresh((prev) => new Set([...prev].filter((id) => id !== effectId))), FRESH_MS);
       } else {
@@ -41,12 +73,27 @@ export function InboxPage({ session }: { session: SessionInfo }) {
     known.current = new Map((live.items ?? []).map((i) => [i.effect_id, i.request.id]));
   }, [live.items]);
 
+  const query = filtersQuery(filters);
+  const matching = applyFilters(live.items ?? [], filters);
+  const order = useSteadyOrder(
+    matching.map((i) => i.effect_id),
+    query,
+  );
+  const byId = new Map(matching.map((i) => [i.effect_id, i]));
+  const rows = order.shown.flatMap((id) => byId.get(id) ?? []);
+
   // a or r on a focused row opens that item with its confirmation step: the facts stay in view.
   const decideFocused = (action: 'approve' | 'reject') => () => {
     const row = document.activeElement?.closest<HTMLElement>('li.inbox-row');
-    if (row?.dataset.effectId) openItemToDecide(row.dataset.effectId, action);
+    if (row?.dataset.effectId) openItemToDecide(row.dataset.effectId, action, query);
   };
   useShortcuts({ a: decideFocused('approve'), r: decideFocused('reject') });
+
+  const handleFilters = (next: InboxFilters) => navigate(inboxPath(filtersQuery(next)), { replace: true });
+  const viewersOf = (effectId: string) => {
+    const viewers = live.viewers.get(effectId);
+    return viewers ? viewers.filter((v) => v.name !== session.name) : NO_VIEWERS;
+  };
 
   const groups = session.groups.join(', ');
   let body: ReactNode;
@@ -58,47 +105,87 @@ export function InboxPage({ session }: { session: SessionInfo }) {
     body = (
       <EmptyState title="Nothing waits for you">
         <p>
-          Refunds that need a person from {groups || 'your groups'} appear here by themselves, soonest due first. No need to reload.
+          Refunds that need a person from {groups || 'your groups'} appear here by themselves, most urgent first. No need to reload.
         </p>
       </EmptyState>
     );
-  } else {
+  } else if (rows.length === 0) {
     body = (
-      <ol className="inbox-list" ref={listRef} aria-label="Open items, soonest due first">
-        {live.items.map((item) => (
-          <InboxRow key={item.effect_id} item={item} offsetMs={live.offsetMs} fresh={fresh.has(item.effect_id)} />
+      <EmptyState title="No item matches these filters" icon="∅">
+        <p>{live.items.length} open items are hidden by the filters.</p>
+        <button type="button" className="button" onClick={() => handleFilters(NO_FILTERS)}>
+          Clear filters
+        </button>
+      </EmptyState>
+    );
+  } else {
+    const Row = density === 'compact' ? CompactInboxRow : InboxRow;
+    body = (
+      <ol className={`inbox-list${density === 'compact' ? ' compact' : ''}`} ref={listRef} aria-label="Open items, most urgent first">
+        {rows.map((item) => (
+          <Row key={item.effect_id} item={item} offsetMs={live.offsetMs} fresh={fresh.has(item.effect_id)} search={query} viewers={viewersOf(item.effect_id)} />
         ))}
       </ol>
     );
   }
 
   return (
-    <section className="page">
+    <section className={`page inbox-page density-${density}`}>
       <div className="page-head">
         <div>
           <h1 id="page-title" tabIndex={-1}>
             Inbox
           </h1>
           <p className="lede">
-            Refunds waiting for <strong>{groups || 'your groups'}</strong>, soonest due first.
+            Refunds waiting for <strong>{groups || 'your groups'}</strong>: breached first, then the longest overdue, then the soonest due.
           </p>
         </div>
         <div className="inbox-tools">
           <LiveIndicator status={live.status} count={live.items?.length ?? null} />
-          <NotifyButton user={session.name} />
+          <div className="tool-row">
+            <DensityToggle density={density} onChange={setDensity} />
+            <NotifyButton user={session.name} />
+          </div>
         </div>
       </div>
+      {live.items && live.items.length > 0 && (
+        <InboxFilterBar items={live.items} filters={filters} shown={matching.length} onChange={handleFilters} />
+      )}
       <p className="sr-only" aria-live="polite">
         {announcement}
       </p>
+      {!order.inOrder && (
+        <div className="queue-bar" role="status">
+          <p>{order.arrivals > 0 ? `${order.arrivals} new, added at the end so nothing moved under you.` : 'Some items changed place in the order since you opened this list.'}</p>
+          <button type="button" className="button small primary queue-bar-button" onClick={order.settle}>
+            {order.arrivals > 0 ? `${order.arrivals} new · put in order` : 'Put in order'}
+          </button>
+        </div>
+      )}
       {body}
-      {live.items && live.items.length > 0 && (
+      {rows.length > 0 && (
         <p className="hint">
           <kbd>j</kbd> <kbd>k</kbd> to move, <kbd>Enter</kbd> to open, <kbd>a</kbd> or <kbd>r</kbd> to decide the focused item, <kbd>?</kbd>{' '}
           for all shortcuts.
+          {activeFilterCount(filters) > 0 && ' After a decision, the next item in this filtered list opens.'}
         </p>
       )}
     </section>
+  );
+}
+
+/** Cards or one line per item; remembered for this person in this browser. */
+function DensityToggle({ density, onChange }: { density: Density; onChange: (density: Density) => void }) {
+  return (
+    <fieldset className="density-toggle">
+      <legend className="sr-only">Density</legend>
+      <button type="button" className="button small" aria-pressed={density === 'cards'} onClick={() => onChange('cards')}>
+        Cards
+      </button>
+      <button type="button" className="button small" aria-pressed={density === 'compact'} onClick={() => onChange('compact')}>
+        Compact
+      </button>
+    </fieldset>
   );
 }
 

@@ -1,25 +1,47 @@
-import type { InboxItem } from '../../../shared/api.ts';
+import type { InboxItem, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
 import { formatMoney } from '../format.ts';
+import { useNowMs } from '../hooks.ts';
+import { rulesOf } from '../inbox-filters.ts';
 import { levelLabel } from '../labels.ts';
 import { itemPath } from '../router.ts';
 import { Link } from './Link.tsx';
+import { viewersSentence } from './PresenceNote.tsx';
 import { ReasonSummary } from './ReasonSummary.tsx';
 import { SlaCountdown } from './SlaCountdown.tsx';
-import { Badge } from './StateViews.tsx';
+import { FactsNow, TroubleChips } from './TroubleChips.tsx';
+import { whyFor } from '../../../shared/statuses.ts';
 
-/** One open item: how much, for which payment, why it needs a person, where it sits, how long is left. */
-export function InboxRow({ item, offsetMs, fresh }: { item: InboxItem; offsetMs: number; fresh: boolean }) {
+interface InboxRowProps {
+  item: InboxItem;
+  offsetMs: number;
+  fresh: boolean;
+  /** The inbox's filter query, carried to the item page. */
+  search: string;
+  /** Others looking at the item now. */
+  viewers: readonly Viewer[];
+}
+
+/** The link that opens an item; its box covers the whole row, so the row is one click target. */
+function RowLink({ item, search, amount }: { item: InboxItem; search: string; amount: string }) {
+  return (
+    <Link href={itemPath(item.effect_id, search)} className="row-link">
+      <span className="amount">{amount}</span>
+      <span className="sr-only"> refund, request {item.request.id}</span>
+    </Link>
+  );
+}
+
+/** One open item as a card: how much, for which payment, what is wrong, why it needs a person, where it sits, how long is left. */
+export function InboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
+  const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
   const paid = typeof item.facts.amount_received === 'number' ? formatMoney(item.facts.amount_received, currency) : null;
   return (
     <li className={`inbox-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`} data-effect-id={item.effect_id} data-request-id={item.request.id}>
       <div className="row-amount">
-        <Link href={itemPath(item.effect_id)} className="row-link">
-          <span className="amount">{amount}</span>
-          <span className="sr-only"> refund, request {item.request.id}</span>
-        </Link>
+        <RowLink item={item} search={search} amount={amount} />
         {paid && <span className="amount-of">of {paid} paid</span>}
       </div>
       <div className="row-main">
@@ -34,19 +56,64 @@ export function InboxRow({ item, offsetMs, fresh }: { item: InboxItem; offsetMs:
             by <strong>{item.request.agent}</strong>
           </span>
         </p>
+        <TroubleChips item={item} appNowMs={appNowMs} />
         <ReasonSummary item={item} currency={currency} />
         {item.request.reason && <p className="agent-reason">“{item.request.reason}”</p>}
       </div>
       <div className="row-side">
-        {item.breach && (
-          <Badge tone="danger" className="breach-badge">
-            SLA breached
-          </Badge>
-        )}
-        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} compact />
+        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? item.escalated_at_ms : null} compact />
         <p className="row-group">
           <span className="group-name">{item.group}</span> <span className="muted">· {levelLabel(item.level)}</span>
         </p>
+        <FactsNow current={item.current} currency={currency} offsetMs={offsetMs} appNowMs={appNowMs} />
+        {viewers.length > 0 && (
+          <p className="row-viewers">
+            <span aria-hidden="true">👁 </span>
+            {viewersSentence(viewers)}
+          </p>
+        )}
+      </div>
+    </li>
+  );
+}
+
+/** One open item on one line, for working a long queue: amount, request, why, trouble, deadline, group. */
+export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
+  const appNowMs = useNowMs() + offsetMs;
+  const currency = itemCurrency(item);
+  const amount = formatMoney(item.request.amount, currency);
+  const rules = rulesOf(item);
+  const why = rules.length > 0 ? rules.join(' · ') : item.why || whyFor(item.reason);
+  return (
+    <li
+      className={`inbox-row compact-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`}
+      data-effect-id={item.effect_id}
+      data-request-id={item.request.id}
+    >
+      <div className="c-amount">
+        <RowLink item={item} search={search} amount={amount} />
+      </div>
+      <div className="c-request" title={`${item.request.payment_intent} · by ${item.request.agent}`}>
+        <span className="mono">{item.request.id}</span> <span className="muted">· {item.request.agent}</span>
+      </div>
+      <div className="c-why" title={why}>
+        {rules.length > 0 && <span className="sr-only">Failed rules: </span>}
+        {why}
+      </div>
+      <div className="c-trouble">
+        <TroubleChips item={item} appNowMs={appNowMs} />
+        {viewers.length > 0 && (
+          <span className="row-viewers" title={viewersSentence(viewers)}>
+            <span aria-hidden="true">👁</span>
+            <span className="sr-only">{viewersSentence(viewers)}</span>
+          </span>
+        )}
+      </div>
+      <div className="c-due">
+        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? item.escalated_at_ms : null} compact />
+      </div>
+      <div className="c-group">
+        <span className="group-name">{item.group}</span>
       </div>
     </li>
   );

@@ -10,11 +10,32 @@ interface SlaCountdownProps {
   /** Server application clock minus the browser clock. */
   offsetMs: number;
   compact?: boolean;
+  /**
+   * At the top of its chain (breached, no deadline left): the deadline it missed, on the
+   * application clock. The inbox knows only when the breach was recorded; the item page finds the
+   * deadline itself in the history.
+   */
+  missedDueMs?: number | null;
+  /** At the top of its chain: who was told it is overdue, in words ("Farah Malik by email"). */
+  told?: string | null;
 }
 
-/** Time left before the item moves up its chain, ticking on the server's clock. */
-export function SlaCountdown({ dueMs, breach, offsetMs, compact = false }: SlaCountdownProps) {
+/** Time left before the deadline, or how long it is overdue, ticking on the server's clock. */
+export function SlaCountdown({ dueMs, breach, offsetMs, compact = false, missedDueMs = null, told = null }: SlaCountdownProps) {
   const serverNowMs = useNowMs() + offsetMs;
+  if (dueMs === null && breach && missedDueMs !== null) {
+    // The last group of its chain missed its deadline too: nobody else gets it, so no "moves up".
+    return (
+      <p className="sla sla-over sla-top">
+        <span className="sla-main">
+          Overdue by <span className="sla-time">{formatDuration(serverNowMs - missedDueMs)}</span>
+        </span>
+        <span className="sla-sub">
+          last group of its chain{!compact && told ? ` · ${told}` : ''}
+        </span>
+      </p>
+    );
+  }
   if (dueMs === null) {
     return (
       <p className="sla sla-none">
@@ -39,7 +60,7 @@ export function SlaCountdown({ dueMs, breach, offsetMs, compact = false }: SlaCo
         )}
       </span>
       <span className="sla-sub">
-        {leftMs > 0 ? 'moves up at ' : 'moving up the chain · was due '}
+        {leftMs > 0 ? 'deadline ' : 'was due '}
         <time dateTime={isoOf(dueMs)} title={formatFull(dueMs)}>
           {formatWhen(dueMs, serverNowMs)}
         </time>
