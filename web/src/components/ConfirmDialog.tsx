@@ -1,6 +1,7 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { DecisionAction } from '../../../shared/api.ts';
 import type { Repair } from '../../../shared/entries.ts';
+import { limits } from '../../../shared/limits.ts';
 import { assertNever } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
 
@@ -13,6 +14,12 @@ export interface PendingDecision {
   currency: string | null;
   paymentIntent: string;
   requestId: string;
+  /**
+   * Set when the facts already changed since the agent asked: why approving the original is
+   * refused ("only $70.00 is left of the $80.00 asked"). The confirmation then says so instead
+   * of "if they changed".
+   */
+  staleBecause?: string | null;
 }
 
 interface Copy {
@@ -22,11 +29,24 @@ interface Copy {
   danger: boolean;
 }
 
+/** The actions that say why, in the person's words, and tell the agent. */
+export function needsReason(action: DecisionAction): boolean {
+  return action === 'reject' || action === 'close';
+}
+
 /** The words of a confirmation: each names the amount and what happens to it. */
 export function confirmCopy(p: PendingDecision): Copy {
   const amount = formatMoney(p.amountCents, p.currency);
   switch (p.action) {
     case 'approve':
+      if (p.staleBecause) {
+        return {
+          title: `Approve the original ${amount}?`,
+          body: `The facts already changed: ${p.staleBecause}. Interlock checks Stripe again before sending, so as things stand this approval is refused: nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}), and the item comes back with what changed and any repair.`,
+          confirm: `Approve ${amount} anyway`,
+          danger: false,
+        };
+      }
       return {
         title: `Approve and send ${amount}?`,
         body: `Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking the facts again. If they changed, nothing is sent and the item comes back.`,
@@ -36,7 +56,7 @@ export function confirmCopy(p: PendingDecision): Copy {
     case 'reject':
       return {
         title: `Reject the ${amount} refund?`,
-        body: `The refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) is never sent. The agent is told it was rejected.`,
+        body: `The refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) is never sent. The agent is told it was rejected, and why, in your words.`,
         confirm: `Reject ${amount} refund`,
         danger: true,
       };
@@ -53,7 +73,7 @@ export function confirmCopy(p: PendingDecision): Copy {
     case 'close':
       return {
         title: `Close without sending ${amount}?`,
-        body: `Nobody knows whether this ${amount} refund for payment ${p.paymentIntent} reached Stripe. Closing never sends it again. Check the payment in Stripe first.`,
+        body: `Nobody knows whether this ${amount} refund for payment ${p.paymentIntent} reached Stripe. Closing never sends it again. Check the payment in Stripe first. The agent is told it was closed, and why.`,
         confirm: `Close, never send ${amount}`,
         danger: true,
       };
@@ -62,27 +82,87 @@ export function confirmCopy(p: PendingDecision): Copy {
   }
 }
 
+/** The reason as the server will count it: trimmed, in characters (not UTF-16 units). */
+function reasonLength(text: string): number {
+  return [...text.trim()].length;
+}
+
 interface ConfirmDialogProps {
   pending: PendingDecision | null;
   busy: boolean;
   error: string | null;
-  onConfirm: () => void;
+  /** Quick reasons a rejection can start from (the directory's `reject_reasons`). */
+  quickReasons: readonly string[];
+  /** `reason` is the trimmed text for reject and close, else undefined. */
+  onConfirm: (reason: string | undefined) => void;
   onCancel: () => void;
 }
 
-/** The second step of every decision: a modal that names the amount; Esc or Cancel backs out. */
-export function ConfirmDialog({ pending, busy, error, onConfirm, onCancel }: ConfirmDialogProps) {
+/**
+ * The second step of every decision: a modal that names the amount; a rejection also asks why.
+ * Esc or Cancel backs out, and the focus goes back where it was when the dialog opened.
+ */
+export function ConfirmDialog({ pending, busy, error, quickReasons, onConfirm, onCancel }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const returnTo = useRef<HTMLElement | null>(null);
+  /** The page closed it (the decision was answered): the page decides where the focus goes. */
+  const closedByPage = useRef(false);
+  const [reason, setReason] = useState('');
+  const [reasonError, setReasonError] = useState<string | null>(null);
+  const ids = useId();
+  const asksReason = pending !== null && needsReason(pending.action);
+
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (pending && !dialog.open) {
+      const active = document.activeElement;
+      returnTo.current = active instanceof HTMLElement && active !== document.body ? active : null;
+      setReason('');
+      setReasonError(null);
       dialog.showModal();
       dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
     }
-    if (!pending && dialog.open) dialog.close();
+    if (!pending && dialog.open) {
+      closedByPage.current = true;
+      dialog.close();
+    }
   }, [pending]);
+
+  const handleClose = () => {
+    if (closedByPage.current) {
+      closedByPage.current = false;
+      returnTo.current = null;
+      return;
+    }
+    onCancel();
+    // Back to where the person was: the button or row that opened it, or the decision panel when that is gone.
+    const back = returnTo.current;
+    returnTo.current = null;
+    requestAnimationFrame(() => {
+      if (back?.isConnected) back.focus();
+      else document.querySelector<HTMLElement>('.decision-panel .decide-button')?.focus();
+    });
+  };
+
+  const handleSubmit = () => {
+    if (busy || !pending) return;
+    if (!asksReason) {
+      onConfirm(undefined);
+      return;
+    }
+    const length = reasonLength(reason);
+    if (length === 0 || length > limits.rejectReasonCharsMax) {
+      setReasonError(length === 0 ? 'Say why: the agent is told your reason.' : `At most ${limits.rejectReasonCharsMax} characters.`);
+      reasonRef.current?.focus();
+      return;
+    }
+    onConfirm(reason.trim());
+  };
+
   const copy = pending ? confirmCopy(pending) : null;
+  const length = reasonLength(reason);
   return (
     <dialog
       ref={ref}
@@ -92,29 +172,78 @@ export function ConfirmDialog({ pending, busy, error, onConfirm, onCancel }: Con
       onCancel={(event) => {
         if (busy) event.preventDefault();
       }}
-      onClose={onCancel}
+      onClose={handleClose}
     >
-      {copy && (
+      {copy && pending && (
         <form
           method="dialog"
           className="dialog-body"
+          noValidate
           onSubmit={(event) => {
             event.preventDefault();
-            if (!busy) onConfirm();
+            handleSubmit();
           }}
         >
           <h2 id="confirm-title">{copy.title}</h2>
           <p id="confirm-body">{copy.body}</p>
+          {asksReason && (
+            <div className="reason-field">
+              <label htmlFor={`${ids}-reason`}>Why? The agent is told this.</label>
+              {quickReasons.length > 0 && (
+                <fieldset className="quick-reasons">
+                  <legend className="sr-only">Quick reasons</legend>
+                  <div className="quick-reason-list">
+                  {quickReasons.map((quick) => (
+                    <button
+                      key={quick}
+                      type="button"
+                      className="button small quick-reason"
+                      onClick={() => {
+                        setReason(quick);
+                        setReasonError(null);
+                        reasonRef.current?.focus();
+                      }}
+                    >
+                      {quick}
+                    </button>
+                  ))}
+                  </div>
+                </fieldset>
+              )}
+              <textarea
+                ref={reasonRef}
+                id={`${ids}-reason`}
+                className="reason-text"
+                rows={3}
+                value={reason}
+                data-autofocus
+                aria-invalid={reasonError !== null}
+                aria-describedby={`${ids}-count${reasonError ? ` ${ids}-error` : ''}`}
+                onChange={(event) => {
+                  setReason(event.target.value);
+                  if (reasonError) setReasonError(null);
+                }}
+              />
+              <p id={`${ids}-count`} className={`reason-count${length > limits.rejectReasonCharsMax ? ' over' : ''}`}>
+                {length} / {limits.rejectReasonCharsMax}
+              </p>
+              {reasonError && (
+                <p id={`${ids}-error`} className="field-error" role="alert">
+                  {reasonError}
+                </p>
+              )}
+            </div>
+          )}
           {error && (
             <p className="form-error" role="alert">
               {error}
             </p>
           )}
           <div className="dialog-actions">
-            <button type="button" className="button" onClick={onCancel} disabled={busy}>
+            <button type="button" className="button" onClick={() => ref.current?.close()} disabled={busy}>
               Cancel
             </button>
-            <button type="submit" className={`button ${copy.danger ? 'danger' : 'primary'}`} data-autofocus disabled={busy}>
+            <button type="submit" className={`button ${copy.danger ? 'danger' : 'primary'}`} data-autofocus={asksReason ? undefined : true} disabled={busy}>
               {busy ? 'Sending decision…' : copy.confirm}
             </button>
           </div>

@@ -1,11 +1,39 @@
 import type { ItemDetail, SessionInfo } from '../../../shared/api.ts';
+import type { Change } from '../../../shared/entries.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
 import { ACTION_LABELS, levelLabel, STATE_SENTENCES } from '../labels.ts';
 import type { PendingDecision } from './ConfirmDialog.tsx';
+import { describeChange } from './FactTable.tsx';
 
 /** The reason of an item whose send may or may not have happened: it can only be closed. */
 const AMBIGUOUS: WhyCode = 'ambiguous';
+
+/** What is left to refund by the freshest read the page has: the page's own read, else the live facts. */
+function remainingNow(detail: ItemDetail): number | null {
+  const now = detail.facts_now;
+  if (now && typeof now.amount_received === 'number' && typeof now.refunded_by_others === 'number') return now.amount_received - now.refunded_by_others;
+  return detail.item?.current?.remaining ?? null;
+}
+
+/** Every change since the agent asked, by field: the page's own diff first, then the escalation's. */
+function changesOf(detail: ItemDetail): Change[] {
+  const seen = new Set(detail.changes.map((c) => c.field));
+  return [...detail.changes, ...(detail.item?.changes ?? []).filter((c) => !seen.has(c.field))];
+}
+
+/**
+ * Why approving the original request is refused as things stand, in words, or null when the facts
+ * still hold: what is left no longer covers it, the payment is disputed, or a fact moved.
+ */
+export function staleReasonOf(detail: ItemDetail, currency: string | null): string | null {
+  const amount = detail.request.amount;
+  const left = remainingNow(detail);
+  if (left !== null && left < amount) return `only ${formatMoney(Math.max(0, left), currency)} is left to refund of the ${formatMoney(amount, currency)} asked`;
+  if (detail.facts_now?.disputed === true || detail.item?.current?.disputed) return 'the payment is disputed now';
+  const changes = changesOf(detail);
+  return changes.length > 0 ? `the payment changed since the agent asked (${changes.map((c) => describeChange(c, currency)).join('; ')})` : null;
+}
 
 interface DecisionPanelProps {
   detail: ItemDetail;
@@ -14,7 +42,11 @@ interface DecisionPanelProps {
   onChoose: (pending: PendingDecision) => void;
 }
 
-/** The decisions this person may take now, each a button that opens the confirmation. */
+/**
+ * The decisions this person may take now, each a button that opens the confirmation. When the
+ * facts changed, the repair comes first and approving the original is second, with the reason it
+ * is refused.
+ */
 export function DecisionPanel({ detail, session, currency, onChoose }: DecisionPanelProps) {
   const item = detail.item;
   const amount = formatMoney(detail.request.amount, currency);
@@ -35,7 +67,7 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
   }
 
   const ambiguous = item.reason === AMBIGUOUS;
-  const changed = detail.changes.length > 0 || item.changes.length > 0;
+  const staleBecause = staleReasonOf(detail, currency);
   const hasRepairs = item.repairs.length > 0;
   return (
     <section className="panel decision-panel" aria-labelledby="decide-title">
@@ -43,6 +75,11 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
       <p className="decide-lede">
         For <strong>{item.group}</strong>. Each choice asks you to confirm first.
       </p>
+      {staleBecause && !ambiguous && (
+        <p className="decide-warning" id="stale-because">
+          <strong>The facts changed:</strong> {staleBecause}.
+        </p>
+      )}
       {item.repairs.map((repair, index) => (
         <button
           key={`${repair.code}-${repair.set.amount ?? 'same'}`}
@@ -59,21 +96,21 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
       ))}
       {!ambiguous && (
         <>
-          {changed && (
-            <p className="decide-warning">
-              The facts changed since the agent asked. Approving the original {amount} is checked again against Stripe and may be
-              refused.
+          {staleBecause && !hasRepairs && (
+            <p className="decide-note">
+              No repair is offered yet. Approving the original is refused and sends nothing; the item then comes back with what changed and the
+              repair to accept.
             </p>
           )}
+          {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
           <button
             type="button"
-            className={`button wide decide-button ${hasRepairs ? '' : 'primary'}`}
+            className={`button wide decide-button approve-button${hasRepairs || staleBecause ? '' : ' primary'}`}
             aria-keyshortcuts="a"
-            onClick={() => onChoose({ ...base, action: 'approve' })}
+            aria-describedby={staleBecause ? 'stale-because' : undefined}
+            onClick={() => onChoose({ ...base, action: 'approve', staleBecause })}
           >
-            <span className="decide-main">
-              {ACTION_LABELS.approve} {amount}
-            </span>
+            <span className="decide-main">{staleBecause ? `Approve the original ${amount}` : `${ACTION_LABELS.approve} ${amount}`}</span>
             <span className="key-hint" aria-hidden="true">a</span>
           </button>
           <button type="button" className="button wide decide-button danger-outline" aria-keyshortcuts="r" onClick={() => onChoose({ ...base, action: 'reject' })}>

@@ -2,6 +2,7 @@ import { type ReactNode, type Ref, useEffect, useRef, useState } from 'react';
 import type { HistoryItem } from '../../../shared/api.ts';
 import { callApi, messageOf } from '../api-client.ts';
 import { currencyOf, learnCurrencies } from '../currency.ts';
+import { useDirectory } from '../directory.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
 import { confirmationLabel, historyStatusLabel, STATE_TONES } from '../labels.ts';
@@ -123,6 +124,7 @@ export function HistoryPage({ kind, q }: { kind: 'done' | 'closed'; q: string })
 }
 
 function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<HTMLTableSectionElement> }) {
+  const { displayName } = useDirectory();
   return (
     <table className="history-table">
       <thead>
@@ -155,7 +157,7 @@ function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<H
                 {item.refund && <span className="mono subtle">{item.refund}</span>}
               </td>
               <td data-label="Decided by">
-                {item.decided_by ?? '—'}
+                {item.decided_by ? displayName(item.decided_by) : '—'}
                 {item.group && <span className="subtle">{item.group}</span>}
               </td>
               <td data-label="When">

@@ -1,40 +1,68 @@
 import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
-import type { ItemDetail, SessionInfo } from '../../../shared/api.ts';
+import type { DecisionAnswer, ItemDetail, PaymentPanel as Payment, SessionInfo, Viewer } from '../../../shared/api.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { ApiError, callApi, messageOf } from '../api-client.ts';
+import { clockGaps } from '../app-time.ts';
 import { detailCurrency, rememberDetail } from '../currency.ts';
+import { useDirectory } from '../directory.ts';
 import { formatMoney } from '../format.ts';
 import { useDocumentTitle, useShortcuts } from '../hooks.ts';
-import { levelLabel } from '../labels.ts';
+import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
-import { navigate, takeIntent } from '../router.ts';
+import { finishedToast, nextAfter } from '../next-item.ts';
+import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.ts';
+import { showToast } from '../toasts.ts';
+import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
-import { DecisionPanel } from './DecisionPanel.tsx';
+import { DecisionPanel, staleReasonOf } from './DecisionPanel.tsx';
 import { FactTable } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { Link } from './Link.tsx';
 import { OutcomeBanner } from './OutcomeBanner.tsx';
-import { ReasonSummary } from './ReasonSummary.tsx';
+import { PaymentPanel } from './PaymentPanel.tsx';
+import { PresenceNote } from './PresenceNote.tsx';
 import { ReceiptPanel } from './ReceiptPanel.tsx';
-import { SlaCountdown } from './SlaCountdown.tsx';
-import { Badge, ErrorState, LoadingState } from './StateViews.tsx';
+import { ErrorState, LoadingState } from './StateViews.tsx';
 import { Timeline } from './Timeline.tsx';
-import { useDecision } from '../use-decision.ts';
 import { WhoWasToldPanel } from './WhoWasToldPanel.tsx';
+import { WhyPanel } from './WhyPanel.tsx';
 
-type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemDetail };
+/** The item page as the server answers it: the detail, with the payment as Stripe has it (display only). */
+type ItemPageDetail = ItemDetail & { payment?: Payment | null; payment_error?: string | null };
+
+type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemPageDetail };
 
 const AMBIGUOUS: WhyCode = 'ambiguous';
+const NO_VIEWERS: readonly Viewer[] = [];
 
 /** The escalation I could decide on this page: the item's, when it sits in one of my groups. */
 function myEscalation(detail: ItemDetail, groups: readonly string[]): string | null {
   return detail.item && groups.includes(detail.item.group) ? detail.item.escalation : null;
 }
 
-/** One item: the request, the facts then and now, the decision, the journal and the receipt. */
+/**
+ * The queue this page was opened from (the inbox's order under the filters in the address bar),
+ * kept from the last render that still had this item in it: by the time a decision is answered,
+ * the live feed may already have taken the item out.
+ */
+function useQueueAround(effectId: string, search: string): () => { next: string | null } {
+  const live = useLiveState();
+  const queue = useRef<string[]>([]);
+  const ids = applyFilters(live.items ?? [], parseFilters(search)).map((i) => i.effect_id);
+  if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
+  const feed = useLiveFeed();
+  return () => {
+    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search)).map((i) => i.effect_id));
+    return { next: nextAfter(queue.current, effectId, open) };
+  };
+}
+
+/** One item: the request, what is wrong, the facts then and now, the payment, the decision, the journal and the receipt. */
 export function ItemPage({ effectId, session }: { effectId: string; session: SessionInfo }) {
   const feed = useLiveFeed();
-  const { offsetMs } = useLiveState();
+  const { offsetMs, viewers: allViewers } = useLiveState();
+  const directory = useDirectory();
+  const search = useSearch();
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
   /** The latest live news of this item: its escalation if in my groups, null if it left them; undefined: none. */
   const [liveEscalation, setLiveEscalation] = useState<string | null | undefined>(undefined);
@@ -44,8 +72,28 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     rememberDetail(next);
     setLoad({ phase: 'ready', detail: next });
   }, []);
-  const decision = useDecision(effectId, detail, show);
+  const queueAround = useQueueAround(effectId, search);
+  // A decision that finished the item opens the next one in the queue, with a toast saying what was done.
+  const handleFinished = (answer: DecisionAnswer, decided: PendingDecision): boolean => {
+    const { next } = queueAround();
+    const toast = finishedToast(answer, decided);
+    showToast({
+      ...toast,
+      status: answer.status,
+      text: next ? toast.text : `${toast.text}. Nothing else waits here.`,
+      link: { href: itemPath(effectId), label: 'View it' },
+    });
+    navigate(next ? itemPath(next, search) : inboxPath(search));
+    return true;
+  };
+  const decision = useDecision(effectId, detail, show, handleFinished);
   useDocumentTitle(detail ? `${formatMoney(detail.request.amount, currency)} · ${detail.request.id}` : 'Item');
+
+  // Others see who has this item open; the server forgets this tab when it leaves the item or closes.
+  useEffect(() => {
+    feed.setViewing(effectId);
+    return () => feed.setViewing(null);
+  }, [feed, effectId]);
 
   const refresh = useCallback(async () => {
     try {
@@ -82,50 +130,61 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       paymentIntent: detail.request.payment_intent,
       requestId: detail.request.id,
       ...(repair && repairIndex !== undefined ? { repair, repairIndex } : {}),
+      ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
     });
   };
-  useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate('/') });
+  useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate(inboxPath(search)) });
 
   // Arriving from the inbox with a or r: open that confirmation as soon as the item is shown.
   const arrived = useRef(false);
   useEffect(() => {
     if (!detail || arrived.current) return;
     arrived.current = true;
+    // The loading title that had the focus is gone: give it to the item's title, where reading starts.
+    if (document.activeElement === null || document.activeElement === document.body) {
+      document.getElementById('page-title')?.focus({ preventScroll: true });
+    }
     const action = takeIntent(effectId);
     if (action) choose(action)();
   });
 
   if (load.phase === 'loading') {
     return (
-      <ItemFrame>
+      <ItemFrame search={search}>
         <LoadingState label="Loading the item and reading Stripe…" />
       </ItemFrame>
     );
   }
   if (load.phase === 'missing') {
     return (
-      <ItemFrame title="Not in your groups">
+      <ItemFrame title="Not in your groups" search={search}>
         <ErrorState title="This item is not in your groups" message="It does not exist, or it was never routed to a group you belong to. Nothing about it is shown." />
       </ItemFrame>
     );
   }
   if (load.phase === 'error') {
     return (
-      <ItemFrame>
+      <ItemFrame search={search}>
         <ErrorState title="The item could not be loaded" message={load.message} onRetry={() => void refresh()} />
       </ItemFrame>
     );
   }
 
   const d = load.detail;
+  // Render time on the application clock, for "today" in times; the countdowns tick on their own.
+  const appNowMs = Date.now() + offsetMs;
+  const viewers = (allViewers.get(effectId) ?? NO_VIEWERS).filter((v) => v.name !== session.name);
   const changedUnderMe = !decision.busy && liveEscalation !== undefined && liveEscalation !== myEscalation(d, session.groups);
   return (
     <section className="page item-page">
-      <p className="breadcrumb">
-        <Link href="/" className="breadcrumb-link">
-          ← Inbox
-        </Link>
-      </p>
+      <div className="item-topline">
+        <p className="breadcrumb">
+          <Link href={inboxPath(search)} className="breadcrumb-link">
+            ← Inbox
+          </Link>
+        </p>
+        <PresenceNote viewers={viewers} />
+      </div>
       {decision.outcome && (
         <OutcomeBanner
           ref={decision.outcomeRef}
@@ -135,6 +194,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           myGroups={session.groups}
           repair={decision.outcome.repair}
           currency={currency}
+          decided={decision.outcome.decided}
+          appNowMs={appNowMs}
         />
       )}
       {changedUnderMe && (
@@ -148,15 +209,18 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       )}
       <div className="item-grid">
         <div className="item-main">
-          <ItemSummary detail={d} currency={currency} />
-          {d.item && <WhyPanel detail={d} currency={currency} offsetMs={offsetMs} />}
-          <section className="panel" aria-labelledby="facts-title">
+          <ItemSummary detail={d} currency={currency} appNowMs={appNowMs} />
+          {d.item && <WhyPanel detail={d} session={session} currency={currency} offsetMs={offsetMs} />}
+          <section className="panel facts-panel" aria-labelledby="facts-title">
             <h2 id="facts-title">Facts</h2>
             <FactTable then={d.facts_then} now={d.facts_now} nowError={d.facts_now_error} changes={d.changes} currency={currency} />
           </section>
-          <section className="panel" aria-labelledby="history-title">
+          {(d.payment !== undefined || d.payment_error !== undefined) && (
+            <PaymentPanel payment={d.payment ?? null} error={d.payment_error ?? null} clock={{ gaps: clockGaps(d.history), offsetMs, appNowMs }} />
+          )}
+          <section className="panel history-panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
-            <Timeline history={d.history} currency={currency} />
+            <Timeline history={d.history} currency={currency} appNowMs={appNowMs} displayName={directory.displayName} />
           </section>
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
@@ -165,28 +229,14 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           <ReceiptPanel detail={d} />
         </aside>
       </div>
-      <ConfirmDialog pending={decision.pending} busy={decision.busy} error={decision.error} onConfirm={decision.confirm} onCancel={decision.cancel} />
-    </section>
-  );
-}
-
-/** Why a person must decide, the failed rules or changes, where it sits and how long is left. */
-function WhyPanel({ detail, currency, offsetMs }: { detail: ItemDetail; currency: string | null; offsetMs: number }) {
-  const item = detail.item;
-  if (!item) return null;
-  return (
-    <section className="panel why-panel" aria-labelledby="why-title">
-      <div className="panel-head">
-        <h2 id="why-title">Why it needs a person</h2>
-        <p className="row-group">
-          <span className="group-name">{item.group}</span> <span className="muted">· {levelLabel(item.level)}</span>
-        </p>
-      </div>
-      <ReasonSummary item={item} currency={currency} />
-      <div className="why-sla">
-        {item.breach && <Badge tone="danger">SLA breached</Badge>}
-        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} />
-      </div>
+      <ConfirmDialog
+        pending={decision.pending}
+        busy={decision.busy}
+        error={decision.error}
+        quickReasons={directory.reject_reasons}
+        onConfirm={decision.confirm}
+        onCancel={decision.cancel}
+      />
     </section>
   );
 }
@@ -208,11 +258,11 @@ function LiveChangeNotice({ left, onRefresh }: { left: boolean; onRefresh: () =>
   );
 }
 
-function ItemFrame({ title = 'Item', children }: { title?: string; children: ReactNode }) {
+function ItemFrame({ title = 'Item', search, children }: { title?: string; search: string; children: ReactNode }) {
   return (
     <section className="page item-page">
       <p className="breadcrumb">
-        <Link href="/" className="breadcrumb-link">
+        <Link href={inboxPath(search)} className="breadcrumb-link">
           ← Inbox
         </Link>
       </p>

@@ -1,12 +1,50 @@
 import type { ItemDetail } from '../../../shared/api.ts';
+import { entryAppTimes } from '../app-time.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { STATE_LABELS, STATE_TONES } from '../labels.ts';
 import { Badge } from './StateViews.tsx';
 
+/** A link to the agent's ticket, only when it is http(s): anything else (javascript:, data:) is never made a link. */
+export function safeContextUrl(value: string | undefined): URL | null {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The agent's side of the story: its reason in its words, and the ticket or conversation behind the request. */
+function AgentContext({ reason, contextUrl }: { reason: string | undefined; contextUrl: string | undefined }) {
+  const link = safeContextUrl(contextUrl);
+  if (!reason && !contextUrl) return null;
+  return (
+    <blockquote className="agent-quote">
+      {reason ? <p>“{reason}”</p> : <p className="muted">The agent gave no reason.</p>}
+      <footer>
+        the agent’s reason
+        {link && (
+          <>
+            {' · '}
+            <a className="context-link" href={link.href} target="_blank" rel="noopener noreferrer">
+              Ticket on {link.host}
+              <span className="sr-only"> (opens in a new tab)</span> ↗
+            </a>
+          </>
+        )}
+        {contextUrl && !link && <> · its link is not shown: only http and https links open from here</>}
+      </footer>
+    </blockquote>
+  );
+}
+
 /** The request: the amount first and largest, then which payment, who asked and why. */
-export function ItemSummary({ detail, currency }: { detail: ItemDetail; currency: string | null }) {
+export function ItemSummary({ detail, currency, appNowMs }: { detail: ItemDetail; currency: string | null; appNowMs: number }) {
   const { request } = detail;
-  const askedMs = detail.history.find((e) => e.kind === 'PROPOSED')?.ts_ms ?? null;
+  const proposal = detail.history.findIndex((e) => e.kind === 'PROPOSED');
+  // On the application clock, as the deadlines and the history are.
+  const askedMs = proposal < 0 ? null : (entryAppTimes(detail.history)[proposal] ?? null);
   const paid = typeof detail.facts_then.amount_received === 'number' ? formatMoney(detail.facts_then.amount_received, currency) : null;
   return (
     <header className="item-summary">
@@ -37,7 +75,7 @@ export function ItemSummary({ detail, currency }: { detail: ItemDetail; currency
             <dt>Asked</dt>
             <dd>
               <time dateTime={isoOf(askedMs)} title={formatFull(askedMs)}>
-                {formatWhen(askedMs)}
+                {formatWhen(askedMs, appNowMs)}
               </time>
             </dd>
           </div>
@@ -55,12 +93,7 @@ export function ItemSummary({ detail, currency }: { detail: ItemDetail; currency
           </div>
         )}
       </dl>
-      {request.reason && (
-        <blockquote className="agent-quote">
-          <p>“{request.reason}”</p>
-          <footer>the agent’s reason</footer>
-        </blockquote>
-      )}
+      <AgentContext reason={request.reason} contextUrl={request.context_url} />
     </header>
   );
 }

@@ -1,13 +1,33 @@
 import type { Ref } from 'react';
-import type { ItemDetail } from '../../../shared/api.ts';
+import type { DecisionShown, ItemDetail } from '../../../shared/api.ts';
 import type { Repair } from '../../../shared/entries.ts';
 import { isJsonObject } from '../../../shared/json.ts';
 import { LANDED_STATUSES, type Status } from '../../../shared/statuses.ts';
-import { formatMoney } from '../format.ts';
+import { formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
 import { levelLabel, outcomeOf, STATE_SENTENCES, type Tone } from '../labels.ts';
 import { Link } from './Link.tsx';
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
+
+/** What someone else did, as a verb; a missing action does not compile. */
+const DECIDED_VERBS: Record<DecisionShown['action'], string> = {
+  approve: 'approved it',
+  reject: 'rejected it',
+  repair: 'accepted a repair',
+};
+
+/** "Bea Novak approved it at 14:02", and her reason when she gave one: the decision that came first. */
+export function RaceNotice({ decided, appNowMs }: { decided: DecisionShown; appNowMs: number }) {
+  return (
+    <p className="outcome-race" data-testid="race-notice">
+      <strong>{decided.display_name || decided.by}</strong> {DECIDED_VERBS[decided.action]} at{' '}
+      <time dateTime={isoOf(decided.at_ms)} title={formatFull(decided.at_ms)}>
+        {formatMinute(decided.at_ms, appNowMs)}
+      </time>
+      {decided.reason ? `: “${decided.reason}”` : '.'}
+    </p>
+  );
+}
 
 /** The request a repair decision created, from the latest DECIDED entry. */
 function repairChild(detail: ItemDetail): string | null {
@@ -27,11 +47,15 @@ interface OutcomeBannerProps {
   /** The repair accepted, when the decision was one: the outcome is then about the new request. */
   repair: Repair | null;
   currency: string | null;
+  /** Someone else's decision that came first, when this one lost the race. */
+  decided: DecisionShown | null;
+  /** The application clock now, for "at 14:02". */
+  appNowMs: number;
   ref?: Ref<HTMLDivElement>;
 }
 
 /** What the decision did, in the server's words, and where the item stands now. */
-export function OutcomeBanner({ status, message, detail, myGroups, repair, currency, ref }: OutcomeBannerProps) {
+export function OutcomeBanner({ status, message, detail, myGroups, repair, currency, decided, appNowMs, ref }: OutcomeBannerProps) {
   let { title, tone }: { title: string; tone: Tone } = outcomeOf(status);
   const child = repairChild(detail);
   const item = detail.item;
@@ -51,6 +75,7 @@ export function OutcomeBanner({ status, message, detail, myGroups, repair, curre
   return (
     <div ref={ref} tabIndex={-1} className={`outcome outcome-${tone}`} role={tone === 'success' || tone === 'neutral' ? 'status' : 'alert'} data-status={status}>
       <p className="outcome-title">{title}</p>
+      {decided && <RaceNotice decided={decided} appNowMs={appNowMs} />}
       <p className="outcome-message">{message}</p>
       <p className="outcome-now">
         <strong>Now:</strong> {now}

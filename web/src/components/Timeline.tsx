@@ -1,6 +1,7 @@
 import { type Change, DECISIONS, type Decision, type Entry } from '../../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../../shared/json.ts';
 import { assertNever, whyFor } from '../../../shared/statuses.ts';
+import { entryAppTimes } from '../app-time.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { humanize, levelLabel, type Tone } from '../labels.ts';
 import { describeChange } from './FactTable.tsx';
@@ -29,8 +30,18 @@ function leaseBy(lease: Json | undefined): string | null {
   return isJsonObject(lease) && typeof lease.by === 'string' ? lease.by : null;
 }
 
+/** What an entry's words depend on beyond the entry itself. */
+export interface StepContext {
+  isFirstProposal: boolean;
+  currency: string | null;
+  /** The group of the escalation before this one, if any: a breach that stayed there missed its deadline at the top. */
+  previousGroup: string | null;
+  /** A person's name as the page shows it. */
+  displayName: (name: string) => string;
+}
+
 /** One journal entry in words: who did what, for which group. */
-export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: string | null): Step {
+export function describeEntry(entry: Entry, { isFirstProposal, currency, previousGroup, displayName }: StepContext): Step {
   switch (entry.kind) {
     case 'PROPOSED': {
       const request = isJsonObject(entry.request) ? entry.request : {};
@@ -40,13 +51,13 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
         const reason = text(request.reason);
         return { title: `Asked for a refund of ${money(effect.amount, currency)}`, who: text(request.agent) || null, group: null, notes: reason ? [`“${reason}”`] : [], tone: 'info' };
       }
-      const under = by === 'policy' ? 'under the policy rules' : by ? `under ${by}’s approval` : 'again';
+      const under = by === 'policy' ? 'under the policy rules' : by ? `under ${displayName(by)}’s approval` : 'again';
       return { title: `Prepared to send ${money(effect.amount, currency)} ${under}`, who: 'Interlock', group: null, notes: [], tone: 'info' };
     }
     case 'AUTHORIZED': {
       const by = leaseBy(entry.lease);
       const group = isJsonObject(entry.lease) ? text(entry.lease.group) || null : null;
-      const whose = by ? `${by}’s` : 'the';
+      const whose = by ? `${displayName(by)}’s` : 'the';
       return { title: by === 'policy' ? 'Cleared by policy: every rule passed' : `Authority checked: ${whose} approval is live`, who: 'Interlock', group, notes: [], tone: 'info' };
     }
     case 'DISPATCHED': {
@@ -70,13 +81,17 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
       return { title: 'Outcome unknown: it may or may not have reached Stripe', who: 'Interlock', group: null, notes: [whyFor('ambiguous')], tone: 'danger' };
     case 'ESCALATED': {
       const level = typeof entry.level === 'number' ? entry.level : 0;
-      const moved = level > 0 || entry.breach === true;
-      const routedTo = Array.isArray(entry.routed_to) ? entry.routed_to.map(text).join(', ') : '';
+      const group = text(entry.group);
+      const routedTo = Array.isArray(entry.routed_to) ? entry.routed_to.map((name) => displayName(text(name))).join(', ') : '';
       const notes = [`${levelLabel(level)}${routedTo ? ` · members: ${routedTo}` : ''}`];
       if (typeof entry.due_ms === 'number') notes.push(`Due ${formatFull(entry.due_ms)}`);
+      else if (entry.breach === true) notes.push('No later deadline: it stays with this group until decided');
       if (entry.breach === true) notes.push('SLA breached');
+      // A breach that stayed in the same group had nowhere to move: the deadline was missed at the top of its chain.
+      const headline =
+        entry.breach !== true ? 'Routed to a person' : previousGroup === group ? `Deadline missed at ${group}` : 'Moved up after the SLA passed';
       return {
-        title: `${moved && entry.breach === true ? 'Moved up after the SLA passed' : 'Routed to a person'}: ${text(entry.why) || whyFor(text(entry.reason))}`,
+        title: `${headline}: ${text(entry.why) || whyFor(text(entry.reason))}`,
         who: null,
         group: text(entry.group) || null,
         notes,
@@ -90,7 +105,10 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
       const amount = set.amount === undefined ? '' : `: refund ${money(set.amount, currency)}`;
       const title = decision ? DECISION_TITLES[decision] + (decision === 'repair' ? amount : '') : `Decided: ${text(entry.decision)}`;
       const notes = repair ? [`New request ${text(repair.request_id)}`] : [];
-      return { title, who: text(entry.by) || null, group: text(entry.group) || null, notes, tone: decision ? DECISION_TONES[decision] : 'neutral' };
+      // Rejections journaled before reasons were kept have none; the step still reads whole without it.
+      if (typeof entry.reason === 'string' && entry.reason !== '') notes.unshift(`Reason: “${entry.reason}”`);
+      const by = text(entry.by);
+      return { title, who: by ? displayName(by) : null, group: text(entry.group) || null, notes, tone: decision ? DECISION_TONES[decision] : 'neutral' };
     }
     case 'CONFIRMED': {
       const status = text(entry.status);
@@ -107,21 +125,33 @@ export function describeEntry(entry: Entry, isFirstProposal: boolean, currency: 
   }
 }
 
-/** The journal of one item, oldest first, as a readable timeline. */
-export function Timeline({ history, currency }: { history: Entry[]; currency: string | null }) {
+interface TimelineProps {
+  history: Entry[];
+  currency: string | null;
+  /** The application clock now: every time here is on it, as deadlines are. */
+  appNowMs: number;
+  displayName: (name: string) => string;
+}
+
+/** The journal of one item, oldest first, as a readable timeline; times on the application clock, as deadlines are. */
+export function Timeline({ history, currency, appNowMs, displayName }: TimelineProps) {
   const firstProposal = history.findIndex((e) => e.kind === 'PROPOSED');
+  const times = entryAppTimes(history);
+  let previousGroup: string | null = null;
   return (
     <ol className="timeline">
       {history.map((entry, index) => {
-        const step = describeEntry(entry, index === firstProposal, currency);
+        const step = describeEntry(entry, { isFirstProposal: index === firstProposal, currency, previousGroup, displayName });
+        if (entry.kind === 'ESCALATED') previousGroup = entry.group;
+        const atMs = times[index] ?? entry.ts_ms;
         return (
           <li key={entry.hash} className={`timeline-step tone-${step.tone}`} data-kind={entry.kind}>
             <span className="timeline-dot" aria-hidden="true" />
             <div className="timeline-body">
               <p className="timeline-title">{step.title}</p>
               <p className="timeline-meta">
-                <time dateTime={isoOf(entry.ts_ms)} title={formatFull(entry.ts_ms)}>
-                  {formatWhen(entry.ts_ms)}
+                <time dateTime={isoOf(atMs)} title={formatFull(atMs)}>
+                  {formatWhen(atMs, appNowMs)}
                 </time>
                 {step.who && (
                   <>

@@ -1,5 +1,6 @@
 import type { NotificationRecord, SessionInfo } from '../../../shared/api.ts';
 import { assertNever } from '../../../shared/statuses.ts';
+import { displayNameOf } from '../directory.ts';
 import { formatFull, formatWhen, isoOf } from '../format.ts';
 import { channelLabel, levelLabel, NOTIFICATION_STATUS_LABELS, NOTIFICATION_STATUS_TONES, notificationEventLabel } from '../labels.ts';
 import { Badge } from './StateViews.tsx';
@@ -14,10 +15,10 @@ const STATUS_ICONS: Record<NotificationRecord['status'], string> = {
 };
 
 /** Who a message went to, in words: a person by display name where this page knows it, a team channel, an agent's callback. */
-function recipientLabel(recipient: NotificationRecord['recipient'], session: SessionInfo): string {
+export function recipientLabel(recipient: NotificationRecord['recipient'], session: SessionInfo): string {
   switch (recipient.kind) {
     case 'person':
-      return recipient.name === session.name ? `${session.display_name} (you)` : recipient.name;
+      return recipient.name === session.name ? `${session.display_name} (you)` : displayNameOf(recipient.name);
     case 'group':
       return `${recipient.name} team channel`;
     case 'agent':
