@@ -161,7 +161,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // Checked before the lock is taken: the hashing is the costly part.
     const rows = sealed.map((entry, i) => {
       assertKind(entry.kind);
-      assertEffectId(entry.effect_id);
+      assertEffectId(entry.effect_id, entry.kind);
       assertTimeMs(entry.ts_ms);
       const row = rowOf(entry);
       try {
@@ -220,7 +220,7 @@ function assertGuard(guard: ReservationGuard): void {
 
 function checkAppend(kind: EntryKind, effectId: string, fields: object): JsonObject {
   assertKind(kind);
-  assertEffectId(effectId);
+  assertEffectId(effectId, kind);
   return normaliseFields(fields);
 }
 

@@ -1,5 +1,5 @@
 import { closesDispatch } from '../server/journal/chain.ts';
-import { ENTRY_KINDS, type Entry, type EntryKind, type EntryOf } from '../shared/entries.ts';
+import { ENTRY_KINDS, type Entry, type EntryKind, type EntryOf, MESSAGE_KINDS } from '../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
 import { limits } from '../shared/limits.ts';
 import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/journal/hash.ts';
@@ -22,11 +22,22 @@ export interface ClaimRow {
 
 const ENVELOPE_KEYS = ['effect_id', 'kind', 'ts_ms', 'prev', 'hash'] as const;
 const effectIdPattern = new RegExp(`^[0-9a-f]{${limits.effectIdHexChars}}$`);
+const messageIdPattern = new RegExp(`^m[0-9a-f]{${limits.messageIdHexChars}}$`);
+const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
 
-/** Refuse an effect id that is not 12 lowercase hex characters. */
-export function assertEffectId(effectId: string): void {
-  if (typeof effectId !== 'string' || !effectIdPattern.test(effectId)) {
-    throw new TypeError(`effect id must be ${limits.effectIdHexChars} lowercase hex characters: ${String(effectId)}`);
+/**
+ * Refuse a chain id of the wrong shape: an effect's is 12 lowercase hex characters, a message's
+ * `m` and 23. With a kind, also refuse a kind on the other family's chain: a message's entries
+ * never land on an effect's chain, nor an effect's on a message's.
+ */
+export function assertEffectId(effectId: string, kind?: EntryKind): void {
+  const isEffect = typeof effectId === 'string' && effectIdPattern.test(effectId);
+  const isMessage = typeof effectId === 'string' && messageIdPattern.test(effectId);
+  if (!isEffect && !isMessage) {
+    throw new TypeError(`effect id must be ${limits.effectIdHexChars} lowercase hex characters (or a message id): ${String(effectId)}`);
+  }
+  if (kind !== undefined && messageKinds.has(kind) !== isMessage) {
+    throw new TypeError(`${kind} does not belong on ${isMessage ? 'a message' : 'an effect'}'s chain: ${effectId}`);
   }
 }
 

@@ -2,6 +2,12 @@
 export const limits = {
   /** Effect ids keep 48 bits of SHA-256: short enough to read, and a collision only refuses. */
   effectIdHexChars: 12,
+  /**
+   * Message ids (the outbox's chains) are `m` and 23 hex characters (92 bits of SHA-256): a shape
+   * no effect id can have, so a message can never land on a refund's chain, nor a refund on a
+   * message's, whatever ids an agent picks.
+   */
+  messageIdHexChars: 23,
   /** Stripe accepts at most 99,999,999 in the smallest unit for one charge. */
   refundCentsMax: 99_999_999,
   /** An agent's request id: 1 to 200 characters of a safe alphabet. */
@@ -57,8 +63,9 @@ export const limits = {
   outboxBackoffMaxMs: 3_600_000,
   outboxAttemptTimeoutMs: 10_000,
   outboxDeliveryWindowMs: 86_400_000,
-  /** Messages delivered at once by one process. */
+  /** Messages delivered at once by one process, and at once to one recipient (a hanging receiver holds only its own). */
   outboxConcurrency: 8,
+  outboxPerRecipientMax: 2,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
 } as const;

@@ -77,6 +77,9 @@ export class Outbox {
   /** Waiting-item messages journaled in this pass, by person, channel and window: the projection sees them at the next catch-up. */
   #journaledInWindow = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  /** Attempts running per recipient (`kind:name`). */
+  readonly #perRecipient = new Map<string, number>();
   #pass: Promise<void> | null = null;
   #again = false;
 
@@ -106,21 +109,55 @@ export class Outbox {
     return this.#journal(owed);
   }
 
-  /** Attempt every message whose time has come, a few at once; returns how many were attempted. */
+  /**
+   * Start an attempt for every message whose time has come, as slots allow: at most
+   * `outboxConcurrency` at once, and at most `outboxPerRecipientMax` for one recipient, so a
+   * receiver that hangs holds its own slots and nobody else's. Each attempt that ends starts the
+   * next one due at once. Resolves when the attempts it started have ended; returns how many ran.
+   */
   async deliverDue(): Promise<number> {
     const outbox = await this.#options.current();
-    const due = outbox.due(this.#options.wallMs()).filter((m) => !this.#running.has(m.id));
-    let attempted = 0;
-    for (let i = 0; i < due.length; i += limits.outboxConcurrency) {
-      const batch = due.slice(i, i + limits.outboxConcurrency);
-      const results = await Promise.all(batch.map((message) => this.#attempt(message.id)));
-      attempted += results.filter(Boolean).length;
+    const started: Promise<boolean>[] = [];
+    for (const message of outbox.due(this.#options.wallMs())) {
+      if (this.#running.size >= limits.outboxConcurrency) break;
+      const who = `${message.recipient.kind}:${message.recipient.name}`;
+      if (this.#running.has(message.id) || (this.#perRecipient.get(who) ?? 0) >= limits.outboxPerRecipientMax) continue;
+      this.#perRecipient.set(who, (this.#perRecipient.get(who) ?? 0) + 1);
+      started.push(
+        this.#attempt(message.id).then(
+          async (ran) => {
+            this.#perRecipient.set(who, (this.#perRecipient.get(who) ?? 1) - 1);
+            // A slot is free: the next message due goes now, not at the next pass. Only after an
+            // attempt that ran (it moved its message on); one another process holds waits for a pass.
+            if (ran && !this.#stopped) await this.deliverDue();
+            return ran;
+          },
+          (error: unknown) => {
+            this.#perRecipient.set(who, (this.#perRecipient.get(who) ?? 1) - 1);
+            throw error;
+          },
+        ),
+      );
     }
-    return attempted;
+    return (await Promise.all(started)).filter(Boolean).length;
   }
 
-  /** One pass: plan, then deliver. Passes asked for while one runs coalesce into one more. */
-  kick(): Promise<void> {
+  /**
+   * Decide what is owed and start what is due. Planning passes asked for while one runs coalesce
+   * into one more; deliveries never hold planning up (a hanging receiver must not delay the next
+   * escalation's messages). Resolves once this call's planning is done and the attempts it
+   * started have ended.
+   */
+  async kick(): Promise<void> {
+    try {
+      await this.#planPass();
+      await this.deliverDue();
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'outbox pass failed; the next one tries again');
+    }
+  }
+
+  #planPass(): Promise<void> {
     if (this.#pass) {
       this.#again = true;
       return this.#pass;
@@ -130,10 +167,7 @@ export class Outbox {
         do {
           this.#again = false;
           await this.plan();
-          await this.deliverDue();
         } while (this.#again);
-      } catch (error) {
-        this.#options.log.error({ err: error }, 'outbox pass failed; the next one tries again');
       } finally {
         this.#pass = null;
       }
@@ -144,6 +178,7 @@ export class Outbox {
   /** Run a pass every `intervalMs` (retries come due with time, not with new entries). */
   start(intervalMs: number): void {
     this.stop();
+    this.#stopped = false;
     this.#timer = setInterval(() => void this.kick(), intervalMs);
     this.#timer.unref();
   }
@@ -151,11 +186,15 @@ export class Outbox {
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
+    this.#stopped = true;
   }
 
-  /** The current pass, if one runs: a test or a shutdown waits for it. */
+  /** The current planning pass and every attempt running: a test or a shutdown waits for them. */
   async idle(): Promise<void> {
-    while (this.#pass) await this.#pass;
+    while (this.#pass || this.#running.size > 0) {
+      if (this.#pass) await this.#pass;
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   #input(outbox: OutboxProjection): PlanInput & { wallMs: number } {

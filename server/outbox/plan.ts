@@ -26,12 +26,15 @@ export interface OwedMessage {
 export const DIGEST_ITEMS_MAX = 5;
 
 /**
- * A message's id: the first 12 hex characters of SHA-256 over the canonical JSON of what it is
- * (the item, the event, the level, the recipient, the channel), namespaced so it can never be an
- * effect id of a refund.
+ * A message's id: `m` and the first 23 hex characters of SHA-256 over the canonical JSON of what it
+ * is (the item, the event, the level, the recipient, the channel, and for a digest the messages it
+ * carries): a shape no effect id has, so a message never lands on a refund's chain.
  */
-export function messageId(key: { about: string | null; event: string; level: number | null; recipient: Recipient; channel: string }): string {
-  return sha256Hex(canonical({ outbox: key })).slice(0, limits.effectIdHexChars);
+export function messageId(key: { about: string | null; event: string; level: number | null; recipient: Recipient; channel: string; covers?: string[] }): string {
+  // Told once per level: first routed there or moved up there is the same news (a re-show at that
+  // level tells nobody again); a reminder and a missed deadline are news of their own.
+  const told = key.event === 'moved_up' ? { ...key, event: 'escalated' } : key;
+  return `m${sha256Hex(canonical({ outbox: told })).slice(0, limits.messageIdHexChars)}`;
 }
 
 /** The channels of a recipient, keyed as a message names them. */
@@ -133,19 +136,23 @@ export function owedReminders(item: ItemContext, input: PlanInput): OwedMessage[
 
 /** The digests owed for windows that have closed: one per person and channel, listing the items held for it. */
 export function owedDigests(held: readonly MessageState[], input: PlanInput): OwedMessage[] {
+  // Held messages no digest carries yet, whose window has closed, by person and channel: a
+  // message held just as its window closed goes in the next digest rather than being lost.
   const byDigest = new Map<string, MessageState[]>();
   for (const message of held) {
     if (message.held === null || message.recipient.kind !== 'person') continue;
-    const key = `${message.recipient.name}|${message.channel}|${message.held}`;
+    const window = Number(message.held.slice('digest:'.length));
+    if (input.nowMs < (window + 1) * DIGEST_WINDOW_MS) continue;
+    const key = `${message.recipient.name}|${message.channel}`;
     byDigest.set(key, [...(byDigest.get(key) ?? []), message]);
   }
   const owed: OwedMessage[] = [];
   for (const messages of byDigest.values()) {
     const first = messages[0]!;
-    const window = Number(first.held!.slice('digest:'.length));
-    if (input.nowMs < (window + 1) * DIGEST_WINDOW_MS) continue;
+    const covers = messages.map((m) => m.id).sort();
+    const window = Math.max(...messages.map((m) => Number(m.held!.slice('digest:'.length))));
     const recipient: Recipient = { kind: 'person', name: first.recipient.name };
-    const key = { about: null, event: 'digest' as const, level: window, recipient, channel: first.channel };
+    const key = { about: null, event: 'digest' as const, level: window, recipient, channel: first.channel, covers };
     const id = messageId(key);
     if (input.exists(id)) continue;
     const items: DigestItem[] = messages.map((m) => ({
@@ -164,15 +171,16 @@ export function owedDigests(held: readonly MessageState[], input: PlanInput): Ow
       agent: null,
       amount: null,
       currency: null,
-      why: `${items.length} more items wait for you`,
+      why: `${items.length} more ${items.length === 1 ? 'item waits' : 'items wait'} for you`,
       reason: null,
       group: null,
       level: null,
       due_ms: null,
       link: input.config.publicUrl,
       items,
+      covers,
     };
-    owed.push({ id, ...key, content, held: null });
+    owed.push({ id, about: null, event: 'digest', level: window, recipient, channel: first.channel, content, held: null });
   }
   return owed;
 }

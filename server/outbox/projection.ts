@@ -39,6 +39,7 @@ export function readContent(value: JsonObject): MessageContent {
     due_ms: count(value.due_ms),
     link: text(value.link),
     ...(items === undefined ? {} : { items }),
+    ...(Array.isArray(value.covers) ? { covers: value.covers.filter((id): id is string => typeof id === 'string') } : {}),
     ...(isJsonObject(value.body) ? { body: value.body } : {}),
   };
 }
@@ -112,6 +113,8 @@ export class OutboxProjection {
   readonly messages = new Map<string, MessageState>();
   /** Message ids by the item they are about. */
   readonly byItem = new Map<string, string[]>();
+  /** Held message id → the digest that carries it. */
+  readonly #covered = new Map<string, string>();
   /** Waiting-item messages per person, channel and digest window: `${person}|${channel}|${window}`. */
   readonly #perWindow = new Map<string, number>();
   /** Items with a new entry since `takeTouched`. */
@@ -164,9 +167,14 @@ export class OutboxProjection {
     return this.#perWindow.get(`${person}|${channel}|${window}`) ?? 0;
   }
 
-  /** Messages held for a digest. */
+  /** Messages held for a digest that no digest carries yet. */
   held(): MessageState[] {
-    return [...this.messages.values()].filter((s) => s.held !== null);
+    return [...this.messages.values()].filter((s) => s.held !== null && !this.#covered.has(s.id));
+  }
+
+  /** The digest that carries a held message, if one was decided. */
+  digestOf(id: string): string | null {
+    return this.#covered.get(id) ?? null;
   }
 
   /**
@@ -208,6 +216,7 @@ export class OutboxProjection {
       nextAtMs: entry.held === null ? entry.ts_ms : null,
     };
     this.messages.set(state.id, state);
+    for (const held of state.content.covers ?? []) this.#covered.set(held, state.id);
     if (entry.recipient.kind === 'person' && WAITING_EVENTS.includes(entry.event)) {
       const key = `${entry.recipient.name}|${entry.channel}|${digestWindow(entry.at_ms)}`;
       this.#perWindow.set(key, (this.#perWindow.get(key) ?? 0) + 1);

@@ -99,6 +99,8 @@ export type MessageContent = {
   link: string | null;
   /** A digest's items. */
   items?: DigestItem[];
+  /** A digest's held messages, by id: each is carried by exactly the digest that lists it. */
+  covers?: string[];
   /** A callback's body: the same JSON as `GET /v1/refunds/:request_id` answered when it was decided. */
   body?: JsonObject;
 };

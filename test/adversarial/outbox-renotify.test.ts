@@ -46,7 +46,7 @@ describe('re-escalation at the same level', () => {
     expect(w.channels.delivered.length).toBe(told);
   });
 
-  it.fails('at level 1 after a move up, a re-show must not tell the level-1 people and team channel a second time', async () => {
+  it('at level 1 after a move up, a re-show must not tell the level-1 people and team channel a second time', async () => {
     const w = outboxWorld({ config: CONFIG });
     const item = effectIdOf(0x5a2);
     await w.journal.append('PROPOSED', item, proposed('renotify-1', 8_000));

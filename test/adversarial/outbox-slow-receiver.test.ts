@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 describe('a slow receiver', () => {
-  it.fails("does not hold up a person's message behind an agent's hanging callbacks", async () => {
+  it("does not hold up a person's message behind an agent's hanging callbacks", async () => {
     const config: NotificationsConfig = {
       publicUrl: null,
       reminderAtShare: null,

@@ -42,7 +42,7 @@ describe('the outbox migration (0005) on a journal an older Interlock wrote', ()
     migrateDatabase(db);
     const journal = new SqliteJournal({ db, ...clock });
     expect(await journal.scan(0, 100)).toEqual(before);
-    const message = effectIdOf(2);
+    const message = `m${'2'.repeat(23)}`;
     await journal.append('MESSAGE', message, fields('MESSAGE'));
     await journal.append('ATTEMPT', message, fields('ATTEMPT'));
     await journal.append('GAVE_UP', message, fields('GAVE_UP'));

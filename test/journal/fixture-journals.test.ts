@@ -190,7 +190,8 @@ describe.each(OUTBOXES)('%s', (name) => {
     expect(messages).toHaveLength(file.messages.length);
     for (const [first, ...rest] of messages) {
       const message = first as MessageEntry;
-      const key = { about: message.about, event: message.event, level: message.level, recipient: message.recipient as Recipient, channel: message.channel };
+      const covers = Array.isArray(message.content.covers) ? { covers: message.content.covers.filter((id): id is string => typeof id === 'string') } : {};
+      const key = { about: message.about, event: message.event, level: message.level, recipient: message.recipient as Recipient, channel: message.channel, ...covers };
       expect(messageId(key)).toBe(message.effect_id);
       expect(rest.map((e) => e.kind).filter((kind) => kind !== 'ATTEMPT' && kind !== 'GAVE_UP')).toEqual([]);
       const gaveUp = rest.find((e) => e.kind === 'GAVE_UP');

@@ -140,7 +140,7 @@ describe('the outbox over real SMTP and HTTP', () => {
     const mails = await until('two emails', () => (mail.mails.length >= 2 ? mail.mails : undefined));
     expect(mails.map((m) => m.to[0]).sort()).toEqual(['ana@example.com', 'bea@example.com']);
     const toAna = readable(mails.find((m) => m.to[0] === 'ana@example.com')!.raw);
-    expect(toAna).toMatch(/^Interlock-Message-Id: [0-9a-f]{12}\r?$/im);
+    expect(toAna).toMatch(/^Interlock-Message-Id: m[0-9a-f]{23}\r?$/im);
     expect(toAna).toContain(`https://interlock.example/items/${effectId}`);
     expect(toAna).toContain('$80.00');
     // The agent's words are plain text in the text part, and escaped in the HTML part.
@@ -149,7 +149,7 @@ describe('the outbox over real SMTP and HTTP', () => {
     expect(html).toContain('&lt;script&gt;');
     const team = await until('the team channel', () => slack.received[0]);
     expect(JSON.parse(team.body).text).not.toContain('<!channel>');
-    expect(team.id).toMatch(/^[0-9a-f]{12}$/);
+    expect(team.id).toMatch(/^m[0-9a-f]{23}$/);
 
     // Half the 4 h SLA: a reminder to each member and the team; past it, the item moves up to fm.
     await client.as('ana', 'POST', '/api/test/clock', { advance_ms: 2 * HOUR_MS + 60_000 });

@@ -24,7 +24,8 @@ const MESSAGE_KIND_SET: ReadonlySet<string> = new Set(MESSAGE_KINDS);
 /** The key a message's id is the hash of. */
 function keyOf(message: MessageEntry) {
   const recipient = message.recipient as Recipient;
-  return { about: message.about, event: message.event, level: message.level, recipient, channel: message.channel };
+  const covers = Array.isArray(message.content.covers) ? { covers: message.content.covers.filter((id): id is string => typeof id === 'string') } : {};
+  return { about: message.about, event: message.event, level: message.level, recipient, channel: message.channel, ...covers };
 }
 
 function describeMessage(message: MessageEntry): string {
