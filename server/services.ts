@@ -138,6 +138,8 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.killHook ? { killHook: options.killHook } : {}),
     log: options.outboxLog ?? CONSOLE_LOG,
     displayName: (name) => config.people.find((p) => p.name === name)?.displayName ?? name,
+    // A crash test's short claim (INTERLOCK_CLAIM_TTL_MS) holds a message as briefly as an effect.
+    ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
   const currentFacts = new CurrentFactsCache({

@@ -28,6 +28,8 @@ export interface OutboxOptions {
   owner: string;
   killHook?: KillHook;
   log: OutboxLog;
+  /** How long a process holds a message while it attempts it (default: six attempt timeouts). */
+  claimTtlMs?: number;
   /** A person's display name, for the decision a callback reports (default: the name). */
   displayName?: (name: string) => string;
   /** For the retry jitter; tests make it fixed. */
@@ -254,7 +256,7 @@ export class Outbox {
     const { journal, owner, log } = this.#options;
     this.#running.add(id);
     try {
-      if (!(await journal.claim(id, owner, CLAIM_TTL_MS))) return false;
+      if (!(await journal.claim(id, owner, this.#options.claimTtlMs ?? CLAIM_TTL_MS))) return false;
       try {
         const state = chainState(await journal.entries(id));
         const wallMs = this.#options.wallMs();

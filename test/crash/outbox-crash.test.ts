@@ -18,10 +18,10 @@ import { clientFor, freePort, type ServerProcess, startServerProcess } from '../
  */
 
 const HOOK_SECRET = 'whsec_outbox_crash_test_0123456789';
-/** How long a dead process's claim on a message holds it (outbox.ts: six attempt timeouts). */
-const OUTBOX_CLAIM_TTL_MS = limits.outboxAttemptTimeoutMs * 6;
+/** How long a dead process's claim on a message holds it: INTERLOCK_CLAIM_TTL_MS below, as for an effect. */
+const OUTBOX_CLAIM_TTL_MS = 300;
 /** The three points run side by side, waiting out the dead process's claim together; their server starts take turns. */
-const CASE_TIMEOUT_MS = OUTBOX_CLAIM_TTL_MS + 150_000;
+const CASE_TIMEOUT_MS = OUTBOX_CLAIM_TTL_MS + 120_000;
 
 let sandbox: SandboxProcess;
 const servers = new Set<ServerProcess>();
