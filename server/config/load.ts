@@ -26,6 +26,7 @@ const TOP_KEYS = [
   'test_mode',
   'public_url',
   'notifications',
+  'reject_reasons',
 ] as const;
 
 /**
@@ -94,9 +95,24 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
     stripe: readStripe(c, top.stripe),
     sessions: readSessions(c, top.sessions),
     notifications: readNotifications(c, top, { people, agents, groups, testMode }, env),
+    rejectReasons: readRejectReasons(c, top.reject_reasons),
     testMode,
   };
 }
+
+/** Quick reasons an approver picks with one click when rejecting: short, distinct, at most 20. */
+function readRejectReasons(c: Checker, value: unknown): string[] {
+  if (value === undefined) return [];
+  const reasons = c.list(value, 'reject_reasons').map((item, i) => c.label(item, `reject_reasons[${i}]`));
+  if (reasons.length > REJECT_REASONS_MAX) c.fail('reject_reasons', `at most ${REJECT_REASONS_MAX} quick reasons`);
+  reasons.forEach((reason, i) => {
+    if (reasons.indexOf(reason) !== i) c.fail(`reject_reasons[${i}]`, `"${reason}" appears twice`);
+  });
+  return reasons;
+}
+
+/** Quick reasons are a short list to pick from, not a catalogue. */
+const REJECT_REASONS_MAX = 20;
 
 function readInboxName(c: Checker, value: unknown): string {
   if (value === undefined) return CONFIG_DEFAULTS.inboxName;

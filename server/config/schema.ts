@@ -112,6 +112,8 @@ export interface InterlockConfig {
   sessions: { idleMs: number; absoluteMs: number };
   /** Reaching people and agents: the inbox's public URL, SMTP, channels, callbacks (server/config/notifications.ts). */
   notifications: NotificationsConfig;
+  /** Quick reasons for a rejection, one click away in the inbox. */
+  rejectReasons: string[];
   /** Enables the clock-moving endpoint; never in production. */
   testMode: boolean;
 }

@@ -162,6 +162,25 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     return { ok: true as const };
   });
 
+  const directorySchema = {
+    ...approvers,
+    summary: 'people by display name, and the quick reasons for a rejection',
+    response: responses(
+      {
+        200: Type.Object({
+          people: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), role: Type.String() })),
+          reject_reasons: Type.Array(Type.String()),
+        }),
+      },
+      sessionErrors,
+    ),
+  };
+  // Names only: no password hash, no group membership beyond what the session already says.
+  app.get('/api/directory', { schema: directorySchema }, async () => ({
+    people: services.config.people.map((p) => ({ name: p.name, display_name: p.displayName, role: p.role })),
+    reject_reasons: services.config.rejectReasons,
+  }));
+
   const approverOnly = (request: FastifyRequest) => {
     if (request.person!.role !== 'approver') throw new AppError('forbidden', 'only approvers see the inbox');
     return groupsOf(services, request.person!.name);

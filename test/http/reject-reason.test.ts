@@ -72,3 +72,14 @@ describe('reject takes a reason', () => {
     expect(typeof late.decided.at_ms).toBe('number');
   });
 });
+
+describe('the directory', () => {
+  it('names people by display name and lists the quick reasons, behind a session, with no secret', async () => {
+    expect((await world.app.inject({ method: 'GET', url: '/api/directory' })).statusCode).toBe(401);
+    const fin = await world.login('fin');
+    const directory = (await world.as(fin, 'GET', '/api/directory')).json();
+    expect(directory.people).toContainEqual({ name: 'ana', display_name: 'Ana Lopez', role: 'approver' });
+    expect(directory.reject_reasons).toEqual(world.services.config.rejectReasons);
+    expect(JSON.stringify(directory)).not.toMatch(/scrypt|password|token/);
+  });
+});
