@@ -9,7 +9,7 @@ import { buildRefundEvent, committedSteps, deliver, journalWith, NOW_MS, PAYMENT
 // intent tells whoever shows the payment, whatever the event came to (recorded or not).
 
 /** The webhook plugin alone, its payment events collected. */
-async function buildApp(onPaymentEvent: (paymentIntent: string) => void = () => {}) {
+async function hookedWebhookApp(onPaymentEvent: (paymentIntent: string) => void = () => {}) {
   const told: string[] = [];
   const app = Fastify({ logger: false });
   await app.register(webhookRoutes, {
@@ -41,7 +41,7 @@ describe('the webhook tells of every payment event', () => {
   });
 
   it('is told for a refund it confirms and for a hand refund it ignores, never for an unverified one', async () => {
-    const { app, told } = await buildApp();
+    const { app, told } = await hookedWebhookApp();
     const ours = deliver(buildRefundEvent());
     expect((await post(app, ours.body, ours.header)).json()).toEqual({ received: true, result: 'CONFIRMED' });
     const byHand = deliver(buildRefundEvent({ id: 'evt_hand', refund: { id: 're_hand', metadata: {} } }));
@@ -52,7 +52,7 @@ describe('the webhook tells of every payment event', () => {
   });
 
   it("a listener's failure is logged, and Stripe is still answered 200", async () => {
-    const { app, told } = await buildApp(() => {
+    const { app, told } = await hookedWebhookApp(() => {
       throw new Error('display cache broke');
     });
     const ours = deliver(buildRefundEvent());
