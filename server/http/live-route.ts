@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import { groupsOf, SESSION_COOKIE } from './approver-routes.ts';
+import { Presence, readViewing } from '../live/presence.ts';
 import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
 
@@ -11,6 +12,13 @@ import type { SessionStore } from './sessions.ts';
  */
 export async function liveRoute(app: FastifyInstance, opts: { services: Services; sessions: SessionStore }): Promise<void> {
   const { services, sessions } = opts;
+  // Who views which item: told to everyone who may see it, never journaled. The item's groups
+  // are read from the views as they last caught up (presence is a courtesy, not a decision).
+  let latestInbox: Awaited<ReturnType<Services['views']['current']>>['inbox'] | null = null;
+  const presence = new Presence({
+    groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? new Set<string>(),
+    nowMs: () => services.clock.nowMs(),
+  });
   // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer.
   const viewsAvailable = async () => {
     services.views.assertAvailable();
@@ -32,7 +40,25 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       socket.close(1011, 'journal_unavailable');
       return;
     }
-    socket.on('close', leave);
-    socket.on('error', leave);
+    latestInbox = (await services.views.current()).inbox;
+    const viewer = { name: person.name, display_name: person.displayName };
+    presence.join(socket, viewer, groupsOf(services, person.name));
+    socket.on('message', (data: Buffer) => {
+      const said = readViewing(data.toString('utf8'));
+      if (said === null) return;
+      void services.views
+        .current()
+        .then(({ inbox }) => {
+          latestInbox = inbox;
+          presence.view(socket, said.effect_id);
+        })
+        .catch(() => {});
+    });
+    const gone = () => {
+      leave();
+      presence.leave(socket);
+    };
+    socket.on('close', gone);
+    socket.on('error', gone);
   });
 }

@@ -1,0 +1,99 @@
+import type { LiveClientMessage, LiveMessage, Viewer } from '../../shared/api.ts';
+import { limits } from '../../shared/limits.ts';
+
+/** What presence needs of a socket: send text, and whether it is open. */
+export interface PresenceSocket {
+  send(data: string): void;
+  readonly readyState: number;
+}
+
+/** The ws library's OPEN. */
+const OPEN = 1;
+const effectIdPattern = new RegExp(`^[0-9a-f]{${limits.effectIdHexChars}}$`);
+
+interface Watcher {
+  viewer: Viewer;
+  groups: ReadonlySet<string>;
+  viewing: string | null;
+}
+
+/** A page's `{type:'viewing', effect_id}`, or null for anything else. */
+export function readViewing(text: string): LiveClientMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || (value as { type?: unknown }).type !== 'viewing') return null;
+  const effectId = (value as { effect_id?: unknown }).effect_id;
+  if (effectId === null) return { type: 'viewing', effect_id: null };
+  return typeof effectId === 'string' && effectIdPattern.test(effectId) ? { type: 'viewing', effect_id: effectId } : null;
+}
+
+/**
+ * Who is looking at which item now, over the live websocket: never journaled, gone with the
+ * socket. Each change is told to every socket whose groups may see the item (the item's groups
+ * come from the views), so "Bea Novak is viewing" reaches whoever could decide it too.
+ */
+export class Presence {
+  readonly #watchers = new Map<PresenceSocket, Watcher>();
+
+  constructor(
+    private readonly options: {
+      /** The groups an item was ever routed to; empty for one nobody may see. */
+      groupsOfItem: (effectId: string) => ReadonlySet<string>;
+      nowMs: () => number;
+    },
+  ) {}
+
+  /** A socket joined; it hears the presence of items as they change. */
+  join(socket: PresenceSocket, viewer: Viewer, groups: ReadonlySet<string>): void {
+    this.#watchers.set(socket, { viewer, groups, viewing: null });
+  }
+
+  /** The page says which item it shows (null: none); an item it may not see is ignored. */
+  view(socket: PresenceSocket, effectId: string | null): void {
+    const watcher = this.#watchers.get(socket);
+    if (!watcher) return;
+    const allowed = effectId === null || [...this.options.groupsOfItem(effectId)].some((g) => watcher.groups.has(g));
+    const next = allowed ? effectId : null;
+    const before = watcher.viewing;
+    if (before === next) {
+      if (next !== null) this.#tell(next);
+      return;
+    }
+    watcher.viewing = next;
+    if (before !== null) this.#tell(before);
+    if (next !== null) this.#tell(next);
+  }
+
+  /** A socket closed: its person stops viewing what they viewed. */
+  leave(socket: PresenceSocket): void {
+    const watcher = this.#watchers.get(socket);
+    if (!watcher) return;
+    this.#watchers.delete(socket);
+    if (watcher.viewing !== null) this.#tell(watcher.viewing);
+  }
+
+  /** The people viewing an item, each once, by name. */
+  viewers(effectId: string): Viewer[] {
+    const byName = new Map<string, Viewer>();
+    for (const watcher of this.#watchers.values()) if (watcher.viewing === effectId) byName.set(watcher.viewer.name, watcher.viewer);
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  #tell(effectId: string): void {
+    const groups = this.options.groupsOfItem(effectId);
+    const message: LiveMessage = { type: 'presence', effect_id: effectId, viewers: this.viewers(effectId), now_ms: this.options.nowMs() };
+    const text = JSON.stringify(message);
+    for (const [socket, watcher] of this.#watchers) {
+      if (socket.readyState !== OPEN || ![...groups].some((g) => watcher.groups.has(g))) continue;
+      try {
+        socket.send(text);
+      } catch {
+        // A socket closing as we send: its close removes it.
+      }
+    }
+  }
+}
