@@ -77,6 +77,9 @@ describe('current facts of open items', () => {
     const { pi, effectId } = await queued('facts-hand');
     await factsSettled();
     await anaFeed.waitFor(isFactsOf(effectId, (current) => current.remaining === 10_000));
+    // The item itself arrived first, decorated too: not read yet then.
+    const arrived = await anaFeed.waitFor((message) => message.type === 'item' && message.effect_id === effectId);
+    expect(arrived.type === 'item' && arrived.item?.current).toBeNull();
 
     // Refunded by hand in the dashboard: Stripe posts refund.created (and refund.updated), signed.
     world.sandbox.handRefund(pi, 3_000);
