@@ -215,6 +215,9 @@ export interface ItemDetail {
   may_decide: boolean;
   /** Who was told, when, how, and whether it was delivered. */
   notifications: NotificationRecord[];
+  /** The payment as Stripe has it (read through the SDK, cached per item), and why it could not be read. */
+  payment?: PaymentPanel | null;
+  payment_error?: string | null;
 }
 
 
