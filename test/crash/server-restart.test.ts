@@ -43,9 +43,12 @@ async function restart(extra: Record<string, string> = {}): Promise<ReturnType<t
 
 /** Everything the people see, without the moving clock. */
 async function views(api: ReturnType<typeof clientFor>) {
+  // The time, and each item's current facts: a display cache read from Stripe when it likes, kept
+  // apart from the views (what a restart must not change is what the journal says).
   const strip = (body: Record<string, unknown>) => {
     const { now_ms: _now, ...rest } = body;
-    return rest;
+    const items = Array.isArray(rest.items) ? rest.items.map((item: Record<string, unknown>) => ({ ...item, current: undefined })) : rest.items;
+    return { ...rest, items };
   };
   const out: Record<string, unknown> = {};
   for (const name of ['ana', 'fm', 'cy']) {
