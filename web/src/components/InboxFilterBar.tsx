@@ -53,32 +53,44 @@ export function InboxFilterBar({ items, filters, shown, onChange }: InboxFilterB
   const active = activeFilterCount(filters);
   const set = (patch: Partial<InboxFilters>) => onChange({ ...filters, ...patch });
   const plain = (values: string[]) => values.map((value) => ({ value, label: value }));
+  // On a phone the filters fold away behind one button (open while any is on); wider screens always show them.
+  const [open, setOpen] = useState(active > 0);
   return (
-    <form className="filter-bar" aria-label="Filter the inbox" onSubmit={(event) => event.preventDefault()}>
-      <AmountField id="filter-min" label="Amount from" value={filters.min} onChange={(min) => set({ min })} />
-      <AmountField id="filter-max" label="to" value={filters.max} onChange={(max) => set({ max })} />
-      <SelectField id="filter-agent" label="Agent" value={filters.agent} options={plain(choices.agents)} onChange={(agent) => set({ agent })} />
-      <SelectField id="filter-rule" label="Failed rule" value={filters.rule} options={plain(choices.rules)} onChange={(rule) => set({ rule })} />
-      <SelectField
-        id="filter-reason"
-        label="Reason"
-        value={filters.reason}
-        options={choices.reasons.map((value) => ({ value, label: `${humanize(value)}: ${whyFor(value)}` }))}
-        onChange={(reason) => set({ reason })}
-      />
-      <SelectField id="filter-group" label="Group" value={filters.group} options={plain(choices.groups)} onChange={(group) => set({ group })} />
-      <div className="filter-field filter-check">
-        <input id="filter-breached" type="checkbox" checked={filters.breached} onChange={(event) => set({ breached: event.target.checked })} />
-        <label htmlFor="filter-breached">Breached only</label>
-      </div>
-      <p className="filter-count" aria-live="polite">
-        {active > 0 ? `${shown} of ${items.length} shown` : `${items.length} open`}
-      </p>
-      {active > 0 && (
-        <button type="button" className="button small ghost" onClick={() => onChange(NO_FILTERS)}>
-          Clear filters
-        </button>
-      )}
-    </form>
+    <>
+      <button type="button" className="button small filter-toggle" aria-expanded={open} aria-controls="inbox-filters" onClick={() => setOpen(!open)}>
+        Filters{active > 0 ? ` (${active} on)` : ''}
+      </button>
+      <form
+        id="inbox-filters"
+        className={`filter-bar${open ? '' : ' is-folded'}`}
+        aria-label="Filter the inbox"
+        onSubmit={(event) => event.preventDefault()}
+      >
+        <AmountField id="filter-min" label="Amount from" value={filters.min} onChange={(min) => set({ min })} />
+        <AmountField id="filter-max" label="to" value={filters.max} onChange={(max) => set({ max })} />
+        <SelectField id="filter-agent" label="Agent" value={filters.agent} options={plain(choices.agents)} onChange={(agent) => set({ agent })} />
+        <SelectField id="filter-rule" label="Failed rule" value={filters.rule} options={plain(choices.rules)} onChange={(rule) => set({ rule })} />
+        <SelectField
+          id="filter-reason"
+          label="Reason"
+          value={filters.reason}
+          options={choices.reasons.map((value) => ({ value, label: `${humanize(value)}: ${whyFor(value)}` }))}
+          onChange={(reason) => set({ reason })}
+        />
+        <SelectField id="filter-group" label="Group" value={filters.group} options={plain(choices.groups)} onChange={(group) => set({ group })} />
+        <div className="filter-field filter-check">
+          <input id="filter-breached" type="checkbox" checked={filters.breached} onChange={(event) => set({ breached: event.target.checked })} />
+          <label htmlFor="filter-breached">Breached only</label>
+        </div>
+        <p className="filter-count" aria-live="polite">
+          {active > 0 ? `${shown} of ${items.length} shown` : `${items.length} open`}
+        </p>
+        {active > 0 && (
+          <button type="button" className="button small ghost" onClick={() => onChange(NO_FILTERS)}>
+            Clear filters
+          </button>
+        )}
+      </form>
+    </>
   );
 }

@@ -1,5 +1,5 @@
 import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
-import type { DecisionAnswer, ItemDetail, PaymentPanel as Payment, SessionInfo, Viewer } from '../../../shared/api.ts';
+import type { DecisionAnswer, ItemDetail, SessionInfo, Viewer } from '../../../shared/api.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { ApiError, callApi, messageOf } from '../api-client.ts';
 import { clockGaps } from '../app-time.ts';
@@ -27,10 +27,7 @@ import { Timeline } from './Timeline.tsx';
 import { WhoWasToldPanel } from './WhoWasToldPanel.tsx';
 import { WhyPanel } from './WhyPanel.tsx';
 
-/** The item page as the server answers it: the detail, with the payment as Stripe has it (display only). */
-type ItemPageDetail = ItemDetail & { payment?: Payment | null; payment_error?: string | null };
-
-type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemPageDetail };
+type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemDetail };
 
 const AMBIGUOUS: WhyCode = 'ambiguous';
 const NO_VIEWERS: readonly Viewer[] = [];
