@@ -17,9 +17,15 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 }
 
+/** Who paid and with what, for a sandbox payment (the sandbox's defaults otherwise). */
+export interface PaymentExtras {
+  customer?: { name: string | null; email: string | null } | null;
+  card?: { brand: string; last4: string };
+}
+
 /** A succeeded payment in the sandbox, returning its payment intent id. */
-export async function createPayment(request: APIRequestContext, amountCents: number): Promise<string> {
-  const response = await request.post(`${SANDBOX_URL}/_sandbox/payment-intents`, { data: { amountCents } });
+export async function createPayment(request: APIRequestContext, amountCents: number, extras: PaymentExtras = {}): Promise<string> {
+  const response = await request.post(`${SANDBOX_URL}/_sandbox/payment-intents`, { data: { amountCents, ...extras } });
   expect(response.ok()).toBe(true);
   return ((await response.json()) as { id: string }).id;
 }
@@ -28,6 +34,12 @@ export async function createPayment(request: APIRequestContext, amountCents: num
 export async function handRefund(request: APIRequestContext, paymentIntent: string, amountCents: number): Promise<void> {
   const response = await request.post(`${SANDBOX_URL}/_sandbox/hand-refunds`, { data: { paymentIntent, amountCents } });
   expect(response.ok()).toBe(true);
+}
+
+/** The customer disputes the payment with their bank (the sandbox tells Interlock by webhook). */
+export async function openDispute(request: APIRequestContext, paymentIntent: string): Promise<void> {
+  const response = await request.post(`${SANDBOX_URL}/_sandbox/disputes`, { data: { paymentIntent } });
+  expect(response.ok(), await response.text()).toBe(true);
 }
 
 /** Every refund the sandbox holds for a payment. */
@@ -95,16 +107,81 @@ export async function advanceClock(page: Page, advanceMs: number): Promise<void>
   expect(response.ok(), await response.text()).toBe(true);
 }
 
-/** Decide an item over the API as the page's person, with the escalation it shows now. */
-export async function decide(page: Page, effectId: string, action: 'approve' | 'reject'): Promise<DecisionAnswer> {
+/** The reason the API-side rejections of the journeys give (a rejection must say why). */
+export const REJECT_REASON = 'Duplicate of an earlier request';
+
+/** Decide an item over the API as the page's person, with the escalation it shows now; a rejection gives `reason`. */
+export async function decide(page: Page, effectId: string, action: 'approve' | 'reject', reason = REJECT_REASON): Promise<DecisionAnswer> {
   const session = (await (await page.request.get('/api/session')).json()) as SessionInfo;
   const detail = (await (await page.request.get(`/api/items/${effectId}`)).json()) as ItemDetail;
   const response = await page.request.post(`/api/items/${effectId}/decisions`, {
-    data: { action, escalation: detail.item?.escalation },
+    data: { action, escalation: detail.item?.escalation, ...(action === 'reject' ? { reason } : {}) },
     headers: { 'x-csrf-token': session.csrf_token },
   });
   expect(response.ok(), await response.text()).toBe(true);
   return (await response.json()) as DecisionAnswer;
+}
+
+/** The agent's view of a request: `GET /v1/refunds/:request_id`. */
+export async function agentView(request: APIRequestContext, requestId: string): Promise<RefundAnswer> {
+  const response = await request.get(`/v1/refunds/${encodeURIComponent(requestId)}`, { headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
+  expect(response.status(), await response.text()).toBeLessThan(300);
+  return (await response.json()) as RefundAnswer;
+}
+
+/**
+ * The people and quick reasons `GET /api/directory` answers with the demo config (interlock.yaml
+ * `reject_reasons`). e2e/interlock.e2e.yaml has no `reject_reasons` yet: see directoryWithReasons.
+ */
+export const E2E_DIRECTORY = {
+  people: [
+    { name: 'ana', display_name: 'Ana Lopez', role: 'approver' },
+    { name: 'bea', display_name: 'Bea Novak', role: 'approver' },
+    { name: 'cy', display_name: 'Cy Okafor', role: 'approver' },
+    { name: 'fm', display_name: 'Farah Malik', role: 'approver' },
+    { name: 'ops', display_name: 'Oscar Pell', role: 'approver' },
+    { name: 'rita', display_name: 'Rita Sousa', role: 'approver' },
+    { name: 'fin', display_name: 'Finance', role: 'finance' },
+  ],
+  reject_reasons: ['Outside the refund window', 'Already refunded another way', 'Suspected fraud: needs the risk team', 'The customer withdrew the request'],
+};
+
+/**
+ * The server's directory, as the page reads it, with E2E_DIRECTORY's quick reasons added when the
+ * server's config has none (and the whole of E2E_DIRECTORY if the route answers 404), so the
+ * page's quick reasons are tested whatever the e2e config holds. Says which it served.
+ */
+export async function directoryWithReasons(page: Page): Promise<{ served: () => 'server' | 'server-with-reasons-added' | 'stand-in' | null }> {
+  let served: 'server' | 'server-with-reasons-added' | 'stand-in' | null = null;
+  await page.route('**/api/directory', async (route) => {
+    const response = await route.fetch();
+    if (response.status() === 404) {
+      served = 'stand-in';
+      await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(E2E_DIRECTORY) });
+      return;
+    }
+    const body = (await response.json()) as { people: unknown[]; reject_reasons: string[] };
+    if (body.reject_reasons.length > 0) {
+      served = 'server';
+      await route.fulfill({ response });
+      return;
+    }
+    served = 'server-with-reasons-added';
+    await route.fulfill({ response, json: { ...body, reject_reasons: E2E_DIRECTORY.reject_reasons } });
+  });
+  return { served: () => served };
+}
+
+/**
+ * Nothing on the page is wider than the viewport: no sideways scrolling. Measured against the
+ * viewport asked for, not `innerWidth`: a mobile browser widens its layout viewport to fit
+ * content that overflows, which would hide the very overflow looked for.
+ */
+export async function expectNoHorizontalOverflow(page: Page, what: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 0;
+  const measured = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+  expect(measured.inner, `layout viewport widened on ${what}`).toBeLessThanOrEqual(width);
+  expect(measured.scroll, `horizontal overflow on ${what}`).toBeLessThanOrEqual(width);
 }
 
 /** No serious or critical accessibility violation on the page as it is now. */

@@ -64,6 +64,8 @@ test('a reload or a shared link opens the same page', async ({ page, request }) 
 });
 
 test('the inbox and an item: changed facts, a refusal with its repair, confirmations, a sent refund', async ({ page, request }) => {
+  // Eight pictures and five scans in one journey: over a minute on a busy two-core machine.
+  test.setTimeout(180_000);
   const plain = await queuedRefund(request, 12_550, 12_550, 'shot-plain');
   const stale = await queuedRefund(request, 8_000, 10_000, 'shot-stale');
   const toReject = await queuedRefund(request, 6_000, 15_000, 'shot-reject');
@@ -71,6 +73,8 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
 
   await logIn(page, 'ana');
   await expect(inboxRow(page, plain.requestId)).toBeVisible();
+  // The hand refund shows on its row before anyone opens it.
+  await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toContainText('Stale: $75.00 left of $80.00 asked');
   await shootAndScan(page, 'inbox');
   await page.keyboard.press('?');
   await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
@@ -78,22 +82,25 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog')).toHaveCount(0);
 
-  // From the inbox: focus a row with j, and r opens the item with its reject confirmation.
+  // From the inbox: focus a row with j, and r opens the item with its reject confirmation, which asks why.
   const rejectLink = inboxRow(page, toReject.requestId).locator('.row-link');
   for (let i = 0; i < 50 && !(await rejectLink.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('j');
   await expect(rejectLink).toBeFocused();
   await shoot(page, 'inbox-keyboard-focus');
   await page.keyboard.press('r');
   await expect(page).toHaveURL(new RegExp(`/items/${toReject.effectId}$`));
-  await page.getByRole('dialog', { name: 'Reject the $60.00 refund?' }).getByRole('button', { name: 'Reject $60.00 refund' }).click();
-  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'REJECTED');
+  const rejectDialog = page.getByRole('dialog', { name: 'Reject the $60.00 refund?' });
+  await rejectDialog.getByLabel('Why? The agent is told this.').fill('The customer kept the goods and was refunded in store');
+  await shootAndScan(page, 'item-confirm-reject');
+  await rejectDialog.getByRole('button', { name: 'Reject $60.00 refund' }).click();
+  await expect(page.locator('.toast[data-status="REJECTED"]').filter({ hasText: `Rejected ${toReject.requestId}` })).toBeVisible();
 
-  // An item whose facts changed, then refused when approved: the diff and the repair.
+  // An item whose facts changed: the diff, approving the original second and refused, then the repair first.
   await page.goto(`/items/${stale.effectId}`);
   await expect(page.locator('tr[data-fact="refunded_by_others"]')).toHaveClass(/changed/);
   await shoot(page, 'item-facts-changed');
   await page.keyboard.press('a');
-  await page.getByRole('dialog').getByRole('button', { name: 'Send $80.00 refund' }).click();
+  await page.getByRole('dialog', { name: 'Approve the original $80.00?' }).getByRole('button', { name: 'Approve $80.00 anyway' }).click();
   await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'REFUSED:stale_premise');
   await expect(page.getByRole('button', { name: /Accept repair/ })).toBeVisible();
   await shootAndScan(page, 'item-refused-with-repair');
@@ -107,7 +114,10 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await page.keyboard.press('a');
   await expect(page.getByRole('dialog', { name: 'Approve and send $125.50?' })).toBeVisible();
   await page.keyboard.press('Enter');
-  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'COMMITTED');
+  // A sent refund finishes the item: the page moves on and says what was sent; the item itself shows it done.
+  await expect(page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: `Sent $125.50 refund ${plain.requestId}` })).toBeVisible();
+  await page.goto(`/items/${plain.effectId}`);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
   await shootAndScan(page, 'item-done');
 });
 
@@ -149,7 +159,7 @@ test('other people: an empty inbox, an item outside my groups, a finance login, 
 
   const fm = await personPage(browser, 'fm');
   await advanceClock(fm, PAST_SLA_MS);
-  await expect(inboxRow(fm, requestId).getByText('SLA breached')).toBeVisible();
+  await expect(inboxRow(fm, requestId).locator('[data-trouble="breached"]')).toContainText('Breached');
   await shoot(fm, 'inbox-breached');
   await fm.context().close();
 });
