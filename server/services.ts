@@ -88,6 +88,11 @@ export function requestKeyOf(request: Pick<InboxRequest, 'id' | 'repair_of'> & {
   return request.repair_of === undefined ? key : { ...key, repair_of: String(request.repair_of) };
 }
 
+/** A person's configured display name, else their name: how the inbox, agents and callbacks name a decider. */
+export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: string): string {
+  return config.people.find((p) => p.name === name)?.displayName ?? name;
+}
+
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
@@ -137,7 +142,7 @@ export function createServices(options: ServiceOptions): Services {
     owner: `outbox:${process.pid}:${randomUUID()}`,
     ...(options.killHook ? { killHook: options.killHook } : {}),
     log: options.outboxLog ?? CONSOLE_LOG,
-    displayName: (name) => config.people.find((p) => p.name === name)?.displayName ?? name,
+    displayName: (name) => displayNameOf(config, name),
     // A crash test's short claim (INTERLOCK_CLAIM_TTL_MS) holds a message as briefly as an effect.
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });

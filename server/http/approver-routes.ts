@@ -8,7 +8,7 @@ import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
 import { demoTrafficRuns } from '../demo/status.ts';
 import { signReceipt } from '../receipts/receipts.ts';
-import type { Services } from '../services.ts';
+import { displayNameOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { lastOf } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
@@ -70,7 +70,7 @@ async function decide(services: Services, effectId: string, by: string, body: De
 
 /** A person's configured display name, else their name. */
 export function displayName(services: Services, name: string): string {
-  return services.config.people.find((p) => p.name === name)?.displayName ?? name;
+  return displayNameOf(services.config, name);
 }
 
 /** The groups a person decides for, from the config. */

@@ -172,10 +172,6 @@ export class OutboxProjection {
     return [...this.messages.values()].filter((s) => s.held !== null && !this.#covered.has(s.id));
   }
 
-  /** The digest that carries a held message, if one was decided. */
-  digestOf(id: string): string | null {
-    return this.#covered.get(id) ?? null;
-  }
 
   /**
    * Messages still owed an attempt whose time has come (wall clock), oldest first, and messages
