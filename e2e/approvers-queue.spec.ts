@@ -16,6 +16,7 @@ import {
   shoot,
   shootAndScan,
   uniqueId,
+  STALE_CHIP_MS,
 } from './journey-helpers.ts';
 
 // Working a queue fast: the next item opens after a decision, filters live in the address bar,
@@ -124,7 +125,7 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
   await expect(page.getByRole('button', { name: 'Cards' })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Compact' }).click();
   await expect(page.getByRole('button', { name: 'Compact' })).toHaveAttribute('aria-pressed', 'true');
-  await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toBeVisible();
+  await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
 
   const visible = await page.locator('li.inbox-row').evaluateAll((rows) =>
     rows.filter((row) => {
@@ -201,7 +202,7 @@ test('a phone at 390 px: the diff before the buttons, a small offline banner, no
     }, 100);
   });
   await logIn(page, 'ana');
-  await expect(inboxRow(page, requestId).locator('[data-trouble="stale"]')).toBeVisible();
+  await expect(inboxRow(page, requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
   await expectNoHorizontalOverflow(page, 'the inbox at 390');
   await expect(page.locator('.hint')).toBeHidden();
   await page.getByRole('button', { name: 'Compact' }).click();

@@ -16,6 +16,7 @@ import {
   shoot,
   shootAndScan,
   uniqueId,
+  STALE_CHIP_MS,
 } from './journey-helpers.ts';
 
 // The approvers' side of deciding one item with everything in view: trouble shown before anyone
@@ -45,7 +46,7 @@ test('a hand refund on a queued item: the row says Stale before anyone opens it,
 
   // Someone refunds $30.00 in Stripe's dashboard: the row learns it from the webhook, with no reload.
   await handRefund(request, paymentIntent, 3_000);
-  await expect(row.locator('[data-trouble="stale"]')).toHaveText(/Stale: \$70\.00 left of \$80\.00 asked/);
+  await expect(row.locator('[data-trouble="stale"]')).toHaveText(/Stale: \$70\.00 left of \$80\.00 asked/, { timeout: STALE_CHIP_MS });
   await expect(row.locator('[data-trouble="refunded_outside"]')).toContainText('Refunded outside Interlock');
   // Each chip reads without colour (a mark and words) and says more on hover; the facts say when they were read.
   await expect(row.locator('[data-trouble="stale"]')).toHaveAttribute('title', /Only \$70\.00 of the \$100\.00 paid is left/);

@@ -221,3 +221,10 @@ export async function shootAndScan(page: Page, name: string): Promise<void> {
   await expectAccessible(page, name);
   await shoot(page, name);
 }
+
+/**
+ * How long a row may take to show a payment's new facts: the server reads Stripe for the display
+ * cache at most 2 reads a second across every open item, webhook-named items first, so on the
+ * e2e server (every earlier journey's items still open) a read can wait its turn for seconds.
+ */
+export const STALE_CHIP_MS = 30_000;

@@ -11,6 +11,7 @@ import {
   queuedRefund,
   shoot,
   shootAndScan,
+  STALE_CHIP_MS,
 } from './journey-helpers.ts';
 
 // Each page is shot at two widths and scanned once: slower than a journey. The tests do not
@@ -74,7 +75,7 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await logIn(page, 'ana');
   await expect(inboxRow(page, plain.requestId)).toBeVisible();
   // The hand refund shows on its row before anyone opens it.
-  await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toContainText('Stale: $75.00 left of $80.00 asked');
+  await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toContainText('Stale: $75.00 left of $80.00 asked', { timeout: STALE_CHIP_MS });
   await shootAndScan(page, 'inbox');
   await page.keyboard.press('?');
   await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
