@@ -47,16 +47,25 @@ export class Presence {
     },
   ) {}
 
-  /** A socket joined; it hears the presence of items as they change. */
+  /**
+   * A socket joined: it is told at once who views each item its groups may see (a page opened
+   * while someone is viewing shows it without waiting for a change), then hears changes.
+   */
   join(socket: PresenceSocket, viewer: Viewer, groups: ReadonlySet<string>): void {
     this.#watchers.set(socket, { viewer, groups, viewing: null });
+    const viewed = new Set<string>();
+    for (const watcher of this.#watchers.values()) if (watcher.viewing !== null) viewed.add(watcher.viewing);
+    for (const effectId of viewed) {
+      if (!this.#sees(groups, effectId)) continue;
+      this.#send(socket, this.#message(effectId));
+    }
   }
 
   /** The page says which item it shows (null: none); an item it may not see is ignored. */
   view(socket: PresenceSocket, effectId: string | null): void {
     const watcher = this.#watchers.get(socket);
     if (!watcher) return;
-    const allowed = effectId === null || [...this.options.groupsOfItem(effectId)].some((g) => watcher.groups.has(g));
+    const allowed = effectId === null || this.#sees(watcher.groups, effectId);
     const next = allowed ? effectId : null;
     const before = watcher.viewing;
     if (before === next) {
@@ -83,17 +92,28 @@ export class Presence {
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** Tell everyone whose groups may see the item who views it now. */
   #tell(effectId: string): void {
-    const groups = this.options.groupsOfItem(effectId);
+    const text = this.#message(effectId);
+    for (const [socket, watcher] of this.#watchers) if (this.#sees(watcher.groups, effectId)) this.#send(socket, text);
+  }
+
+  /** Whether someone in these groups may see the item (it was routed to one of them). */
+  #sees(groups: ReadonlySet<string>, effectId: string): boolean {
+    return [...this.options.groupsOfItem(effectId)].some((g) => groups.has(g));
+  }
+
+  #message(effectId: string): string {
     const message: LiveMessage = { type: 'presence', effect_id: effectId, viewers: this.viewers(effectId), now_ms: this.options.nowMs() };
-    const text = JSON.stringify(message);
-    for (const [socket, watcher] of this.#watchers) {
-      if (socket.readyState !== OPEN || ![...groups].some((g) => watcher.groups.has(g))) continue;
-      try {
-        socket.send(text);
-      } catch {
-        // A socket closing as we send: its close removes it.
-      }
+    return JSON.stringify(message);
+  }
+
+  #send(socket: PresenceSocket, text: string): void {
+    if (socket.readyState !== OPEN) return;
+    try {
+      socket.send(text);
+    } catch {
+      // A socket closing as we send: its close removes it.
     }
   }
 }

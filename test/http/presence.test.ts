@@ -61,4 +61,25 @@ describe('presence', () => {
     expect(await world.entryCount()).toBe(before);
     for (const c of [ana, cy]) c.socket.close();
   });
+
+  it('a page that joins is told at once who views the items of its groups, after its snapshot, and nothing of items outside them', async () => {
+    const pi = await world.payment(10_000);
+    const seen = (await world.agent('POST', '/v1/refunds', { request_id: 'seen-on-join', payment_intent: pi, amount: 8_000 })).json().effect_id as string;
+    const unseen = (await world.agent('POST', '/v1/refunds', { request_id: 'unseen-on-join', payment_intent: await world.payment(10_000), amount: 7_000 })).json().effect_id as string;
+    const bea = await connect('bea');
+    bea.send({ type: 'viewing', effect_id: seen });
+    // The first socket hears its own presence once the server has it.
+    await until(() => presenceOf(bea.messages, seen)?.length === 1);
+    const later = await connect('ana');
+    await until(() => presenceOf(later.messages, seen) !== undefined);
+    expect(presenceOf(later.messages, seen)).toEqual([{ name: 'bea', display_name: 'Bea Novak' }]);
+    const types = later.messages.map((m) => m.type);
+    expect(types.indexOf('snapshot')).toBeLessThan(types.indexOf('presence'));
+    // Items nobody views are not told; an item of no group of cy's is not told to cy.
+    expect(presenceOf(later.messages, unseen)).toBeUndefined();
+    const cy = await connect('cy');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(cy.messages.filter((m) => m.type === 'presence')).toEqual([]);
+    for (const c of [bea, later, cy]) c.socket.close();
+  });
 });
