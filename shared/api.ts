@@ -99,6 +99,11 @@ export interface InboxItem {
   escalated_at_ms: number;
   due_ms: number | null;
   breach: boolean;
+  /**
+   * At the top of its chain (breached, no deadline left): the deadline it missed there, on the
+   * application clock; null otherwise. "Overdue by" counts from it.
+   */
+  missed_due_ms: number | null;
   /** The hash of the escalation a decision must name. */
   escalation: string;
   /** The payment's facts now (display only), when they have been read. */

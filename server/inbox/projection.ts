@@ -1,5 +1,6 @@
 import type { HistoryItem, InboxItem } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
+import { sortQueue } from '../../shared/queue-order.ts';
 import { statusRank } from '../journal/confirmations.ts';
 import type { InboxRequest, InboxWork } from './core.ts';
 import { repairChildOf } from './state.ts';
@@ -55,14 +56,14 @@ export class InboxProjection {
     return summary.agent === this.inboxName;
   }
 
-  /** The open escalations routed to any of these groups, soonest due first (no deadline last). */
+  /** The open escalations routed to any of these groups, in the queue order (`sortQueue`). */
   queue(groups: ReadonlySet<string>): InboxItem[] {
     const items: InboxItem[] = [];
     for (const s of this.chains.values()) {
       const item = this.owned(s) ? summaryItem(s) : null;
       if (item && groups.has(item.group)) items.push(item);
     }
-    return items.sort((a, b) => (a.due_ms ?? Number.MAX_SAFE_INTEGER) - (b.due_ms ?? Number.MAX_SAFE_INTEGER) || a.escalated_at_ms - b.escalated_at_ms);
+    return sortQueue(items);
   }
 
   /** Finished (DONE) or closed chains, newest first, optionally filtered by request id or payment intent. */

@@ -16,6 +16,8 @@ export interface ChainSummary {
   ambiguous: boolean;
   closedBy: Decided | null;
   latest: Escalated | null;
+  /** The deadline missed at the top of the chain: the last deadline before a breach with none left. */
+  missedDueMs: number | null;
   latestDecision: Decided | null;
   owesSinceDecision: boolean;
   escalated: boolean;
@@ -38,6 +40,7 @@ export function emptySummary(effectId: string): ChainSummary {
     ambiguous: false,
     closedBy: null,
     latest: null,
+    missedDueMs: null,
     latestDecision: null,
     owesSinceDecision: false,
     escalated: false,
@@ -60,6 +63,9 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (entry.kind === 'COMMITTED' && summary.committed === null) summary.committed = entry;
   if (entry.kind === 'AMBIGUOUS') summary.ambiguous = true;
   if (entry.kind === 'ESCALATED') {
+    // A breach with no deadline left missed the deadline before it; a re-show at the top keeps it.
+    if (entry.due_ms !== null || !entry.breach) summary.missedDueMs = null;
+    else if (summary.latest?.due_ms != null) summary.missedDueMs = summary.latest.due_ms;
     summary.latest = entry;
     summary.latestDecision = null;
     summary.escalated = true;
@@ -111,6 +117,7 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     escalated_at_ms: e.at_ms,
     due_ms: e.due_ms,
     breach: e.breach,
+    missed_due_ms: e.breach && e.due_ms === null ? s.missedDueMs : null,
     escalation: e.hash,
   };
 }

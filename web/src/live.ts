@@ -1,5 +1,6 @@
 import { createContext, useContext, useSyncExternalStore } from 'react';
 import type { InboxItem, LiveClientMessage, LiveMessage, Viewer } from '../../shared/api.ts';
+import { sortQueue } from '../../shared/queue-order.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { callApi, messageOf, type SessionLoss } from './api-client.ts';
 import { rememberItems } from './currency.ts';
@@ -28,26 +29,9 @@ const RETRY_MAX_MS = 15_000;
 /** The close code the server uses for a missing or expired session on the live route. */
 const CLOSE_UNAUTHORIZED = 4401;
 
-/**
- * The deadline an item is ordered by: its own, or for one breached at the top of its chain (no
- * deadline left) when the breach was recorded, so it ranks by how long it has been overdue; none last.
- */
-function orderingDeadlineMs(item: InboxItem): number {
-  if (item.due_ms !== null) return item.due_ms;
-  return item.breach ? item.escalated_at_ms : Number.MAX_SAFE_INTEGER;
-}
-
-/**
- * The queue order: breached first, then the longest overdue (the earliest deadline that passed),
- * then the soonest due, no deadline last, then by effect id so two tabs agree. Sorts in place.
- */
+/** The queue order, the same as the server's (shared/queue-order.ts). Sorts in place. */
 export function sortItems(items: InboxItem[]): InboxItem[] {
-  return items.sort(
-    (a, b) =>
-      Number(b.breach) - Number(a.breach) ||
-      orderingDeadlineMs(a) - orderingDeadlineMs(b) ||
-      (a.effect_id < b.effect_id ? -1 : a.effect_id > b.effect_id ? 1 : 0),
-  );
+  return sortQueue(items);
 }
 
 type ItemListener = (effectId: string, item: InboxItem | null) => void;

@@ -49,11 +49,11 @@ export function formatShortDuration(ms: number): string {
 /**
  * The deadline an item missed, on the application clock, or null when it is not overdue. Its
  * own deadline when that passed; at the top of its chain (breached, no further deadline) the
- * moment the breach was recorded, which is at most one SLA tick after the deadline it missed.
+ * deadline it missed there (or, for a chain with none recorded, when the breach was recorded).
  */
 export function overdueSinceMs(item: InboxItem, appNowMs: number): number | null {
   if (item.due_ms !== null) return item.due_ms <= appNowMs ? item.due_ms : null;
-  return item.breach ? item.escalated_at_ms : null;
+  return item.breach ? (item.missed_due_ms ?? item.escalated_at_ms) : null;
 }
 
 /** True when the item sits at the last group of its route with no deadline left: nobody else to move it to. */

@@ -61,7 +61,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowPro
         {item.request.reason && <p className="agent-reason">“{item.request.reason}”</p>}
       </div>
       <div className="row-side">
-        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? item.escalated_at_ms : null} compact />
+        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? (item.missed_due_ms ?? item.escalated_at_ms) : null} compact />
         <p className="row-group">
           <span className="group-name">{item.group}</span> <span className="muted">· {levelLabel(item.level)}</span>
         </p>
@@ -110,7 +110,7 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
         )}
       </div>
       <div className="c-due">
-        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? item.escalated_at_ms : null} compact />
+        <SlaCountdown dueMs={item.due_ms} breach={item.breach} offsetMs={offsetMs} missedDueMs={item.breach ? (item.missed_due_ms ?? item.escalated_at_ms) : null} compact />
       </div>
       <div className="c-group">
         <span className="group-name">{item.group}</span>

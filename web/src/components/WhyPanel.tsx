@@ -8,12 +8,13 @@ import { TroubleChips } from './TroubleChips.tsx';
 import { recipientLabel } from './WhoWasToldPanel.tsx';
 
 /**
- * The deadline an item at the top of its chain missed: the deadline of the escalation before its
- * breach, from the history; else when the breach was recorded.
+ * The deadline an item at the top of its chain missed: as the queue knows it, else the deadline of
+ * the escalation before its breach from the history, else when the breach was recorded.
  */
 export function missedDeadlineMs(detail: ItemDetail): number | null {
   const item = detail.item;
   if (!item || !atTopOfChain(item)) return null;
+  if (item.missed_due_ms !== null) return item.missed_due_ms;
   for (let i = detail.history.length - 1; i >= 0; i--) {
     const entry = detail.history[i];
     if (entry?.kind === 'ESCALATED' && entry.due_ms !== null) return entry.due_ms;
