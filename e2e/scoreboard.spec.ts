@@ -187,6 +187,8 @@ const EMPTY_BOARD: Scoreboard = {
   confirmed_by_target: 0,
   unconfirmed_sent: 0,
   time_to_decision: { n: 0, median_ms: null, p90_ms: null, max_ms: null },
+  sla_breaches_missed_by_group: {},
+  money: {},
 };
 
 const SCOREBOARD_API = /\/api\/scoreboard(\/series)?(\?.*)?$/;

@@ -296,6 +296,45 @@ export interface Scoreboard {
   confirmed_by_target: number;
   unconfirmed_sent: number;
   time_to_decision: DecisionTimes;
+  /**
+   * The same breaches, by the group that missed the deadline: the group the item was with when
+   * its SLA passed (the group before the move, or the last group that kept it).
+   */
+  sla_breaches_missed_by_group: Record<string, number>;
+  /** Money by currency (lowercase ISO code, `unknown` when the facts named none); never summed across currencies. */
+  money: Record<string, MoneyFigures>;
+}
+
+/**
+ * One currency's money figures, each in the currency's smallest unit as Stripe counts it (cents
+ * for USD, yen for JPY). A request counts at the amount it asked for, once.
+ */
+export interface MoneyFigures {
+  /** Sent to Stripe (committed): with no person plus after a person. */
+  refunded_minor: number;
+  /** Sent on policy alone: the requests cleared with no person. */
+  refunded_no_person_minor: number;
+  /** Sent after a person saw it or chose it: approvals, and the new requests of accepted repairs. */
+  refunded_after_person_minor: number;
+  /** Sent on an accepted repair: the new request of a repair, or the original approved as still fitting. */
+  repaired_minor: number;
+  /** Asked for by requests a person rejected (or closed): never sent. */
+  rejected_minor: number;
+  /** Asked for by requests refused as stale (a fact changed before the send) and not sent. */
+  refused_stale_minor: number;
+  /** Open exposure: waiting for a person plus approved and not sent yet. */
+  exposure_minor: number;
+  /** Asked for by requests waiting for a person. */
+  exposure_queued_minor: number;
+  /** Approved (by a person or by policy) and not sent yet, or being sent now. */
+  exposure_approved_minor: number;
+}
+
+/** One currency's refunded money in one bucket of the chart: with no person, and after a person. */
+export interface MoneyPoint {
+  start_ms: number;
+  no_person_minor: number;
+  after_person_minor: number;
 }
 
 /** One bucket of the volume chart. */

@@ -276,6 +276,24 @@ export const ClockBodySchema = Type.Object(
 
 export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
 export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
-export const ScoreboardSchema = openObject<Json>("finance's figures, all recomputable from the journal alone");
+const MinorUnits = Type.Integer({ description: "in the currency's smallest unit, as Stripe counts it (cents for USD, yen for JPY)" });
+export const MoneyFiguresSchema = Type.Object(
+  {
+    refunded_minor: MinorUnits,
+    refunded_no_person_minor: MinorUnits,
+    refunded_after_person_minor: MinorUnits,
+    repaired_minor: MinorUnits,
+    rejected_minor: MinorUnits,
+    refused_stale_minor: MinorUnits,
+    exposure_minor: MinorUnits,
+    exposure_queued_minor: MinorUnits,
+    exposure_approved_minor: MinorUnits,
+  },
+  { description: "one currency's money figures; a request counts at the amount it asked for, once" },
+);
+export const ScoreboardSchema = openObject<Json>("finance's figures, all recomputable from the journal alone", {
+  sla_breaches_missed_by_group: Type.Record(Type.String(), Type.Integer(), { description: 'SLA breaches by the group that missed the deadline' }),
+  money: Type.Record(Type.String(), MoneyFiguresSchema, { description: 'money by currency (lowercase ISO code, or unknown), never summed across currencies' }),
+});
 export const ItemDetailSchema = openObject<Json>('the request, facts then and now, changes, repairs, the journal history, the receipt verification, whether you may decide');
 

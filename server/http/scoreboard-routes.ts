@@ -5,7 +5,7 @@ import type { ErrorCode } from '../../shared/api.ts';
 import { responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
 import type { Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
-import { scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
+import { moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
 
@@ -72,7 +72,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
 
   const seriesSchema = {
     ...finance,
-    summary: 'the series behind the charts: volume, waits, breaches by group, escalations by reason',
+    summary: 'the series behind the charts: volume, money refunded by currency, waits, breaches by group, escalations by reason',
     response: responses({ 200: Type.Object({}, { additionalProperties: true }) }, errors),
   };
   app.get('/api/scoreboard/series', { schema: seriesSchema }, async (request) => {
@@ -84,8 +84,10 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     const current = await board(scoreboard, filter);
     return {
       volume: volumeSeries(chains, fromMs, toMs),
+      money: moneySeries(chains, fromMs, toMs),
       waits: waitHistogram(chains.filter((f) => f.requestedAtMs === null || (f.requestedAtMs >= fromMs && f.requestedAtMs < toMs))),
       breaches_by_group: current.sla_breaches_by_group,
+      breaches_missed_by_group: current.sla_breaches_missed_by_group,
       escalated_by_reason: current.escalated_by_reason,
       groups: [...new Set(all.flatMap((f) => f.groups))].sort(),
       from_ms: fromMs,

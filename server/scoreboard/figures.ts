@@ -3,8 +3,12 @@ import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 
 export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
+import type { ChainState } from '../../shared/api.ts';
 import { statusRank } from '../journal/confirmations.ts';
+import { closesDispatch } from '../journal/chain.ts';
+import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
+import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);
@@ -32,8 +36,14 @@ export interface ChainFigures {
   crashToPerson: number;
   repairsSuggested: number;
   breachesByGroup: Record<string, number>;
+  /** The same breaches, by the group that missed the deadline. */
+  breachesMissedByGroup: Record<string, number>;
   confirmed: boolean;
   waitsMs: number[];
+  /** The currency of the request (lowercase), or `unknown`. */
+  currency: string;
+  /** What the chain adds to its currency's money figures. */
+  money: MoneyFigures;
 }
 
 /** Python's round-half-even to 3 places, as the published share was computed. */
@@ -82,6 +92,8 @@ export class ChainTally {
   readonly repairChildKey: string | null;
   /** The agent of the chain's request: the repairs it accepts are for that agent's requests. */
   readonly #agent: unknown;
+  readonly #currency: string;
+  readonly #amountMinor: number;
   #check: ChainCheck | null;
   // Lists stay null until the chain has something to put in them: most chains never do.
   #groups: string[] | null = null;
@@ -108,7 +120,15 @@ export class ChainTally {
   #repairsSuggested = 0;
   #reasons: string[] | null = null;
   #breachesByGroup: Record<string, number> | null = null;
+  #breachesMissedByGroup: Record<string, number> | null = null;
   #laterWaitsMs: number[] | null = null;
+  // Where the chain stands (chainState, kept entry by entry) and what its money did.
+  #lastGroup: string | null = null;
+  #openDispatch = false;
+  #owesEscalation = false;
+  #closed = false;
+  #refusedStale = false;
+  #approvedRepair = false;
 
   /**
    * Start a chain from its first entry (which `push` is then given like every other). Entries
@@ -121,6 +141,8 @@ export class ChainTally {
     this.owned = proposed?.agent === inboxName;
     this.root = request === null || request.repair_of === undefined;
     this.requestedAtMs = proposed?.at_ms ?? null;
+    this.#currency = currencyOf(first);
+    this.#amountMinor = amountOf(first);
     this.repairChildKey = request?.repair_of === undefined ? null : repairKey(request.agent, request.id);
     this.#check = this.owned && this.root ? new ChainCheck(first.effect_id, options) : null;
   }
@@ -129,6 +151,7 @@ export class ChainTally {
   push(entry: Entry): AcceptedRepair | null {
     if (!this.owned) return entry.kind === 'DECIDED' ? this.#acceptedRepair(entry) : null;
     this.#check?.push(entry);
+    this.#follow(entry);
     if (entry.kind === 'DISPATCHED') {
       this.#dispatches += 1;
       const lease = entry.lease;
@@ -158,6 +181,31 @@ export class ChainTally {
     return null;
   }
 
+  /** Keep what `chainState` and the money figures need: open dispatch, owed escalation, closing decision, stale refusals. */
+  #follow(entry: Entry): void {
+    if (entry.kind === 'DISPATCHED') this.#openDispatch = true;
+    else if (closesDispatch(entry)) this.#openDispatch = false;
+    if (owesEscalation(entry)) this.#owesEscalation = true;
+    if (entry.kind === 'REFUSED' && STALE_CODES.has(entry.code)) this.#refusedStale = true;
+    if (entry.kind === 'DECIDED') {
+      // The first decision on the latest escalation starts the window in which the chain can owe one again.
+      if (entry.escalation === this.#latestEscalation && !(this.#answered?.has(entry.escalation) ?? false)) this.#owesEscalation = false;
+      if (entry.decision !== 'approve') this.#closed = true;
+      else if (entry.repair !== null) this.#approvedRepair = true;
+    }
+  }
+
+  /** Where the chain stands, as `chainState` reads it from the whole chain. */
+  #state(): ChainState {
+    if (this.#openDispatch) return 'SENDING';
+    if (this.#committed) return 'DONE';
+    if (this.#closed) return 'CLOSED';
+    const latest = this.#latestEscalation;
+    if (latest !== null && !(this.#answered?.has(latest) ?? false)) return 'ESCALATED';
+    if (this.#owesEscalation) return 'NEEDS_ESCALATION';
+    return latest === null ? 'NEW' : 'APPROVED';
+  }
+
   #acceptedRepair(entry: Decided): AcceptedRepair | null {
     if (entry.decision !== 'repair' || entry.repair === null) return null;
     return { key: repairKey(this.#agent, entry.repair.request_id), by: entry.by };
@@ -177,7 +225,12 @@ export class ChainTally {
     if (e.breach) {
       this.#breachesByGroup ??= {};
       this.#breachesByGroup[group] = (this.#breachesByGroup[group] ?? 0) + 1;
+      // The deadline that passed was the one of the escalation before: its group missed it.
+      const missedBy = this.#lastGroup ?? group;
+      this.#breachesMissedByGroup ??= {};
+      this.#breachesMissedByGroup[missedBy] = (this.#breachesMissedByGroup[missedBy] ?? 0) + 1;
     }
+    this.#lastGroup = group;
     if (this.#sinceMs !== null) return;
     this.#sinceMs = e.at_ms;
     const reason = e.reason;
@@ -236,8 +289,19 @@ export class ChainTally {
       escalated: this.#escalated,
       reasons: this.#reasons === null ? [] : [...this.#reasons],
       breachesByGroup: { ...this.#breachesByGroup },
+      breachesMissedByGroup: { ...this.#breachesMissedByGroup },
       confirmed: this.#standing === 'succeeded',
       waitsMs,
+      currency: this.#currency,
+      money: chainMoney({
+        amountMinor: this.#amountMinor,
+        state: this.#state(),
+        committed: this.#committed,
+        cleared,
+        repaired: !this.root || this.#approvedRepair,
+        rejected: this.#rejected > 0,
+        refusedStale: this.#refusedStale,
+      }),
     };
   }
 }
@@ -273,6 +337,8 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
     confirmed_by_target: 0,
     unconfirmed_sent: 0,
     time_to_decision: decisionTimes([]),
+    sla_breaches_missed_by_group: {},
+    money: {},
   };
   const waits: number[] = [];
   for (const f of all) {
@@ -293,28 +359,52 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
       board.sla_breaches += count;
       board.sla_breaches_by_group[group] = (board.sla_breaches_by_group[group] ?? 0) + count;
     }
+    for (const [group, count] of Object.entries(f.breachesMissedByGroup)) {
+      board.sla_breaches_missed_by_group[group] = (board.sla_breaches_missed_by_group[group] ?? 0) + count;
+    }
+    addMoney(board.money, f.currency, f.money);
     if (f.confirmed) board.confirmed_by_target += 1;
     else if (f.committed) board.unconfirmed_sent += 1;
     waits.push(...f.waitsMs);
   }
   board.no_person_share = board.requests === 0 ? 0 : roundShare(board.cleared_no_person / board.requests);
   board.time_to_decision = decisionTimes(waits.sort((a, b) => a - b));
+  board.money = copyMoney(board.money);
   return board;
 }
 
+/** A slice of the board: requests made in a time range (application clock), or routed to one group. */
+export interface BoardFilter {
+  fromMs?: number;
+  toMs?: number;
+  group?: string;
+}
+
+/** True when a chain is in the slice: requested in the range, and routed to the group. */
+export function inSlice(f: ChainFigures, filter: BoardFilter): boolean {
+  return (
+    (filter.fromMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs >= filter.fromMs)) &&
+    (filter.toMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs < filter.toMs)) &&
+    (filter.group === undefined || f.groups.includes(filter.group))
+  );
+}
+
 /**
- * The scoreboard of an inbox over a whole journal, computed from scratch. The entries are taken
- * as the journal's reads give them, each hash checked; entries from anywhere else need `rehash`,
- * so that an altered one is not counted as verified.
+ * The scoreboard of an inbox over a whole journal (or a slice of it), computed from scratch. The
+ * entries are taken as the journal's reads give them, each hash checked; entries from anywhere
+ * else need `rehash`, so that an altered one is not counted as verified.
  */
-export function computeScoreboard(entries: Iterable<Entry>, inboxName: string, options: { rehash?: boolean } = {}): Scoreboard {
+export function computeScoreboard(entries: Iterable<Entry>, inboxName: string, options: { rehash?: boolean; filter?: BoardFilter } = {}): Scoreboard {
   const chains = new Map<string, Entry[]>();
   for (const entry of entries) {
     const chain = chains.get(entry.effect_id);
     if (chain === undefined) chains.set(entry.effect_id, [entry]);
     else chain.push(entry);
   }
-  return sumFigures(figuresOfChains(chains.values(), inboxName, options));
+  const all = figuresOfChains(chains.values(), inboxName, options);
+  const filter = options.filter;
+  if (filter === undefined) return sumFigures(all);
+  return sumFigures([...all].filter((f) => inSlice(f, filter)));
 }
 
 /**

@@ -1,12 +1,8 @@
 import type { Entry } from '../../shared/entries.ts';
-import { type ChainFigures, ChainTally, decisionTimes, roundShare, type Scoreboard, sumFigures } from './figures.ts';
+import { type BoardFilter, type ChainFigures, ChainTally, decisionTimes, inSlice, roundShare, type Scoreboard, sumFigures } from './figures.ts';
+import { addMoney, copyMoney } from './money.ts';
 
-/** A slice of the board: requests made in a time range (application clock), or routed to one group. */
-export interface BoardFilter {
-  fromMs?: number;
-  toMs?: number;
-  group?: string;
-}
+export type { BoardFilter } from './figures.ts';
 
 /** The first index whose value is not below `value` in a sorted array. */
 function lowerBound(values: readonly number[], value: number): number {
@@ -94,16 +90,14 @@ export class ScoreboardProjection {
       sla_breaches_by_group: { ...totals.sla_breaches_by_group },
       no_person_share: totals.requests === 0 ? 0 : roundShare(totals.cleared_no_person / totals.requests),
       time_to_decision: decisionTimes(this.#waits),
+      sla_breaches_missed_by_group: { ...totals.sla_breaches_missed_by_group },
+      money: copyMoney(totals.money),
     };
   }
 
   /** A slice of the board (a time range or a group), summed over the chains in it. */
   async slice(filter: BoardFilter): Promise<Scoreboard> {
-    const inRange = (f: ChainFigures) =>
-      (filter.fromMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs >= filter.fromMs)) &&
-      (filter.toMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs < filter.toMs)) &&
-      (filter.group === undefined || f.groups.includes(filter.group));
-    return sumFigures(this.allFigures().filter(inRange));
+    return sumFigures(this.allFigures().filter((f) => inSlice(f, filter)));
   }
 
   /** The figures of every chain, for charts over time. */
@@ -166,6 +160,8 @@ export class ScoreboardProjection {
       t.sla_breaches += sign * n;
       bump(t.sla_breaches_by_group, group, sign * n);
     }
+    for (const [group, n] of Object.entries(f.breachesMissedByGroup)) bump(t.sla_breaches_missed_by_group, group, sign * n);
+    addMoney(t.money, f.currency, f.money, sign);
     t.confirmed_by_target += count(f.confirmed);
     t.unconfirmed_sent += count(f.committed && !f.confirmed);
   }

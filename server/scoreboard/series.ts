@@ -1,16 +1,45 @@
-import type { Scoreboard, VolumePoint } from '../../shared/api.ts';
+import type { MoneyPoint, Scoreboard, VolumePoint } from '../../shared/api.ts';
 import type { ChainFigures } from './figures.ts';
 
-export type { VolumePoint } from '../../shared/api.ts';
+export type { MoneyPoint, VolumePoint } from '../../shared/api.ts';
 
 /** Buckets shown at most on a chart; a wider range uses wider buckets. */
 const BUCKETS_MAX = 48;
 const HOUR_MS = 3_600_000;
 
+/** The width of one bucket of a range: whole hours, at most `BUCKETS_MAX` buckets. */
+function bucketMsOf(fromMs: number, toMs: number): number {
+  const spanMs = Math.max(HOUR_MS, toMs - fromMs);
+  return Math.ceil(spanMs / BUCKETS_MAX / HOUR_MS) * HOUR_MS;
+}
+
+/**
+ * Money refunded per bucket of the range, by currency (never summed across currencies): with no
+ * person, and after a person. A request counts in the bucket it was made in, as every figure of a
+ * period does, so the buckets of a currency add up to its refunded figures for the same period.
+ */
+export function moneySeries(chains: readonly ChainFigures[], fromMs: number, toMs: number): Record<string, MoneyPoint[]> {
+  const bucketMs = bucketMsOf(fromMs, toMs);
+  const byCurrency: Record<string, MoneyPoint[]> = {};
+  for (const f of chains) {
+    if (f.money.refunded_minor === 0 || f.requestedAtMs === null || f.requestedAtMs < fromMs || f.requestedAtMs >= toMs) continue;
+    let points = byCurrency[f.currency];
+    if (points === undefined) {
+      points = [];
+      for (let start = fromMs; start < toMs; start += bucketMs) points.push({ start_ms: start, no_person_minor: 0, after_person_minor: 0 });
+      byCurrency[f.currency] = points;
+    }
+    const point = points[Math.floor((f.requestedAtMs - fromMs) / bucketMs)];
+    if (!point) continue;
+    point.no_person_minor += f.money.refunded_no_person_minor;
+    point.after_person_minor += f.money.refunded_after_person_minor;
+  }
+  return Object.fromEntries(Object.keys(byCurrency).sort().map((currency) => [currency, byCurrency[currency]!]));
+}
+
 /** Requests and those cleared with no person, per bucket of the range (hourly, or wider for long ranges). */
 export function volumeSeries(chains: readonly ChainFigures[], fromMs: number, toMs: number): VolumePoint[] {
-  const spanMs = Math.max(HOUR_MS, toMs - fromMs);
-  const bucketMs = Math.ceil(spanMs / BUCKETS_MAX / HOUR_MS) * HOUR_MS;
+  const bucketMs = bucketMsOf(fromMs, toMs);
   const points: VolumePoint[] = [];
   for (let start = fromMs; start < toMs; start += bucketMs) points.push({ start_ms: start, requests: 0, cleared_no_person: 0 });
   for (const f of chains) {
@@ -38,13 +67,20 @@ export function waitHistogram(chains: readonly ChainFigures[]): { label: string;
   return bins;
 }
 
-/** The board as CSV: one figure a line, nested figures flattened with a dot. */
+/** One figure and its rows, nested figures flattened with a dot (`money.jpy.refunded_minor`). */
+function csvRows(key: string, value: unknown, rows: [string, string][]): void {
+  if (value !== null && typeof value === 'object') {
+    for (const [inner, v] of Object.entries(value)) csvRows(`${key}.${inner}`, v, rows);
+  } else rows.push([key, value === null ? '' : String(value)]);
+}
+
+/**
+ * The board as CSV: one figure a line, in the board's order, nested figures flattened with a dot.
+ * Figures added later come after the earlier ones, so a reader of the older lines is not moved.
+ * Money is in the currency's smallest unit, one currency per line, never summed across them.
+ */
 export function scoreboardCsv(board: Scoreboard): string {
   const rows: [string, string][] = [];
-  for (const [key, value] of Object.entries(board)) {
-    if (value !== null && typeof value === 'object') {
-      for (const [inner, v] of Object.entries(value)) rows.push([`${key}.${inner}`, v === null ? '' : String(v)]);
-    } else rows.push([key, String(value)]);
-  }
+  for (const [key, value] of Object.entries(board)) csvRows(key, value, rows);
   return ['figure,value', ...rows.map(([k, v]) => `${JSON.stringify(k)},${v}`)].join('\n') + '\n';
 }

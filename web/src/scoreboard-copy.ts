@@ -73,6 +73,14 @@ export const FIGURES: Record<keyof Scoreboard, { label: string; help: string }> 
     label: 'SLA breaches by group',
     help: 'The same breaches, by the group the item was moved to, or the last group of its chain that kept it.',
   },
+  sla_breaches_missed_by_group: {
+    label: 'SLA breaches by the group that missed them',
+    help: 'The same breaches, by the group the item was with when its deadline passed: the group it was moved away from, or the last group of its chain that kept it.',
+  },
+  money: {
+    label: 'Money, by currency',
+    help: 'The money figures below, one currency at a time: amounts in different currencies are never added together.',
+  },
   confirmed_by_target: {
     label: 'Confirmed by Stripe',
     help: 'Requests whose confirmations from Stripe (its webhook events, or a lookup) settle as succeeded.',

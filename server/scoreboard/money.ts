@@ -1,0 +1,105 @@
+import type { ChainState, MoneyFigures } from '../../shared/api.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { isJsonObject } from '../../shared/json.ts';
+
+export type { MoneyFigures } from '../../shared/api.ts';
+
+/** Every money figure, in the order the API, the CSV and the page give them. */
+export const MONEY_FIELDS = [
+  'refunded_minor',
+  'refunded_no_person_minor',
+  'refunded_after_person_minor',
+  'repaired_minor',
+  'rejected_minor',
+  'refused_stale_minor',
+  'exposure_minor',
+  'exposure_queued_minor',
+  'exposure_approved_minor',
+] as const satisfies readonly (keyof MoneyFigures)[];
+
+/** The key of a chain whose facts named no currency: its money is never put with a real currency's. */
+export const UNKNOWN_CURRENCY = 'unknown';
+
+/** Refusals that say a fact the decision relied on changed before the send. */
+export const STALE_CODES: ReadonlySet<string> = new Set(['stale_premise', 'stale_premise_at_recovery']);
+
+/** States in which a request waits for a person (or to be put in front of one). */
+const QUEUED_STATES: ReadonlySet<ChainState> = new Set(['NEW', 'ESCALATED', 'NEEDS_ESCALATION']);
+/** States in which a request may be sent without anyone deciding again. */
+const APPROVED_STATES: ReadonlySet<ChainState> = new Set(['APPROVED', 'SENDING']);
+
+/** All zero. */
+export function emptyMoney(): MoneyFigures {
+  return {
+    refunded_minor: 0,
+    refunded_no_person_minor: 0,
+    refunded_after_person_minor: 0,
+    repaired_minor: 0,
+    rejected_minor: 0,
+    refused_stale_minor: 0,
+    exposure_minor: 0,
+    exposure_queued_minor: 0,
+    exposure_approved_minor: 0,
+  };
+}
+
+/** The currency of a chain, from the facts its first entry recorded (lowercase), or `unknown`. */
+export function currencyOf(first: Entry): string {
+  const premises = first.kind === 'PROPOSED' ? first.premises : null;
+  const currency = isJsonObject(premises) ? premises.currency : undefined;
+  return typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) ? currency.toLowerCase() : UNKNOWN_CURRENCY;
+}
+
+/** The amount a chain's bound payload asks for, in the currency's smallest unit (0 when it names none). */
+export function amountOf(first: Entry): number {
+  const amount = first.kind === 'PROPOSED' ? first.effect.amount : undefined;
+  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount > 0 ? amount : 0;
+}
+
+/** What one chain adds to its currency's money figures. */
+export interface ChainMoneyFacts {
+  amountMinor: number;
+  state: ChainState;
+  committed: boolean;
+  cleared: boolean;
+  /** A repair's new request, or the original approved on a "still fits" repair. */
+  repaired: boolean;
+  rejected: boolean;
+  refusedStale: boolean;
+}
+
+/** One chain's money, each figure at the amount it asked for, once. */
+export function chainMoney(facts: ChainMoneyFacts): MoneyFigures {
+  const amount = facts.amountMinor;
+  const queued = QUEUED_STATES.has(facts.state) ? amount : 0;
+  const approved = APPROVED_STATES.has(facts.state) ? amount : 0;
+  return {
+    refunded_minor: facts.committed ? amount : 0,
+    refunded_no_person_minor: facts.committed && facts.cleared ? amount : 0,
+    refunded_after_person_minor: facts.committed && !facts.cleared ? amount : 0,
+    repaired_minor: facts.committed && facts.repaired ? amount : 0,
+    rejected_minor: facts.rejected ? amount : 0,
+    refused_stale_minor: facts.refusedStale && !facts.committed ? amount : 0,
+    exposure_minor: queued + approved,
+    exposure_queued_minor: queued,
+    exposure_approved_minor: approved,
+  };
+}
+
+/**
+ * Add (sign 1) or take away (sign -1) one chain's money under its currency. A currency whose
+ * figures all come back to zero is removed, so a board kept up to date and one summed from
+ * scratch name the same currencies.
+ */
+export function addMoney(byCurrency: Record<string, MoneyFigures>, currency: string, money: MoneyFigures, sign: 1 | -1 = 1): void {
+  const target = byCurrency[currency] ?? emptyMoney();
+  for (const field of MONEY_FIELDS) target[field] += sign * money[field];
+  if (MONEY_FIELDS.every((field) => target[field] === 0)) delete byCurrency[currency];
+  else byCurrency[currency] = target;
+}
+
+/** A deep copy in currency order, so a board handed out never shares the running totals and always reads the same. */
+export function copyMoney(byCurrency: Readonly<Record<string, MoneyFigures>>): Record<string, MoneyFigures> {
+  const currencies = Object.keys(byCurrency).sort();
+  return Object.fromEntries(currencies.map((currency) => [currency, { ...byCurrency[currency]! }]));
+}
