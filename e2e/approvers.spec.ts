@@ -17,6 +17,7 @@ import {
   shootAndScan,
   uniqueId,
   STALE_CHIP_MS,
+  awaitRepairOffered,
 } from './journey-helpers.ts';
 
 // The approvers' side of deciding one item with everything in view: trouble shown before anyone
@@ -37,7 +38,7 @@ async function comesBefore(page: Page, first: string, second: string): Promise<b
   );
 }
 
-test('a hand refund on a queued item: the row says Stale before anyone opens it, and the item offers the repair before the approval', async ({ page, request }) => {
+test('a hand refund on an item nobody approved: the row says Stale, and the item offers the repair first, before any approval', async ({ page, request }) => {
   const { paymentIntent, requestId, effectId } = await queuedRefund(request, 8_000, 10_000, 'stale');
   await logIn(page, 'ana');
   const row = inboxRow(page, requestId);
@@ -51,42 +52,41 @@ test('a hand refund on a queued item: the row says Stale before anyone opens it,
   // Each chip reads without colour (a mark and words) and says more on hover; the facts say when they were read.
   await expect(row.locator('[data-trouble="stale"]')).toHaveAttribute('title', /Only \$70\.00 of the \$100\.00 paid is left/);
   await expect(row.locator('.facts-now')).toContainText(/\$70\.00 left of \$100\.00 paid · as of \d\d:\d\d/);
+  // Nobody approved anything: the inbox shows the item again on the new facts, with the repair.
+  await awaitRepairOffered(page, effectId);
 
   await row.locator('.row-link').click();
   await expect(page).toHaveURL(new RegExp(`/items/${effectId}$`));
   const panel = page.locator('.decision-panel');
+  await expect(page.locator('.outcome')).toHaveCount(0);
   await expect(panel.locator('.decide-warning')).toContainText('only $70.00 is left to refund of the $80.00 asked');
+  // The repair is first and the primary action; approving the original is second, with why it is refused.
+  const repair = panel.getByRole('button', { name: 'Accept repair: Refund $70.00, what is left of $100.00' });
+  await expect(repair).toHaveClass(/primary/);
+  await expect(panel.locator('.decide-note')).toHaveCount(0);
   const approveOriginal = panel.getByRole('button', { name: 'Approve the original $80.00' });
   await expect(approveOriginal).toBeVisible();
   await expect(approveOriginal).not.toHaveClass(/primary/);
+  await expect(approveOriginal).toHaveAttribute('aria-describedby', 'stale-because');
+  expect(await comesBefore(page, '.decision-panel .repair-button', '.decision-panel .approve-button')).toBe(true);
+  await expect(page.locator('tr[data-fact="left_to_refund"]')).toContainText('$100.00 → $70.00');
+  await expect(page.locator('.payment-panel')).toContainText('$30.00 outside Interlock');
+  await shootAndScan(page, 'item');
 
-  // The confirmation says what will happen now that the facts changed, never "if they changed".
+  // The confirmation of the original says what will happen now that the facts changed, never "if they changed".
   await approveOriginal.click();
   const dialog = page.getByRole('dialog', { name: 'Approve the original $80.00?' });
   await expect(dialog).toContainText('The facts already changed: only $70.00 is left to refund of the $80.00 asked');
+  await expect(dialog).toContainText('nothing is sent');
   await expect(dialog).not.toContainText('If they changed');
   // Escape backs out and puts the focus back on the button that opened it.
   await page.keyboard.press('Escape');
   await expect(dialog).toHaveCount(0);
   await expect(approveOriginal).toBeFocused();
-
-  await approveOriginal.click();
-  await dialog.getByRole('button', { name: 'Approve $80.00 anyway' }).click();
-  await expect(page.locator('.outcome')).toHaveAttribute('data-status', 'REFUSED:stale_premise');
-  expect((await ledger(request, paymentIntent)).map((r) => r.amount)).toEqual([3_000]);
-
-  // Now the repair is there: first, and the primary action; approving the original is second, with why it is refused.
-  const repair = panel.getByRole('button', { name: 'Accept repair: Refund $70.00, what is left of $100.00' });
-  await expect(repair).toHaveClass(/primary/);
-  expect(await comesBefore(page, '.decision-panel .repair-button', '.decision-panel .approve-button')).toBe(true);
-  await expect(approveOriginal).toHaveAttribute('aria-describedby', 'stale-because');
-  await expect(page.locator('tr[data-fact="left_to_refund"]')).toContainText('$100.00 → $70.00');
-  await expect(page.locator('.payment-panel')).toContainText('$30.00 outside Interlock');
-  await shootAndScan(page, 'item');
-
   await page.keyboard.press('a');
-  await expect(page.getByRole('dialog', { name: 'Approve the original $80.00?' })).not.toContainText('If they changed');
+  await expect(dialog).not.toContainText('If they changed');
   await page.keyboard.press('Escape');
+  expect((await ledger(request, paymentIntent)).map((r) => r.amount)).toEqual([3_000]);
 
   await repair.click();
   await page.getByRole('dialog', { name: 'Refund $70.00 instead of $80.00?' }).getByRole('button', { name: 'Accept: refund $70.00' }).click();
@@ -106,8 +106,8 @@ test('the payment panel: customer, card, charge date, every earlier refund and w
   const cleared = await askRefund(request, { request_id: small, payment_intent: paymentIntent, amount: 2_000, reason: 'Late delivery credit' });
   expect(cleared.status).toMatch(/^COMMITTED/);
   await handRefund(request, paymentIntent, 1_000);
-  // Disputed before the agent asks: the sandbox sends no webhook for a dispute, so one opened later
-  // would show only at the item's next read of Stripe.
+  // Disputed before the agent asks, so the item waits for a person from the start (a dispute opened
+  // later reaches the row too, by the sandbox's charge.dispute.created webhook).
   await openDispute(request, paymentIntent);
   const requestId = uniqueId('panel');
   const asked = await askRefund(request, {

@@ -71,12 +71,18 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
   const schema = {
     tags: ['stripe'],
     security: [{ stripeSignature: [] }],
-    summary: 'Stripe posts signed refund events here',
+    summary: 'Stripe posts signed refund and dispute events here',
     description:
       'The raw body is checked against the Stripe-Signature header (HMAC-SHA256, 300 s tolerance, every live secret) before it is read. ' +
-      'A verified event is answered 200 whatever came of it (recorded, a duplicate, ignored); anything unverifiable is 400 signature_invalid.',
+      'Refund events are recorded as confirmations of refunds Interlock sent; refund, charge and dispute events (charge.dispute.created, ' +
+      'charge.dispute.updated, charge.dispute.closed) also make the open items of their payment read Stripe again, for display only. ' +
+      'A verified event is answered 200 whatever came of it (recorded, a duplicate, ignored, an unknown type); anything unverifiable is 400 signature_invalid.',
     // For the document only: the raw bytes are never validated or parsed before the signature is checked.
-    body: { type: 'object', additionalProperties: true, description: 'a Stripe event (refund.created, refund.updated, charge.refund.updated, …), as Stripe sent it' },
+    body: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'a Stripe event (refund.created, refund.updated, refund.failed, charge.dispute.created, charge.dispute.closed, …), as Stripe sent it',
+    },
     response: responses(
       {
         200: {
@@ -110,7 +116,11 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
   });
 }
 
-/** Event types about a payment: refunds, charges and disputes (`charge.dispute.*`, `charge.refund.updated` included). */
+/**
+ * Event types about a payment: refunds, charges and disputes (`charge.dispute.created`, `.updated`
+ * and `.closed`, `charge.refund.updated` included). A dispute is a display fact: its event is
+ * answered `IGNORED:type` (it confirms no refund) and only makes the payment be read again.
+ */
 const PAYMENT_EVENT_PREFIXES = ['refund.', 'charge.'] as const;
 
 /** The payment intent a verified refund, charge or dispute event names (`data.object.payment_intent`, an id or expanded), or null. */

@@ -227,7 +227,7 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
         if (customerId !== null && !engine.store.customers.has(customerId)) {
           return { ok: false, failure: resourceMissing('customer', customerId, 'customer') };
         }
-        return paymentPlan(decidePaymentIntent(request.value, engine.nowMs()));
+        return paymentPlan(engine, decidePaymentIntent(request.value, engine.nowMs()));
       },
     };
   }
@@ -254,18 +254,20 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
         if (intent === undefined) return { ok: false, failure: resourceMissing('payment_intent', id, 'intent') };
         const method = readConfirmRequest(params);
         if (!method.ok) return method;
-        return paymentPlan(decideConfirm(intent, method.value, engine.nowMs()));
+        return paymentPlan(engine, decideConfirm(intent, method.value, engine.nowMs()));
       },
     };
   }
   return null;
 }
 
-function paymentPlan(writes: Read<SandboxRecord[]>): Read<Plan> {
+/** A payment step's plan: answered with its payment intent; a dispute it opened is told by webhook once durable. */
+function paymentPlan(engine: SandboxEngine, writes: Read<SandboxRecord[]>): Read<Plan> {
   if (!writes.ok) return writes;
   const intent = writes.value.find((record): record is PaymentIntentRecord => record.kind === 'payment_intent');
   if (intent === undefined) throw new Error('a payment step must write its payment intent');
-  return { ok: true, value: { writes: writes.value, body: renderPaymentIntent(intent) } };
+  const after = () => engine.afterPaymentWrites(writes.value);
+  return { ok: true, value: { writes: writes.value, body: renderPaymentIntent(intent), after } };
 }
 
 function answerRead(ex: Exchange, read: Read<unknown>): void {

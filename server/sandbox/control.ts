@@ -8,6 +8,7 @@ import { isRecord, isWholeNumber, type Read } from './params.ts';
 import {
   CARD_BRANDS,
   type DemoPaymentOptions,
+  DISPUTE_MOVES,
   SETTLE_OUTCOMES,
   type StripeFailure,
   type WebhookConfig,
@@ -21,6 +22,7 @@ export const CONTROL_ROUTES = {
   paymentIntents: 'POST /_sandbox/payment-intents',
   handRefunds: 'POST /_sandbox/hand-refunds',
   disputes: 'POST /_sandbox/disputes',
+  moveDispute: 'POST /_sandbox/disputes/move',
   faults: 'POST /_sandbox/faults',
   clearFaults: 'POST /_sandbox/faults/clear',
   advanceClock: 'POST /_sandbox/clock/advance',
@@ -46,6 +48,11 @@ const HANDLERS: Record<string, ControlHandler> = {
   [CONTROL_ROUTES.handRefunds]: (engine, body) =>
     engine.handRefund(String(body['paymentIntent'] ?? ''), numberIn(body, 'amountCents')),
   [CONTROL_ROUTES.disputes]: (engine, body) => engine.openDispute(String(body['paymentIntent'] ?? '')),
+  [CONTROL_ROUTES.moveDispute]: (engine, body) => {
+    const move = DISPUTE_MOVES.find((known) => known === body['status']);
+    if (move === undefined) return refuse(`status must be one of ${DISPUTE_MOVES.join(', ')}.`, 'status');
+    return engine.moveDispute(String(body['dispute'] ?? ''), move);
+  },
   [CONTROL_ROUTES.faults]: (engine, body) => {
     const fault = readFault(body);
     if (!fault.ok) return fault;

@@ -3,21 +3,24 @@ import { checkDemoOptions, DEMO_CUSTOMER, decideCustomer } from './customers.ts'
 import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
 import { FaultQueue } from './faults.ts';
 import { sandboxLimits } from './limits.ts';
-import { decideDispute, decidePaymentIntent } from './payments.ts';
+import { decideDispute, decideDisputeMove, decidePaymentIntent } from './payments.ts';
 import type { Read } from './params.ts';
 import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { SandboxStore } from './store.ts';
 import {
   type DemoPaymentOptions,
+  type DisputeMove,
+  type DisputeRecord,
   PAYMENT_METHODS,
   type PaymentIntentRecord,
   type RefundRecord,
+  type SandboxRecord,
   type SettleOutcome,
   type StripeFailure,
   type WebhookConfig,
 } from './types.ts';
-import { buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
+import { buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
 
 /** When created refunds leave `pending`: right after their answer, or when a test says so. */
 export const SETTLE_MODES = ['immediate', 'manual'] as const;
@@ -102,9 +105,17 @@ export class SandboxEngine {
     const writes = decidePaymentIntent(request, chargedAtMs, options.card ?? null);
     if (!writes.ok) return writes;
     this.store.commit(customer === null ? writes.value : [customer, ...writes.value]);
+    this.afterPaymentWrites(writes.value);
     const intent = writes.value.find((record): record is PaymentIntentRecord => record.kind === 'payment_intent');
     if (intent === undefined) throw new Error('a payment step must write its payment intent');
     return { ok: true, value: renderPaymentIntent(intent) };
+  }
+
+  /** After a payment step is durable: a dispute it opened (`pm_card_createDispute`) is told by webhook. */
+  afterPaymentWrites(writes: readonly SandboxRecord[]): void {
+    for (const record of writes) {
+      if (record.kind === 'dispute') this.afterDisputeOpened(record);
+    }
   }
 
   /** A refund made in the dashboard: no idempotency key, no metadata, same ledger rules. */
@@ -126,12 +137,39 @@ export class SandboxEngine {
     if (this.settleMode === 'immediate') this.settleOne(refund.id, 'succeeded');
   }
 
-  /** Open a dispute on a payment intent's charge. */
+  /** Open a dispute on a payment intent's charge, as the cardholder's bank does: `charge.dispute.created` follows. */
   openDispute(paymentIntentId: string): Read<Stripe.Dispute> {
     const decision = decideDispute(this.store, paymentIntentId, this.nowMs());
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);
+    this.afterDisputeOpened(decision.value);
     return { ok: true, value: renderDispute(decision.value) };
+  }
+
+  /**
+   * Move an open dispute: evidence submitted (`under_review`, then `charge.dispute.updated`) or
+   * the bank's decision (`won` or `lost`, then `charge.dispute.closed`). The charge stays disputed.
+   */
+  moveDispute(disputeId: string, move: DisputeMove): Read<Stripe.Dispute> {
+    const dispute = this.store.disputes.get(disputeId);
+    if (dispute === undefined) return refuse(resourceMissing('dispute', disputeId, 'dispute'));
+    const decision = decideDisputeMove(dispute, move);
+    if (!decision.ok) return decision;
+    this.store.commit([decision.value]);
+    const rendered = renderDispute(decision.value);
+    const before = renderDispute(dispute);
+    // As Stripe does, the event names what changed by its values before.
+    if (move === 'under_review') {
+      const previous = { status: before.status, evidence_details: before.evidence_details };
+      this.webhooks.emit(buildDisputeEvent('charge.dispute.updated', rendered, null, this.nowMs(), previous));
+    } else {
+      this.webhooks.emit(buildDisputeEvent('charge.dispute.closed', rendered, null, this.nowMs(), { status: before.status }));
+    }
+    return { ok: true, value: rendered };
+  }
+
+  private afterDisputeOpened(dispute: DisputeRecord): void {
+    this.webhooks.emit(buildDisputeEvent('charge.dispute.created', renderDispute(dispute), null, this.nowMs()));
   }
 
   /**

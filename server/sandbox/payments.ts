@@ -7,6 +7,7 @@ import type { Ledger } from './refunds.ts';
 import {
   type CardDetails,
   type ChargeRecord,
+  type DisputeMove,
   type DisputeRecord,
   PAYMENT_METHODS,
   type PaymentIntentRecord,
@@ -190,6 +191,20 @@ export function decideDispute(ledger: Ledger, paymentIntentId: string, nowMs: nu
   return { ok: true, value: buildDispute(charge, 'general', nowMs) };
 }
 
+/**
+ * Move an open dispute as the bank does: evidence submitted puts it `under_review`; `won` or
+ * `lost` closes it. A closed dispute, or a move to where it already is, is refused.
+ */
+export function decideDisputeMove(dispute: DisputeRecord, move: DisputeMove): Read<DisputeRecord> {
+  const status = dispute.status ?? 'needs_response';
+  if (status === 'won' || status === 'lost') {
+    return refuse(invalidRequest(null, `Dispute ${dispute.id} is already closed (${status}).`, 'status'));
+  }
+  if (status === move) return refuse(invalidRequest(null, `Dispute ${dispute.id} is already ${status}.`, 'status'));
+  const evidenceSubmitted = move === 'under_review' || (dispute.evidenceSubmitted ?? false);
+  return { ok: true, value: { ...dispute, status: move, evidenceSubmitted } };
+}
+
 function buildDispute(charge: ChargeRecord, reason: string, nowMs: number): DisputeRecord {
   return {
     kind: 'dispute',
@@ -199,6 +214,8 @@ function buildDispute(charge: ChargeRecord, reason: string, nowMs: number): Disp
     amountCents: charge.amountCents,
     currency: charge.currency,
     reason,
+    status: 'needs_response',
+    evidenceSubmitted: false,
     createdMs: nowMs,
   };
 }

@@ -6,6 +6,7 @@ import type {
   DemoPaymentOptions,
   Delivery,
   Dispute,
+  DisputeMove,
   Fault,
   PaymentIntent,
   PaymentMethodId,
@@ -29,6 +30,7 @@ export interface RemoteSandbox {
   createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId, options?: DemoPaymentOptions): Promise<PaymentIntent>;
   handRefund(paymentIntent: string, amountCents: number): Promise<Refund>;
   openDispute(paymentIntent: string): Promise<Dispute>;
+  moveDispute(dispute: string, status: DisputeMove): Promise<Dispute>;
   refunds(paymentIntent?: string): Promise<Refund[]>;
   setFault(fault: Fault): Promise<void>;
   clearFaults(): Promise<void>;
@@ -73,6 +75,7 @@ export function connectSandbox(url: string): RemoteSandbox {
       call(CONTROL_ROUTES.paymentIntents, { amountCents, paymentMethod, ...options }),
     handRefund: (paymentIntent, amountCents) => call(CONTROL_ROUTES.handRefunds, { paymentIntent, amountCents }),
     openDispute: (paymentIntent) => call(CONTROL_ROUTES.disputes, { paymentIntent }),
+    moveDispute: (dispute, status) => call(CONTROL_ROUTES.moveDispute, { dispute, status }),
     refunds: async (paymentIntent) => {
       const query = paymentIntent === undefined ? '' : `?payment_intent=${encodeURIComponent(paymentIntent)}`;
       return (await call<{ data: Refund[] }>(CONTROL_ROUTES.ledger, undefined, query)).data;

@@ -161,8 +161,9 @@ export function renderCharge(
   };
 }
 
-/** A dispute in Stripe's shape: always open and waiting for evidence. */
+/** A dispute in Stripe's shape: open and waiting for evidence until it moves (one from an older file always is). */
 export function renderDispute(dispute: DisputeRecord): Stripe.Dispute {
+  const submitted = dispute.evidenceSubmitted ?? false;
   return {
     id: dispute.id,
     object: 'dispute',
@@ -176,10 +177,10 @@ export function renderDispute(dispute: DisputeRecord): Stripe.Dispute {
     evidence_details: {
       due_by: unixSeconds(dispute.createdMs) + 7 * 86_400,
       enhanced_eligibility: {},
-      has_evidence: false,
+      has_evidence: submitted,
       past_due: false,
-      submission_count: 0,
-      submission_method: 'not_submitted',
+      submission_count: submitted ? 1 : 0,
+      submission_method: submitted ? 'manual' : 'not_submitted',
     },
     intended_submission_method: null,
     is_charge_refundable: false,
@@ -187,7 +188,7 @@ export function renderDispute(dispute: DisputeRecord): Stripe.Dispute {
     metadata: {},
     payment_intent: dispute.paymentIntentId,
     reason: dispute.reason,
-    status: 'needs_response',
+    status: dispute.status ?? 'needs_response',
   };
 }
 

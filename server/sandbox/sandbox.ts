@@ -10,6 +10,7 @@ import type {
   DemoPaymentOptions,
   Delivery,
   Dispute,
+  DisputeMove,
   Fault,
   PaymentIntent,
   PaymentMethodId,
@@ -51,7 +52,10 @@ export interface Sandbox {
   createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId, options?: DemoPaymentOptions): Promise<PaymentIntent>;
   /** A refund made by hand in the dashboard: no idempotency key, no metadata. */
   handRefund(paymentIntent: string, amountCents: number): Refund;
+  /** The cardholder's bank opens a dispute on the payment's charge (`charge.dispute.created` follows). */
   openDispute(paymentIntent: string): Dispute;
+  /** Evidence submitted (`under_review`, then `charge.dispute.updated`), or the dispute won or lost (`charge.dispute.closed`). */
+  moveDispute(dispute: string, status: DisputeMove): Dispute;
   /** The ground-truth ledger: every refund (of one payment intent), in creation order. */
   refunds(paymentIntent?: string): Refund[];
   setFault(fault: Fault): void;
@@ -122,6 +126,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       orThrow(engine.createPaymentIntent(amountCents, paymentMethod, options)),
     handRefund: (paymentIntent, amountCents) => orThrow(engine.handRefund(paymentIntent, amountCents)),
     openDispute: (paymentIntent) => orThrow(engine.openDispute(paymentIntent)),
+    moveDispute: (dispute, status) => orThrow(engine.moveDispute(dispute, status)),
     refunds: (paymentIntent) => engine.ledger(paymentIntent),
     setFault: (fault) => {
       const checked = orThrow(readFault(fault));

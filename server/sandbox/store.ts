@@ -6,6 +6,7 @@ import {
   CARD_BRANDS,
   type ChargeRecord,
   type CustomerRecord,
+  DISPUTE_STATUSES,
   type DisputeRecord,
   PAYMENT_INTENT_STATUSES,
   PAYMENT_METHODS,
@@ -47,6 +48,7 @@ type Check = (value: unknown) => boolean;
 
 const string: Check = (v) => typeof v === 'string';
 const number: Check = (v) => typeof v === 'number' && Number.isFinite(v);
+const boolean: Check = (v) => typeof v === 'boolean';
 const nullable = (check: Check): Check => (v) => v === null || check(v);
 /** A field added after files were first written: absent in an older file, and read as null. */
 const added = (check: Check): Check => (v) => v === undefined || v === null || check(v);
@@ -104,6 +106,8 @@ const RECORD_SHAPES: { [K in SandboxRecord['kind']]: Record<keyof Extract<Sandbo
     amountCents: number,
     currency: string,
     reason: string,
+    status: added(oneOf(DISPUTE_STATUSES)),
+    evidenceSubmitted: added(boolean),
     createdMs: number,
   },
   customer: {

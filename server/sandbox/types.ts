@@ -65,11 +65,28 @@ export type RefundOrigin = (typeof REFUND_ORIGINS)[number];
 export const SETTLE_OUTCOMES = ['succeeded', 'failed'] as const;
 export type SettleOutcome = (typeof SETTLE_OUTCOMES)[number];
 
+/** Dispute statuses the sandbox reaches: open and waiting for evidence, evidence under review, and closed won or lost. */
+export const DISPUTE_STATUSES = ['needs_response', 'under_review', 'won', 'lost'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
+/** What a dispute can move to once open: evidence submitted, or the bank's decision (which closes it). */
+export const DISPUTE_MOVES = ['under_review', 'won', 'lost'] as const;
+export type DisputeMove = (typeof DISPUTE_MOVES)[number];
+
+/** Refund event types the sandbox sends. */
+export const REFUND_EVENT_TYPES = ['refund.created', 'refund.updated', 'refund.failed'] as const;
+export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];
+/** Dispute event types the sandbox sends: opened, moved (evidence), closed (won or lost). */
+export const DISPUTE_EVENT_TYPES = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed'] as const;
+export type DisputeEventType = (typeof DISPUTE_EVENT_TYPES)[number];
 /** Webhook event types the sandbox sends. */
-export const EVENT_TYPES = ['refund.created', 'refund.updated', 'refund.failed'] as const;
+export const EVENT_TYPES = [...REFUND_EVENT_TYPES, ...DISPUTE_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
-/** The events the sandbox sends, as the SDK types them: one per type in EVENT_TYPES. */
+/** The refund events the sandbox sends, as the SDK types them: one per type in REFUND_EVENT_TYPES. */
 export type RefundEvent = Stripe.RefundCreatedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
+/** The dispute events the sandbox sends, as the SDK types them: one per type in DISPUTE_EVENT_TYPES. */
+export type DisputeEvent = Stripe.ChargeDisputeCreatedEvent | Stripe.ChargeDisputeUpdatedEvent | Stripe.ChargeDisputeClosedEvent;
+/** Every event the sandbox sends. */
+export type SandboxEvent = RefundEvent | DisputeEvent;
 
 /** Endpoints a fault can be attached to. */
 export const FAULT_TARGETS = ['refund_create'] as const;
@@ -210,7 +227,10 @@ export interface RefundRecord {
   createdMs: number;
 }
 
-/** A dispute as the sandbox keeps it. */
+/**
+ * A dispute as the sandbox keeps it. Files written before disputes moved lack `status` and
+ * `evidenceSubmitted`: such a dispute is open and waiting for evidence.
+ */
 export interface DisputeRecord {
   kind: 'dispute';
   id: string;
@@ -219,6 +239,8 @@ export interface DisputeRecord {
   amountCents: number;
   currency: string;
   reason: string;
+  status?: DisputeStatus | null;
+  evidenceSubmitted?: boolean | null;
   createdMs: number;
 }
 

@@ -3,7 +3,16 @@ import Stripe from 'stripe';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
 import { unixSeconds } from './render.ts';
-import type { Delivery, EventType, RefundEvent, WebhookConfig, WebhookMode } from './types.ts';
+import type {
+  Delivery,
+  DisputeEvent,
+  DisputeEventType,
+  RefundEvent,
+  RefundEventType,
+  SandboxEvent,
+  WebhookConfig,
+  WebhookMode,
+} from './types.ts';
 
 /** The request that caused an event: null for what happens on its own (a settlement). */
 export interface EventCause {
@@ -19,27 +28,53 @@ export function signatureHeader(body: string, secret: string, timestampSeconds: 
 
 /** Build a Stripe event about a refund. */
 export function buildRefundEvent(
-  type: EventType,
+  type: RefundEventType,
   refund: Stripe.Refund,
   cause: EventCause | null,
   nowMs: number,
   previous?: Partial<Stripe.Refund>,
 ): RefundEvent {
   return {
-    id: newId('evt'),
-    object: 'event',
-    api_version: Stripe.API_VERSION,
-    created: unixSeconds(nowMs),
+    ...envelope(cause, nowMs),
     data: previous === undefined ? { object: refund } : { object: refund, previous_attributes: previous },
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: cause?.requestId ?? null, idempotency_key: cause?.idempotencyKey ?? null },
     type,
   };
 }
 
+/**
+ * Build a Stripe event about a dispute: `charge.dispute.created` when the cardholder's bank opens
+ * it, `charge.dispute.updated` when it moves (evidence submitted), `charge.dispute.closed` when it
+ * is won or lost. The object is the dispute, which names its charge and payment intent.
+ */
+export function buildDisputeEvent(
+  type: DisputeEventType,
+  dispute: Stripe.Dispute,
+  cause: EventCause | null,
+  nowMs: number,
+  previous?: Partial<Stripe.Dispute>,
+): DisputeEvent {
+  return {
+    ...envelope(cause, nowMs),
+    data: previous === undefined ? { object: dispute } : { object: dispute, previous_attributes: previous },
+    type,
+  };
+}
+
+/** What every event carries besides its type and object. */
+function envelope(cause: EventCause | null, nowMs: number): Omit<Stripe.Event, 'data' | 'type'> {
+  return {
+    id: newId('evt'),
+    object: 'event',
+    api_version: Stripe.API_VERSION,
+    created: unixSeconds(nowMs),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: cause?.requestId ?? null, idempotency_key: cause?.idempotencyKey ?? null },
+  };
+}
+
 interface Job {
-  event: RefundEvent;
+  event: SandboxEvent;
   /** The body is fixed at the first attempt, so every retry carries the same bytes. */
   body: string;
   attempt: number;
@@ -54,7 +89,7 @@ interface Job {
 export class WebhookSender {
   private config: WebhookConfig | null;
   private mode: WebhookMode = {};
-  private batch: RefundEvent[] = [];
+  private batch: SandboxEvent[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private inFlight = 0;
@@ -78,7 +113,7 @@ export class WebhookSender {
   }
 
   /** Queue an event; nothing is sent when no endpoint is configured. */
-  emit(event: RefundEvent): void {
+  emit(event: SandboxEvent): void {
     if (this.config === null || this.abort.signal.aborted) return;
     if (this.batch.length + this.retryTimers.size >= sandboxLimits.webhookQueueMax) {
       console.warn(`sandbox: webhook queue full, dropping ${event.type} ${event.id}`);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
 import Stripe from 'stripe';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectSandbox, SandboxError, startSandbox } from '../../server/sandbox/index.ts';
@@ -67,6 +68,27 @@ describe('sandbox durable state', () => {
     expect(charge).toMatchObject({ amount_refunded: 1500, disputed: true });
   });
 
+  it('a dispute keeps how far it moved across a restart; one from a file written before disputes moved is open, needing a response', async () => {
+    const file = join(dir, 'disputes.sqlite');
+    const before = await startSandbox({ file });
+    const reviewed = before.openDispute((await before.createPaymentIntent(5000)).id);
+    before.moveDispute(reviewed.id, 'under_review');
+    const older = before.openDispute((await before.createPaymentIntent(3000)).id);
+    await before.close();
+    // As an older sandbox wrote it: a dispute with no status and no evidence flag.
+    const db = new Database(file);
+    const row = db.prepare<[string], { json: string }>('SELECT json FROM objects WHERE id = ?').get(older.id)!;
+    const { status: _status, evidenceSubmitted: _evidence, ...bare } = JSON.parse(row.json) as Record<string, unknown>;
+    db.prepare('UPDATE objects SET json = ? WHERE id = ?').run(JSON.stringify(bare), older.id);
+    db.close();
+
+    const after = await startSandbox({ file });
+    onTestFinished(() => after.close());
+    expect(await after.stripe().disputes.retrieve(reviewed.id)).toMatchObject({ status: 'under_review', evidence_details: { has_evidence: true } });
+    expect(await after.stripe().disputes.retrieve(older.id)).toMatchObject({ status: 'needs_response', evidence_details: { has_evidence: false } });
+    expect(after.moveDispute(older.id, 'won')).toMatchObject({ status: 'won' });
+  });
+
   it('without a file, a new sandbox starts empty', async () => {
     const first = await startSandbox();
     const intent = await first.createPaymentIntent(100);
@@ -113,7 +135,8 @@ describe('sandbox durable state', () => {
     });
     const nowMs = (await remote.health()).nowMs;
     expect(await remote.advanceClock(60_000)).toBeGreaterThanOrEqual(nowMs + 60_000);
-    await remote.openDispute(intent.id);
+    const dispute = await remote.openDispute(intent.id);
+    expect(await remote.moveDispute(dispute.id, 'under_review')).toMatchObject({ id: dispute.id, status: 'under_review' });
     const refused = await rejectionOf(remote.handRefund(intent.id, 100));
     expect(refused).toBeInstanceOf(SandboxError);
     expect(refused).toMatchObject({ statusCode: 400, code: 'charge_disputed' });

@@ -169,3 +169,70 @@ describe('sandbox webhooks, signed like Stripe', () => {
     expect(verify(hook!.rawBody, hook!.headers['stripe-signature']).data.object).toMatchObject({ amount: 200 });
   });
 });
+
+describe('sandbox dispute webhooks, signed like its refund webhooks', () => {
+  it('a dispute opened, moved to review and lost sends charge.dispute.created, .updated and .closed, each verified by constructEvent', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const opened = sandbox.openDispute(intent.id);
+    sandbox.moveDispute(opened.id, 'under_review');
+    const lost = sandbox.moveDispute(opened.id, 'lost');
+    const received = await listener.waitFor(3);
+    const events = received.map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(received.every((hook) => /^t=\d+,v1=[0-9a-f]{64}$/.test(String(hook.headers['stripe-signature'])))).toBe(true);
+    expect(events.map((event) => event.type)).toEqual(['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed']);
+    const dispute = { id: opened.id, object: 'dispute', charge: intent.latest_charge, payment_intent: intent.id, amount: 5000 };
+    expect(events[0]).toMatchObject({
+      object: 'event',
+      livemode: false,
+      api_version: Stripe.API_VERSION,
+      data: { object: { ...dispute, status: 'needs_response', evidence_details: { has_evidence: false } } },
+      request: { id: null, idempotency_key: null },
+    });
+    expect(events[0]!.id).toMatch(/^evt_/);
+    expect(events[0]!.data).not.toHaveProperty('previous_attributes');
+    expect(events[1]!.data).toMatchObject({
+      object: { ...dispute, status: 'under_review', evidence_details: { has_evidence: true, submission_count: 1 } },
+      previous_attributes: { status: 'needs_response', evidence_details: { has_evidence: false, submission_count: 0 } },
+    });
+    expect(events[2]!.data).toEqual({ object: lost, previous_attributes: { status: 'under_review' } });
+    // The dispute and its charge read back as the events said: closed, and the charge still disputed.
+    expect(await sandbox.stripe().disputes.retrieve(opened.id)).toMatchObject({ status: 'lost' });
+    expect((await sandbox.stripe().charges.retrieve(String(intent.latest_charge))).disputed).toBe(true);
+    expect(new Set(events.map((event) => event.id)).size).toBe(3);
+  });
+
+  it('a payment made with pm_card_createDispute sends charge.dispute.created once its dispute is durable, by the API and by the demo route alike', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    const demo = await sandbox.createPaymentIntent(3000, 'pm_card_createDispute');
+    const viaApi = await sandbox.stripe().paymentIntents.create({ amount: 4000, currency: 'usd', payment_method: 'pm_card_createDispute', confirm: true });
+    const events = (await listener.waitFor(2)).map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(events.map((event) => [event.type, (event.data.object as Stripe.Dispute).payment_intent])).toEqual([
+      ['charge.dispute.created', demo.id],
+      ['charge.dispute.created', viaApi.id],
+    ]);
+    expect(events[0]!.data.object).toMatchObject({ reason: 'fraudulent', status: 'needs_response' });
+  });
+
+  it('a closed dispute cannot move again, nor a dispute to where it already is; nothing is sent for a refused move', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ webhook: { url: listener.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const opened = sandbox.openDispute(intent.id);
+    expect(sandbox.moveDispute(opened.id, 'won')).toMatchObject({ status: 'won', evidence_details: { has_evidence: false } });
+    expect(() => sandbox.moveDispute(opened.id, 'lost')).toThrow(/already closed \(won\)/);
+    expect(() => sandbox.moveDispute('dp_unknown', 'won')).toThrow(/No such dispute/);
+    const other = sandbox.openDispute((await sandbox.createPaymentIntent(1000)).id);
+    sandbox.moveDispute(other.id, 'under_review');
+    expect(() => sandbox.moveDispute(other.id, 'under_review')).toThrow(/already under_review/);
+    await sandbox.webhooksIdle();
+    expect(sandbox.deliveries().map((delivery) => delivery.type)).toEqual([
+      'charge.dispute.created',
+      'charge.dispute.closed',
+      'charge.dispute.created',
+      'charge.dispute.updated',
+    ]);
+  });
+});
