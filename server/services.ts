@@ -16,7 +16,7 @@ import { policyFromConfig } from './inbox/policy.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
 import { Outbox, type OutboxLog } from './outbox/outbox.ts';
 import type { Channels } from './outbox/types.ts';
-import { CurrentFactsCache, openItemsOf, openPaymentIntentOf } from './facts/current-facts.ts';
+import { CurrentFactsCache, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
 import { PaymentPanels } from './facts/payment-panel.ts';
 import { Views, type ViewsLog } from './views.ts';
 
@@ -155,6 +155,14 @@ export function createServices(options: ServiceOptions): Services {
     publish: (effectId, current) => views.publishFacts(effectId, current),
     onError: (effectId, error) =>
       (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'current facts could not be read from Stripe; the last good figures stay, marked'),
+    // The payment moved under an open item: the inbox shows it again, on facts it reads itself.
+    moved: {
+      shownOn: async (effectId) => shownFactsOf((await views.current()).inbox, effectId),
+      reshow: async (effectId) => (await inbox.reshowOnNewFacts(effectId)) !== null,
+      onError: (effectId, error) => {
+        if (!views.report(error)) (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'an item whose payment moved could not be shown again; the next read tries again');
+      },
+    },
   });
   views.decorateItems((item) => currentFacts.decorate(item));
   const paymentPanels = new PaymentPanels({

@@ -1,8 +1,9 @@
 import type { CurrentFacts, InboxItem } from '../../shared/api.ts';
+import type { JsonObject } from '../../shared/json.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import type { PaymentFacts } from '../targets/stripe-refunds.ts';
-import { CAPTURE_SPACING_MS, factsLimits } from './limits.ts';
+import { CAPTURE_SPACING_MS, EVENT_HEADROOM_MS, factsLimits } from './limits.ts';
 
 // What Stripe says about each open item's payment now, for display only. It lives beside the
 // views, never in them: a rebuild of the views from the journal is unchanged by it, and nothing
@@ -26,6 +27,19 @@ export const TIMER_SCHEDULER: FactsScheduler = {
   },
 };
 
+/**
+ * What the cache does when a read finds an open item's payment no longer as its escalation shows
+ * it. The cache only notices; the inbox decides, on facts it reads itself.
+ */
+export interface MovedFactsHook {
+  /** The facts the item's open escalation shows, or null when it is no open item now. */
+  shownOn(effectId: string): Promise<JsonObject | null>;
+  /** Show it again on facts read afresh; true when it was re-shown. It reads Stripe once, twice when it re-shows. */
+  reshow(effectId: string): Promise<boolean>;
+  /** A re-show failed: logged only; the next read that finds the payment moved tries again. */
+  onError(effectId: string, error: unknown): void;
+}
+
 /** The chains that moved since the last catch-up, and for each the payment intent of its open item, or null when it is not one. */
 export type ChainsMoved = (moved: ReadonlySet<string>, openPaymentOf: (effectId: string) => string | null) => void;
 
@@ -40,6 +54,8 @@ export interface CurrentFactsOptions {
   publish(effectId: string, current: CurrentFacts): void;
   /** A read failed: the last good figures stay, marked with `error`. */
   onError?(effectId: string, error: unknown): void;
+  /** Told when a read finds an item's payment moved under it; its reads take turns of the same pace. */
+  moved?: MovedFactsHook;
   scheduler?: FactsScheduler;
 }
 
@@ -59,7 +75,11 @@ interface Tracked {
  * The current facts of every open item, read through the Stripe target when an item arrives,
  * when a webhook names its payment, and (with the background on) again once its last read is
  * 10 minutes old. One read at a time; all together at most 2 Stripe reads per second, a capture
- * counting as its 3 reads, so captures start at least 1.5 s apart; arrivals and webhooks go first.
+ * counting as its 3 reads, so captures start at least 1.5 s apart; webhooks go first, then arrivals.
+ * A webhook's read may start one capture ahead of that pace (EVENT_HEADROOM_MS), so the read the
+ * pace just let go never holds it up.
+ * A read that finds the payment no longer as the item shows it queues one re-show (the `moved`
+ * hook), run after the arrivals and webhooks and paced as the captures it makes.
  */
 export class CurrentFactsCache {
   readonly #options: CurrentFactsOptions;
@@ -69,6 +89,10 @@ export class CurrentFactsCache {
   readonly #byPayment = new Map<string, Set<string>>();
   /** Open items to read first: arrivals and payment events (a set: a burst of events is one read). */
   readonly #urgent = new Set<string>();
+  /** Of those, the ones a payment event named: what they show may be wrong now, so they go before arrivals. */
+  readonly #events = new Set<string>();
+  /** Open items whose last read found the payment moved under them: each gets one re-show. */
+  readonly #moved = new Set<string>();
   /** Open items the background found due. */
   readonly #due = new Set<string>();
   #nextReadAtMs = Number.NEGATIVE_INFINITY;
@@ -121,7 +145,10 @@ export class CurrentFactsCache {
   onPaymentEvent(paymentIntent: string): void {
     const effectIds = this.#byPayment.get(paymentIntent);
     if (effectIds === undefined) return;
-    for (const effectId of effectIds) this.#urgent.add(effectId);
+    for (const effectId of effectIds) {
+      this.#events.add(effectId);
+      this.#urgent.add(effectId);
+    }
     this.#pump();
   }
 
@@ -134,6 +161,8 @@ export class CurrentFactsCache {
   /** Read one open item now, by hand (tests, an operator): it counts against the pace but does not wait for it. */
   async refresh(effectId: string): Promise<CurrentFacts | null> {
     await this.#read(effectId);
+    // A re-show the read queued waits its turn of the pace.
+    this.#pump();
     return this.get(effectId);
   }
 
@@ -168,6 +197,8 @@ export class CurrentFactsCache {
     if (tracked === undefined) return;
     this.#items.delete(effectId);
     this.#urgent.delete(effectId);
+    this.#events.delete(effectId);
+    this.#moved.delete(effectId);
     this.#due.delete(effectId);
     const effectIds = this.#byPayment.get(tracked.paymentIntent);
     effectIds?.delete(effectId);
@@ -180,21 +211,25 @@ export class CurrentFactsCache {
     this.#cancelWait?.();
     this.#cancelWait = null;
     const nowMs = this.#scheduler.nowMs();
-    if (this.#background && this.#urgent.size === 0 && this.#due.size === 0) this.#queueStale(nowMs);
-    const next = first(this.#urgent) ?? first(this.#due);
+    if (this.#background && this.#urgent.size === 0 && this.#moved.size === 0 && this.#due.size === 0) this.#queueStale(nowMs);
+    const event = first(this.#events);
+    const next = event ?? first(this.#urgent) ?? first(this.#moved) ?? first(this.#due);
     if (next === undefined) {
       for (const wake of this.#idleWaiters.splice(0)) wake();
       if (this.#background) this.#waitForStale(nowMs);
       return;
     }
-    const waitMs = this.#nextReadAtMs - nowMs;
+    const waitMs = this.#nextReadAtMs - nowMs - (next === event ? EVENT_HEADROOM_MS : 0);
     if (waitMs > 0) {
       this.#wait(waitMs);
       return;
     }
+    const work = this.#urgent.has(next) || !this.#moved.has(next) ? this.#read(next) : this.#reshow(next);
     this.#urgent.delete(next);
+    this.#events.delete(next);
+    this.#moved.delete(next);
     this.#due.delete(next);
-    this.#reading = this.#read(next).finally(() => {
+    this.#reading = work.finally(() => {
       this.#reading = null;
       this.#pump();
     });
@@ -242,10 +277,36 @@ export class CurrentFactsCache {
     if (this.#items.get(effectId) !== tracked || tracked.reads !== read) return;
     tracked.current = current;
     this.#options.publish(effectId, current);
+    if (current.error === null) await this.#noteIfMoved(effectId, current);
+  }
+
+  /** Queue a re-show when this good read differs from what the item's escalation shows. */
+  async #noteIfMoved(effectId: string, current: CurrentFacts): Promise<void> {
+    const hook = this.#options.moved;
+    if (hook === undefined) return;
+    try {
+      const shown = await hook.shownOn(effectId);
+      if (shown !== null && paymentMoved(shown, current) && this.#items.has(effectId)) this.#moved.add(effectId);
+    } catch (error) {
+      hook.onError(effectId, error);
+    }
+  }
+
+  /** Ask the inbox to show the item again; its reads count against the pace like a capture's. */
+  async #reshow(effectId: string): Promise<void> {
+    const hook = this.#options.moved;
+    if (hook === undefined || !this.#items.has(effectId)) return;
+    this.#nextReadAtMs = Math.max(this.#nextReadAtMs, this.#scheduler.nowMs()) + CAPTURE_SPACING_MS;
+    try {
+      // Re-shown, it read Stripe a second time: that capture is paid for before the next read.
+      if (await hook.reshow(effectId)) this.#nextReadAtMs += CAPTURE_SPACING_MS;
+    } catch (error) {
+      hook.onError(effectId, error);
+    }
   }
 
   #isIdle(): boolean {
-    return this.#reading === null && this.#urgent.size === 0 && this.#due.size === 0;
+    return this.#reading === null && this.#urgent.size === 0 && this.#moved.size === 0 && this.#due.size === 0;
   }
 }
 
@@ -264,11 +325,31 @@ export function currentFactsOf(facts: PaymentFacts, asOfMs: number): CurrentFact
   };
 }
 
+/** The figures of a read that a decision compares, by the name its facts give them. */
+const COMPARED_FACTS = ['payment_intent', 'currency', 'amount_received', 'refunded_by_others', 'refunded_outside', 'disputed'] as const;
+
+/**
+ * True when a read of the payment differs from the facts an item's escalation shows, in any
+ * figure those facts hold: approving what it shows would then be refused as stale (a person's
+ * approval is checked on the exact facts), so it is worth showing again. A figure the shown facts
+ * do not hold (an older journal's) is not compared.
+ */
+export function paymentMoved(shown: JsonObject, current: CurrentFacts): boolean {
+  return COMPARED_FACTS.some((field) => Object.hasOwn(shown, field) && shown[field] !== current[field]);
+}
+
 /** The payment intent of an open item (an escalation waiting for a person), or null for any other chain. */
 export function openPaymentIntentOf(inbox: InboxProjection, effectId: string): string | null {
   const summary = inbox.chains.get(effectId);
   if (summary === undefined || !inbox.owned(summary)) return null;
   return summaryItem(summary)?.request.payment_intent ?? null;
+}
+
+/** The facts an open item's escalation shows, or null for any other chain. */
+export function shownFactsOf(inbox: InboxProjection, effectId: string): JsonObject | null {
+  const summary = inbox.chains.get(effectId);
+  if (summary === undefined || !inbox.owned(summary)) return null;
+  return summaryItem(summary)?.facts ?? null;
 }
 
 /** Every open item of the inbox: effect id to payment intent. */

@@ -1,5 +1,5 @@
 import { isRefundRequest } from '../../shared/api.ts';
-import type { Entry, Escalated } from '../../shared/entries.ts';
+import type { Change, Entry, Escalated, Repair } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { allOf, closingDecision, latestEscalation } from '../journal/chain.ts';
@@ -8,7 +8,7 @@ import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
 import { decisionPrecondition } from './decide.ts';
 import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
-import { boundRequest, chainState, ownedBy, repairChildOf } from './state.ts';
+import { bindingFacts, boundRequest, chainState, ownedBy, repairChildOf } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -28,6 +28,9 @@ export interface RejectOptions {
 }
 
 type Pending = { chain: Entry[]; escalation: Escalated };
+
+/** The reason of an item whose send may or may not have happened: it can only be closed, never re-shown. */
+const AMBIGUOUS_REASON = 'ambiguous';
 
 /**
  * The inbox with people's decisions and restart handling: approve, reject, repair, execute
@@ -156,14 +159,53 @@ export class Inbox extends InboxCore {
 
   /** The world moved since the suggestion: show the item again on the new facts, with no repairs. */
   private async reshowWithoutRepairs(effectId: string, escalation: Escalated, facts: JsonObject): Promise<Status> {
+    const written = await this.showAgain(effectId, escalation, facts, diffFacts(escalation.facts, facts), []);
+    return written.entry ? 'SUPERSEDED' : decisionBlocked(written.blocker);
+  }
+
+  /**
+   * The payment moved under an open item before anyone decided it (a refund by hand, a dispute):
+   * show it again on facts read now, with what changed since the request and the repairs that
+   * fit, so the repair is offered before anyone approves. The facts are read as a decision reads
+   * them (the gate's own premise check, then the inbox's capture), never taken from a display
+   * cache. Same group, level and deadline: the SLA clock runs on, and it is the same trip to a
+   * person, not a new escalation or breach. Written only while that escalation is the latest and
+   * unanswered, and only when the world differs from what it shows, so each change is shown once.
+   * An ambiguous item is never re-shown: it can only be closed. Null when nothing was written.
+   */
+  async reshowOnNewFacts(effectId: string): Promise<Escalated | null> {
+    const chain = await this.journal.entries(effectId);
+    if (!ownedBy(chain, this.name) || chainState(chain) !== 'ESCALATED') return null;
+    const escalation = latestEscalation(chain).escalation;
+    const request = boundRequest(chain);
+    if (!escalation || !request || escalation.reason === AMBIGUOUS_REASON) return null;
+    // First the check an approval of what it shows would meet: when that passes, nothing moved.
+    const effect = this.options.effectOf(request);
+    const { target } = this.options.gate;
+    const key = target.reservationKey?.(effect) ?? null;
+    const reserved = key === null ? null : await this.journal.reservations(key);
+    const explained = await target.explain(escalation.facts, effectId, effect, reserved ? { reserved: reserved.open } : {});
+    if (explained.violations.length === 0) return null;
+    const facts = await this.capturePlain(request);
+    if (jsonEqual(facts, escalation.facts)) return null;
+    // The repairs hold only for the world they were worked out on (as for an owed escalation).
+    const then: JsonObject = { ...escalation.facts };
+    for (const change of explained.changes) then[change.field] = change.now;
+    const repairs = jsonEqual(facts, then) ? explained.repairs : [];
+    const written = await this.showAgain(effectId, escalation, facts, diffFacts(bindingFacts(chain) ?? escalation.facts, facts), repairs);
+    return written.entry;
+  }
+
+  /** The same escalation shown again on other facts: its reason, route, group, level and deadline, no breach of its own. */
+  private async showAgain(effectId: string, escalation: Escalated, facts: JsonObject, changes: Change[], repairs: Repair[]) {
     const fields = escalationRecord({
       at_ms: this.options.nowMs(),
       reason: escalation.reason,
       why: escalation.why,
       detail: escalation.detail,
       facts,
-      changes: diffFacts(escalation.facts, facts),
-      repairs: [],
+      changes,
+      repairs,
       route: escalation.route,
       group: escalation.group,
       routed_to: this.membersOf(escalation.group),
@@ -171,8 +213,7 @@ export class Inbox extends InboxCore {
       due_ms: escalation.due_ms,
       breach: false,
     });
-    const written = await this.journal.appendIf('ESCALATED', effectId, this.unanswered(escalation), fields);
-    return written.entry ? 'SUPERSEDED' : decisionBlocked(written.blocker);
+    return this.journal.appendIf('ESCALATED', effectId, this.unanswered(escalation), fields);
   }
 
   /**

@@ -18,6 +18,8 @@ export interface ChainSummary {
   latest: Escalated | null;
   /** The deadline missed at the top of the chain: the last deadline before a breach with none left. */
   missedDueMs: number | null;
+  /** The latest escalation is a breach, or shows again (on new facts) one that was. */
+  breached: boolean;
   latestDecision: Decided | null;
   owesSinceDecision: boolean;
   escalated: boolean;
@@ -41,6 +43,7 @@ export function emptySummary(effectId: string): ChainSummary {
     closedBy: null,
     latest: null,
     missedDueMs: null,
+    breached: false,
     latestDecision: null,
     owesSinceDecision: false,
     escalated: false,
@@ -63,9 +66,13 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (entry.kind === 'COMMITTED' && summary.committed === null) summary.committed = entry;
   if (entry.kind === 'AMBIGUOUS') summary.ambiguous = true;
   if (entry.kind === 'ESCALATED') {
-    // A breach with no deadline left missed the deadline before it; a re-show at the top keeps it.
-    if (entry.due_ms !== null || !entry.breach) summary.missedDueMs = null;
-    else if (summary.latest?.due_ms != null) summary.missedDueMs = summary.latest.due_ms;
+    // A re-show (the unanswered escalation again on new facts, no breach of its own) keeps the
+    // breach and missed deadline of the one it replaces; only ESCALATED breach:true is counted.
+    const reshown = summary.latest !== null && summary.latestDecision === null && !entry.breach;
+    // A breach with no deadline left missed the deadline before it.
+    if (!reshown && (entry.due_ms !== null || !entry.breach)) summary.missedDueMs = null;
+    else if (!reshown && summary.latest?.due_ms != null) summary.missedDueMs = summary.latest.due_ms;
+    summary.breached = entry.breach || (reshown && summary.breached);
     summary.latest = entry;
     summary.latestDecision = null;
     summary.escalated = true;
@@ -116,8 +123,8 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     level: e.level,
     escalated_at_ms: e.at_ms,
     due_ms: e.due_ms,
-    breach: e.breach,
-    missed_due_ms: e.breach && e.due_ms === null ? s.missedDueMs : null,
+    breach: s.breached,
+    missed_due_ms: s.breached && e.due_ms === null ? s.missedDueMs : null,
     escalation: e.hash,
   };
 }
