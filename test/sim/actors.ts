@@ -263,6 +263,37 @@ export async function approverStaleTab(world: World): Promise<void> {
   if (canonical(world.journal.chainNow(tab.effectId)) !== canonical(before)) world.violation(`a stale tab deciding ${tab.effectId} changed the chain`);
 }
 
+/**
+ * The display cache finds an open item's payment moved (a hand refund, a dispute, another refund
+ * on the payment): the inbox shows it again on facts it reads itself. Right after, a second call
+ * on the same world must write nothing (once per change), and a re-show never moves the item's
+ * group, level or deadline.
+ */
+export async function inboxReshow(world: World): Promise<void> {
+  const p = world.process;
+  const views = await caughtUp(world, p);
+  if (views === undefined) return;
+  const items = views.inbox.queue(new Set(Object.keys(world.groups)));
+  if (items.length === 0) return;
+  const item = world.pick(items);
+  const reshown = await world.guarded(`re-show of ${item.request.id}`, () => p.inbox.reshowOnNewFacts(item.effect_id));
+  if (reshown === undefined || reshown === null) {
+    world.hit(`inbox.reshow.${reshown === null ? 'nothing_moved' : 'failed'}`);
+    return;
+  }
+  world.hit('inbox.reshow.written');
+  if (reshown.group !== item.group || reshown.level !== item.level || reshown.due_ms !== item.due_ms || reshown.breach) {
+    world.violation(`a re-show of ${item.request.id} moved its group, level or deadline, or counted as a breach`);
+  }
+  const before = world.journal.chainNow(item.effect_id);
+  const again = await world.guarded(`second re-show of ${item.request.id}`, () => p.inbox.reshowOnNewFacts(item.effect_id));
+  // Another process may have moved the world in between (a send on the same payment): only an unchanged world is checked.
+  if (again !== undefined && again !== null && canonical(world.journal.chainNow(item.effect_id).slice(0, before.length)) === canonical(before)) {
+    const moved = again.facts;
+    if (canonical(moved) === canonical(reshown.facts)) world.violation(`${item.request.id} was shown again twice on the same facts`);
+  }
+}
+
 /** The world outside Interlock: hand refunds, disputes, people leaving and rejoining groups. */
 
 /** What Stripe shows is left to refund on a payment. */

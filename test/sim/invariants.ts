@@ -47,9 +47,33 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
   }
   checkLedger(world, chains);
   checkNothingStranded(world, chains);
+  checkReshows(world, chains);
   checkOutbox(world, chains);
   await checkViews(world, entries);
   return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length, chains };
+}
+
+/**
+ * An ESCALATED written while the one before it is unanswered and that is no breach is the same
+ * item shown again (on new facts): it keeps the group, level and deadline (the SLA clock runs
+ * on), and never repeats the facts it replaces.
+ */
+function checkReshows(world: World, chains: ReadonlyMap<string, Entry[]>): void {
+  for (const [effectId, chain] of chains) {
+    let shown: Entry | null = null;
+    for (const entry of chain) {
+      if (entry.kind === 'DECIDED') shown = null;
+      if (entry.kind !== 'ESCALATED') continue;
+      if (shown?.kind === 'ESCALATED' && !entry.breach) {
+        world.hit('check.reshow');
+        if (entry.group !== shown.group || entry.level !== shown.level || entry.due_ms !== shown.due_ms) {
+          world.violation(`a re-show of ${effectId} moved it from ${shown.group} level ${shown.level} due ${shown.due_ms} to ${entry.group} level ${entry.level} due ${entry.due_ms}`);
+        }
+        if (canonical(entry.facts) === canonical(shown.facts)) world.violation(`${effectId} was shown again on the facts it already showed`);
+      }
+      shown = entry;
+    }
+  }
 }
 
 /** Never two refunds for one effect, never more refunded than paid, and the ledger and the journal agree. */
