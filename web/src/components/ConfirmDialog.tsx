@@ -42,7 +42,7 @@ export function confirmCopy(p: PendingDecision): Copy {
       if (p.staleBecause) {
         return {
           title: `Approve the original ${amount}?`,
-          body: `The facts already changed: ${p.staleBecause}. Interlock checks Stripe again before sending, so as things stand this approval is refused: nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}), and the item comes back with what changed and any repair.`,
+          body: `The facts already changed: ${p.staleBecause}. As things stand this approval is refused (Interlock checks the facts again before sending, and Stripe refunds no more than is left): nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}), and the item comes back to be decided again.`,
           confirm: `Approve ${amount} anyway`,
           danger: false,
         };
@@ -62,6 +62,15 @@ export function confirmCopy(p: PendingDecision): Copy {
       };
     case 'repair': {
       const repaired = p.repair?.set.amount;
+      // The same payload on the facts as they are now: an approval, nothing is closed or replaced.
+      if (p.repair && Object.keys(p.repair.set).length === 0) {
+        return {
+          title: `Approve and send ${amount} on the new facts?`,
+          body: `${p.repair.why}. Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking that the facts are still the ones shown now.`,
+          confirm: `Send ${amount} refund`,
+          danger: false,
+        };
+      }
       const newAmount = repaired === undefined ? amount : formatMoney(repaired, p.currency);
       return {
         title: repaired === undefined ? `Decide ${amount} again?` : `Refund ${newAmount} instead of ${amount}?`,

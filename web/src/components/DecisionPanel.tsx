@@ -16,23 +16,38 @@ function remainingNow(detail: ItemDetail): number | null {
   return detail.item?.current?.remaining ?? null;
 }
 
-/** Every change since the agent asked, by field: the page's own diff first, then the escalation's. */
-function changesOf(detail: ItemDetail): Change[] {
-  const seen = new Set(detail.changes.map((c) => c.field));
-  return [...detail.changes, ...(detail.item?.changes ?? []).filter((c) => !seen.has(c.field))];
+/**
+ * What moved since the item was shown, by the freshest read the page has: an approval is checked
+ * on exactly the facts the item shows, so any of these refuses it. Once the item is shown again on
+ * the new facts, nothing has moved, and approving what it shows is checked on those.
+ */
+function movedSinceShown(detail: ItemDetail): Change[] {
+  const shown = detail.item?.facts;
+  const current = detail.item?.current;
+  const now: Record<string, unknown> | null = detail.facts_now ?? (current ? { ...current } : null);
+  if (!shown || !now) return [];
+  return Object.keys(shown)
+    .filter((field) => field in now && JSON.stringify(shown[field]) !== JSON.stringify(now[field]))
+    .map((field) => ({ field, was: shown[field] ?? null, now: (now[field] ?? null) as Change['now'] }));
 }
 
 /**
- * Why approving the original request is refused as things stand, in words, or null when the facts
- * still hold: what is left no longer covers it, the payment is disputed, or a fact moved.
+ * Why approving the original request is refused as things stand, in words, or null when it would
+ * be checked and sent: what is left no longer covers it, the payment is disputed, or a fact moved
+ * since the item was shown.
  */
 export function staleReasonOf(detail: ItemDetail, currency: string | null): string | null {
   const amount = detail.request.amount;
   const left = remainingNow(detail);
   if (left !== null && left < amount) return `only ${formatMoney(Math.max(0, left), currency)} is left to refund of the ${formatMoney(amount, currency)} asked`;
-  if (detail.facts_now?.disputed === true || detail.item?.current?.disputed) return 'the payment is disputed now';
-  const changes = changesOf(detail);
-  return changes.length > 0 ? `the payment changed since the agent asked (${changes.map((c) => describeChange(c, currency)).join('; ')})` : null;
+  if (disputedNow(detail)) return 'the payment is disputed now';
+  const changes = movedSinceShown(detail);
+  return changes.length > 0 ? `the payment changed since this item was shown (${changes.map((c) => describeChange(c, currency)).join('; ')})` : null;
+}
+
+/** True when the freshest read says the payment is disputed: no repair is ever offered then. */
+function disputedNow(detail: ItemDetail): boolean {
+  return detail.facts_now?.disputed === true || detail.item?.current?.disputed === true;
 }
 
 interface DecisionPanelProps {
@@ -98,8 +113,9 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
         <>
           {staleBecause && !hasRepairs && (
             <p className="decide-note">
-              No repair is offered yet. Approving the original is refused and sends nothing; the item then comes back with what changed and the
-              repair to accept.
+              {disputedNow(detail)
+                ? 'No repair is offered while the payment is disputed: no refund is safe until the dispute is settled. Approving the original is refused and sends nothing.'
+                : 'No repair is offered yet. As soon as Interlock reads this change from Stripe (at once when Stripe tells it, else at its next read), the item is shown again here on the new facts, with the repair that fits. Approving the original is refused and sends nothing.'}
             </p>
           )}
           {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
