@@ -78,6 +78,21 @@ export function groupsOf(services: Services, name: string): Set<string> {
   return new Set(Object.entries(services.config.groups).filter(([, members]) => members.includes(name)).map(([group]) => group));
 }
 
+/**
+ * The groups whose items a person may read: an approver their own; finance every group, read
+ * only ("finance sees the inbox, the history and the scoreboard but decides nothing").
+ */
+export function readableGroupsOf(services: Services, person: PersonConfig): Set<string> {
+  switch (person.role) {
+    case 'approver':
+      return groupsOf(services, person.name);
+    case 'finance':
+      return new Set(Object.keys(services.config.groups));
+    default:
+      return assertNever(person.role);
+  }
+}
+
 function sessionInfo(services: Services, person: PersonConfig, session: Session): SessionInfo {
   return {
     name: person.name,
@@ -181,18 +196,26 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     reject_reasons: services.config.rejectReasons,
   }));
 
+  /** The groups this person decides for; finance decides nothing. */
   const approverOnly = (request: FastifyRequest) => {
-    if (request.person!.role !== 'approver') throw new AppError('forbidden', 'only approvers see the inbox');
+    if (request.person!.role !== 'approver') throw new AppError('forbidden', 'only approvers decide; finance reads the inbox and its history');
     return groupsOf(services, request.person!.name);
+  };
+  /** The groups whose items this person may read. */
+  const readable = (request: FastifyRequest) => readableGroupsOf(services, request.person!);
+  /** Whether this person may decide for a group: never for finance, who reads every group. */
+  const decidesFor = (request: FastifyRequest) => {
+    const own = request.person!.role === 'approver' ? groupsOf(services, request.person!.name) : new Set<string>();
+    return (group: string) => own.has(group);
   };
 
   const inboxSchema = {
     ...approvers,
-    summary: 'open escalations routed to my groups, soonest due first',
+    summary: 'open escalations routed to my groups (every group, read only, for finance), breached and longest overdue first',
     response: responses({ 200: Type.Object({ items: Type.Array(InboxItemSchema), now_ms: Type.Integer() }) }, [...sessionErrors, 'forbidden']),
   };
   app.get('/api/inbox', { schema: inboxSchema }, async (request) => {
-    const groups = approverOnly(request);
+    const groups = readable(request);
     const { inbox } = await services.views.current();
     // Each item with its payment's current facts, read apart from the views (display only).
     const items = inbox.queue(groups).map((item) => services.currentFacts.decorate(item));
@@ -206,16 +229,15 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     response: responses({ 200: Type.Object({ items: Type.Array(HistoryItemSchema) }) }, [...sessionErrors, 'forbidden', 'validation_failed']),
   });
   const history = (kind: 'done' | 'closed') => async (request: FastifyRequest<{ Querystring: { q?: string } }>) => {
-    const groups = approverOnly(request);
+    const groups = readable(request);
     const { inbox } = await services.views.current();
     return { items: inbox.history(kind, groups, request.query.q ?? '') };
   };
   app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent') }, history('done'));
   app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent') }, history('closed'));
 
-  /** An item a person may look at: one ever routed to a group of theirs. Anything else does not exist for them. */
-  async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
-    const groups = approverOnly(request);
+  /** An item a person may look at: one ever routed to a group they may read. Anything else does not exist for them. */
+  async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>, groups: ReadonlySet<string>) {
     const effectId = request.params.effect_id;
     const views = await services.views.current();
     const summary = views.inbox.chains.get(effectId);
@@ -227,13 +249,13 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
 
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
   app.get('/api/items/:effect_id', { schema: itemSchema }, async (request) => {
-    const { effectId, groups, views, chain } = await visibleChain(request);
-    return itemDetail(services, views, effectId, chain, (group) => groups.has(group));
+    const { effectId, views, chain } = await visibleChain(request, readable(request));
+    return itemDetail(services, views, effectId, chain, decidesFor(request));
   });
 
   const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
   app.get('/api/items/:effect_id/receipt', { schema: itemReceiptSchema }, async (request, reply) => {
-    const { effectId, chain } = await visibleChain(request);
+    const { effectId, chain } = await visibleChain(request, readable(request));
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, chain, services.signingKey);
   });
@@ -257,7 +279,8 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     ),
   };
   app.post('/api/items/:effect_id/decisions', { schema: decisionSchema }, async (request): Promise<DecisionAnswer> => {
-    const { effectId, groups } = await visibleChain(request);
+    // Finance reads every item and decides none: refused before anything is looked up.
+    const { effectId, groups } = await visibleChain(request, approverOnly(request));
     const { body } = request;
     // The one rule a field's schema cannot say alone: a repair names which, and only a repair does.
     if (body.action === 'repair' && body.repair_index === undefined) throw new AppError('validation_failed', 'repair_index: which repair to accept, from 0');

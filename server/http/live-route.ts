@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { groupsOf, SESSION_COOKIE } from './approver-routes.ts';
+import { groupsOf, readableGroupsOf, SESSION_COOKIE } from './approver-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
 import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
@@ -27,13 +27,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   app.get(LIVE_PATH, { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
-    if (person?.role !== 'approver') {
+    if (person === undefined) {
       socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
       return;
     }
     let leave: () => void;
     try {
-      leave = await services.views.join(socket, groupsOf(services, person.name));
+      // Finance hears every group's items, read only.
+      leave = await services.views.join(socket, readableGroupsOf(services, person));
     } catch (error) {
       // The views could not catch up (a journal that failed a check is reported by the views).
       if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
@@ -41,6 +42,12 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       return;
     }
     latestInbox = (await services.views.current()).inbox;
+    // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
+    if (person.role !== 'approver') {
+      socket.on('close', leave);
+      socket.on('error', leave);
+      return;
+    }
     const viewer = { name: person.name, display_name: person.displayName };
     presence.join(socket, viewer, groupsOf(services, person.name));
     socket.on('message', (data: Buffer) => {

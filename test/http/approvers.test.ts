@@ -88,9 +88,11 @@ describe('approvers API', () => {
     expect((await world.as(fm, 'POST', `/api/items/${effectId}/decisions`, { action: 'approve', escalation: moved.escalation })).json().status).toBe('COMMITTED');
   });
 
-  it('finance cannot see the inbox or decide', async () => {
+  it('finance reads the inbox but decides nothing (test/http/finance-read-only.test.ts over real HTTP)', async () => {
     const fin = await world.login('fin');
-    expect((await world.as(fin, 'GET', '/api/inbox')).statusCode).toBe(403);
+    expect((await world.as(fin, 'GET', '/api/inbox')).statusCode).toBe(200);
+    const refused = await world.as(fin, 'POST', '/api/items/0123456789ab/decisions', { action: 'approve', escalation: '0'.repeat(64) });
+    expect([refused.statusCode, refused.json().error.code]).toEqual([403, 'forbidden']);
   });
 
   it('the live feed sends my inbox first, then new items of my groups only', async () => {
