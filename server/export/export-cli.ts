@@ -1,0 +1,157 @@
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { EnvError, parseEnv } from '../env.ts';
+import { type Destination, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
+import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
+import { EXIT_CODES, type ExitCode } from './limits.ts';
+import { OtlpSendError } from './otlp.ts';
+import { ExportInputError, type Period, readSigningKey } from './read-journal.ts';
+
+/** How to call the exporter; printed with every usage error. */
+export const EXPORT_USAGE =
+  'usage: npm run export -- --format otlp|cef|ndjson --from <ISO or ms> --to <ISO or ms> [--out <file> | --endpoint <url>]\n' +
+  "  Exports the receipts and decisions journaled from --from (inclusive) to --to (exclusive) from the server's\n" +
+  '  data folder (DATA_DIR, DB_PATH). Every receipt is verified; one that does not verify is exported with\n' +
+  '  verified: false and why, and the command exits 2.\n' +
+  '  --out       append to a file, skipping records it already holds (default: standard output)\n' +
+  '  --endpoint  an OTLP/HTTP receiver (otlp only), e.g. http://127.0.0.1:4318; spans go to <url>/v1/traces\n' +
+  '  Times: milliseconds since 1970, or ISO 8601 (2026-01-05, 2026-01-05T09:00:00Z, 2026-01-05T10:00:00+01:00).\n' +
+  '  Exit 0: done; 2: done, some receipt does not verify; 1: the journal or the destination failed; 64: bad arguments; 66: no journal or key.';
+
+class UsageError extends Error {}
+
+/** Where an export goes, read from the arguments. */
+type Target = { kind: 'stdout' } | { kind: 'file'; path: string } | { kind: 'otlp'; url: URL };
+
+/** The arguments, checked before anything is opened or written. */
+export interface ExportArguments {
+  format: ExportFormat;
+  period: Period;
+  target: Target;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/** A time argument in ms: whole milliseconds, or ISO 8601 with a zone when it has a time of day (a local time means a different instant on each machine). */
+export function parseTime(name: string, value: string): number {
+  if (/^\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value))) return Number(value);
+  const ms = ISO_TIME.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  throw new UsageError(`--${name} must be milliseconds since 1970 or an ISO 8601 date or time with a zone (2026-01-05T09:00:00Z), not ${JSON.stringify(value)}`);
+}
+
+function parseEndpoint(value: string): URL {
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+    throw new UsageError(`--endpoint must be an http:// or https:// URL with no credentials in it, not ${JSON.stringify(value)}`);
+  }
+  // An OTLP endpoint is a base URL; the traces signal has its own path under it, as OTEL_EXPORTER_OTLP_ENDPOINT works.
+  if (!url.pathname.endsWith('/v1/traces')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
+  return url;
+}
+
+function parseOut(value: string): string {
+  const path = resolve(value);
+  const folder = dirname(path);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--out ${value}: the folder ${folder} does not exist`);
+  if (existsSync(path) && !statSync(path).isFile()) throw new UsageError(`--out ${value} is not a file`);
+  return path;
+}
+
+/** Read and check the arguments (without `node` and the script path); null for --help. */
+export function readExportArguments(args: readonly string[]): ExportArguments | null {
+  let values: { format?: string; from?: string; to?: string; out?: string; endpoint?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: { format: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string' }, endpoint: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help === true) return null;
+  const format = EXPORT_FORMATS.find((known) => known === values.format);
+  if (format === undefined) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}${values.format === undefined ? '' : `, not ${JSON.stringify(values.format)}`}`);
+  if (values.from === undefined || values.to === undefined) throw new UsageError('--from and --to are both required');
+  const period = { fromMs: parseTime('from', values.from), toMs: parseTime('to', values.to) };
+  if (period.fromMs >= period.toMs) throw new UsageError('--from must be before --to');
+  if (values.out !== undefined && values.endpoint !== undefined) throw new UsageError('give --out or --endpoint, not both');
+  if (values.endpoint !== undefined && format !== 'otlp') throw new UsageError('--endpoint takes OTLP spans only (--format otlp); write cef and ndjson to --out');
+  if (values.endpoint !== undefined) return { format, period, target: { kind: 'otlp', url: parseEndpoint(values.endpoint) } };
+  if (values.out !== undefined) return { format, period, target: { kind: 'file', path: parseOut(values.out) } };
+  return { format, period, target: { kind: 'stdout' } };
+}
+
+async function openDestination(args: ExportArguments, dataDir: string, stdout: Writable): Promise<Destination> {
+  switch (args.target.kind) {
+    case 'stdout':
+      return streamDestination(stdout);
+    case 'file':
+      return fileDestination(args.target.path, lineIdsOf(args.format));
+    case 'otlp':
+      return otlpDestination(args.target.url, sentRecordPath(dataDir, args.target.url));
+  }
+}
+
+/** Run the exporter: data to `stdout` (when no --out or --endpoint), what happened to `stderr`, and the exit code. */
+export async function runExportCli(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: { stdout: Writable; stderr: Writable }): Promise<ExitCode> {
+  const say = (text: string) => io.stderr.write(`${text}\n`);
+  let parsed: ExportArguments | null;
+  let paths: { dataDir: string; dbPath: string };
+  try {
+    parsed = readExportArguments(args);
+    if (parsed === null) {
+      io.stdout.write(`${EXPORT_USAGE}\n`);
+      return EXIT_CODES.ok;
+    }
+    paths = parseEnv(env);
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof EnvError)) throw error;
+    say(`export: ${error.message}\n${EXPORT_USAGE}`);
+    return EXIT_CODES.usage;
+  }
+  try {
+    const key = readSigningKey(paths.dataDir);
+    const destination = await openDestination(parsed, paths.dataDir, io.stdout);
+    const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination });
+    const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : parsed.target.url.href;
+    say(`export: ${summary.receipts} receipts and ${summary.decisions} decisions as ${parsed.format}; ${summary.written} records written to ${where}, ${summary.offered - summary.written} already there`);
+    if (summary.unverified.length === 0) return EXIT_CODES.ok;
+    for (const { effectId, problems } of summary.unverified) say(`export: receipt ${effectId} does not verify: ${problems.join('; ')}`);
+    return EXIT_CODES.unverified;
+  } catch (error) {
+    if (error instanceof ExportInputError) {
+      say(`export: ${error.message}`);
+      return EXIT_CODES.noInput;
+    }
+    if (error instanceof OtlpSendError) {
+      say(`export: ${error.message}; nothing of that batch is recorded as sent, so running the export again sends it again`);
+      return EXIT_CODES.failed;
+    }
+    throw error;
+  }
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  try {
+    process.exitCode = await runExportCli(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });
+  } catch (error) {
+    process.stderr.write(`export failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = EXIT_CODES.failed;
+  }
+}

@@ -1,0 +1,104 @@
+import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { isJsonObject, type Json } from '../../shared/json.ts';
+import { keyIdFor, PUBLIC_KEY_FILE, SIGNING_KEY_FILE, type SigningKey } from '../receipts/keys.ts';
+import { receiptSigningInput, type SignedReceipt, type VerifyReport } from '../receipts/receipts.ts';
+import { verifyReceipt } from '../receipts/verify.ts';
+import { exportLimits } from './limits.ts';
+
+/** A half-open period of journal time: entries with `fromMs <= ts_ms < toMs`. */
+export interface Period {
+  fromMs: number;
+  toMs: number;
+}
+
+/** One receipt as the export reads it: the effect's chain up to the period's end, signed, and what the verifier says of it. */
+export interface ReadReceipt {
+  effectId: string;
+  /** The chain's stored entries in journal order, each as its stored JSON parsed (a body that does not parse is kept as its text). */
+  entries: Json[];
+  receipt: SignedReceipt;
+  report: VerifyReport;
+}
+
+/** The journal or the signing key is not where the environment says: nothing can be exported. */
+export class ExportInputError extends Error {}
+
+/**
+ * The receipt signing key of a data folder, read and never created: an export signs receipts as
+ * the server does when it hands one out, so `npm run verify` accepts what it writes.
+ */
+export function readSigningKey(dataDir: string): SigningKey {
+  const path = join(dataDir, SIGNING_KEY_FILE);
+  if (!existsSync(path)) throw new ExportInputError(`no receipt signing key at ${path}: DATA_DIR must be the server's data folder`);
+  const privateKey = createPrivateKey(readFileSync(path, 'utf8'));
+  const publicKey = createPublicKey(privateKey);
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const published = join(dataDir, PUBLIC_KEY_FILE);
+  // The published half is what verifiers hold; one that differs from the private key means the folder was tampered with.
+  if (existsSync(published) && readFileSync(published, 'utf8') !== publicKeyPem) {
+    throw new ExportInputError(`${published} is not the public half of ${path}`);
+  }
+  return { keyId: keyIdFor(publicKey), privateKey, publicKeyPem };
+}
+
+/**
+ * The receipts a period touched, streamed from the journal file: every refund chain with an entry
+ * in the period, in the order of its first entry there, each cut at the period's end (its last
+ * entry stamped before `toMs`), so a closed period reads the same tomorrow even after its chains
+ * grew. Rows are read as stored, around the journal store, which fails closed on an entry whose
+ * hash does not hold; here such a receipt is handed to the verifier, which says what is wrong.
+ * One chain is in memory at a time; the list of chains is SQLite's to hold (it spills to disk).
+ */
+export async function* readReceipts(dbPath: string, key: SigningKey, period: Period): AsyncGenerator<ReadReceipt> {
+  if (!existsSync(dbPath)) throw new ExportInputError(`no journal at ${dbPath}: DB_PATH or DATA_DIR must name the server's journal`);
+  const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const keys = new Map([[key.keyId, key.publicKeyPem]]);
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    const chains = sqlite.prepare<[number, number], { effect_id: string }>(
+      'SELECT effect_id, MIN(seq) AS first_seq FROM entries WHERE ts_ms >= ? AND ts_ms < ? GROUP BY effect_id ORDER BY first_seq',
+    );
+    const chain = sqlite.prepare<{ effectId: string; toMs: number; max: number }, { body: string }>(
+      `SELECT body FROM entries WHERE effect_id = @effectId
+         AND seq <= (SELECT MAX(seq) FROM entries WHERE effect_id = @effectId AND ts_ms < @toMs)
+       ORDER BY seq LIMIT @max`,
+    );
+    // One read transaction: every chain is read from the same snapshot as the list.
+    sqlite.exec('BEGIN');
+    for (const { effect_id: effectId } of chains.iterate(period.fromMs, period.toMs)) {
+      const rows = chain.all({ effectId, toMs: period.toMs, max: exportLimits.chainEntriesMax + 1 });
+      if (rows.length > exportLimits.chainEntriesMax) throw new ExportInputError(`effect ${effectId} has more than ${exportLimits.chainEntriesMax} entries`);
+      const entries = rows.map((row) => parseBody(row.body));
+      // Message chains (the outbox) sit beside refund chains; a receipt is a refund's chain, which opens with a PROPOSED.
+      const first = entries[0];
+      if (!isJsonObject(first) || first.kind !== 'PROPOSED') continue;
+      const receipt = signStored(effectId, entries, key);
+      yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys) };
+    }
+  } finally {
+    if (sqlite.inTransaction) sqlite.exec('COMMIT');
+    sqlite.close();
+  }
+}
+
+function parseBody(body: string): Json {
+  try {
+    return JSON.parse(body) as Json;
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * The receipt the server would hand out for these entries (as `signReceipt` signs it), built from
+ * the entries as stored: a tampered or unreadable entry is kept as it is, for the verifier to name.
+ */
+function signStored(effectId: string, entries: Json[], key: SigningKey): SignedReceipt {
+  const last = entries.at(-1);
+  const lastHash = isJsonObject(last) && typeof last.hash === 'string' ? last.hash : null;
+  const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash), 'utf8'), key.privateKey).toString('base64url');
+  return { effect_id: effectId, entries: entries as unknown as SignedReceipt['entries'], signature, key_id: key.keyId };
+}
