@@ -6,6 +6,11 @@ import type {
   ConflictingPayloadSchema,
   DecisionBodySchema,
   LoginBodySchema,
+  ReconciliationResultSchema,
+  ReconciliationRowSchema,
+  ReconciliationRunDetailSchema,
+  ReconciliationRunSchema,
+  ReconciliationStartSchema,
   RefundAnswerSchema,
   RefundRequestBodySchema,
   SessionInfoSchema,
@@ -252,6 +257,17 @@ export type LoginBody = Static<typeof LoginBodySchema>;
 
 /** Who is logged in. */
 export type SessionInfo = Static<typeof SessionInfoSchema>;
+
+/** `POST /api/reconciliation`: the period to compare, `from_ms` in it and `to_ms` not. */
+export type ReconciliationStart = Static<typeof ReconciliationStartSchema>;
+/** One refund of a reconciliation, as the journal and Stripe each have it. */
+export type ReconciliationRow = Static<typeof ReconciliationRowSchema>;
+/** A finished run's comparison, by category. */
+export type ReconciliationResult = Static<typeof ReconciliationResultSchema>;
+/** A run without its rows (`GET /api/reconciliation`). */
+export type ReconciliationRun = Static<typeof ReconciliationRunSchema>;
+/** A run with its result (`POST /api/reconciliation`, `GET /api/reconciliation/:run_id`). */
+export type ReconciliationRunDetail = Static<typeof ReconciliationRunDetailSchema>;
 
 /** Websocket messages from the server. */
 export type LiveMessage =

@@ -68,4 +68,25 @@ export const limits = {
   outboxPerRecipientMax: 2,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
+  /**
+   * Reconciliation with Stripe lists refunds at most 20 times in any second: Stripe allows about
+   * 100 reads and writes a second per account (test mode fewer) and the gate's sends share them.
+   * A bucket of 5 refilled at 15 a second lets at most 5 + 15 through in any one-second window.
+   */
+  reconcileListBurst: 5,
+  reconcileListsPerSecond: 15,
+  /** A refund sent just before a period's edge may be recorded just after it: each side is looked for this far across the edges. */
+  reconcileSlackMs: 86_400_000,
+  /** The longest period one run compares: a year, read in one pass over the journal. */
+  reconcilePeriodMsMax: 366 * 86_400_000,
+  /** Payment intents one run lists; at 15 lists a second that is about two hours of listing. */
+  reconcilePaymentIntentsMax: 100_000,
+  /** Refunds one payment may have within a run's period (a payment's refunds cannot exceed what was paid; this is far past any real one). */
+  reconcileRefundsPerPaymentMax: 10_000,
+  /** Rows kept per category of a run's result (the counts and sums cover every row); the page shows them all. */
+  reconcileRowsPerCategoryMax: 1_000,
+  /** Runs kept in memory; past it the oldest finished run is forgotten. */
+  reconcileRunsKept: 20,
+  /** Journal entries read per scan while a run reads the journal. */
+  reconcileScanBatch: 2_000,
 } as const;

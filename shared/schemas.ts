@@ -3,6 +3,7 @@ import { DECISION_ACTIONS, ERROR_CODES, type ErrorCode, ROLES, type Role } from 
 import type { Change, Repair } from './entries.ts';
 import type { Json } from './json.ts';
 import { limits } from './limits.ts';
+import { RECONCILIATION_CATEGORIES, RECONCILIATION_PHASES, RECONCILIATION_STATES } from './reconciliation.ts';
 import type { Status } from './statuses.ts';
 
 // The contract as JSON Schema: the server validates every body, path and query against these
@@ -297,3 +298,85 @@ export const ScoreboardSchema = openObject<Json>("finance's figures, all recompu
 });
 export const ItemDetailSchema = openObject<Json>('the request, facts then and now, changes, repairs, the journal history, the receipt verification, whether you may decide');
 
+// Reconciliation with Stripe (GET and POST /api/reconciliation): a run compares the journal with
+// Stripe's refunds for a period; its result is a reading of Stripe, kept apart from the journal.
+
+const TIME = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description: 'a time in ms since the epoch' });
+
+/** `POST /api/reconciliation`. */
+export const ReconciliationStartSchema = Type.Object(
+  {
+    from_ms: TIME,
+    to_ms: Type.Integer({
+      minimum: 0,
+      maximum: 8_640_000_000_000_000,
+      description: `the end of the period in ms since the epoch (not in it), after from_ms and at most ${limits.reconcilePeriodMsMax / 86_400_000} days later`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ReconciliationRunParams = Type.Object({
+  run_id: Type.String({ pattern: '^rec_[0-9a-f]{16}$', description: 'a run id as POST /api/reconciliation answered it (rec_ and 16 hex characters)' }),
+});
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
+
+/** One refund of a reconciliation, as each side has it (null where a side has nothing). Money in the currency's smallest unit. */
+export const ReconciliationRowSchema = Type.Object({
+  payment_intent: Type.String(),
+  effect_id: Type.Union([Type.String(), Type.Null()], { description: "the Interlock item; null for a refund Interlock did not make" }),
+  request_id: NullableString,
+  agent: NullableString,
+  currency: NullableString,
+  journal_refund: Type.Union([Type.String(), Type.Null()], { description: 'the Stripe refund id the journal recorded with COMMITTED' }),
+  journal_amount: NullableInteger,
+  journal_at_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'when the journal recorded COMMITTED (wall clock)' }),
+  stripe_refund: NullableString,
+  stripe_amount: NullableInteger,
+  stripe_status: NullableString,
+  stripe_created_ms: NullableInteger,
+  payment_items: Type.Array(Type.String(), { description: 'Interlock items on the same payment (effect ids), to open one from a refund by hand' }),
+});
+
+const CategorySchema = Type.Object({
+  count: Type.Integer({ description: 'every refund in the category; rows holds the first of them' }),
+  amounts: Type.Record(Type.String(), Type.Integer(), { description: 'the sum per currency (never added across currencies); Stripe amount where Stripe has one' }),
+  rows: Type.Array(ReconciliationRowSchema, { description: `at most ${limits.reconcileRowsPerCategoryMax}` }),
+});
+
+const categories = Object.fromEntries(RECONCILIATION_CATEGORIES.map((category) => [category, CategorySchema])) as Record<
+  (typeof RECONCILIATION_CATEGORIES)[number],
+  typeof CategorySchema
+>;
+
+export const ReconciliationResultSchema = Type.Object({
+  ...categories,
+  slack_ms: Type.Integer({ description: 'how far across the period edges each side was looked for' }),
+  payment_intents: Type.Integer({ description: 'payment intents Interlock has seen, whose refunds were listed' }),
+  refunds_listed: Type.Integer(),
+});
+
+const runFields = {
+  id: ReconciliationRunParams.properties.run_id,
+  from_ms: Type.Integer(),
+  to_ms: Type.Integer(),
+  state: oneOf(RECONCILIATION_STATES, RECONCILIATION_STATES.join(', ')),
+  started_by: Type.String(),
+  started_at_ms: Type.Integer(),
+  finished_at_ms: NullableInteger,
+  progress: Type.Object({
+    phase: oneOf(RECONCILIATION_PHASES, RECONCILIATION_PHASES.join(', ')),
+    payment_intents_done: Type.Integer(),
+    payment_intents_total: Type.Union([Type.Integer(), Type.Null()], { description: 'null until the journal has been read' }),
+    refunds_listed: Type.Integer(),
+  }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'why a failed run stopped, for a person' }),
+  counts: Type.Union([Type.Record(Type.String(), Type.Integer()), Type.Null()], { description: 'refunds per category, once done' }),
+};
+
+/** A run without its rows: the list of runs. */
+export const ReconciliationRunSchema = Type.Object(runFields);
+/** A run with its result (null until done). */
+export const ReconciliationRunDetailSchema = Type.Object({ ...runFields, result: Type.Union([ReconciliationResultSchema, Type.Null()]) });

@@ -4,7 +4,7 @@ import { invalidRequest, resourceMissing, unrecognizedUrl } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { matchPath } from './http.ts';
 import type { Read } from './params.ts';
-import { listRefunds, pageOf, readListQuery } from './refunds.ts';
+import { listRefunds, pageOf, readListQuery, readRefundListQuery } from './refunds.ts';
 import { renderCharge, renderDispute, renderList, renderPaymentIntent, renderRefund } from './render.ts';
 import { renderCustomer, renderPaymentMethod } from './render-cards.ts';
 import type { SandboxStore } from './store.ts';
@@ -57,11 +57,11 @@ const RETRIEVES: readonly Retrieve[] = [
 export function serveGet(engine: SandboxEngine, path: string, params: FormObject): Read<unknown> {
   const { store } = engine;
   if (path === '/v1/refunds') {
-    const query = readListQuery(params);
+    const query = readRefundListQuery(params);
     if (!query.ok) return query;
     const page = listRefunds(store, query.value);
     if (!page.ok) return page;
-    return { ok: true, value: renderList('/v1/refunds', page.value.data.map(renderRefund), page.value.hasMore) };
+    return { ok: true, value: renderList('/v1/refunds', page.value.data.map(renderRefund), page.value.hasMore) satisfies Stripe.ApiList<Stripe.Refund> };
   }
   if (path === '/v1/disputes') return listDisputes(engine, params);
   for (const retrieve of RETRIEVES) {

@@ -49,6 +49,10 @@ export const DEFAULT_FAILURE_REASON = 'declined';
 
 const REFUND_PARAMS = ['payment_intent', 'charge', 'amount', 'metadata', 'reason', 'expand'] as const;
 const LIST_PARAMS = ['payment_intent', 'charge', 'limit', 'starting_after', 'ending_before', 'expand'] as const;
+/** `GET /v1/refunds` also takes Stripe's `created` filter. */
+const REFUND_LIST_PARAMS = [...LIST_PARAMS, 'created'] as const;
+/** The bounds `created[...]` may carry, in unix seconds, as Stripe names them. */
+const CREATED_BOUNDS = ['gt', 'gte', 'lt', 'lte'] as const;
 
 /** The amount refunded on a charge: every refund of it that has not failed. */
 export function refundedCents(refunds: Iterable<RefundRecord>, chargeId: string): number {
@@ -176,7 +180,65 @@ export interface ListQuery {
   endingBefore: string | null;
 }
 
-/** Check the query of a list (`GET /v1/refunds`, `GET /v1/disputes`). */
+/** Stripe's `created` filter on a list, in unix seconds: `created=<t>` is `gte` and `lte` both at t. */
+export type CreatedRange = Partial<Record<(typeof CREATED_BOUNDS)[number], number>>;
+
+/** Filters and cursor of `GET /v1/refunds`: a list query and the `created` range. */
+export interface RefundListQuery extends ListQuery {
+  created: CreatedRange;
+}
+
+/** Check the query of `GET /v1/refunds`: a list query, plus `created` as Stripe takes it. */
+export function readRefundListQuery(params: FormObject): Read<RefundListQuery> {
+  const unknown = rejectUnknown(params, REFUND_LIST_PARAMS);
+  if (unknown) return refuse(unknown);
+  const { created, ...rest } = params;
+  const query = readListQuery(rest);
+  if (!query.ok) return query;
+  const range = readCreated(created);
+  if (!range.ok) return range;
+  return { ok: true, value: { ...query.value, created: range.value } };
+}
+
+/** `created=<t>`, or `created[gt|gte|lt|lte]=<t>`: whole unix seconds. */
+function readCreated(value: FormObject[string] | undefined): Read<CreatedRange> {
+  if (value === undefined || value === '') return { ok: true, value: {} };
+  if (typeof value === 'string') {
+    const at = readUnixSeconds(value, 'created');
+    return at.ok ? { ok: true, value: { gte: at.value, lte: at.value } } : at;
+  }
+  if (Array.isArray(value)) return refuse(invalidRequest(null, 'Invalid created: must be an integer or a hash of gt, gte, lt, lte.', 'created'));
+  const range: CreatedRange = {};
+  for (const [bound, item] of Object.entries(value)) {
+    const name = `created[${bound}]`;
+    const known = CREATED_BOUNDS.find((b) => b === bound);
+    if (known === undefined) return refuse(invalidRequest('parameter_unknown', `Received unknown parameter: ${name}`, name));
+    if (typeof item !== 'string') return refuse(invalidRequest('parameter_invalid_integer', `Invalid integer: ${name}`, name));
+    const at = readUnixSeconds(item, name);
+    if (!at.ok) return at;
+    range[known] = at.value;
+  }
+  return { ok: true, value: range };
+}
+
+function readUnixSeconds(text: string, name: string): Read<number> {
+  const trimmed = text.trim();
+  if (!/^\d{1,12}$/.test(trimmed)) return refuse(invalidRequest('parameter_invalid_integer', `Invalid integer: ${text}`, name));
+  return { ok: true, value: Number(trimmed) };
+}
+
+/** True when a refund made at `createdMs` lies in the range, compared in whole seconds as Stripe's `created` is. */
+function createdWithin(createdMs: number, range: CreatedRange): boolean {
+  const s = Math.floor(createdMs / 1000);
+  return (
+    (range.gt === undefined || s > range.gt) &&
+    (range.gte === undefined || s >= range.gte) &&
+    (range.lt === undefined || s < range.lt) &&
+    (range.lte === undefined || s <= range.lte)
+  );
+}
+
+/** Check the query of a list (`GET /v1/disputes`; `GET /v1/refunds` adds `created`). */
 export function readListQuery(params: FormObject): Read<ListQuery> {
   const unknown = rejectUnknown(params, LIST_PARAMS);
   if (unknown) return refuse(unknown);
@@ -200,12 +262,13 @@ export function readListQuery(params: FormObject): Read<ListQuery> {
   };
 }
 
-/** One page of refunds, newest first, as Stripe lists them. */
-export function listRefunds(ledger: Ledger, query: ListQuery): Read<{ data: RefundRecord[]; hasMore: boolean }> {
+/** One page of refunds, newest first, as Stripe lists them; the cursors page within the filtered list. */
+export function listRefunds(ledger: Ledger, query: RefundListQuery): Read<{ data: RefundRecord[]; hasMore: boolean }> {
   // Listing one payment's refunds reads that payment's refunds only, however many others there are.
   const candidates = query.paymentIntentId === null ? [...ledger.refunds.values()] : ledger.refundsOfPaymentIntent(query.paymentIntentId);
   const newestFirst = candidates
     .filter((refund) => query.chargeId === null || refund.chargeId === query.chargeId)
+    .filter((refund) => createdWithin(refund.createdMs, query.created))
     .reverse();
   return pageOf(newestFirst, query);
 }
