@@ -294,6 +294,10 @@ test('who is looking, end to end: ana opens the item, bea sees "Ana Lopez is vie
   const ana = await personPage(browser, 'ana');
   await ana.goto(`/items/${effectId}`);
   await expect(inboxRow(bea, requestId).locator('.row-viewers')).toContainText('Ana Lopez is viewing');
+  // A page opened while ana is viewing says so at once, with nothing changing after it joined.
+  const later = await personPage(browser, 'bea');
+  await expect(inboxRow(later, requestId).locator('.row-viewers')).toContainText('Ana Lopez is viewing');
+  await later.context().close();
   await bea.goto(`/items/${effectId}`);
   await expect(bea.locator('.presence-note')).toHaveText('Ana Lopez is viewing');
   await expect(ana.locator('.presence-note')).toHaveText('Bea Novak is viewing');
