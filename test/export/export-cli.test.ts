@@ -64,6 +64,7 @@ const RESERVED = new Set(
 );
 
 describe('npm run export: ndjson', () => {
+  // seed: tests/test_export.py BigQuery test_rows_follow_the_schema_and_rebuild_a_verifiable_chain, test_no_column_is_a_reserved_keyword_and_the_doc_shows_the_real_queries
   it('ndjson: one typed row per receipt and per decision of the period, each receipt verifying offline', async () => {
     const text = await exportOk(['--format', 'ndjson', ...day1]);
     dayOne.ndjson = text;
@@ -108,6 +109,7 @@ describe('npm run export: ndjson', () => {
 });
 
 describe('npm run export: cef', () => {
+  // seed: tests/test_export.py Siem test_cef_escapes_and_carries_the_event_id
   it('cef: one line per record whatever the values hold, escaped, each carrying its record id', async () => {
     const text = await exportOk(['--format', 'cef', ...day1]);
     dayOne.cef = text;
@@ -123,6 +125,7 @@ describe('npm run export: cef', () => {
     expect(reject).toContain('externalId\\=r.fake');
   }, 60_000);
 
+  // seed: tests/test_export.py Logging test_refused_is_a_warning_with_the_final_state
   it('cef: a refusal is a warning whatever the final state, which the line names', async () => {
     const stale = linesOf(dayOne.cef!).find((line) => line.includes(`cs1=${w.effects.stale}`) && line.includes('|Refund receipt|'))!;
     const [, , , , signature, , severity] = stale.split('|');
@@ -135,6 +138,7 @@ describe('npm run export: cef', () => {
 });
 
 describe('npm run export: otlp', () => {
+  // seed: tests/test_export.py Otlp test_one_span_per_effect_with_an_event_per_entry; Logging test_one_log_entry_per_journal_entry_plus_the_receipt
   it('otlp: one span per receipt with an event per entry, posted to a real receiver, ids from the journal', async () => {
     dayOne.otlp = await exportOk(['--format', 'otlp', ...day1]);
     await exportOk(['--format', 'otlp', ...day1, '--endpoint', receiver.url]);
@@ -177,6 +181,7 @@ describe('npm run export: otlp', () => {
     exported.push(record);
   }, 60_000);
 
+  // seed: tests/test_export.py Logging test_partial_rejection_is_a_failure; Otlp test_no_project_attribute_without_a_project_and_rejected_spans_fail
   it('otlp: a receiver that rejects spans is a failure; nothing is recorded as sent and the next export sends it all', async () => {
     const picky = await startOtlpReceiver();
     try {
@@ -198,6 +203,7 @@ describe('npm run export: otlp', () => {
 describe('npm run export: a period, again, after its chains grew', () => {
   let file: string;
 
+  // seed: tests/test_export.py Siem test_appending_the_same_receipt_twice_writes_once
   it('appending the same receipts to one file writes each once', async () => {
     file = join(mkdtempSync(join(tmpdir(), 'interlock-export-file-')), 'audit.cef');
     await exportOk(['--format', 'cef', ...day1, '--out', file]);
@@ -207,6 +213,7 @@ describe('npm run export: a period, again, after its chains grew', () => {
     expect(readFileSync(file, 'utf8')).toBe(dayOne.cef);
   }, 60_000);
 
+  // seed: tests/test_export.py Logging test_reexport_is_identical_and_a_grown_bundle_does_not_change_earlier_entries
   it('re-exporting a period after its chains grew gives the same bytes, and the grown receipt is a new version with its history unchanged', async () => {
     await w.approveOnDay2();
     for (const format of ['ndjson', 'cef', 'otlp']) expect(await exportOk(['--format', format, ...day1])).toBe(dayOne[format]);
@@ -222,6 +229,7 @@ describe('npm run export: a period, again, after its chains grew', () => {
     expect(new Set(ids).size).toBe(ids.length);
   }, 90_000);
 
+  // seed: tests/test_export_authority_fixes.py ExportAuthority test_all_exporters_attribute_the_commit_to_alice, test_growing_the_chain_does_not_rewrite_historical_attribution
   it('all exporters attribute the commit to the approver, and an earlier version keeps its own attribution', async () => {
     const day2 = ['--from', DAY_2, '--to', DAY_3];
     const [receipt] = receiptRows(await exportOk(['--format', 'ndjson', ...day2]));
@@ -281,6 +289,33 @@ describe('npm run export: what it refuses', () => {
     expect(readFileSync(out, 'utf8')).toBe('kept\n');
     expect(readdirSync(folder)).toEqual(['audit.ndjson']);
   }, 60_000);
+});
+
+/** A value's shape: its keys in order and the type of every leaf, so two lines of one kind compare whatever their ids. */
+function shapeOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).map(([key, inner]) => [key, shapeOf(inner)]);
+  return value === null ? 'null' : typeof value;
+}
+
+describe('README', () => {
+  it('the README shows one line of each format with the shape of what the command writes', () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Audit exports'), readme.indexOf('\n## ', readme.indexOf('## Audit exports') + 1));
+    const example = (prefix: string) => section.split('\n').find((line) => line.startsWith(prefix));
+    const decision = JSON.parse(example('{"record":"decision"')!);
+    const real = rows(dayOne.ndjson!).find((row) => row.record === 'decision' && row.decision === decision.decision);
+    expect(shapeOf(decision)).toEqual(shapeOf(real));
+    const cef = example('CEF:0|')!;
+    const signature = cef.split('|')[4];
+    const realCef = linesOf(dayOne.cef!).find((line) => line.split('|')[4] === signature)!;
+    expect(cef.split('|').slice(0, 7)).toEqual(realCef.split('|').slice(0, 7));
+    expect(Object.keys(extensionOf(cef))).toEqual(Object.keys(extensionOf(realCef)));
+    const otlp = JSON.parse(example('{"resourceSpans"')!);
+    const status = otlp.resourceSpans[0].scopeSpans[0].spans[0].name;
+    const realOtlp = linesOf(dayOne.otlp!).map((line) => JSON.parse(line)).find((body) => body.resourceSpans[0].scopeSpans[0].spans[0].name === status && JSON.stringify(body).includes('"DECIDED"'));
+    expect(shapeOf(otlp)).toEqual(shapeOf(realOtlp));
+  });
 });
 
 describe('npm run export: no secret leaves', () => {
