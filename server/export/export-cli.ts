@@ -121,8 +121,10 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination });
     const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : parsed.target.url.href;
     say(`export: ${summary.receipts} receipts and ${summary.decisions} decisions as ${parsed.format}; ${summary.written} records written to ${where}, ${summary.offered - summary.written} already there`);
-    if (summary.unverified.length === 0) return EXIT_CODES.ok;
+    if (summary.unverifiedCount === 0) return EXIT_CODES.ok;
     for (const { effectId, problems } of summary.unverified) say(`export: receipt ${effectId} does not verify: ${problems.join('; ')}`);
+    const more = summary.unverifiedCount - summary.unverified.length;
+    if (more > 0) say(`export: and ${more} more receipts do not verify (each row says why)`);
     return EXIT_CODES.unverified;
   } catch (error) {
     if (error instanceof ExportInputError) {

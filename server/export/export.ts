@@ -1,5 +1,6 @@
 import { cefLineId, cefLines } from './cef.ts';
 import type { Destination, ExportUnit } from './destinations.ts';
+import { exportLimits } from './limits.ts';
 import { ndjsonLineId, ndjsonLines } from './ndjson.ts';
 import { otlpLineIds, otlpRequest, otlpSpan } from './otlp.ts';
 import { type Period, readReceipts } from './read-journal.ts';
@@ -50,19 +51,24 @@ export interface ExportSummary {
   offered: number;
   /** Records written to the destination (the rest it already held). */
   written: number;
-  /** Receipts that do not verify, by effect id, with why. */
+  /** Receipts that do not verify. */
+  unverifiedCount: number;
+  /** The first of them, by effect id, with why (the rows carry why for all). */
   unverified: { effectId: string; problems: string[] }[];
 }
 
 /** Export the receipts and decisions of a period from a journal to a destination, one receipt at a time. */
 export async function exportPeriod(options: { dbPath: string; key: SigningKey; period: Period; format: ExportFormat; destination: Destination }): Promise<ExportSummary> {
-  const summary: ExportSummary = { receipts: 0, decisions: 0, offered: 0, written: 0, unverified: [] };
+  const summary: ExportSummary = { receipts: 0, decisions: 0, offered: 0, written: 0, unverifiedCount: 0, unverified: [] };
   try {
     for await (const read of readReceipts(options.dbPath, options.key, options.period)) {
       const records = exportRecords(read, options.period);
       summary.receipts += 1;
       summary.decisions += records.decisions.length;
-      if (!records.receipt.verified) summary.unverified.push({ effectId: read.effectId, problems: records.receipt.verify_problems });
+      if (!records.receipt.verified) {
+        summary.unverifiedCount += 1;
+        if (summary.unverified.length < exportLimits.unverifiedNamedMax) summary.unverified.push({ effectId: read.effectId, problems: records.receipt.verify_problems });
+      }
       for (const unit of unitsOf(options.format, records)) {
         summary.offered += 1;
         if (await options.destination.write(unit)) summary.written += 1;

@@ -6,6 +6,8 @@ export const exportLimits = {
   otlpRequestTimeoutMs: 10_000,
   /** Hex characters of an entry hash kept in a record id: 96 bits name one entry among billions without a collision in practice, and the id fits CEF's 40-character externalId. */
   recordIdHashHexChars: 24,
+  /** Receipts that do not verify named one by one on standard error; the rest are counted (each row says why anyway), so a broken journal cannot fill memory with reasons. */
+  unverifiedNamedMax: 20,
   /** Entries of one chain put in one receipt: far above any real chain (a few dozen entries); beyond it the journal is not ours to trust and the export stops. */
   chainEntriesMax: 100_000,
 } as const;
