@@ -1,9 +1,9 @@
 import { devices, expect, type Page, test } from '@playwright/test';
+import type { DecisionAnswer, ItemDetail, SessionInfo } from '../shared/api.ts';
 import {
   advanceClock,
   askRefund,
   createPayment,
-  decide,
   expectAccessible,
   expectNoHorizontalOverflow,
   handRefund,
@@ -164,11 +164,16 @@ test('a new item announces itself (a toast, the tab title) and nothing already s
   await expect.poll(() => rowOrder(page)).toEqual([a.requestId, b.requestId, c.requestId]);
   expect((await inboxRow(page, a.requestId).boundingBox())?.y).toBe(firstTop);
 
-  // bea approves a after a hand refund: refused, it comes back with a later deadline, so it now
-  // sorts last. ana's list keeps it where she saw it and says the order changed.
-  await handRefund(request, a.paymentIntent, 1_000);
+  // bea approves a just as someone refunds it by hand: her approval reaches the facts check
+  // before the inbox can show a again on the new facts (that takes a webhook and a paced read of
+  // Stripe), so it is refused as stale and comes back with a later deadline, and now sorts last.
+  // ana's list keeps it where she saw it and says the order changed.
   const bea = await personPage(browser, 'bea');
-  expect((await decide(bea, a.effectId, 'approve')).status).toBe('REFUSED:stale_premise');
+  const beaSession = (await (await bea.request.get('/api/session')).json()) as SessionInfo;
+  const seen = ((await (await bea.request.get(`/api/items/${a.effectId}`)).json()) as ItemDetail).item?.escalation;
+  await handRefund(request, a.paymentIntent, 1_000);
+  const approved = await bea.request.post(`/api/items/${a.effectId}/decisions`, { data: { action: 'approve', escalation: seen }, headers: { 'x-csrf-token': beaSession.csrf_token } });
+  expect(((await approved.json()) as DecisionAnswer).status).toBe('REFUSED:stale_premise');
   await bea.context().close();
   const bar = page.locator('.queue-bar');
   await expect(bar).toContainText('changed place');

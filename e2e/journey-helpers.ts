@@ -228,3 +228,16 @@ export async function shootAndScan(page: Page, name: string): Promise<void> {
  * e2e server (every earlier journey's items still open) a read can wait its turn for seconds.
  */
 export const STALE_CHIP_MS = 30_000;
+
+/**
+ * Wait until the inbox has shown an item again on the payment's new facts, with the repair that
+ * fits: the display cache's read of the webhook finds the payment moved, and the inbox re-shows
+ * the item on facts it reads itself, in the cache's next turn (hence the same allowance as a chip).
+ */
+export async function awaitRepairOffered(page: Page, effectId: string): Promise<void> {
+  await expect
+    .poll(async () => ((await (await page.request.get(`/api/items/${effectId}`)).json()) as ItemDetail).item?.repairs.length ?? 0, {
+      timeout: STALE_CHIP_MS,
+    })
+    .toBeGreaterThan(0);
+}
