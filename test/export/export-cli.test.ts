@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -21,6 +21,13 @@ let w: ExportWorld;
 let receiver: OtlpReceiver;
 /** Every byte any export wrote, for the secret search at the end. */
 const exported: string[] = [];
+/** Folders this file made, removed at the end. */
+const folders: string[] = [];
+function folder(prefix: string): string {
+  const made = mkdtempSync(join(tmpdir(), prefix));
+  folders.push(made);
+  return made;
+}
 /** Day one as exported before its chains grew, by format. */
 const dayOne: Record<string, string> = {};
 
@@ -32,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await w?.world.close();
+  for (const made of [...folders, w?.dir]) if (made) rmSync(made, { recursive: true, force: true });
 });
 
 async function exportOk(args: string[], expected = 0): Promise<string> {
@@ -98,10 +106,10 @@ describe('npm run export: ndjson', () => {
     const keys = new Set(all.flatMap((row) => Object.keys(row)));
     expect([...keys].filter((key) => RESERVED.has(key) || !/^[a-z][a-z0-9_]*$/.test(key))).toEqual([]);
     // Each row's receipt is the signed receipt `npm run verify` accepts, with the folder's public key.
-    const folder = mkdtempSync(join(tmpdir(), 'interlock-export-verify-'));
+    const verifyFolder = folder('interlock-export-verify-');
     for (const receipt of receipts) {
-      writeFileSync(join(folder, 'receipt.json'), receipt.receipt_json);
-      const verified = await runVerifyCli([join(folder, 'receipt.json'), '--key', join(w.dir, PUBLIC_KEY_FILE)]);
+      writeFileSync(join(verifyFolder, 'receipt.json'), receipt.receipt_json);
+      const verified = await runVerifyCli([join(verifyFolder, 'receipt.json'), '--key', join(w.dir, PUBLIC_KEY_FILE)]);
       expect(verified.exitCode, verified.stdout).toBe(0);
       expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, signed: true, tamper_evident: true });
     }
@@ -205,7 +213,7 @@ describe('npm run export: a period, again, after its chains grew', () => {
 
   // seed: tests/test_export.py Siem test_appending_the_same_receipt_twice_writes_once
   it('appending the same receipts to one file writes each once', async () => {
-    file = join(mkdtempSync(join(tmpdir(), 'interlock-export-file-')), 'audit.cef');
+    file = join(folder('interlock-export-file-'), 'audit.cef');
     await exportOk(['--format', 'cef', ...day1, '--out', file]);
     expect(readFileSync(file, 'utf8')).toBe(dayOne.cef);
     const again = await runExport(w.dir, ['--format', 'cef', ...day1, '--out', file]);
@@ -248,7 +256,7 @@ describe('npm run export: a period, again, after its chains grew', () => {
 
 describe('npm run export: what it refuses', () => {
   it('a tampered receipt is exported with verified:false and why, and the command exits 2', async () => {
-    const copy = mkdtempSync(join(tmpdir(), 'interlock-export-tampered-'));
+    const copy = folder('interlock-export-tampered-');
     for (const name of [SIGNING_KEY_FILE, PUBLIC_KEY_FILE]) writeFileSync(join(copy, name), readFileSync(join(w.dir, name)));
     // The app keeps running; the copy is made by SQLite itself, consistent under WAL.
     const source = new Database(join(w.dir, 'interlock.sqlite'), { readonly: true });
@@ -273,8 +281,8 @@ describe('npm run export: what it refuses', () => {
   }, 60_000);
 
   it('bad arguments: exit 64 with the usage, and the --out file is left as it was', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'interlock-export-bad-'));
-    const out = join(folder, 'audit.ndjson');
+    const badFolder = folder('interlock-export-bad-');
+    const out = join(badFolder, 'audit.ndjson');
     writeFileSync(out, 'kept\n');
     const cases = [
       ['--format', 'xml', ...day1, '--out', out],
@@ -287,7 +295,7 @@ describe('npm run export: what it refuses', () => {
       expect(run.stderr).toContain('usage: npm run export');
     }
     expect(readFileSync(out, 'utf8')).toBe('kept\n');
-    expect(readdirSync(folder)).toEqual(['audit.ndjson']);
+    expect(readdirSync(badFolder)).toEqual(['audit.ndjson']);
   }, 60_000);
 });
 
