@@ -10,6 +10,7 @@ import { Link } from './components/Link.tsx';
 import { InboxPage } from './components/InboxPage.tsx';
 import { ItemPage } from './components/ItemPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
+import { ReconciliationPage } from './components/ReconciliationPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
 import { EmptyState, ErrorState, LoadingState } from './components/StateViews.tsx';
 import { Toasts } from './components/Toasts.tsx';
@@ -127,6 +128,9 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
   let page: ReactNode;
   if (route.page === 'verify') {
     page = <VerifyPage />;
+  } else if (route.page === 'reconciliation') {
+    // Finance and approvers alike: the journal against Stripe.
+    page = <ReconciliationPage />;
   } else if (!feed && (route.page === 'inbox' || route.page === 'scoreboard')) {
     page = <ScoreboardPage session={session} />;
   } else if (!feed) {
@@ -198,6 +202,8 @@ function pageFor(route: Route, session: SessionInfo): ReactNode {
       return <HistoryPage key={route.page} kind={route.page} q={route.q} />;
     case 'scoreboard':
       return <ScoreboardPage session={session} />;
+    case 'reconciliation':
+      return <ReconciliationPage />;
     case 'verify':
       return <VerifyPage />;
     case 'not_found':

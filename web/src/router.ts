@@ -7,6 +7,7 @@ export type Route =
   | { page: 'done'; q: string }
   | { page: 'closed'; q: string }
   | { page: 'scoreboard' }
+  | { page: 'reconciliation' }
   | { page: 'verify' }
   | { page: 'not_found'; path: string };
 
@@ -23,6 +24,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (pathname === '/done') return { page: 'done', q };
   if (pathname === '/closed') return { page: 'closed', q };
   if (pathname === '/scoreboard') return { page: 'scoreboard' };
+  if (pathname === '/reconciliation') return { page: 'reconciliation' };
   if (pathname === VERIFY_PATH) return { page: 'verify' };
   const item = ITEM_PATH.exec(pathname);
   if (item?.[1]) return { page: 'item', effectId: item[1] };

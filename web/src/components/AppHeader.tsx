@@ -16,6 +16,7 @@ const NAV = [
   { page: 'done', href: '/done', label: 'Done' },
   { page: 'closed', href: '/closed', label: 'Closed' },
   { page: 'scoreboard', href: '/scoreboard', label: 'Scoreboard' },
+  { page: 'reconciliation', href: '/reconciliation', label: 'Reconciliation' },
   { page: 'verify', href: VERIFY_PATH, label: 'Verify' },
 ] as const;
 
