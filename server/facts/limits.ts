@@ -11,6 +11,13 @@ export const factsLimits = {
    * charge. Captures are paced as that many reads, so they start at least 1.5 s apart.
    */
   readsPerCapture: 3,
+  /**
+   * Captures a payment event's read may start ahead of the pace: one, so a webhook about an open
+   * item is read at once even when the pace just let a read go (its stale chip within a second),
+   * while over any few seconds the reads still average 2 per second. A second event at once
+   * waits for the pace.
+   */
+  eventCapturesAheadMax: 1,
   /** The background reads one open item again at most this often; arrivals and webhooks read it at once. */
   itemRefreshMsMin: 600_000,
   /** A payment panel read stays good this long: opening an item twice in a minute reads Stripe once. */
@@ -21,3 +28,6 @@ export const factsLimits = {
 
 /** The least time between the starts of two captures: 1,500 ms at 2 reads per second and 3 reads per capture. */
 export const CAPTURE_SPACING_MS = (1000 * factsLimits.readsPerCapture) / factsLimits.readsPerSecondMax;
+
+/** How far ahead of the pace a payment event's read may start: one capture's spacing, 1,500 ms. */
+export const EVENT_HEADROOM_MS = CAPTURE_SPACING_MS * factsLimits.eventCapturesAheadMax;

@@ -100,7 +100,7 @@ describe('current facts: pacing on an injected clock', () => {
     expect(reads).toHaveLength(2);
   });
 
-  it('an arrival and a payment event go before items the background found due, and a burst of events is one read', async () => {
+  it('a payment event goes first, then arrivals, then items the background found due, and a burst of events is one read', async () => {
     const { cache, scheduler, reads, move } = await buildCache({ a: 'pi_a', b: 'pi_b', c: 'pi_c' }, { background: false });
     await scheduler.advance(11 * MINUTE_MS);
     reads.length = 0;
@@ -110,8 +110,44 @@ describe('current facts: pacing on an injected clock', () => {
     for (let i = 0; i < 5; i++) cache.onPaymentEvent('pi_c');
     cache.onPaymentEvent('pi_unknown');
     await scheduler.advance(MINUTE_MS);
-    expect(reads.map((read) => read.effectId).slice(0, 4)).toEqual(['a', 'd', 'c', 'b']);
+    expect(reads.map((read) => read.effectId).slice(0, 4)).toEqual(['a', 'c', 'd', 'b']);
     expect(reads.filter((read) => read.effectId === 'c')).toHaveLength(1);
+  });
+
+  it('a payment event is read at once although the pace just let a read go, so the stale chip shows within a second; the next event waits for the pace', async () => {
+    // 100 items arrived at once: their first reads keep the pace busy for 150 s.
+    const open = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`e${i}`, `pi_${i}`]));
+    const { cache, scheduler, reads } = await buildCache(open, { background: false });
+    await scheduler.advance(100);
+    expect(reads.map((read) => read.effectId)).toEqual(['e0']);
+    // A refund by hand on e50's payment: its webhook is read now, ahead of the 98 arrivals, with no wait for the pace.
+    cache.onPaymentEvent('pi_50');
+    await settle();
+    expect(reads.at(-1)).toEqual({ effectId: 'e50', atMs: scheduler.nowMs() });
+    // A second event at once finds the capture kept for events spent: it waits for the pace, still ahead of the arrivals.
+    cache.onPaymentEvent('pi_60');
+    await scheduler.advance(1_399);
+    expect(reads).toHaveLength(2);
+    await scheduler.advance(1);
+    expect(reads.at(-1)).toEqual({ effectId: 'e60', atMs: reads[0]!.atMs + CAPTURE_SPACING_MS });
+    // The arrivals give the events their captures back: the next one starts a full pace later.
+    await scheduler.advance(3_000);
+    expect(reads.slice(3).map((read) => [read.effectId, read.atMs - reads[0]!.atMs])).toEqual([['e1', 3 * CAPTURE_SPACING_MS]]);
+  });
+
+  it('payment events never lift the reads above 2 per second for long: one capture ahead of the pace at most, whatever the events', async () => {
+    const open = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`e${i}`, `pi_${i}`]));
+    const { cache, scheduler, reads } = await buildCache(open, { background: false });
+    // An event every 100 ms for a minute, each on another payment, over arrivals that keep the pace busy.
+    for (let i = 0; i < 600; i++) {
+      cache.onPaymentEvent(`pi_${99 - (i % 100)}`);
+      await scheduler.advance(100);
+    }
+    const starts = reads.map((read) => read.atMs);
+    // 60 s at 2 reads per second is 40 captures after the first; the events may take one more.
+    expect(starts.length).toBeLessThanOrEqual(42);
+    expect(busiestWindow(starts, 10_000)).toBeLessThanOrEqual(8);
+    expect(busiestWindow(starts, 3_000)).toBeLessThanOrEqual(3);
   });
 
   it('a payment event reads again every open item on that payment, and only those', async () => {
