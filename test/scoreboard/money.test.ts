@@ -241,7 +241,7 @@ describe('scoreboard money, per currency', () => {
 
 describe('SLA breaches by the group that missed them', () => {
   it('a move from ap-leads to finance-manager is ap-leads’ miss; the mark at the top of the chain is finance-manager’s; the entry count is unchanged', async () => {
-    // seed: test_escalation.py test_sla_breach_moves_up_the_chain (attributed to the group that missed it)
+    // seed: test_routing.py test_top_of_chain_breach_recorded_once (and attributed to the group that missed it)
     const { world, request } = worldIn(['usd']);
     const r = request(80);
     await world.inbox.submit(r);

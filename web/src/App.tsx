@@ -12,7 +12,7 @@ import { ItemPage } from './components/ItemPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
 import { ReconciliationPage } from './components/ReconciliationPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
-import { EmptyState, ErrorState, LoadingState } from './components/StateViews.tsx';
+import { ErrorState, LoadingState } from './components/StateViews.tsx';
 import { Toasts } from './components/Toasts.tsx';
 import { VerifyPage } from './components/VerifyPage.tsx';
 import { resetDirectory } from './directory.ts';
@@ -61,6 +61,8 @@ export function App() {
 
   const handleLogin = (session: SessionInfo) => {
     setCsrfToken(session.csrf_token);
+    // Finance starts at the scoreboard; the inbox is theirs to read, not their home.
+    if (session.role === 'finance' && window.location.pathname === '/') navigate('/scoreboard', { replace: true });
     setState({ phase: 'in', session });
   };
 
@@ -108,45 +110,20 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
   const route = useRoute();
   const [helpOpen, setHelpOpen] = useState(false);
   const isApprover = session.role === 'approver';
-  const feed = useMemo(() => (isApprover ? new LiveFeed(onSessionLost) : null), [isApprover, onSessionLost]);
+  // Finance reads every group's inbox live too (read only); only approvers decide.
+  const feed = useMemo(() => new LiveFeed(onSessionLost), [onSessionLost]);
   useEffect(() => {
-    if (!feed) return;
     feed.start();
     return () => feed.stop();
   }, [feed]);
 
-  // On every page, not just the inbox: the person may have left the tab on an item.
-  useNewItemNotifications(feed, session.name);
-  useArrivalToasts(feed);
+  // On every page, not just the inbox: the person may have left the tab on an item. Nobody calls finance to an item.
+  useNewItemNotifications(isApprover ? feed : null, session.name);
+  useArrivalToasts(isApprover ? feed : null);
   useRouteFocus(route);
   useGoShortcuts(() => setHelpOpen(true));
-  // Finance has no inbox: its home is the scoreboard.
-  useEffect(() => {
-    if (!isApprover && route.page === 'inbox') navigate('/scoreboard', { replace: true });
-  }, [isApprover, route.page]);
 
-  let page: ReactNode;
-  if (route.page === 'verify') {
-    page = <VerifyPage />;
-  } else if (route.page === 'reconciliation') {
-    // Finance and approvers alike: the journal against Stripe.
-    page = <ReconciliationPage />;
-  } else if (!feed && (route.page === 'inbox' || route.page === 'scoreboard')) {
-    page = <ScoreboardPage session={session} />;
-  } else if (!feed) {
-    page = (
-      <section className="page narrow">
-        <EmptyState title="Nothing to decide here" icon="i" pageTitle>
-          <p>
-            You are logged in as {session.display_name}, with the {session.role} role. The inbox, its decisions and its history are for
-            approvers; ask an administrator if you should be in an approver group.
-          </p>
-        </EmptyState>
-      </section>
-    );
-  } else {
-    page = pageFor(route, session);
-  }
+  const page = pageFor(route, session);
 
   return (
     <LiveContext.Provider value={feed}>
@@ -154,7 +131,7 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
         Skip to content
       </a>
       <AppHeader session={session} route={route} onLogout={onLogout} onHelp={() => setHelpOpen(true)} />
-      {feed && <ConnectionBanner />}
+      <ConnectionBanner />
       <main id="main" tabIndex={-1}>
         {page}
       </main>

@@ -1,4 +1,5 @@
-import type { Scoreboard } from '../../shared/api.ts';
+import type { MoneyFigures, Scoreboard } from '../../shared/api.ts';
+import { formatMoney } from './format.ts';
 
 /** A scoreboard figure that is one number (the nested ones are drawn as charts). */
 export type CountFigure = { [K in keyof Scoreboard]: Scoreboard[K] extends number ? K : never }[keyof Scoreboard];
@@ -136,4 +137,53 @@ export function formatWait(ms: number | null): string {
   const hours = minutes / 60;
   const trim = (value: number) => value.toFixed(1).replace(/\.0$/, '');
   return hours < 48 ? `${trim(hours)} h` : `${trim(hours / 24)} days`;
+}
+
+/** What each money figure is called and how it is counted, in finance's words. */
+export const MONEY_FIGURES: Record<keyof MoneyFigures, { label: string; help: string }> = {
+  refunded_minor: { label: 'Refunded', help: 'Sent to Stripe: with no person plus after a person.' },
+  refunded_no_person_minor: { label: 'Refunded with no person', help: 'Sent on policy alone: the requests cleared with no person.' },
+  refunded_after_person_minor: {
+    label: 'Refunded after a person',
+    help: 'Sent once a person approved it, or on the new request of a repair a person accepted.',
+  },
+  repaired_minor: {
+    label: 'Repairs sent instead',
+    help: 'Sent on an accepted repair: what was left to refund, or the original approved on the new facts as still fitting.',
+  },
+  rejected_minor: { label: 'Rejected', help: 'Asked for by requests a person rejected or closed: never sent.' },
+  refused_stale_minor: {
+    label: 'Refused as stale',
+    help: 'Asked for by requests refused because a fact changed before the send (a refund by hand, a dispute), and not sent since.',
+  },
+  exposure_minor: { label: 'Open exposure', help: 'Waiting for a person, plus approved and not sent yet.' },
+  exposure_queued_minor: { label: 'Waiting for a person', help: 'Asked for by requests in an inbox now.' },
+  exposure_approved_minor: { label: 'Approved, not sent yet', help: 'Approved (by a person or by policy) and not sent yet, or being sent now.' },
+};
+
+/** The order of the money figures in the table. */
+export const MONEY_ORDER: readonly (keyof MoneyFigures)[] = [
+  'refunded_minor',
+  'refunded_no_person_minor',
+  'refunded_after_person_minor',
+  'repaired_minor',
+  'refused_stale_minor',
+  'rejected_minor',
+  'exposure_minor',
+  'exposure_queued_minor',
+  'exposure_approved_minor',
+];
+
+/** The key the server uses for money whose facts named no currency. */
+export const UNKNOWN_CURRENCY = 'unknown';
+
+/** An amount of one currency as finance reads it: `$80.00`, `¥5,000`; never guessed for an unknown currency. */
+export function formatMinor(minorUnits: number, currency: string): string {
+  if (currency === UNKNOWN_CURRENCY) return `${(minorUnits / 100).toFixed(2)} (currency not recorded)`;
+  return formatMoney(minorUnits, currency);
+}
+
+/** A currency's name in a heading: `USD`, or words for money whose currency was not recorded. */
+export function currencyName(currency: string): string {
+  return currency === UNKNOWN_CURRENCY ? 'Currency not recorded' : currency.toUpperCase();
 }

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 // Type-only: the board's shape is the server's (erased from the bundle). It belongs in shared/api.ts.
 import type { Scoreboard } from '../../shared/api.ts';
-import type { VolumePoint } from '../../shared/api.ts';
+import type { MoneyPoint, VolumePoint } from '../../shared/api.ts';
 import { callApi, messageOf } from './api-client.ts';
 import type { LiveFeed } from './live.ts';
 
@@ -34,7 +34,11 @@ export interface ScoreboardSeries {
   volume: VolumePoint[];
   waits: { label: string; count: number }[];
   breaches_by_group: Record<string, number>;
+  /** The same breaches by the group that missed them (absent from an older server). */
+  breaches_missed_by_group?: Record<string, number>;
   escalated_by_reason: Record<string, number>;
+  /** Money refunded per bucket, by currency (absent from an older server). */
+  money?: Record<string, MoneyPoint[]>;
   from_ms: number;
   to_ms: number;
   /** Every group a request was routed to, when the server sends it (it does not yet: the selector then uses the groups it sees). */
@@ -112,6 +116,7 @@ function groupsIn(snapshot: ScoreboardSnapshot): string[] {
     ...(snapshot.series.groups ?? []),
     ...Object.keys(snapshot.board.sla_breaches_by_group),
     ...Object.keys(snapshot.series.breaches_by_group),
+    ...Object.keys(snapshot.series.breaches_missed_by_group ?? {}),
   ];
 }
 

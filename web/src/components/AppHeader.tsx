@@ -20,6 +20,9 @@ const NAV = [
   { page: 'verify', href: VERIFY_PATH, label: 'Verify' },
 ] as const;
 
+/** What finance reaches from the header: the inbox and its history to read (deciding nothing), and the money pages. */
+const FINANCE_PAGES: ReadonlySet<string> = new Set(['inbox', 'done', 'closed', 'scoreboard', 'ledger', 'reconciliation', 'verify']);
+
 const noItems = () => () => {};
 
 /** The top of every page: the sandbox marker, where you are, who you are. */
@@ -40,13 +43,13 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
             <span className="brand-mark" aria-hidden="true" />
             Interlock
           </Link>
-          {session.role === 'approver' && (
-            <nav aria-label="Main" className="main-nav">
+          <nav aria-label="Main" className="main-nav">
               <ul>
-                {NAV.map((entry) => (
+                {NAV.filter((entry) => session.role === 'approver' || FINANCE_PAGES.has(entry.page)).map((entry) => (
                   <li key={entry.page}>
                     <Link href={entry.href} aria-current={current === entry.page ? 'page' : undefined}>
                       {entry.label}
+                      {entry.page === 'inbox' && session.role !== 'approver' && <span className="nav-note"> (read only)</span>}
                       {entry.page === 'inbox' && items !== null && (
                         <span className="nav-count">
                           {items.length}
@@ -58,11 +61,10 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
                 ))}
               </ul>
             </nav>
-          )}
           <div className="header-user">
             <span className="user-name">
               <span className="user-display">{session.display_name}</span>
-              <span className="user-groups">{session.groups.length ? session.groups.join(', ') : session.role}</span>
+              <span className="user-groups">{session.groups.length ? session.groups.join(', ') : session.role === 'finance' ? 'finance (read only)' : session.role}</span>
             </span>
             <button type="button" className="button ghost icon-button" onClick={onHelp} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">
               ?

@@ -82,8 +82,10 @@ export function InboxPage({ session }: { session: SessionInfo }) {
   const byId = new Map(matching.map((i) => [i.effect_id, i]));
   const rows = order.shown.flatMap((id) => byId.get(id) ?? []);
 
-  // a or r on a focused row opens that item with its confirmation step: the facts stay in view.
+  // a or r on a focused row opens that item with its confirmation step: the facts stay in view. Finance decides nothing.
+  const readOnly = session.role !== 'approver';
   const decideFocused = (action: 'approve' | 'reject') => () => {
+    if (readOnly) return;
     const row = document.activeElement?.closest<HTMLElement>('li.inbox-row');
     if (row?.dataset.effectId) openItemToDecide(row.dataset.effectId, action, query);
   };
@@ -95,7 +97,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
     return viewers ? viewers.filter((v) => v.name !== session.name) : NO_VIEWERS;
   };
 
-  const groups = session.groups.join(', ');
+  const groups = readOnly ? 'every group' : session.groups.join(', ');
   let body: ReactNode;
   if (live.items === null && live.error) {
     body = <ErrorState title="Your inbox could not be read" message={live.error} onRetry={feed.retryNow} />;
@@ -138,13 +140,14 @@ export function InboxPage({ session }: { session: SessionInfo }) {
           </h1>
           <p className="lede">
             Refunds waiting for <strong>{groups || 'your groups'}</strong>: breached first, then the longest overdue, then the soonest due.
+            {readOnly && ' Read only: finance sees every item and decides none.'}
           </p>
         </div>
         <div className="inbox-tools">
           <LiveIndicator status={live.status} count={live.items?.length ?? null} />
           <div className="tool-row">
             <DensityToggle density={density} onChange={setDensity} />
-            <NotifyButton user={session.name} />
+            {!readOnly && <NotifyButton user={session.name} />}
           </div>
         </div>
       </div>
@@ -165,9 +168,14 @@ export function InboxPage({ session }: { session: SessionInfo }) {
       {body}
       {rows.length > 0 && (
         <p className="hint">
-          <kbd>j</kbd> <kbd>k</kbd> to move, <kbd>Enter</kbd> to open, <kbd>a</kbd> or <kbd>r</kbd> to decide the focused item, <kbd>?</kbd>{' '}
-          for all shortcuts.
-          {activeFilterCount(filters) > 0 && ' After a decision, the next item in this filtered list opens.'}
+          <kbd>j</kbd> <kbd>k</kbd> to move, <kbd>Enter</kbd> to open
+          {!readOnly && (
+            <>
+              , <kbd>a</kbd> or <kbd>r</kbd> to decide the focused item
+            </>
+          )}
+          , <kbd>?</kbd> for all shortcuts.
+          {!readOnly && activeFilterCount(filters) > 0 && ' After a decision, the next item in this filtered list opens.'}
         </p>
       )}
     </section>

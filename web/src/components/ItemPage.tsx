@@ -221,8 +221,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           </section>
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
-        <aside className="item-side" aria-label="Decision and receipt">
-          <DecisionPanel detail={d} session={session} currency={currency} onChoose={decision.choose} />
+        <aside className="item-side" aria-label={session.role === 'approver' ? 'Decision and receipt' : 'Read only, and the receipt'}>
+          {session.role === 'approver' ? <DecisionPanel detail={d} session={session} currency={currency} onChoose={decision.choose} /> : <ReadOnlyPanel />}
           <ReceiptPanel detail={d} />
         </aside>
       </div>
@@ -234,6 +234,16 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
         onConfirm={decision.confirm}
         onCancel={decision.cancel}
       />
+    </section>
+  );
+}
+
+/** Finance reads every item and decides none (interlock.yaml): the page says so where the buttons would be. */
+function ReadOnlyPanel() {
+  return (
+    <section className="panel decision-panel read-only-panel" aria-labelledby="read-only-title">
+      <h2 id="read-only-title">Read only</h2>
+      <p className="decide-closed">Finance sees the inbox, the history and the scoreboard but decides nothing: only the approvers of the item’s group can decide it.</p>
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
-import type { Scoreboard } from '../../../shared/api.ts';
-import { COUNT_ORDER, FIGURES, formatCount, formatShare, formatWait } from '../scoreboard-copy.ts';
+import type { MoneyFigures, Scoreboard } from '../../../shared/api.ts';
+import { COUNT_ORDER, currencyName, FIGURES, formatCount, formatMinor, formatShare, formatWait, MONEY_FIGURES, MONEY_ORDER } from '../scoreboard-copy.ts';
 
 /** A figure's number, marked with its key and raw value so a test can hold it against the API. */
 function Value({ figure, value, children }: { figure: string; value: number | null; children: ReactNode }) {
@@ -176,7 +176,123 @@ export function FigureTable({ board, charted }: { board: Scoreboard; charted: bo
           <td className="figure-table-value">{breakdownWords(board.sla_breaches_by_group, charted)}</td>
           <td>{FIGURES.sla_breaches_by_group.help}</td>
         </tr>
+        <tr>
+          <th scope="row">{FIGURES.sla_breaches_missed_by_group.label}</th>
+          <td className="figure-table-value">{breakdownWords(board.sla_breaches_missed_by_group, charted)}</td>
+          <td>{FIGURES.sla_breaches_missed_by_group.help}</td>
+        </tr>
       </tbody>
     </table>
+  );
+}
+
+/** A money figure in one currency, marked with its key and raw minor units so a test can hold it against the API. */
+function Money({ currency, field, money }: { currency: string; field: keyof MoneyFigures; money: MoneyFigures }) {
+  return (
+    <span data-money={`${currency}.${field}`} data-value={String(money[field])}>
+      {formatMinor(money[field], currency)}
+    </span>
+  );
+}
+
+/** The currencies of a board, in order (the server sends them sorted). */
+function currenciesOf(board: Scoreboard): [string, MoneyFigures][] {
+  return Object.entries(board.money ?? {});
+}
+
+/**
+ * The money headline: what was refunded (with no person, after a person), what is still open,
+ * and what stale refusals and rejections kept from being sent; one line per currency, never added up.
+ */
+export function MoneyHeadline({ board }: { board: Scoreboard }) {
+  const currencies = currenciesOf(board);
+  if (currencies.length === 0) return <p className="money-none">No money moved or waits in this period.</p>;
+  const cards: { key: string; field: keyof MoneyFigures; tone: string; sub: (c: string, m: MoneyFigures) => ReactNode }[] = [
+    {
+      key: 'refunded',
+      field: 'refunded_minor',
+      tone: 'success',
+      sub: (c, m) => (
+        <>
+          <Money currency={c} field="refunded_no_person_minor" money={m} /> with no person · <Money currency={c} field="refunded_after_person_minor" money={m} />{' '}
+          after a person
+        </>
+      ),
+    },
+    {
+      key: 'exposure',
+      field: 'exposure_minor',
+      tone: 'warning',
+      sub: (c, m) => (
+        <>
+          <Money currency={c} field="exposure_queued_minor" money={m} /> waiting · <Money currency={c} field="exposure_approved_minor" money={m} /> approved, not sent
+        </>
+      ),
+    },
+    {
+      key: 'stale',
+      field: 'refused_stale_minor',
+      tone: 'neutral',
+      sub: (c, m) => (
+        <>
+          <Money currency={c} field="repaired_minor" money={m} /> sent instead on repairs
+        </>
+      ),
+    },
+    { key: 'rejected', field: 'rejected_minor', tone: 'neutral', sub: () => 'never sent' },
+  ];
+  return (
+    <ul className="figure-grid money-grid">
+      {cards.map((card) => (
+        <li key={card.key} className={`figure-card figure-${card.tone}`}>
+          <span className="figure-label">{MONEY_FIGURES[card.field].label}</span>
+          {currencies.map(([currency, money]) => (
+            <span key={currency} className="money-line">
+              <span className="figure-value money-value">
+                <Money currency={currency} field={card.field} money={money} />
+              </span>
+              <span className="figure-sub">{card.sub(currency, money)}</span>
+            </span>
+          ))}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Every money figure by currency, one column per currency (never a total across them), with how each is counted. */
+export function MoneyTable({ board }: { board: Scoreboard }) {
+  const currencies = currenciesOf(board);
+  if (currencies.length === 0) return null;
+  return (
+    <div className="money-table-wrap">
+      <table className="figure-table money-table">
+        <caption className="money-caption">Money by currency, each in its own units and never added across currencies</caption>
+        <thead>
+          <tr>
+            <th scope="col">Figure</th>
+            {currencies.map(([currency]) => (
+              <th scope="col" key={currency} className="figure-table-value">
+                {currencyName(currency)}
+              </th>
+            ))}
+            <th scope="col">How it is counted</th>
+          </tr>
+        </thead>
+        <tbody>
+          {MONEY_ORDER.map((field) => (
+            <tr key={field}>
+              <th scope="row">{MONEY_FIGURES[field].label}</th>
+              {currencies.map(([currency, money]) => (
+                <td key={currency} className="figure-table-value" data-label={currencyName(currency)}>
+                  <Money currency={currency} field={field} money={money} />
+                </td>
+              ))}
+              <td>{MONEY_FIGURES[field].help}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -8,8 +8,9 @@ import { navigate } from '../router.ts';
 import { FIGURES, formatCount, formatWait } from '../scoreboard-copy.ts';
 import { IDLE_PAUSE_MS, RANGES, type RangeId, REFRESH_MS, type ScoreboardFilter, type ScoreboardSnapshot, useScoreboard } from '../use-scoreboard.ts';
 import { BarChart } from './charts/BarChart.tsx';
+import { MoneyChart } from './charts/MoneyChart.tsx';
 import { VolumeChart } from './charts/VolumeChart.tsx';
-import { FigureTable, HeadlineFigures } from './ScoreboardFigures.tsx';
+import { FigureTable, HeadlineFigures, MoneyHeadline, MoneyTable } from './ScoreboardFigures.tsx';
 import { EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
 import '../scoreboard.css';
 
@@ -129,9 +130,13 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
   const reasons = Object.entries(series.escalated_by_reason)
     .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
     .map(([reason, count]) => ({ key: reason, label: humanize(reason), note: whyFor(reason), count }));
-  const breaches = Object.entries(series.breaches_by_group)
-    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
-    .map(([group, count]) => ({ key: group, label: group, count }));
+  const byCount = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+      .map(([group, count]) => ({ key: group, label: group, count }));
+  const breaches = byCount(series.breaches_by_group);
+  const missed = byCount(series.breaches_missed_by_group ?? {});
+  const volumePeriod = filter.range === 'all' ? 'the last 30 days' : period;
   const waits = series.waits.map((bin) => ({ key: bin.label, label: bin.label, count: bin.count }));
   return (
     <div className={`board-body ${busy ? 'is-busy' : ''}`} aria-busy={busy}>
@@ -147,14 +152,19 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
       ) : (
         <>
           <HeadlineFigures board={board} />
+          <h2 className="board-section-title" id="money-title">
+            Money
+          </h2>
+          <p className="board-section-lede">
+            Each currency on its own and in its own units (cents for dollars, whole yen): amounts in different currencies are never added together.
+          </p>
+          <MoneyHeadline board={board} />
           <h2 className="board-section-title">Over time, and why items went to a person</h2>
           <div className="chart-grid">
-            <VolumeChart
-              points={snapshot.volume.volume}
-              fromMs={snapshot.volume.from_ms}
-              toMs={snapshot.volume.to_ms}
-              period={filter.range === 'all' ? 'the last 30 days' : period}
-            />
+            <VolumeChart points={snapshot.volume.volume} fromMs={snapshot.volume.from_ms} toMs={snapshot.volume.to_ms} period={volumePeriod} />
+            {Object.entries(snapshot.volume.money ?? {}).map(([currency, points]) => (
+              <MoneyChart key={currency} currency={currency} points={points} fromMs={snapshot.volume.from_ms} toMs={snapshot.volume.to_ms} period={volumePeriod} />
+            ))}
             <BarChart
               title="Time to decision"
               note={
@@ -175,6 +185,14 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
               tone="warning"
             />
             <BarChart
+              title="SLA breaches by the group that missed them"
+              note="Every deadline missed, by the group the item was with when its deadline passed."
+              bars={missed}
+              nameHeading="Group"
+              empty="No deadline was missed in this period."
+              tone="danger"
+            />
+            <BarChart
               title="SLA breaches by group"
               note="Every deadline missed, by the group the item moved to or stayed with."
               bars={breaches}
@@ -190,9 +208,10 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
       </h2>
       <p className="board-section-lede">
         Every figure is counted from the journal alone, so it is the same after a restart. The CSV download holds these figures for the same period and
-        group.
+        group, money in each currency's smallest unit (cents, whole yen).
       </p>
       <FigureTable board={board} charted={!empty} />
+      <MoneyTable board={board} />
     </div>
   );
 }
