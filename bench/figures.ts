@@ -27,6 +27,10 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
     unit: 'ms',
     what: "agent POST of a refund escalated to ap-leads → the last of its three messages received (an email to each member over a real SMTP server, one POST to the group's Slack-style webhook), from the POST's answer, p95 over 200 items sent 5/s",
   },
+  stale_chip_p95_ms: {
+    unit: 'ms',
+    what: "a refund made by hand with the stripe SDK on a queued item's payment, outside Interlock → the item shown stale on an approver's open websocket (the sandbox's signed webhook, the server's read of the payment, the facts message), from the SDK call's answer, p95 over 30 refunds made one at a time while arriving items keep the facts cache's 2 reads/s pace busy",
+  },
 };
 
 /** Figures that explain the headline ones. */
@@ -55,6 +59,10 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   notify_slack_p95_ms: { unit: 'ms', what: 'p95 of POST answer → the Slack-style webhook POST' },
   notify_samples: { unit: 'items', what: 'items whose three messages all arrived, per repetition' },
   notify_missing: { unit: '', what: 'items whose messages had not all arrived 30 s after the answer, or whose POST was not queued' },
+  stale_chip_p50_ms: { unit: 'ms', what: 'p50 of hand refund answered → the item shown stale on the websocket' },
+  stale_chip_max_ms: { unit: 'ms', what: 'the slowest hand refund → stale chip' },
+  stale_chip_samples: { unit: 'refunds', what: 'hand refunds whose item was shown stale, per repetition' },
+  stale_chip_missing: { unit: '', what: 'hand refunds whose item was not shown stale within 30 s' },
   journal_file_mib_1m: { unit: 'MiB', what: 'size of the 1M-entry journal file' },
   journal_generate_s_1m: { unit: 's', what: 'time to generate both journals through the store (not a target)' },
   rebuild_open_s_1m: { unit: 's', what: 'of the 1M start-up: opening the file and migrating' },

@@ -27,6 +27,7 @@ export const FULL: Plan = {
   simSeeds: 1_000,
   notifyItems: 200,
   notifyRatePerS: 5,
+  staleItems: 30,
 };
 
 /** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
@@ -56,4 +57,5 @@ export const SMOKE: Plan = {
   simSeeds: 20,
   notifyItems: 5,
   notifyRatePerS: 5,
+  staleItems: 2,
 };

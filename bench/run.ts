@@ -1,5 +1,7 @@
 // `npm run bench`: every figure of results/bench.md, from one run on this machine.
 // `npm run bench -- --smoke`: the same code paths at tiny sizes in seconds; prints the report, writes nothing.
+// `npm run bench -- --only <stage>` (with or without --smoke): that stage alone; prints what it measured, writes nothing.
+// `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,6 +10,7 @@ import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
 import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
 import type { Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
+import { staleChipStage } from './stale-chip.ts';
 import { outboxStage } from './outbox.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
 import { REPO_ROOT } from './processes.ts';
@@ -26,14 +29,36 @@ import {
   verifyStage,
 } from './stages.ts';
 
+if (process.argv.includes('--render')) {
+  fs.writeFileSync(BENCH_MD, renderBenchMarkdown(JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport));
+  say(`wrote ${path.relative(REPO_ROOT, BENCH_MD)} from ${path.relative(REPO_ROOT, BENCH_JSON)}`);
+  process.exit(0);
+}
+
 const smoke = process.argv.includes('--smoke');
 const plan = smoke ? SMOKE : FULL;
+/** The stages `--only` can run by themselves: the others need what one of these leaves. */
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http', 'outbox', 'stale-chip'] as const;
+const only = readOnly();
 const samples: Samples = {};
 const errors = new Map<string, string>();
 const profiles: ProfileSummary[] = [];
 
-/** Run a stage; if it fails, the figures it owns are reported as not measured, with why. */
+/** The stage named by `--only <stage>`, or null; a name it cannot run alone stops the run. */
+function readOnly(): string | null {
+  const at = process.argv.indexOf('--only');
+  if (at === -1) return null;
+  const name = process.argv[at + 1];
+  if (name === undefined || !(ONLY_STAGES as readonly string[]).includes(name)) {
+    process.stderr.write(`--only takes one of ${ONLY_STAGES.join(', ')}, not ${name === undefined ? 'nothing' : JSON.stringify(name)}\n`);
+    process.exit(2);
+  }
+  return name;
+}
+
+/** Run a stage (unless `--only` names another); if it fails, the figures it owns are reported as not measured, with why. */
 async function stage<T>(name: string, owns: readonly string[], fn: () => Promise<T>): Promise<T | undefined> {
+  if (only !== null && name !== only) return undefined;
   say(`${name}: start`);
   try {
     return await fn();
@@ -70,6 +95,7 @@ const ALL_FIGURES = [...FIGURE_NAMES, ...Object.keys(DETAIL_INFO)];
 const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.startsWith('ws_'));
 const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_)/.test(f));
 const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
+const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
@@ -88,6 +114,7 @@ async function runAll(dir: string): Promise<void> {
     );
   }
   merge(await stage('outbox', NOTIFY_FIGURES, () => outboxStage(plan, dir)));
+  merge(await stage('stale-chip', STALE_FIGURES, () => staleChipStage(plan, dir)));
   if (templates) {
     const found = templates;
     merge(await stage('verify', ['verify_receipts_per_s'], () => verifyStage(plan, dir, found)));
@@ -164,6 +191,12 @@ function measuredNotes(figures: Record<string, Figure>): string[] {
   return notes;
 }
 
+/** The command that made this report, as a person would type it. */
+function commandLine(): string {
+  const flags = [...(smoke ? ['--smoke'] : []), ...(only === null ? [] : ['--only', only])];
+  return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;
+}
+
 function buildReport(loadStart: number): BenchReport {
   const judge = (name: string, unit: string, what: string, target: Figure['target']) => figureOf(unit, what, samples[name] ?? [], target, errors.get(name) ?? (samples[name] ? undefined : 'no sample'));
   const figures = Object.fromEntries(FIGURE_NAMES.map((name) => [name, judge(name, HEADLINE_INFO[name].unit, HEADLINE_INFO[name].what, TARGETS[name] ?? null)])) as BenchReport['figures'];
@@ -174,7 +207,7 @@ function buildReport(loadStart: number): BenchReport {
   );
   return {
     generated_at: new Date().toISOString(),
-    command: smoke ? 'npm run bench -- --smoke' : 'npm run bench',
+    command: commandLine(),
     machine: {
       cpus: os.cpus().length,
       cpu_model: os.cpus()[0]?.model ?? 'unknown',
@@ -200,7 +233,11 @@ try {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 const report = buildReport(loadStart);
-if (smoke) {
+if (only !== null) {
+  // One stage's figures only: the rest of the report was not measured by this run.
+  const measured = (figures: Record<string, Figure>) => Object.fromEntries(Object.entries(figures).filter(([, figure]) => figure.samples.length > 0 || figure.error !== 'no sample'));
+  process.stdout.write(`${JSON.stringify({ ...report, figures: measured(report.figures), details: measured(report.details), notes: [] })}\n`);
+} else if (smoke) {
   process.stdout.write(`${JSON.stringify(report)}\n`);
 } else {
   fs.writeFileSync(BENCH_JSON, `${JSON.stringify(report, null, 2)}\n`);

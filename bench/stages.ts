@@ -40,6 +40,8 @@ export interface Plan {
   /** Escalated refunds per repetition of the outbox stage, and the rate they are sent at. */
   notifyItems: number;
   notifyRatePerS: number;
+  /** Items refunded by hand per repetition of the stale chip stage, one after another. */
+  staleItems: number;
 }
 
 /** The config every server process of the bench runs with: the repository's own. */

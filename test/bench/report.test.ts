@@ -6,8 +6,10 @@ import {
   type BenchReport,
   FIGURE_NAMES,
   type FigureName,
+  figureIn,
   figureOf,
   meets,
+  NOT_IN_THIS_RUN,
   renderBenchMarkdown,
   TARGETS,
 } from '../../bench/report.ts';
@@ -48,6 +50,15 @@ describe('bench report', () => {
     expect(md).toMatch(/Targets missed or not measured: .*`gate_effects_per_s`.*`rebuild_s_1m`/);
   });
 
+  it('render: a figure added after the run that wrote the results is NOT MEASURED and named at the top, never dropped', () => {
+    const report = syntheticReport({});
+    delete (report.figures as Partial<BenchReport['figures']>).stale_chip_p95_ms;
+    expect(figureIn(report, 'stale_chip_p95_ms')).toMatchObject({ median: null, met: null, target: TARGETS.stale_chip_p95_ms, error: NOT_IN_THIS_RUN });
+    const md = renderBenchMarkdown(report);
+    expect(md).toMatch(/\| `stale_chip_p95_ms` \| — ms \| —–— \| <= 1,000 \| \*\*NOT MEASURED\*\*: not in this run/);
+    expect(md).toMatch(/Targets missed or not measured: .*`stale_chip_p95_ms`/);
+  });
+
   it('results/bench.md is exactly the rendering of results/bench.json', () => {
     const report = JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport;
     expect(fs.readFileSync(BENCH_MD, 'utf8')).toBe(renderBenchMarkdown(report));
@@ -57,7 +68,7 @@ describe('bench report', () => {
     const report = JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport;
     expect(report.command).toBe('npm run bench');
     for (const name of FIGURE_NAMES) {
-      const figure = report.figures[name];
+      const figure = figureIn(report, name);
       expect(figure.target, name).toEqual(TARGETS[name] ?? null);
       if (figure.error !== undefined) continue;
       expect(figure.samples.length, name).toBeGreaterThanOrEqual(3);
