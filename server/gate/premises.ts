@@ -1,5 +1,6 @@
 import type { Change, Repair } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual } from '../../shared/json.ts';
+import type { Explained } from './target.ts';
 
 /** Facts compared and repaired, free of I/O: the targets read the world, this decides. */
 
@@ -53,4 +54,36 @@ export function repairsThatFit(amountCents: number, remainingCents: number, tota
 /** One line for a person: `field: was X, now Y`. */
 export function renderChange(change: Change): string {
   return `${change.field}: was ${JSON.stringify(change.was)}, now ${JSON.stringify(change.now)}`;
+}
+
+/** A payment's facts as a refund target reads them (see StripeRefunds.capture). */
+export interface RefundFacts extends JsonObject {
+  payment_intent: string;
+  amount_received: number;
+  refunded_by_others: number;
+  refunded_outside: number;
+  disputed: boolean;
+}
+
+/**
+ * Judge the facts a refund was decided on against the facts now (both targets share this, so the
+ * simulator judges as Stripe's target does). A change breaks the premise, except under the rules
+ * (`headroom`) when only Interlock's own refunds moved and this one still fits. A refund larger
+ * than what is left is refused even when nothing moved since a person saw it: Stripe would refuse
+ * it anyway, and refusing it here keeps the repair (refund what is left) instead of a target error.
+ */
+export function judgeRefundFacts(premises: JsonObject, now: RefundFacts, amountCents: number, headroom: boolean): Explained {
+  // Facts recorded before refunds outside Interlock were told apart are compared as they were.
+  const tellsApart = Object.hasOwn(premises, 'refunded_outside');
+  const { refunded_outside: _outside, ...comparable } = now;
+  const changes = diffFacts(premises, tellsApart ? now : comparable);
+  const leftCents = now.amount_received - now.refunded_by_others;
+  const fits = amountCents <= leftCents;
+  const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && fits;
+  if ((changes.length === 0 && fits) || (headroom && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
+  const violations = changes.map(renderChange);
+  if (!fits) violations.push(`amount: ${formatCents(amountCents)} is more than the ${formatCents(Math.max(0, leftCents))} left to refund`);
+  // A disputed charge cannot be refunded safely at all, so nothing is suggested.
+  const repairs = now.disputed ? [] : repairsThatFit(amountCents, leftCents, now.amount_received);
+  return { violations, changes, repairs };
 }

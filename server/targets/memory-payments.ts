@@ -1,7 +1,7 @@
 import type { Dispatched } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import { diffFacts, repairsThatFit } from '../gate/premises.ts';
+import { diffFacts, judgeRefundFacts, repairsThatFit } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetRejectedError, type Tier } from '../gate/target.ts';
 import type { PaymentFacts } from './stripe-refunds.ts';
 
@@ -284,16 +284,7 @@ export class MemoryRefunds implements Target {
       return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
     }
     const now = this.capture(premises.payment_intent, effectId, options.reserved);
-    const tellsApart = Object.hasOwn(premises, 'refunded_outside');
-    const { refunded_outside: _outside, ...comparable } = now;
-    const changes = diffFacts(premises, tellsApart ? now : comparable);
-    const leftCents = now.amount_received - now.refunded_by_others;
-    const amount = effect.amount as number;
-    const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && amount <= leftCents;
-    if (changes.length === 0 || (options.headroom === true && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
-    const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
-    const repairs = now.disputed ? [] : repairsThatFit(amount, leftCents, now.amount_received);
-    return { violations, changes, repairs };
+    return judgeRefundFacts(premises, now, effect.amount as number, options.headroom === true);
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {

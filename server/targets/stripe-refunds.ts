@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Dispatched } from '../../shared/entries.ts';
-import { diffFacts, repairsThatFit } from '../gate/premises.ts';
+import { judgeRefundFacts } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
 
 /** The metadata key that ties a Stripe refund to the effect that sent it. */
@@ -178,18 +178,7 @@ export class StripeRefunds implements Target {
       return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
     }
     const now = await this.capture(premises.payment_intent, effectId, options.reserved);
-    // Facts recorded before refunds outside Interlock were told apart are compared as they were.
-    const tellsApart = Object.hasOwn(premises, 'refunded_outside');
-    const { refunded_outside: _outside, ...comparable } = now;
-    const changes = diffFacts(premises, tellsApart ? now : comparable);
-    const leftCents = now.amount_received - now.refunded_by_others;
-    const { amount } = refundOf(effect);
-    const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && amount <= leftCents;
-    if (changes.length === 0 || (options.headroom === true && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
-    const violations = changes.map((c) => `${c.field}: was ${JSON.stringify(c.was)}, now ${JSON.stringify(c.now)}`);
-    // A disputed charge cannot be refunded safely at all, so nothing is suggested.
-    const repairs = now.disputed ? [] : repairsThatFit(amount, leftCents, now.amount_received);
-    return { violations, changes, repairs };
+    return judgeRefundFacts(premises, now, refundOf(effect).amount, options.headroom === true);
   }
 }
 

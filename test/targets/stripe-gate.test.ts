@@ -51,7 +51,10 @@ describe('the gate over Stripe refunds (real SDK, sandbox, SQLite journal)', () 
     // seed: test_merge_defects.py test_a_settled_target_error_is_never_sent_again
     const world = await buildStripeWorld();
     const apply = vi.spyOn(world.target, 'apply');
-    const proposal = await world.proposal({ amountCents: 6_000 });
+    // Decided on a disputed charge, which nothing since has changed: the facts hold, and Stripe
+    // answers charge_disputed (a refund larger than what is left is refused before sending instead).
+    world.sandbox.openDispute(world.intent.id);
+    const proposal = await world.proposal();
     const outcome = await world.gate.submit(proposal);
     expect(outcome.status).toBe('REFUSED:target_error');
     expect((await world.journal.entries(outcome.effectId)).at(-1)).toMatchObject({ code: 'target_error', resolves: true });
@@ -59,6 +62,21 @@ describe('the gate over Stripe refunds (real SDK, sandbox, SQLite journal)', () 
     expect(Object.fromEntries(await world.newGate().recover())).toEqual({});
     expect((await world.gate.submit(proposal)).status).toBe('REFUSED:target_error');
     expect(apply).toHaveBeenCalledTimes(1);
+    expect(world.sandbox.refunds(world.intent.id)).toEqual([]);
+  });
+
+  it('submit: more than is left to refund is refused before sending, with the repair, though nothing moved since the decision', async () => {
+    const world = await buildStripeWorld();
+    const apply = vi.spyOn(world.target, 'apply');
+    const outcome = await world.gate.submit(await world.proposal({ amountCents: 6_000 }));
+    expect(outcome.status).toBe('REFUSED:stale_premise');
+    expect((await world.journal.entries(outcome.effectId)).at(-1)).toMatchObject({
+      kind: 'REFUSED',
+      code: 'stale_premise',
+      reason: ['amount: $60.00 is more than the $50.00 left to refund'],
+      repairs: [{ code: 'refund_remaining', set: { amount: 5_000 } }],
+    });
+    expect(apply).not.toHaveBeenCalled();
     expect(world.sandbox.refunds(world.intent.id)).toEqual([]);
   });
 
