@@ -86,17 +86,22 @@ function outcomeOf(chain: readonly Entry[]): 'delivered' | 'gave_up' | null {
   return chain.some((e) => e.kind === 'GAVE_UP') ? 'gave_up' : null;
 }
 
-/** The digests that carry a held message: to its person, over its channel, for its window, listing its item. */
+/**
+ * The digests that carry a held message: to its person, over its channel, naming it in `covers`
+ * and listing its item. A digest may carry messages held in earlier windows too (one held just as
+ * its window closed goes in the next digest), so the window is not compared: `covers` says it.
+ */
 function digestsOf(message: MessageEntry, messages: ReadonlyMap<string, MessageEntry>): MessageEntry[] {
-  const window = Number(message.held!.slice('digest:'.length));
-  return [...messages.values()].filter(
-    (d) =>
+  return [...messages.values()].filter((d) => {
+    const content = d.content as unknown as MessageContent;
+    return (
       d.event === 'digest' &&
-      d.level === window &&
       d.recipient.name === message.recipient.name &&
       d.channel === message.channel &&
-      ((d.content as unknown as MessageContent).items ?? []).some((item) => item.effect_id === message.about),
-  );
+      (content.covers ?? []).includes(message.effect_id) &&
+      (content.items ?? []).some((item) => item.effect_id === message.about)
+    );
+  });
 }
 
 /** (a) After the drain, every message decided was delivered or given up, itself or by the digest that carries it. */
