@@ -153,7 +153,7 @@ export function otlpRequest(spans: OtlpSpan[]): OtlpRequest {
 /** The record ids of the spans in one line of an OTLP file (one request per line, as a collector's file exporter writes). */
 export function otlpLineIds(text: string): string[] {
   try {
-    const request = JSON.parse(text) as OtlpRequest;
+    const request: OtlpRequest = JSON.parse(text);
     return request.resourceSpans.flatMap((rs) =>
       rs.scopeSpans.flatMap((ss) => ss.spans.flatMap((span) => span.attributes.filter((a) => a.key === RECORD_ID_ATTRIBUTE).map((a) => ('stringValue' in a.value ? a.value.stringValue : '')))),
     );

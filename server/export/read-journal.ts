@@ -14,12 +14,15 @@ export interface Period {
   toMs: number;
 }
 
+/** A signed receipt over the entries as stored: a tampered entry stays as it is, for the verifier to name. */
+export type StoredReceipt = Omit<SignedReceipt, 'entries'> & { entries: Json[] };
+
 /** One receipt as the export reads it: the effect's chain up to the period's end, signed, and what the verifier says of it. */
 export interface ReadReceipt {
   effectId: string;
   /** The chain's stored entries in journal order, each as its stored JSON parsed (a body that does not parse is kept as its text). */
   entries: Json[];
-  receipt: SignedReceipt;
+  receipt: StoredReceipt;
   report: VerifyReport;
 }
 
@@ -86,7 +89,8 @@ export async function* readReceipts(dbPath: string, key: SigningKey, period: Per
 
 function parseBody(body: string): Json {
   try {
-    return JSON.parse(body) as Json;
+    const parsed: Json = JSON.parse(body);
+    return parsed;
   } catch {
     return body;
   }
@@ -96,9 +100,9 @@ function parseBody(body: string): Json {
  * The receipt the server would hand out for these entries (as `signReceipt` signs it), built from
  * the entries as stored: a tampered or unreadable entry is kept as it is, for the verifier to name.
  */
-function signStored(effectId: string, entries: Json[], key: SigningKey): SignedReceipt {
+function signStored(effectId: string, entries: Json[], key: SigningKey): StoredReceipt {
   const last = entries.at(-1);
   const lastHash = isJsonObject(last) && typeof last.hash === 'string' ? last.hash : null;
   const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash), 'utf8'), key.privateKey).toString('base64url');
-  return { effect_id: effectId, entries: entries as unknown as SignedReceipt['entries'], signature, key_id: key.keyId };
+  return { effect_id: effectId, entries, signature, key_id: key.keyId };
 }

@@ -80,7 +80,8 @@ const shortHash = (hash: string | null): string => (hash ?? 'none').slice(0, exp
 export function exportRecords(read: ReadReceipt, period: Period): ExportRecords {
   const { effectId, entries, receipt, report } = read;
   const objects = entries.filter(isJsonObject);
-  const chain: Entry[] | null = objects.length === entries.length && objects.every(isEntry) ? (objects as unknown as Entry[]) : null;
+  const whole = objects.filter(isEntry);
+  const chain: Entry[] | null = whole.length === entries.length ? whole : null;
   const first = objects[0];
   const last = objects.at(-1);
   const lastHash = typeof last?.hash === 'string' ? last.hash : null;
