@@ -87,6 +87,13 @@ export const limits = {
   reconcileRowsPerCategoryMax: 1_000,
   /** Runs kept in memory; past it the oldest finished run is forgotten. */
   reconcileRunsKept: 20,
+  /**
+   * Runs listing Stripe at once, across periods and people: two people comparing two periods each
+   * get theirs; past it a start is refused (429) until one finishes. Every run takes its list calls
+   * from one bucket, so more at once only makes each slower, while each holds the journal's
+   * refunds in memory and is never forgotten while it runs.
+   */
+  reconcileRunsRunningMax: 2,
   /** Journal entries read per scan while a run reads the journal. */
   reconcileScanBatch: 2_000,
 } as const;

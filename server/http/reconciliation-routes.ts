@@ -14,6 +14,9 @@ import { ReconciliationRuns } from '../reconcile/runs.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
 
+/** The seconds a refused start is told to wait: a run of a few hundred payments lists them in about that long. */
+const RUN_BUSY_RETRY_S = 10;
+
 /**
  * Reconciliation with Stripe, for finance and approvers (any session: registered inside the
  * session scope). A POST starts a run in the background and answers at once; GETs read its
@@ -33,9 +36,16 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
 
   const startSchema = {
     ...finance,
-    summary: "compare the journal with Stripe's refunds for a period, in the background: the run (a second start while one runs for the period answers that one)",
+    summary: "compare the journal with Stripe's refunds for a period, in the background: the run (a second start while one runs for the period answers that one; 429 while as many runs as may run at once are running)",
     body: ReconciliationStartSchema,
-    response: responses({ 202: ReconciliationRunDetailSchema }, [...sessionErrors, 'csrf_failed', 'validation_failed', 'payload_too_large', 'unsupported_media_type']),
+    response: responses({ 202: ReconciliationRunDetailSchema }, [
+      ...sessionErrors,
+      'csrf_failed',
+      'validation_failed',
+      'payload_too_large',
+      'unsupported_media_type',
+      'rate_limited',
+    ]),
   };
   app.post('/api/reconciliation', { schema: startSchema }, async (request, reply) => {
     const { from_ms: fromMs, to_ms: toMs } = request.body;
@@ -44,6 +54,12 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
       throw new AppError('validation_failed', `to_ms: the period may be at most ${limits.reconcilePeriodMsMax / 86_400_000} days`);
     }
     services.views.assertAvailable();
+    // Each run lists every payment Interlock has seen and holds the journal's refunds: a flood of
+    // periods from one session must not start a flood of runs.
+    if (!runs.mayStart({ fromMs, toMs })) {
+      reply.header('retry-after', String(RUN_BUSY_RETRY_S));
+      throw new AppError('rate_limited', `${limits.reconcileRunsRunningMax} reconciliation runs are running; start this period once one has finished`);
+    }
     const { run } = runs.start({ fromMs, toMs }, request.person!.name);
     return reply.code(202).send(run);
   });

@@ -46,12 +46,22 @@ export class ReconciliationRuns {
     this.#bucket = new TokenBucket({ burst: limits.reconcileListBurst, perSecond: limits.reconcileListsPerSecond }, options.pacing ?? REAL_PACING_CLOCK);
   }
 
-  /** Start a run for the period, or answer the one already running for it (`started` false). */
+  /**
+   * Whether a start for this period answers a run: its own while it runs, else a new one while
+   * fewer than `reconcileRunsRunningMax` run. A caller asks first and refuses the start otherwise.
+   */
+  mayStart(period: Period): boolean {
+    const running = [...this.#runs.values()].filter((held) => held.run.state === 'running');
+    return running.some((held) => held.key === keyOf(period)) || running.length < limits.reconcileRunsRunningMax;
+  }
+
+  /** Start a run for the period, or answer the one already running for it (`started` false). Only when `mayStart`. */
   start(period: Period, by: string): { run: ReconciliationRunDetail; started: boolean } {
-    const key = `${period.fromMs}-${period.toMs}`;
+    const key = keyOf(period);
     for (const held of this.#runs.values()) {
       if (held.key === key && held.run.state === 'running') return { run: held.run, started: false };
     }
+    if (!this.mayStart(period)) throw new Error(`${limits.reconcileRunsRunningMax} reconciliation runs are running: the caller must ask mayStart first`);
     const run: ReconciliationRunDetail = {
       id: `rec_${randomBytes(8).toString('hex')}`,
       from_ms: period.fromMs,
@@ -150,6 +160,11 @@ export class ReconciliationRuns {
       if (held.run.state !== 'running') this.#runs.delete(id);
     }
   }
+}
+
+/** The key of a period: one run at a time per key. */
+function keyOf(period: Period): string {
+  return `${period.fromMs}-${period.toMs}`;
 }
 
 /** A run that cannot go on for a reason a person can act on. */
