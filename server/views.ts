@@ -8,6 +8,7 @@ import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
 import { LiveHub, type LiveSocket } from './live/hub.ts';
 import { ScoreboardProjection } from './scoreboard/projection.ts';
+import { LedgerProjection } from './ledger/projection.ts';
 
 /**
  * The waits before each retry of a catch-up that found the database busy (another process
@@ -38,6 +39,8 @@ export interface ViewsOptions {
 export interface CaughtUp {
   inbox: InboxProjection;
   scoreboard: ScoreboardProjection;
+  /** One row per request, for finance's ledger. */
+  ledger: LedgerProjection;
   /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
   outbox: OutboxProjection;
   /** The last journal sequence number they include. */
@@ -81,6 +84,7 @@ export class Views {
   readonly #follower: JournalFollower;
   readonly #inbox: InboxProjection;
   readonly #scoreboard: ScoreboardProjection;
+  readonly #ledger: LedgerProjection;
   readonly #outbox = new OutboxProjection();
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
@@ -98,16 +102,18 @@ export class Views {
     this.#follower = new JournalFollower(options.journal);
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
+    this.#ledger = new LedgerProjection(options.inboxName);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
     const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
-    this.#follower.on('entry', (entry) => {
+    this.#follower.on('entry', (entry, seq) => {
       this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
       if (messageKinds.has(entry.kind)) return;
       this.#scoreboard.note(entry);
+      this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
       if (this.#hub.listening) this.#hub.publishItem(this.#decorated(this.#inbox.apply(entry)));
       else this.#inbox.fold(entry);
@@ -135,7 +141,7 @@ export class Views {
   async current(): Promise<CaughtUp> {
     this.assertAvailable();
     await this.#catchUp();
-    return { inbox: this.#inbox, scoreboard: this.#scoreboard, outbox: this.#outbox, seq: this.#follower.seq };
+    return { inbox: this.#inbox, scoreboard: this.#scoreboard, ledger: this.#ledger, outbox: this.#outbox, seq: this.#follower.seq };
   }
 
   /**

@@ -17,6 +17,7 @@ import type {
 } from './schemas.ts';
 
 export { DECISION_ACTIONS, type DecisionAction, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
+export type { DeciderKind, LedgerConfirmation, LedgerPage, LedgerRow } from './ledger.ts';
 import type { Status } from './statuses.ts';
 
 

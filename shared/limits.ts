@@ -68,6 +68,9 @@ export const limits = {
   outboxPerRecipientMax: 2,
   /** Stripe's signature tolerance, checked in both directions. */
   webhookToleranceMs: 300_000,
+  /** Ledger rows per page: a screenful or a few; a whole period is the CSV's job. */
+  ledgerPageRowsMax: 200,
+  ledgerPageRowsDefault: 50,
   /**
    * Reconciliation with Stripe lists refunds at most 20 times in any second: Stripe allows about
    * 100 reads and writes a second per account (test mode fewer) and the gate's sends share them.

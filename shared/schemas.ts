@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox';
 import { DECISION_ACTIONS, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
+import { DECIDER_KINDS, LEDGER_CONFIRMATIONS } from './ledger.ts';
 import type { Change, Repair } from './entries.ts';
 import type { Json } from './json.ts';
 import { limits } from './limits.ts';
@@ -380,3 +381,53 @@ const runFields = {
 export const ReconciliationRunSchema = Type.Object(runFields);
 /** A run with its result (null until done). */
 export const ReconciliationRunDetailSchema = Type.Object({ ...runFields, result: Type.Union([ReconciliationResultSchema, Type.Null()]) });
+
+/** `GET /api/ledger` and `GET /api/ledger.csv`: the period, agent, group, status and currency asked for; an empty value asks for everything. */
+export const LedgerQuery = Type.Object(
+  {
+    from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+    to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+    agent: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9._-]*$', description: 'an agent name: 1 to 64 of a-z, 0-9, ".", "_", "-"' })),
+    group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
+    status: Type.Optional(Type.String({ maxLength: 64, description: 'a status as agents are told it: COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …' })),
+    currency: Type.Optional(Type.String({ pattern: '^([a-z]{3})?$', description: 'a currency as Stripe writes it: three lowercase letters (usd, jpy)' })),
+    cursor: Type.Optional(Type.String({ maxLength: 64, description: 'the next_cursor of the page before, as it was given' })),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `rows per page, 1 to ${limits.ledgerPageRowsMax}` })),
+  },
+  { additionalProperties: false },
+);
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** One request in the ledger (shared/ledger.ts `LedgerRow`). */
+export const LedgerRowSchema = Type.Object(
+  {
+    request_id: Type.String(),
+    agent: Type.String(),
+    payment_intent: Type.String(),
+    amount_asked_cents: Type.Integer({ description: "in the currency's smallest unit" }),
+    amount_sent_cents: nullable(Type.Integer({ description: 'what Stripe refunded; null until a refund landed' })),
+    currency: nullable(Type.String()),
+    status: Type.String({ description: 'the status the agent is told' }),
+    decided_by_kind: nullable(oneOf(DECIDER_KINDS, 'policy or person')),
+    decided_by: nullable(Type.String({ description: "the person's display name, or policy" })),
+    decided_by_login: nullable(Type.String({ description: "the person's login name" })),
+    policy_rules: Type.Array(Type.String()),
+    decided_at_ms: nullable(Type.Integer()),
+    refund_id: nullable(Type.String()),
+    confirmation: oneOf(LEDGER_CONFIRMATIONS, "where Stripe's confirmations stand"),
+    confirmed_via: nullable(Type.String({ description: 'webhook or lookup' })),
+    effect_id: Type.String(),
+    receipt_url: Type.String(),
+    requested_at_ms: nullable(Type.Integer()),
+    groups: Type.Array(Type.String()),
+    repair_of: nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const LedgerPageSchema = Type.Object({
+  rows: Type.Array(LedgerRowSchema),
+  next_cursor: nullable(Type.String({ description: 'ask for the next page with it; null on the last page' })),
+  now_ms: Type.Integer(),
+});

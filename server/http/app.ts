@@ -19,6 +19,7 @@ import { liveRoute } from './live-route.ts';
 import { openApi } from './openapi.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
+import { ledgerRoutes } from './ledger-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
 
@@ -129,6 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(approverRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
     await scope.register(liveRoute, { services, sessions });
     await scope.register(scoreboardRoutes, { services });
+    await scope.register(ledgerRoutes, { services });
     await scope.register(reconciliationRoutes, { services });
     if (services.config.testMode) await scope.register(testRoutes, { services });
   });

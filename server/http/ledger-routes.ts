@@ -1,0 +1,133 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ErrorCode, Role } from '../../shared/api.ts';
+import type { LedgerPage } from '../../shared/ledger.ts';
+import { limits } from '../../shared/limits.ts';
+import { EffectParams, LedgerPageSchema, LedgerQuery, ReceiptSchema, responses } from '../../shared/schemas.ts';
+import { isStatus } from '../../shared/statuses.ts';
+import { ledgerCsvStream, openLedgerReader } from '../ledger/export.ts';
+import { decodeCursor, encodeCursor, type LedgerFilter } from '../ledger/filter.ts';
+import { signReceipt } from '../receipts/receipts.ts';
+import { displayNameOf, type Services } from '../services.ts';
+import { AppError } from './errors.ts';
+
+type Query = {
+  from_ms?: string;
+  to_ms?: string;
+  agent?: string;
+  group?: string;
+  status?: string;
+  currency?: string;
+  cursor?: string;
+  limit?: string;
+};
+
+/** Who may read the ledger, by role: a role added later must be decided here before it compiles. */
+const READS_LEDGER: Record<Role, boolean> = { finance: true, approver: true };
+
+/** The filter asked for; the schema let through digits only for times, and the pattern of each name. */
+function parseFilter(services: Services, query: Query): LedgerFilter {
+  const filter: LedgerFilter = {};
+  if (query.from_ms !== undefined && query.from_ms !== '') filter.fromMs = Number(query.from_ms);
+  if (query.to_ms !== undefined && query.to_ms !== '') filter.toMs = Number(query.to_ms);
+  if (query.agent !== undefined && query.agent !== '') filter.agent = query.agent;
+  if (query.group !== undefined && query.group !== '') {
+    if (!Object.hasOwn(services.config.groups, query.group)) throw new AppError('validation_failed', 'group: not a group in the config');
+    filter.group = query.group;
+  }
+  if (query.status !== undefined && query.status !== '') {
+    if (!isStatus(query.status)) throw new AppError('validation_failed', 'status: not a status agents are told (COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …)');
+    filter.status = query.status;
+  }
+  if (query.currency !== undefined && query.currency !== '') filter.currency = query.currency;
+  return filter;
+}
+
+function parsePage(query: Query): { beforeSeq?: number; limit: number } {
+  const limit = query.limit === undefined ? limits.ledgerPageRowsDefault : Number(query.limit);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > limits.ledgerPageRowsMax) {
+    throw new AppError('validation_failed', `limit: rows per page, 1 to ${limits.ledgerPageRowsMax}`);
+  }
+  if (query.cursor === undefined) return { limit };
+  const beforeSeq = decodeCursor(query.cursor);
+  if (beforeSeq === null) throw new AppError('validation_failed', 'cursor: not a cursor this ledger gave out; ask for the first page again without one');
+  return { beforeSeq, limit };
+}
+
+/**
+ * Finance's refund ledger: one row per request, newest first, filtered by period, agent, group,
+ * status and currency. The JSON pages come from the views (kept incrementally, as the scoreboard
+ * is); the CSV streams the same rows from the store, so a whole period of any size is exported
+ * without holding it.
+ */
+export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { services } = opts;
+  const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
+  const finance = { tags: ['finance'], security: [{ session: [] }], querystring: LedgerQuery };
+  const displayName = (login: string) => displayNameOf(services.config, login);
+  const allowed = (request: FastifyRequest) => {
+    if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
+  };
+
+  const pageSchema = {
+    ...finance,
+    summary: 'the refund ledger: one row per request, newest first, a page at a time (cursor from next_cursor)',
+    response: responses({ 200: LedgerPageSchema }, errors),
+  };
+  app.get('/api/ledger', { schema: pageSchema }, async (request): Promise<LedgerPage> => {
+    allowed(request);
+    const filter = parseFilter(services, request.query);
+    const page = parsePage(request.query);
+    const { ledger } = await services.views.current();
+    const found = ledger.page(filter, page, displayName);
+    return { rows: found.rows, next_cursor: found.nextBeforeSeq === null ? null : encodeCursor(found.nextBeforeSeq), now_ms: services.clock.nowMs() };
+  });
+
+  const csvSchema = {
+    ...finance,
+    summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
+    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, errors),
+  };
+  app.get('/api/ledger.csv', { schema: csvSchema }, async (request, reply) => {
+    allowed(request);
+    const filter = parseFilter(services, request.query);
+    if (request.query.cursor !== undefined || request.query.limit !== undefined) {
+      throw new AppError('validation_failed', 'cursor, limit: the CSV holds every row of the filter; only the JSON ledger is paged');
+    }
+    services.views.assertAvailable();
+    const file = services.database.sqlite.name;
+    // Opened here once, so a journal that cannot be read is answered as an error, not a cut download.
+    openLedgerReader(file).close();
+    const stream = ledgerCsvStream({
+      file,
+      inboxName: services.config.inboxName,
+      filter,
+      displayNames: Object.fromEntries(services.config.people.map((person) => [person.name, person.displayName])),
+      onError: (error) => {
+        if (!services.views.report(error)) request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short');
+      },
+    });
+    reply.header('content-type', 'text/csv; charset=utf-8');
+    reply.header('content-disposition', 'attachment; filename="interlock-ledger.csv"');
+    return reply.send(stream);
+  });
+
+  const receiptSchema = {
+    tags: ['finance'],
+    security: [{ session: [] }],
+    params: EffectParams,
+    summary: "the signed receipt of a ledger row's request (its receipt_url), to verify offline",
+    response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'internal_error', 'journal_unavailable']),
+  };
+  // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none.
+  app.get('/api/ledger/:effect_id/receipt', { schema: receiptSchema }, async (request, reply) => {
+    allowed(request);
+    const effectId = request.params.effect_id;
+    const { ledger } = await services.views.current();
+    if (!ledger.holds(effectId, displayName)) throw new AppError('not_found', 'no such request in the ledger');
+    reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
+    return signReceipt(effectId, await services.journal.entries(effectId), services.signingKey);
+  });
+}

@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LEDGER_COLUMNS, type LedgerPage, type LedgerRow } from '../../shared/ledger.ts';
+import type { SignedReceipt } from '../../server/receipts/receipts.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { AGENT_TOKEN } from '../support/app-world.ts';
+import { buildLedgerWorld, FORMULA_AGENT, FORMULA_AGENT_TOKEN, type LedgerWorld, type Login, parseCsv } from './ledger-world.ts';
+
+// The refund ledger over real HTTP: a listening server on a real SQLite journal, refunds sent
+// through the Stripe sandbox with its signed webhooks coming back, people deciding through the
+// API. Every row's fields, the filters, cursor paging while entries are appended, the CSV against
+// the JSON, a formula in a cell, and who may read it.
+
+const HOUR_MS = 3_600_000;
+const RULES = ['amount at most $50.00', 'no flag that needs a person', 'payment not disputed', 'amount fits what is left'];
+
+let lw: LedgerWorld;
+let fin: Login;
+let ana: Login;
+const ids: Record<string, string> = {};
+const intents: Record<string, string> = {};
+let firstHalf: { fromMs: number; toMs: number };
+let secondHalfFromMs: number;
+let decidedAt: { fromMs: number; toMs: number };
+
+async function asked(name: string, paymentIntent: string, amount: number, token?: string): Promise<string> {
+  const answer = await lw.ask(name, paymentIntent, amount, token);
+  ids[name] = answer.effect_id;
+  intents[name] = paymentIntent;
+  return answer.status;
+}
+
+beforeAll(async () => {
+  lw = await buildLedgerWorld();
+  const clock = lw.world.clock;
+  const payment = (cents: number) => lw.world.payment(cents);
+  const startMs = clock.nowMs();
+  expect(await asked('pol-1', await payment(10_000), 2_000)).toBe('COMMITTED');
+  expect(await asked('big-1', await payment(10_000), 8_000)).toBe('QUEUED');
+  expect(await asked('rej-1', await payment(10_000), 9_000)).toBe('QUEUED');
+  firstHalf = { fromMs: startMs, toMs: clock.nowMs() + 1 };
+  secondHalfFromMs = clock.advance(HOUR_MS);
+  expect(await asked('jpy-1', await lw.paymentIn('jpy', 10_000), 3_000)).toBe('COMMITTED');
+  expect(await asked('-2-3', await payment(10_000), 1_500, FORMULA_AGENT_TOKEN)).toBe('COMMITTED');
+  expect(await asked('open-1', await payment(10_000), 7_000)).toBe('QUEUED');
+  ana = await lw.login('ana');
+  fin = await lw.login('fin');
+  const beforeDecisions = clock.nowMs();
+  expect(await lw.decide(ana, ids['big-1']!, 'approve')).toBe('COMMITTED');
+  expect(await lw.decide(ana, ids['rej-1']!, 'reject', 'not eligible under the returns policy')).toBe('REJECTED');
+  decidedAt = { fromMs: beforeDecisions, toMs: clock.nowMs() };
+  await lw.world.sandbox.webhooksIdle();
+});
+afterAll(async () => lw?.close());
+
+const names = (rows: readonly LedgerRow[]) => rows.map((row) => row.request_id);
+const page = async (who: Login, query: string) => (await (await lw.get(who, `/api/ledger?${query}`)).json()) as LedgerPage;
+const refundOf = (name: string) => lw.world.sandbox.refunds(intents[name]!)[0]!.id;
+
+describe('GET /api/ledger: one row per request', () => {
+  it('holds every request, newest first, with every field as the journal and Stripe have it', async () => {
+    const rows = await lw.allPages(fin);
+    expect(names(rows)).toEqual(['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']);
+    const row = (name: string) => rows.find((r) => r.request_id === name)!;
+    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null });
+    const inFirstHalf = expect.toSatisfy((ms: number) => ms >= firstHalf.fromMs && ms < firstHalf.toMs);
+    const inSecondHalf = expect.toSatisfy((ms: number) => ms >= secondHalfFromMs);
+    const whenDecided = expect.toSatisfy((ms: number) => ms >= decidedAt.fromMs && ms <= decidedAt.toMs);
+    const policy = { decided_by_kind: 'policy', decided_by: 'policy', decided_by_login: null, policy_rules: RULES };
+    const confirmed = { confirmation: 'succeeded', confirmed_via: 'webhook' };
+    expect(row('pol-1')).toEqual({
+      ...base('pol-1'), agent: 'support-bot', amount_asked_cents: 2_000, amount_sent_cents: 2_000, currency: 'usd', status: 'COMMITTED',
+      ...policy, decided_at_ms: row('pol-1').requested_at_ms, refund_id: refundOf('pol-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: [],
+    });
+    expect(row('big-1')).toEqual({
+      ...base('big-1'), agent: 'support-bot', amount_asked_cents: 8_000, amount_sent_cents: 8_000, currency: 'usd', status: 'COMMITTED',
+      decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
+      refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
+    });
+    expect(row('rej-1')).toEqual({
+      ...base('rej-1'), agent: 'support-bot', amount_asked_cents: 9_000, amount_sent_cents: null, currency: 'usd', status: 'CLOSED',
+      decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
+      refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
+    });
+    // A zero-decimal currency: 3,000 is ¥3,000, in the payment's own currency.
+    expect(row('jpy-1')).toEqual({
+      ...base('jpy-1'), agent: 'support-bot', amount_asked_cents: 3_000, amount_sent_cents: 3_000, currency: 'jpy', status: 'COMMITTED',
+      ...policy, decided_at_ms: row('jpy-1').requested_at_ms, refund_id: refundOf('jpy-1'), ...confirmed, requested_at_ms: inSecondHalf, groups: [],
+    });
+    expect(row('-2-3')).toMatchObject({ agent: FORMULA_AGENT, status: 'COMMITTED', ...policy, refund_id: refundOf('-2-3'), ...confirmed });
+    expect(row('open-1')).toEqual({
+      ...base('open-1'), agent: 'support-bot', amount_asked_cents: 7_000, amount_sent_cents: null, currency: 'usd', status: 'QUEUED',
+      decided_by_kind: null, decided_by: null, decided_by_login: null, policy_rules: [], decided_at_ms: null,
+      refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inSecondHalf, groups: ['ap-leads'],
+    });
+  });
+
+  it("says each request's status as the agent is told it, and links the receipt of its journal chain", async () => {
+    for (const row of await lw.allPages(ana)) {
+      const token = row.agent === FORMULA_AGENT ? FORMULA_AGENT_TOKEN : AGENT_TOKEN;
+      const told = await fetch(`${lw.url}/v1/refunds/${encodeURIComponent(row.request_id)}`, { headers: { authorization: `Bearer ${token}` } });
+      expect([row.request_id, ((await told.json()) as { status: string }).status]).toEqual([row.request_id, row.status]);
+      for (const who of [fin, ana]) {
+        const receipt = await lw.get(who, row.receipt_url);
+        const signed = (await receipt.json()) as SignedReceipt;
+        expect([row.request_id, receipt.status, signed.effect_id]).toEqual([row.request_id, 200, row.effect_id]);
+        const report = await verifyReceipt(signed, new Map([[lw.world.services.signingKey.keyId, lw.world.services.signingKey.publicKeyPem]]));
+        expect([row.request_id, report.valid, report.problems]).toEqual([row.request_id, true, []]);
+      }
+    }
+  });
+
+  it.each([
+    ['status=COMMITTED', ['-2-3', 'jpy-1', 'big-1', 'pol-1']],
+    ['status=QUEUED', ['open-1']],
+    ['status=CLOSED', ['rej-1']],
+    [`agent=${FORMULA_AGENT}`, ['-2-3']],
+    ['agent=support-bot&currency=usd', ['open-1', 'rej-1', 'big-1', 'pol-1']],
+    ['group=ap-leads', ['open-1', 'rej-1', 'big-1']],
+    ['currency=jpy', ['jpy-1']],
+    ['status=COMMITTED&currency=usd&from_ms=SECOND', ['-2-3']],
+    ['to_ms=SECOND', ['rej-1', 'big-1', 'pol-1']],
+    ['from_ms=SECOND&group=ap-leads', ['open-1']],
+    ['agent=&group=&status=&currency=&from_ms=&to_ms=', ['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']],
+  ])('filters by %s', async (query, expected) => {
+    const rows = await lw.allPages(fin, query.replaceAll('SECOND', String(secondHalfFromMs)), 2);
+    expect(names(rows)).toEqual(expected);
+  });
+
+  it.each([
+    ['cursor=garbage', 'cursor: not a cursor this ledger gave out; ask for the first page again without one'],
+    [`cursor=${Buffer.from('ledger:v1:0').toString('base64url')}`, 'cursor: not a cursor this ledger gave out; ask for the first page again without one'],
+    [`cursor=${Buffer.from('offset:20').toString('base64url')}`, 'cursor: not a cursor this ledger gave out; ask for the first page again without one'],
+    ['limit=0', 'limit: rows per page, 1 to 200'],
+    ['limit=201', 'limit: rows per page, 1 to 200'],
+    ['limit=-1', 'limit: rows per page, 1 to 200'],
+    ['status=SENT', 'status: not a status agents are told (COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …)'],
+    ['group=nope', 'group: not a group in the config'],
+    ['currency=USD', 'currency: a currency as Stripe writes it: three lowercase letters (usd, jpy)'],
+    ['from_ms=yesterday', null],
+    ['page=2', 'page: unknown field'],
+  ])('refuses %s with 400 validation_failed and a clear message', async (query, message) => {
+    const answer = await lw.get(fin, `/api/ledger?${query}`);
+    const body = (await answer.json()) as { error: { code: string; message: string } };
+    expect([answer.status, body.error.code]).toEqual([400, 'validation_failed']);
+    if (message !== null) expect(body.error.message).toBe(message);
+    else expect(body.error.message.startsWith('from_ms')).toBe(true);
+  });
+});
+
+describe('cursor paging', () => {
+  it('never skips or repeats a row while requests and decisions are appended between pages', async () => {
+    const before = names(await lw.allPages(fin));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let late = 0;
+    do {
+      const found: LedgerPage = await page(fin, `limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      seen.push(...names(found.rows));
+      cursor = found.next_cursor;
+      // Between pages: a new request that clears at once, another that waits for a person, and
+      // new entries on a request already paged past (open-1 is rejected).
+      late += 1;
+      expect(await asked(`late-${late}`, await lw.world.payment(10_000), late % 2 === 1 ? 1_000 : 6_000)).toMatch(/^(COMMITTED|QUEUED)$/);
+      if (late === 1) expect(await lw.decide(ana, ids['open-1']!, 'reject', 'duplicate of an earlier case')).toBe('REJECTED');
+    } while (cursor !== null);
+    expect(seen).toEqual(before);
+    expect(new Set(seen).size).toBe(seen.length);
+    // The appended requests are above where paging began: the first page shows them now.
+    const first = await page(fin, 'limit=200');
+    expect(names(first.rows).slice(0, late)).toEqual(Array.from({ length: late }, (_, i) => `late-${late - i}`));
+    expect(first.rows.find((r) => r.request_id === 'open-1')?.status).toBe('CLOSED');
+    expect(first.next_cursor).toBeNull();
+  });
+
+  it('a cursor keeps its place: the same cursor asked again gives the same rows', async () => {
+    const first = await page(fin, 'limit=3');
+    const again = [await page(fin, `limit=3&cursor=${first.next_cursor}`), await page(fin, `limit=3&cursor=${first.next_cursor}`)];
+    expect(names(again[0]!.rows)).toEqual(names(again[1]!.rows));
+    expect(names(again[0]!.rows)).not.toContain(first.rows[0]!.request_id);
+  });
+});
+
+/** A row's field as the CSV must carry it, written out here apart from the exporter. */
+function expectedCell(value: LedgerRow[keyof LedgerRow]): string {
+  if (value === null) return '';
+  if (typeof value === 'number') return String(value);
+  const text = Array.isArray(value) ? value.join(' ') : value;
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+describe('GET /api/ledger.csv', () => {
+  it.each([
+    ['', ''],
+    ['status=COMMITTED&currency=usd', 'status=COMMITTED&currency=usd'],
+    ['group=ap-leads&from_ms=SECOND', 'group=ap-leads&from_ms=SECOND'],
+  ])('streams the same rows as the JSON pages, field for field (%s)', async (query) => {
+    const filter = query.replaceAll('SECOND', String(secondHalfFromMs));
+    const json = await lw.allPages(fin, filter, 2);
+    const answer = await lw.get(fin, `/api/ledger.csv${filter ? `?${filter}` : ''}`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(answer.headers.get('content-disposition')).toBe('attachment; filename="interlock-ledger.csv"');
+    const [header, ...records] = parseCsv(await answer.text());
+    expect(header).toEqual([...LEDGER_COLUMNS]);
+    expect(records).toEqual(json.map((row) => LEDGER_COLUMNS.map((column) => expectedCell(row[column]))));
+    expect(records.length).toBeGreaterThan(0);
+  });
+
+  it('keeps a request id or an agent that starts like a formula as text, quoted', async () => {
+    const text = await (await lw.get(fin, `/api/ledger.csv?agent=${FORMULA_AGENT}`)).text();
+    const [, record] = parseCsv(text);
+    expect(record?.slice(0, 2)).toEqual(["'-2-3", `'${FORMULA_AGENT}`]);
+    expect(text).toContain(`\r\n"'-2-3","'${FORMULA_AGENT}",`);
+    expect(text).not.toMatch(/(^|,)[=+\-@]/m);
+  });
+
+  it('is the whole filter, never a page: a cursor or a limit is refused', async () => {
+    for (const query of ['limit=2', 'cursor=abc']) {
+      const answer = await lw.get(fin, `/api/ledger.csv?${query}`);
+      expect([answer.status, ((await answer.json()) as { error: { code: string } }).error.code]).toEqual([400, 'validation_failed']);
+    }
+  });
+});
+
+describe('who may read the ledger', () => {
+  it.each(['/api/ledger', '/api/ledger.csv'])('%s: finance and approvers read it; no session, a bad cookie or an agent token is 401', async (path) => {
+    expect((await lw.get(fin, path)).status).toBe(200);
+    expect((await lw.get(ana, path)).status).toBe(200);
+    for (const [who, headers] of [
+      [null, {}],
+      [{ cookie: 'interlock_session=forged' }, {}],
+      [null, { authorization: `Bearer ${AGENT_TOKEN}` }],
+      [null, { authorization: `Bearer ${FORMULA_AGENT_TOKEN}` }],
+    ] as const) {
+      const answer = await lw.get(who, path, headers);
+      const text = await answer.text();
+      expect([answer.status, JSON.parse(text).error.code]).toEqual([401, 'unauthorized']);
+      expect(text).not.toContain('pol-1');
+    }
+  });
+
+  it('a session that logged out is refused', async () => {
+    const bea = await lw.login('bea');
+    expect((await lw.get(bea, '/api/ledger')).status).toBe(200);
+    await lw.logout(bea);
+    for (const path of ['/api/ledger', '/api/ledger.csv']) expect((await lw.get(bea, path)).status).toBe(401);
+  });
+});
