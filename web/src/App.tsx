@@ -9,6 +9,7 @@ import { HistoryPage } from './components/HistoryPage.tsx';
 import { Link } from './components/Link.tsx';
 import { InboxPage } from './components/InboxPage.tsx';
 import { ItemPage } from './components/ItemPage.tsx';
+import { LedgerPage } from './components/LedgerPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
 import { ReconciliationPage } from './components/ReconciliationPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
@@ -181,6 +182,8 @@ function pageFor(route: Route, session: SessionInfo): ReactNode {
       return <ScoreboardPage session={session} />;
     case 'reconciliation':
       return <ReconciliationPage />;
+    case 'ledger':
+      return <LedgerPage />;
     case 'verify':
       return <VerifyPage />;
     case 'not_found':

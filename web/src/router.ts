@@ -8,6 +8,7 @@ export type Route =
   | { page: 'closed'; q: string }
   | { page: 'scoreboard' }
   | { page: 'reconciliation' }
+  | { page: 'ledger' }
   | { page: 'verify' }
   | { page: 'not_found'; path: string };
 
@@ -25,6 +26,7 @@ export function parseRoute(pathname: string, search: string): Route {
   if (pathname === '/closed') return { page: 'closed', q };
   if (pathname === '/scoreboard') return { page: 'scoreboard' };
   if (pathname === '/reconciliation') return { page: 'reconciliation' };
+  if (pathname === '/ledger') return { page: 'ledger' };
   if (pathname === VERIFY_PATH) return { page: 'verify' };
   const item = ITEM_PATH.exec(pathname);
   if (item?.[1]) return { page: 'item', effectId: item[1] };

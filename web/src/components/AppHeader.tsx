@@ -17,6 +17,7 @@ const NAV = [
   { page: 'closed', href: '/closed', label: 'Closed' },
   { page: 'scoreboard', href: '/scoreboard', label: 'Scoreboard' },
   { page: 'reconciliation', href: '/reconciliation', label: 'Reconciliation' },
+  { page: 'ledger', href: '/ledger', label: 'Ledger' },
   { page: 'verify', href: VERIFY_PATH, label: 'Verify' },
 ] as const;
 
