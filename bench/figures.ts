@@ -71,5 +71,10 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
   scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
   scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },
+  ledger_csv_s_1m: { unit: 's', what: 'GET /api/ledger.csv of the 1M-entry journal, every row, from a real server process (started over a copy of it) until the last byte arrived' },
+  ledger_csv_rss_growth_mib_1m: { unit: 'MiB', what: "the server process's peak RSS during that download minus its RSS just before (VmRSS from /proc, sampled every 20 ms)" },
+  ledger_csv_rows_1m: { unit: 'rows', what: 'ledger rows (requests) in that CSV' },
+  ledger_csv_mib_1m: { unit: 'MiB', what: 'size of that CSV' },
+  ledger_csv_server_rss_mib_1m: { unit: 'MiB', what: "the server's RSS before the download: the 1M journal's views, the ledger's among them" },
   sim_seeds_per_s: { unit: '/s', what: 'seeds of the whole-system simulator (npm run simulate), 1,000 per repetition, one process' },
 };

@@ -78,6 +78,8 @@ export interface ServerSpec {
   nodeArgs?: string[];
   /** Extra environment, e.g. a secret the config names by `*_env`. */
   env?: Record<string, string>;
+  /** How long the start-up may take (default READY_TIMEOUT_MS): a server over a big journal replays it first. */
+  readyTimeoutMs?: number;
 }
 
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
@@ -94,7 +96,8 @@ export async function startServerProcess(spec: ServerSpec): Promise<Started> {
     ...spec.env,
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadlineMs = Date.now() + READY_TIMEOUT_MS;
+  const readyTimeoutMs = spec.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const deadlineMs = Date.now() + readyTimeoutMs;
   for (;;) {
     if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`the server exited before it was ready: ${started.stderr()}`);
     try {
@@ -104,7 +107,7 @@ export async function startServerProcess(spec: ServerSpec): Promise<Started> {
     }
     if (Date.now() > deadlineMs) {
       await started.stop();
-      throw new Error(`the server was not ready in ${READY_TIMEOUT_MS} ms: ${started.stderr()}`);
+      throw new Error(`the server was not ready in ${readyTimeoutMs} ms: ${started.stderr()}`);
     }
     await sleep(100);
   }

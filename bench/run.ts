@@ -11,11 +11,12 @@ import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
 import type { Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
 import { staleChipStage } from './stale-chip.ts';
+import { ledgerStage } from './ledger.ts';
 import { outboxStage } from './outbox.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
 import { REPO_ROOT } from './processes.ts';
 import { runRebuildChild } from './rebuild.ts';
-import { BENCH_JSON, BENCH_MD, type BenchReport, FIGURE_NAMES, type Figure, figureOf, type ProfileSummary, renderBenchMarkdown, TARGETS } from './report.ts';
+import { BENCH_JSON, BENCH_MD, type BenchReport, DETAIL_TARGETS, FIGURE_NAMES, type Figure, figureOf, type ProfileSummary, renderBenchMarkdown, TARGETS } from './report.ts';
 import { FULL, SMOKE } from './plans.ts';
 import {
   CONFIG_PATH,
@@ -96,6 +97,7 @@ const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.starts
 const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_)/.test(f));
 const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
+const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
@@ -122,6 +124,7 @@ async function runAll(dir: string): Promise<void> {
     if (journals) {
       merge(journals.samples);
       merge(await stage('rebuild', REBUILD_FIGURES, () => rebuildStage(plan, dir, journals)));
+      merge(await stage('ledger csv', LEDGER_FIGURES, () => ledgerStage(plan, dir, journals)));
       await stage('profile rebuild', [], () =>
         profiled(dir, 'Start-up over the 100k journal', 'One start-up (replay, recovery, sweeps, first scoreboard read) over the 100k-entry journal.', (profDir) =>
           runRebuildChild(['rebuild', journals.small, CONFIG_PATH, path.join(dir, 'rebuild-data')], { cpuProfDir: profDir }),
@@ -203,7 +206,7 @@ function buildReport(loadStart: number): BenchReport {
   const details = Object.fromEntries(
     Object.entries(DETAIL_INFO)
       .filter(([name]) => !(name in figures))
-      .map(([name, info]) => [name, judge(name, info.unit, info.what, null)]),
+      .map(([name, info]) => [name, judge(name, info.unit, info.what, DETAIL_TARGETS[name] ?? null)]),
   );
   return {
     generated_at: new Date().toISOString(),
