@@ -24,6 +24,15 @@ export const factsLimits = {
   panelTtlMs: 60_000,
   /** Payment panels kept at once (a few KB each); the least recently read is forgotten first. */
   panelsKeptMax: 500,
+  /**
+   * Stripe reads item pages may start, all readers together (a read is the facts now or a panel,
+   * 3 calls each): 20 at once (ten items opened in a burst), then 3 a second (an item opened every
+   * second or so, a reopen within a minute costing one): at most 69 calls in any second and 9 a
+   * second after that, however fast anyone asks (finance reads every item there is). Past it a
+   * page shows what the journal says, and says why.
+   */
+  itemPageReadsBurst: 20,
+  itemPageReadsPerSecond: 3,
 } as const;
 
 /** The least time between the starts of two captures: 1,500 ms at 2 reads per second and 3 reads per capture. */

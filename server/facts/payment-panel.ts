@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
 import type { PaymentPanel, PaymentRefund } from '../../shared/api.ts';
+import { type PacingClock, REAL_PACING_CLOCK, TokenBucket } from '../reconcile/token-bucket.ts';
 import { EFFECT_METADATA_KEY } from '../targets/stripe-refunds.ts';
 import { factsLimits } from './limits.ts';
 
@@ -14,6 +15,15 @@ export interface PaymentPanelsOptions {
   dashboard: boolean;
   /** Wall clock ms. */
   wallMs(): number;
+  /** The time the item pages' read budget refills on; real time unless a test gives its own. */
+  pacing?: PacingClock;
+}
+
+/** An item page asked for a panel when the item pages' Stripe reads were spent, and none was kept. */
+export class PageReadsSpentError extends Error {
+  constructor() {
+    super('the item pages have read Stripe as often as they may just now');
+  }
 }
 
 /** What a panel is read for: the item, its payment, how far its chain has moved, and the request ids the journal knows. */
@@ -50,9 +60,17 @@ export class PaymentPanels {
   readonly #reading = new Map<string, Promise<PaymentPanel>>();
   /** Moves on every `forget`: a read that was under way then is answered, not kept. */
   #forgets = 0;
+  /** Every Stripe read an item page starts, its panel's and its facts': `itemPageReadsBurst` at once, `itemPageReadsPerSecond` after. */
+  readonly #pageReads: TokenBucket;
 
   constructor(options: PaymentPanelsOptions) {
     this.#options = options;
+    this.#pageReads = new TokenBucket({ burst: factsLimits.itemPageReadsBurst, perSecond: factsLimits.itemPageReadsPerSecond }, options.pacing ?? REAL_PACING_CLOCK);
+  }
+
+  /** Whether an item page may read Stripe now (its facts now); false once the item pages' reads are spent. */
+  takePageRead(): boolean {
+    return this.#pageReads.tryTake();
   }
 
   /** The item's payment panel, from the cache when it is fresh. A failed read throws and is not kept. */
@@ -66,6 +84,11 @@ export class PaymentPanels {
     const key = `${request.effectId}:${request.version}`;
     const inFlight = this.#reading.get(key);
     if (inFlight !== undefined) return inFlight;
+    // The budget spent: the panel last read, however old (it says when), else none.
+    if (!this.takePageRead()) {
+      if (kept !== undefined) return kept.panel;
+      throw new PageReadsSpentError();
+    }
     const forgets = this.#forgets;
     const reading = this.#readPanel(request).finally(() => this.#reading.delete(key));
     this.#reading.set(key, reading);

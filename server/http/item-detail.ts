@@ -1,6 +1,7 @@
 import type { ItemDetail, NotificationRecord, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import { PageReadsSpentError } from '../facts/payment-panel.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
@@ -45,6 +46,8 @@ export type ItemPage = ItemDetail & { payment: PaymentPanel | null; payment_erro
 
 /** What the page says when the payment panel could not be read. */
 export const PAYMENT_UNREAD = 'Stripe could not be read just now; the payment is not shown';
+/** What the page says when item pages have read Stripe as often as they may (factsLimits.itemPageReadsPerSecond). */
+export const PAGE_READS_SPENT = 'Item pages read Stripe a few times a second at most, and that is spent just now; open the item again in a moment';
 
 /** Facts recorded when the request was first decided on. */
 function factsThen(chain: readonly Entry[]): JsonObject {
@@ -79,15 +82,19 @@ export async function itemDetail(
     })
     .then(
       (payment) => ({ payment, error: null }),
-      () => ({ payment: null, error: PAYMENT_UNREAD }),
+      (error: unknown) => ({ payment: null, error: error instanceof PageReadsSpentError ? PAGE_READS_SPENT : PAYMENT_UNREAD }),
     );
   const then = factsThen(chain);
   let now: JsonObject | null = null;
   let nowError: string | null = null;
-  try {
-    now = await services.target.capture(String(request.payment_intent), effectId);
-  } catch {
-    nowError = 'Stripe could not be read just now; the facts below are the ones recorded';
+  // Display only, and paced with the panels: however fast pages are asked for, Stripe is not.
+  if (!services.paymentPanels.takePageRead()) nowError = `${PAGE_READS_SPENT}; the facts below are the ones recorded`;
+  else {
+    try {
+      now = await services.target.capture(String(request.payment_intent), effectId);
+    } catch {
+      nowError = 'Stripe could not be read just now; the facts below are the ones recorded';
+    }
   }
   const { payment, error: paymentError } = await paymentRead;
   const receipt = signReceipt(effectId, chain, services.signingKey);

@@ -47,6 +47,17 @@ export class TokenBucket {
     return mine;
   }
 
+  /**
+   * Take a token if one is there now, never waiting: for a caller that would rather do without
+   * (a display read) than queue. Only on a bucket nobody waits on with `take`, whose turns it would skip.
+   */
+  tryTake(): boolean {
+    this.#refill();
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
   async #takeNow(): Promise<void> {
     for (;;) {
       this.#refill();
