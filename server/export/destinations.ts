@@ -1,5 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { appendFileSync, closeSync, copyFileSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
@@ -22,6 +35,53 @@ export interface Destination {
   abort(): void;
 }
 
+/** Another export holds the destination: this one wrote and sent nothing. */
+export class DestinationBusyError extends Error {}
+
+/**
+ * Hold a destination for this process alone until the answer is called: a lock file created
+ * exclusively, holding our pid. Two exports at once would each read what the destination holds
+ * before the other wrote, and both send it (an endpoint) or one rename drop the other's records
+ * (a file). A lock whose process is gone (a crash) is taken over.
+ */
+function lockDestination(lockPath: string, what: string): () => void {
+  // Twice at most: a stale lock is removed once, and a second EEXIST is a live export that just started.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o644);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+      const holder = attempt === 1 ? Number.parseInt(readFileSync(lockPath, 'utf8'), 10) : Number.NaN;
+      if (attempt > 1 || (Number.isSafeInteger(holder) && holder > 0 && processAlive(holder))) {
+        throw new DestinationBusyError(`another export to this destination is running (${lockPath}); ${what} was left as it was`);
+      }
+      unlinkSync(lockPath);
+    }
+  }
+  let held = true;
+  return () => {
+    if (held && existsSync(lockPath)) unlinkSync(lockPath);
+    held = false;
+  };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+function errorCode(error: unknown): unknown {
+  return error instanceof Error && 'code' in error ? error.code : undefined;
+}
+
 /** Standard output: every unit, with backpressure; there is nothing to skip in a stream. */
 export function streamDestination(stream: Writable): Destination {
   return {
@@ -41,15 +101,22 @@ export function streamDestination(stream: Writable): Destination {
  * skipped, so exporting overlapping periods to one file writes each receipt version once.
  */
 export async function fileDestination(path: string, idsOf: (line: string) => string[]): Promise<Destination> {
+  const unlock = lockDestination(join(dirname(path), `.${basename(path)}.lock`), path);
   const known = new Set<string>();
   const existed = existsSync(path);
-  if (existed) {
-    const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) for (const id of idsOf(line)) known.add(id);
-  }
   const temporary = join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
-  if (existed) copyFileSync(path, temporary);
-  const fd = openSync(temporary, existed ? 'a' : 'wx', 0o644);
+  let fd: number;
+  try {
+    if (existed) {
+      const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
+      for await (const line of lines) for (const id of idsOf(line)) known.add(id);
+    }
+    if (existed) copyFileSync(path, temporary);
+    fd = openSync(temporary, existed ? 'a' : 'wx', 0o644);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   let closed = false;
   let wrote = 0;
   const close = () => {
@@ -65,15 +132,21 @@ export async function fileDestination(path: string, idsOf: (line: string) => str
       return true;
     },
     async finish() {
-      fsyncSync(fd);
-      close();
-      // Nothing new: the file is left as it was, byte for byte and untouched.
-      if (existed && wrote === 0) unlinkSync(temporary);
-      else renameSync(temporary, path);
+      try {
+        fsyncSync(fd);
+        close();
+        // Nothing new: the file is left as it was, byte for byte and untouched.
+        if (existed && wrote === 0) unlinkSync(temporary);
+        else renameSync(temporary, path);
+      } finally {
+        // Only once the file is whole: the next export reads what this one wrote.
+        unlock();
+      }
     },
     abort() {
       close();
       if (existsSync(temporary)) unlinkSync(temporary);
+      unlock();
     },
   };
 }
@@ -90,10 +163,17 @@ export function sentRecordPath(dataDir: string, endpoint: URL): string {
  * the span ids are deterministic, so the receiver sees the same span again and can drop it.
  */
 export async function otlpDestination(endpoint: URL, recordPath: string): Promise<Destination> {
+  mkdirSync(dirname(recordPath), { recursive: true });
+  const unlock = lockDestination(`${recordPath}.lock`, `${endpoint.origin}${endpoint.pathname}`);
   const sent = new Set<string>();
-  if (existsSync(recordPath)) {
-    const lines = createInterface({ input: createReadStream(recordPath, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
-    for await (const line of lines) if (line !== '') sent.add(line);
+  try {
+    if (existsSync(recordPath)) {
+      const lines = createInterface({ input: createReadStream(recordPath, 'utf8'), crlfDelay: Number.POSITIVE_INFINITY });
+      for await (const line of lines) if (line !== '') sent.add(line);
+    }
+  } catch (error) {
+    unlock();
+    throw error;
   }
   let batch: ExportUnit[] = [];
   const flush = async () => {
@@ -118,7 +198,13 @@ export async function otlpDestination(endpoint: URL, recordPath: string): Promis
       if (batch.length >= exportLimits.otlpSpansPerRequestMax) await flush();
       return true;
     },
-    finish: flush,
-    abort() {},
+    async finish() {
+      try {
+        await flush();
+      } finally {
+        unlock();
+      }
+    },
+    abort: unlock,
   };
 }

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { EnvError, parseEnv } from '../env.ts';
-import { type Destination, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
+import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';
 import { OtlpSendError } from './otlp.ts';
@@ -130,6 +130,10 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     if (error instanceof ExportInputError) {
       say(`export: ${error.message}`);
       return EXIT_CODES.noInput;
+    }
+    if (error instanceof DestinationBusyError) {
+      say(`export: ${error.message}`);
+      return EXIT_CODES.failed;
     }
     if (error instanceof OtlpSendError) {
       say(`export: ${error.message}; nothing of that batch is recorded as sent, so running the export again sends it again`);
