@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type Stripe from 'stripe';
 import { openDatabase } from '../db/open.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';

@@ -1,5 +1,4 @@
 import type { Entry } from '../../shared/entries.ts';
-import type { JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { refundAnswer } from '../http/answers.ts';

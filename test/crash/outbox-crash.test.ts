@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
-import { limits } from '../../shared/limits.ts';
 import { messageId } from '../../server/outbox/plan.ts';
 import { makeCrashDir, type SandboxProcess, startSandboxProcess, stopCrashProcesses } from '../support/crash-harness.ts';
 import { type HookReceiver, startHookReceiver, writeOutboxTestConfig } from '../support/outbox-receiver.ts';
