@@ -1,10 +1,10 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
-import { codeOf, isStatus, type Status, whyFor } from '../../shared/statuses.ts';
+import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
-import { committedStatus } from '../inbox/summary.ts';
+import { statusOf } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
 import { formatCents } from '../gate/premises.ts';
 
@@ -18,23 +18,13 @@ export function refundHttpStatus(status: Status): 200 | 202 {
 
 /** The status an agent is told for a chain now, from the journal alone. */
 export function currentStatus(chain: readonly Entry[]): Status {
-  if (isOpenDispatch(chain)) return 'IN_FLIGHT';
-  const commit = chain.find((e) => e.kind === 'COMMITTED');
-  if (commit) return committedStatus(commit);
-  if (has(chain, 'AMBIGUOUS')) return 'AMBIGUOUS';
-  switch (chainState(chain)) {
-    case 'CLOSED':
-      return 'CLOSED';
-    case 'ESCALATED':
-    case 'NEEDS_ESCALATION':
-      return 'QUEUED';
-    case 'APPROVED':
-      return 'APPROVED';
-    default: {
-      const refusal = explainChain(chain);
-      return refusal !== null && isStatus(refusal.status) ? refusal.status : 'QUEUED';
-    }
-  }
+  return statusOf({
+    sending: isOpenDispatch(chain),
+    committed: chain.find((e) => e.kind === 'COMMITTED') ?? null,
+    ambiguous: has(chain, 'AMBIGUOUS'),
+    state: chainState(chain),
+    refusal: () => explainChain(chain)?.status ?? null,
+  });
 }
 
 /** Plain words for an agent: what happened, and what a person is doing about it. */

@@ -4,6 +4,7 @@ import { isJsonObject, type Json } from '../../shared/json.ts';
 import { closesDispatch } from '../journal/chain.ts';
 import { finalStatus } from '../journal/confirmations.ts';
 import { isPolicyLease } from '../gate/leases.ts';
+import { isStatus, type Status } from '../../shared/statuses.ts';
 import { owesEscalation } from './state.ts';
 
 /** What the views need of one chain, kept up to date entry by entry instead of holding every entry. */
@@ -153,6 +154,37 @@ export function summaryHistory(s: ChainSummary): HistoryItem | null {
 export function refundOf(commit: Committed): string | null {
   if (isJsonObject(commit.result) && typeof commit.result.refund === 'string') return commit.result.refund;
   return typeof commit.found === 'string' ? commit.found : null;
+}
+
+/** Where a chain stands, as `statusOf` needs it: from its entries (`currentStatus`) or from its fold (the ledger). */
+export interface StatusFacts {
+  /** A DISPATCHED not yet closed. */
+  sending: boolean;
+  committed: Committed | null;
+  ambiguous: boolean;
+  state: ChainState;
+  /** The status of the refusal that explains a chain not escalated yet, if any. */
+  refusal: () => string | null;
+}
+
+/** The status an agent is told for a chain: one rule list for the answers, the exports and the ledger. */
+export function statusOf(facts: StatusFacts): Status {
+  if (facts.sending) return 'IN_FLIGHT';
+  if (facts.committed) return committedStatus(facts.committed);
+  if (facts.ambiguous) return 'AMBIGUOUS';
+  switch (facts.state) {
+    case 'CLOSED':
+      return 'CLOSED';
+    case 'ESCALATED':
+    case 'NEEDS_ESCALATION':
+      return 'QUEUED';
+    case 'APPROVED':
+      return 'APPROVED';
+    default: {
+      const refusal = facts.refusal();
+      return refusal !== null && isStatus(refusal) ? refusal : 'QUEUED';
+    }
+  }
 }
 
 /** The status an agent is told for a commit, by how it landed. */

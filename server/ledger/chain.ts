@@ -1,11 +1,11 @@
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import type { DeciderKind, LedgerConfirmation, LedgerRow } from '../../shared/ledger.ts';
-import { isStatus, type Status } from '../../shared/statuses.ts';
+import type { Status } from '../../shared/statuses.ts';
 import { statusRank } from '../journal/confirmations.ts';
 import { entryStatus } from '../journal/chain.ts';
 import { isPersonLease, isPolicyLease } from '../gate/leases.ts';
-import { type ChainSummary, committedStatus, emptySummary, foldEntry, refundOf, summaryState } from '../inbox/summary.ts';
+import { type ChainSummary, emptySummary, foldEntry, refundOf, statusOf, summaryState } from '../inbox/summary.ts';
 
 /** A person's display name for their login name (the config's, else the login). */
 export type DisplayName = (login: string) => string;
@@ -112,23 +112,13 @@ export class LedgerChain {
   /** The status the agent is told now: `currentStatus` of the chain, from what was folded. */
   status(): Status {
     const s = this.#summary;
-    if (s.openDispatch) return 'IN_FLIGHT';
-    if (s.committed) return committedStatus(s.committed);
-    if (s.ambiguous) return 'AMBIGUOUS';
-    switch (summaryState(s)) {
-      case 'CLOSED':
-        return 'CLOSED';
-      case 'ESCALATED':
-      case 'NEEDS_ESCALATION':
-        return 'QUEUED';
-      case 'APPROVED':
-        return 'APPROVED';
-      default: {
-        // Not escalated yet: the last refusal that owes a person a look explains it, as explainChain would.
-        const refusal = s.lastRefusal === null ? null : entryStatus(s.lastRefusal);
-        return refusal !== null && isStatus(refusal) ? refusal : 'QUEUED';
-      }
-    }
+    return statusOf({
+      sending: s.openDispatch,
+      committed: s.committed,
+      ambiguous: s.ambiguous,
+      state: summaryState(s),
+      refusal: () => (s.lastRefusal === null ? null : entryStatus(s.lastRefusal)),
+    });
   }
 
   /**
