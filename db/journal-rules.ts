@@ -189,18 +189,60 @@ function corruptRow(row: EntryRow, why: string): JournalCorruptError {
   return new JournalCorruptError(`journal entry seq ${row.seq} ${why}`, { seq: row.seq, effectId: row.effectId });
 }
 
+/** A row of `entries` as SQLite returns it: the columns in their order in the table. */
+type EntryTuple = [
+  seq: EntryRow['seq'],
+  effectId: EntryRow['effectId'],
+  kind: EntryRow['kind'],
+  prev: EntryRow['prev'],
+  hash: EntryRow['hash'],
+  closes: EntryRow['closes'],
+  tsMs: EntryRow['tsMs'],
+  body: EntryRow['body'],
+  reserves: EntryRow['reserves'],
+];
+
+const entryKinds: ReadonlySet<unknown> = new Set(ENTRY_KINDS);
+
+/** True for a row whose columns hold what the schema declares: its NOT NULLs, CHECKs and types held. */
+function isEntryTuple(row: unknown[]): row is EntryTuple {
+  return (
+    row.length === 9 &&
+    typeof row[0] === 'number' &&
+    typeof row[1] === 'string' &&
+    entryKinds.has(row[2]) &&
+    (row[3] === null || typeof row[3] === 'string') &&
+    typeof row[4] === 'string' &&
+    typeof row[5] === 'number' &&
+    typeof row[6] === 'number' &&
+    typeof row[7] === 'string' &&
+    (row[8] === null || typeof row[8] === 'string')
+  );
+}
+
+/**
+ * A row of `entries` read as a tuple (the column order of the table), as the row drizzle would
+ * have mapped it, once its columns hold what the schema declares; else the journal is corrupt.
+ */
+export function entryRowOfTuple(t: unknown[]): EntryRow {
+  if (!isEntryTuple(t)) throw new JournalCorruptError(`journal entry seq ${String(t[0])} has columns the schema does not allow`, { seq: Number(t[0]), effectId: String(t[1]) });
+  return { seq: t[0], effectId: t[1], kind: t[2], prev: t[3], hash: t[4], closes: t[5], tsMs: t[6], body: t[7], reserves: t[8] };
+}
+
 /** Trust one effect's rows (in seq order) as a chain: each entry must link to the one before it. */
 export function chainOfRows(rows: readonly EntryRow[], verified?: CheckedBodies): Entry[] {
   const chain: Entry[] = [];
-  for (const row of rows) {
-    const entry = entryOfRow(row, verified);
-    const expectedPrev = chain.at(-1)?.hash ?? null;
-    if (entry.prev !== expectedPrev) {
-      throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`, { seq: row.seq, effectId: row.effectId });
-    }
-    chain.push(entry);
-  }
+  for (const row of rows) chain.push(linkedEntryOfRow(row, chain.at(-1)?.hash ?? null, verified));
   return chain;
+}
+
+/** Trust a row as the next entry of its chain (`entryOfRow`): it must link to `prevHash`, null for a chain's first. */
+export function linkedEntryOfRow(row: EntryRow, prevHash: string | null, verified?: CheckedBodies): Entry {
+  const entry = entryOfRow(row, verified);
+  if (entry.prev !== prevHash) {
+    throw new JournalCorruptError(`journal entry seq ${row.seq} does not link to the entry before it`, { seq: row.seq, effectId: row.effectId });
+  }
+  return entry;
 }
 
 /** True for a JSON object whose shape check passed (entryShapeProblem), as the type of an entry. */

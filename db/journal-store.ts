@@ -2,11 +2,9 @@ import Database from 'better-sqlite3';
 import { and, asc, desc, eq, getTableColumns, gt, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
-import { type ClaimRow, claimIsFree, type NewEntryRow } from './journal-rules.ts';
+import { type ClaimRow, claimIsFree, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
 import { ChainedJournal } from './journal-base.ts';
 import type { JournalDb } from './open.ts';
-import { ENTRY_KINDS } from '../shared/entries.ts';
-import { JournalCorruptError } from '../server/journal/store.ts';
 import { claims, type EntryRow, entries } from './schema.ts';
 
 /** What a journal needs besides its storage: the wall clock that stamps `ts_ms` and times claims. */
@@ -102,37 +100,6 @@ function prepareQueries(db: JournalDb) {
   };
 }
 
-/** A row of `entries` as SQLite returns it: the columns in their order in the table. */
-type EntryTuple = [
-  seq: EntryRow['seq'],
-  effectId: EntryRow['effectId'],
-  kind: EntryRow['kind'],
-  prev: EntryRow['prev'],
-  hash: EntryRow['hash'],
-  closes: EntryRow['closes'],
-  tsMs: EntryRow['tsMs'],
-  body: EntryRow['body'],
-  reserves: EntryRow['reserves'],
-];
-
-const entryKinds: ReadonlySet<unknown> = new Set(ENTRY_KINDS);
-
-/** True for a row whose columns hold what the schema declares: its NOT NULLs, CHECKs and types held. */
-function isEntryTuple(row: unknown[]): row is EntryTuple {
-  return (
-    row.length === 9 &&
-    typeof row[0] === 'number' &&
-    typeof row[1] === 'string' &&
-    entryKinds.has(row[2]) &&
-    (row[3] === null || typeof row[3] === 'string') &&
-    typeof row[4] === 'string' &&
-    typeof row[5] === 'number' &&
-    typeof row[6] === 'number' &&
-    typeof row[7] === 'string' &&
-    (row[8] === null || typeof row[8] === 'string')
-  );
-}
-
 /** The connection drizzle was given: drizzle() keeps it as `$client`, which the JournalDb type does not declare. */
 function clientOf(db: JournalDb): Database.Database {
   if (!('$client' in db) || !(db.$client instanceof Database)) throw new Error('the journal needs a drizzle handle over a better-sqlite3 connection');
@@ -141,7 +108,7 @@ function clientOf(db: JournalDb): Database.Database {
 
 // `select()` reads a table's columns in the order the schema declares them; the tuple must agree.
 if (Object.keys(getTableColumns(entries)).join() !== 'seq,effectId,kind,prev,hash,closes,tsMs,body,reserves') {
-  throw new Error('the columns of entries changed: update EntryTuple and rowsAfter');
+  throw new Error('the columns of entries changed: update EntryTuple (journal-rules.ts) and rowsAfter');
 }
 
 /** The prepared queries a journal step runs: the `Tx` of the SQLite backend. */
@@ -255,16 +222,8 @@ export class SqliteJournal extends ChainedJournal<Queries> {
   protected rowsAfter(q: Queries, afterSeq: number, limit: number): EntryRow[] {
     // A replay reads every row through here. drizzle's generic row mapping cost a third of the
     // read, so the tuples are mapped by hand, in the column order of `entries` (see `EntryTuple`).
-    return q.after.values({ afterSeq, limit }).map((t: unknown[]) => {
-      if (!isEntryTuple(t)) throw new JournalCorruptError(`journal entry seq ${String(t[0])} has columns the schema does not allow`, { seq: Number(t[0]), effectId: String(t[1]) });
-      return entryRowOf(t);
-    });
+    return q.after.values({ afterSeq, limit }).map(entryRowOfTuple);
   }
-}
-
-/** A tuple as the row drizzle would have mapped it. */
-function entryRowOf(t: EntryTuple): EntryRow {
-  return { seq: t[0], effectId: t[1], kind: t[2], prev: t[3], hash: t[4], closes: t[5], tsMs: t[6], body: t[7], reserves: t[8] };
 }
 
 /** The memory backend's whole state. */

@@ -3,9 +3,7 @@ import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { entryOfRow } from '../../db/journal-rules.ts';
-import type { EntryRow } from '../../db/schema.ts';
-import { ENTRY_KINDS } from '../../shared/entries.ts';
+import { entryRowOfTuple, linkedEntryOfRow } from '../../db/journal-rules.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 import { type DisplayName, LedgerChain } from './chain.ts';
@@ -23,29 +21,6 @@ export const CHAINS_NEWEST_FIRST = `
   FROM entries AS h CROSS JOIN entries AS e ON e.effect_id = h.effect_id
   WHERE h.kind = 'PROPOSED' AND h.prev IS NULL
   ORDER BY h.seq DESC, e.seq ASC`;
-
-/** The columns of one row of CHAINS_NEWEST_FIRST: an entries row, then its chain's head seq. */
-type ChainEntryTuple = [number, string, EntryRow['kind'], string | null, string, number, number, string, string | null, number];
-
-const entryKinds: ReadonlySet<unknown> = new Set(ENTRY_KINDS);
-
-/** True for a row whose columns hold what the schema declares (entryOfRow then checks the body against them). */
-function isChainEntryTuple(row: unknown): row is ChainEntryTuple {
-  return (
-    Array.isArray(row) &&
-    row.length === 10 &&
-    typeof row[0] === 'number' &&
-    typeof row[1] === 'string' &&
-    entryKinds.has(row[2]) &&
-    (row[3] === null || typeof row[3] === 'string') &&
-    typeof row[4] === 'string' &&
-    typeof row[5] === 'number' &&
-    typeof row[6] === 'number' &&
-    typeof row[7] === 'string' &&
-    (row[8] === null || typeof row[8] === 'string') &&
-    typeof row[9] === 'number'
-  );
-}
 
 /** True for what a worker is handed to make an export. */
 export function isExportRequest(value: unknown): value is ExportRequest {
@@ -76,18 +51,19 @@ export function* ledgerRowsFromStore(reader: Database.Database, inboxName: strin
   let skipping = false;
   let lastHash: string | null = null;
   for (const tuple of statement.iterate()) {
-    if (!isChainEntryTuple(tuple)) throw new JournalCorruptError('a journal row has columns the schema does not allow', { seq: -1, effectId: '' });
-    const [seq, effectId, kind, prev, hash, closes, tsMs, body, reserves, head] = tuple;
+    // An entries row, then its chain's head seq.
+    if (!Array.isArray(tuple) || typeof tuple[9] !== 'number') throw new JournalCorruptError('a journal row has columns the schema does not allow', { seq: -1, effectId: '' });
+    const head = tuple[9];
+    const row = entryRowOfTuple(tuple.slice(0, 9));
     if (head !== headSeq) {
-      const row = chain?.row(displayName) ?? null;
-      if (row !== null) yield row;
+      const done = chain?.row(displayName) ?? null;
+      if (done !== null) yield done;
       headSeq = head;
       chain = null;
       skipping = false;
       lastHash = null;
     } else if (skipping) continue; // not one of the inbox's requests: its other entries need no reading
-    const entry = entryOfRow({ seq, effectId, kind, prev, hash, closes, tsMs, body, reserves });
-    if (entry.prev !== lastHash) throw new JournalCorruptError(`journal entry seq ${seq} does not link to the entry before it`, { seq, effectId });
+    const entry = linkedEntryOfRow(row, lastHash);
     lastHash = entry.hash;
     if (chain !== null) chain.push(entry);
     else {
