@@ -1,8 +1,8 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { EnvError, parseEnv } from '../env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
@@ -20,8 +20,6 @@ export const EXPORT_USAGE =
   '  --endpoint  an OTLP/HTTP receiver (otlp only), e.g. http://127.0.0.1:4318; spans go to <url>/v1/traces\n' +
   '  Times: milliseconds since 1970, or ISO 8601 (2026-01-05, 2026-01-05T09:00:00Z, 2026-01-05T10:00:00+01:00).\n' +
   '  Exit 0: done; 2: done, some receipt does not verify; 1: the journal or the destination failed; 64: bad arguments; 66: no journal or key.';
-
-class UsageError extends Error {}
 
 /** Where an export goes, read from the arguments. */
 type Target = { kind: 'stdout' } | { kind: 'file'; path: string } | { kind: 'otlp'; url: URL };
@@ -63,17 +61,14 @@ function parseOut(value: string): string {
 
 /** Read and check the arguments (without `node` and the script path); null for --help. */
 export function readExportArguments(args: readonly string[]): ExportArguments | null {
-  let values: { format?: string; from?: string; to?: string; out?: string; endpoint?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
+  const { values } = asUsage(() =>
+    parseArgs({
       args: [...args],
       strict: true,
       allowPositionals: false,
       options: { format: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string' }, endpoint: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+    }),
+  );
   if (values.help === true) return null;
   const format = EXPORT_FORMATS.find((known) => known === values.format);
   if (format === undefined) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}${values.format === undefined ? '' : `, not ${JSON.stringify(values.format)}`}`);
@@ -143,21 +138,11 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
   }
 }
 
-function isMainModule(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMainModule()) {
+if (isMainModule(import.meta.url)) {
   try {
     process.exitCode = await runExportCli(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });
   } catch (error) {
-    process.stderr.write(`export failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`export failed: ${messageOf(error)}\n`);
     process.exitCode = EXIT_CODES.failed;
   }
 }

@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
-import { readFileSync, realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { parsePublicKeySet } from './keys.ts';
 import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
@@ -20,8 +20,6 @@ export interface CliOutcome {
   stderr: string;
 }
 
-class UsageError extends Error {}
-
 /** Run the verifier on command-line arguments (without `node` and the script path). */
 export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome> {
   try {
@@ -38,12 +36,9 @@ export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome>
 
 /** The receipt path (null for --help) and the verification keys the arguments name. */
 function readArguments(args: readonly string[]): { receiptPath: string | null; keys?: ReceiptKeys } {
-  let parsed: ReturnType<typeof parseCommandLine>;
-  try {
-    parsed = parseCommandLine(args);
-  } catch (error) {
-    throw new UsageError(messageOf(error));
-  }
+  const parsed = asUsage(() =>
+    parseArgs({ args: [...args], allowPositionals: true, strict: true, options: { key: { type: 'string' }, keys: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }),
+  );
   const { values, positionals } = parsed;
   if (values.help === true) return { receiptPath: null };
   if (positionals.length !== 1) throw new UsageError(`expected one receipt file, got ${positionals.length}`);
@@ -59,15 +54,6 @@ function readArguments(args: readonly string[]): { receiptPath: string | null; k
     }
   }
   return { receiptPath };
-}
-
-function parseCommandLine(args: readonly string[]) {
-  return parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    strict: true,
-    options: { key: { type: 'string' }, keys: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
 }
 
 /** The PEM text of a public key file, read by Node first so a bad file is a usage error that says why. */
@@ -98,22 +84,7 @@ function readTextFile(path: string, what: string): string {
   }
 }
 
-/** What a thrown value says: an Error's message, or the value itself as text. */
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function isMainModule(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMainModule()) {
+if (isMainModule(import.meta.url)) {
   const outcome = await runVerifyCli(process.argv.slice(2));
   process.stdout.write(outcome.stdout);
   process.stderr.write(outcome.stderr);
