@@ -1,11 +1,13 @@
 import { type APIRequestContext, expect, type Page, test } from '@playwright/test';
 import type { Scoreboard } from '../shared/api.ts';
+import type { LedgerPage, LedgerRow } from '../shared/ledger.ts';
 import {
   advanceClock,
   askRefund,
   createPayment,
   decide,
   expectAccessible,
+  expectNoHorizontalOverflow,
   PASSWORD,
   PAST_SLA_MS,
   personPage,
@@ -17,8 +19,10 @@ import {
 } from './journey-helpers.ts';
 
 // Finance's journey: the money by currency (a refund in dollars and one in yen), the breaches by
-// the group that missed them, and the inbox, Done, Closed and an item read only, deciding nothing.
-test.describe.configure({ mode: 'serial', timeout: 120_000 });
+// the group that missed them, the inbox, Done, Closed and an item read only, deciding nothing;
+// then the ledger filtered, its CSV checked against the API, and a reconciliation with Stripe
+// that finds a refund planted by hand.
+test.describe.configure({ mode: 'serial', timeout: 180_000 });
 
 /** The figures refresh every 5 s: a change shows within one refresh and a read. */
 const REFRESHED_WITHIN_MS = 8_000;
@@ -55,14 +59,30 @@ function flatMoney(board: Scoreboard): Record<string, number> {
   return flat;
 }
 
+/** Every row of the JSON ledger for a query, following next_cursor. */
+async function ledgerRows(page: Page, query: string): Promise<LedgerRow[]> {
+  const rows: LedgerRow[] = [];
+  let cursor: string | null = null;
+  do {
+    const response = await page.request.get(`/api/ledger?limit=200&${query}${cursor === null ? '' : `&cursor=${cursor}`}`);
+    expect(response.ok(), await response.text()).toBe(true);
+    const found = (await response.json()) as LedgerPage;
+    rows.push(...found.rows);
+    cursor = found.next_cursor;
+  } while (cursor !== null);
+  return rows;
+}
+
 function chartRow(page: Page, title: string, row: string) {
   const chart = page.locator('figure', { has: page.getByRole('heading', { name: title, exact: true }) });
   return chart.getByRole('row', { name: new RegExp(`^${row}`) }).locator('.bar-count');
 }
 
-test('finance reads money in dollars and yen, breaches by the group that missed them, and the history read only', async ({ page, browser, request }) => {
-  // A refund in dollars and one in yen, both cleared with no person ($50.00 and ¥5,000 are under the rule's 5000).
-  const usd = await askRefund(request, { request_id: uniqueId('fin-usd'), payment_intent: await createPayment(request, 10_000), amount: 2_000 });
+test('finance reads money in dollars and yen, breaches by the group that missed them, the history read only, the ledger and its CSV, and a reconciliation with a hand refund', async ({ page, browser, request }) => {
+  // A refund in dollars and one in yen, both cleared with no person ($20.00 and ¥5,000 are under the rule's 5000).
+  const usdPayment = await createPayment(request, 10_000);
+  const usdRequest = uniqueId('fin-usd');
+  const usd = await askRefund(request, { request_id: usdRequest, payment_intent: usdPayment, amount: 2_000 });
   expect(usd.status).toBe('COMMITTED');
   const jpy = await askRefund(request, { request_id: uniqueId('fin-jpy'), payment_intent: await yenPayment(request, 10_000), amount: 5_000 });
   expect(jpy.status).toBe('COMMITTED');
@@ -109,7 +129,11 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(chartRow(page, 'SLA breaches by group', 'finance-manager')).toHaveText(String(shown.sla_breaches_by_group['finance-manager']));
   await shootAndScan(page, 'scoreboard-finance');
   // The money in view, for the README: its cards and the first currency's chart.
-  await page.evaluate(() => window.scrollTo(0, (document.getElementById('money-title')?.getBoundingClientRect().top ?? 0) + window.scrollY - 24));
+  // Scrolled to the Money heading, below the sticky header rather than under it.
+  await page.evaluate(() => {
+    const header = document.querySelector('header')?.getBoundingClientRect().height ?? 0;
+    window.scrollTo(0, (document.getElementById('money-title')?.getBoundingClientRect().top ?? 0) + window.scrollY - header - 16);
+  });
   await page.screenshot({ path: 'test-results/screenshots/scoreboard-money-1280.png', animations: 'disabled' });
 
   // The inbox, read only: every group's items, no decision from the keyboard.
@@ -118,6 +142,9 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(page.locator('.lede')).toContainText('Read only');
   const row = page.locator(`li.inbox-row[data-request-id="${toBreach.requestId}"]`);
   await expect(row).toContainText('finance-manager');
+  // Finance decides nothing, so nothing is addressed to them as if they did.
+  await expect(row).toContainText('Needs a person because');
+  await expect(row).not.toContainText('Needs you');
   await row.locator('.row-link').focus();
   await page.keyboard.press('a');
   await expect(page.getByRole('dialog')).toHaveCount(0);
@@ -128,6 +155,7 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await row.locator('.row-link').click();
   await expect(page.getByRole('heading', { name: 'Read only' })).toBeVisible();
   await expect(page.locator('.read-only-panel')).toContainText('decides nothing');
+  await expect(page.locator('.why-panel')).toContainText('Needs a person because');
   await expect(page.getByRole('button', { name: /Approve|Reject|Accept repair|Close/ })).toHaveCount(0);
   await shootAndScan(page, 'item-finance-read-only');
 
@@ -151,4 +179,77 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await page.goto(`/items/${toClose.effectId}`);
   await expect(page.getByRole('heading', { name: 'Read only' })).toBeVisible();
   await expect(page.getByRole('button', { name: /Approve|Reject|Accept repair/ })).toHaveCount(0);
+
+  // The ledger, from the header: the refund the policy cleared, then only what waits, kept in the address.
+  await nav.getByRole('link', { name: 'Ledger' }).click();
+  await expect(page.getByRole('heading', { name: 'Ledger', exact: true })).toBeVisible();
+  const table = page.locator('.ledger-table');
+  await expect(table.getByRole('rowheader', { name: new RegExp(usdRequest) })).toBeVisible();
+  await expect(table.getByRole('row', { name: new RegExp(usdRequest) })).toContainText('Policy');
+  await page.getByLabel('Status').selectOption('QUEUED');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/\/ledger\?status=QUEUED$/);
+  await expect(table.getByRole('rowheader', { name: new RegExp(toBreach.requestId) })).toBeVisible();
+  await expect(table.getByRole('rowheader', { name: new RegExp(usdRequest) })).toHaveCount(0);
+  await expectAccessible(page, 'the ledger');
+  await shoot(page, 'ledger');
+
+  // Its CSV, downloaded from the page's link, holds the API's rows for the same filter, in order.
+  const href = await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+  expect(href).toBe('/api/ledger.csv?status=QUEUED');
+  const csv = await page.request.get(href!);
+  expect(csv.headers()['content-type']).toBe('text/csv; charset=utf-8');
+  const csvRequestIds = (await csv.text())
+    .split('\r\n')
+    .slice(1, -1)
+    .map((line) => JSON.parse(line.slice(0, line.indexOf('",') + 1)) as string);
+  expect(csvRequestIds).toEqual((await ledgerRows(page, 'status=QUEUED')).map((r) => r.request_id));
+  expect(csvRequestIds).toContain(toBreach.requestId);
+  await page.reload();
+  await expect(page.getByLabel('Status')).toHaveValue('QUEUED');
+  await expect(table.getByRole('rowheader', { name: new RegExp(toBreach.requestId) })).toBeVisible();
+
+  // Somebody refunds $12.34 by hand in Stripe's dashboard on the dollar payment Interlock refunded.
+  const planted = await request.post(`${SANDBOX_URL}/_sandbox/hand-refunds`, { data: { paymentIntent: usdPayment, amountCents: 1_234 } });
+  expect(planted.ok(), await planted.text()).toBe(true);
+  const handRefund = ((await planted.json()) as { id: string }).id;
+
+  // Reconciliation, from the header: the hand refund is found with its id and amount, Interlock's own matched.
+  await nav.getByRole('link', { name: 'Reconciliation' }).click();
+  await expect(page.getByRole('heading', { name: 'Reconciliation', level: 1 })).toBeVisible();
+  // The period picker starts at the last seven days, today included.
+  await expect(page.getByLabel('First day')).not.toHaveValue('');
+  await expect(page.getByLabel('Last day (included)')).not.toHaveValue('');
+  await page.getByRole('button', { name: 'Compare with Stripe' }).click();
+  const progress = page.getByRole('status').filter({ hasText: 'payments listed' });
+  await expect(progress).toBeVisible();
+  await expect(page.locator('.reconcile-run .badge', { hasText: 'Done' })).toBeVisible({ timeout: 30_000 });
+  await expect(progress).toContainText(/(\d+) of \1 payments listed/);
+  const runId = new URL(page.url()).searchParams.get('run');
+  expect(runId).toMatch(/^rec_[0-9a-f]{16}$/);
+
+  const byHand = page.locator('section.reconcile-category', { has: page.getByRole('heading', { name: /In Stripe, not made by Interlock/ }) });
+  const handRow = byHand.locator(`tr[data-refund="${handRefund}"]`);
+  await expect(handRow).toContainText(handRefund);
+  await expect(handRow).toContainText('$12.34');
+  await expect(handRow).toContainText(usdPayment);
+  await expect(handRow.getByRole('link', { name: 'An item on this payment' })).toHaveAttribute('href', `/items/${usd.effect_id}`);
+  const matched = page.locator('section.reconcile-category', { has: page.getByRole('heading', { name: /^Matched/ }) });
+  const ours = matched.locator(`tr[data-effect="${usd.effect_id}"]`);
+  await expect(ours).toContainText(usdRequest);
+  await expect(ours).toContainText('$20.00');
+  await expect(ours.getByRole('link', { name: 'Receipt' })).toHaveAttribute('href', `/api/items/${usd.effect_id}/receipt`);
+
+  // The page and the API say the same.
+  const run = (await (await page.request.get(`/api/reconciliation/${runId}`)).json()) as { result: { by_hand: { rows: { stripe_refund: string; stripe_amount: number }[] } } };
+  expect(run.result.by_hand.rows.find((r) => r.stripe_refund === handRefund)?.stripe_amount).toBe(1_234);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await expectAccessible(page, 'the reconciliation page');
+  await shoot(page, 'reconciliation');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectNoHorizontalOverflow(page, 'the reconciliation page at 390 px');
+  // A reload shows the same run.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.reload();
+  await expect(page.locator(`tr[data-refund="${handRefund}"]`)).toBeVisible();
 });

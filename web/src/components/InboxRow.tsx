@@ -20,6 +20,8 @@ interface InboxRowProps {
   search: string;
   /** Others looking at the item now. */
   viewers: readonly Viewer[];
+  /** Shown to someone who decides nothing (finance). */
+  reader?: boolean;
 }
 
 /** The link that opens an item; its box covers the whole row, so the row is one click target. */
@@ -33,7 +35,7 @@ function RowLink({ item, search, amount }: { item: InboxItem; search: string; am
 }
 
 /** One open item as a card: how much, for which payment, what is wrong, why it needs a person, where it sits, how long is left. */
-export function InboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
+export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = false }: InboxRowProps) {
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
@@ -57,7 +59,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowPro
           </span>
         </p>
         <TroubleChips item={item} appNowMs={appNowMs} />
-        <ReasonSummary item={item} currency={currency} />
+        <ReasonSummary item={item} currency={currency} reader={reader} />
         {item.request.reason && <p className="agent-reason">“{item.request.reason}”</p>}
       </div>
       <div className="row-side">

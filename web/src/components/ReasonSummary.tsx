@@ -2,14 +2,17 @@ import type { InboxItem } from '../../../shared/api.ts';
 import { whyFor } from '../../../shared/statuses.ts';
 import { describeChange } from './FactTable.tsx';
 
-/** Why a person has to look at this, in plain words: the reason, the failed rules, what changed. */
-export function ReasonSummary({ item, currency }: { item: InboxItem; currency: string | null }) {
+/**
+ * Why a person has to look at this, in plain words: the reason, the failed rules, what changed.
+ * Addressed to the approver who decides it; a reader who decides nothing (finance) is told it needs a person.
+ */
+export function ReasonSummary({ item, currency, reader = false }: { item: InboxItem; currency: string | null; reader?: boolean }) {
   const rules = Array.isArray(item.detail) ? item.detail.map(String) : [];
   const why = item.why || whyFor(item.reason);
   return (
     <div className="reason">
       <p className="reason-why">
-        <span className="reason-label">Needs you because </span>
+        <span className="reason-label">{reader ? 'Needs a person because ' : 'Needs you because '}</span>
         {why}.
       </p>
       {rules.length > 0 && (

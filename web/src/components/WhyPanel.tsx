@@ -52,7 +52,7 @@ export function WhyPanel({ detail, session, currency, offsetMs }: WhyPanelProps)
         </p>
       </div>
       <TroubleChips item={item} appNowMs={appNowMs} />
-      <ReasonSummary item={item} currency={currency} />
+      <ReasonSummary item={item} currency={currency} reader={session.role !== 'approver'} />
       <div className="why-sla">
         <SlaCountdown
           dueMs={item.due_ms}
