@@ -8,6 +8,7 @@ import { Reconciler } from './confirm/reconciler.ts';
 import type { KillHook } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
 import { createChannels } from './outbox/channels.ts';
+import type { FactsScheduler } from './facts/current-facts.ts';
 import type { Channels } from './outbox/types.ts';
 import { SessionStore } from './http/sessions.ts';
 import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
@@ -50,6 +51,8 @@ export interface InterlockParts {
   background?: boolean | undefined;
   /** How messages travel (default: the channels the config names, over SMTP and HTTPS). */
   channels?: Channels | undefined;
+  /** The current-facts cache's clock and waits (default: the wall clock and timers); tests that are not about its pace skip its waits. */
+  factsScheduler?: FactsScheduler | undefined;
 }
 
 /** Interlock built but not started: the app (not listening), its services, and how to start and stop them. */
@@ -86,6 +89,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     sandbox: parts.sandbox,
     ...(parts.killHook ? { killHook: parts.killHook } : {}),
     ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
+    ...(parts.factsScheduler === undefined ? {} : { factsScheduler: parts.factsScheduler }),
     onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
     log,
     channels,

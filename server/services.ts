@@ -16,7 +16,7 @@ import { policyFromConfig } from './inbox/policy.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
 import { Outbox, type OutboxLog } from './outbox/outbox.ts';
 import type { Channels } from './outbox/types.ts';
-import { CurrentFactsCache, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
+import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
 import { PaymentPanels } from './facts/payment-panel.ts';
 import { Views, type ViewsLog } from './views.ts';
 
@@ -64,6 +64,8 @@ export interface ServiceOptions {
   channels?: Channels;
   /** Where the outbox logs a message given up (default: the console). */
   outboxLog?: OutboxLog;
+  /** The current-facts cache's clock and waits (default: the wall clock and timers). */
+  factsScheduler?: FactsScheduler;
 }
 
 /** Channels for services built without any (a rebuild, a replay): nothing can be delivered. */
@@ -148,6 +150,7 @@ export function createServices(options: ServiceOptions): Services {
   });
   const signingKey = loadOrCreateSigningKey(options.dataDir);
   const currentFacts = new CurrentFactsCache({
+    ...(options.factsScheduler === undefined ? {} : { scheduler: options.factsScheduler }),
     // As the inbox reads facts: this item's own refund aside, open dispatches counted as refunded.
     capture: async (effectId, paymentIntent) => target.capture(paymentIntent, effectId, (await journal.reservations(paymentIntent)).open),
     openItems: async () => openItemsOf((await views.current()).inbox),

@@ -7,6 +7,7 @@ import { AppClock } from '../../server/clock.ts';
 import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
 import { buildInterlock } from '../../server/interlock.ts';
+import type { FactsScheduler } from '../../server/facts/current-facts.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import type { Services } from '../../server/services.ts';
 
@@ -49,6 +50,30 @@ export interface AppWorldOptions {
   webDist?: string;
   /** Called with the services before start-up recovery runs, e.g. to count what it reads. */
   beforeStart?: (services: Services) => void;
+  /** The current-facts cache's clock and waits (default: real ones); `FAST_FORWARD` for tests not about its pace. */
+  factsScheduler?: FactsScheduler;
+}
+
+/**
+ * A current-facts clock that jumps over every wait: the cache keeps its order and its spacing
+ * (each read still starts 1.5 s of this clock after the last), but no test waits for them.
+ */
+export function fastForwardScheduler(): FactsScheduler {
+  let aheadMs = 0;
+  return {
+    nowMs: () => Date.now() + aheadMs,
+    after(delayMs, task) {
+      let cancelled = false;
+      setImmediate(() => {
+        if (cancelled) return;
+        aheadMs += Math.max(0, delayMs);
+        task();
+      });
+      return () => {
+        cancelled = true;
+      };
+    },
+  };
 }
 
 /**
@@ -72,6 +97,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     webDist: options.webDist ?? join(dir, 'no-web'),
     refundsInFlightMax: options.refundsInFlightMax,
     background: false,
+    factsScheduler: options.factsScheduler,
   });
   options.beforeStart?.(services);
   await start();
