@@ -1,7 +1,3 @@
-import { createRequire } from 'node:module';
-import { Readable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { entryRowOfTuple, linkedEntryOfRow } from '../../db/journal-rules.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
@@ -90,60 +86,3 @@ export type FromExport =
   | { type: 'chunk'; text: string }
   | { type: 'end' }
   | { type: 'error'; message: string; corrupt: { seq: number; effectId: string } | null };
-
-/**
- * The worker's first code: load export-worker.ts through tsx's own loader, as the server runs its
- * TypeScript, however this process was started (`node --import tsx`, vitest).
- */
-const WORKER_BOOT = `import(${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href)})
-  .then(({ tsImport }) => tsImport(${JSON.stringify(new URL('./export-worker.ts', import.meta.url).href)}, ${JSON.stringify(import.meta.url)}))`;
-
-/**
- * The worker's heap: everything it makes lives one chunk long, so a small young generation
- * collects it before it grows the process (the default one alone can take 48 MiB); the old
- * generation holds the loaded modules and one chain.
- */
-const WORKER_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 };
-
-/**
- * The ledger as CSV, streamed with backpressure: a worker thread reads the store and makes the
- * CSV one chunk at a time, each only when the socket wants more. The server's own heap holds the
- * journal's views; rows read and dropped in it would be garbage V8 keeps in its old space (the
- * replay taught it these objects live long), so the reading happens in a heap of its own, and
- * the server's event loop never waits for it. Destroying the stream (a client that goes away)
- * stops the worker and its connection. `onError` hears a failure before the stream is destroyed.
- */
-export function ledgerCsvStream(request: ExportRequest & { onError: (error: unknown) => void }): Readable {
-  const { onError, ...workerData } = request;
-  const worker = new Worker(WORKER_BOOT, { eval: true, workerData, resourceLimits: WORKER_HEAP });
-  let waiting = false;
-  const stream = new Readable({
-    read() {
-      if (waiting) return;
-      waiting = true;
-      worker.postMessage({ type: 'more' } satisfies ToExport);
-    },
-    destroy(error, callback) {
-      void worker.terminate();
-      callback(error);
-    },
-  });
-  const fail = (error: Error) => {
-    if (stream.destroyed) return;
-    onError(error);
-    stream.destroy(error);
-  };
-  worker.on('message', (message: FromExport) => {
-    waiting = false;
-    if (message.type === 'chunk') stream.push(message.text);
-    else if (message.type === 'end') {
-      stream.push(null);
-      void worker.terminate();
-    } else fail(message.corrupt === null ? new Error(message.message) : new JournalCorruptError(message.message, message.corrupt));
-  });
-  worker.on('error', fail);
-  worker.on('exit', (code) => {
-    if (!stream.readableEnded && code !== 0 && code !== 1) fail(new Error(`the ledger export stopped (worker exit ${code})`));
-  });
-  return stream;
-}
