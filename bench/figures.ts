@@ -31,6 +31,8 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
     unit: 'ms',
     what: "a refund made by hand with the stripe SDK on a queued item's payment, outside Interlock → the item shown stale on an approver's open websocket (the sandbox's signed webhook, the server's read of the payment, the facts message), from the SDK call's answer, p95 over 30 refunds made one at a time while arriving items keep the facts cache's 2 reads/s pace busy",
   },
+  ledger_csv_s_1m: { unit: 's', what: 'GET /api/ledger.csv of the 1M-entry journal, every row, from a real server process (started over a copy of it) until the last byte arrived' },
+  ledger_csv_rss_growth_mib_1m: { unit: 'MiB', what: "the server process's peak RSS during that download minus its RSS just before; the first download after start-up is the first repetition (VmRSS from /proc, sampled every 20 ms)" },
 };
 
 /** Figures that explain the headline ones. */
@@ -71,8 +73,6 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
   scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
   scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },
-  ledger_csv_s_1m: { unit: 's', what: 'GET /api/ledger.csv of the 1M-entry journal, every row, from a real server process (started over a copy of it) until the last byte arrived' },
-  ledger_csv_rss_growth_mib_1m: { unit: 'MiB', what: "the server process's peak RSS during that download minus its RSS just before (VmRSS from /proc, sampled every 20 ms)" },
   ledger_csv_rows_1m: { unit: 'rows', what: 'ledger rows (requests) in that CSV' },
   ledger_csv_mib_1m: { unit: 'MiB', what: 'size of that CSV' },
   ledger_csv_server_rss_mib_1m: { unit: 'MiB', what: "the server's RSS before the download: the 1M journal's views, the ledger's among them" },

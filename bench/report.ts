@@ -24,6 +24,8 @@ export const FIGURE_NAMES = [
   'ws_visible_ms_p95',
   'notify_p95_ms',
   'stale_chip_p95_ms',
+  'ledger_csv_s_1m',
+  'ledger_csv_rss_growth_mib_1m',
 ] as const;
 /** One headline figure's name. */
 export type FigureName = (typeof FIGURE_NAMES)[number];
@@ -32,14 +34,13 @@ export type FigureName = (typeof FIGURE_NAMES)[number];
 export interface Target {
   op: '>=' | '<=';
   value: number;
+  /** Judge the worst repetition rather than the median: a bound every run must keep (memory). */
+  every?: true;
 }
 
 /** The targets of the issue, one per figure that has one. */
 /** Targets of detail figures: the figure is shown with its verdict among the details. */
-export const DETAIL_TARGETS: Readonly<Record<string, Target>> = {
-  // The CSV streams rows from the store with backpressure; holding them would grow with the journal.
-  ledger_csv_rss_growth_mib_1m: { op: '<=', value: 64 },
-};
+export const DETAIL_TARGETS: Readonly<Record<string, Target>> = {};
 
 export const TARGETS: Partial<Record<FigureName, Target>> = {
   gate_effects_per_s: { op: '>=', value: 20_000 },
@@ -52,6 +53,9 @@ export const TARGETS: Partial<Record<FigureName, Target>> = {
   ws_visible_ms_p95: { op: '<=', value: 500 },
   notify_p95_ms: { op: '<=', value: 2_000 },
   stale_chip_p95_ms: { op: '<=', value: 1_000 },
+  // The CSV streams rows from the store with backpressure; holding them would grow with the journal.
+  // Every download counts, the first after start-up (the worst) among them.
+  ledger_csv_rss_growth_mib_1m: { op: '<=', value: 64, every: true },
 };
 
 /** One measured figure: the median of its repetitions, their spread, and its target. */
@@ -65,7 +69,7 @@ export interface Figure {
   min: number | null;
   max: number | null;
   target: Target | null;
-  /** Whether the median meets the target; null with no target or no measurement. */
+  /** Whether the median (every repetition, for a target that says so) meets the target; null with no target or no measurement. */
   met: boolean | null;
   /** Why there is no measurement, when a repetition failed. */
   error?: string;
@@ -130,7 +134,7 @@ export function figureOf(unit: string, what: string, samples: number[], target: 
     min: n === 0 ? null : sorted[0]!,
     max: n === 0 ? null : sorted[n - 1]!,
     target,
-    met: median === null || target === null ? null : meets(median, target),
+    met: median === null || target === null ? null : meets(target.every ? (target.op === '<=' ? sorted[n - 1]! : sorted[0]!) : median, target),
     ...(error === undefined ? {} : { error }),
   };
 }
@@ -150,7 +154,7 @@ function verdict(figure: Figure): string {
 }
 
 function figureRow(name: string, figure: Figure): string {
-  const target = figure.target ? `${figure.target.op} ${formatValue(figure.target.value)}` : '—';
+  const target = figure.target ? `${figure.target.op} ${formatValue(figure.target.value)}${figure.target.every ? ' (every run)' : ''}` : '—';
   const spread = `${formatValue(figure.min)}–${formatValue(figure.max)}`;
   const cells = [`\`${name}\``, `${formatValue(figure.median)} ${figure.unit}`, spread, target, verdict(figure), figure.what];
   return `| ${cells.join(' | ')} |`;
