@@ -139,20 +139,42 @@ export function ConfirmDialog({ pending, busy, error, quickReasons, onConfirm, o
     }
   }, [pending]);
 
-  const handleClose = () => {
-    if (closedByPage.current) {
-      closedByPage.current = false;
-      returnTo.current = null;
-      return;
+  /** The person backed out (Escape, Cancel): the close event that follows has nothing left to do. */
+  const cancelledByPerson = useRef(false);
+
+  /**
+   * Back out now, not when the dialog's close event comes: that event is queued behind the
+   * close, so a key pressed in between (Escape, then r at once) would find the decision still
+   * pending and be lost.
+   */
+  const cancel = () => {
+    const dialog = ref.current;
+    if (dialog?.open) {
+      cancelledByPerson.current = true;
+      dialog.close();
     }
     onCancel();
     // Back to where the person was: the button or row that opened it, or the decision panel when that is gone.
     const back = returnTo.current;
     returnTo.current = null;
     requestAnimationFrame(() => {
+      if (ref.current?.open) return; // a key already opened the next confirmation: it has the focus
       if (back?.isConnected) back.focus();
       else document.querySelector<HTMLElement>('.decision-panel .decide-button')?.focus();
     });
+  };
+
+  const handleClose = () => {
+    if (closedByPage.current) {
+      closedByPage.current = false;
+      returnTo.current = null;
+      return;
+    }
+    if (cancelledByPerson.current) {
+      cancelledByPerson.current = false;
+      return;
+    }
+    cancel(); // closed some other way: as if the person backed out
   };
 
   const handleSubmit = () => {
@@ -179,7 +201,8 @@ export function ConfirmDialog({ pending, busy, error, quickReasons, onConfirm, o
       aria-labelledby="confirm-title"
       aria-describedby="confirm-body"
       onCancel={(event) => {
-        if (busy) event.preventDefault();
+        event.preventDefault();
+        if (!busy) cancel();
       }}
       onClose={handleClose}
     >
@@ -249,7 +272,7 @@ export function ConfirmDialog({ pending, busy, error, quickReasons, onConfirm, o
             </p>
           )}
           <div className="dialog-actions">
-            <button type="button" className="button" onClick={() => ref.current?.close()} disabled={busy}>
+            <button type="button" className="button" onClick={cancel} disabled={busy}>
               Cancel
             </button>
             <button type="submit" className={`button ${copy.danger ? 'danger' : 'primary'}`} data-autofocus={asksReason ? undefined : true} disabled={busy}>
