@@ -99,4 +99,10 @@ export const limits = {
   reconcileRunsRunningMax: 2,
   /** Journal entries read per scan while a run reads the journal. */
   reconcileScanBatch: 2_000,
+  /**
+   * Ledger CSV downloads made at once, across people: each is a worker thread with its own heap
+   * and its own connection to the journal file, held while the client reads. Past it a download
+   * is refused (429) until one ends.
+   */
+  ledgerCsvExportsMax: 2,
 } as const;

@@ -24,6 +24,9 @@ type Query = {
   limit?: string;
 };
 
+/** When a download refused because others are being made may be asked again, in seconds. */
+const CSV_BUSY_RETRY_S = 5;
+
 /** Who may read the ledger, by role: a role added later must be decided here before it compiles. */
 const READS_LEDGER: Record<Role, boolean> = { finance: true, approver: true };
 
@@ -71,6 +74,8 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const allowed = (request: FastifyRequest) => {
     if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
   };
+  /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
+  let exporting = 0;
 
   const pageSchema = {
     ...finance,
@@ -89,7 +94,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const csvSchema = {
     ...finance,
     summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
-    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, errors),
+    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, [...errors, 'rate_limited']),
   };
   app.get('/api/ledger.csv', { schema: csvSchema }, async (request, reply) => {
     allowed(request);
@@ -98,6 +103,12 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
       throw new AppError('validation_failed', 'cursor, limit: the CSV holds every row of the filter; only the JSON ledger is paged');
     }
     services.views.assertAvailable();
+    // Each download is a worker with a heap and a journal connection of its own: a flood of them
+    // from one session must not start a flood of workers.
+    if (exporting >= limits.ledgerCsvExportsMax) {
+      reply.header('retry-after', String(CSV_BUSY_RETRY_S));
+      throw new AppError('rate_limited', `${limits.ledgerCsvExportsMax} ledger downloads are being made; ask again once one has finished`);
+    }
     const file = services.database.sqlite.name;
     // Opened here once, so a journal that cannot be read is answered as an error, not a cut download.
     openLedgerReader(file).close();
@@ -109,6 +120,10 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
       onError: (error) => {
         if (!services.views.report(error)) request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short');
       },
+    });
+    exporting += 1;
+    stream.once('close', () => {
+      exporting -= 1;
     });
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', 'attachment; filename="interlock-ledger.csv"');

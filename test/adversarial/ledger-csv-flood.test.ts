@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { limits } from '../../shared/limits.ts';
+import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+
+// The attack: any login that may read the ledger (finance, every approver) asks for the CSV many
+// times at once. Each download is a worker thread with its own heap and its own connection to the
+// journal file, held for as long as the client takes to read: twenty at once were twenty workers,
+// memory without bound from one session.
+
+const REQUESTS = 30;
+const DOWNLOADS = 12;
+
+let world: AppWorld;
+beforeAll(async () => {
+  world = await buildAppWorld();
+  for (let i = 0; i < REQUESTS; i++) {
+    const answer = await world.agent('POST', '/v1/refunds', { request_id: `csv-flood-${i}`, payment_intent: await world.payment(5_000), amount: 1_000 });
+    expect(answer.statusCode).toBeLessThan(300);
+  }
+}, 60_000);
+afterAll(async () => world.close());
+
+describe('ledger CSV downloads asked for in a flood', () => {
+  it('at most ledgerCsvExportsMax are made at once; past it 429 rate_limited with Retry-After, and the next after they end is made', async () => {
+    const fin = await world.login('fin');
+    const ana = await world.login('ana');
+    // One first, so the export worker's code is ready and every request of the flood is alike.
+    expect((await world.as(fin, 'GET', '/api/ledger.csv')).statusCode).toBe(200);
+    const answers = await Promise.all(Array.from({ length: DOWNLOADS }, (_, i) => world.as(i % 2 === 0 ? fin : ana, 'GET', '/api/ledger.csv')));
+    const made = answers.filter((a) => a.statusCode === 200);
+    expect(made.length).toBe(limits.ledgerCsvExportsMax);
+    for (const answer of made) expect(answer.body.split('\r\n').length).toBe(REQUESTS + 2); // the header, a row each, the last line's end
+    const refused = answers.filter((a) => a.statusCode !== 200);
+    expect(refused.map((a) => [a.statusCode, a.json().error.code, a.headers['retry-after'] !== undefined])).toEqual(
+      refused.map(() => [429, 'rate_limited', true]),
+    );
+    // Those ended: the next download is made.
+    expect((await world.as(ana, 'GET', '/api/ledger.csv')).statusCode).toBe(200);
+  }, 60_000);
+});
