@@ -105,4 +105,6 @@ export const limits = {
    * is refused (429) until one ends.
    */
   ledgerCsvExportsMax: 2,
+  /** A ledger CSV download whose client takes nothing for this long is stopped, freeing its slot. */
+  ledgerCsvStallMs: 60_000,
 } as const;

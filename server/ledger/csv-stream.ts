@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
+import { limits } from '../../shared/limits.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 import type { ExportRequest, FromExport, ToExport } from './export.ts';
 
@@ -50,21 +51,37 @@ const WORKER_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 }
  * the server's event loop never waits for it. Destroying the stream (a client that goes away)
  * stops the worker and its connection. `onError` hears a failure before the stream is destroyed.
  */
-export function ledgerCsvStream(request: ExportRequest & { onError: (error: unknown) => void }): Readable {
-  const { onError, ...workerData } = request;
+export function ledgerCsvStream(request: ExportRequest & { onError: (error: unknown) => void; stallMs?: number }): Readable {
+  const { onError, stallMs = limits.ledgerCsvStallMs, ...workerData } = request;
   const worker = new Worker(exportWorkerCode(), { eval: true, workerData, resourceLimits: WORKER_HEAP });
   let waiting = false;
+  // A client that stops reading holds a worker and one of the few download slots: once a chunk
+  // waits for the client, stallMs with nothing taken stops the download. The time the worker
+  // takes to make a chunk (a filter that matches little of a long journal) never counts.
+  let stall: NodeJS.Timeout | null = null;
+  const unwatch = () => {
+    if (stall !== null) clearTimeout(stall);
+    stall = null;
+  };
+  const watch = () => {
+    unwatch();
+    stall = setTimeout(() => fail(new Error(`the client read nothing of the ledger CSV for ${stallMs / 1000} s; the download was stopped`)), stallMs);
+    stall.unref();
+  };
   const stream = new Readable({
     read() {
+      unwatch();
       if (waiting) return;
       waiting = true;
       worker.postMessage({ type: 'more' } satisfies ToExport);
     },
     destroy(error, callback) {
+      unwatch();
       void worker.terminate();
       callback(error);
     },
   });
+  stream.once('end', unwatch);
   const fail = (error: Error) => {
     if (stream.destroyed) return;
     onError(error);
@@ -72,9 +89,12 @@ export function ledgerCsvStream(request: ExportRequest & { onError: (error: unkn
   };
   worker.on('message', (message: FromExport) => {
     waiting = false;
-    if (message.type === 'chunk') stream.push(message.text);
-    else if (message.type === 'end') {
+    if (message.type === 'chunk') {
+      stream.push(message.text);
+      watch();
+    } else if (message.type === 'end') {
       stream.push(null);
+      watch();
       void worker.terminate();
     } else fail(message.corrupt === null ? new Error(message.message) : new JournalCorruptError(message.message, message.corrupt));
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits } from '../../shared/limits.ts';
+import { ledgerCsvStream } from '../../server/ledger/csv-stream.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The attack: any login that may read the ledger (finance, every approver) asks for the CSV many
@@ -37,4 +38,26 @@ describe('ledger CSV downloads asked for in a flood', () => {
     // Those ended: the next download is made.
     expect((await world.as(ana, 'GET', '/api/ledger.csv')).statusCode).toBe(200);
   }, 60_000);
+
+  it('a download nobody reads is stopped after ledgerCsvStallMs, its worker ended, so it cannot hold a slot for ever', async () => {
+    const errors: unknown[] = [];
+    const stream = ledgerCsvStream({
+      file: world.services.database.sqlite.name,
+      inboxName: world.services.config.inboxName,
+      filter: {},
+      displayNames: {},
+      onError: (error) => errors.push(error),
+      stallMs: 300,
+    });
+    const closed = new Promise((resolve) => stream.once('close', resolve));
+    stream.on('error', () => {}); // said to onError, as the route logs it
+    // The first chunk is made and waits in the stream; nobody takes it.
+    await new Promise((resolve) => stream.once('readable', resolve));
+    const startedMs = Date.now();
+    await closed;
+    expect(Date.now() - startedMs).toBeLessThan(5_000);
+    expect(stream.destroyed).toBe(true);
+    expect(String(errors[0])).toContain('read nothing of the ledger CSV');
+    expect(limits.ledgerCsvStallMs).toBe(60_000);
+  });
 });
