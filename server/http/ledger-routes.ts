@@ -8,9 +8,10 @@ import { EffectParams, LedgerPageSchema, LedgerQuery, ReceiptSchema, responses }
 import { isStatus } from '../../shared/statuses.ts';
 import { ledgerCsvStream } from '../ledger/csv-stream.ts';
 import { openLedgerReader } from '../ledger/export.ts';
-import { decodeCursor, encodeCursor, type LedgerFilter } from '../ledger/filter.ts';
+import { decodeCursor, encodeCursor, type LedgerFilter, rowMatches } from '../ledger/filter.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../services.ts';
+import { groupsOf } from './approver-routes.ts';
 import { AppError } from './errors.ts';
 
 type Query = {
@@ -74,6 +75,12 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const allowed = (request: FastifyRequest) => {
     if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
   };
+  /** The filter asked for, narrowed to what this person may read: finance every request, an approver those of their own groups. */
+  const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => {
+    const filter = parseFilter(services, request.query);
+    if (request.person!.role === 'approver') filter.within = [...groupsOf(services, request.person!.name)];
+    return filter;
+  };
   /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
   let exporting = 0;
 
@@ -84,7 +91,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   };
   app.get('/api/ledger', { schema: pageSchema }, async (request): Promise<LedgerPage> => {
     allowed(request);
-    const filter = parseFilter(services, request.query);
+    const filter = readableFilter(request);
     const page = parsePage(request.query);
     const { ledger } = await services.views.current();
     const found = ledger.page(filter, page, displayName);
@@ -98,7 +105,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   };
   app.get('/api/ledger.csv', { schema: csvSchema }, async (request, reply) => {
     allowed(request);
-    const filter = parseFilter(services, request.query);
+    const filter = readableFilter(request);
     if (request.query.cursor !== undefined || request.query.limit !== undefined) {
       throw new AppError('validation_failed', 'cursor, limit: the CSV holds every row of the filter; only the JSON ledger is paged');
     }
@@ -137,12 +144,15 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     summary: "the signed receipt of a ledger row's request (its receipt_url), to verify offline",
     response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'internal_error', 'journal_unavailable']),
   };
-  // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none.
+  // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none;
+  // an approver, the requests of their own groups.
   app.get('/api/ledger/:effect_id/receipt', { schema: receiptSchema }, async (request, reply) => {
     allowed(request);
     const effectId = request.params.effect_id;
     const { ledger } = await services.views.current();
-    if (!ledger.holds(effectId, displayName)) throw new AppError('not_found', 'no such request in the ledger');
+    const row = ledger.rowOf(effectId, displayName);
+    const within = request.person!.role === 'approver' ? { within: [...groupsOf(services, request.person!.name)] } : {};
+    if (row === null || !rowMatches(row, within)) throw new AppError('not_found', 'no such request in the ledger');
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, await services.journal.entries(effectId), services.signingKey);
   });

@@ -42,9 +42,9 @@ export class LedgerProjection {
     this.#order.push(started);
   }
 
-  /** True when the effect is a request in the ledger (one of the inbox's, with a request bound). */
-  holds(effectId: string, displayName: DisplayName): boolean {
-    return this.#chains.get(effectId)?.row(displayName) != null;
+  /** The effect's row, when it is a request in the ledger (one of the inbox's, with a request bound). */
+  rowOf(effectId: string, displayName: DisplayName): LedgerRow | null {
+    return this.#chains.get(effectId)?.row(displayName) ?? null;
   }
 
   /** How many requests the ledger holds. */
