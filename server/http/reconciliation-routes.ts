@@ -18,8 +18,9 @@ import { AppError } from './errors.ts';
 const RUN_BUSY_RETRY_S = 10;
 
 /**
- * Reconciliation with Stripe, for finance and approvers (any session: registered inside the
- * session scope). A POST starts a run in the background and answers at once; GETs read its
+ * Reconciliation with Stripe, for finance (registered inside the session scope; an approver is
+ * refused: a run compares every group's refunds with Stripe, and an approver reads their own
+ * groups only). A POST starts a run in the background and answers at once; GETs read its
  * progress and result. The runs live in this plugin, apart from the journal and its views.
  */
 export async function reconciliationRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -32,7 +33,10 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
     onError: (runId, error) => app.log.error({ err: error, runId }, 'a reconciliation run failed'),
   });
   const finance = { tags: ['finance'], security: [{ session: [] }] };
-  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
+  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
+  app.addHook('preHandler', async (request) => {
+    if (request.person?.role !== 'finance') throw new AppError('forbidden', "reconciliation is finance's: it compares every group's refunds with Stripe");
+  });
 
   const startSchema = {
     ...finance,

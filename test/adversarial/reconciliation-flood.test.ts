@@ -42,7 +42,7 @@ async function settle(): Promise<void> {
 describe('reconciliation runs started in a flood', () => {
   it('at most reconcileRunsRunningMax run at once; a start past it is 429 rate_limited, starts nothing and keeps nothing', async () => {
     const fin = await world.login('fin');
-    const ana = await world.login('ana');
+    const ana = await world.login('fin'); // a second finance session: the bound is the server's
     const answers: { status: number; code: string | undefined; id: string | undefined; retryAfter: unknown }[] = [];
     for (let i = 0; i < STARTS; i++) {
       const who = i % 2 === 0 ? fin : ana;

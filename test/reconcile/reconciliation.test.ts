@@ -196,8 +196,21 @@ describe('reconciliation with Stripe, against the sandbox', () => {
 });
 
 describe('GET and POST /api/reconciliation', () => {
-  it('approvers may run and read it too; the list holds runs without their rows', async () => {
+  it("an approver may neither run nor read it: it compares every group's refunds with Stripe, and an approver reads their own groups only", async () => {
     const ana = await world.login('ana');
+    for (const [method, url, body] of [
+      ['GET', '/api/reconciliation', undefined],
+      ['GET', `/api/reconciliation/${run.id}`, undefined],
+      ['POST', '/api/reconciliation', { from_ms: T0 + DAY_MS, to_ms: T0 + 2 * DAY_MS }],
+    ] as const) {
+      const answer = await world.as(ana, method, url, body);
+      expect([method, url, answer.statusCode, answer.json().error?.code]).toEqual([method, url, 403, 'forbidden']);
+      expect(answer.body).not.toContain(planted.end);
+    }
+  });
+
+  it('finance runs more and reads them; the list holds runs without their rows', async () => {
+    const ana = await world.login('fin');
     const list = await world.as(ana, 'GET', '/api/reconciliation');
     expect(list.statusCode).toBe(200);
     const summary = list.json().runs.find((r: { id: string }) => r.id === run.id);
@@ -206,7 +219,7 @@ describe('GET and POST /api/reconciliation', () => {
     const started = await world.as(ana, 'POST', '/api/reconciliation', { from_ms: T0 + DAY_MS, to_ms: T0 + 2 * DAY_MS });
     expect(started.statusCode).toBe(202);
     const second = await finished(ana, started.json().id);
-    expect([second.state, second.started_by]).toEqual(['done', 'ana']);
+    expect([second.state, second.started_by]).toEqual(['done', 'fin']);
     // The refund Stripe created before this period and the journal recorded in it matches across the start edge.
     expect(second.result!.matched.rows.map((row) => row.effect_id)).toEqual([planted.end, planted.after]);
     expect(second.result!.by_hand.rows.map((row) => row.stripe_refund)).toEqual([edgeHandRefunds.after]);

@@ -23,6 +23,8 @@ const NAV = [
 
 /** What finance reaches from the header: the inbox and its history to read (deciding nothing), and the money pages. */
 const FINANCE_PAGES: ReadonlySet<string> = new Set(['inbox', 'done', 'closed', 'scoreboard', 'ledger', 'reconciliation', 'verify']);
+/** What an approver reaches: everything but reconciliation, which compares every group's refunds with Stripe. */
+const APPROVER_PAGES: ReadonlySet<string> = new Set(['inbox', 'done', 'closed', 'scoreboard', 'ledger', 'verify']);
 
 const noItems = () => () => {};
 
@@ -46,7 +48,7 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
           </Link>
           <nav aria-label="Main" className="main-nav">
               <ul>
-                {NAV.filter((entry) => session.role === 'approver' || FINANCE_PAGES.has(entry.page)).map((entry) => (
+                {NAV.filter((entry) => (session.role === 'approver' ? APPROVER_PAGES : FINANCE_PAGES).has(entry.page)).map((entry) => (
                   <li key={entry.page}>
                     <Link href={entry.href} aria-current={current === entry.page ? 'page' : undefined}>
                       {entry.label}
