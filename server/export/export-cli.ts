@@ -48,6 +48,10 @@ function parseEndpoint(value: string): URL {
   }
   // An OTLP endpoint is a base URL; the traces signal has its own path under it, as OTEL_EXPORTER_OTLP_ENDPOINT works.
   if (!url.pathname.endsWith('/v1/traces')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
+  // The URL is also the key of the record of what the endpoint holds: a fragment is never sent and
+  // an empty query asks nothing, so neither may make the same endpoint a new one.
+  url.hash = '';
+  if (url.search === '') url.search = '';
   return url;
 }
 
