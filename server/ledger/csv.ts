@@ -16,11 +16,11 @@ export function textCell(value: string): string {
   return `"${safe.replaceAll('"', '""')}"`;
 }
 
-/** One cell of any row field: numbers bare, null empty, lists as one text cell of space-separated items. */
+/** One cell of any row field: numbers bare, null empty, lists as one text cell, items separated by "; " (a rule's name has spaces). */
 function cell(value: LedgerRow[keyof LedgerRow]): string {
   if (value === null) return '';
   if (typeof value === 'number') return String(value);
-  if (Array.isArray(value)) return textCell(value.join(' '));
+  if (Array.isArray(value)) return textCell(value.join('; '));
   return textCell(value);
 }
 

@@ -184,7 +184,7 @@ describe('cursor paging', () => {
 function expectedCell(value: LedgerRow[keyof LedgerRow]): string {
   if (value === null) return '';
   if (typeof value === 'number') return String(value);
-  const text = Array.isArray(value) ? value.join(' ') : value;
+  const text = Array.isArray(value) ? value.join('; ') : value;
   return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
