@@ -32,12 +32,21 @@ export interface PanelRequest {
   paymentIntent: string;
   /** Anything that moves when the item's own chain moves (its entry count): a decision or a send reads Stripe again. */
   version: number;
-  /** The request an Interlock refund was made for, from the effect id in its metadata; null when the journal does not know it. */
+  /**
+   * The request an Interlock refund was made for, from the effect id in its metadata; null when
+   * the journal does not know it, or the reader may not see that request. Asked on every read,
+   * kept panel or not: one item's panel is shown to everyone who may open the item.
+   */
   requestIdOf(effectId: string): string | null;
 }
 
-interface Kept {
+/** A panel as read, with the effect id each refund was sent for (its request is named per reader). */
+interface Read {
   panel: PaymentPanel;
+  sentFor: (string | null)[];
+}
+
+interface Kept extends Read {
   paymentIntent: string;
   version: number;
 }
@@ -57,7 +66,7 @@ export class PaymentPanels {
   readonly #options: PaymentPanelsOptions;
   /** Least recently read first. */
   readonly #kept = new Map<string, Kept>();
-  readonly #reading = new Map<string, Promise<PaymentPanel>>();
+  readonly #reading = new Map<string, Promise<Read>>();
   /** Moves on every `forget`: a read that was under way then is answered, not kept. */
   #forgets = 0;
   /** Every Stripe read an item page starts, its panel's and its facts': `itemPageReadsBurst` at once, `itemPageReadsPerSecond` after. */
@@ -80,21 +89,21 @@ export class PaymentPanels {
       kept !== undefined &&
       kept.version === request.version &&
       this.#options.wallMs() - kept.panel.as_of_ms < factsLimits.panelTtlMs;
-    if (fresh) return kept.panel;
+    if (fresh) return named(kept, request);
     const key = `${request.effectId}:${request.version}`;
     const inFlight = this.#reading.get(key);
-    if (inFlight !== undefined) return inFlight;
+    if (inFlight !== undefined) return named(await inFlight, request);
     // The budget spent: the panel last read, however old (it says when), else none.
     if (!this.takePageRead()) {
-      if (kept !== undefined) return kept.panel;
+      if (kept !== undefined) return named(kept, request);
       throw new PageReadsSpentError();
     }
     const forgets = this.#forgets;
     const reading = this.#readPanel(request).finally(() => this.#reading.delete(key));
     this.#reading.set(key, reading);
-    const panel = await reading;
-    if (forgets === this.#forgets) this.#keep(request, panel);
-    return panel;
+    const read = await reading;
+    if (forgets === this.#forgets) this.#keep(request, read);
+    return named(read, request);
   }
 
   /** A verified Stripe event named this payment: its panels are read again next time. */
@@ -105,16 +114,16 @@ export class PaymentPanels {
     }
   }
 
-  #keep(request: PanelRequest, panel: PaymentPanel): void {
+  #keep(request: PanelRequest, read: Read): void {
     this.#kept.delete(request.effectId);
-    this.#kept.set(request.effectId, { panel, paymentIntent: request.paymentIntent, version: request.version });
+    this.#kept.set(request.effectId, { ...read, paymentIntent: request.paymentIntent, version: request.version });
     for (const effectId of this.#kept.keys()) {
       if (this.#kept.size <= factsLimits.panelsKeptMax) break;
       this.#kept.delete(effectId);
     }
   }
 
-  async #readPanel(request: PanelRequest): Promise<PaymentPanel> {
+  async #readPanel(request: PanelRequest): Promise<Read> {
     const { stripe } = this.#options;
     const asOfMs = this.#options.wallMs();
     const [intent, refunds, disputes] = await Promise.all([
@@ -125,23 +134,31 @@ export class PaymentPanels {
     const charge = expanded(intent.latest_charge);
     const customer = expanded(intent.customer);
     const dispute = disputes.data[0];
-    return {
+    // Stripe lists newest first; the panel reads oldest first (a stable sort keeps a second's refunds in order).
+    const oldestFirst = [...refunds].reverse().sort((a, b) => a.created - b.created);
+    const panel: PaymentPanel = {
       payment_intent: intent.id,
       amount: intent.amount,
       currency: intent.currency,
       charged_at_ms: charge === null ? null : charge.created * 1000,
       customer: customer === null ? null : { name: 'deleted' in customer ? null : (customer.name ?? null), email: 'deleted' in customer ? null : customer.email },
       card: cardOf(expanded(intent.payment_method), charge),
-      // Stripe lists newest first; the panel reads oldest first (a stable sort keeps a second's refunds in order).
-      refunds: refunds
-        .map((refund) => paymentRefund(refund, request.requestIdOf))
-        .reverse()
-        .sort((a, b) => a.created_ms - b.created_ms),
+      refunds: oldestFirst.map((refund) => paymentRefund(refund, () => null)),
       dispute: dispute === undefined ? null : { status: dispute.status, reason: dispute.reason ?? null },
       dashboard_url: this.#options.dashboard ? dashboardUrl(intent.id) : null,
       as_of_ms: asOfMs,
     };
+    return { panel, sentFor: oldestFirst.map((refund) => refund.metadata?.[EFFECT_METADATA_KEY] ?? null) };
   }
+}
+
+/** A panel as this reader is shown it: each Interlock refund's request named only when they may see it. */
+function named(read: Read, request: PanelRequest): PaymentPanel {
+  const refunds = read.panel.refunds.map((refund, i) => {
+    const effectId = read.sentFor[i] ?? null;
+    return { ...refund, request_id: effectId === null ? null : request.requestIdOf(effectId) };
+  });
+  return { ...read.panel, refunds };
 }
 
 /** One refund and who made it: Interlock (its effect id in the metadata) or someone outside it. */

@@ -203,6 +203,15 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   };
   /** The groups whose items this person may read. */
   const readable = (request: FastifyRequest) => readableGroupsOf(services, request.person!);
+  /**
+   * Whether this person may see a request routed to these groups, as the ledger says: finance
+   * every request (one the rules cleared too), an approver those ever routed to their groups.
+   */
+  const readsRequest = (request: FastifyRequest) => {
+    if (request.person!.role !== 'approver') return () => true;
+    const own = groupsOf(services, request.person!.name);
+    return (groups: ReadonlySet<string>) => [...groups].some((group) => own.has(group));
+  };
   /** Whether this person may decide for a group: never for finance, who reads every group. */
   const decidesFor = (request: FastifyRequest) => {
     const own = request.person!.role === 'approver' ? groupsOf(services, request.person!.name) : new Set<string>();
@@ -250,7 +259,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
   app.get('/api/items/:effect_id', { schema: itemSchema }, async (request) => {
     const { effectId, views, chain } = await visibleChain(request, readable(request));
-    return itemDetail(services, views, effectId, chain, decidesFor(request));
+    return itemDetail(services, views, effectId, chain, decidesFor(request), readsRequest(request));
   });
 
   const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
@@ -317,6 +326,6 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group)) };
+    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group), readsRequest(request)) };
   });
 }

@@ -57,7 +57,7 @@ function factsThen(chain: readonly Entry[]): JsonObject {
 
 /**
  * Everything the item page shows, read from the journal, with the facts read from Stripe now.
- * `views` are the projections as `views.current()` gave them, caught up.
+ * `views` are the projections as `views.current()` gave them, caught up; `mayRead` says whether the reader may see a request routed to these groups (finance any, an approver their own).
  */
 export async function itemDetail(
   services: Services,
@@ -65,6 +65,7 @@ export async function itemDetail(
   effectId: string,
   chain: Entry[],
   mayDecide: (group: string) => boolean,
+  mayRead: (groups: ReadonlySet<string>) => boolean,
 ): Promise<ItemPage> {
   const request = boundRequest(chain);
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
@@ -78,7 +79,11 @@ export async function itemDetail(
       effectId,
       paymentIntent: String(request.payment_intent),
       version: chain.length,
-      requestIdOf: (id) => views.inbox.chains.get(id)?.request?.id ?? null,
+      // Another request on the same payment is named only to whoever may open it, as in the ledger.
+      requestIdOf: (id) => {
+        const other = views.inbox.chains.get(id);
+        return other !== undefined && mayRead(other.groups) ? (other.request?.id ?? null) : null;
+      },
     })
     .then(
       (payment) => ({ payment, error: null }),
