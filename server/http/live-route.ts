@@ -31,6 +31,11 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
       return;
     }
+    // The feed lives only as long as its session: a logout, or a timeout found, closes it.
+    const stopWatching = sessions.onEnded((ended) => {
+      if (ended === session) socket.close(4401, 'unauthorized');
+    });
+    socket.on('close', stopWatching);
     let leave: () => void;
     try {
       // Finance hears every group's items, read only.
@@ -39,6 +44,11 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       // The views could not catch up (a journal that failed a check is reported by the views).
       if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
       socket.close(1011, 'journal_unavailable');
+      return;
+    }
+    // The session ended while the feed was joining: the socket is closing, and its feed goes with it.
+    if (socket.readyState !== socket.OPEN) {
+      leave();
       return;
     }
     latestInbox = (await services.views.current()).inbox;

@@ -24,6 +24,7 @@ function idHash(id: string): string {
 export class SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #persistedSeenMs = new Map<string, number>();
+  readonly #endedListeners = new Set<(session: Session) => void>();
 
   constructor(
     private readonly options: {
@@ -75,9 +76,17 @@ export class SessionStore {
     if (id) this.drop(idHash(id));
   }
 
+  /** Be told of every session that ends (a logout, a timeout found, the oldest dropped); the answer stops it. */
+  onEnded(listener: (session: Session) => void): () => void {
+    this.#endedListeners.add(listener);
+    return () => this.#endedListeners.delete(listener);
+  }
+
   private drop(hash: string): void {
+    const session = this.#sessions.get(hash);
     this.#sessions.delete(hash);
     this.#persistedSeenMs.delete(hash);
     this.options.persist?.save(hash, null);
+    if (session) for (const listener of [...this.#endedListeners]) listener(session);
   }
 }
