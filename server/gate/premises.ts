@@ -1,5 +1,6 @@
 import type { Change, Repair } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual } from '../../shared/json.ts';
+import { formatAmount } from '../../shared/money.ts';
 import type { Explained } from './target.ts';
 
 /** Facts compared and repaired, free of I/O: the targets read the world, this decides. */
@@ -16,8 +17,12 @@ export function diffFacts(was: JsonObject, now: JsonObject): Change[] {
   return changes;
 }
 
-/** Cents as dollars for people: 7000 → "$70.00". */
-export function formatCents(amountCents: number): string {
+/**
+ * An amount for people, in the currency's smallest unit: 7000 → "$70.00", or in the payment's
+ * own currency when the facts name one (7000 yen → "¥7,000", never "$70.00").
+ */
+export function formatCents(amountCents: number, currency?: string | null): string {
+  if (typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) && currency.toLowerCase() !== 'usd') return formatAmount(amountCents, currency);
   const sign = amountCents < 0 ? '-' : '';
   const abs = Math.abs(amountCents);
   return `${sign}$${Math.floor(abs / 100).toLocaleString('en-US')}.${String(abs % 100).padStart(2, '0')}`;
@@ -27,14 +32,15 @@ export function formatCents(amountCents: number): string {
  * The safe repairs for a refund of `amountCents` when `remainingCents` of `totalCents` is left:
  * the same amount if it still fits, else what is left, else nothing.
  */
-export function repairsThatFit(amountCents: number, remainingCents: number, totalCents: number): Repair[] {
+export function repairsThatFit(amountCents: number, remainingCents: number, totalCents: number, currency?: string | null): Repair[] {
+  const money = (cents: number) => formatCents(cents, currency);
   if (amountCents > 0 && amountCents <= remainingCents) {
     return [
       {
         code: 'still_fits',
         set: {},
         why:
-          `${formatCents(amountCents)} still fits: ${formatCents(remainingCents)} of ${formatCents(totalCents)} is left to refund, ` +
+          `${money(amountCents)} still fits: ${money(remainingCents)} of ${money(totalCents)} is left to refund, ` +
           'provided the other refund was not this one',
       },
     ];
@@ -44,7 +50,7 @@ export function repairsThatFit(amountCents: number, remainingCents: number, tota
       {
         code: 'refund_remaining',
         set: { amount: remainingCents },
-        why: `Refund ${formatCents(remainingCents)}, what is left of ${formatCents(totalCents)}`,
+        why: `Refund ${money(remainingCents)}, what is left of ${money(totalCents)}`,
       },
     ];
   }
@@ -82,8 +88,9 @@ export function judgeRefundFacts(premises: JsonObject, now: RefundFacts, amountC
   const onlyInterlockMoved = tellsApart && changes.every((c) => c.field === 'refunded_by_others') && fits;
   if ((changes.length === 0 && fits) || (headroom && onlyInterlockMoved)) return { violations: [], changes: [], repairs: [] };
   const violations = changes.map(renderChange);
-  if (!fits) violations.push(`amount: ${formatCents(amountCents)} is more than the ${formatCents(Math.max(0, leftCents))} left to refund`);
+  const currency = typeof premises.currency === 'string' ? premises.currency : null;
+  if (!fits) violations.push(`amount: ${formatCents(amountCents, currency)} is more than the ${formatCents(Math.max(0, leftCents), currency)} left to refund`);
   // A disputed charge cannot be refunded safely at all, so nothing is suggested.
-  const repairs = now.disputed ? [] : repairsThatFit(amountCents, leftCents, now.amount_received);
+  const repairs = now.disputed ? [] : repairsThatFit(amountCents, leftCents, now.amount_received, currency);
   return { violations, changes, repairs };
 }

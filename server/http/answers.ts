@@ -27,6 +27,12 @@ export function currentStatus(chain: readonly Entry[]): Status {
   });
 }
 
+/** The payment's currency, as the facts the request was made on name it; null when they name none. */
+function currencyOf(chain: readonly Entry[]): string | null {
+  const premises = chain.find((e) => e.kind === 'PROPOSED')?.premises;
+  return isJsonObject(premises) && typeof premises.currency === 'string' ? premises.currency : null;
+}
+
 /** Plain words for an agent: what happened, and what a person is doing about it. */
 function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
@@ -36,7 +42,7 @@ function whyText(status: Status, chain: readonly Entry[], displayName: DisplayNa
     const closing = closingDecision(chain);
     if (closing?.decision === 'repair' && closing.repair !== null) {
       const amount = closing.repair.set.amount;
-      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount)}` : ''}, sent as request ${closing.repair.request_id}`;
+      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount, currencyOf(chain))}` : ''}, sent as request ${closing.repair.request_id}`;
     }
     const by = closing ? displayName(closing.by) : 'an approver';
     return closing?.reason ? `rejected by ${by}: ${closing.reason}; it is never sent` : `an approver rejected it (${by}); it is never sent`;

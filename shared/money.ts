@@ -1,0 +1,30 @@
+// Amounts for people. Amounts arrive in the currency's smallest unit, as Stripe counts them (the
+// web inbox words them the same way: web/src/format.ts). No I/O.
+
+/** Stripe's zero-decimal currencies: the amount is already whole units (stripe.com/docs/currencies). */
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+/** Stripe's three-decimal currencies. */
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
+function decimalsOf(currency: string): number {
+  const code = currency.toLowerCase();
+  if (ZERO_DECIMAL.has(code)) return 0;
+  return THREE_DECIMAL.has(code) ? 3 : 2;
+}
+
+/**
+ * An amount with its currency: `$80.00`, `€12.50`, `¥8,000`, `CA$9.99`. With no currency the
+ * amount says so rather than guess a symbol.
+ */
+export function formatAmount(minorUnits: number, currency: string | null): string {
+  if (currency === null || !/^[A-Za-z]{3}$/.test(currency)) return `${(minorUnits / 100).toFixed(2)} (currency not recorded)`;
+  const decimals = decimalsOf(currency);
+  const major = minorUnits / 10 ** decimals;
+  return new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: currency.toUpperCase(),
+    currencyDisplay: 'symbol',
+    minimumFractionDigits: decimals,
+    maximumFractionDigits: decimals,
+  }).format(major);
+}
