@@ -31,3 +31,14 @@ export function isMainModule(moduleUrl: string): boolean {
     return false;
   }
 }
+
+/**
+ * A reader that closed the pipe early (`npm run export … | head`) has what it wanted: end quietly
+ * with exit 0, as Unix tools do, rather than with a stack trace. Any other write error still throws.
+ */
+export function endQuietlyWhenPipeCloses(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+}

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { EnvError, parseEnv } from '../env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
@@ -44,7 +44,9 @@ export function parseTime(name: string, value: string): number {
 function parseEndpoint(value: string): URL {
   const url = URL.canParse(value) ? new URL(value) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-    throw new UsageError(`--endpoint must be an http:// or https:// URL with no credentials in it, not ${JSON.stringify(value)}`);
+    // Credentials are never repeated back: what is printed ends up in mail and CI logs.
+    const shown = url === null || (url.username === '' && url.password === '') ? JSON.stringify(value) : `one with credentials (${url.protocol}//…@${url.host})`;
+    throw new UsageError(`--endpoint must be an http:// or https:// URL with no credentials in it, not ${shown}`);
   }
   // An OTLP endpoint is a base URL; the traces signal has its own path under it, as OTEL_EXPORTER_OTLP_ENDPOINT works.
   if (!url.pathname.endsWith('/v1/traces')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;
@@ -118,7 +120,8 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     const key = readSigningKey(paths.dataDir);
     const destination = await openDestination(parsed, paths.dataDir, io.stdout);
     const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination });
-    const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : parsed.target.url.href;
+    // An endpoint is named by origin and path, as every failure names it: a query may carry the receiver's key.
+    const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : `${parsed.target.url.origin}${parsed.target.url.pathname}`;
     say(`export: ${summary.receipts} receipts and ${summary.decisions} decisions as ${parsed.format}; ${summary.written} records written to ${where}, ${summary.offered - summary.written} already there`);
     if (summary.unverifiedCount === 0) return EXIT_CODES.ok;
     for (const { effectId, problems } of summary.unverified) say(`export: receipt ${effectId} does not verify: ${problems.join('; ')}`);
@@ -143,6 +146,7 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
 }
 
 if (isMainModule(import.meta.url)) {
+  endQuietlyWhenPipeCloses(process.stdout);
   try {
     process.exitCode = await runExportCli(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });
   } catch (error) {

@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { parsePublicKeySet } from './keys.ts';
 import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
@@ -85,6 +85,7 @@ function readTextFile(path: string, what: string): string {
 }
 
 if (isMainModule(import.meta.url)) {
+  endQuietlyWhenPipeCloses(process.stdout);
   const outcome = await runVerifyCli(process.argv.slice(2));
   process.stdout.write(outcome.stdout);
   process.stderr.write(outcome.stderr);

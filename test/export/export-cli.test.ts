@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -307,6 +308,23 @@ function shapeOf(value: unknown): unknown {
 }
 
 describe('README', () => {
+  it('a reader that closes the pipe early (npm run export … | head) ends the export quietly: exit 0, no stack trace', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/export/export-cli.ts', '--format', 'ndjson', ...day1], {
+      cwd: process.cwd(),
+      env: { ...process.env, DATA_DIR: w.dir, DB_PATH: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Closed before the command writes its first line, as `head -c 0` would.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (exit) => resolve(exit)));
+    expect(stderr).not.toContain('EPIPE');
+    expect([code, stderr]).toEqual([0, '']);
+  });
+
   it('the README shows one line of each format with the shape of what the command writes', () => {
     const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Audit exports'), readme.indexOf('\n## ', readme.indexOf('## Audit exports') + 1));
