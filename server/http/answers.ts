@@ -7,6 +7,7 @@ import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
 import { chainState } from '../inbox/state.ts';
 import { formatCents } from '../gate/premises.ts';
+import { oneLine } from '../outbox/render.ts';
 
 /** Statuses answered 202: not final yet, so an agent keeps asking. */
 const PENDING: ReadonlySet<Status> = new Set(['QUEUED', 'IN_FLIGHT', 'APPROVED']);
@@ -45,7 +46,10 @@ function whyText(status: Status, chain: readonly Entry[], displayName: DisplayNa
       return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount, currencyOf(chain))}` : ''}, sent as request ${closing.repair.request_id}`;
     }
     const by = closing ? displayName(closing.by) : 'an approver';
-    return closing?.reason ? `rejected by ${by}: ${closing.reason}; it is never sent` : `an approver rejected it (${by}); it is never sent`;
+    // The reason in the person's words, on one line: a line break or a direction override in it
+    // must not make the agent read a statement Interlock never made.
+    const reason = closing?.reason ? oneLine(closing.reason) : '';
+    return reason ? `rejected by ${by}: ${reason}; it is never sent` : `an approver rejected it (${by}); it is never sent`;
   }
   if (status.startsWith('COMMITTED') || status === 'REAPPLIED_AFTER_QUERY' || status === 'DUPLICATE_IGNORED') return 'the refund was sent to Stripe once';
   if (status === 'IN_FLIGHT') return whyFor('in_flight');
