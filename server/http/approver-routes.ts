@@ -297,7 +297,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     // A rejection says why, in the person's words (the agent is told); nothing else takes one.
     const rejecting = body.action === 'reject' || body.action === 'close';
     const reason = body.reason?.trim() ?? '';
-    if (rejecting && (reason.length === 0 || reason.length > limits.rejectReasonCharsMax)) {
+    // Counted in characters, as the page counts them: one beyond the basic plane is one, not two.
+    const reasonChars = [...reason].length;
+    if (rejecting && (reasonChars === 0 || reasonChars > limits.rejectReasonCharsMax)) {
       throw new AppError('validation_failed', `reason: say why, 1 to ${limits.rejectReasonCharsMax} characters`);
     }
     if (!rejecting && body.reason !== undefined) throw new AppError('validation_failed', 'reason: only for action reject or close');
