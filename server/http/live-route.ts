@@ -27,7 +27,7 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   app.get(LIVE_PATH, { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
-    if (person === undefined) {
+    if (person === undefined || session === null || session === 'expired') {
       socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
       return;
     }
@@ -36,6 +36,11 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       if (ended === session) socket.close(4401, 'unauthorized');
     });
     socket.on('close', stopWatching);
+    // Nor beyond the session's absolute limit, however quiet the page: no request comes to find it.
+    const endsInMs = session.createdAtMs + services.config.sessions.absoluteMs - services.clock.wallMs();
+    const limit = setTimeout(() => socket.close(4401, 'session_expired'), Math.max(0, endsInMs));
+    limit.unref();
+    socket.on('close', () => clearTimeout(limit));
     let leave: () => void;
     try {
       // Finance hears every group's items, read only.

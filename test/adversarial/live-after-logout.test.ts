@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // The attack: a live feed outlives its session. ana opens the live websocket, then logs out (or
 // her session is ended for her). The session cookie was checked only when the socket opened, so
@@ -64,6 +64,24 @@ describe('a live feed ends with its session', () => {
     for (const feed of [beaFeed, hereFeed]) {
       expect(feed.messages.some((m) => m.type === 'item' && m.effect_id === effectId)).toBe(true);
       feed.socket.close();
+    }
+  });
+});
+
+describe('a live feed ends at its session’s absolute limit', () => {
+  it('the socket is closed (4401 session_expired) once the session is older than sessions.absoluteMs, though it never made a request', async () => {
+    const short = await buildAppWorld({ config: testConfig({ sessions: { idleMs: 600, absoluteMs: 600 } }) });
+    try {
+      const base = await short.app.listen({ port: 0, host: '127.0.0.1' });
+      const ana = await short.login('ana');
+      const socket = new WebSocket(`${base.replace('http', 'ws')}/api/live`, { headers: { cookie: ana.cookie } });
+      const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+      await new Promise((resolve) => socket.once('open', resolve));
+      const outcome = await Promise.race([closed, new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), 3_000))]);
+      socket.close();
+      expect(outcome).toEqual({ code: 4401, reason: 'session_expired' });
+    } finally {
+      await short.close();
     }
   });
 });
