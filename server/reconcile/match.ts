@@ -63,15 +63,24 @@ export function compareRefunds(input: CompareInput): ReconciliationResult {
     for (const refund of candidates) compared.add(refund.id);
     if (found === undefined) add('missing_in_stripe', rowOf(journal, recorded, null));
     else add(found.amount === recorded.amountCents ? 'matched' : 'amount_mismatch', rowOf(journal, recorded, found));
-    // A second refund under one effect id is money sent twice: never hidden behind the match.
-    for (const extra of candidates.filter((r) => r !== found)) add('unrecorded', rowOf(journal, recorded, extra));
+    // A second refund under one effect id is money sent twice: never hidden behind the match. It is
+    // not the refund recorded, so it belongs to the period Stripe created it in, as any other.
+    for (const extra of candidates.filter((r) => r !== found && within(createdMs(r), period))) add('unrecorded', rowOf(journal, recorded, extra));
   }
 
   for (const refund of input.stripeRefunds) {
     if (compared.has(refund.id) || !within(createdMs(refund), period)) continue;
     const effectId = refund.metadata?.[effectKey];
+    const recorded = effectId === undefined ? undefined : journal.refunds.get(effectId);
     // Our effect ids are all in `journal`; anything else was made outside Interlock.
-    if (effectId === undefined || !journal.refunds.has(effectId)) add('by_hand', rowOf(journal, null, refund));
+    if (recorded === undefined) add('by_hand', rowOf(journal, null, refund));
+    // Under the effect id of a refund recorded in another period, and not the refund it recorded
+    // (a copied id, or a second send): money that period's run cannot see, so this one shows it.
+    // When the record names no refund id, the refund may be the recorded one, matched there.
+    else {
+      const recordedRefund = recorded.committed?.refundId ?? null;
+      if (recordedRefund !== null && recordedRefund !== refund.id) add('unrecorded', rowOf(journal, recorded, refund));
+    }
   }
 
   const summed = (category: ReconciliationCategory) => {
