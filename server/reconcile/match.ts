@@ -57,9 +57,11 @@ export function compareRefunds(input: CompareInput): ReconciliationResult {
       }
       continue;
     }
-    // The refund the journal names; failing that, the first listed under its effect id.
+    // The refund the journal names, and only it: another under the same effect id is no stand-in
+    // for a refund missing in Stripe. When the record names none, the first listed under its effect id.
     if (!within(recorded.committed.atMs, period)) continue;
-    const found = candidates.find((r) => r.id === recorded.committed?.refundId) ?? candidates[0];
+    const named = recorded.committed.refundId;
+    const found = named === null ? candidates[0] : candidates.find((r) => r.id === named);
     for (const refund of candidates) compared.add(refund.id);
     if (found === undefined) add('missing_in_stripe', rowOf(journal, recorded, null));
     else add(found.amount === recorded.amountCents ? 'matched' : 'amount_mismatch', rowOf(journal, recorded, found));
