@@ -327,7 +327,7 @@ export interface Scoreboard {
  * for USD, yen for JPY). A request counts at the amount it asked for, once.
  */
 export interface MoneyFigures {
-  /** Sent to Stripe (committed): with no person plus after a person. */
+  /** Sent to Stripe (committed) and not reported failed since: with no person plus after a person. */
   refunded_minor: number;
   /** Sent on policy alone: the requests cleared with no person. */
   refunded_no_person_minor: number;
@@ -339,6 +339,8 @@ export interface MoneyFigures {
   rejected_minor: number;
   /** Asked for by requests refused as stale (a fact changed before the send) and not sent. */
   refused_stale_minor: number;
+  /** Sent to Stripe, then reported failed (or canceled) by Stripe: no money went back, and none of it counts as refunded. */
+  failed_at_stripe_minor: number;
   /** Open exposure: waiting for a person plus approved and not sent yet. */
   exposure_minor: number;
   /** Asked for by requests waiting for a person. */

@@ -287,6 +287,7 @@ export const MoneyFiguresSchema = Type.Object(
     repaired_minor: MinorUnits,
     rejected_minor: MinorUnits,
     refused_stale_minor: MinorUnits,
+    failed_at_stripe_minor: MinorUnits,
     exposure_minor: MinorUnits,
     exposure_queued_minor: MinorUnits,
     exposure_approved_minor: MinorUnits,

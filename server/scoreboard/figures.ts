@@ -301,6 +301,7 @@ export class ChainTally {
         repaired: !this.root || this.#approvedRepair,
         rejected: this.#rejected > 0,
         refusedStale: this.#refusedStale,
+        failedAtStripe: this.#committed && (this.#standing === 'failed' || this.#standing === 'canceled'),
       }),
     };
   }

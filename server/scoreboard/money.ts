@@ -15,6 +15,7 @@ export const MONEY_FIELDS = [
   'exposure_minor',
   'exposure_queued_minor',
   'exposure_approved_minor',
+  'failed_at_stripe_minor',
 ] as const satisfies readonly (keyof MoneyFigures)[];
 
 /** The key of a chain whose facts named no currency: its money is never put with a real currency's. */
@@ -40,6 +41,7 @@ export function emptyMoney(): MoneyFigures {
     exposure_minor: 0,
     exposure_queued_minor: 0,
     exposure_approved_minor: 0,
+    failed_at_stripe_minor: 0,
   };
 }
 
@@ -66,6 +68,8 @@ export interface ChainMoneyFacts {
   repaired: boolean;
   rejected: boolean;
   refusedStale: boolean;
+  /** Sent, then reported failed (or canceled) by Stripe: the money did not go back. */
+  failedAtStripe: boolean;
 }
 
 /** One chain's money, each figure at the amount it asked for, once. */
@@ -73,16 +77,19 @@ export function chainMoney(facts: ChainMoneyFacts): MoneyFigures {
   const amount = facts.amountMinor;
   const queued = QUEUED_STATES.has(facts.state) ? amount : 0;
   const approved = APPROVED_STATES.has(facts.state) ? amount : 0;
+  // Refunded: sent, and Stripe has not reported the refund failed since.
+  const refunded = facts.committed && !facts.failedAtStripe;
   return {
-    refunded_minor: facts.committed ? amount : 0,
-    refunded_no_person_minor: facts.committed && facts.cleared ? amount : 0,
-    refunded_after_person_minor: facts.committed && !facts.cleared ? amount : 0,
-    repaired_minor: facts.committed && facts.repaired ? amount : 0,
+    refunded_minor: refunded ? amount : 0,
+    refunded_no_person_minor: refunded && facts.cleared ? amount : 0,
+    refunded_after_person_minor: refunded && !facts.cleared ? amount : 0,
+    repaired_minor: refunded && facts.repaired ? amount : 0,
     rejected_minor: facts.rejected ? amount : 0,
     refused_stale_minor: facts.refusedStale && !facts.committed ? amount : 0,
     exposure_minor: queued + approved,
     exposure_queued_minor: queued,
     exposure_approved_minor: approved,
+    failed_at_stripe_minor: facts.committed && facts.failedAtStripe ? amount : 0,
   };
 }
 

@@ -82,5 +82,11 @@ function csvRows(key: string, value: unknown, rows: [string, string][]): void {
 export function scoreboardCsv(board: Scoreboard): string {
   const rows: [string, string][] = [];
   for (const [key, value] of Object.entries(board)) csvRows(key, value, rows);
-  return ['figure,value', ...rows.map(([k, v]) => `${JSON.stringify(k)},${v}`)].join('\n') + '\n';
+  // Money comes one currency after another: a money figure added later goes after them all.
+  const later = (key: string) => key.startsWith('money.') && LATER_MONEY_FIELDS.has(key.slice(key.lastIndexOf('.') + 1));
+  const ordered = [...rows.filter(([key]) => !later(key)), ...rows.filter(([key]) => later(key))];
+  return ['figure,value', ...ordered.map(([k, v]) => `${JSON.stringify(k)},${v}`)].join('\n') + '\n';
 }
+
+/** Money figures added after the CSV first had money: written after every currency's earlier lines. */
+const LATER_MONEY_FIELDS: ReadonlySet<string> = new Set(['failed_at_stripe_minor']);

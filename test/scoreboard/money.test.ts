@@ -4,6 +4,7 @@ import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { allOf, has, latestEscalation } from '../../server/journal/chain.ts';
+import { finalStatus } from '../../shared/receipts/confirmations.ts';
 import { boundRequest, chainState } from '../../server/inbox/state.ts';
 import { type BoardFilter, computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
@@ -35,6 +36,7 @@ async function allEntries(world: InboxWorld): Promise<Entry[]> {
 }
 
 const MONEY_ZERO: MoneyFigures = {
+  failed_at_stripe_minor: 0,
   refunded_minor: 0,
   refunded_no_person_minor: 0,
   refunded_after_person_minor: 0,
@@ -76,7 +78,10 @@ function recompute(entries: readonly Entry[], filter: BoardFilter) {
     const currency = isJsonObject(first.premises) && typeof first.premises.currency === 'string' ? first.premises.currency : 'unknown';
     const amount = first.effect.amount as number;
     const state = chainState(chain);
-    const sent = has(chain, 'COMMITTED');
+    const committed = has(chain, 'COMMITTED');
+    // Sent, and not reported failed (or canceled) by Stripe since: the money went back.
+    const failedAtStripe = committed && ['failed', 'canceled'].includes(finalStatus(allOf(chain, 'CONFIRMED').map((c) => c.status)) ?? '');
+    const sent = committed && !failedAtStripe;
     const root = boundRequest(chain)?.repair_of === undefined;
     const byPolicy = allOf(chain, 'DISPATCHED').every((d) => isJsonObject(d.lease) && d.lease.by === 'policy');
     const cleared = sent && root && escalations.length === 0 && byPolicy;
@@ -88,7 +93,8 @@ function recompute(entries: readonly Entry[], filter: BoardFilter) {
     if (sent && !cleared) m.refunded_after_person_minor += amount;
     if (sent && (!root || decisions.some((d) => d.decision === 'approve' && d.repair !== null))) m.repaired_minor += amount;
     if (decisions.some((d) => d.decision === 'reject')) m.rejected_minor += amount;
-    if (!sent && allOf(chain, 'REFUSED').some((r) => r.code.startsWith('stale_premise'))) m.refused_stale_minor += amount;
+    if (!committed && allOf(chain, 'REFUSED').some((r) => r.code.startsWith('stale_premise'))) m.refused_stale_minor += amount;
+    if (failedAtStripe) m.failed_at_stripe_minor += amount;
     if (state === 'NEW' || state === 'ESCALATED' || state === 'NEEDS_ESCALATION') m.exposure_queued_minor += amount;
     if (state === 'APPROVED' || state === 'SENDING') m.exposure_approved_minor += amount;
     m.exposure_minor = m.exposure_queued_minor + m.exposure_approved_minor;
@@ -160,6 +166,13 @@ async function randomDay(seed: number, check: (world: InboxWorld, startMs: numbe
       if (escalation.repairs.length > 0 && how < 0.4) await survive(world.inbox.repair(id, by, 0));
       else if (how < 0.6) await survive(world.inbox.reject(id, by, { reason: 'not this one' }));
       else await survive(world.inbox.approve(id, by, { execute: rnd.next() < 0.7 }));
+    } else if (roll < 0.88) {
+      // Stripe reports on a refund sent: mostly succeeded, sometimes failed (the money did not go back).
+      const sent = [...chainsOf(await allEntries(world)).values()].filter((chain) => has(chain, 'COMMITTED'));
+      if (sent.length === 0) continue;
+      const chain = rnd.pick(sent);
+      const status = rnd.next() < 0.5 ? 'failed' : 'succeeded';
+      await world.journal.append('CONFIRMED', chain[0]!.effect_id, { via: 'webhook', event: `evt_${step}`, refund: `re_${step}`, status, amount: 1, payment_intent: 'pi_day', created: step });
     } else if (roll < 0.92) {
       await survive(world.inbox.options.gate.recover().then((recovered) => world.inbox.reconcile(recovered)));
     } else {
@@ -190,6 +203,10 @@ describe('scoreboard money, per currency', () => {
     const lines = csv.trim().split('\n');
     expect(lines.findIndex((l) => l.startsWith('"money.'))).toBeGreaterThan(lines.findIndex((l) => l.startsWith('"time_to_decision.max_ms"')));
     expect(lines.slice(0, 2)).toEqual(['figure,value', '"requests",3']);
+    // A money figure added later (failed at Stripe) comes after every currency's earlier money lines.
+    const failedLines = lines.filter((l) => l.includes('.failed_at_stripe_minor"'));
+    expect(failedLines).toEqual(['"money.jpy.failed_at_stripe_minor",0', '"money.usd.failed_at_stripe_minor",0']);
+    expect(lines.slice(-2)).toEqual(failedLines);
   });
 
   it('the scripted day, in money: by policy and after a person, repaired, rejected, refused as stale, and open exposure', async () => {
@@ -222,6 +239,10 @@ describe('scoreboard money, per currency', () => {
     expect(await inbox.repair(world.effectIdOf(stale), 'ana', 0)).toBe('COMMITTED');
     // Waiting for a person.
     await inbox.submit(request(250));
+    // Cleared by policy and sent, then Stripe reported the refund failed: no money went back.
+    const failing = request(15);
+    expect(await inbox.submit(failing)).toBe('COMMITTED');
+    await world.journal.append('CONFIRMED', world.effectIdOf(failing), { via: 'webhook', event: 'evt_failed', refund: 're_failed', status: 'failed', amount: 15, payment_intent: 'pi_failed', created: 1 });
     const board = computeScoreboard(await allEntries(world), 'inbox');
     expect(board.money).toEqual({
       usd: {
@@ -231,6 +252,7 @@ describe('scoreboard money, per currency', () => {
         repaired_minor: 30,
         rejected_minor: 30,
         refused_stale_minor: 40,
+        failed_at_stripe_minor: 15,
         exposure_minor: 90 + 250,
         exposure_queued_minor: 250,
         exposure_approved_minor: 90,

@@ -141,7 +141,7 @@ export function formatWait(ms: number | null): string {
 
 /** What each money figure is called and how it is counted, in finance's words. */
 export const MONEY_FIGURES: Record<keyof MoneyFigures, { label: string; help: string }> = {
-  refunded_minor: { label: 'Refunded', help: 'Sent to Stripe: with no person plus after a person.' },
+  refunded_minor: { label: 'Refunded', help: 'Sent to Stripe and not reported failed since: with no person plus after a person.' },
   refunded_no_person_minor: { label: 'Refunded with no person', help: 'Sent on policy alone: the requests cleared with no person.' },
   refunded_after_person_minor: {
     label: 'Refunded after a person',
@@ -159,6 +159,10 @@ export const MONEY_FIGURES: Record<keyof MoneyFigures, { label: string; help: st
   exposure_minor: { label: 'Open exposure', help: 'Waiting for a person, plus approved and not sent yet.' },
   exposure_queued_minor: { label: 'Waiting for a person', help: 'Asked for by requests in an inbox now.' },
   exposure_approved_minor: { label: 'Approved, not sent yet', help: 'Approved (by a person or by policy) and not sent yet, or being sent now.' },
+  failed_at_stripe_minor: {
+    label: 'Failed at Stripe',
+    help: 'Sent, then reported failed (or canceled) by Stripe: no money went back, so none of it is counted as refunded.',
+  },
 };
 
 /** The order of the money figures in the table. */
@@ -172,6 +176,7 @@ export const MONEY_ORDER: readonly (keyof MoneyFigures)[] = [
   'exposure_minor',
   'exposure_queued_minor',
   'exposure_approved_minor',
+  'failed_at_stripe_minor',
 ];
 
 /** The key the server uses for money whose facts named no currency. */
