@@ -1,12 +1,13 @@
 // Amounts for people. Amounts arrive in the currency's smallest unit, as Stripe counts them (the
-// web inbox words them the same way: web/src/format.ts). No I/O.
+// web inbox words them with the same decimals: web/src/format.ts). No I/O.
 
 /** Stripe's zero-decimal currencies: the amount is already whole units (stripe.com/docs/currencies). */
 const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 /** Stripe's three-decimal currencies. */
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
-function decimalsOf(currency: string): number {
+/** How many decimals the currency's major unit has, the way Stripe counts it (0 for yen, 3 for dinars, else 2). */
+export function decimalsOf(currency: string): number {
   const code = currency.toLowerCase();
   if (ZERO_DECIMAL.has(code)) return 0;
   return THREE_DECIMAL.has(code) ? 3 : 2;

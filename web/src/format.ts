@@ -3,17 +3,7 @@
  * unit, as Stripe counts it; time as integer ms.
  */
 
-/** Stripe's zero-decimal currencies: the amount is already whole units (stripe.com/docs/currencies). */
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
-/** Stripe's three-decimal currencies. */
-const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
-
-/** How many minor units make one major unit, the way Stripe counts this currency. */
-function decimalsOf(currency: string): number {
-  const code = currency.toLowerCase();
-  if (ZERO_DECIMAL.has(code)) return 0;
-  return THREE_DECIMAL.has(code) ? 3 : 2;
-}
+import { decimalsOf } from '../../shared/money.ts';
 
 /** An amount in major units (dollars, yen), for comparing with what a person types. */
 export function toMajorUnits(minorUnits: number, currency: string | null | undefined): number {
