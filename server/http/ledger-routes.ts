@@ -75,12 +75,11 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const allowed = (request: FastifyRequest) => {
     if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
   };
-  /** The filter asked for, narrowed to what this person may read: finance every request, an approver those of their own groups. */
-  const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => {
-    const filter = parseFilter(services, request.query);
-    if (request.person!.role === 'approver') filter.within = [...groupsOf(services, request.person!.name)];
-    return filter;
-  };
+  /** What this person may read: finance every request (no bound), an approver those of their own groups. */
+  const readable = (request: FastifyRequest): LedgerFilter =>
+    request.person!.role === 'approver' ? { within: [...groupsOf(services, request.person!.name)] } : {};
+  /** The filter asked for, narrowed to what this person may read. */
+  const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => ({ ...parseFilter(services, request.query), ...readable(request) });
   /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
   let exporting = 0;
 
@@ -151,8 +150,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     const effectId = request.params.effect_id;
     const { ledger } = await services.views.current();
     const row = ledger.rowOf(effectId, displayName);
-    const within = request.person!.role === 'approver' ? { within: [...groupsOf(services, request.person!.name)] } : {};
-    if (row === null || !rowMatches(row, within)) throw new AppError('not_found', 'no such request in the ledger');
+    if (row === null || !rowMatches(row, readable(request))) throw new AppError('not_found', 'no such request in the ledger');
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, await services.journal.entries(effectId), services.signingKey);
   });
