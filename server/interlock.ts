@@ -11,7 +11,8 @@ import { createChannels } from './outbox/channels.ts';
 import type { FactsScheduler } from './facts/current-facts.ts';
 import type { Channels } from './outbox/types.ts';
 import { SessionStore } from './http/sessions.ts';
-import { createServices, recoverInFlight, type Services, startServices } from './services.ts';
+import { createServices, queueWaiting, recoverInFlight, type Services, startServices } from './services.ts';
+import { limits } from '../shared/limits.ts';
 import type { ViewsLog } from './views.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
@@ -53,6 +54,8 @@ export interface InterlockParts {
   channels?: Channels | undefined;
   /** The current-facts cache's clock and waits (default: the wall clock and timers); tests that are not about its pace skip its waits. */
   factsScheduler?: FactsScheduler | undefined;
+  /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`). */
+  busyRetryMs?: number | undefined;
 }
 
 /** Interlock built but not started: the app (not listening), its services, and how to start and stop them. */
@@ -90,6 +93,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.killHook ? { killHook: parts.killHook } : {}),
     ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
     ...(parts.factsScheduler === undefined ? {} : { factsScheduler: parts.factsScheduler }),
+    ...(parts.busyRetryMs === undefined ? {} : { busyRetryMs: parts.busyRetryMs }),
     onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
     log,
     channels,
@@ -131,6 +135,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
         return;
       }
       ready = true;
+      stops.push(() => services.turns.stop());
       // Current facts follow the inbox from now on: arrivals and webhooks are read in every build,
       // the 10-minute background rereads only with the background on.
       const background = parts.background !== false;
@@ -195,6 +200,8 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
         // Reminders at their share of the SLA, digests of windows that closed.
         () => services.outbox.tick(),
         async () => services.inbox.reconcile(await recoverInFlight(services)),
+        // Requests another process accepted to wait their turn, long enough ago that it must have stopped.
+        () => queueWaiting(services, services.clock.wallMs() - limits.stripeTurnQueueMs - services.gate.claimTtlMs),
         () => services.inbox.executeApproved(),
         // Finish what was left half done while running (a request whose facts could not be read
         // before its send), as start-up does, once it is older than a send may take.

@@ -19,6 +19,9 @@ import type { Channels } from './outbox/types.ts';
 import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
 import { PaymentPanels } from './facts/payment-panel.ts';
 import { Views, type ViewsLog } from './views.ts';
+import { capacityFor, StripeBudget } from './stripe/budget.ts';
+import { attachBudget } from './stripe/paced-client.ts';
+import { TurnQueue } from './stripe/turn-queue.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -43,6 +46,10 @@ export interface Services {
   paymentPanels: PaymentPanels;
   /** A verified Stripe event named this payment (any refund, charge or dispute): what is shown of it is read again. */
   onPaymentEvent(paymentIntent: string): void;
+  /** The one Stripe budget every Stripe call of the process draws on. */
+  budget: StripeBudget;
+  /** Requests waiting their turn to reach Stripe, in arrival order. */
+  turns: TurnQueue;
 }
 
 /** What the composition needs from outside. */
@@ -66,6 +73,20 @@ export interface ServiceOptions {
   outboxLog?: OutboxLog;
   /** The current-facts cache's clock and waits (default: the wall clock and timers). */
   factsScheduler?: FactsScheduler;
+  /** The Stripe budget (default: one at the config's share of the mode's limits). */
+  budget?: StripeBudget;
+  /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`); tests shorten it. */
+  busyRetryMs?: number;
+}
+
+/** The budget the config asks for: its share of Stripe's limits for the mode (the sandbox is limited as test mode is). */
+export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>): StripeBudget {
+  const { mode, rateLimits } = config.stripe;
+  const overrides = {
+    ...(rateLimits.globalPerSecond === null ? {} : { globalPerWindow: rateLimits.globalPerSecond }),
+    ...(rateLimits.endpointPerSecond === null ? {} : { endpointPerWindow: rateLimits.endpointPerSecond }),
+  };
+  return new StripeBudget({ capacity: capacityFor(mode === 'sandbox' ? 'test' : mode, rateLimits.share, overrides) });
 }
 
 /** Channels for services built without any (a rebuild, a replay): nothing can be delivered. */
@@ -98,6 +119,8 @@ export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: str
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
+  const budget = options.budget ?? budgetFromConfig(config);
+  attachBudget(options.stripe, budget);
   const journal = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
   const target = new StripeRefunds(options.stripe);
   const authority = new Authority({
@@ -113,6 +136,14 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.killHook ? { killHook: options.killHook } : {}),
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
+  // The facts with the journal position read before them, so the send may reuse the read (gate.ts).
+  const captureFresh = async (request: InboxRequest) => {
+    const paymentIntent = String(request.payment_intent);
+    const reserved = await journal.reservations(paymentIntent);
+    const readAtWallMs = clock.wallMs();
+    const facts = await target.capture(paymentIntent, undefined, reserved.open);
+    return { facts, key: paymentIntent, seq: reserved.seq, readAtWallMs };
+  };
   const views = new Views({ journal, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   const inbox = new Inbox({
     name: config.inboxName,
@@ -121,10 +152,8 @@ export function createServices(options: ServiceOptions): Services {
     policy: policyFromConfig(config),
     // Open dispatches on the payment count as refunded, in every fact a rule or a person reads;
     // the journal is read before Stripe, as the gate's own check does.
-    capture: async (request) => {
-      const paymentIntent = String(request.payment_intent);
-      return target.capture(paymentIntent, undefined, (await journal.reservations(paymentIntent)).open);
-    },
+    capture: async (request) => (await captureFresh(request)).facts,
+    captureFresh: (request) => captureFresh(request),
     effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount }),
     requestKeyOf,
     nowMs: () => clock.nowMs(),
@@ -178,6 +207,15 @@ export function createServices(options: ServiceOptions): Services {
     currentFacts.onPaymentEvent(paymentIntent);
     paymentPanels.forget(paymentIntent);
   };
+  const turns = new TurnQueue({
+    budget,
+    journal,
+    inbox,
+    onSettled: () => views.refresh(),
+    onError: (effectId, error) => {
+      if (!views.report(error)) (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'a request waiting its turn for Stripe could not be decided yet; it is tried again');
+    },
+  });
   return {
     config,
     clock,
@@ -194,6 +232,8 @@ export function createServices(options: ServiceOptions): Services {
     currentFacts,
     paymentPanels,
     onPaymentEvent,
+    budget,
+    turns,
   };
 }
 
@@ -205,10 +245,26 @@ export function createServices(options: ServiceOptions): Services {
 export async function startServices(services: Services): Promise<void> {
   const { views, inbox } = services;
   await views.current();
+  await queueWaiting(services);
   await inbox.reconcile(await recoverInFlight(services));
   await inbox.refresh();
   await inbox.executeApproved();
   await views.current();
+}
+
+/**
+ * Queue again the requests a restart found waiting their turn for Stripe, in journal order (or
+ * ones another process accepted long enough ago that it must have stopped: `olderThanWallMs`).
+ */
+export async function queueWaiting(services: Pick<Services, 'views' | 'journal' | 'turns'>, olderThanWallMs?: number): Promise<void> {
+  const { inbox } = await services.views.current();
+  const chains = [];
+  for (const effectId of inbox.work.unfinished()) {
+    if (services.turns.holds(effectId)) continue;
+    const chain = await services.journal.entries(effectId);
+    if (olderThanWallMs === undefined || (chain[0]?.ts_ms ?? Number.POSITIVE_INFINITY) <= olderThanWallMs) chains.push(chain);
+  }
+  services.turns.adopt(chains);
 }
 
 /**

@@ -30,6 +30,32 @@ export const limits = {
   dedupMarginMs: 600_000,
   /** The Stripe SDK gives up on a request after this long, well inside the claim TTL. */
   stripeTimeoutMs: 30_000,
+  /**
+   * The facts a rule ran on stand in for the read before the send when they were read at most this
+   * long before the DISPATCHED is written, under a guard on the journal position read before them
+   * (a dispatch on the payment since then means a new read). Stripe itself refuses a refund beyond
+   * what is left, so what this can miss is a refund or a dispute made outside Interlock in those
+   * two seconds: the same window a read just before the send leaves open, a little wider.
+   */
+  factsReuseMs: 2_000,
+  /**
+   * A send Stripe answers 429 (nothing done, nothing kept under the key) is tried again under the
+   * same key, refreshing its claim before each try, for this long; then the sender lets go of the
+   * claim and recovery checks the authority and the facts again before it resends.
+   */
+  stripeBusyRetryMs: 60_000,
+  stripeBusyBackoffFirstMs: 250,
+  stripeBusyBackoffMaxMs: 8_000,
+  /**
+   * A new request waits this long for its Stripe calls to be granted before it is journaled as
+   * waiting its turn and answered 202: long enough for a quiet moment's answer to be final, short
+   * enough that an agent always hears at once.
+   */
+  stripeTurnWaitMs: 150,
+  /** Requests waiting their turn for Stripe: at most what the budget sends in this long; beyond it 429. */
+  stripeTurnQueueMs: 600_000,
+  /** An agent hears within this long; a send still going on then (retrying a 429) is answered IN_FLIGHT and finishes on its own. */
+  refundAnswerWithinMs: 10_000,
   /** Stripe lists at most 100 objects per page. */
   stripeListLimit: 100,
   /** A person's name at login is short, and scrypt is never asked to hash an unbounded password. */

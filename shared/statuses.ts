@@ -12,6 +12,7 @@ export const REFUSAL_CODES = [
   'ambiguous',
   'no_repair',
   'repair_not_expressible',
+  'payment_missing',
 ] as const;
 /** One refusal code. */
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
@@ -74,6 +75,8 @@ export const WHY = {
   awaiting_decision: 'it waits for a person to decide its latest escalation',
   closed: 'a person closed it; it is never sent',
   refused: 'it could not be sent safely',
+  payment_missing: 'Stripe knows no such payment intent, so nothing was sent',
+  waiting_turn: 'it is waiting its turn to reach Stripe: Interlock paces its calls to stay within Stripe’s rate limits; nothing has been sent yet',
 } as const;
 /** One reason code with plain words. */
 export type WhyCode = keyof typeof WHY;

@@ -4,7 +4,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { POLICY } from '../gate/leases.ts';
 import { Checker, ConfigError, type Mapping } from './check.ts';
 import { type ConfigEnv, readNotifications } from './notifications.ts';
-import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeMode } from './schema.ts';
+import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeConfig } from './schema.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
 
 export { ConfigError } from './check.ts';
@@ -130,9 +130,23 @@ function readTickMs(c: Checker, value: unknown): number {
   return value * 1000;
 }
 
-function readStripe(c: Checker, value: unknown): { mode: StripeMode } {
-  const raw = c.mapping(value, 'stripe', ['mode'], ['mode']);
-  return { mode: c.oneOf(raw.mode, 'stripe.mode', STRIPE_MODES, 'a Stripe mode') };
+function readStripe(c: Checker, value: unknown): StripeConfig {
+  const raw = c.mapping(value, 'stripe', ['mode', 'rate_limits'], ['mode']);
+  const mode = c.oneOf(raw.mode, 'stripe.mode', STRIPE_MODES, 'a Stripe mode');
+  const limits: Mapping = raw.rate_limits === undefined ? {} : c.mapping(raw.rate_limits, 'stripe.rate_limits', ['share', 'global_per_second', 'endpoint_per_second']);
+  const share = limits.share ?? CONFIG_DEFAULTS.stripeBudgetShare;
+  if (typeof share !== 'number' || !(share > 0 && share <= 1)) {
+    c.fail('stripe.rate_limits.share', `must be a share of Stripe's limits above 0 and at most 1, got ${String(share)}`);
+  }
+  const perSecond = (field: 'global_per_second' | 'endpoint_per_second'): number | null => {
+    const given = limits[field];
+    if (given === undefined || given === null) return null;
+    if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 1 || given > configLimits.stripeOpsPerSecondMax) {
+      c.fail(`stripe.rate_limits.${field}`, `must be a whole number of operations a second from 1 to ${configLimits.stripeOpsPerSecondMax}, got ${String(given)}`);
+    }
+    return given;
+  };
+  return { mode, rateLimits: { share: Number(share), globalPerSecond: perSecond('global_per_second'), endpointPerSecond: perSecond('endpoint_per_second') } };
 }
 
 function readSessions(c: Checker, value: unknown): { idleMs: number; absoluteMs: number } {

@@ -30,6 +30,16 @@ export const STRIPE_MODES = ['sandbox', 'test'] as const;
 /** One Stripe mode. */
 export type StripeMode = (typeof STRIPE_MODES)[number];
 
+/**
+ * How Interlock reaches Stripe, and how much of the account's rate limits it uses: `share` of
+ * Stripe's published limits for the mode (25 operations a second and 25 per endpoint in test mode
+ * and the sandbox, 100 and 25 live), or of the limits given here for an account Stripe raised.
+ */
+export interface StripeConfig {
+  mode: StripeMode;
+  rateLimits: { share: number; globalPerSecond: number | null; endpointPerSecond: number | null };
+}
+
 /** A refund must be at most `cents`. */
 export interface AmountAtMostRule {
   kind: 'amount_at_most';
@@ -108,7 +118,7 @@ export interface InterlockConfig {
   groups: Record<string, string[]>;
   people: PersonConfig[];
   agents: AgentConfig[];
-  stripe: { mode: StripeMode };
+  stripe: StripeConfig;
   sessions: { idleMs: number; absoluteMs: number };
   /** Reaching people and agents: the inbox's public URL, SMTP, channels, callbacks (server/config/notifications.ts). */
   notifications: NotificationsConfig;
@@ -125,6 +135,8 @@ export const CONFIG_DEFAULTS = {
   sessionIdleMinutes: 30,
   sessionAbsoluteMinutes: 720,
   testMode: false,
+  /** Interlock uses 80% of Stripe's rate limits, leaving the rest to the Dashboard and other integrations. */
+  stripeBudgetShare: 0.8,
 } as const;
 
 /** Bounds on the file itself, each with why. */
@@ -151,4 +163,6 @@ export const configLimits = {
   signingSecretCharsMin: 16,
   /** A secret file holds one password, URL or key; a path to anything larger is a mistake. */
   secretFileBytesMax: 64 * 1024,
+  /** Stripe raises an account's limits on request, to a few thousand operations a second at most. */
+  stripeOpsPerSecondMax: 10_000,
 } as const;

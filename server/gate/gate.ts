@@ -12,7 +12,17 @@ import { KeyedTurns } from './keyed-turns.ts';
 import type { KillHook, KillPoint } from './kill-points.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
 import { recoverEffect } from './recovery.ts';
-import { type Explained, InvalidEffectError, SimulatedCrash, type Target, TargetRejectedError } from './target.ts';
+import {
+  type Explained,
+  type FreshFacts,
+  InvalidEffectError,
+  type SendTurn,
+  SimulatedCrash,
+  type Target,
+  TargetBusyError,
+  TargetRejectedError,
+  TargetRetryableError,
+} from './target.ts';
 
 
 /** What an agent (or the inbox) asks the gate to do. */
@@ -32,6 +42,12 @@ export interface Proposal {
    * agents' API, and a request that lost a race to bind must leave the chain as the winner made it.
    */
   recordConflict?: boolean;
+  /**
+   * The facts a rule just ran on, read with the journal position before them: they stand in for the
+   * read before the send while they are fresh (`limits.factsReuseMs`) and no dispatch on the payment
+   * came since. A person's approval never brings them: it is always read at the send.
+   */
+  fresh?: FreshFacts;
 }
 
 /** The gate's answer. */
@@ -50,6 +66,10 @@ export interface GateOptions {
   claimTtlMs?: number;
   owner?: string;
   killHook?: KillHook;
+  /** How the gate waits between tries of a busy target (default: a timer). */
+  sleep?: (ms: number) => Promise<void>;
+  /** How long a send tries a busy target again before it lets go (default `limits.stripeBusyRetryMs`). */
+  busyRetryMs?: number;
 }
 
 /** The gate: sends an effect at most once, under live authority, on facts that still hold. */
@@ -63,6 +83,8 @@ export class Gate {
   readonly sender: string;
   readonly owner: string;
   killHook: KillHook | undefined;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly busyRetryMs: number;
   /** Checks and dispatches on one payment take turns in this process. */
   readonly #turns = new KeyedTurns();
 
@@ -75,6 +97,8 @@ export class Gate {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.sender = `${this.owner}/send`;
     this.killHook = options.killHook;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.busyRetryMs = options.busyRetryMs ?? limits.stripeBusyRetryMs;
   }
 
   /** The effect id a proposal maps to. */
@@ -126,13 +150,26 @@ export class Gate {
       return done('REFUSED:lease');
     }
     await this.journal.append('AUTHORIZED', effectId, { lease });
+    const fresh = isPolicyLease(lease) ? proposal.fresh : undefined;
+    const key = this.target.reservationKey?.(effect) ?? null;
+    // Nothing of the rate budget is held while waiting for another refund on the payment: the turn
+    // ahead may need a read of its own, and places held by those behind it would starve it.
+    if (this.#turns.busy(key)) this.target.yieldHeld?.();
     // The facts check and the write of the DISPATCHED take turns per reserved payment; the send
     // itself runs after the turn, so concurrent refunds on one payment still send in parallel.
-    const checked = await this.#turns.run(this.target.reservationKey?.(effect) ?? null, () =>
-      this.checkAndDispatch(effectId, effect, lease, decidedOn, checks),
-    );
-    if (checked !== 'DISPATCHED') return done(checked);
-    return this.send(effectId, effect);
+    let turn: SendTurn | null = null;
+    try {
+      const checked = await this.#turns.run(key, async () => {
+        turn = (await this.target.sendTurn?.()) ?? null;
+        const check = () => this.checkAndDispatch(effectId, effect, lease, decidedOn, checks, fresh);
+        return turn ? turn.run(check) : check();
+      });
+      if (checked !== 'DISPATCHED') return done(checked);
+      const send = () => this.send(effectId, effect);
+      return await (turn ? (turn as SendTurn).run(send) : send());
+    } finally {
+      (turn as SendTurn | null)?.release();
+    }
   }
 
   /**
@@ -141,15 +178,32 @@ export class Gate {
    * the facts are read, so two refunds racing on one payment are never both sent on the same facts.
    * Answers 'DISPATCHED' when the send may go ahead, else the status to answer.
    */
-  private async checkAndDispatch(effectId: string, effect: JsonObject, lease: Json, decidedOn: Json, checks: Checks): Promise<Status | 'DISPATCHED'> {
+  private async checkAndDispatch(
+    effectId: string,
+    effect: JsonObject,
+    lease: Json,
+    decidedOn: Json,
+    checks: Checks,
+    given?: FreshFacts,
+  ): Promise<Status | 'DISPATCHED'> {
     const headroom = isPolicyLease(lease);
     const key = this.target.reservationKey?.(effect) ?? null;
+    let fresh = given !== undefined && key !== null && given.key === key && this.target.judgeOn !== undefined ? given : undefined;
     for (let check = 1; ; check++) {
-      // The journal before the world: a dispatch that reaches Stripe after this read is still open
-      // here, and one made after it is newer than the guard, so no refund escapes both counts.
-      const reserved = key === null ? null : await this.journal.reservations(key);
-      const guard = key === null || reserved === null ? undefined : { key, afterSeq: reserved.seq };
-      const explained = await this.target.explain(decidedOn, effectId, effect, { headroom, ...(reserved ? { reserved: reserved.open } : {}) });
+      let guard: { key: string; afterSeq: number } | undefined;
+      let explained: Explained;
+      if (fresh && this.target.judgeOn) {
+        // The facts the rule ran on are the read: the DISPATCHED is guarded on the journal position
+        // read before them, exactly as it would be on a read made now.
+        guard = { key: fresh.key, afterSeq: fresh.seq };
+        explained = this.target.judgeOn(decidedOn, fresh.facts, effect, { headroom });
+      } else {
+        // The journal before the world: a dispatch that reaches Stripe after this read is still open
+        // here, and one made after it is newer than the guard, so no refund escapes both counts.
+        const reserved = key === null ? null : await this.journal.reservations(key);
+        guard = key === null || reserved === null ? undefined : { key, afterSeq: reserved.seq };
+        explained = await this.target.explain(decidedOn, effectId, effect, { headroom, ...(reserved ? { reserved: reserved.open } : {}) });
+      }
       checks.violations = explained.violations;
       if (explained.violations.length > 0) return this.refuseStale(effectId, explained, checks);
       if (this.leases.reserve) {
@@ -170,6 +224,11 @@ export class Gate {
         await this.refuse(effectId, 'lease', { checks });
         return 'REFUSED:lease';
       }
+      // Facts reused only while fresh at the write itself: older than that, they are read again.
+      if (fresh && this.wallClockMs() - fresh.readAtWallMs > limits.factsReuseMs) {
+        fresh = undefined;
+        continue;
+      }
       const result = await this.journal.appendIf(
         'DISPATCHED',
         effectId,
@@ -180,6 +239,8 @@ export class Gate {
       );
       if (result.blocker === null) return 'DISPATCHED';
       if (result.blocker !== RESERVATION_MOVED) return this.blocked(effectId, result.blocker);
+      // Another dispatch on the payment since the facts were read: read them again.
+      fresh = undefined;
       if (check >= limits.reservationChecksMax) {
         const violations = [`other refunds on ${guard?.key ?? 'this payment'} kept landing while this one was checked`];
         return this.refuseStale(effectId, { violations, changes: [], repairs: [] }, { ...checks, violations });
@@ -211,7 +272,9 @@ export class Gate {
     let sent: Json;
     try {
       await this.reached('after_dispatch', effectId);
-      sent = await this.target.apply(effectId, effect);
+      const applied = await this.applyUntilNotBusy(effectId, effect);
+      if (applied === null) return done('IN_FLIGHT');
+      sent = applied;
       await this.reached('after_send', effectId);
     } catch (error) {
       if (error instanceof SimulatedCrash) {
@@ -228,6 +291,36 @@ export class Gate {
     await this.journal.append('COMMITTED', effectId, { result: sent }, { release: this.sender });
     await this.reached('after_commit', effectId);
     return done('COMMITTED');
+  }
+
+  /**
+   * Apply the effect, trying again under the same key while the target says it is busy and did
+   * nothing (a 429), or asks for another try: with a backoff and jitter, the claim refreshed before
+   * each try, for `busyRetryMs` (`limits.stripeBusyRetryMs`). Null when the tries ran out on a busy target, or the
+   * claim was lost: nothing was done, the claim is let go, and recovery checks the authority and
+   * the facts again before it resends. A target that asked for another try and may have done it is
+   * an unknown outcome when the tries run out (thrown, the claim kept).
+   */
+  private async applyUntilNotBusy(effectId: string, effect: JsonObject): Promise<Json | null> {
+    const startedMs = this.wallClockMs();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.target.apply(effectId, effect);
+      } catch (error) {
+        const busy = error instanceof TargetBusyError;
+        if (!busy && !(error instanceof TargetRetryableError)) throw error;
+        const backoffMs = Math.min(limits.stripeBusyBackoffMaxMs, limits.stripeBusyBackoffFirstMs * 2 ** attempt);
+        const waitMs = backoffMs / 2 + Math.random() * (backoffMs / 2);
+        if (this.wallClockMs() - startedMs + waitMs > this.busyRetryMs) {
+          if (!busy) throw error;
+          await this.journal.release(effectId, this.sender);
+          return null;
+        }
+        await this.sleep(waitMs);
+        // Nobody else may send it meanwhile; a claim that lapsed and was taken is theirs now.
+        if (!(await this.journal.claim(effectId, this.sender, this.claimTtlMs))) return null;
+      }
+    }
   }
 
   /** Append a refusal with the plain reason for its code unless one is given. */
@@ -282,11 +375,14 @@ export class Gate {
    */
   async recover(options: { only?: ReadonlySet<string>; candidates?: Iterable<string> } = {}): Promise<Map<string, Status>> {
     const out = new Map<string, Status>();
-    for (const effectId of options.candidates ?? (await this.journal.inFlight())) {
-      if (options.only && !options.only.has(effectId)) continue;
-      const status = await recoverEffect(this, effectId);
-      if (status !== null) out.set(effectId, status);
-    }
-    return out;
+    const run = async () => {
+      for (const effectId of options.candidates ?? (await this.journal.inFlight())) {
+        if (options.only && !options.only.has(effectId)) continue;
+        const status = await recoverEffect(this, effectId);
+        if (status !== null) out.set(effectId, status);
+      }
+      return out;
+    };
+    return this.target.recoveryTurn ? this.target.recoveryTurn(run) : run();
   }
 }

@@ -24,6 +24,11 @@ export class KeyedTurns {
     }
   }
 
+  /** Whether a `run` of this key would wait for an earlier one. */
+  busy(key: string | null): boolean {
+    return key !== null && this.#tails.has(key);
+  }
+
   /** Keys with a turn running or waiting, for tests. */
   get size(): number {
     return this.#tails.size;

@@ -71,6 +71,12 @@ export interface RefundFacts extends JsonObject {
   disputed: boolean;
 }
 
+/** True for facts with every field a refund's judgement reads, each of its type. */
+export function isRefundFacts(facts: JsonObject): facts is RefundFacts {
+  const counts = ['amount_received', 'refunded_by_others', 'refunded_outside'] as const;
+  return typeof facts.payment_intent === 'string' && typeof facts.disputed === 'boolean' && counts.every((k) => Number.isSafeInteger(facts[k]));
+}
+
 /**
  * Judge the facts a refund was decided on against the facts now (both targets share this, so the
  * simulator judges as Stripe's target does). A change breaks the premise, except under the rules

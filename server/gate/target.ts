@@ -44,11 +44,57 @@ export interface Target {
   explain(premises: Json, effectId: string, effect: JsonObject, options?: ExplainOptions): Promise<Explained>;
   /** What an open dispatch of this effect reserves (a refund: its payment), or null for nothing. */
   reservationKey?(effect: JsonObject): string | null;
+  /**
+   * Judge recorded premises against facts already read (`now`), with no read of the world: the
+   * gate's check before a send, when the facts a rule ran on are fresh enough to be that read.
+   */
+  judgeOn?(premises: Json, now: JsonObject, effect: JsonObject, options?: ExplainOptions): Explained;
+  /**
+   * A send's place in the target's rate budget: its fresh read and its create taken together, so
+   * the send goes out as soon as its DISPATCHED is written. Absent, sends are not paced.
+   */
+  sendTurn?(): Promise<SendTurn>;
+  /** Give back what the caller holds of the rate budget and has not used, before it waits for something else. */
+  yieldHeld?(): void;
+  /** Run recovery's reads and resends as recovery in the target's rate budget. */
+  recoveryTurn?<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** Places taken in a target's rate budget: work run with them uses them, and `release` gives back the rest. */
+export interface SendTurn {
+  run<T>(work: () => Promise<T>): Promise<T>;
+  release(): void;
+}
+
+/** Facts read just before a send, with the journal position read before them, so the send can reuse the read. */
+export interface FreshFacts {
+  facts: JsonObject;
+  /** What the facts' open dispatches were read under (the payment), and the journal position then. */
+  key: string;
+  seq: number;
+  /** When they were read, on the wall clock. */
+  readAtWallMs: number;
 }
 
 /** The target answered and definitely did not do it (Stripe 400/402/404, a declined card). */
 export class TargetRejectedError extends Error {
   override readonly name = 'TargetRejectedError';
+}
+
+/**
+ * The target answered that it is too busy and did nothing (Stripe's 429: `rate_limit`,
+ * `lock_timeout`), and kept nothing under the idempotency key: the same send may go again.
+ */
+export class TargetBusyError extends Error {
+  override readonly name = 'TargetBusyError';
+}
+
+/**
+ * The target asked for the send to be tried again (`Stripe-Should-Retry: true`) but may have done
+ * it: worth the same send under the same key, and an unknown outcome if the tries run out.
+ */
+export class TargetRetryableError extends Error {
+  override readonly name = 'TargetRetryableError';
 }
 
 /** Test hook: stands for the process dying at this point. */

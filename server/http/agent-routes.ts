@@ -12,7 +12,8 @@ import { InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
-import { boundRequest } from '../inbox/state.ts';
+import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
+import { withStripeClass } from '../stripe/paced-client.ts';
 import { answerHttpStatus, boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
 import { displayName } from './approver-routes.ts';
 import { AppError } from './errors.ts';
@@ -114,17 +115,16 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const before = await services.journal.entries(effectId);
     const conflict = conflictWith(before);
     if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
+    const waiting = before.length === 0 ? null : waitsItsTurn(before);
     let status: Status | null = null;
-    try {
+    if (before.length === 0 || waiting) {
+      // A new request: its read and its create, taken together now, or it waits its turn.
+      const grant = waiting ? null : await services.turns.admit();
+      if (grant === null) return waitTurn(reply, body.request_id, effectId, bound, before, conflictWith);
+      status = await submitWithin(request, effectId, () => withStripeClass('request', () => services.inbox.submit(bound), grant), () => grant.release());
+    } else {
       // The same payload again: the inbox is given the request exactly as it was bound.
-      status = await services.inbox.submit(boundRequest(before) ?? bound);
-    } catch (error) {
-      if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
-      if (isJournalFailure(error)) throw error;
-      const chain = await services.journal.entries(effectId);
-      if (chain.length === 0) throw stripeFailure(error) ?? error;
-      // Something was written before the failure (an unknown send outcome): the journal says what stands.
-      request.log.warn({ err: error, effectId }, 'refund submit ended in an unknown outcome; recovery settles it');
+      status = await submitWithin(request, effectId, () => services.inbox.submit(boundRequest(before) ?? bound));
     }
     // The answer is the chain's own; the live pages hear of it now rather than at the next poll.
     services.views.refresh();
@@ -134,6 +134,82 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const lost = conflictWith(chain);
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayName(services, name));
+    return reply.status(answerHttpStatus(answer, chain)).send(answer);
+  }
+
+  /**
+   * Submit, and answer within `limits.refundAnswerWithinMs` whatever happens: a send still going on
+   * then (Stripe busy, its 429 retried under the same key) finishes on its own and the agent is
+   * answered from the chain (IN_FLIGHT, 202). A failure before anything was written is the
+   * agent's to hear; after it, the journal says what stands.
+   */
+  async function submitWithin(request: FastifyRequest, effectId: string, submit: () => Promise<Status>, done: () => void = () => {}): Promise<Status | null> {
+    const running = (async () => {
+      try {
+        return await submit();
+      } finally {
+        done();
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), limits.refundAnswerWithinMs);
+    });
+    try {
+      return await Promise.race([running, late]);
+    } catch (error) {
+      if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
+      if (isJournalFailure(error)) throw error;
+      const chain = await services.journal.entries(effectId);
+      if (chain.length === 0) throw stripeFailure(error) ?? error;
+      // Something was written before the failure (an unknown send outcome): the journal says what stands.
+      request.log.warn({ err: error, effectId }, 'refund submit ended in an unknown outcome; recovery settles it');
+      return null;
+    } finally {
+      clearTimeout(timer);
+      running.catch((error: unknown) => request.log.warn({ err: error, effectId }, 'a refund send went on after its answer and failed; recovery settles it'));
+    }
+  }
+
+  /**
+   * The Stripe budget has no room for this request now: it is journaled bound to its payload with
+   * no facts yet, queued in arrival order, and answered 202 with the expected wait. Beyond what the
+   * budget sends in ten minutes, it is answered 429 with nothing written.
+   */
+  async function waitTurn(
+    reply: FastifyReply,
+    requestId: string,
+    effectId: string,
+    bound: RefundRequest,
+    before: readonly Entry[],
+    conflictWith: (chain: readonly Entry[]) => ReturnType<typeof conflictingPayload> | null,
+  ) {
+    const retryAfterS = String(Math.max(1, Math.ceil(services.turns.expectedWaitMs() / 1000)));
+    if (before.length === 0) {
+      if (services.turns.full) {
+        reply.header('retry-after', retryAfterS);
+        throw new AppError('rate_limited', `${services.turns.length} refund requests already wait their turn for Stripe; nothing was written, send this one again later`);
+      }
+      const written = await services.journal.appendIf('PROPOSED', effectId, (chain) => (chain.length > 0 ? 'bound' : null), {
+        agent: services.inbox.name,
+        lease: null,
+        premises: null,
+        effect: services.inbox.options.effectOf(bound),
+        request: bound,
+        at_ms: services.clock.nowMs(),
+      });
+      if (written.blocker !== null) {
+        // Another request under this id bound it first: a conflict, or the same request's status.
+        const chain = await services.journal.entries(effectId);
+        const lost = conflictWith(chain);
+        if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
+      }
+    }
+    services.turns.enqueue(effectId);
+    services.views.refresh();
+    const chain = await services.journal.entries(effectId);
+    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
+    if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
 

@@ -5,7 +5,7 @@ import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
-import { chainState } from '../inbox/state.ts';
+import { chainState, waitsItsTurn } from '../inbox/state.ts';
 import { formatCents } from '../gate/premises.ts';
 import { oneLine } from '../outbox/render.ts';
 
@@ -38,6 +38,7 @@ function currencyOf(chain: readonly Entry[]): string | null {
 function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
   if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalation.why}`;
+  if (status === 'QUEUED' && waitsItsTurn(chain)) return whyFor('waiting_turn');
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
     const closing = closingDecision(chain);
@@ -66,7 +67,8 @@ function whyWithNow(status: Status, chain: readonly Entry[], displayName: Displa
   const now = currentStatus(chain);
   if (now === status || refundHttpStatus(now) === 200) return why;
   // Refused and owed an escalation that is not written yet: a person will have it.
-  const pending = now === 'QUEUED' && latestEscalation(chain).escalation === undefined ? 'a person will be asked to decide' : whyText(now, chain, displayName);
+  const pending =
+    now === 'QUEUED' && latestEscalation(chain).escalation === undefined && !waitsItsTurn(chain) ? 'a person will be asked to decide' : whyText(now, chain, displayName);
   return `${why}; now ${now}: ${pending}`;
 }
 

@@ -3,6 +3,7 @@ import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../.
 import { type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import type { Gate } from '../gate/gate.ts';
+import type { FreshFacts } from '../gate/target.ts';
 import type { ChainCheck, JournalStore } from '../journal/store.ts';
 import { type Authority, isPersonLease } from '../gate/leases.ts';
 import { escalationRecord, overdueEscalations, owedExplanation } from './escalation.ts';
@@ -54,6 +55,11 @@ export interface InboxOptions {
   policy: InboxPolicy;
   /** Read the facts a decision about this request relies on. */
   capture(request: InboxRequest): Promise<JsonObject>;
+  /**
+   * The same read with the journal position read before it, so a send the rules clear at once can
+   * use it as the read before the send (the gate's `fresh`); without it every send reads again.
+   */
+  captureFresh?(request: InboxRequest): Promise<FreshFacts>;
   /** The payload sent for a request. */
   effectOf(request: InboxRequest): JsonObject;
   /** The key that fixes a request's effect id. */
@@ -120,9 +126,14 @@ export class InboxCore {
         await this.escalateOwed(effectId, chain);
         return 'QUEUED';
       }
+      let fresh: FreshFacts | undefined;
+      if (facts === undefined && bindingFacts(chain) === null && this.options.captureFresh) {
+        fresh = await this.freshPlain(request);
+        facts = fresh.facts;
+      }
       facts ??= bindingFacts(chain) ?? (await this.capturePlain(request));
       const verdict = this.options.policy.evaluate(request, facts);
-      if (verdict.passed) return this.send(request, this.policyLease(), facts);
+      if (verdict.passed) return this.send(request, this.policyLease(), facts, fresh);
       if (chain.length === 0) {
         const bound = await this.journal.appendIf('PROPOSED', effectId, (c) => (c.length > 0 ? 'bound' : null), {
           agent: this.name,
@@ -139,10 +150,19 @@ export class InboxCore {
     throw new Error(`submit of ${effectId} lost ${RACE_RETRIES_MAX} write races in a row`);
   }
 
+  /** `captureFresh`, its facts as the journal will hold them. */
+  private async freshPlain(request: InboxRequest): Promise<FreshFacts> {
+    const read = await this.options.captureFresh!(request);
+    const facts = plain(read.facts);
+    if (!isJsonObject(facts)) throw new TypeError('a capture must read the facts as a JSON object');
+    return { ...read, facts };
+  }
+
   /** Send through the gate; a refusal that owes a person a look is escalated at once. */
-  async send(request: InboxRequest, lease: Json, facts: JsonObject): Promise<Status> {
+  async send(request: InboxRequest, lease: Json, facts: JsonObject, fresh?: FreshFacts): Promise<Status> {
     const effectId = this.effectIdOf(request);
     const { status } = await this.options.gate.submit({
+      ...(fresh === undefined ? {} : { fresh }),
       agent: this.name,
       lease,
       requestKey: this.options.requestKeyOf(request),

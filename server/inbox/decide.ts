@@ -35,6 +35,8 @@ export function decideInboxSubmit(chain: readonly Entry[], request: JsonObject):
     case 'SENDING':
       return { next: 'answer', status: 'IN_FLIGHT' };
     case 'NEW':
+      // Stripe knew no such payment when its turn came: refused for good, nothing sent.
+      if (chain.some((e) => e.kind === 'REFUSED' && e.code === 'payment_missing')) return { next: 'answer', status: refused('payment_missing') };
       return { next: 'decide' };
   }
 }

@@ -8,7 +8,7 @@ import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
 import { decisionPrecondition } from './decide.ts';
 import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
-import { bindingFacts, boundRequest, chainState, ownedBy, repairChildOf } from './state.ts';
+import { bindingFacts, boundRequest, chainState, ownedBy, repairChildOf, waitsItsTurn } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -229,7 +229,8 @@ export class Inbox extends InboxCore {
       // taken up again only once its last entry is that old on the wall clock: a submit still
       // working on it has finished or failed by then.
       const settled = options.newUntilMs === undefined || (chain.at(-1)?.ts_ms ?? 0) <= options.newUntilMs;
-      if (state === 'NEW' && request && settled) return this.submit(request);
+      // A request waiting its turn for Stripe is the turn queue's, in arrival order, never a sweep's.
+      if (state === 'NEW' && request && settled && !waitsItsTurn(chain)) return this.submit(request);
       if (state === 'CLOSED') return this.submitRepairChild(chain);
       return null;
     });

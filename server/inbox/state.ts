@@ -5,7 +5,7 @@ import { allOf, closingDecision, has, isOpenDispatch, lastOf, latestEscalation }
 import { isPolicyLease } from '../gate/leases.ts';
 
 /** Refusals that only say "waiting" or "closed": they never reopen an item. */
-export const QUIET_CODES: ReadonlySet<string> = new Set(['awaiting_decision', 'closed']);
+export const QUIET_CODES: ReadonlySet<string> = new Set(['awaiting_decision', 'closed', 'payment_missing']);
 
 /** True for a refusal or ambiguity that owes a person a look. */
 export function owesEscalation(entry: Entry): boolean {
@@ -28,6 +28,16 @@ export function chainState(chain: readonly Entry[]): ChainState {
 export function boundRequest(chain: readonly Entry[]): RefundRequest | null {
   for (const proposed of allOf(chain, 'PROPOSED')) if (isRefundRequest(proposed.request)) return proposed.request;
   return null;
+}
+
+/**
+ * True for a request accepted while the Stripe budget had no room: its payload is bound (the
+ * lease-null PROPOSED) with no facts yet, and nothing else has happened to it. It waits its turn
+ * (server/stripe/turn-queue.ts), never a sweep's.
+ */
+export function waitsItsTurn(chain: readonly Entry[]): boolean {
+  const first = chain[0];
+  return chain.length === 1 && first !== undefined && first.kind === 'PROPOSED' && first.lease === null && first.premises === null;
 }
 
 /** The facts recorded when the payload was bound (the lease-null PROPOSED), if any. */

@@ -29,7 +29,7 @@ const RETRIEVES: readonly Retrieve[] = [
   {
     pattern: '/v1/payment_intents/:id',
     what: 'payment_intent',
-    expandable: ['customer', 'latest_charge', 'payment_method'],
+    expandable: ['customer', 'latest_charge', 'latest_charge.refunds', 'payment_method'],
     find: (store, id, expand) => maybe(store.paymentIntents.get(id), (intent) => intentView(store, intent, expand)),
   },
   {
@@ -101,7 +101,9 @@ function intentView(store: SandboxStore, intent: PaymentIntentRecord, expand: Re
   return {
     ...rendered,
     ...(expand.has('customer') && customer ? { customer: renderCustomer(customer) } : {}),
-    ...(expand.has('latest_charge') && charge ? { latest_charge: chargeView(store, charge, new Set()) } : {}),
+    ...((expand.has('latest_charge') || expand.has('latest_charge.refunds')) && charge
+      ? { latest_charge: chargeView(store, charge, expand.has('latest_charge.refunds') ? new Set(['refunds']) : new Set()) }
+      : {}),
     ...(expand.has('payment_method') && method ? { payment_method: renderPaymentMethod(method, customer) } : {}),
   };
 }
@@ -116,7 +118,14 @@ function chargeView(store: SandboxStore, charge: ChargeRecord, expand: ReadonlyS
     ...rendered,
     ...(expand.has('customer') && customer ? { customer: renderCustomer(customer) } : {}),
     ...(expand.has('payment_intent') && intent ? { payment_intent: renderPaymentIntent(intent) } : {}),
+    ...(expand.has('refunds') ? { refunds: expandedRefunds(store, charge) } : {}),
   };
+}
+
+/** A charge's refunds as an expanded list holds them: the newest 10, and whether there are more. */
+function expandedRefunds(store: SandboxStore, charge: ChargeRecord): Stripe.ApiList<Stripe.Refund> {
+  const newestFirst = [...store.refundsOfCharge(charge.id)].reverse();
+  return renderList(`/v1/charges/${charge.id}/refunds`, newestFirst.slice(0, 10).map(renderRefund), newestFirst.length > 10);
 }
 
 /** A refund, with its charge and payment intent in place of their ids when asked. */

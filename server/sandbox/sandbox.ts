@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Stripe from 'stripe';
+import { createStripeClient } from '../stripe/client.ts';
 import { handleStripeApi } from './api.ts';
 import { handleControl } from './control.ts';
 import { type EngineOptions, orThrow, SandboxEngine, type SettleMode } from './engine.ts';
@@ -78,9 +79,9 @@ export interface Sandbox {
 /** The key `sandbox.stripe()` uses; any `sk_test_` or `rk_test_` key is accepted. */
 export const SANDBOX_API_KEY = 'sk_test_interlock_sandbox';
 
-/** A real SDK client for a sandbox at host:port. */
+/** A real SDK client for a sandbox at host:port, on the paced transport as Interlock's clients are. */
 export function sandboxStripe(host: string, port: number, apiKey = SANDBOX_API_KEY): Stripe {
-  return new Stripe(apiKey, { host, port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
+  return createStripeClient(apiKey, { host, port, protocol: 'http' });
 }
 
 /** Start a sandbox listening on host:port. */

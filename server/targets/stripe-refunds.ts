@@ -2,8 +2,10 @@ import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Dispatched } from '../../shared/entries.ts';
-import { judgeRefundFacts } from '../gate/premises.ts';
-import { type ExplainOptions, type Explained, type Target, TargetRejectedError } from '../gate/target.ts';
+import { isRefundFacts, judgeRefundFacts } from '../gate/premises.ts';
+import { type ExplainOptions, type Explained, type SendTurn, type Target, TargetBusyError, TargetRejectedError, TargetRetryableError } from '../gate/target.ts';
+import type { BudgetClass } from '../stripe/budget.ts';
+import { budgetOf, CREATE_REFUND, heldGrantCovers, READ_PAYMENT, releaseHeldGrant, withStripeClass } from '../stripe/paced-client.ts';
 
 /** The metadata key that ties a Stripe refund to the effect that sent it. */
 export const EFFECT_METADATA_KEY = 'interlock_effect_id';
@@ -30,30 +32,7 @@ export interface PaymentFacts extends JsonObject {
 }
 
 
-/** A live key was offered: Interlock only ever talks to Stripe test mode. */
-export class LiveKeyError extends Error {
-  readonly code = 'live_key_refused';
-}
-
-/** Where the SDK should connect: real Stripe, or the local sandbox. */
-export interface StripeEndpoint {
-  host?: string;
-  port?: number;
-  protocol?: 'http' | 'https';
-}
-
-/** A real `stripe` SDK client, refusing live keys, with no hidden retries (the gate owns retries). */
-export function createStripeClient(apiKey: string, endpoint: StripeEndpoint = {}): Stripe {
-  if (!/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(apiKey)) {
-    throw new LiveKeyError('only Stripe test-mode keys (sk_test_ or rk_test_) are accepted; live keys are refused');
-  }
-  return new Stripe(apiKey, {
-    ...endpoint,
-    maxNetworkRetries: 0,
-    timeout: limits.stripeTimeoutMs,
-    telemetry: false,
-  });
-}
+export { createStripeClient, LiveKeyError, type StripeEndpoint } from '../stripe/client.ts';
 
 /**
  * Stripe refunds as a tier-1 target: the effect id is the idempotency key and sits in the
@@ -98,17 +77,20 @@ export class StripeRefunds implements Target {
       const replayed = refund.lastResponse.headers['idempotent-replayed'] === 'true';
       return { status: replayed ? 'already_processed' : 'ok', refund: refund.id, amount: refund.amount };
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeError && error.statusCode !== undefined && DEFINITE_REJECTIONS.has(error.statusCode)) {
-        throw new TargetRejectedError(`${error.statusCode} ${error.code ?? error.type}: ${error.message}`);
-      }
+      if (!(error instanceof Stripe.errors.StripeError)) throw error;
+      const said = `${error.statusCode} ${error.code ?? error.type}: ${error.message}`;
+      // 429 (rate_limit, lock_timeout) comes before the endpoint runs: nothing done, nothing kept under the key.
+      if (error.statusCode === 429) throw new TargetBusyError(said);
+      if (error.statusCode !== undefined && DEFINITE_REJECTIONS.has(error.statusCode)) throw new TargetRejectedError(said);
+      if (error.headers?.['stripe-should-retry'] === 'true') throw new TargetRetryableError(said);
       throw error;
     }
   }
 
-  /** Every refund on a payment, in any status, newest first. */
-  async listRefunds(paymentIntent: string): Promise<Stripe.Refund[]> {
+  /** Every refund on a payment, in any status, newest first (after the refund `after`, when given). */
+  async listRefunds(paymentIntent: string, after?: string): Promise<Stripe.Refund[]> {
     const all: Stripe.Refund[] = [];
-    let startingAfter: string | undefined;
+    let startingAfter: string | undefined = after;
     for (let page = 0; page < REFUND_PAGES_MAX; page++) {
       const list = await this.stripe.refunds.list({
         payment_intent: paymentIntent,
@@ -135,10 +117,11 @@ export class StripeRefunds implements Target {
    * The facts now: what others refunded (failed refunds returned nothing) or have dispatched, and
    * whether a dispute is open. `reserved` are the open dispatches on the payment, read from the
    * journal before this call: each counts as refunded until Stripe shows its refund.
+   * One Stripe call in the usual case: the payment with its charge and the charge's refunds
+   * expanded (`readPayment`).
    */
   async capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Dispatched[] = []): Promise<PaymentFacts> {
-    const [intent, refunds] = await Promise.all([this.stripe.paymentIntents.retrieve(paymentIntent), this.listRefunds(paymentIntent)]);
-    const disputed = await this.chargeDisputed(intent);
+    const { intent, disputed, refunds } = await this.readPayment(paymentIntent);
     const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled');
     const sentBy = (r: Stripe.Refund) => r.metadata?.[EFFECT_METADATA_KEY];
     const shown = new Set(live.map(sentBy));
@@ -157,28 +140,61 @@ export class StripeRefunds implements Target {
   }
 
   /**
-   * Whether the payment's charge is disputed, read from the charge itself rather than from an
-   * expanded field: a server that ignores `expand` must not turn an open dispute into `false`.
-   * A charge that cannot be read throws (an unknown fact), it never reads as undisputed.
+   * The payment, whether its charge is disputed, and every refund on it, from one read: the
+   * PaymentIntent with `expand[]=latest_charge.refunds` (the dispute flag is on the charge). An
+   * expanded list holds its first refunds only, so a list that says `has_more` is paged on. A
+   * Stripe that ignores `expand` (an id where an object was asked for) is read the long way, the
+   * charge and the refunds apart, so an open dispute never reads as `false` and no refund is missed.
    */
-  private async chargeDisputed(intent: Stripe.PaymentIntent): Promise<boolean> {
+  async readPayment(paymentIntent: string): Promise<{ intent: Stripe.PaymentIntent; disputed: boolean; refunds: Stripe.Refund[] }> {
+    const intent = await this.stripe.paymentIntents.retrieve(paymentIntent, { expand: ['latest_charge.refunds'] });
     const latest = intent.latest_charge;
-    // Nothing was charged, so there is nothing to dispute.
-    if (latest === null || latest === undefined) return false;
-    const charge = typeof latest === 'string' ? await this.stripe.charges.retrieve(latest) : latest;
-    if (typeof charge.disputed !== 'boolean') throw new Error(`charge ${charge.id} does not say whether it is disputed`);
-    return charge.disputed;
+    // Nothing was charged, so there is nothing to dispute or to have refunded.
+    if (latest === null || latest === undefined) return { intent, disputed: false, refunds: [] };
+    if (typeof latest === 'string') {
+      const [charge, refunds] = await Promise.all([this.stripe.charges.retrieve(latest), this.listRefunds(paymentIntent)]);
+      return { intent, disputed: disputedOf(charge), refunds };
+    }
+    const disputed = disputedOf(latest);
+    const expanded = latest.refunds;
+    if (expanded === null || expanded === undefined || !Array.isArray(expanded.data)) {
+      return { intent, disputed, refunds: await this.listRefunds(paymentIntent) };
+    }
+    if (!expanded.has_more) return { intent, disputed, refunds: expanded.data };
+    const last = expanded.data.at(-1);
+    return { intent, disputed, refunds: [...expanded.data, ...(await this.listRefunds(paymentIntent, last?.id))] };
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {
-    if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
-      return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
-    }
-    if (premises.payment_intent !== effect.payment_intent) {
-      return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
-    }
-    const now = await this.capture(premises.payment_intent, effectId, options.reserved);
-    return judgeRefundFacts(premises, now, refundOf(effect).amount, options.headroom === true);
+    const wrong = wrongPayment(premises, effect);
+    if (wrong) return wrong;
+    const now = await this.capture(String(effect.payment_intent), effectId, options.reserved);
+    return judgeRefundFacts(premises as JsonObject, now, refundOf(effect).amount, options.headroom === true);
+  }
+
+  /** `explain` on facts already read (`now`, captured as `capture` does): no call to Stripe. */
+  judgeOn(premises: Json, now: JsonObject, effect: JsonObject, options: ExplainOptions = {}): Explained {
+    const wrong = wrongPayment(premises, effect) ?? wrongPayment(now, effect);
+    if (wrong) return wrong;
+    if (!isRefundFacts(now)) return { violations: ['the facts read before the send are not a payment’s facts'], changes: [], repairs: [] };
+    return judgeRefundFacts(premises as JsonObject, now, refundOf(effect).amount, options.headroom === true);
+  }
+
+  /**
+   * A send's read and create, taken from the Stripe budget together before the read; a grant held
+   * around the send that still has both (a routine request's, taken before its facts were read) is
+   * used instead.
+   */
+  async sendTurn(): Promise<SendTurn> {
+    return takeTurn(this.stripe, 'send');
+  }
+
+  yieldHeld(): void {
+    releaseHeldGrant();
+  }
+
+  recoveryTurn<T>(work: () => Promise<T>): Promise<T> {
+    return withStripeClass('recovery', work);
   }
 }
 
@@ -193,6 +209,38 @@ function refundOf(effect: JsonObject): { payment_intent: string; amount: number 
     throw new TargetRejectedError('the effect is not a refund (payment_intent and amount); nothing was sent');
   }
   return { payment_intent, amount };
+}
+
+/** Recorded facts that cannot be judged against this effect's payment, as an explanation; null when they can. */
+function wrongPayment(premises: Json, effect: JsonObject): Explained | null {
+  if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
+    return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
+  }
+  if (premises.payment_intent !== effect.payment_intent) {
+    return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
+  }
+  return null;
+}
+
+/**
+ * A read of the payment and a refund create granted together as `klass` (a grant held around the
+ * caller that still has the create is used instead): work run with it uses it, and what it did not
+ * use is given back on release.
+ */
+export async function takeTurn(stripe: Stripe, klass: BudgetClass): Promise<SendTurn> {
+  const budget = budgetOf(stripe);
+  if (budget === null || heldGrantCovers([CREATE_REFUND])) return { run: (work) => withStripeClass(klass, work), release: () => {} };
+  const grant = await budget.take(klass, [READ_PAYMENT, CREATE_REFUND]);
+  return { run: (work) => withStripeClass(klass, work, grant), release: () => grant.release() };
+}
+
+/**
+ * Whether a charge is disputed, read from the charge itself: a charge that does not say throws (an
+ * unknown fact), it never reads as undisputed.
+ */
+function disputedOf(charge: Stripe.Charge): boolean {
+  if (typeof charge.disputed !== 'boolean') throw new Error(`charge ${charge.id} does not say whether it is disputed`);
+  return charge.disputed;
 }
 
 /** The amount of a dispatched refund effect, 0 when it names none (never from this target). */

@@ -9,7 +9,7 @@ import { limits } from '../../shared/limits.ts';
 import { AppClock } from '../../server/clock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { recoverInFlight } from '../../server/services.ts';
-import { buildAppWorld } from '../support/app-world.ts';
+import { buildAppWorld, testConfig, UNPACED_STRIPE } from '../support/app-world.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
 
 // Refunds racing on one payment (the shared-cap scenario): open dispatches count as already
@@ -76,7 +76,8 @@ function expectOthersWithAPerson(answers: Answer[]) {
 
 describe('refunds racing on one payment', () => {
   it('50 × $5 at once on a $100 payment: exactly 20 COMMITTED, the other 30 never sent, $100 in Stripe, no Stripe error', async () => {
-    const world = await buildAppWorld();
+    // About the race, not Stripe's pace: the budget is far above 50 requests at once.
+    const world = await buildAppWorld({ config: testConfig({ stripe: UNPACED_STRIPE }) });
     try {
       const pi = await world.payment(PAID_CENTS);
       const responses = await Promise.all(
@@ -132,10 +133,12 @@ describe('refunds racing on one payment', () => {
   it('an open dispatch whose outcome is unknown holds its amount, so the next request does not fit; recovery lands it once', async () => {
     // seed: test_scenario_shared_cap.py test_in_flight_reservation_refuses_the_other_bot_and_recovery_lands_once
     const wall = movableWall();
-    const world = await buildAppWorld({ clock: new AppClock(wall.now) });
+    // Stripe answers 429 to every send for as long as the sender tries (a short while here): the
+    // dispatch stays open, its claim let go, until recovery sends it.
+    const world = await buildAppWorld({ clock: new AppClock(wall.now), busyRetryMs: 300 });
     try {
       const pi = await world.payment(5_000);
-      world.sandbox.setFault({ on: 'refund_create', action: 'error_429' });
+      world.sandbox.setFault({ on: 'refund_create', action: 'error_429', times: 100 });
       const first = (await world.agent('POST', '/v1/refunds', { request_id: 'held-1', payment_intent: pi, amount: 4_000 })).json();
       expect(first.status).toBe('IN_FLIGHT');
       const second = await world.agent('POST', '/v1/refunds', { request_id: 'held-2', payment_intent: pi, amount: 2_000 });
@@ -144,6 +147,7 @@ describe('refunds racing on one payment', () => {
       expect(item.facts).toMatchObject({ refunded_by_others: 4_000, refunded_outside: 0 });
       expect(item.detail).toEqual(['amount fits what is left']);
       expect(world.sandbox.refunds(pi)).toEqual([]);
+      world.sandbox.clearFaults();
       wall.advance(limits.claimTtlMs + 1_000);
       expect(Object.fromEntries(await recoverInFlight(world.services))).toEqual({ [first.effect_id]: 'COMMITTED_BY_RETRY' });
       expect(world.sandbox.refunds(pi).map((r) => r.amount)).toEqual([4_000]);
@@ -155,12 +159,15 @@ describe('refunds racing on one payment', () => {
   it('a dispatch refused at recovery gives its reservation back: the next refund on the payment is sent', async () => {
     // seed: test_scenario_shared_cap.py test_refused_at_recovery_gives_the_reservation_back
     const wall = movableWall();
-    const world = await buildAppWorld({ clock: new AppClock(wall.now) });
+    // Stripe answers 429 to every send for as long as the sender tries (a short while here): the
+    // dispatch stays open, its claim let go, until recovery sends it.
+    const world = await buildAppWorld({ clock: new AppClock(wall.now), busyRetryMs: 300 });
     try {
       const pi = await world.payment(5_000);
-      world.sandbox.setFault({ on: 'refund_create', action: 'error_429' });
+      world.sandbox.setFault({ on: 'refund_create', action: 'error_429', times: 100 });
       const first = (await world.agent('POST', '/v1/refunds', { request_id: 'given-1', payment_intent: pi, amount: 4_000 })).json();
       expect(first.status).toBe('IN_FLIGHT');
+      world.sandbox.clearFaults();
       world.sandbox.handRefund(pi, 500);
       wall.advance(limits.claimTtlMs + 1_000);
       expect(Object.fromEntries(await recoverInFlight(world.services))).toEqual({ [first.effect_id]: 'REFUSED:stale_premise_at_recovery' });

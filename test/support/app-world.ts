@@ -32,9 +32,13 @@ export interface AppWorld {
   close(): Promise<void>;
 }
 
+/** Rate limits far above any test's traffic, for tests about something other than Stripe's pace. */
+export const UNPACED_STRIPE: InterlockConfig['stripe'] = { mode: 'sandbox', rateLimits: { share: 1, globalPerSecond: 10_000, endpointPerSecond: 10_000 } };
+
 export function testConfig(overrides: Partial<InterlockConfig> = {}): InterlockConfig {
   const config = parseConfig(readFileSync(DEFAULT_CONFIG_PATH, 'utf8'), 'interlock.yaml');
-  return { ...config, testMode: true, ...overrides };
+  // Tests about Stripe's pace say so with `stripe`; the others are not slowed by it.
+  return { ...config, testMode: true, stripe: UNPACED_STRIPE, ...overrides };
 }
 
 /** How to build a world; a second world on the same `dir`, `clock` and `sandbox` is a restart. */
@@ -52,6 +56,8 @@ export interface AppWorldOptions {
   beforeStart?: (services: Services) => void;
   /** The current-facts cache's clock and waits (default: real ones); `FAST_FORWARD` for tests not about its pace. */
   factsScheduler?: FactsScheduler;
+  /** How long a send tries a busy Stripe again before it lets go (default 60 s). */
+  busyRetryMs?: number;
 }
 
 /**
@@ -98,6 +104,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     refundsInFlightMax: options.refundsInFlightMax,
     background: false,
     factsScheduler: options.factsScheduler,
+    busyRetryMs: options.busyRetryMs,
   });
   options.beforeStart?.(services);
   await start();

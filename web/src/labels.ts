@@ -78,6 +78,7 @@ const REFUSAL_TITLES: Record<RefusalCode, string> = {
   ambiguous: 'Not sent: an ambiguous item can only be closed',
   no_repair: 'Not sent: that repair is no longer offered',
   repair_not_expressible: 'Not sent: that repair cannot be expressed as a refund',
+  payment_missing: 'Not sent: Stripe knows no such payment',
 };
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);

@@ -1,0 +1,337 @@
+/**
+ * One Stripe budget per Stripe account and process: every Stripe call draws a start from it.
+ *
+ * Stripe allows an account a number of operations a second (25 in test mode, 100 live) and each
+ * endpoint its own (25 by default), counted in any one second. The budget lets no more than its
+ * capacity start in any sliding one-second window, globally and per endpoint: a call counts from
+ * the moment it is granted (a grant not used yet holds its place) until one second after it
+ * started, so the window holds however late a grant is used. Waiting calls are served by class:
+ * a class below its floor share of the window goes first, then sends before recovery before new
+ * requests before background reads, first come first served within a class; a class with nothing
+ * waiting lends its share. After any 429 the capacity is halved for a while, because the
+ * Dashboard and other integrations share the account.
+ */
+
+/** Who is calling, most urgent first. */
+export const BUDGET_CLASSES = ['send', 'recovery', 'request', 'background'] as const;
+/** One class of Stripe calls. */
+export type BudgetClass = (typeof BUDGET_CLASSES)[number];
+
+/**
+ * Each class's floor share of the window: what it gets whenever it has calls waiting, whatever the
+ * others want. Sends (an approved or routine refund's fresh read and create) first; recovery next,
+ * so a crash's open dispatches settle; new requests' facts; background readers last, but never
+ * starved.
+ */
+export const BUDGET_FLOORS: Readonly<Record<BudgetClass, number>> = { send: 0.6, recovery: 0.2, request: 0.15, background: 0.05 };
+
+/** Stripe's published limits, in operations a second. */
+export const STRIPE_MODE_LIMITS = {
+  test: { globalPerSecond: 25, endpointPerSecond: 25 },
+  live: { globalPerSecond: 100, endpointPerSecond: 25 },
+} as const;
+/** A Stripe mode whose limits are published. */
+export type StripeLimitMode = keyof typeof STRIPE_MODE_LIMITS;
+
+/** The share of Stripe's limits Interlock uses unless the config says otherwise. */
+export const BUDGET_SHARE_DEFAULT = 0.8;
+/** The window the limits are counted in. */
+export const BUDGET_WINDOW_MS = 1_000;
+/** How long the capacity stays halved after a 429. */
+export const BUDGET_PENALTY_MS = 10_000;
+/** A grant not used or released within this long is taken as used then: a holder that never calls cannot hold a place for ever. */
+export const BUDGET_GRANT_HOLD_MS = 30_000;
+
+/** The capacity a budget works with: starts allowed in any window, globally and per endpoint. */
+export interface BudgetCapacity {
+  globalPerWindow: number;
+  endpointPerWindow: number;
+}
+
+/** The capacity for a mode at a share of Stripe's limits (at least one call a window each). */
+export function capacityFor(mode: StripeLimitMode, share = BUDGET_SHARE_DEFAULT, overrides: Partial<BudgetCapacity> = {}): BudgetCapacity {
+  const limits = STRIPE_MODE_LIMITS[mode];
+  return {
+    globalPerWindow: Math.max(1, Math.floor((overrides.globalPerWindow ?? limits.globalPerSecond) * share)),
+    endpointPerWindow: Math.max(1, Math.floor((overrides.endpointPerWindow ?? limits.endpointPerSecond) * share)),
+  };
+}
+
+/** One call's place in the window: granted (start null) or started. */
+interface Place {
+  endpoint: string;
+  klass: BudgetClass;
+  grantedMs: number;
+  startMs: number | null;
+}
+
+interface Waiter {
+  klass: BudgetClass;
+  endpoints: readonly string[];
+  seq: number;
+  resolve: (grant: BudgetGrant) => void;
+}
+
+/** Calls granted together: each is used by one call to its endpoint, and what is not used is given back. */
+export class BudgetGrant {
+  readonly #budget: StripeBudget;
+  readonly #places: Place[];
+
+  constructor(budget: StripeBudget, places: Place[]) {
+    this.#budget = budget;
+    this.#places = places;
+  }
+
+  /** The class the grant was taken for. */
+  get klass(): BudgetClass {
+    return this.#places[0]?.klass ?? 'background';
+  }
+
+  /** Take the grant's place for a call to `endpoint` as it starts now; false when it holds none unused. */
+  use(endpoint: string): boolean {
+    const place = this.#places.find((p) => p.endpoint === endpoint && p.startMs === null && this.#budget.holds(p));
+    if (!place) return false;
+    place.startMs = this.#budget.nowMs();
+    return true;
+  }
+
+  /** Whether a call to `endpoint` can still use this grant. */
+  has(endpoint: string): boolean {
+    return this.#places.some((p) => p.endpoint === endpoint && p.startMs === null && this.#budget.holds(p));
+  }
+
+  /** Give back every place not used: nobody called with them, so they count for nothing. */
+  release(): void {
+    this.#budget.giveBack(this.#places.filter((p) => p.startMs === null));
+  }
+}
+
+/** What a budget is told of time; tests drive both. */
+export interface BudgetClock {
+  nowMs(): number;
+  /** Call `run` after `ms`; the returned function cancels it. */
+  after(ms: number, run: () => void): () => void;
+}
+
+/** The wall clock and real timers (unref'd: a waiting budget never keeps a process alive). */
+export const REAL_BUDGET_CLOCK: BudgetClock = {
+  nowMs: () => Date.now(),
+  after: (ms, run) => {
+    const timer = setTimeout(run, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** What the budget has counted since it was made. */
+export interface BudgetCounts {
+  granted: Record<BudgetClass, number>;
+  /** 429 answers seen, by endpoint. */
+  rateLimited: Record<string, number>;
+  /** Calls that went out, by endpoint. */
+  calls: Record<string, number>;
+  /** Calls that went out, by class and endpoint (`send GET /v1/payment_intents/:id`). */
+  callsByClass: Record<string, number>;
+}
+
+export interface StripeBudgetOptions {
+  capacity: BudgetCapacity;
+  clock?: BudgetClock;
+  /**
+   * The share of the capacity this process holds right now, from 0 to 1, for processes sharing one
+   * account through the store (budget-leases.ts); 1 when the process is alone.
+   */
+  held?: () => number;
+}
+
+/** The process's Stripe budget. */
+export class StripeBudget {
+  readonly capacity: BudgetCapacity;
+  readonly #clock: BudgetClock;
+  readonly #held: () => number;
+  #places: Place[] = [];
+  #waiters: Waiter[] = [];
+  #seq = 0;
+  #penaltyUntilMs = 0;
+  #cancelTimer: (() => void) | null = null;
+  #timerAtMs = Number.POSITIVE_INFINITY;
+  readonly counts: BudgetCounts = {
+    granted: { send: 0, recovery: 0, request: 0, background: 0 },
+    rateLimited: {},
+    calls: {},
+    callsByClass: {},
+  };
+
+  constructor(options: StripeBudgetOptions) {
+    this.capacity = options.capacity;
+    this.#clock = options.clock ?? REAL_BUDGET_CLOCK;
+    this.#held = options.held ?? (() => 1);
+  }
+
+  nowMs(): number {
+    return this.#clock.nowMs();
+  }
+
+  /** Starts allowed in the window now, globally and per endpoint: halved after a 429, scaled to the share held. */
+  current(): BudgetCapacity {
+    const penalty = this.nowMs() < this.#penaltyUntilMs ? 0.5 : 1;
+    const held = Math.min(1, Math.max(0, this.#held()));
+    return {
+      globalPerWindow: Math.floor(this.capacity.globalPerWindow * penalty * held),
+      endpointPerWindow: Math.floor(this.capacity.endpointPerWindow * penalty * held),
+    };
+  }
+
+  /** Wait for places for these calls (one per endpoint named), granted together. */
+  take(klass: BudgetClass, endpoints: readonly string[]): Promise<BudgetGrant> {
+    if (endpoints.length === 0) throw new Error('a grant names at least one call');
+    return new Promise((resolve) => {
+      this.#waiters.push({ klass, endpoints, seq: this.#seq++, resolve });
+      this.pump();
+    });
+  }
+
+  /** `take`, giving up after `ms` (null): the waiter leaves the queue with nothing granted. */
+  takeWithin(klass: BudgetClass, endpoints: readonly string[], ms: number): Promise<BudgetGrant | null> {
+    if (endpoints.length === 0) throw new Error('a grant names at least one call');
+    return new Promise((resolve) => {
+      const waiter: Waiter = { klass, endpoints, seq: this.#seq++, resolve };
+      this.#waiters.push(waiter);
+      const cancel = this.#clock.after(ms, () => {
+        const at = this.#waiters.indexOf(waiter);
+        if (at < 0) return;
+        this.#waiters.splice(at, 1);
+        resolve(null);
+      });
+      waiter.resolve = (grant) => {
+        cancel();
+        resolve(grant);
+      };
+      this.pump();
+    });
+  }
+
+  /** The places now, or null without waiting: nothing is queued when the window is full. */
+  tryTake(klass: BudgetClass, endpoints: readonly string[]): BudgetGrant | null {
+    this.#prune();
+    if (this.#waiters.length > 0 || !this.#fits(endpoints)) return null;
+    return this.#grant(klass, endpoints);
+  }
+
+  /** Calls waiting for a place. */
+  get waiting(): number {
+    return this.#waiters.reduce((sum, w) => sum + w.endpoints.length, 0);
+  }
+
+  /** How long `calls` more calls would wait at today's capacity, behind those already waiting. */
+  expectedWaitMs(calls: number): number {
+    const perWindow = Math.max(1, this.current().globalPerWindow);
+    return Math.ceil((this.waiting + calls) / perWindow) * BUDGET_WINDOW_MS;
+  }
+
+  /** Calls to `endpoint` this budget lets start in ten minutes at full capacity. */
+  callsPer(ms: number): number {
+    return Math.floor((this.capacity.globalPerWindow * ms) / BUDGET_WINDOW_MS);
+  }
+
+  /** Stripe answered 429: the whole process goes at half its rate for a while. */
+  rateLimited(endpoint: string): void {
+    this.counts.rateLimited[endpoint] = (this.counts.rateLimited[endpoint] ?? 0) + 1;
+    this.#penaltyUntilMs = this.nowMs() + BUDGET_PENALTY_MS;
+  }
+
+  /** A call went out (counted for the figures). */
+  called(endpoint: string, klass: BudgetClass): void {
+    this.counts.calls[endpoint] = (this.counts.calls[endpoint] ?? 0) + 1;
+    const key = `${klass} ${endpoint}`;
+    this.counts.callsByClass[key] = (this.counts.callsByClass[key] ?? 0) + 1;
+  }
+
+  /** Whether a place is still held by its grant (a grant unused for too long has lost it). */
+  holds(place: Place): boolean {
+    return this.#places.includes(place) && this.nowMs() - place.grantedMs < BUDGET_GRANT_HOLD_MS;
+  }
+
+  giveBack(places: readonly Place[]): void {
+    if (places.length === 0) return;
+    this.#places = this.#places.filter((p) => !places.includes(p));
+    this.pump();
+  }
+
+  /** Grant what fits, most urgent first; then wake when the window next has room. */
+  pump(): void {
+    this.#prune();
+    for (;;) {
+      const next = this.#next();
+      if (!next) break;
+      this.#waiters.splice(this.#waiters.indexOf(next), 1);
+      next.resolve(this.#grant(next.klass, next.endpoints));
+    }
+    this.#wakeAtNextRoom();
+  }
+
+  #grant(klass: BudgetClass, endpoints: readonly string[]): BudgetGrant {
+    const grantedMs = this.nowMs();
+    const places = endpoints.map((endpoint) => ({ endpoint, klass, grantedMs, startMs: null }));
+    this.#places.push(...places);
+    this.counts.granted[klass] += endpoints.length;
+    return new BudgetGrant(this, places);
+  }
+
+  /** The waiter to serve now: below its floor first, then by class, then by arrival; null when none fits. */
+  #next(): Waiter | null {
+    if (this.#waiters.length === 0) return null;
+    const globalCap = this.current().globalPerWindow;
+    const used = (klass: BudgetClass) => this.#places.filter((p) => p.klass === klass).length;
+    const rank = (w: Waiter) => (used(w.klass) < BUDGET_FLOORS[w.klass] * globalCap ? 0 : 1) * 10 + BUDGET_CLASSES.indexOf(w.klass);
+    const ordered = [...this.#waiters].sort((a, b) => rank(a) - rank(b) || a.seq - b.seq);
+    // A class's first waiter that does not fit keeps the class's later waiters behind it, so a
+    // class is served in arrival order; another class may still use an endpoint it leaves free.
+    const blocked = new Set<BudgetClass>();
+    for (const waiter of ordered) {
+      if (blocked.has(waiter.klass)) continue;
+      if (this.#fits(waiter.endpoints)) return waiter;
+      blocked.add(waiter.klass);
+    }
+    return null;
+  }
+
+  #fits(endpoints: readonly string[]): boolean {
+    const { globalPerWindow, endpointPerWindow } = this.current();
+    if (this.#places.length + endpoints.length > globalPerWindow) return false;
+    for (const endpoint of new Set(endpoints)) {
+      const wanted = endpoints.filter((e) => e === endpoint).length;
+      const inWindow = this.#places.filter((p) => p.endpoint === endpoint).length;
+      if (inWindow + wanted > endpointPerWindow) return false;
+    }
+    return true;
+  }
+
+  /** Drop the places whose second has passed; a grant held too long counts as started when it lapsed. */
+  #prune(): void {
+    const now = this.nowMs();
+    this.#places = this.#places.filter((p) => {
+      const startMs = p.startMs ?? (now - p.grantedMs >= BUDGET_GRANT_HOLD_MS ? p.grantedMs + BUDGET_GRANT_HOLD_MS : null);
+      return startMs === null || startMs > now - BUDGET_WINDOW_MS;
+    });
+  }
+
+  /** Wake when the oldest started place leaves the window, or the penalty ends, while anyone waits. */
+  #wakeAtNextRoom(): void {
+    if (this.#waiters.length === 0) return;
+    const now = this.nowMs();
+    const leaving = this.#places.map((p) => (p.startMs ?? p.grantedMs + BUDGET_GRANT_HOLD_MS) + BUDGET_WINDOW_MS);
+    if (this.#penaltyUntilMs > now) leaving.push(this.#penaltyUntilMs);
+    // The share held may grow at any moment (another process gave some back): look again soon.
+    leaving.push(now + 250);
+    const atMs = Math.max(now + 1, Math.min(...leaving));
+    if (atMs >= this.#timerAtMs && this.#cancelTimer) return;
+    this.#cancelTimer?.();
+    this.#timerAtMs = atMs;
+    this.#cancelTimer = this.#clock.after(atMs - now, () => {
+      this.#cancelTimer = null;
+      this.#timerAtMs = Number.POSITIVE_INFINITY;
+      this.pump();
+    });
+  }
+}
