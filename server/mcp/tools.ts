@@ -33,7 +33,23 @@ const requestId = z
       '(for example the ticket and a counter: "case-4471/1"). Choose it once per decision and reuse it on every retry of that decision.',
   );
 
-const refundInput = {
+/**
+ * A tool's arguments: a strict object, so an argument the tool does not take is refused by name
+ * before Interlock is asked, never dropped (a model that sends `dry_run: true` expects nothing to
+ * happen), as the HTTP API refuses an unknown field; the JSON Schema the tool list publishes says
+ * `additionalProperties: false`. An argument is added by adding one line to the tool's shape.
+ */
+function toolArguments<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+  const takes = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `${issue.keys.join(', ')}: unknown argument${issue.keys.length > 1 ? 's' : ''}; ${tool} takes ${takes}. Nothing was sent to Interlock.`
+        : undefined,
+  });
+}
+
+const refundInput = toolArguments('request_refund', {
   request_id: requestId,
   payment_intent: z
     .string()
@@ -57,7 +73,7 @@ const refundInput = {
     .regex(/^https?:\/\/\S+$/)
     .optional()
     .describe('A link to the ticket or conversation behind the request, shown to the approver'),
-};
+});
 
 const REQUEST_REFUND =
   'Ask Interlock for a Stripe refund. Interlock decides under its policy: a routine refund is sent at once; others wait ' +
@@ -125,7 +141,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
     'get_refund',
     {
       description: 'Read the current status of a refund you asked for, by its request_id. Changes nothing, sends nothing.',
-      inputSchema: { request_id: requestId },
+      inputSchema: toolArguments('get_refund', { request_id: requestId }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ request_id }) => refundResult(await client.getRefund(request_id))),
@@ -138,7 +154,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
         'Wait until a refund you asked for has a final status (sent, refused, rejected or closed), or until timeout_seconds ' +
         'have passed, and return the status then either way, saying whether it is final. Reads Interlock every 1 s, then ' +
         'less often, up to every 30 s; changes nothing. A person may take minutes or hours: call it again to keep waiting.',
-      inputSchema: {
+      inputSchema: toolArguments('wait_for_decision', {
         request_id: requestId,
         timeout_seconds: z
           .number()
@@ -147,7 +163,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
           .max(waitLimits.timeoutSecondsMax)
           .default(waitLimits.timeoutSecondsDefault)
           .describe(`How long to wait at most, in seconds (default ${waitLimits.timeoutSecondsDefault}, at most ${waitLimits.timeoutSecondsMax})`),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ request_id, timeout_seconds }, extra) => {
@@ -173,7 +189,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
         "Check a refund's signed receipt offline: give its effect_id (from request_refund or get_refund) to fetch it, or the " +
         "receipt itself. It checks the hash chain, the Ed25519 signature against Interlock's published keys, and what the " +
         'entries prove (sent once, under live authority, on facts that held). Says valid or not, and each problem.',
-      inputSchema: {
+      inputSchema: toolArguments('verify_receipt', {
         effect_id: z
           .string()
           .regex(/^[0-9a-f]{12}$/)
@@ -183,7 +199,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
           .union([z.string(), z.record(z.string(), z.unknown())])
           .optional()
           .describe('A receipt {effect_id, entries, signature, key_id}, the object or its JSON text'),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ effect_id, receipt }) => {
