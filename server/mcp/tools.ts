@@ -13,9 +13,6 @@ import { describeAnswer, describeError, describeReport, describeWait } from './w
  * makes one call of the agents' API, and answers in plain words plus the raw answer.
  */
 
-/** The longest a `wait_for_decision` call may wait, and how long it waits unless told. */
-export const waitLimits = { timeoutSecondsMax: 300, timeoutSecondsDefault: 60 } as const;
-
 /** Told to the model once, when it connects. */
 const INSTRUCTIONS =
   'Interlock stands between you and Stripe refunds. Every refund you ask for carries request_id, your own id for that ' +
@@ -152,23 +149,27 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
     {
       description:
         'Wait until a refund you asked for has a final status (sent, refused, rejected or closed), or until timeout_seconds ' +
-        'have passed, and return the status then either way, saying whether it is final. Reads Interlock every 1 s, then ' +
-        'less often, up to every 30 s; changes nothing. A person may take minutes or hours: call it again to keep waiting.',
+        `have passed, and return the status then either way, saying whether it is final. One call waits at most ` +
+        `${limits.mcpWaitSecondsMax} s (${limits.mcpWaitSecondsDefault} s unless told); a larger timeout_seconds is taken as ` +
+        `${limits.mcpWaitSecondsMax}. When it answers still waiting, call it again with the same request_id: a person may ` +
+        'take minutes or hours. Reads Interlock every 1 s, then less often, up to every 30 s; changes nothing.',
       inputSchema: toolArguments('wait_for_decision', {
         request_id: requestId,
         timeout_seconds: z
           .number()
           .int()
           .min(0)
-          .max(waitLimits.timeoutSecondsMax)
-          .default(waitLimits.timeoutSecondsDefault)
-          .describe(`How long to wait at most, in seconds (default ${waitLimits.timeoutSecondsDefault}, at most ${waitLimits.timeoutSecondsMax})`),
+          .default(limits.mcpWaitSecondsDefault)
+          .describe(
+            `How long to wait, in seconds (default ${limits.mcpWaitSecondsDefault}); one call waits at most ${limits.mcpWaitSecondsMax} s, ` +
+              'and a larger value is taken as that',
+          ),
       }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ request_id, timeout_seconds }, extra) => {
       const token = extra._meta?.progressToken;
-      // A client that asked for progress hears of each read, so it can keep a long wait open.
+      // A client that asked for progress hears of each read; a client's default request timeout does not count it as life.
       const onWait =
         token === undefined
           ? undefined
@@ -177,8 +178,11 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
               const message = `still ${status} after ${Math.round(waitedMs / 1000)} s`;
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: polls, message } }).catch(() => {});
             };
-      const result = await client.waitForDecision(request_id, { timeoutMs: timeout_seconds * 1000, onWait });
-      return refundResult(result, describeWait(result));
+      // Capped, not refused: a model that asks for longer gets the same "still waiting, call again" it must handle at
+      // any timeout, rather than an error that costs it a turn to correct.
+      const waitSeconds = Math.min(timeout_seconds, limits.mcpWaitSecondsMax);
+      const result = await client.waitForDecision(request_id, { timeoutMs: waitSeconds * 1000, onWait });
+      return refundResult(result, describeWait(result, timeout_seconds));
     }),
   );
 

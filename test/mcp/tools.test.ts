@@ -143,7 +143,7 @@ describe('MCP server: tools', () => {
     const waited = CallToolResultOf(raw);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(waited.structuredContent).toMatchObject({ status: 'QUEUED' });
-    expect(waited.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Still QUEUED after waiting 1 s\./) });
+    expect(waited.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Still waiting: QUEUED after 1 s\. It is not final yet\./) });
     expect(progress).toEqual([1]);
 
     const api = clientFor(server.url);
