@@ -133,4 +133,13 @@ export const limits = {
   ledgerCsvExportsMax: 2,
   /** A ledger CSV download whose client takes nothing for this long is stopped, freeing its slot. */
   ledgerCsvStallMs: 60_000,
+  /**
+   * The longest one MCP `wait_for_decision` call waits. The MCP SDK's client gives up on a request
+   * after 60 s unless its user configured otherwise, and does not count progress notifications as
+   * life unless told to; so a call answers well before, leaving 15 s for the last read of Interlock
+   * and the answer's way back, and a model that wants to wait longer calls again.
+   */
+  mcpWaitSecondsMax: 45,
+  /** How long a `wait_for_decision` call waits unless told: half the client's default timeout. */
+  mcpWaitSecondsDefault: 30,
 } as const;

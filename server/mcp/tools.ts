@@ -13,9 +13,6 @@ import { describeAnswer, describeError, describeReport, describeWait } from './w
  * makes one call of the agents' API, and answers in plain words plus the raw answer.
  */
 
-/** The longest a `wait_for_decision` call may wait, and how long it waits unless told. */
-export const waitLimits = { timeoutSecondsMax: 300, timeoutSecondsDefault: 60 } as const;
-
 /** Told to the model once, when it connects. */
 const INSTRUCTIONS =
   'Interlock stands between you and Stripe refunds. Every refund you ask for carries request_id, your own id for that ' +
@@ -33,7 +30,23 @@ const requestId = z
       '(for example the ticket and a counter: "case-4471/1"). Choose it once per decision and reuse it on every retry of that decision.',
   );
 
-const refundInput = {
+/**
+ * A tool's arguments: a strict object, so an argument the tool does not take is refused by name
+ * before Interlock is asked, never dropped (a model that sends `dry_run: true` expects nothing to
+ * happen), as the HTTP API refuses an unknown field; the JSON Schema the tool list publishes says
+ * `additionalProperties: false`. An argument is added by adding one line to the tool's shape.
+ */
+function toolArguments<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+  const takes = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `${issue.keys.join(', ')}: unknown argument${issue.keys.length > 1 ? 's' : ''}; ${tool} takes ${takes}. Nothing was sent to Interlock.`
+        : undefined,
+  });
+}
+
+const refundInput = toolArguments('request_refund', {
   request_id: requestId,
   payment_intent: z
     .string()
@@ -57,7 +70,7 @@ const refundInput = {
     .regex(/^https?:\/\/\S+$/)
     .optional()
     .describe('A link to the ticket or conversation behind the request, shown to the approver'),
-};
+});
 
 const REQUEST_REFUND =
   'Ask Interlock for a Stripe refund. Interlock decides under its policy: a routine refund is sent at once; others wait ' +
@@ -125,7 +138,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
     'get_refund',
     {
       description: 'Read the current status of a refund you asked for, by its request_id. Changes nothing, sends nothing.',
-      inputSchema: { request_id: requestId },
+      inputSchema: toolArguments('get_refund', { request_id: requestId }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ request_id }) => refundResult(await client.getRefund(request_id))),
@@ -136,23 +149,27 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
     {
       description:
         'Wait until a refund you asked for has a final status (sent, refused, rejected or closed), or until timeout_seconds ' +
-        'have passed, and return the status then either way, saying whether it is final. Reads Interlock every 1 s, then ' +
-        'less often, up to every 30 s; changes nothing. A person may take minutes or hours: call it again to keep waiting.',
-      inputSchema: {
+        `have passed, and return the status then either way, saying whether it is final. One call waits at most ` +
+        `${limits.mcpWaitSecondsMax} s (${limits.mcpWaitSecondsDefault} s unless told); a larger timeout_seconds is taken as ` +
+        `${limits.mcpWaitSecondsMax}. When it answers still waiting, call it again with the same request_id: a person may ` +
+        'take minutes or hours. Reads Interlock every 1 s, then less often, up to every 30 s; changes nothing.',
+      inputSchema: toolArguments('wait_for_decision', {
         request_id: requestId,
         timeout_seconds: z
           .number()
           .int()
           .min(0)
-          .max(waitLimits.timeoutSecondsMax)
-          .default(waitLimits.timeoutSecondsDefault)
-          .describe(`How long to wait at most, in seconds (default ${waitLimits.timeoutSecondsDefault}, at most ${waitLimits.timeoutSecondsMax})`),
-      },
+          .default(limits.mcpWaitSecondsDefault)
+          .describe(
+            `How long to wait, in seconds (default ${limits.mcpWaitSecondsDefault}); one call waits at most ${limits.mcpWaitSecondsMax} s, ` +
+              'and a larger value is taken as that',
+          ),
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ request_id, timeout_seconds }, extra) => {
       const token = extra._meta?.progressToken;
-      // A client that asked for progress hears of each read, so it can keep a long wait open.
+      // A client that asked for progress hears of each read; a client's default request timeout does not count it as life.
       const onWait =
         token === undefined
           ? undefined
@@ -161,8 +178,11 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
               const message = `still ${status} after ${Math.round(waitedMs / 1000)} s`;
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: polls, message } }).catch(() => {});
             };
-      const result = await client.waitForDecision(request_id, { timeoutMs: timeout_seconds * 1000, onWait });
-      return refundResult(result, describeWait(result));
+      // Capped, not refused: a model that asks for longer gets the same "still waiting, call again" it must handle at
+      // any timeout, rather than an error that costs it a turn to correct.
+      const waitSeconds = Math.min(timeout_seconds, limits.mcpWaitSecondsMax);
+      const result = await client.waitForDecision(request_id, { timeoutMs: waitSeconds * 1000, onWait });
+      return refundResult(result, describeWait(result, timeout_seconds));
     }),
   );
 
@@ -173,7 +193,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
         "Check a refund's signed receipt offline: give its effect_id (from request_refund or get_refund) to fetch it, or the " +
         "receipt itself. It checks the hash chain, the Ed25519 signature against Interlock's published keys, and what the " +
         'entries prove (sent once, under live authority, on facts that held). Says valid or not, and each problem.',
-      inputSchema: {
+      inputSchema: toolArguments('verify_receipt', {
         effect_id: z
           .string()
           .regex(/^[0-9a-f]{12}$/)
@@ -183,7 +203,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
           .union([z.string(), z.record(z.string(), z.unknown())])
           .optional()
           .describe('A receipt {effect_id, entries, signature, key_id}, the object or its JSON text'),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     guarded(async ({ effect_id, receipt }) => {

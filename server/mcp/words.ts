@@ -4,6 +4,7 @@ import type { ConflictingPayloadError, InterlockClientError } from '../../shared
 import type { VerifyReport } from '../../shared/client/receipts.ts';
 import type { Change, Repair } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
+import { limits } from '../../shared/limits.ts';
 import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, type Status } from '../../shared/statuses.ts';
 import { formatCents } from '../gate/premises.ts';
 
@@ -87,22 +88,30 @@ function nextStep(result: RefundResult): string {
   return `This is final: asking again with request_id ${id} answers the same and sends nothing.`;
 }
 
-/** A refund answer in words: `Refused (REFUSED:stale_premise): … What changed: … Repair: … `. */
-export function describeAnswer(result: RefundResult): string {
+/** A refund answer in words: `Refused (REFUSED:stale_premise): … What changed: … Repair: … `; `next` says what to do next. */
+export function describeAnswer(result: RefundResult, next = nextStep(result)): string {
   const { answer } = result;
   const lines = [`${headlineOf(answer.status)} (${answer.status}): ${answer.why}.`];
   if (LANDED.has(answer.status) && answer.refund !== null) lines.push(`Stripe refund: ${answer.refund}.`);
   if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map(describeChange).join('; ')}.`);
   for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status)}.`);
-  lines.push(nextStep(result));
+  lines.push(next);
   lines.push(`Request ${answer.request_id}, effect ${answer.effect_id}; verify_receipt checks its signed receipt.`);
   return lines.join('\n');
 }
 
-/** What waiting gave: the answer, and how long it was waited for when it is not final yet. */
-export function describeWait(result: RefundResult & { waitedMs: number }): string {
+/**
+ * What one `wait_for_decision` call gave: the answer once final; else that it is still waiting,
+ * how long this call waited (and that it waited less than asked, when `askedSeconds` is past the
+ * cap), and to call again with the same request_id.
+ */
+export function describeWait(result: RefundResult & { waitedMs: number }, askedSeconds: number): string {
   if (result.final) return describeAnswer(result);
-  return `Still ${result.answer.status} after waiting ${Math.round(result.waitedMs / 1000)} s.\n${describeAnswer(result)}`;
+  const max = limits.mcpWaitSecondsMax;
+  const capped = askedSeconds > max ? ` (timeout_seconds ${askedSeconds} is more than one call waits: at most ${max} s)` : '';
+  const id = JSON.stringify(result.answer.request_id);
+  const again = `Call wait_for_decision again with the same request_id ${id} to keep waiting; one call waits at most ${max} s.`;
+  return `Still waiting: ${result.answer.status} after ${Math.round(result.waitedMs / 1000)} s${capped}. It is not final yet.\n${describeAnswer(result, again)}`;
 }
 
 function describePayload(payload: RequestPayload): string {

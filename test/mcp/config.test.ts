@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_INTERLOCK_URL, parseMcpEnv } from '../../server/mcp/env.ts';
+import { limits } from '../../shared/limits.ts';
 
 /** How the MCP server is configured: its environment, and the client configuration README gives. */
 
@@ -33,5 +34,12 @@ describe('MCP server environment', () => {
     expect(server).toMatchObject({ command: 'npm', args: ['run', '--silent', 'mcp'] });
     expect(Object.keys(server.env).sort()).toEqual(['INTERLOCK_AGENT_TOKEN', 'INTERLOCK_URL']);
     expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.mcp).toBe('tsx server/mcp/main.ts');
+  });
+
+  it("README's wait_for_decision line gives the default and the cap the server has", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const line = readme.split('\n').find((text) => text.startsWith('- `wait_for_decision'));
+    expect(line).toContain(`(${limits.mcpWaitSecondsDefault} unless told)`);
+    expect(line).toContain(`One call waits at most ${limits.mcpWaitSecondsMax} s, a larger \`timeout_seconds\` is taken as ${limits.mcpWaitSecondsMax}`);
   });
 });

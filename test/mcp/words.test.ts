@@ -50,9 +50,18 @@ describe('MCP words', () => {
     expect(describeAnswer(result({ refund: 're_123' }))).toMatch(
       /^Sent \(COMMITTED\): the refund was sent to Stripe once\.\nStripe refund: re_123\.\nThis is final: asking again with request_id "case-7" answers the same and sends nothing\./,
     );
-    expect(describeWait({ ...result({ status: 'QUEUED', why: 'an approver must decide: amount at most $50.00' }, false), waitedMs: 60_400 })).toMatch(
-      /^Still QUEUED after waiting 60 s\.\nWaiting for a person \(QUEUED\)/,
-    );
+  });
+
+  it('a wait that ends before the decision says it is still waiting and to call again with the same request_id, and when it waited less than asked', () => {
+    const waiting = { ...result({ status: 'QUEUED', why: 'an approver must decide: amount at most $50.00' }, false), waitedMs: 30_400 };
+    expect(describeWait(waiting, 30).split('\n')).toEqual([
+      'Still waiting: QUEUED after 30 s. It is not final yet.',
+      'Waiting for a person (QUEUED): an approver must decide: amount at most $50.00.',
+      'Call wait_for_decision again with the same request_id "case-7" to keep waiting; one call waits at most 45 s.',
+      'Request case-7, effect 3f1c2a9b0d4e; verify_receipt checks its signed receipt.',
+    ]);
+    expect(describeWait({ ...waiting, waitedMs: 45_000 }, 90)).toMatch(/^Still waiting: QUEUED after 45 s \(timeout_seconds 90 is more than one call waits: at most 45 s\)\. /);
+    expect(describeWait({ ...result({ refund: 're_1' }), waitedMs: 12_000 }, 90)).toBe(describeAnswer(result({ refund: 're_1' })));
   });
 
   it('facts read as a person reads them: money in dollars, yes and no, other names as they are', () => {
