@@ -267,7 +267,12 @@ const TIME_MS = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a time in 
 export const ScoreboardQuery = Type.Object({
   from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
   to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
-  group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
+  group: Type.Optional(
+    Type.String({
+      maxLength: limits.searchCharsMax,
+      description: "a group in the config; finance may name any, an approver only one of their own (another is 403 forbidden): an approver's figures are those of the requests ever routed to their groups",
+    }),
+  ),
 });
 
 /** `POST /api/test/clock`, only with `test_mode: true`. */
