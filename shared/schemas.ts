@@ -412,7 +412,9 @@ export const LedgerRowSchema = Type.Object(
     agent: Type.String(),
     payment_intent: Type.String(),
     amount_asked_cents: Type.Integer({ description: "in the currency's smallest unit" }),
-    amount_sent_cents: nullable(Type.Integer({ description: 'what Stripe refunded; null until a refund landed' })),
+    amount_sent_cents: nullable(
+      Type.Integer({ description: 'what Stripe refunded; null until a refund landed, and null for one Stripe reported failed or canceled (see amount_failed_cents)' }),
+    ),
     currency: nullable(Type.String()),
     status: Type.String({ description: 'the status the agent is told' }),
     decided_by_kind: nullable(oneOf(DECIDER_KINDS, 'policy or person')),
@@ -428,6 +430,9 @@ export const LedgerRowSchema = Type.Object(
     requested_at_ms: nullable(Type.Integer()),
     groups: Type.Array(Type.String()),
     repair_of: nullable(Type.String()),
+    amount_failed_cents: nullable(
+      Type.Integer({ description: "what was sent and Stripe then reported failed or canceled, in the currency's smallest unit: no money went back; null otherwise" }),
+    ),
   },
   { additionalProperties: false },
 );
