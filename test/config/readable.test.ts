@@ -16,15 +16,15 @@ describe('readable: the bound a person reads within', () => {
   });
 
   it.each([
-    ['finance, a request no person saw', 'fin', 'finance', [], true],
-    ['finance, a request of risk', 'fin', 'finance', ['risk'], true],
-    ['ana, a request of her group', 'ana', 'approver', ['ap-leads'], true],
-    ['ana, a request that moved on from her group', 'ana', 'approver', ['ap-leads', 'controller'], true],
-    ['ana, a request that moved to her group', 'ana', 'approver', ['controller', 'both'], true],
-    ['ana, a request of risk', 'ana', 'approver', ['risk'], false],
-    ['ana, a request no person saw', 'ana', 'approver', [], false],
-    ['an approver of no group, any request', 'nobody', 'approver', ['ap-leads'], false],
-  ] as const)('%s: %s', (_case, name, role, groups, expected) => {
+    ['finance, a request no person saw', true, 'fin', 'finance', []],
+    ['finance, a request of risk', true, 'fin', 'finance', ['risk']],
+    ['ana, a request of her group', true, 'ana', 'approver', ['ap-leads']],
+    ['ana, a request that moved on from her group', true, 'ana', 'approver', ['ap-leads', 'controller']],
+    ['ana, a request that moved to her group', true, 'ana', 'approver', ['controller', 'both']],
+    ['ana, a request of risk', false, 'ana', 'approver', ['risk']],
+    ['ana, a request no person saw', false, 'ana', 'approver', []],
+    ['an approver of no group, any request', false, 'nobody', 'approver', ['ap-leads']],
+  ] as const)('%s: readable %s', (_case, expected, name, role, groups) => {
     expect(isReadable(readable(config, { name, role }), groups)).toBe(expected);
   });
 
