@@ -139,11 +139,16 @@ test('the period picker works from the keyboard, the address keeps it, and the f
   await expect(page.getByRole('link', { name: 'Download CSV' })).toBeFocused();
 });
 
-test('an approver opens the scoreboard from the header, picks a group, and sees a new item counted at once', async ({ page, request }) => {
+test('an approver opens the scoreboard from the header, reads her own groups, picks one, and sees a new item counted at once', async ({ page, request }) => {
   await logIn(page, 'ana');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Scoreboard' }).click();
   await expect(page.getByRole('heading', { name: 'Scoreboard', level: 1 })).toBeVisible();
   await expect(page.getByRole('link', { name: 'Scoreboard' })).toHaveAttribute('aria-current', 'page');
+  // Her figures are those of her groups, and the picker offers no other group (the server refuses one).
+  await expect(page.getByRole('heading', { name: 'Figures for all time, your groups (ap-leads)' })).toBeVisible();
+  await expect(page.getByText('These figures count the requests routed to your groups (ap-leads) only')).toBeVisible();
+  await expect(page.getByLabel('Group').locator('option')).toHaveText(['Your groups', 'ap-leads']);
+  await expectPageEqualsApi(page);
   await page.getByLabel('Group').selectOption('ap-leads');
   await expect(page).toHaveURL(/\/scoreboard\?group=ap-leads$/);
   await expect.poll(() => pageQuery(page)).toBe('group=ap-leads');

@@ -24,7 +24,10 @@ export interface LedgerRow {
   agent: string;
   payment_intent: string;
   amount_asked_cents: number;
-  /** What Stripe refunded for it; null until a refund landed. */
+  /**
+   * What Stripe refunded for it; null until a refund landed, and null for a refund Stripe then
+   * reported failed or canceled (no money went back: `amount_failed_cents` holds it).
+   */
   amount_sent_cents: number | null;
   /** The payment's currency as Stripe writes it (`usd`, `jpy`), from the facts read when it was asked. */
   currency: string | null;
@@ -50,9 +53,11 @@ export interface LedgerRow {
   groups: string[];
   /** For a repair a person accepted: the request it repairs. */
   repair_of: string | null;
+  /** What was sent and Stripe then reported `failed` or `canceled`: no money went back. Null otherwise. */
+  amount_failed_cents: number | null;
 }
 
-/** The CSV's columns, in order: every field of a row, under its own name. */
+/** The CSV's columns, in order: every field of a row, under its own name; a column added later goes after every earlier one. */
 export const LEDGER_COLUMNS = [
   'request_id',
   'agent',
@@ -74,6 +79,7 @@ export const LEDGER_COLUMNS = [
   'requested_at_ms',
   'groups',
   'repair_of',
+  'amount_failed_cents',
 ] as const satisfies readonly (keyof LedgerRow)[];
 
 /** One page of the ledger, newest request first; `next_cursor` asks for the rows after it, null on the last page. */

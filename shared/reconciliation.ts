@@ -9,9 +9,12 @@
  * - `by_hand`: Stripe lists a refund on a payment Interlock has seen that Interlock did not make
  *   (no effect id of ours in its metadata): the dashboard, another system;
  * - `unrecorded`: Stripe lists a refund with one of our effect ids that the journal has not
- *   recorded as COMMITTED (a send still in flight, or one that ended AMBIGUOUS).
+ *   recorded as COMMITTED (a send still in flight, or one that ended AMBIGUOUS);
+ * - `failed_at_stripe`: the journal says COMMITTED, and Stripe lists its refund as `failed` or
+ *   `canceled`: no money went back, so it is not matched money (as the scoreboard's failed at
+ *   Stripe). Added after the others, so it comes last.
  */
-export const RECONCILIATION_CATEGORIES = ['matched', 'missing_in_stripe', 'amount_mismatch', 'by_hand', 'unrecorded'] as const;
+export const RECONCILIATION_CATEGORIES = ['matched', 'missing_in_stripe', 'amount_mismatch', 'by_hand', 'unrecorded', 'failed_at_stripe'] as const;
 /** One category of a reconciliation. */
 export type ReconciliationCategory = (typeof RECONCILIATION_CATEGORIES)[number];
 

@@ -267,7 +267,12 @@ const TIME_MS = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a time in 
 export const ScoreboardQuery = Type.Object({
   from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
   to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
-  group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
+  group: Type.Optional(
+    Type.String({
+      maxLength: limits.searchCharsMax,
+      description: "a group in the config; finance may name any, an approver only one of their own (another is 403 forbidden): an approver's figures are those of the requests ever routed to their groups",
+    }),
+  ),
 });
 
 /** `POST /api/test/clock`, only with `test_mode: true`. */
@@ -407,7 +412,9 @@ export const LedgerRowSchema = Type.Object(
     agent: Type.String(),
     payment_intent: Type.String(),
     amount_asked_cents: Type.Integer({ description: "in the currency's smallest unit" }),
-    amount_sent_cents: nullable(Type.Integer({ description: 'what Stripe refunded; null until a refund landed' })),
+    amount_sent_cents: nullable(
+      Type.Integer({ description: 'what Stripe refunded; null until a refund landed, and null for one Stripe reported failed or canceled (see amount_failed_cents)' }),
+    ),
     currency: nullable(Type.String()),
     status: Type.String({ description: 'the status the agent is told' }),
     decided_by_kind: nullable(oneOf(DECIDER_KINDS, 'policy or person')),
@@ -423,6 +430,9 @@ export const LedgerRowSchema = Type.Object(
     requested_at_ms: nullable(Type.Integer()),
     groups: Type.Array(Type.String()),
     repair_of: nullable(Type.String()),
+    amount_failed_cents: nullable(
+      Type.Integer({ description: "what was sent and Stripe then reported failed or canceled, in the currency's smallest unit: no money went back; null otherwise" }),
+    ),
   },
   { additionalProperties: false },
 );

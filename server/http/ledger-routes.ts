@@ -11,7 +11,7 @@ import { openLedgerReader } from '../ledger/export.ts';
 import { decodeCursor, encodeCursor, type LedgerFilter, rowMatches } from '../ledger/filter.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../services.ts';
-import { groupsOf } from './approver-routes.ts';
+import { readable } from '../config/readable.ts';
 import { AppError } from './errors.ts';
 
 type Query = {
@@ -75,11 +75,11 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const allowed = (request: FastifyRequest) => {
     if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
   };
-  /** What this person may read: finance every request (no bound), an approver those of their own groups. */
-  const readable = (request: FastifyRequest): LedgerFilter =>
-    request.person!.role === 'approver' ? { within: [...groupsOf(services, request.person!.name)] } : {};
   /** The filter asked for, narrowed to what this person may read. */
-  const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => ({ ...parseFilter(services, request.query), ...readable(request) });
+  const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => ({
+    ...parseFilter(services, request.query),
+    ...readable(services.config, request.person!),
+  });
   /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
   let exporting = 0;
 
@@ -150,7 +150,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     const effectId = request.params.effect_id;
     const { ledger } = await services.views.current();
     const row = ledger.rowOf(effectId, displayName);
-    if (row === null || !rowMatches(row, readable(request))) throw new AppError('not_found', 'no such request in the ledger');
+    if (row === null || !rowMatches(row, readable(services.config, request.person!))) throw new AppError('not_found', 'no such request in the ledger');
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, await services.journal.entries(effectId), services.signingKey);
   });

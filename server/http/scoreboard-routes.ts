@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../shared/api.ts';
 import { responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
-import type { Scoreboard } from '../scoreboard/figures.ts';
+import { mayReadGroup, type ReadBound, readable } from '../config/readable.ts';
+import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
 import { moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../services.ts';
@@ -13,8 +14,13 @@ type Query = { from_ms?: string; to_ms?: string; group?: string };
 
 const DAY_MS = 86_400_000;
 
-function parseFilter(services: Services, query: Query): BoardFilter {
-  const filter: BoardFilter = {};
+/**
+ * The filter asked for, within what the reader may read: an approver's figures are those of the
+ * requests ever routed to one of their groups (the ledger's bound), and a group of someone else's
+ * is refused rather than answered empty, so nobody takes its zeros for the group's figures.
+ */
+function parseFilter(services: Services, query: Query, bound: ReadBound): BoardFilter {
+  const filter: BoardFilter = { ...bound };
   for (const [key, field] of [['from_ms', 'fromMs'], ['to_ms', 'toMs']] as const) {
     const raw = query[key];
     if (raw === undefined || raw === '') continue;
@@ -23,6 +29,9 @@ function parseFilter(services: Services, query: Query): BoardFilter {
   }
   if (query.group !== undefined && query.group !== '') {
     if (!Object.hasOwn(services.config.groups, query.group)) throw new AppError('validation_failed', 'group: not a group in the config');
+    if (!mayReadGroup(bound, query.group)) {
+      throw new AppError('forbidden', `group: not one of your groups (${(bound.within ?? []).join(', ')}); an approver's scoreboard covers their own groups`);
+    }
     filter.group = query.group;
   }
   return filter;
@@ -30,20 +39,21 @@ function parseFilter(services: Services, query: Query): BoardFilter {
 
 /**
  * What finance reads: the scoreboard (whole, or a time range or a group), the series behind its
- * charts, and a CSV of the same figures. Every figure comes from the journal alone.
+ * charts, and a CSV of the same figures; an approver reads the same of their own groups. Every
+ * figure comes from the journal alone.
  */
 export async function scoreboardRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services } = opts;
-  const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
+  const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
   const finance = { tags: ['finance'], security: [{ session: [] }], querystring: ScoreboardQuery };
   const board = async (scoreboard: ScoreboardProjection, filter: BoardFilter): Promise<Scoreboard> => {
-    const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined;
+    const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined && filter.within === undefined;
     return whole ? scoreboard.board() : scoreboard.slice(filter);
   };
-  /** The filter asked for, checked first, and the scoreboard caught up with the journal. */
+  /** The filter asked for within what the person may read, checked first, and the scoreboard caught up with the journal. */
   const read = async (request: FastifyRequest<{ Querystring: Query }>) => {
-    const filter = parseFilter(services, request.query);
+    const filter = parseFilter(services, request.query, readable(services.config, request.person!));
     const { scoreboard } = await services.views.current();
     return { filter, scoreboard };
   };
@@ -80,7 +90,8 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     const toMs = filter.toMs ?? services.clock.nowMs();
     const fromMs = filter.fromMs ?? toMs - DAY_MS;
     const all = await scoreboard.chains();
-    const chains = all.filter((f) => filter.group === undefined || f.groups.includes(filter.group));
+    // The period is the series' own (its buckets); the group and the reader's bound are the board's.
+    const chains = all.filter((f) => inSlice(f, { group: filter.group, within: filter.within }));
     const current = await board(scoreboard, filter);
     return {
       volume: volumeSeries(chains, fromMs, toMs),
@@ -89,7 +100,8 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
       breaches_by_group: current.sla_breaches_by_group,
       breaches_missed_by_group: current.sla_breaches_missed_by_group,
       escalated_by_reason: current.escalated_by_reason,
-      groups: [...new Set(all.flatMap((f) => f.groups))].sort(),
+      // The groups the page may ask for: an approver's own, finance every group a request went to.
+      groups: filter.within === undefined ? [...new Set(all.flatMap((f) => f.groups))].sort() : [...filter.within].sort(),
       from_ms: fromMs,
       to_ms: toMs,
     };

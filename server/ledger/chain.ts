@@ -85,12 +85,15 @@ export class LedgerChain {
     const decider = this.#decider();
     const committed = s.committed;
     const sentCents = committed === null ? null : (resultCents(committed.result) ?? this.#dispatchedCents);
+    const confirmation = this.#confirmation();
+    // A refund Stripe failed (or canceled) returned nothing: it is not money refunded, but its own figure.
+    const failed = FAILED_AT_STRIPE.has(confirmation);
     return {
       request_id: request.id,
       agent: request.agent,
       payment_intent: request.payment_intent,
       amount_asked_cents: request.amount,
-      amount_sent_cents: sentCents,
+      amount_sent_cents: failed ? null : sentCents,
       currency: this.#currency,
       status: this.status(),
       decided_by_kind: decider?.kind ?? null,
@@ -99,13 +102,14 @@ export class LedgerChain {
       policy_rules: decider?.rules ?? [],
       decided_at_ms: decider?.atMs ?? null,
       refund_id: committed === null ? null : refundOf(committed),
-      confirmation: this.#confirmation(),
+      confirmation,
       confirmed_via: committed === null ? null : this.#standingVia,
       effect_id: this.effectId,
       receipt_url: `/api/ledger/${this.effectId}/receipt`,
       requested_at_ms: this.#requestedAtMs,
       groups: [...s.groups],
       repair_of: request.repair_of ?? null,
+      amount_failed_cents: failed ? sentCents : null,
     };
   }
 
@@ -150,6 +154,9 @@ export class LedgerChain {
     }
   }
 }
+
+/** Where Stripe's confirmations say no money went back, as the scoreboard's failed at Stripe counts them. */
+const FAILED_AT_STRIPE: ReadonlySet<LedgerConfirmation> = new Set(['failed', 'canceled']);
 
 function currencyOf(premises: Json): string | null {
   return isJsonObject(premises) && typeof premises.currency === 'string' ? premises.currency : null;

@@ -1,7 +1,8 @@
 import type { LedgerRow } from '../../shared/ledger.ts';
+import { isReadable, type ReadBound } from '../config/readable.ts';
 
-/** Which rows a reader asked for; every field left out matches everything. */
-export interface LedgerFilter {
+/** Which rows a reader asked for, within what they may read (`within`); every field left out matches everything. */
+export interface LedgerFilter extends ReadBound {
   /** Requests made at or after this time (application clock). */
   fromMs?: number;
   /** Requests made before this time. */
@@ -9,8 +10,6 @@ export interface LedgerFilter {
   agent?: string;
   /** Requests ever routed to this group. */
   group?: string;
-  /** Requests ever routed to one of these groups: what an approver may read (their own), as their inbox and history. */
-  within?: readonly string[];
   /** The status the agent is told, exactly. */
   status?: string;
   currency?: string;
@@ -23,7 +22,7 @@ export function rowMatches(row: LedgerRow, filter: LedgerFilter): boolean {
   if (filter.toMs !== undefined && (at === null || at >= filter.toMs)) return false;
   if (filter.agent !== undefined && row.agent !== filter.agent) return false;
   if (filter.group !== undefined && !row.groups.includes(filter.group)) return false;
-  if (filter.within !== undefined && !row.groups.some((group) => filter.within!.includes(group))) return false;
+  if (!isReadable(filter, row.groups)) return false;
   if (filter.status !== undefined && row.status !== filter.status) return false;
   if (filter.currency !== undefined && row.currency !== filter.currency) return false;
   return true;

@@ -23,6 +23,9 @@ export interface CompareInput {
 /** Items named per payment in a row, to open one from a refund by hand. */
 const PAYMENT_ITEMS_MAX = 5;
 
+/** Stripe's refund statuses under which no money went back. */
+const FAILED_STATUSES: ReadonlySet<string> = new Set(['failed', 'canceled']);
+
 const within = (ms: number, period: Period) => ms >= period.fromMs && ms < period.toMs;
 const createdMs = (refund: Stripe.Refund) => refund.created * 1000;
 
@@ -64,6 +67,8 @@ export function compareRefunds(input: CompareInput): ReconciliationResult {
     const found = named === null ? candidates[0] : candidates.find((r) => r.id === named);
     for (const refund of candidates) compared.add(refund.id);
     if (found === undefined) add('missing_in_stripe', rowOf(journal, recorded, null));
+    // A refund Stripe failed returned nothing, whatever its amount: its own category, never matched money.
+    else if (FAILED_STATUSES.has(found.status ?? '')) add('failed_at_stripe', rowOf(journal, recorded, found));
     else add(found.amount === recorded.amountCents ? 'matched' : 'amount_mismatch', rowOf(journal, recorded, found));
     // A second refund under one effect id is money sent twice: never hidden behind the match. It is
     // not the refund recorded, so it belongs to the period Stripe created it in, as any other.
@@ -95,6 +100,7 @@ export function compareRefunds(input: CompareInput): ReconciliationResult {
     amount_mismatch: summed('amount_mismatch'),
     by_hand: summed('by_hand'),
     unrecorded: summed('unrecorded'),
+    failed_at_stripe: summed('failed_at_stripe'),
     slack_ms: input.slackMs,
     payment_intents: journal.byPaymentIntent.size,
     refunds_listed: input.stripeRefunds.length,

@@ -8,6 +8,7 @@ import { statusRank } from '../journal/confirmations.ts';
 import { closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
+import { isReadable, type ReadBound } from '../config/readable.ts';
 import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
@@ -374,19 +375,23 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
   return board;
 }
 
-/** A slice of the board: requests made in a time range (application clock), or routed to one group. */
-export interface BoardFilter {
+/**
+ * A slice of the board: requests made in a time range (application clock), or routed to one
+ * group, within what the reader may read (`within`: an approver's own groups).
+ */
+export interface BoardFilter extends ReadBound {
   fromMs?: number;
   toMs?: number;
   group?: string;
 }
 
-/** True when a chain is in the slice: requested in the range, and routed to the group. */
+/** True when a chain is in the slice: requested in the range, routed to the group, and one the reader may read. */
 export function inSlice(f: ChainFigures, filter: BoardFilter): boolean {
   return (
     (filter.fromMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs >= filter.fromMs)) &&
     (filter.toMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs < filter.toMs)) &&
-    (filter.group === undefined || f.groups.includes(filter.group))
+    (filter.group === undefined || f.groups.includes(filter.group)) &&
+    isReadable(filter, f.groups)
   );
 }
 

@@ -30,3 +30,80 @@ describe('scoreboard API', () => {
     expect((await world.as(fin, 'GET', '/api/scoreboard?group=ap-leads')).json().board.requests).toBe(1);
   });
 });
+
+describe("an approver's scoreboard covers their own groups only; finance's every group", () => {
+  // The attack: ana (ap-leads) asked the scoreboard for risk's figures, or narrowed the period to
+  // one request's millisecond, and read an amount the ledger hides from her.
+  let groups: AppWorld;
+  let riskAtMs: number;
+  beforeAll(async () => {
+    groups = await buildAppWorld();
+    const ask = async (requestId: string, amount: number, flags: string[] = []) => {
+      const answer = await groups.agent('POST', '/v1/refunds', { request_id: requestId, payment_intent: await groups.payment(10_000), amount, flags });
+      return answer.json().status as string;
+    };
+    expect(await ask('risk-1', 1_200, ['fraud_review'])).toBe('QUEUED');
+    riskAtMs = (await groups.services.views.current()).ledger.page({}, { limit: 1 }, (login) => login).rows[0]!.requested_at_ms!;
+    groups.clock.advance(60_000);
+    expect(await ask('ap-1', 8_000)).toBe('QUEUED');
+    expect(await ask('policy-1', 1_000)).toBe('COMMITTED');
+  });
+  afterAll(async () => groups.close());
+
+  const board = async (who: { cookie: string; csrf: string }, query = '') => {
+    const answer = await groups.as(who, 'GET', `/api/scoreboard${query}`);
+    return { status: answer.statusCode, code: answer.json().error?.code, board: answer.json().board, body: answer.body };
+  };
+
+  it.each(['/api/scoreboard', '/api/scoreboard.csv', '/api/scoreboard/series'])('%s?group=risk is 403 forbidden for ana, and names no figure of it', async (path) => {
+    const ana = await groups.login('ana');
+    const answer = await groups.as(ana, 'GET', `${path}?group=risk`);
+    expect([answer.statusCode, answer.json().error?.code]).toEqual([403, 'forbidden']);
+    expect(answer.body).not.toContain('1200');
+    expect(answer.json().error.message).toBe("group: not one of your groups (ap-leads); an approver's scoreboard covers their own groups");
+  });
+
+  it("without a group, ana's figures are those of the requests ever routed to ap-leads: not risk's, not the rules' own", async () => {
+    const ana = await groups.login('ana');
+    const fin = await groups.login('fin');
+    const hers = await board(ana);
+    expect(hers.status).toBe(200);
+    expect(hers.board).toEqual((await board(fin, '?group=ap-leads')).board);
+    expect(hers.board).toMatchObject({ requests: 1, open: 1, cleared_no_person: 0 });
+    expect(hers.board.money.usd).toMatchObject({ exposure_queued_minor: 8_000, refunded_minor: 0 });
+    expect((await board(ana, '?group=ap-leads')).board).toEqual(hers.board);
+  });
+
+  it("a period one millisecond wide around risk's request shows ana nothing of it", async () => {
+    const ana = await groups.login('ana');
+    const narrow = await board(ana, `?from_ms=${riskAtMs}&to_ms=${riskAtMs + 1}`);
+    expect(narrow.status).toBe(200);
+    expect(narrow.board).toMatchObject({ requests: 0, open: 0 });
+    expect(narrow.board.money).toEqual({});
+    const fin = await groups.login('fin');
+    expect((await board(fin, `?from_ms=${riskAtMs}&to_ms=${riskAtMs + 1}`)).board.money.usd.exposure_queued_minor).toBe(1_200);
+  });
+
+  it("ana's CSV and series are her groups' too; the series offers her own groups only", async () => {
+    const ana = await groups.login('ana');
+    const csv = await groups.as(ana, 'GET', '/api/scoreboard.csv');
+    expect(csv.statusCode).toBe(200);
+    expect(csv.body).toContain('"requests",1\n');
+    expect(csv.body).toContain('"money.usd.exposure_queued_minor",8000\n');
+    expect(csv.body).not.toContain('1200');
+    const series = (await groups.as(ana, 'GET', '/api/scoreboard/series?from_ms=0')).json();
+    expect(series.volume.reduce((n: number, p: { requests: number }) => n + p.requests, 0)).toBe(1);
+    expect(series.groups).toEqual(['ap-leads']);
+  });
+
+  it("rita reads risk's figures; finance reads every group's, and every request without a group", async () => {
+    const rita = await groups.login('rita');
+    expect((await board(rita)).board).toMatchObject({ requests: 1, money: { usd: { exposure_queued_minor: 1_200 } } });
+    expect((await board(rita, '?group=risk')).status).toBe(200);
+    const fin = await groups.login('fin');
+    expect((await board(fin, '?group=risk')).board.money.usd.exposure_queued_minor).toBe(1_200);
+    expect((await board(fin)).board).toMatchObject({ requests: 3, money: { usd: { exposure_queued_minor: 9_200, refunded_minor: 1_000 } } });
+    const series = (await groups.as(fin, 'GET', '/api/scoreboard/series?from_ms=0')).json();
+    expect(series.groups).toEqual(['ap-leads', 'risk']);
+  });
+});

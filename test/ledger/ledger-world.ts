@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LedgerPage, LedgerRow } from '../../shared/ledger.ts';
+import { AppClock } from '../../server/clock.ts';
+import { type SettleMode, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 /** A second agent whose name starts the way a spreadsheet formula does. */
@@ -27,10 +29,13 @@ export interface LedgerWorld {
   close(): Promise<void>;
 }
 
-export async function buildLedgerWorld(): Promise<LedgerWorld> {
+/** `settle: 'manual'` keeps each refund pending at Stripe until the test settles it (succeeded or failed). */
+export async function buildLedgerWorld(options: { settle?: SettleMode } = {}): Promise<LedgerWorld> {
   const config = testConfig();
   const tokenSha256 = createHash('sha256').update(FORMULA_AGENT_TOKEN).digest('hex');
-  const world = await buildAppWorld({ config: { ...config, agents: [...config.agents, { name: FORMULA_AGENT, tokenSha256 }] } });
+  const clock = new AppClock();
+  const sandbox = await startSandbox({ clockMs: () => clock.wallMs(), settle: options.settle ?? 'immediate' });
+  const world = await buildAppWorld({ clock, sandbox, config: { ...config, agents: [...config.agents, { name: FORMULA_AGENT, tokenSha256 }] } });
   const url = await world.app.listen({ port: 0, host: '127.0.0.1' });
   world.sandbox.configureWebhook({ url: `${url}/webhooks/stripe`, secret: WEBHOOK_SECRET });
   const csrf = new Map<string, string>();
@@ -88,7 +93,10 @@ export async function buildLedgerWorld(): Promise<LedgerWorld> {
       const intent = await world.sandbox.stripe().paymentIntents.create({ amount, currency, payment_method: 'pm_card_visa', confirm: true });
       return intent.id;
     },
-    close: () => world.close(),
+    async close() {
+      await world.close();
+      await sandbox.close();
+    },
   };
   return ledgerWorld;
 }

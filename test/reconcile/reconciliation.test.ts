@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconciliationRow, ReconciliationRunDetail } from '../../shared/api.ts';
-import type { ReconciliationCategory } from '../../shared/reconciliation.ts';
+import { RECONCILIATION_CATEGORIES, type ReconciliationCategory } from '../../shared/reconciliation.ts';
 import { AppClock } from '../../server/clock.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
@@ -12,8 +12,9 @@ import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // Reconciliation against the real sandbox over HTTP, through the SDK: a journal and a Stripe with
 // planted discrepancies (a refund by hand on a seen payment, a COMMITTED whose refund the sandbox
-// no longer lists, an amount that differs, refunds near the period's edges inside and outside the
-// 24 h slack, a payment with more than 100 refunds), read by finance from GET /api/reconciliation.
+// no longer lists, an amount that differs, a refund Stripe then failed, refunds near the period's
+// edges inside and outside the 24 h slack, a payment with more than 100 refunds), read by finance
+// from GET /api/reconciliation.
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -66,7 +67,7 @@ beforeAll(async () => {
   file = join(dir, 'sandbox.sqlite');
   sandbox = await startSandbox({ file, clockMs: stripeClock });
   world = await buildAppWorld({ sandbox, clock: new AppClock(() => wallMs) });
-  for (const name of ['slackIn', 'slackOut', 'matched', 'missing', 'mismatch', 'many', 'queued', 'end', 'after', 'unseen']) {
+  for (const name of ['slackIn', 'slackOut', 'matched', 'missing', 'mismatch', 'failed', 'many', 'queued', 'end', 'after', 'unseen']) {
     seen[name] = await world.payment(10_000);
   }
   // 23 h before the period by Stripe's clock, recorded inside it: matched across the edge.
@@ -84,6 +85,8 @@ beforeAll(async () => {
   planted.missing = await interlockRefund(seen.missing!, 1_500, 'missing');
   at(T0 + 5 * HOUR_MS);
   planted.mismatch = await interlockRefund(seen.mismatch!, 2_500, 'mismatch');
+  at(T0 + 5 * HOUR_MS + 30 * 60_000);
+  planted.failed = await interlockRefund(seen.failed!, 1_500, 'failed');
   at(T0 + 6 * HOUR_MS);
   planted.many = await interlockRefund(seen.many!, 100, 'many');
   manyHandRefunds = Array.from({ length: 130 }, () => sandbox.handRefund(seen.many!, 1).id);
@@ -109,7 +112,11 @@ beforeAll(async () => {
   const refundOf = (paymentIntent: string) => sandbox.refunds(paymentIntent).find((r) => r.metadata?.[EFFECT_METADATA_KEY] !== undefined)!.id;
   const missingRefund = refundOf(seen.missing!);
   const mismatchRefund = refundOf(seen.mismatch!);
+  const failedRefund = refundOf(seen.failed!);
   await editStripeStore((db) => {
+    // Stripe reports the refund failed after it was created (the card was closed): no money went back.
+    const failed = "UPDATE objects SET json = json_set(json, '$.status', 'failed', '$.failureReason', 'expired_or_canceled_card') WHERE id = ?";
+    expect(db.prepare(failed).run(failedRefund).changes).toBe(1);
     expect(db.prepare('DELETE FROM objects WHERE id = ?').run(missingRefund).changes).toBe(1);
     expect(db.prepare("UPDATE objects SET json = json_set(json, '$.amountCents', 2400) WHERE id = ?").run(mismatchRefund).changes).toBe(1);
   });
@@ -146,12 +153,13 @@ const effectsIn = (category: ReconciliationCategory) => rowsOf(category).map((ro
 describe('reconciliation with Stripe, against the sandbox', () => {
   it('finishes, every payment Interlock has seen listed, progress at total', () => {
     expect(run.state, run.error ?? '').toBe('done');
-    expect(run.progress).toMatchObject({ phase: 'finished', payment_intents_done: 9, payment_intents_total: 9 });
+    expect(run.progress).toMatchObject({ phase: 'finished', payment_intents_done: 10, payment_intents_total: 10 });
     expect(run.started_by).toBe('fin');
   });
 
   it('matches refunds by the effect id in their metadata, across an edge within the 24 h slack', () => {
     expect(effectsIn('matched')).toEqual([planted.matched, planted.slackIn, planted.many].sort());
+    expect(run.result!.matched.amounts).toEqual({ usd: 1_000 + 2_000 + 100 });
     const slackIn = rowsOf('matched').find((row) => row.effect_id === planted.slackIn)!;
     expect(slackIn.stripe_created_ms! < T0 && slackIn.journal_at_ms! >= T0).toBe(true);
     expect(slackIn).toMatchObject({ request_id: 'slack-in', agent: 'support-bot', journal_amount: 1_000, stripe_amount: 1_000, currency: 'usd' });
@@ -178,16 +186,24 @@ describe('reconciliation with Stripe, against the sandbox', () => {
     expect(run.result!.by_hand.amounts).toEqual({ usd: 500 + (10 + 'inside'.length) + 130 });
   });
 
+  it('a COMMITTED whose refund Stripe reports failed is failed at Stripe, never matched money', () => {
+    expect(rowsOf('failed_at_stripe').map((row) => [row.effect_id, row.journal_amount, row.stripe_amount, row.stripe_status])).toEqual([
+      [planted.failed, 1_500, 1_500, 'failed'],
+    ]);
+    expect(run.result!.failed_at_stripe.amounts).toEqual({ usd: 1_500 });
+    expect(effectsIn('matched')).not.toContain(planted.failed);
+  });
+
   it('a refund under our effect id that the journal never recorded as COMMITTED is unrecorded', () => {
     expect(rowsOf('unrecorded').map((row) => [row.effect_id, row.stripe_amount, row.journal_refund])).toEqual([[planted.queued, 300, null]]);
   });
 
   it('leaves out what lies outside the period on both sides, and payments Interlock never saw', () => {
-    const everyRow = (['matched', 'missing_in_stripe', 'amount_mismatch', 'by_hand', 'unrecorded'] as const).flatMap(rowsOf);
+    const everyRow = RECONCILIATION_CATEGORIES.flatMap(rowsOf);
     const named = new Set(everyRow.flatMap((row) => [row.effect_id, row.stripe_refund]));
     for (const absent of [planted.after, planted.end, edgeHandRefunds.before, edgeHandRefunds.after, unseenHandRefund]) expect(named.has(absent!)).toBe(false);
     expect(everyRow.some((row) => row.payment_intent === seen.unseen)).toBe(false);
-    expect(run.counts).toEqual({ matched: 3, missing_in_stripe: 2, amount_mismatch: 1, by_hand: 132, unrecorded: 1 });
+    expect(run.counts).toEqual({ matched: 3, missing_in_stripe: 2, amount_mismatch: 1, by_hand: 132, unrecorded: 1, failed_at_stripe: 1 });
   });
 
   it('writes nothing to the journal: the result is kept apart', async () => {

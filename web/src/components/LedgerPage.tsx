@@ -114,7 +114,10 @@ export function LedgerPage() {
       <h1 id="page-title" tabIndex={-1}>
         Ledger
       </h1>
-      <p className="lede">Every refund request, newest first: what was asked, what Stripe refunded, who decided, and its receipt.</p>
+      <p className="lede">
+        Every refund request, newest first: what was asked, what Stripe refunded (a refund Stripe reported failed or canceled returned nothing, and is shown apart),
+        who decided, and its receipt.
+      </p>
       <form className="ledger-filters" onSubmit={handleApply} aria-label="Filter the ledger">
         <DateField label="From (UTC)" value={msToDay(draft.from_ms)} onChange={(day) => set('from_ms')(dayToMs(day))} />
         <DateField label="To (UTC, inclusive)" value={msToDay(draft.to_ms)} onChange={(day) => set('to_ms')(day ? String(Number(dayToMs(day)) + DAY_MS) : '')} dayBefore />
@@ -214,7 +217,10 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
               </th>
               <td>{row.agent}</td>
               <td className="num">{formatMoney(row.amount_asked_cents, row.currency)}</td>
-              <td className="num">{row.amount_sent_cents === null ? '—' : formatMoney(row.amount_sent_cents, row.currency)}</td>
+              <td className="num">
+                {row.amount_sent_cents === null ? '—' : formatMoney(row.amount_sent_cents, row.currency)}
+                {row.amount_failed_cents !== null && <span className="ledger-sub ledger-failed">{formatMoney(row.amount_failed_cents, row.currency)} sent, failed at Stripe</span>}
+              </td>
               <td>{row.status}</td>
               <td>{decidedBy(row)}</td>
               <td>{row.decided_at_ms === null ? '—' : formatFull(row.decided_at_ms)}</td>

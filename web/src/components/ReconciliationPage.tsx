@@ -33,6 +33,11 @@ const CATEGORY_COPY: Record<ReconciliationCategory, { title: string; means: stri
     means: 'Stripe holds a refund under an Interlock effect id the journal has not recorded as committed: still in flight, or ambiguous.',
     tone: 'warning',
   },
+  failed_at_stripe: {
+    title: 'Failed at Stripe',
+    means: 'The journal says the refund was committed, and Stripe reports it failed or canceled: no money went back, so it is not counted as matched.',
+    tone: 'danger',
+  },
 };
 
 const dayFormat = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium' });
@@ -336,7 +341,9 @@ function RecentRuns({ runs, current, onOpen }: { runs: ReconciliationRun[]; curr
             </button>{' '}
             <span className="small-text muted">
               {run.state}, started by {run.started_by}
-              {run.counts ? `: ${run.counts.matched ?? 0} matched, ${(run.counts.missing_in_stripe ?? 0) + (run.counts.amount_mismatch ?? 0)} disagreeing, ${run.counts.by_hand ?? 0} by hand` : ''}
+              {run.counts
+                ? `: ${run.counts.matched ?? 0} matched, ${(run.counts.missing_in_stripe ?? 0) + (run.counts.amount_mismatch ?? 0)} disagreeing, ${run.counts.by_hand ?? 0} by hand, ${run.counts.failed_at_stripe ?? 0} failed at Stripe`
+                : ''}
             </span>
           </li>
         ))}

@@ -40,7 +40,8 @@ function addressOf(filter: ScoreboardFilter): string {
 /**
  * What finance reads: how the refunds agents asked for were decided (by policy or by a person),
  * how fast, and what Stripe confirmed, for a period and a group, kept current by reading again
- * every few seconds. Approvers reach it from the header too.
+ * every few seconds. Approvers reach it from the header too, and read it of their own groups: the
+ * server counts only the requests routed to them, and refuses another group.
  */
 export function ScoreboardPage({ session }: { session: SessionInfo }) {
   const feed = useLiveFeedOrNull();
@@ -50,7 +51,11 @@ export function ScoreboardPage({ session }: { session: SessionInfo }) {
   useEffect(() => navigate(addressOf(filter), { replace: true }), [filter]);
 
   const snapshot = state.snapshot;
-  const scope = `${RANGE_WORDS[filter.range]}, ${filter.group ? `group ${filter.group}` : 'all groups'}`;
+  const approver = session.role === 'approver';
+  // An approver may ask for their own groups only (another is refused), whatever the figures name.
+  const groupChoices = approver ? session.groups : state.groups;
+  const everyGroup = approver ? `your groups (${session.groups.join(', ') || 'none'})` : 'all groups';
+  const scope = `${RANGE_WORDS[filter.range]}, ${filter.group ? `group ${filter.group}` : everyGroup}`;
   let body: ReactNode;
   if (snapshot === null && state.error) {
     body = (
@@ -59,7 +64,7 @@ export function ScoreboardPage({ session }: { session: SessionInfo }) {
         {filter.group && (
           <p className="board-recover">
             <button type="button" className="button" onClick={() => setFilter({ ...filter, group: '' })}>
-              Show all groups
+              {approver ? 'Show your groups' : 'Show all groups'}
             </button>
           </p>
         )}
@@ -79,6 +84,12 @@ export function ScoreboardPage({ session }: { session: SessionInfo }) {
             Scoreboard
           </h1>
           <p className="lede">How the refunds agents asked for were decided, by policy or by a person; how fast; and what Stripe confirmed.</p>
+          {approver && (
+            <p className="board-own-groups">
+              These figures count the requests routed to your groups ({session.groups.join(', ') || 'none'}) only; finance sees every group, and the
+              requests the rules cleared with no person.
+            </p>
+          )}
         </div>
         <FreshnessIndicator snapshot={snapshot} error={state.error} switching={state.switching} paused={state.paused} />
       </div>
@@ -103,8 +114,8 @@ export function ScoreboardPage({ session }: { session: SessionInfo }) {
         <div className="board-field">
           <label htmlFor="board-group">Group</label>
           <select id="board-group" value={filter.group} onChange={(e) => setFilter({ ...filter, group: e.target.value })}>
-            <option value="">All groups</option>
-            {state.groups.map((group) => (
+            <option value="">{approver ? 'Your groups' : 'All groups'}</option>
+            {groupChoices.map((group) => (
               <option key={group} value={group}>
                 {group}
               </option>
