@@ -63,8 +63,9 @@ export const limits = {
   outboxAttemptTimeoutMs: 10_000,
   outboxDeliveryWindowMs: 86_400_000,
   /**
-   * A message to a person gets 8 attempts, the last about 10.5 minutes after the first: by then
-   * the item's next message (a reminder, a move up, a breach) says more than a late repeat of this one.
+   * A message to a person gets 8 attempts, the last about 10.5 minutes after the first (and none
+   * once its item is decided or has moved on): by then the item's next message (a reminder, a move
+   * up, a breach) says more than a late repeat of this one.
    */
   outboxPersonAttemptsMax: 8,
   /**

@@ -3,7 +3,7 @@ import { limits } from '../../shared/limits.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { refundAnswer } from '../http/answers.ts';
 import type { JournalStore } from '../journal/store.ts';
-import { channelsOf, escalationEvent, isWaiting, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
+import { channelsOf, escalationEvent, isWaiting, noLongerNews, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
 import { digestWindow, type ItemContext, type OutboxProjection, readContent, WAITING_EVENTS } from './projection.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from './types.ts';
 
@@ -274,10 +274,11 @@ export class Outbox {
         if (!state.message || state.done) return false;
         const message = state.message;
         const n = state.attempts + 1;
-        // `attempts`: the attempts made, counting one just recorded.
-        const giveUp = async (reason: string, attempts = state.attempts) => {
+        // `attempts`: the attempts made, counting one just recorded. A message ended because it is no
+        // longer news is no failure, so it is not logged as one.
+        const giveUp = async (reason: string, attempts = state.attempts, failed = true) => {
           await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts, reason });
-          log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
+          if (failed) log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
         };
         // The last attempt was recorded and the process died before its GAVE_UP: give up now.
         if (state.lastError !== null) {
@@ -285,6 +286,12 @@ export class Outbox {
           return true;
         }
         if (state.nextAtMs === null || state.nextAtMs > wallMs) return false;
+        // Judged when the attempt would go, so an item that came back to the message's level is news again.
+        const moot = noLongerNews({ recipient: message.recipient, about: message.about, level: message.level, content: readContent(message.content) }, await this.#options.current());
+        if (moot !== null) {
+          await giveUp(moot, state.attempts, false);
+          return true;
+        }
         if (wallMs > deadlineMs(message, state.firstAttemptAtMs)) {
           await giveUp(state.attempts === 0 ? 'not delivered within 24 h' : `not delivered within 24 h; ${state.attempts} attempt${state.attempts === 1 ? '' : 's'} failed`);
           return true;

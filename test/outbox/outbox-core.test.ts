@@ -239,6 +239,63 @@ describe('the outbox', () => {
     expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(n).fill('ATTEMPT'), 'GAVE_UP']);
   });
 
+  it('stops retrying a message to a person once its item is decided, and says why', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {}, agents: {} } });
+    const item = effectIdOf(10);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    const escalation = await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = [{ ok: false, status: 503, error: 'HTTP 503', retryable: true }];
+    const outbox = w.outbox();
+    await outbox.kick();
+    const id = w.channels.delivered[0]!.id;
+    await w.journal.append('DECIDED', item, { at_ms: w.appMs, by: 'bea', decision: 'approve', escalation: escalation.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+    await outbox.kick();
+    w.wall.advance(2 * HOUR);
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(1);
+    expect(await kinds(w.journal, id)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
+    expect((await w.views.current()).outbox.messages.get(id)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item was decided' } });
+    // Ending a message that is no longer news is no failure: nothing is logged.
+    expect(w.log.warnings).toEqual([]);
+  });
+
+  it('stops retrying a message to a person once its item has moved on to another level, and tells the next one', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana!, cy: CONFIG.people.cy! }, groups: {}, agents: {} } });
+    const item = effectIdOf(11);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = [{ ok: false, status: 503, error: 'HTTP 503', retryable: true }];
+    const outbox = w.outbox();
+    await outbox.kick();
+    const toAna = w.channels.delivered[0]!.id;
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { group: 'controller', routed_to: ['cy'], level: 1, breach: true }));
+    await outbox.kick();
+    w.wall.advance(2 * HOUR);
+    await outbox.kick();
+    expect(w.channels.delivered.map((d) => `${d.recipient.name}:${d.content.event}`)).toEqual(['ana:escalated', 'cy:moved_up']);
+    expect((await w.views.current()).outbox.messages.get(toAna)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item moved on to level 1 (controller)' } });
+  });
+
+  it('a digest whose every item was decided before it went is not sent', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {}, agents: {} } });
+    const hashes: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const item = effectIdOf(200 + i);
+      await w.journal.append('PROPOSED', item, { ...proposed(8_000), request: { ...proposed(8_000).request!, id: `case-${i}` } });
+      hashes.push((await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }))).hash);
+    }
+    const outbox = w.outbox();
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(5);
+    await w.journal.append('DECIDED', effectIdOf(205), { at_ms: w.appMs, by: 'bea', decision: 'approve', escalation: hashes[5]!, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+    w.advanceApp(600_000);
+    expect(await outbox.tick()).toBe(1);
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(5);
+    const digest = [...(await w.views.current()).outbox.messages.values()].find((m) => m.event === 'digest')!;
+    expect(digest).toMatchObject({ attempts: 0, delivered: null, gaveUp: { reason: 'no longer sent: every item it lists was decided or moved on' } });
+  });
+
   it('gives up at once on a refusal no retry can fix', async () => {
     const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
     const item = effectIdOf(5);
