@@ -80,15 +80,25 @@ export const limits = {
    */
   reservationChecksMax: 20,
   /**
-   * The outbox (notifications and callbacks): 8 attempts per message, waits from 5 s doubling to
-   * at most 1 h (with jitter, so receivers that failed together are not hit together again), 10 s
-   * per attempt, and nothing sent once a message is 24 h old: a message that late is noise.
+   * The outbox (notifications and callbacks): waits from 5 s doubling to at most 1 h (with jitter,
+   * so receivers that failed together are not hit together again), 10 s per attempt, and nothing
+   * begun once a message is 24 h old: a message that late is noise.
    */
-  outboxAttemptsMax: 8,
   outboxBackoffFirstMs: 5_000,
   outboxBackoffMaxMs: 3_600_000,
   outboxAttemptTimeoutMs: 10_000,
   outboxDeliveryWindowMs: 86_400_000,
+  /**
+   * A message to a person gets 8 attempts, the last about 10.5 minutes after the first (and none
+   * once its item is decided or has moved on): by then the item's next message (a reminder, a move
+   * up, a breach) says more than a late repeat of this one.
+   */
+  outboxPersonAttemptsMax: 8,
+  /**
+   * An agent's callback carries a final status the agent may be waiting on and may not poll for,
+   * so it is attempted until 24 h after its first attempt: about 33 attempts at the 1 h cap.
+   */
+  outboxCallbackRetryMs: 86_400_000,
   /** Messages delivered at once by one process, and at once to one recipient (a hanging receiver holds only its own). */
   outboxConcurrency: 8,
   outboxPerRecipientMax: 2,

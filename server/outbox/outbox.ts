@@ -1,9 +1,9 @@
-import type { Entry } from '../../shared/entries.ts';
+import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { refundAnswer } from '../http/answers.ts';
 import type { JournalStore } from '../journal/store.ts';
-import { channelsOf, escalationEvent, isWaiting, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
+import { channelsOf, escalationEvent, isWaiting, noLongerNews, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
 import { digestWindow, type ItemContext, type OutboxProjection, readContent, WAITING_EVENTS } from './projection.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from './types.ts';
 
@@ -44,24 +44,36 @@ export function retryDelayMs(n: number, random: () => number = Math.random): num
 /** How long a process holds a message while it attempts it: well past one attempt's timeout. */
 const CLAIM_TTL_MS = limits.outboxAttemptTimeoutMs * 6;
 
+/**
+ * The wall-clock time after which a message gets no more attempts: for an agent's callback 24 h
+ * after its first attempt; for a message to a person, and for any message before its first
+ * attempt, 24 h after it was decided. (A person's message also stops after its 8th attempt.)
+ */
+function deadlineMs(message: MessageEntry, firstAttemptAtMs: number | null): number {
+  if (message.recipient.kind === 'agent' && firstAttemptAtMs !== null) return firstAttemptAtMs + limits.outboxCallbackRetryMs;
+  return message.ts_ms + limits.outboxDeliveryWindowMs;
+}
+
 /** Where a message chain stands, read from the journal itself (another process may have moved it). */
 function chainState(chain: readonly Entry[]) {
   let attempts = 0;
   let done = false;
   let nextAtMs: number | null = null;
+  let firstAttemptAtMs: number | null = null;
   /** The error of a failed attempt that was the last, while its GAVE_UP is not journaled (a crash between the two appends). */
   let lastError: string | null = null;
   for (const entry of chain) {
     if (entry.kind === 'MESSAGE') nextAtMs = entry.held === null ? entry.ts_ms : null;
     if (entry.kind === 'ATTEMPT') {
       attempts = Math.max(attempts, entry.n);
+      firstAttemptAtMs ??= entry.at_ms;
       if (entry.outcome === 'delivered') done = true;
       nextAtMs = entry.next_at_ms;
       lastError = entry.outcome === 'failed' && entry.next_at_ms === null ? entry.detail : null;
     }
     if (entry.kind === 'GAVE_UP') done = true;
   }
-  return { message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null, attempts, done, nextAtMs, lastError: done ? null : lastError };
+  return { message: chain[0]?.kind === 'MESSAGE' ? chain[0] : null, attempts, done, nextAtMs, firstAttemptAtMs, lastError: done ? null : lastError };
 }
 
 /**
@@ -262,10 +274,11 @@ export class Outbox {
         if (!state.message || state.done) return false;
         const message = state.message;
         const n = state.attempts + 1;
-        // `attempts`: the attempts made, counting one just recorded.
-        const giveUp = async (reason: string, attempts = state.attempts) => {
+        // `attempts`: the attempts made, counting one just recorded. A message ended because it is no
+        // longer news is no failure, so it is not logged as one.
+        const giveUp = async (reason: string, attempts = state.attempts, failed = true) => {
           await journal.appendIf('GAVE_UP', id, (chain) => (chainState(chain).done ? 'done' : null), { at_ms: this.#options.wallMs(), attempts, reason });
-          log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
+          if (failed) log.warn({ messageId: id, about: message.about, event: message.event, recipient: message.recipient, channel: message.channel, reason }, 'message given up');
         };
         // The last attempt was recorded and the process died before its GAVE_UP: give up now.
         if (state.lastError !== null) {
@@ -273,8 +286,14 @@ export class Outbox {
           return true;
         }
         if (state.nextAtMs === null || state.nextAtMs > wallMs) return false;
-        if (wallMs - message.ts_ms > limits.outboxDeliveryWindowMs) {
-          await giveUp('not delivered within 24 h');
+        // Judged when the attempt would go, so an item that came back to the message's level is news again.
+        const moot = noLongerNews({ recipient: message.recipient, about: message.about, level: message.level, content: readContent(message.content) }, await this.#options.current());
+        if (moot !== null) {
+          await giveUp(moot, state.attempts, false);
+          return true;
+        }
+        if (wallMs > deadlineMs(message, state.firstAttemptAtMs)) {
+          await giveUp(state.attempts === 0 ? 'not delivered within 24 h' : `not delivered within 24 h; ${state.attempts} attempt${state.attempts === 1 ? '' : 's'} failed`);
           return true;
         }
         const delivery = this.#delivery(id, message);
@@ -285,7 +304,7 @@ export class Outbox {
         await this.#options.killHook?.('outbox_before_attempt', id);
         const outcome = await this.#deliver(delivery);
         await this.#options.killHook?.('outbox_after_send', id);
-        await this.#record(id, n, message.ts_ms, outcome, giveUp);
+        await this.#record(id, n, message, state.firstAttemptAtMs, outcome, giveUp);
         await this.#options.killHook?.('outbox_after_record', id);
         return true;
       } finally {
@@ -306,7 +325,19 @@ export class Outbox {
     }
   }
 
-  async #record(id: string, n: number, decidedTsMs: number, outcome: DeliveryOutcome, giveUp: (reason: string, attempts: number) => Promise<void>): Promise<void> {
+  /**
+   * Journal attempt `n` and what came of it, with when the next may go: a message to a person gets
+   * `outboxPersonAttemptsMax` attempts; an agent's callback is attempted until its deadline, 24 h
+   * after its first attempt; a failure no retry can fix is the last at once.
+   */
+  async #record(
+    id: string,
+    n: number,
+    message: MessageEntry,
+    firstAttemptAtMs: number | null,
+    outcome: DeliveryOutcome,
+    giveUp: (reason: string, attempts: number) => Promise<void>,
+  ): Promise<void> {
     const atMs = this.#options.wallMs();
     const unchanged = (chain: readonly Entry[]) => (chainState(chain).attempts !== n - 1 || chainState(chain).done ? 'moved' : null);
     if (outcome.ok) {
@@ -314,7 +345,8 @@ export class Outbox {
       return;
     }
     const nextAtMs = atMs + retryDelayMs(n, this.#random);
-    const last = !outcome.retryable || n >= limits.outboxAttemptsMax || nextAtMs - decidedTsMs > limits.outboxDeliveryWindowMs;
+    const outOfAttempts = message.recipient.kind !== 'agent' && n >= limits.outboxPersonAttemptsMax;
+    const last = !outcome.retryable || outOfAttempts || nextAtMs > deadlineMs(message, firstAttemptAtMs ?? atMs);
     const recorded = await this.#options.journal.appendIf('ATTEMPT', id, unchanged, {
       n,
       at_ms: atMs,
@@ -329,7 +361,7 @@ export class Outbox {
   }
 
   /** The delivery for a message under the config as it is now; null when its channel is gone. */
-  #delivery(id: string, message: Extract<Entry, { kind: 'MESSAGE' }>): Delivery | null {
+  #delivery(id: string, message: MessageEntry): Delivery | null {
     const { notifications } = this.#options;
     const content = readContent(message.content);
     const kind = message.recipient.kind;

@@ -2,7 +2,7 @@ import { canonical } from '../../shared/receipts/canonical.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { sha256Hex } from '../journal/hash.ts';
-import { DIGEST_WINDOW_MS, digestWindow, type ItemContext, type MessageState, WAITING_EVENTS } from './projection.ts';
+import { DIGEST_WINDOW_MS, digestWindow, type ItemContext, type MessageState, type OutboxProjection, WAITING_EVENTS } from './projection.ts';
 import type { ChannelConfig, DigestItem, MessageContent, MessageEvent, NotificationsConfig, Recipient } from './types.ts';
 
 // What the outbox owes, decided from the journal alone (pure functions: no I/O, no clock but the
@@ -68,6 +68,35 @@ export function escalationEvent(escalation: NonNullable<ItemContext['escalation'
 /** True while an item waits for a person: escalated, not decided, not final. */
 export function isWaiting(item: ItemContext): boolean {
   return item.escalation !== null && !item.decided && item.final === null;
+}
+
+/** Why an item no longer waits at `level`, the level a message about it tells of; null while it does. */
+function movedOn(about: string | null, level: number | null, items: ReadonlyMap<string, ItemContext>): string | null {
+  const item = about === null ? undefined : items.get(about);
+  // An item the outbox knows nothing of cannot be said to have moved on.
+  if (item === undefined || item.escalation === null) return null;
+  if (item.decided) return 'no longer sent: the item was decided';
+  if (item.final !== null) return 'no longer sent: the item is final';
+  if (item.escalation.level !== level) return `no longer sent: the item moved on to level ${item.escalation.level} (${item.escalation.group})`;
+  return null;
+}
+
+/**
+ * Why a message to people is no longer worth an attempt, or null while it is: a message about an
+ * item stops once the item is decided, is final, or waits at another level than the one it tells
+ * of (when it comes back to that level it is news again); a digest once none of the messages it
+ * carries would still go. An agent's callback always goes: the final status it carries stays true.
+ */
+export function noLongerNews(message: Pick<MessageState, 'recipient' | 'about' | 'level' | 'content'>, outbox: Pick<OutboxProjection, 'items' | 'messages'>): string | null {
+  if (message.recipient.kind === 'agent') return null;
+  if (message.about !== null) return movedOn(message.about, message.level, outbox.items);
+  const covers = message.content.covers ?? [];
+  if (covers.length === 0) return null;
+  const stillNews = covers.some((id) => {
+    const held = outbox.messages.get(id);
+    return held === undefined || movedOn(held.about, held.level, outbox.items) === null;
+  });
+  return stillNews ? null : 'no longer sent: every item it lists was decided or moved on';
 }
 
 function itemContent(config: NotificationsConfig, item: ItemContext, event: MessageEvent): MessageContent {

@@ -1,19 +1,24 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyAddress, type Resolve } from '../../server/outbox/address-guard.ts';
+import type { Resolve } from '../../server/outbox/address-guard.ts';
 import { createChannels } from '../../server/outbox/channels.ts';
 import type { Delivery, NotificationsConfig } from '../../server/outbox/types.ts';
 
-// The address guard: a callback, webhook or Slack URL may not reach a private, loopback or
-// link-local address unless the config allows that host or address, and the connection goes to
-// the address that was checked, whatever a second DNS answer would say.
+// The address guard on deliveries: a callback, webhook or Slack URL may not reach an address
+// that is not global unicast (private, loopback, link-local, documentation, …; which ones is
+// address-guard.test.ts) unless the config allows that host or address, and the connection goes
+// to the address that was checked, whatever a second DNS answer would say.
 
 const SECRET = 'support-bot-callback-secret-0123';
 
 let server: Server;
 let port: number;
 const received: { host: string | undefined; headers: IncomingHttpHeaders }[] = [];
+/** A receiver on every address of this machine (dual-stack), counting what reaches it. */
+let everywhere: Server;
+let everywherePort: number;
+let everywhereHits = 0;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -23,11 +28,20 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  everywhere = createServer((req, res) => {
+    everywhereHits += 1;
+    req.resume();
+    res.writeHead(200).end('ok');
+  });
+  await new Promise<void>((resolve) => everywhere.listen(0, '::', resolve));
+  everywherePort = (everywhere.address() as AddressInfo).port;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const open of [server, everywhere]) {
+    open.closeAllConnections();
+    await new Promise((resolve) => open.close(resolve));
+  }
 });
 
 function buildConfig(allow: string[]): NotificationsConfig {
@@ -72,41 +86,6 @@ function tableResolver(table: Record<string, string[] | (() => string[])>): Reso
 
 const never = new AbortController().signal;
 
-describe('which addresses are refused', () => {
-  it.each([
-    ['127.0.0.1', 'loopback'],
-    ['127.255.0.9', 'loopback'],
-    ['10.1.2.3', 'private'],
-    ['172.16.0.1', 'private'],
-    ['172.31.255.255', 'private'],
-    ['192.168.1.1', 'private'],
-    ['169.254.169.254', 'link-local'],
-    ['0.0.0.0', 'unspecified'],
-    ['100.100.100.200', 'shared'],
-    ['224.0.0.1', 'multicast'],
-    ['255.255.255.255', 'reserved'],
-    ['::1', 'loopback'],
-    ['::', 'unspecified'],
-    ['fc00::1', 'private'],
-    ['fd12:3456::1', 'private'],
-    ['fe80::1', 'link-local'],
-    ['fe80::1%eth0', 'link-local'],
-    ['ff02::1', 'multicast'],
-    ['::ffff:127.0.0.1', 'loopback'],
-    ['::ffff:7f00:1', 'loopback'],
-    ['::ffff:10.0.0.1', 'private'],
-    ['::ffff:169.254.169.254', 'link-local'],
-    ['64:ff9b::a9fe:a9fe', 'link-local'],
-    ['2002:c0a8:0101::1', 'private'],
-  ])('%s is %s', (address, kind) => {
-    expect(classifyAddress(address)?.kind).toBe(kind);
-  });
-
-  it.each(['8.8.8.8', '172.32.0.1', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
-    expect(classifyAddress(address)).toBeNull();
-  });
-});
-
 describe('the guard on deliveries', () => {
   it('refuses loopback without the allow-list, as a final failure, and connects to nothing', async () => {
     const before = received.length;
@@ -118,6 +97,45 @@ describe('the guard on deliveries', () => {
       retryable: false,
     });
     expect(received.length).toBe(before);
+  });
+
+  it('refuses a documentation address (TEST-NET-1, 192.0.2.2) as a final failure and connects to nothing, though this machine may answer on it', async () => {
+    // 192.0.2.2 is not globally reachable (RFC 5737); where a test machine has it as its own
+    // address, a receiver listening on every address would take the callback.
+    const channels = createChannels(buildConfig([]), { resolve: tableResolver({ 'docs.example': ['192.0.2.2'] }) });
+    const outcomes = [
+      await channels.deliver(callbackTo(`http://192.0.2.2:${everywherePort}/cb`), never),
+      await channels.deliver(callbackTo(`http://docs.example:${everywherePort}/cb`), never),
+      await channels.deliver(callbackTo(`http://[::ffff:192.0.2.2]:${everywherePort}/cb`), never),
+    ];
+    expect(outcomes).toEqual([
+      { ok: false, status: null, error: 'refused: 192.0.2.2 is a reserved address (allow it in notifications.callback_allow_private if it is meant)', retryable: false },
+      { ok: false, status: null, error: 'refused: docs.example resolves to 192.0.2.2, a reserved address (allow it in notifications.callback_allow_private if it is meant)', retryable: false },
+      {
+        ok: false,
+        status: null,
+        error: 'refused: ::ffff:c000:202 is an IPv4-mapped form of 192.0.2.2, a reserved address (allow it in notifications.callback_allow_private if it is meant)',
+        retryable: false,
+      },
+    ]);
+    expect(everywhereHits).toBe(0);
+  });
+
+  it('refuses Teredo, local NAT64 and the other IPv6 forms that slipped through, and still lets an allow-listed one through', async () => {
+    const resolve = tableResolver({ 'teredo.example': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'], 'nat64.example': ['64:ff9b:1::a00:1'] });
+    const channels = createChannels(buildConfig([]), { resolve });
+    expect(await channels.deliver(callbackTo('https://teredo.example/cb'), never)).toMatchObject({ ok: false, retryable: false, error: expect.stringContaining('a Teredo address') });
+    expect(await channels.deliver(callbackTo('https://nat64.example/cb'), never)).toMatchObject({
+      ok: false,
+      retryable: false,
+      error: expect.stringContaining('nat64.example resolves to 64:ff9b:1::a00:1, a NAT64 form of 10.0.0.1, a private address'),
+    });
+    for (const address of ['100::1', '2001:db8::1']) {
+      expect(await channels.deliver(callbackTo(`http://[${address}]:${everywherePort}/cb`), never)).toMatchObject({ ok: false, retryable: false, error: expect.stringMatching(/^refused: /) });
+    }
+    expect(everywhereHits).toBe(0);
+    // The allow-list still opens a refused address when it names it.
+    expect(await createChannels(buildConfig(['::1'])).deliver(callbackTo(`http://[::1]:${everywherePort}/cb`), never)).toMatchObject({ ok: true, status: 200 });
   });
 
   it('allows loopback when the allow-list names the address', async () => {

@@ -36,7 +36,7 @@ class RecordingChannels implements Channels {
   }
 }
 
-function world(options: { config?: NotificationsConfig } = {}) {
+function world(options: { config?: NotificationsConfig; random?: () => number } = {}) {
   const wall = fakeClock();
   let appMs = 1_700_000_000_000;
   const journal = new MemoryJournal(wall);
@@ -53,7 +53,7 @@ function world(options: { config?: NotificationsConfig } = {}) {
       wallMs: () => wall.nowMs,
       owner,
       log,
-      random: () => 0.5,
+      random: options.random ?? (() => 0.5),
     });
   return {
     journal,
@@ -100,6 +100,25 @@ function escalated(atMs: number, fields: Partial<FieldsOf<'ESCALATED'>> = {}): F
 
 async function kinds(journal: JournalStore, id: string) {
   return (await journal.entries(id)).map((e) => e.kind);
+}
+
+/** When each attempt of a message was made, in seconds after the first. */
+async function attemptSeconds(journal: JournalStore, id: string): Promise<number[]> {
+  const attempts = (await journal.entries(id)).flatMap((e) => (e.kind === 'ATTEMPT' ? [e.at_ms] : []));
+  return attempts.map((at) => (at - attempts[0]!) / 1_000);
+}
+
+/** Kick the outbox, moving the wall clock to each next attempt, until the one message journaled is delivered or given up; its id. */
+async function runUntilSettled(w: ReturnType<typeof world>): Promise<string> {
+  const outbox = w.outbox();
+  for (let pass = 0; pass < 1_000; pass++) {
+    await outbox.kick();
+    const [message, ...others] = (await w.views.current()).outbox.messages.values();
+    expect(others).toEqual([]);
+    if (message!.delivered !== null || message!.gaveUp !== null) return message!.id;
+    if (message!.nextAtMs !== null) w.wall.advance(Math.max(0, message!.nextAtMs - w.wall.nowMs));
+  }
+  throw new Error('the message never settled');
 }
 
 describe('the outbox', () => {
@@ -160,7 +179,7 @@ describe('the outbox', () => {
     expect(w.channels.delivered.slice(3).map((d) => d.content.event)).toEqual(['reminder', 'reminder', 'reminder']);
   });
 
-  it('retries a failed delivery from 5 s doubling with jitter, and gives up after 8 attempts, visibly', async () => {
+  it('retries a message to a person 5 s doubling, 8 attempts at most (the last 635 s after the first), and gives up visibly', async () => {
     const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
     const item = effectIdOf(4);
     await w.journal.append('PROPOSED', item, proposed(8_000));
@@ -169,7 +188,7 @@ describe('the outbox', () => {
     const outbox = w.outbox();
     await outbox.kick();
     const id = w.channels.delivered[0]!.id;
-    for (let n = 1; n < limits.outboxAttemptsMax; n++) {
+    for (let n = 1; n < limits.outboxPersonAttemptsMax; n++) {
       await outbox.kick();
       expect(w.channels.delivered).toHaveLength(n);
       w.wall.advance(retryDelayMs(n, () => 0.5));
@@ -177,12 +196,104 @@ describe('the outbox', () => {
       expect(w.channels.delivered).toHaveLength(n + 1);
     }
     expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(8).fill('ATTEMPT'), 'GAVE_UP']);
+    expect(await attemptSeconds(w.journal, id)).toEqual([0, 5, 15, 35, 75, 155, 315, 635]);
     w.wall.advance(2 * HOUR);
     await outbox.kick();
     expect(w.channels.delivered).toHaveLength(8);
     expect(w.log.warnings).toEqual(['message given up']);
     const state = (await w.views.current()).outbox.messagesAbout(item)[0]!;
     expect(state).toMatchObject({ attempts: 8, delivered: null, gaveUp: { reason: '8 attempts failed; the last: HTTP 503' } });
+  });
+
+  it('retries an agent callback 5 s doubling to at most 1 h until 24 h after its first attempt (33 attempts), then gives up', async () => {
+    const w = world();
+    const item = effectIdOf(8);
+    await w.journal.append('PROPOSED', item, proposed(2_000));
+    await w.journal.append('COMMITTED', item, { result: { id: 're_1' } });
+    w.channels.answers = Array.from({ length: 100 }, () => ({ ok: false as const, status: 503, error: 'HTTP 503', retryable: true }));
+    const id = await runUntilSettled(w);
+    const seconds = await attemptSeconds(w.journal, id);
+    const waits = seconds.slice(1).map((at, i) => at - seconds[i]!);
+    expect(waits).toEqual([5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, ...Array(22).fill(3600)]);
+    expect(seconds).toHaveLength(33);
+    expect(seconds.at(-1)).toBe(84_315);
+    expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(33).fill('ATTEMPT'), 'GAVE_UP']);
+    expect((await w.views.current()).outbox.messages.get(id)).toMatchObject({ attempts: 33, delivered: null, gaveUp: { reason: '33 attempts failed; the last: HTTP 503' } });
+  });
+
+  it.each([
+    ['shortest', 0],
+    ['longest', 0.999_999],
+  ])('with the %s jitter, an agent callback is still attempted until 24 h after its first attempt and never past it', async (_which, random) => {
+    const w = world({ random: () => random });
+    const item = effectIdOf(9);
+    await w.journal.append('PROPOSED', item, proposed(2_000));
+    await w.journal.append('COMMITTED', item, { result: { id: 're_1' } });
+    w.channels.answers = Array.from({ length: 100 }, () => ({ ok: false as const, status: 503, error: 'HTTP 503', retryable: true }));
+    const id = await runUntilSettled(w);
+    const seconds = await attemptSeconds(w.journal, id);
+    const n = seconds.length;
+    expect(seconds.at(-1)).toBeLessThanOrEqual(86_400);
+    // The wait the next attempt would have had takes it past 24 h.
+    expect(seconds.at(-1)! + retryDelayMs(n, () => random) / 1_000).toBeGreaterThan(86_400);
+    expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(n).fill('ATTEMPT'), 'GAVE_UP']);
+  });
+
+  it('stops retrying a message to a person once its item is decided, and says why', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {}, agents: {} } });
+    const item = effectIdOf(10);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    const escalation = await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = [{ ok: false, status: 503, error: 'HTTP 503', retryable: true }];
+    const outbox = w.outbox();
+    await outbox.kick();
+    const id = w.channels.delivered[0]!.id;
+    await w.journal.append('DECIDED', item, { at_ms: w.appMs, by: 'bea', decision: 'approve', escalation: escalation.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+    await outbox.kick();
+    w.wall.advance(2 * HOUR);
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(1);
+    expect(await kinds(w.journal, id)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
+    expect((await w.views.current()).outbox.messages.get(id)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item was decided' } });
+    // Ending a message that is no longer news is no failure: nothing is logged.
+    expect(w.log.warnings).toEqual([]);
+  });
+
+  it('stops retrying a message to a person once its item has moved on to another level, and tells the next one', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana!, cy: CONFIG.people.cy! }, groups: {}, agents: {} } });
+    const item = effectIdOf(11);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    w.channels.answers = [{ ok: false, status: 503, error: 'HTTP 503', retryable: true }];
+    const outbox = w.outbox();
+    await outbox.kick();
+    const toAna = w.channels.delivered[0]!.id;
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { group: 'controller', routed_to: ['cy'], level: 1, breach: true }));
+    await outbox.kick();
+    w.wall.advance(2 * HOUR);
+    await outbox.kick();
+    expect(w.channels.delivered.map((d) => `${d.recipient.name}:${d.content.event}`)).toEqual(['ana:escalated', 'cy:moved_up']);
+    expect((await w.views.current()).outbox.messages.get(toAna)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item moved on to level 1 (controller)' } });
+  });
+
+  it('a digest whose every item was decided before it went is not sent', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {}, agents: {} } });
+    const hashes: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const item = effectIdOf(200 + i);
+      await w.journal.append('PROPOSED', item, { ...proposed(8_000), request: { ...proposed(8_000).request!, id: `case-${i}` } });
+      hashes.push((await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }))).hash);
+    }
+    const outbox = w.outbox();
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(5);
+    await w.journal.append('DECIDED', effectIdOf(205), { at_ms: w.appMs, by: 'bea', decision: 'approve', escalation: hashes[5]!, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+    w.advanceApp(600_000);
+    expect(await outbox.tick()).toBe(1);
+    await outbox.kick();
+    expect(w.channels.delivered).toHaveLength(5);
+    const digest = [...(await w.views.current()).outbox.messages.values()].find((m) => m.event === 'digest')!;
+    expect(digest).toMatchObject({ attempts: 0, delivered: null, gaveUp: { reason: 'no longer sent: every item it lists was decided or moved on' } });
   });
 
   it('gives up at once on a refusal no retry can fix', async () => {
