@@ -5,14 +5,15 @@ import { decideCustomer, readCustomerRequest } from './customers.ts';
 import type { SandboxEngine } from './engine.ts';
 import {
   apiError,
-  authenticationRequired,
   errorJson,
   idempotencyKeyInUse,
   idempotencyMismatch,
   invalidRequest,
   rateLimited,
+  missingInParam,
   resourceMissing,
   tooManyKeys,
+  unauthorized,
   unrecognizedUrl,
 } from './errors.ts';
 import { canonicalParams, type FormObject, parseForm } from './form.ts';
@@ -89,21 +90,28 @@ export async function handleStripeApi(
   return fail(ex, unrecognizedUrl(req.method ?? '?', url.pathname));
 }
 
-/** Only test-mode secret or restricted keys open the sandbox: a live key is never accepted. */
+/**
+ * Only test-mode secret or restricted keys open the sandbox: a live key is never accepted. The
+ * refusals are Stripe's 401s, in its words, with no code (Stripe sends none for a missing or
+ * wrong key), the key masked but for its prefix and last four characters as Stripe masks it.
+ */
 function checkApiKey(authorization: string | undefined): StripeFailure | null {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
   if (!match) {
-    return authenticationRequired(
-      'You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth.',
+    return unauthorized(
+      "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
     );
   }
   const key = match[1]!;
-  if (!key.startsWith('sk_test_') && !key.startsWith('rk_test_')) {
-    return authenticationRequired(
-      `Invalid API Key provided: ${key.slice(0, 8)}****. The sandbox accepts test keys only.`,
-    );
-  }
+  if (!key.startsWith('sk_test_') && !key.startsWith('rk_test_')) return unauthorized(`Invalid API Key provided: ${maskKey(key)}`);
   return null;
+}
+
+/** `sk_live_51Hab…1234` as Stripe shows a refused key: the prefix, stars, the last four. */
+function maskKey(key: string): string {
+  const shownChars = 8 + 4;
+  if (key.length <= shownChars) return `${key.slice(0, 8)}****`;
+  return `${key.slice(0, 8)}${'*'.repeat(key.length - shownChars)}${key.slice(-4)}`;
 }
 
 /**
@@ -225,7 +233,7 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
         if (!request.ok) return request;
         const { customerId } = request.value;
         if (customerId !== null && !engine.store.customers.has(customerId)) {
-          return { ok: false, failure: resourceMissing('customer', customerId, 'customer') };
+          return { ok: false, failure: missingInParam('customer', customerId, 'customer') };
         }
         return paymentPlan(engine, decidePaymentIntent(request.value, engine.nowMs()));
       },

@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import { checkDemoOptions, DEMO_CUSTOMER, decideCustomer } from './customers.ts';
-import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
+import { invalidRequest, missingInParam, SandboxError } from './errors.ts';
 import { FaultQueue } from './faults.ts';
 import { sandboxLimits } from './limits.ts';
 import { decideDispute, decideDisputeMove, decidePaymentIntent } from './payments.ts';
@@ -86,7 +86,7 @@ export class SandboxEngine {
     const badAmount = checkAmountCents(amountCents);
     if (badAmount) return refuse(badAmount);
     const method = PAYMENT_METHODS.find((known) => known === paymentMethod);
-    if (method === undefined) return refuse(resourceMissing('PaymentMethod', paymentMethod, 'payment_method'));
+    if (method === undefined) return refuse(missingInParam('payment_method', paymentMethod, 'payment_method'));
     const nowMs = this.nowMs();
     const badOptions = checkDemoOptions(options, nowMs);
     if (badOptions) return refuse(badOptions);
@@ -152,7 +152,7 @@ export class SandboxEngine {
    */
   moveDispute(disputeId: string, move: DisputeMove): Read<Stripe.Dispute> {
     const dispute = this.store.disputes.get(disputeId);
-    if (dispute === undefined) return refuse(resourceMissing('dispute', disputeId, 'dispute'));
+    if (dispute === undefined) return refuse(missingInParam('dispute', disputeId, 'dispute'));
     const decision = decideDisputeMove(dispute, move);
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);
@@ -211,7 +211,7 @@ export class SandboxEngine {
 
   private settleOne(refundId: string, outcome: SettleOutcome, failureReason?: string): Read<Stripe.Refund> {
     const refund = this.store.refunds.get(refundId);
-    if (refund === undefined) return refuse(resourceMissing('refund', refundId, 'refund'));
+    if (refund === undefined) return refuse(missingInParam('refund', refundId, 'refund'));
     const decision = decideSettlement(refund, outcome, failureReason);
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);

@@ -4,7 +4,7 @@ import { invalidRequest, resourceMissing, unrecognizedUrl } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { matchPath } from './http.ts';
 import type { Read } from './params.ts';
-import { listRefunds, pageOf, readListQuery, readRefundListQuery } from './refunds.ts';
+import { listRefunds, missingFilter, pageOf, readListQuery, readRefundListQuery } from './refunds.ts';
 import { renderCharge, renderDispute, renderList, renderPaymentIntent, renderRefund } from './render.ts';
 import { renderCustomer, renderPaymentMethod } from './render-cards.ts';
 import type { SandboxStore } from './store.ts';
@@ -134,13 +134,15 @@ function refundView(store: SandboxStore, refund: RefundRecord, expand: ReadonlyS
 function listDisputes(engine: SandboxEngine, params: FormObject): Read<unknown> {
   const query = readListQuery(params);
   if (!query.ok) return query;
+  const missing = missingFilter(engine.store, query.value);
+  if (missing) return { ok: false, failure: missing };
   const newestFirst = [...engine.store.disputes.values()]
     .filter(
       (dispute) => query.value.paymentIntentId === null || dispute.paymentIntentId === query.value.paymentIntentId,
     )
     .filter((dispute) => query.value.chargeId === null || dispute.chargeId === query.value.chargeId)
     .reverse();
-  const page = pageOf(newestFirst, query.value);
+  const page = pageOf(newestFirst, query.value, 'dispute');
   if (!page.ok) return page;
   return { ok: true, value: renderList('/v1/disputes', page.value.data.map(renderDispute), page.value.hasMore) };
 }

@@ -260,11 +260,11 @@ export type StripeErrorType = (typeof STRIPE_ERROR_TYPES)[number];
 /** Error codes the sandbox answers with, all of them Stripe's own. */
 export const STRIPE_ERROR_CODES = [
   'amount_too_large',
-  'authentication_required',
   'charge_already_refunded',
   'charge_disputed',
   'email_invalid',
   'idempotency_key_in_use',
+  'lock_timeout',
   'parameter_invalid_empty',
   'parameter_invalid_integer',
   'parameter_invalid_string_blank',
@@ -281,6 +281,8 @@ export type StripeErrorCode = (typeof STRIPE_ERROR_CODES)[number];
 export interface StripeErrorBody {
   type: StripeErrorType;
   code?: StripeErrorCode;
+  /** The page documenting `code`; set when the error is answered (`errorJson`). */
+  doc_url?: string;
   message: string;
   param?: string;
 }

@@ -73,7 +73,7 @@ describe('sandbox customers, cards and charge dates, through the real SDK', () =
     const method = await stripe.paymentMethods.retrieve(String(intent.payment_method));
     expect(method).toMatchObject({ object: 'payment_method', type: 'card', customer: customer.id, card: { brand: 'mastercard', last4: '4444' } });
     const unknown = await rejectionOf(stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: 'cus_nope' }));
-    expect(unknown).toMatchObject({ statusCode: 404, code: 'resource_missing', param: 'customer' });
+    expect(unknown).toMatchObject({ statusCode: 400, code: 'resource_missing', param: 'customer' });
     expect(await rejectionOf(stripe.customers.create({ email: 'nope' }))).toMatchObject({ statusCode: 400, code: 'email_invalid' });
     expect(await rejectionOf(stripe.customers.retrieve('cus_nope'))).toMatchObject({ statusCode: 404, code: 'resource_missing' });
   });

@@ -74,13 +74,13 @@ describe('sandbox refunds through the real SDK', () => {
     });
   });
 
-  it('validation: an unknown payment intent is 404 resource_missing', async () => {
+  it('validation: an unknown payment intent is 400 resource_missing naming the parameter', async () => {
     const sandbox = await useSandbox();
     const error = await rejectionOf(
       sandbox.stripe().refunds.create({ payment_intent: 'pi_does_not_exist', amount: 100 }),
     );
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-    expect(error).toMatchObject({ statusCode: 404, code: 'resource_missing', param: 'payment_intent' });
+    expect(error).toMatchObject({ statusCode: 400, code: 'resource_missing', param: 'payment_intent' });
   });
 
   it.each([
