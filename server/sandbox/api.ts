@@ -16,10 +16,12 @@ import {
   unauthorized,
   unrecognizedUrl,
 } from './errors.ts';
+import type { RequestOutcome } from './counts.ts';
 import { canonicalParams, type FormObject, parseForm } from './form.ts';
 import { headerOf, matchPath, readBody, sendJsonText } from './http.ts';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
+import { type OperationName, operationOf } from './operations.ts';
 import type { Read } from './params.ts';
 import { decideConfirm, decidePaymentIntent, readConfirmRequest, readPaymentIntentRequest } from './payments.ts';
 import { serveGet } from './reads.ts';
@@ -53,9 +55,15 @@ interface Exchange {
   res: ServerResponse;
   requestId: string;
   headers: Record<string, string>;
+  /** What the request came to, for the counts; set by `fail`, `through` otherwise. */
+  outcome: RequestOutcome;
 }
 
-/** Serve one request to `/v1/...` the way Stripe would. */
+/**
+ * Serve one request to `/v1/...` the way Stripe would: the key, then the rate limiter (before
+ * anything else runs, so a refused request does nothing and saves nothing), then the endpoint.
+ * Every answer is counted under its operation.
+ */
 export async function handleStripeApi(
   engine: SandboxEngine,
   inFlightKeys: Set<string>,
@@ -65,9 +73,20 @@ export async function handleStripeApi(
 ): Promise<void> {
   const requestId = newId('req');
   const headers = { 'request-id': requestId, 'stripe-version': headerOf(req, 'stripe-version') ?? Stripe.API_VERSION };
-  const ex: Exchange = { engine, inFlightKeys, req, res, requestId, headers };
+  const ex: Exchange = { engine, inFlightKeys, req, res, requestId, headers, outcome: 'through' };
+  const operation = operationOf(req.method ?? '', url.pathname);
+  try {
+    await serveApi(ex, url, operation);
+  } finally {
+    engine.counts.record(operation, ex.outcome);
+  }
+}
+
+async function serveApi(ex: Exchange, url: URL, operation: OperationName): Promise<void> {
+  const { engine, req } = ex;
   const authFailure = checkApiKey(headerOf(req, 'authorization'));
   if (authFailure) return fail(ex, authFailure);
+  if (!engine.limiter.admit(operation, engine.nowMs())) return fail(ex, rateLimited());
   if (req.method === 'GET') {
     const query = parseForm(url.search.slice(1));
     if (!query.ok) return fail(ex, query.failure);
@@ -284,5 +303,14 @@ function answerRead(ex: Exchange, read: Read<unknown>): void {
 }
 
 function fail(ex: Exchange, failure: StripeFailure): void {
+  ex.outcome = outcomeOf(failure);
   sendJsonText(ex.res, failure.statusCode, JSON.stringify(errorJson(failure), null, 2), ex.headers);
+}
+
+/** What a refusal counts as: the limiter's and a lock's 429s and a refused key apart from the rest. */
+function outcomeOf(failure: StripeFailure): RequestOutcome {
+  if (failure.statusCode === 401) return 'unauthorized';
+  if (failure.error.code === 'rate_limit') return 'rate_limited';
+  if (failure.error.code === 'lock_timeout') return 'lock_timeout';
+  return 'through';
 }

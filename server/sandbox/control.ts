@@ -5,6 +5,7 @@ import { readFault } from './faults.ts';
 import { readBody, sendJson } from './http.ts';
 import { sandboxLimits } from './limits.ts';
 import { isRecord, isWholeNumber, type Read } from './params.ts';
+import { readSettings } from './settings.ts';
 import {
   CARD_BRANDS,
   type DemoPaymentOptions,
@@ -31,13 +32,17 @@ export const CONTROL_ROUTES = {
   webhookMode: 'POST /_sandbox/webhook/mode',
   deliveries: 'GET /_sandbox/webhook/deliveries',
   webhooksIdle: 'POST /_sandbox/webhook/idle',
+  settings: 'GET /_sandbox/settings',
+  configure: 'POST /_sandbox/settings',
+  requestCounts: 'GET /_sandbox/requests',
+  resetRequestCounts: 'POST /_sandbox/requests/reset',
 } as const;
 
 type JsonBody = Record<string, unknown>;
 type ControlHandler = (engine: SandboxEngine, body: JsonBody, url: URL) => Read<unknown> | Promise<Read<unknown>>;
 
 const HANDLERS: Record<string, ControlHandler> = {
-  [CONTROL_ROUTES.health]: (engine) => ok({ ok: true, nowMs: engine.nowMs(), settle: engine.settleMode }),
+  [CONTROL_ROUTES.health]: (engine) => ok({ ok: true, nowMs: engine.nowMs(), settings: engine.settings() }),
   [CONTROL_ROUTES.ledger]: (engine, _body, url) =>
     ok({ data: engine.ledger(url.searchParams.get('payment_intent') ?? undefined) }),
   [CONTROL_ROUTES.paymentIntents]: (engine, body) => {
@@ -91,6 +96,16 @@ const HANDLERS: Record<string, ControlHandler> = {
   [CONTROL_ROUTES.webhooksIdle]: async (engine) => {
     await engine.webhooks.idle();
     return ok({ idle: true });
+  },
+  [CONTROL_ROUTES.settings]: (engine) => ok(engine.settings()),
+  [CONTROL_ROUTES.configure]: (engine, body) => {
+    const settings = readSettings(body);
+    return settings.ok ? ok(engine.configure(settings.value)) : settings;
+  },
+  [CONTROL_ROUTES.requestCounts]: (engine) => ok(engine.counts.view()),
+  [CONTROL_ROUTES.resetRequestCounts]: (engine) => {
+    engine.counts.reset();
+    return ok(engine.counts.view());
   },
 };
 

@@ -7,6 +7,9 @@ import { decideDispute, decideDisputeMove, decidePaymentIntent } from './payment
 import type { Read } from './params.ts';
 import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
+import { RequestCounter } from './counts.ts';
+import { RateLimiter, type RateLimitMode } from './rate-limits.ts';
+import { DEFAULT_SETTINGS, type SandboxSettings, type SettleMode } from './settings.ts';
 import { SandboxStore } from './store.ts';
 import {
   type DemoPaymentOptions,
@@ -22,28 +25,28 @@ import {
 } from './types.ts';
 import { buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
 
-/** When created refunds leave `pending`: right after their answer, or when a test says so. */
-export const SETTLE_MODES = ['immediate', 'manual'] as const;
-export type SettleMode = (typeof SETTLE_MODES)[number];
-
 /** What the engine is built from. */
 export interface EngineOptions {
   file?: string;
   clockMs?: () => number;
   settle?: SettleMode;
+  rateLimits?: RateLimitMode;
   webhook?: WebhookConfig;
 }
 
 /**
  * The sandbox's state and the operations both the HTTP API and the programmatic API share:
- * the clock, the store, faults, settlement and webhooks. Decisions come from the pure modules
+ * the clock, the store, faults, settings, the rate limiter and its counts, settlement and
+ * webhooks. Decisions come from the pure modules
  * (`refunds.ts`, `payments.ts`); this class loads, commits and emits.
  */
 export class SandboxEngine {
   readonly store: SandboxStore;
   readonly faults = new FaultQueue();
   readonly webhooks: WebhookSender;
-  readonly settleMode: SettleMode;
+  readonly limiter: RateLimiter;
+  readonly counts = new RequestCounter();
+  private settleMode: SettleMode;
   private readonly baseClockMs: () => number;
   private offsetMs: number;
   private closed = false;
@@ -52,8 +55,21 @@ export class SandboxEngine {
     this.store = new SandboxStore(options.file);
     this.baseClockMs = options.clockMs ?? Date.now;
     this.offsetMs = this.store.clockOffsetMs();
-    this.settleMode = options.settle ?? 'immediate';
+    this.settleMode = options.settle ?? DEFAULT_SETTINGS.settle;
+    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_SETTINGS.rateLimits);
     this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null);
+  }
+
+  /** The settings in force. */
+  settings(): SandboxSettings {
+    return { rateLimits: this.limiter.current(), settle: this.settleMode };
+  }
+
+  /** Change the settings given, from the next request on; the others stay as they are. */
+  configure(settings: Partial<SandboxSettings>): SandboxSettings {
+    if (settings.rateLimits !== undefined) this.limiter.setMode(settings.rateLimits);
+    if (settings.settle !== undefined) this.settleMode = settings.settle;
+    return this.settings();
   }
 
   /** The sandbox clock: the base clock plus every advance so far. */

@@ -5,7 +5,10 @@
  * `npm start` and the ground truth for tests; `main.ts` runs it as its own process.
  */
 export { CONTROL_ROUTES } from './control.ts';
-export { SETTLE_MODES, type SettleMode } from './engine.ts';
+export { REQUEST_OUTCOMES, type OutcomeCounts, type RequestCounts, type RequestOutcome } from './counts.ts';
+export { type OperationName, STRIPE_OPERATIONS, type StripeOperation } from './operations.ts';
+export { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
+export { DEFAULT_SETTINGS, type SandboxSettings, SETTLE_MODES, type SettleMode } from './settings.ts';
 export { SandboxError } from './errors.ts';
 export { sandboxLimits } from './limits.ts';
 export { connectSandbox, type RemoteSandbox } from './remote.ts';

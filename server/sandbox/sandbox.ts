@@ -2,10 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import Stripe from 'stripe';
 import { handleStripeApi } from './api.ts';
 import { handleControl } from './control.ts';
-import { type EngineOptions, orThrow, SandboxEngine, type SettleMode } from './engine.ts';
+import type { RequestCounts } from './counts.ts';
+import { type EngineOptions, orThrow, SandboxEngine } from './engine.ts';
 import { apiError, errorJson, unrecognizedUrl } from './errors.ts';
 import { readFault } from './faults.ts';
 import { sendJson } from './http.ts';
+import type { RateLimitMode } from './rate-limits.ts';
+import { readSettings, type SandboxSettings, type SettleMode } from './settings.ts';
 import type {
   DemoPaymentOptions,
   Delivery,
@@ -32,6 +35,8 @@ export interface SandboxOptions {
   clockMs?: () => number;
   /** `immediate` (default): a refund is answered pending and succeeds right after. `manual`: it waits for `settle`. */
   settle?: SettleMode;
+  /** `off` (default): no limit. `test`, `live`: Stripe's published limits in that mode (25 or 100 a second, 25 per endpoint). */
+  rateLimits?: RateLimitMode;
   /** Where to send signed webhooks. */
   webhook?: WebhookConfig;
 }
@@ -72,6 +77,13 @@ export interface Sandbox {
   webhooksIdle(): Promise<void>;
   /** The sandbox clock now. */
   nowMs(): number;
+  /** The settings in force. */
+  settings(): SandboxSettings;
+  /** Change some settings from the next request on; answers them all. */
+  configure(settings: Partial<SandboxSettings>): SandboxSettings;
+  /** What the sandbox answered to `/v1/...` since it started or was reset, per endpoint. */
+  requestCounts(): RequestCounts;
+  resetRequestCounts(): void;
   close(): Promise<void>;
 }
 
@@ -89,6 +101,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.file !== undefined) engineOptions.file = opts.file;
   if (opts.clockMs !== undefined) engineOptions.clockMs = opts.clockMs;
   if (opts.settle !== undefined) engineOptions.settle = opts.settle;
+  if (opts.rateLimits !== undefined) engineOptions.rateLimits = opts.rateLimits;
   if (opts.webhook !== undefined) engineOptions.webhook = opts.webhook;
   const engine = new SandboxEngine(engineOptions);
   const inFlightKeys = new Set<string>();
@@ -141,6 +154,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     deliveries: () => engine.webhooks.deliveries(),
     webhooksIdle: () => engine.webhooks.idle(),
     nowMs: () => engine.nowMs(),
+    settings: () => engine.settings(),
+    configure: (settings) => engine.configure(orThrow(readSettings({ ...settings }))),
+    requestCounts: () => engine.counts.view(),
+    resetRequestCounts: () => engine.counts.reset(),
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
