@@ -9,8 +9,9 @@ import {
   idempotencyKeyInUse,
   idempotencyMismatch,
   invalidRequest,
-  rateLimited,
+  lockTimeout,
   missingInParam,
+  rateLimited,
   resourceMissing,
   tooManyKeys,
   unauthorized,
@@ -236,6 +237,9 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
       decide(params, cause) {
         const request = readRefundRequest(params);
         if (!request.ok) return request;
+        // The write takes its payment's lock; a held lock (a fault) refuses it before it decides.
+        const paymentIntent = request.value.paymentIntentId ?? engine.store.charges.get(request.value.chargeId ?? '')?.paymentIntentId ?? null;
+        if (engine.faults.take('refund_create', 'locking', paymentIntent) !== null) return { ok: false, failure: lockTimeout() };
         const refund = decideRefund(engine.store, request.value, 'api', engine.nowMs());
         if (!refund.ok) return refund;
         const after = () => engine.afterRefundCreated(refund.value, cause);

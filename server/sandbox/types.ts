@@ -100,6 +100,9 @@ export type FaultTarget = (typeof FAULT_TARGETS)[number];
  * - `error_500_after_commit`: commit the refund, then answer 500; the 500 is saved for the key.
  * - `error_429`: the rate limiter refuses before the endpoint runs; nothing is saved.
  * - `delay`: wait `delayMs` with the key in use, then run normally.
+ * - `lock_timeout`: the write meets its payment's lock held elsewhere (429 `lock_timeout`) once its
+ *   parameters are read and before the endpoint decides; nothing is made or saved. It may name the
+ *   `paymentIntent` whose creates it catches and the `share` of them it catches.
  */
 export const FAULT_ACTIONS = [
   'drop_after_commit',
@@ -107,6 +110,7 @@ export const FAULT_ACTIONS = [
   'error_500_after_commit',
   'error_429',
   'delay',
+  'lock_timeout',
 ] as const;
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
@@ -117,6 +121,13 @@ export interface Fault {
   delayMs?: number;
   /** How many requests it catches; 1 when absent. */
   times?: number;
+  /** `lock_timeout` only: it catches refund creates on this payment intent (by it or its charge) only. */
+  paymentIntent?: string;
+  /**
+   * `lock_timeout` only: the share of the matching requests it catches, from above 0 to 1 (1 when
+   * absent), spread evenly: with 0.5 every second one, until `times` are caught.
+   */
+  share?: number;
 }
 
 /** Test switches for webhook delivery. */
