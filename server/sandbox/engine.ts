@@ -8,6 +8,7 @@ import type { Read } from './params.ts';
 import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { RequestCounter } from './counts.ts';
+import type { ExpandMode } from './expand.ts';
 import { RateLimiter, type RateLimitMode } from './rate-limits.ts';
 import { DEFAULT_SETTINGS, type SandboxSettings, type SettleMode } from './settings.ts';
 import { SandboxStore } from './store.ts';
@@ -31,6 +32,7 @@ export interface EngineOptions {
   clockMs?: () => number;
   settle?: SettleMode;
   rateLimits?: RateLimitMode;
+  expand?: ExpandMode;
   webhook?: WebhookConfig;
 }
 
@@ -47,6 +49,7 @@ export class SandboxEngine {
   readonly limiter: RateLimiter;
   readonly counts = new RequestCounter();
   private settleMode: SettleMode;
+  private expandMode: ExpandMode;
   private readonly baseClockMs: () => number;
   private offsetMs: number;
   private closed = false;
@@ -57,18 +60,20 @@ export class SandboxEngine {
     this.offsetMs = this.store.clockOffsetMs();
     this.settleMode = options.settle ?? DEFAULT_SETTINGS.settle;
     this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_SETTINGS.rateLimits);
+    this.expandMode = options.expand ?? DEFAULT_SETTINGS.expand;
     this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null);
   }
 
   /** The settings in force. */
   settings(): SandboxSettings {
-    return { rateLimits: this.limiter.current(), settle: this.settleMode };
+    return { rateLimits: this.limiter.current(), settle: this.settleMode, expand: this.expandMode };
   }
 
   /** Change the settings given, from the next request on; the others stay as they are. */
   configure(settings: Partial<SandboxSettings>): SandboxSettings {
     if (settings.rateLimits !== undefined) this.limiter.setMode(settings.rateLimits);
     if (settings.settle !== undefined) this.settleMode = settings.settle;
+    if (settings.expand !== undefined) this.expandMode = settings.expand;
     return this.settings();
   }
 

@@ -5,6 +5,7 @@
  * `npm start` and the ground truth for tests; `main.ts` runs it as its own process.
  */
 export { CONTROL_ROUTES } from './control.ts';
+export { EXPAND_MODES, type ExpandMode } from './expand.ts';
 export { REQUEST_OUTCOMES, type OutcomeCounts, type RequestCounts, type RequestOutcome } from './counts.ts';
 export { type OperationName, STRIPE_OPERATIONS, type StripeOperation } from './operations.ts';
 export { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';

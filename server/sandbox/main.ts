@@ -1,10 +1,11 @@
 /**
  * Run the sandbox as its own process, so it outlives a server that a crash test kills.
  * Env: PORT (0 picks one), HOST, SANDBOX_FILE (durable state), SANDBOX_SETTLE (immediate|manual),
- * SANDBOX_RATE_LIMITS (off|test|live; off when unset),
+ * SANDBOX_RATE_LIMITS (off|test|live; off when unset), SANDBOX_EXPAND (honour|ignore),
  * WEBHOOK_URL and WEBHOOK_SECRET. Prints one JSON line `{"ready":true,"url":...}` when listening
  * and closes on SIGTERM or SIGINT.
  */
+import { EXPAND_MODES } from './expand.ts';
 import { RATE_LIMIT_MODES } from './rate-limits.ts';
 import { SETTLE_MODES } from './settings.ts';
 import { type SandboxOptions, startSandbox } from './sandbox.ts';
@@ -25,6 +26,8 @@ const settle = oneOf('SANDBOX_SETTLE', SETTLE_MODES);
 if (settle !== undefined) options.settle = settle;
 const rateLimits = oneOf('SANDBOX_RATE_LIMITS', RATE_LIMIT_MODES);
 if (rateLimits !== undefined) options.rateLimits = rateLimits;
+const expand = oneOf('SANDBOX_EXPAND', EXPAND_MODES);
+if (expand !== undefined) options.expand = expand;
 const webhookUrl = process.env['WEBHOOK_URL'];
 const webhookSecret = process.env['WEBHOOK_SECRET'];
 if (webhookUrl && webhookSecret) options.webhook = { url: webhookUrl, secret: webhookSecret };

@@ -7,6 +7,7 @@ import { type EngineOptions, orThrow, SandboxEngine } from './engine.ts';
 import { apiError, errorJson, unrecognizedUrl } from './errors.ts';
 import { readFault } from './faults.ts';
 import { sendJson } from './http.ts';
+import type { ExpandMode } from './expand.ts';
 import type { RateLimitMode } from './rate-limits.ts';
 import { readSettings, type SandboxSettings, type SettleMode } from './settings.ts';
 import type {
@@ -37,6 +38,8 @@ export interface SandboxOptions {
   settle?: SettleMode;
   /** `off` (default): no limit. `test`, `live`: Stripe's published limits in that mode (25 or 100 a second, 25 per endpoint). */
   rateLimits?: RateLimitMode;
+  /** `honour` (default): nested `expand[]` as Stripe honours it. `ignore`: every field answers as an id. */
+  expand?: ExpandMode;
   /** Where to send signed webhooks. */
   webhook?: WebhookConfig;
 }
@@ -102,6 +105,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.clockMs !== undefined) engineOptions.clockMs = opts.clockMs;
   if (opts.settle !== undefined) engineOptions.settle = opts.settle;
   if (opts.rateLimits !== undefined) engineOptions.rateLimits = opts.rateLimits;
+  if (opts.expand !== undefined) engineOptions.expand = opts.expand;
   if (opts.webhook !== undefined) engineOptions.webhook = opts.webhook;
   const engine = new SandboxEngine(engineOptions);
   const inFlightKeys = new Set<string>();

@@ -1,4 +1,5 @@
 import { invalidRequest } from './errors.ts';
+import { EXPAND_MODES, type ExpandMode } from './expand.ts';
 import type { Read } from './params.ts';
 import { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
 
@@ -16,10 +17,12 @@ export interface SandboxSettings {
   rateLimits: RateLimitMode;
   /** When created refunds leave `pending` (`immediate` by default). */
   settle: SettleMode;
+  /** `honour` (default): `expand[]` as Stripe honours it; `ignore`: every field an id, as a Stripe that ignored it would answer. */
+  expand: ExpandMode;
 }
 
 /** What a sandbox holds unless told otherwise: today's behaviour, no limits. */
-export const DEFAULT_SETTINGS: SandboxSettings = { rateLimits: 'off', settle: 'immediate' };
+export const DEFAULT_SETTINGS: SandboxSettings = { rateLimits: 'off', settle: 'immediate', expand: 'honour' };
 
 /** The settings a control route or a test asks for, each checked against its closed list; absent ones stay as they are. */
 export function readSettings(body: Record<string, unknown>): Read<Partial<SandboxSettings>> {
@@ -29,16 +32,19 @@ export function readSettings(body: Record<string, unknown>): Read<Partial<Sandbo
   if (!rateLimits.ok) return rateLimits;
   const settle = readOne(body, 'settle', SETTLE_MODES);
   if (!settle.ok) return settle;
+  const expand = readOne(body, 'expand', EXPAND_MODES);
+  if (!expand.ok) return expand;
   return {
     ok: true,
     value: {
       ...(rateLimits.value === undefined ? {} : { rateLimits: rateLimits.value }),
       ...(settle.value === undefined ? {} : { settle: settle.value }),
+      ...(expand.value === undefined ? {} : { expand: expand.value }),
     },
   };
 }
 
-const SETTING_NAMES = ['rateLimits', 'settle'] as const satisfies ReadonlyArray<keyof SandboxSettings>;
+const SETTING_NAMES = ['rateLimits', 'settle', 'expand'] as const satisfies ReadonlyArray<keyof SandboxSettings>;
 
 /** One setting's value from its closed list, or undefined when the body leaves it out. */
 function readOne<T extends string>(body: Record<string, unknown>, name: keyof SandboxSettings, values: readonly T[]): Read<T | undefined> {

@@ -78,7 +78,7 @@ describe('sandbox customers, cards and charge dates, through the real SDK', () =
     expect(await rejectionOf(stripe.customers.retrieve('cus_nope'))).toMatchObject({ statusCode: 404, code: 'resource_missing' });
   });
 
-  it('expand: only the fields an object can expand, one level; anything else is 400 as Stripe refuses it', async () => {
+  it('expand: only the fields an object can expand; anything else is 400 as Stripe refuses it', async () => {
     const sandbox = await useSandbox();
     const stripe = sandbox.stripe();
     const intent = await sandbox.createPaymentIntent(3_000);
