@@ -240,7 +240,7 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
         // The write takes its payment's lock; a held lock (a fault) refuses it before it decides.
         const paymentIntent = request.value.paymentIntentId ?? engine.store.charges.get(request.value.chargeId ?? '')?.paymentIntentId ?? null;
         if (engine.faults.take('refund_create', 'locking', paymentIntent) !== null) return { ok: false, failure: lockTimeout() };
-        const refund = decideRefund(engine.store, request.value, 'api', engine.nowMs());
+        const refund = decideRefund(engine.store, request.value, 'api', engine.nowMs(), engine.createdRefundStatus());
         if (!refund.ok) return refund;
         const after = () => engine.afterRefundCreated(refund.value, cause);
         return { ok: true, value: { writes: [refund.value], body: renderRefund(refund.value), after } };

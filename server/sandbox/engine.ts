@@ -5,7 +5,7 @@ import { FaultQueue } from './faults.ts';
 import { sandboxLimits } from './limits.ts';
 import { decideDispute, decideDisputeMove, decidePaymentIntent } from './payments.ts';
 import type { Read } from './params.ts';
-import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
+import { type CreatedRefundStatus, decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { RequestCounter } from './counts.ts';
 import type { ExpandMode } from './expand.ts';
@@ -77,6 +77,11 @@ export class SandboxEngine {
     return this.settings();
   }
 
+  /** What a refund is created as: `succeeded` when settling at creation, `pending` otherwise. */
+  createdRefundStatus(): CreatedRefundStatus {
+    return this.settleMode === 'at_create' ? 'succeeded' : 'pending';
+  }
+
   /** The sandbox clock: the base clock plus every advance so far. */
   nowMs(): number {
     return this.baseClockMs() + this.offsetMs;
@@ -144,7 +149,7 @@ export class SandboxEngine {
     const badAmount = checkAmountCents(amountCents);
     if (badAmount) return refuse(badAmount);
     const request: RefundRequest = { paymentIntentId, chargeId: null, amountCents, metadata: {}, reason: null };
-    const decision = decideRefund(this.store, request, 'dashboard', this.nowMs());
+    const decision = decideRefund(this.store, request, 'dashboard', this.nowMs(), this.createdRefundStatus());
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);
     const created = renderRefund(decision.value);

@@ -1,6 +1,6 @@
 /**
  * Run the sandbox as its own process, so it outlives a server that a crash test kills.
- * Env: PORT (0 picks one), HOST, SANDBOX_FILE (durable state), SANDBOX_SETTLE (immediate|manual),
+ * Env: PORT (0 picks one), HOST, SANDBOX_FILE (durable state), SANDBOX_SETTLE (immediate|manual|at_create),
  * SANDBOX_RATE_LIMITS (off|test|live; off when unset), SANDBOX_EXPAND (honour|ignore),
  * WEBHOOK_URL and WEBHOOK_SECRET. Prints one JSON line `{"ready":true,"url":...}` when listening
  * and closes on SIGTERM or SIGINT.

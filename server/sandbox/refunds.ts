@@ -18,6 +18,7 @@ import {
   type RefundOrigin,
   type RefundReason,
   type RefundRecord,
+  type RefundStatus,
   type SettleOutcome,
   type StripeFailure,
 } from './types.ts';
@@ -102,6 +103,9 @@ export function readRefundRequest(params: FormObject): Read<RefundRequest> {
   };
 }
 
+/** What a refund is created as: `pending` until it settles, or `succeeded` at once. */
+export type CreatedRefundStatus = Extract<RefundStatus, 'pending' | 'succeeded'>;
+
 /**
  * Decide a refund against the ledger. Guards run in Stripe's order: the object must exist, have
  * a charge, not be disputed, not be fully refunded, and the amount must fit what is left.
@@ -111,6 +115,7 @@ export function decideRefund(
   request: RefundRequest,
   origin: RefundOrigin,
   nowMs: number,
+  createdAs: CreatedRefundStatus = 'pending',
 ): Read<RefundRecord> {
   const charge = findCharge(ledger, request);
   if (!charge.ok) return charge;
@@ -143,7 +148,7 @@ export function decideRefund(
       currency: charge.value.currency,
       chargeId,
       paymentIntentId: charge.value.paymentIntentId,
-      status: 'pending',
+      status: createdAs,
       reason: request.reason,
       failureReason: null,
       metadata: request.metadata,

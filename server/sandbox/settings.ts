@@ -3,8 +3,12 @@ import { EXPAND_MODES, type ExpandMode } from './expand.ts';
 import type { Read } from './params.ts';
 import { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
 
-/** When created refunds leave `pending`: right after their answer, or when a test says so. */
-export const SETTLE_MODES = ['immediate', 'manual'] as const;
+/**
+ * When created refunds leave `pending`: right after their answer (`immediate`), when a test says
+ * so (`manual`), or never, because they are created `succeeded` and the create answers so
+ * (`at_create`), as Stripe test mode usually creates card refunds.
+ */
+export const SETTLE_MODES = ['immediate', 'manual', 'at_create'] as const;
 export type SettleMode = (typeof SETTLE_MODES)[number];
 
 /**
