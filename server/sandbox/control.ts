@@ -10,6 +10,7 @@ import {
   CARD_BRANDS,
   type DemoPaymentOptions,
   DISPUTE_MOVES,
+  EVENT_TYPES,
   SETTLE_OUTCOMES,
   type StripeFailure,
   type WebhookConfig,
@@ -136,7 +137,7 @@ export async function handleControl(
   sendJson(res, 200, result.value);
 }
 
-/** Check a webhook endpoint: `{url, secret}` to send, `{url: null}` to stop. */
+/** Check a webhook endpoint: `{url, secret, events?}` to send (the events it enables, `*` for all), `{url: null}` to stop. */
 export function readWebhookConfig(body: JsonBody): Read<WebhookConfig | null> {
   if (body['url'] === null) return ok(null);
   const url = body['url'];
@@ -144,7 +145,14 @@ export function readWebhookConfig(body: JsonBody): Read<WebhookConfig | null> {
   if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return refuse('url must be an http(s) URL or null.', 'url');
   if (typeof secret !== 'string' || !secret.startsWith('whsec_'))
     return refuse('secret must start with whsec_.', 'secret');
-  return ok({ url, secret });
+  const events = body['events'];
+  if (events === undefined) return ok({ url, secret });
+  const choices = ['*', ...EVENT_TYPES] as const;
+  const enabled = Array.isArray(events) ? events.flatMap((event) => choices.filter((choice) => choice === event)) : [];
+  if (!Array.isArray(events) || enabled.length !== events.length || enabled.length === 0) {
+    return refuse(`events must be a list of ${choices.join(', ')}.`, 'events');
+  }
+  return ok({ url, secret, events: enabled });
 }
 
 /**

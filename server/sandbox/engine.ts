@@ -8,7 +8,7 @@ import type { Read } from './params.ts';
 import { type CreatedRefundStatus, decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { RequestCounter } from './counts.ts';
-import type { ExpandMode } from './expand.ts';
+import { chargeView, EXPAND_NOTHING, type ExpandMode } from './expand.ts';
 import { RateLimiter, type RateLimitMode } from './rate-limits.ts';
 import { DEFAULT_SETTINGS, type SandboxSettings, type SettleMode } from './settings.ts';
 import { SandboxStore } from './store.ts';
@@ -24,7 +24,7 @@ import {
   type StripeFailure,
   type WebhookConfig,
 } from './types.ts';
-import { buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
+import { buildChargeEvent, buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
 
 /** What the engine is built from. */
 export interface EngineOptions {
@@ -157,9 +157,21 @@ export class SandboxEngine {
     return { ok: true, value: created };
   }
 
-  /** After a refund is durable and answered: tell webhooks, and settle it when settling is immediate. */
+  /**
+   * After a refund is durable and answered: tell webhooks (`refund.created`, and `charge.refunded`
+   * with what it changed on the charge), and settle it when settling is immediate.
+   */
   afterRefundCreated(refund: RefundRecord, cause: EventCause | null): void {
-    this.webhooks.emit(buildRefundEvent('refund.created', renderRefund(refund), cause, this.nowMs()));
+    const nowMs = this.nowMs();
+    this.webhooks.emit(buildRefundEvent('refund.created', renderRefund(refund), cause, nowMs));
+    const charge = this.store.charges.get(refund.chargeId);
+    if (charge !== undefined) {
+      const refunded = chargeView(this.store, charge, EXPAND_NOTHING);
+      // A refund is never created failed, so before it the charge had its amount less this one.
+      const before = refunded.amount_refunded - refund.amountCents;
+      const previous = refunded.refunded ? { amount_refunded: before, refunded: false } : { amount_refunded: before };
+      this.webhooks.emit(buildChargeEvent('charge.refunded', refunded, cause, nowMs, previous));
+    }
     if (this.settleMode === 'immediate') this.settleOne(refund.id, 'succeeded');
   }
 

@@ -78,15 +78,26 @@ export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];
 /** Dispute event types the sandbox sends: opened, moved (evidence), closed (won or lost). */
 export const DISPUTE_EVENT_TYPES = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed'] as const;
 export type DisputeEventType = (typeof DISPUTE_EVENT_TYPES)[number];
+/** Charge event types the sandbox sends: a charge refunded, in part or in full, when a refund of it is created. */
+export const CHARGE_EVENT_TYPES = ['charge.refunded'] as const;
+export type ChargeEventType = (typeof CHARGE_EVENT_TYPES)[number];
 /** Webhook event types the sandbox sends. */
-export const EVENT_TYPES = [...REFUND_EVENT_TYPES, ...DISPUTE_EVENT_TYPES] as const;
+export const EVENT_TYPES = [...REFUND_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...DISPUTE_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * What an endpoint that names no events is sent: the refund and dispute events, what the sandbox
+ * always sent and what Interlock's endpoint reads. A Stripe endpoint receives only the events it
+ * enables; `charge.refunded` comes to one that enables it (or `*`).
+ */
+export const DEFAULT_WEBHOOK_EVENTS: readonly EventType[] = [...REFUND_EVENT_TYPES, ...DISPUTE_EVENT_TYPES];
 /** The refund events the sandbox sends, as the SDK types them: one per type in REFUND_EVENT_TYPES. */
 export type RefundEvent = Stripe.RefundCreatedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
 /** The dispute events the sandbox sends, as the SDK types them: one per type in DISPUTE_EVENT_TYPES. */
 export type DisputeEvent = Stripe.ChargeDisputeCreatedEvent | Stripe.ChargeDisputeUpdatedEvent | Stripe.ChargeDisputeClosedEvent;
+/** The charge events the sandbox sends, as the SDK types them: one per type in CHARGE_EVENT_TYPES. */
+export type ChargeEvent = Stripe.ChargeRefundedEvent;
 /** Every event the sandbox sends. */
-export type SandboxEvent = RefundEvent | DisputeEvent;
+export type SandboxEvent = RefundEvent | ChargeEvent | DisputeEvent;
 
 /** Endpoints a fault can be attached to. */
 export const FAULT_TARGETS = ['refund_create'] as const;
@@ -144,11 +155,13 @@ export interface WebhookMode {
   wrongSecret?: boolean;
 }
 
-/** Where webhooks go and the endpoint secret they are signed with. */
+/** Where webhooks go, the endpoint secret they are signed with, and the events it enables. */
 export interface WebhookConfig {
   url: string;
   /** `whsec_...` */
   secret: string;
+  /** The event types sent, as a Stripe endpoint's `enabled_events` (`*` for all); DEFAULT_WEBHOOK_EVENTS when absent. */
+  events?: readonly (EventType | '*')[];
 }
 
 /** One delivery attempt of one event. */
