@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG_PATH } from './config/load.ts';
 import { reconcilerLimits } from './confirm/reconciler.ts';
 import { KILL_POINTS, type KillPoint } from './gate/kill-points.ts';
+import { RATE_LIMIT_MODES, type RateLimitMode } from './sandbox/rate-limits.ts';
 
 /** How much the server logs; `silent` logs nothing. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -39,6 +40,12 @@ export interface InterlockEnv {
   reconcileMs: number;
   /** `SANDBOX_DEMO` (1): make demo payments in an empty embedded sandbox; `0` makes none. */
   sandboxDemo: boolean;
+  /**
+   * `SANDBOX_RATE_LIMITS` (off): which of Stripe's published limits the embedded sandbox holds:
+   * `test` (25 operations a second, 25 per endpoint, as Stripe test mode), `live` (100, 25 per
+   * endpoint) or `off`.
+   */
+  sandboxRateLimits: RateLimitMode;
   /**
    * `INTERLOCK_DEMO` (unset): demo traffic, an agent named `demo` asking for refunds over the
    * embedded sandbox. Unset, it runs wherever the embedded sandbox does; `1` asks for it (and is
@@ -154,6 +161,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     claimTtlMs: read.raw('INTERLOCK_CLAIM_TTL_MS') === null ? null : read.wholeNumber('INTERLOCK_CLAIM_TTL_MS', 0, 1, Number.MAX_SAFE_INTEGER, 'must be a whole number of ms, 1 or more'),
     reconcileMs: read.wholeNumber('INTERLOCK_RECONCILE_MS', 60_000, RECONCILE_MS_MIN, Number.MAX_SAFE_INTEGER, `must be a whole number of ms, ${RECONCILE_MS_MIN} or more`),
     sandboxDemo: read.oneOf('SANDBOX_DEMO', ['0', '1'], '1') === '1',
+    sandboxRateLimits: read.oneOf('SANDBOX_RATE_LIMITS', RATE_LIMIT_MODES, 'off'),
     demo: read.raw('INTERLOCK_DEMO') === null ? null : read.oneOf('INTERLOCK_DEMO', ['0', '1'], '0') === '1',
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     secrets: env,

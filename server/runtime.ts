@@ -44,8 +44,10 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
     port: env.sandboxPort,
     file: join(env.dataDir, 'sandbox.sqlite'),
     webhook: { url: webhookUrl, secret },
+    rateLimits: env.sandboxRateLimits,
   });
-  return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money)` };
+  const limits = env.sandboxRateLimits === 'off' ? 'no rate limits' : `Stripe's ${env.sandboxRateLimits}-mode rate limits`;
+  return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})` };
 }
 
 /**

@@ -47,7 +47,11 @@ function authenticate(services: Services, request: FastifyRequest): AgentConfig 
 /** A Stripe read that failed before anything was written: say so plainly. */
 function stripeFailure(error: unknown): AppError | null {
   if (!(error instanceof Stripe.errors.StripeError)) return null;
-  if (error.statusCode === 404) return new AppError('validation_failed', 'payment_intent: Stripe knows no such payment intent');
+  // A missing payment intent is 404 when it is read by id and 400 resource_missing when it filters
+  // the list of its refunds: the facts read both at once, and either may answer first.
+  if (error.statusCode === 404 || error.code === 'resource_missing') {
+    return new AppError('validation_failed', 'payment_intent: Stripe knows no such payment intent');
+  }
   if (error.statusCode !== undefined && error.statusCode < 500 && error.statusCode !== 429) {
     return new AppError('validation_failed', `Stripe refused to read the payment: ${error.message}`);
   }

@@ -5,20 +5,24 @@ import { decideCustomer, readCustomerRequest } from './customers.ts';
 import type { SandboxEngine } from './engine.ts';
 import {
   apiError,
-  authenticationRequired,
   errorJson,
   idempotencyKeyInUse,
   idempotencyMismatch,
   invalidRequest,
+  lockTimeout,
+  missingInParam,
   rateLimited,
   resourceMissing,
   tooManyKeys,
+  unauthorized,
   unrecognizedUrl,
 } from './errors.ts';
+import type { RequestOutcome } from './counts.ts';
 import { canonicalParams, type FormObject, parseForm } from './form.ts';
 import { headerOf, matchPath, readBody, sendJsonText } from './http.ts';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
+import { type OperationName, operationOf } from './operations.ts';
 import type { Read } from './params.ts';
 import { decideConfirm, decidePaymentIntent, readConfirmRequest, readPaymentIntentRequest } from './payments.ts';
 import { serveGet } from './reads.ts';
@@ -52,9 +56,15 @@ interface Exchange {
   res: ServerResponse;
   requestId: string;
   headers: Record<string, string>;
+  /** What the request came to, for the counts; set by `fail`, `through` otherwise. */
+  outcome: RequestOutcome;
 }
 
-/** Serve one request to `/v1/...` the way Stripe would. */
+/**
+ * Serve one request to `/v1/...` the way Stripe would: the key, then the rate limiter (before
+ * anything else runs, so a refused request does nothing and saves nothing), then the endpoint.
+ * Every answer is counted under its operation.
+ */
 export async function handleStripeApi(
   engine: SandboxEngine,
   inFlightKeys: Set<string>,
@@ -64,9 +74,20 @@ export async function handleStripeApi(
 ): Promise<void> {
   const requestId = newId('req');
   const headers = { 'request-id': requestId, 'stripe-version': headerOf(req, 'stripe-version') ?? Stripe.API_VERSION };
-  const ex: Exchange = { engine, inFlightKeys, req, res, requestId, headers };
+  const ex: Exchange = { engine, inFlightKeys, req, res, requestId, headers, outcome: 'through' };
+  const operation = operationOf(req.method ?? '', url.pathname);
+  try {
+    await serveApi(ex, url, operation);
+  } finally {
+    engine.counts.record(operation, ex.outcome);
+  }
+}
+
+async function serveApi(ex: Exchange, url: URL, operation: OperationName): Promise<void> {
+  const { engine, req } = ex;
   const authFailure = checkApiKey(headerOf(req, 'authorization'));
   if (authFailure) return fail(ex, authFailure);
+  if (!engine.limiter.admit(operation, engine.nowMs())) return fail(ex, rateLimited());
   if (req.method === 'GET') {
     const query = parseForm(url.search.slice(1));
     if (!query.ok) return fail(ex, query.failure);
@@ -89,21 +110,28 @@ export async function handleStripeApi(
   return fail(ex, unrecognizedUrl(req.method ?? '?', url.pathname));
 }
 
-/** Only test-mode secret or restricted keys open the sandbox: a live key is never accepted. */
+/**
+ * Only test-mode secret or restricted keys open the sandbox: a live key is never accepted. The
+ * refusals are Stripe's 401s, in its words, with no code (Stripe sends none for a missing or
+ * wrong key), the key masked but for its prefix and last four characters as Stripe masks it.
+ */
 function checkApiKey(authorization: string | undefined): StripeFailure | null {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
   if (!match) {
-    return authenticationRequired(
-      'You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth.',
+    return unauthorized(
+      "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
     );
   }
   const key = match[1]!;
-  if (!key.startsWith('sk_test_') && !key.startsWith('rk_test_')) {
-    return authenticationRequired(
-      `Invalid API Key provided: ${key.slice(0, 8)}****. The sandbox accepts test keys only.`,
-    );
-  }
+  if (!key.startsWith('sk_test_') && !key.startsWith('rk_test_')) return unauthorized(`Invalid API Key provided: ${maskKey(key)}`);
   return null;
+}
+
+/** `sk_live_51Hab…1234` as Stripe shows a refused key: the prefix, stars, the last four. */
+function maskKey(key: string): string {
+  const shownChars = 8 + 4;
+  if (key.length <= shownChars) return `${key.slice(0, 8)}****`;
+  return `${key.slice(0, 8)}${'*'.repeat(key.length - shownChars)}${key.slice(-4)}`;
 }
 
 /**
@@ -209,7 +237,10 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
       decide(params, cause) {
         const request = readRefundRequest(params);
         if (!request.ok) return request;
-        const refund = decideRefund(engine.store, request.value, 'api', engine.nowMs());
+        // The write takes its payment's lock; a held lock (a fault) refuses it before it decides.
+        const paymentIntent = request.value.paymentIntentId ?? engine.store.charges.get(request.value.chargeId ?? '')?.paymentIntentId ?? null;
+        if (engine.faults.take('refund_create', 'locking', paymentIntent) !== null) return { ok: false, failure: lockTimeout() };
+        const refund = decideRefund(engine.store, request.value, 'api', engine.nowMs(), engine.createdRefundStatus());
         if (!refund.ok) return refund;
         const after = () => engine.afterRefundCreated(refund.value, cause);
         return { ok: true, value: { writes: [refund.value], body: renderRefund(refund.value), after } };
@@ -225,7 +256,7 @@ function postEndpoint(engine: SandboxEngine, path: string): PostEndpoint | null 
         if (!request.ok) return request;
         const { customerId } = request.value;
         if (customerId !== null && !engine.store.customers.has(customerId)) {
-          return { ok: false, failure: resourceMissing('customer', customerId, 'customer') };
+          return { ok: false, failure: missingInParam('customer', customerId, 'customer') };
         }
         return paymentPlan(engine, decidePaymentIntent(request.value, engine.nowMs()));
       },
@@ -276,5 +307,14 @@ function answerRead(ex: Exchange, read: Read<unknown>): void {
 }
 
 function fail(ex: Exchange, failure: StripeFailure): void {
+  ex.outcome = outcomeOf(failure);
   sendJsonText(ex.res, failure.statusCode, JSON.stringify(errorJson(failure), null, 2), ex.headers);
+}
+
+/** What a refusal counts as: the limiter's and a lock's 429s and a refused key apart from the rest. */
+function outcomeOf(failure: StripeFailure): RequestOutcome {
+  if (failure.statusCode === 401) return 'unauthorized';
+  if (failure.error.code === 'rate_limit') return 'rate_limited';
+  if (failure.error.code === 'lock_timeout') return 'lock_timeout';
+  return 'through';
 }

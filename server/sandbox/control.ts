@@ -5,10 +5,12 @@ import { readFault } from './faults.ts';
 import { readBody, sendJson } from './http.ts';
 import { sandboxLimits } from './limits.ts';
 import { isRecord, isWholeNumber, type Read } from './params.ts';
+import { readSettings } from './settings.ts';
 import {
   CARD_BRANDS,
   type DemoPaymentOptions,
   DISPUTE_MOVES,
+  EVENT_TYPES,
   SETTLE_OUTCOMES,
   type StripeFailure,
   type WebhookConfig,
@@ -31,13 +33,17 @@ export const CONTROL_ROUTES = {
   webhookMode: 'POST /_sandbox/webhook/mode',
   deliveries: 'GET /_sandbox/webhook/deliveries',
   webhooksIdle: 'POST /_sandbox/webhook/idle',
+  settings: 'GET /_sandbox/settings',
+  configure: 'POST /_sandbox/settings',
+  requestCounts: 'GET /_sandbox/requests',
+  resetRequestCounts: 'POST /_sandbox/requests/reset',
 } as const;
 
 type JsonBody = Record<string, unknown>;
 type ControlHandler = (engine: SandboxEngine, body: JsonBody, url: URL) => Read<unknown> | Promise<Read<unknown>>;
 
 const HANDLERS: Record<string, ControlHandler> = {
-  [CONTROL_ROUTES.health]: (engine) => ok({ ok: true, nowMs: engine.nowMs(), settle: engine.settleMode }),
+  [CONTROL_ROUTES.health]: (engine) => ok({ ok: true, nowMs: engine.nowMs(), settings: engine.settings() }),
   [CONTROL_ROUTES.ledger]: (engine, _body, url) =>
     ok({ data: engine.ledger(url.searchParams.get('payment_intent') ?? undefined) }),
   [CONTROL_ROUTES.paymentIntents]: (engine, body) => {
@@ -92,6 +98,16 @@ const HANDLERS: Record<string, ControlHandler> = {
     await engine.webhooks.idle();
     return ok({ idle: true });
   },
+  [CONTROL_ROUTES.settings]: (engine) => ok(engine.settings()),
+  [CONTROL_ROUTES.configure]: (engine, body) => {
+    const settings = readSettings(body);
+    return settings.ok ? ok(engine.configure(settings.value)) : settings;
+  },
+  [CONTROL_ROUTES.requestCounts]: (engine) => ok(engine.counts.view()),
+  [CONTROL_ROUTES.resetRequestCounts]: (engine) => {
+    engine.counts.reset();
+    return ok(engine.counts.view());
+  },
 };
 
 /** Serve one request to `/_sandbox/...`: JSON in, JSON out, Stripe's error shape on refusal. */
@@ -121,7 +137,7 @@ export async function handleControl(
   sendJson(res, 200, result.value);
 }
 
-/** Check a webhook endpoint: `{url, secret}` to send, `{url: null}` to stop. */
+/** Check a webhook endpoint: `{url, secret, events?}` to send (the events it enables, `*` for all), `{url: null}` to stop. */
 export function readWebhookConfig(body: JsonBody): Read<WebhookConfig | null> {
   if (body['url'] === null) return ok(null);
   const url = body['url'];
@@ -129,7 +145,14 @@ export function readWebhookConfig(body: JsonBody): Read<WebhookConfig | null> {
   if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return refuse('url must be an http(s) URL or null.', 'url');
   if (typeof secret !== 'string' || !secret.startsWith('whsec_'))
     return refuse('secret must start with whsec_.', 'secret');
-  return ok({ url, secret });
+  const events = body['events'];
+  if (events === undefined) return ok({ url, secret });
+  const choices = ['*', ...EVENT_TYPES] as const;
+  const enabled = Array.isArray(events) ? events.flatMap((event) => choices.filter((choice) => choice === event)) : [];
+  if (!Array.isArray(events) || enabled.length !== events.length || enabled.length === 0) {
+    return refuse(`events must be a list of ${choices.join(', ')}.`, 'events');
+  }
+  return ok({ url, secret, events: enabled });
 }
 
 /**

@@ -1,12 +1,16 @@
 import type Stripe from 'stripe';
 import { checkDemoOptions, DEMO_CUSTOMER, decideCustomer } from './customers.ts';
-import { invalidRequest, resourceMissing, SandboxError } from './errors.ts';
+import { invalidRequest, missingInParam, SandboxError } from './errors.ts';
 import { FaultQueue } from './faults.ts';
 import { sandboxLimits } from './limits.ts';
 import { decideDispute, decideDisputeMove, decidePaymentIntent } from './payments.ts';
 import type { Read } from './params.ts';
-import { decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
+import { type CreatedRefundStatus, decideRefund, decideSettlement, type RefundRequest } from './refunds.ts';
 import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
+import { RequestCounter } from './counts.ts';
+import { chargeView, EXPAND_NOTHING, type ExpandMode } from './expand.ts';
+import { RateLimiter, type RateLimitMode } from './rate-limits.ts';
+import { DEFAULT_SETTINGS, type SandboxSettings, type SettleMode } from './settings.ts';
 import { SandboxStore } from './store.ts';
 import {
   type DemoPaymentOptions,
@@ -20,30 +24,32 @@ import {
   type StripeFailure,
   type WebhookConfig,
 } from './types.ts';
-import { buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
-
-/** When created refunds leave `pending`: right after their answer, or when a test says so. */
-export const SETTLE_MODES = ['immediate', 'manual'] as const;
-export type SettleMode = (typeof SETTLE_MODES)[number];
+import { buildChargeEvent, buildDisputeEvent, buildRefundEvent, type EventCause, WebhookSender } from './webhooks.ts';
 
 /** What the engine is built from. */
 export interface EngineOptions {
   file?: string;
   clockMs?: () => number;
   settle?: SettleMode;
+  rateLimits?: RateLimitMode;
+  expand?: ExpandMode;
   webhook?: WebhookConfig;
 }
 
 /**
  * The sandbox's state and the operations both the HTTP API and the programmatic API share:
- * the clock, the store, faults, settlement and webhooks. Decisions come from the pure modules
+ * the clock, the store, faults, settings, the rate limiter and its counts, settlement and
+ * webhooks. Decisions come from the pure modules
  * (`refunds.ts`, `payments.ts`); this class loads, commits and emits.
  */
 export class SandboxEngine {
   readonly store: SandboxStore;
   readonly faults = new FaultQueue();
   readonly webhooks: WebhookSender;
-  readonly settleMode: SettleMode;
+  readonly limiter: RateLimiter;
+  readonly counts = new RequestCounter();
+  private settleMode: SettleMode;
+  private expandMode: ExpandMode;
   private readonly baseClockMs: () => number;
   private offsetMs: number;
   private closed = false;
@@ -52,8 +58,28 @@ export class SandboxEngine {
     this.store = new SandboxStore(options.file);
     this.baseClockMs = options.clockMs ?? Date.now;
     this.offsetMs = this.store.clockOffsetMs();
-    this.settleMode = options.settle ?? 'immediate';
+    this.settleMode = options.settle ?? DEFAULT_SETTINGS.settle;
+    this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_SETTINGS.rateLimits);
+    this.expandMode = options.expand ?? DEFAULT_SETTINGS.expand;
     this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null);
+  }
+
+  /** The settings in force. */
+  settings(): SandboxSettings {
+    return { rateLimits: this.limiter.current(), settle: this.settleMode, expand: this.expandMode };
+  }
+
+  /** Change the settings given, from the next request on; the others stay as they are. */
+  configure(settings: Partial<SandboxSettings>): SandboxSettings {
+    if (settings.rateLimits !== undefined) this.limiter.setMode(settings.rateLimits);
+    if (settings.settle !== undefined) this.settleMode = settings.settle;
+    if (settings.expand !== undefined) this.expandMode = settings.expand;
+    return this.settings();
+  }
+
+  /** What a refund is created as: `succeeded` when settling at creation, `pending` otherwise. */
+  createdRefundStatus(): CreatedRefundStatus {
+    return this.settleMode === 'at_create' ? 'succeeded' : 'pending';
   }
 
   /** The sandbox clock: the base clock plus every advance so far. */
@@ -86,7 +112,7 @@ export class SandboxEngine {
     const badAmount = checkAmountCents(amountCents);
     if (badAmount) return refuse(badAmount);
     const method = PAYMENT_METHODS.find((known) => known === paymentMethod);
-    if (method === undefined) return refuse(resourceMissing('PaymentMethod', paymentMethod, 'payment_method'));
+    if (method === undefined) return refuse(missingInParam('payment_method', paymentMethod, 'payment_method'));
     const nowMs = this.nowMs();
     const badOptions = checkDemoOptions(options, nowMs);
     if (badOptions) return refuse(badOptions);
@@ -123,7 +149,7 @@ export class SandboxEngine {
     const badAmount = checkAmountCents(amountCents);
     if (badAmount) return refuse(badAmount);
     const request: RefundRequest = { paymentIntentId, chargeId: null, amountCents, metadata: {}, reason: null };
-    const decision = decideRefund(this.store, request, 'dashboard', this.nowMs());
+    const decision = decideRefund(this.store, request, 'dashboard', this.nowMs(), this.createdRefundStatus());
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);
     const created = renderRefund(decision.value);
@@ -131,9 +157,21 @@ export class SandboxEngine {
     return { ok: true, value: created };
   }
 
-  /** After a refund is durable and answered: tell webhooks, and settle it when settling is immediate. */
+  /**
+   * After a refund is durable and answered: tell webhooks (`refund.created`, and `charge.refunded`
+   * with what it changed on the charge), and settle it when settling is immediate.
+   */
   afterRefundCreated(refund: RefundRecord, cause: EventCause | null): void {
-    this.webhooks.emit(buildRefundEvent('refund.created', renderRefund(refund), cause, this.nowMs()));
+    const nowMs = this.nowMs();
+    this.webhooks.emit(buildRefundEvent('refund.created', renderRefund(refund), cause, nowMs));
+    const charge = this.store.charges.get(refund.chargeId);
+    if (charge !== undefined) {
+      const refunded = chargeView(this.store, charge, EXPAND_NOTHING);
+      // A refund is never created failed, so before it the charge had its amount less this one.
+      const before = refunded.amount_refunded - refund.amountCents;
+      const previous = refunded.refunded ? { amount_refunded: before, refunded: false } : { amount_refunded: before };
+      this.webhooks.emit(buildChargeEvent('charge.refunded', refunded, cause, nowMs, previous));
+    }
     if (this.settleMode === 'immediate') this.settleOne(refund.id, 'succeeded');
   }
 
@@ -152,7 +190,7 @@ export class SandboxEngine {
    */
   moveDispute(disputeId: string, move: DisputeMove): Read<Stripe.Dispute> {
     const dispute = this.store.disputes.get(disputeId);
-    if (dispute === undefined) return refuse(resourceMissing('dispute', disputeId, 'dispute'));
+    if (dispute === undefined) return refuse(missingInParam('dispute', disputeId, 'dispute'));
     const decision = decideDisputeMove(dispute, move);
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);
@@ -211,7 +249,7 @@ export class SandboxEngine {
 
   private settleOne(refundId: string, outcome: SettleOutcome, failureReason?: string): Read<Stripe.Refund> {
     const refund = this.store.refunds.get(refundId);
-    if (refund === undefined) return refuse(resourceMissing('refund', refundId, 'refund'));
+    if (refund === undefined) return refuse(missingInParam('refund', refundId, 'refund'));
     const decision = decideSettlement(refund, outcome, failureReason);
     if (!decision.ok) return decision;
     this.store.commit([decision.value]);

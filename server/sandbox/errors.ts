@@ -8,7 +8,7 @@ export function invalidRequest(code: StripeErrorCode | null, message: string, pa
   return { statusCode: 400, error };
 }
 
-/** A 404 for an id the sandbox does not know, worded like Stripe's. */
+/** A 404 for an object named in the path that the sandbox does not know, worded like Stripe's. */
 export function resourceMissing(what: string, id: string, param: string): StripeFailure {
   return {
     statusCode: 404,
@@ -16,9 +16,17 @@ export function resourceMissing(what: string, id: string, param: string): Stripe
   };
 }
 
-/** 401: no usable test-mode API key. */
-export function authenticationRequired(message: string): StripeFailure {
-  return { statusCode: 401, error: { type: 'invalid_request_error', code: 'authentication_required', message } };
+/**
+ * A 400 for an object named in a parameter (`payment_intent=pi_missing`, `customer`, a list's
+ * filter or cursor) that the sandbox does not know: Stripe answers 400 here, 404 only for the path.
+ */
+export function missingInParam(what: string, id: string, param: string): StripeFailure {
+  return { ...resourceMissing(what, id, param), statusCode: 400 };
+}
+
+/** 401: no usable test-mode API key. Stripe's answer carries no code, only its type and words. */
+export function unauthorized(message: string): StripeFailure {
+  return { statusCode: 401, error: { type: 'invalid_request_error', message } };
 }
 
 /** 400: the key was first used with other parameters or another endpoint. */
@@ -44,14 +52,27 @@ export function idempotencyKeyInUse(key: string): StripeFailure {
   };
 }
 
-/** 429: refused by the rate limiter before the endpoint runs. */
+/** 429: refused by the rate limiter before the endpoint runs, in Stripe's words. */
 export function rateLimited(): StripeFailure {
   return {
     statusCode: 429,
     error: {
       type: 'invalid_request_error',
       code: 'rate_limit',
-      message: 'Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.',
+      message: 'Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.',
+    },
+  };
+}
+
+/** 429: another request or a Stripe process holds the object this write needs; nothing was done. */
+export function lockTimeout(): StripeFailure {
+  return {
+    statusCode: 429,
+    error: {
+      type: 'invalid_request_error',
+      code: 'lock_timeout',
+      message:
+        'This object cannot be accessed right now because another API request or Stripe process is currently accessing it. If you see this error intermittently, retry the request. If you see this error frequently and are making multiple concurrent requests to a single object, make your requests serially or at a lower rate.',
     },
   };
 }
@@ -84,9 +105,25 @@ export function unrecognizedUrl(method: string, path: string): StripeFailure {
   };
 }
 
-/** The JSON body of an error answer. */
+/** Where Stripe documents an error code: `https://stripe.com/docs/error-codes/resource-missing`. */
+export function docUrlOf(code: StripeErrorCode): string {
+  return `https://stripe.com/docs/error-codes/${code.replaceAll('_', '-')}`;
+}
+
+/**
+ * The JSON body of an error answer, its fields in Stripe's (alphabetical) order; an error with a
+ * code carries the page that documents it (`doc_url`), as every Stripe error with a code does.
+ */
 export function errorJson(failure: StripeFailure): { error: StripeErrorBody } {
-  return { error: failure.error };
+  const { code, message, param, type } = failure.error;
+  return {
+    error: {
+      ...(code === undefined ? {} : { code, doc_url: docUrlOf(code) }),
+      message,
+      ...(param === undefined ? {} : { param }),
+      type,
+    },
+  };
 }
 
 /**

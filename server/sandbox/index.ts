@@ -5,7 +5,11 @@
  * `npm start` and the ground truth for tests; `main.ts` runs it as its own process.
  */
 export { CONTROL_ROUTES } from './control.ts';
-export { SETTLE_MODES, type SettleMode } from './engine.ts';
+export { EXPAND_MODES, type ExpandMode } from './expand.ts';
+export { REQUEST_OUTCOMES, type OutcomeCounts, type RequestCounts, type RequestOutcome } from './counts.ts';
+export { type OperationName, STRIPE_OPERATIONS, type StripeOperation } from './operations.ts';
+export { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
+export { DEFAULT_SETTINGS, type SandboxSettings, SETTLE_MODES, type SettleMode } from './settings.ts';
 export { SandboxError } from './errors.ts';
 export { sandboxLimits } from './limits.ts';
 export { connectSandbox, type RemoteSandbox } from './remote.ts';
@@ -15,8 +19,11 @@ export {
   CARD_BRANDS,
   type CardBrand,
   type CardDetails,
+  CHARGE_EVENT_TYPES,
   type Charge,
+  type ChargeEventType,
   type Customer,
+  DEFAULT_WEBHOOK_EVENTS,
   type CustomerDetails,
   type DemoPaymentOptions,
   type Delivery,

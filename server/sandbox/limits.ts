@@ -39,4 +39,16 @@ export const sandboxLimits = {
   deliveriesKeptMax: 1_000,
   /** A test switch's webhook delay. */
   webhookDelayMsMax: 60_000,
+  /** Stripe expands at most four levels of a property (`latest_charge.refunds.data.charge`). */
+  expandDepthMax: 4,
+  /** An expanded list (a charge's `refunds`) holds its first 10 items, as Stripe's do; `has_more` says there are more. */
+  expandedListItemsMax: 10,
+  /** The window Stripe's rate limits count in: operations a second, on the sandbox clock. */
+  rateLimitWindowMs: 1_000,
+  /** Stripe's global limit per account in test mode and sandboxes (its rate-limits page). */
+  testOperationsPerSecond: 25,
+  /** Stripe's global limit per account in live mode. */
+  liveOperationsPerSecond: 100,
+  /** Stripe's default limit for each endpoint (named operation), in either mode, counted against the global one too. */
+  endpointRequestsPerSecond: 25,
 } as const;

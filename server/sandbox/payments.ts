@@ -1,5 +1,5 @@
 import { decideCard } from './customers.ts';
-import { invalidRequest, resourceMissing } from './errors.ts';
+import { invalidRequest, missingInParam } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { newId, randomChars } from './ids.ts';
 import { type Read, readAmountCents, readBoolean, readMetadata, readString, rejectUnknown } from './params.ts';
@@ -174,7 +174,7 @@ export function decideConfirm(
 /** Open a dispute on a payment intent's charge, as a cardholder's bank would. */
 export function decideDispute(ledger: Ledger, paymentIntentId: string, nowMs: number): Read<DisputeRecord> {
   const intent = ledger.paymentIntents.get(paymentIntentId);
-  if (intent === undefined) return refuse(resourceMissing('payment_intent', paymentIntentId, 'payment_intent'));
+  if (intent === undefined) return refuse(missingInParam('payment_intent', paymentIntentId, 'payment_intent'));
   const charge = intent.latestChargeId === null ? undefined : ledger.charges.get(intent.latestChargeId);
   if (charge === undefined) {
     return refuse(
@@ -225,7 +225,7 @@ function readPaymentMethod(params: FormObject): Read<PaymentMethodId | null> {
   if (!read.ok) return read;
   if (read.value === null) return { ok: true, value: null };
   const known = PAYMENT_METHODS.find((method) => method === read.value);
-  if (known === undefined) return refuse(resourceMissing('PaymentMethod', read.value, 'payment_method'));
+  if (known === undefined) return refuse(missingInParam('payment_method', read.value, 'payment_method'));
   return { ok: true, value: known };
 }
 

@@ -1,4 +1,4 @@
-import { invalidRequest, resourceMissing } from './errors.ts';
+import { invalidRequest, missingInParam } from './errors.ts';
 import type { FormObject } from './form.ts';
 import { newId } from './ids.ts';
 import {
@@ -18,6 +18,7 @@ import {
   type RefundOrigin,
   type RefundReason,
   type RefundRecord,
+  type RefundStatus,
   type SettleOutcome,
   type StripeFailure,
 } from './types.ts';
@@ -102,6 +103,9 @@ export function readRefundRequest(params: FormObject): Read<RefundRequest> {
   };
 }
 
+/** What a refund is created as: `pending` until it settles, or `succeeded` at once. */
+export type CreatedRefundStatus = Extract<RefundStatus, 'pending' | 'succeeded'>;
+
 /**
  * Decide a refund against the ledger. Guards run in Stripe's order: the object must exist, have
  * a charge, not be disputed, not be fully refunded, and the amount must fit what is left.
@@ -111,6 +115,7 @@ export function decideRefund(
   request: RefundRequest,
   origin: RefundOrigin,
   nowMs: number,
+  createdAs: CreatedRefundStatus = 'pending',
 ): Read<RefundRecord> {
   const charge = findCharge(ledger, request);
   if (!charge.ok) return charge;
@@ -143,7 +148,7 @@ export function decideRefund(
       currency: charge.value.currency,
       chargeId,
       paymentIntentId: charge.value.paymentIntentId,
-      status: 'pending',
+      status: createdAs,
       reason: request.reason,
       failureReason: null,
       metadata: request.metadata,
@@ -264,29 +269,32 @@ export function readListQuery(params: FormObject): Read<ListQuery> {
 
 /** One page of refunds, newest first, as Stripe lists them; the cursors page within the filtered list. */
 export function listRefunds(ledger: Ledger, query: RefundListQuery): Read<{ data: RefundRecord[]; hasMore: boolean }> {
+  const missing = missingFilter(ledger, query);
+  if (missing) return refuse(missing);
   // Listing one payment's refunds reads that payment's refunds only, however many others there are.
   const candidates = query.paymentIntentId === null ? [...ledger.refunds.values()] : ledger.refundsOfPaymentIntent(query.paymentIntentId);
   const newestFirst = candidates
     .filter((refund) => query.chargeId === null || refund.chargeId === query.chargeId)
     .filter((refund) => createdWithin(refund.createdMs, query.created))
     .reverse();
-  return pageOf(newestFirst, query);
+  return pageOf(newestFirst, query, 'refund');
 }
 
-/** Cut a newest-first list at Stripe's cursors. */
+/** Cut a newest-first list at Stripe's cursors; a cursor naming no `what` in the list is refused as missing. */
 export function pageOf<T extends { id: string }>(
   newestFirst: T[],
   query: { limit: number; startingAfter: string | null; endingBefore: string | null },
+  what: string,
 ): Read<{ data: T[]; hasMore: boolean }> {
   if (query.startingAfter !== null) {
     const at = newestFirst.findIndex((item) => item.id === query.startingAfter);
-    if (at === -1) return refuse(resourceMissing('object', query.startingAfter, 'starting_after'));
+    if (at === -1) return refuse(missingInParam(what, query.startingAfter, 'starting_after'));
     const rest = newestFirst.slice(at + 1);
     return { ok: true, value: { data: rest.slice(0, query.limit), hasMore: rest.length > query.limit } };
   }
   if (query.endingBefore !== null) {
     const at = newestFirst.findIndex((item) => item.id === query.endingBefore);
-    if (at === -1) return refuse(resourceMissing('object', query.endingBefore, 'ending_before'));
+    if (at === -1) return refuse(missingInParam(what, query.endingBefore, 'ending_before'));
     const before = newestFirst.slice(0, at);
     const start = Math.max(0, before.length - query.limit);
     return { ok: true, value: { data: before.slice(start), hasMore: start > 0 } };
@@ -294,15 +302,24 @@ export function pageOf<T extends { id: string }>(
   return { ok: true, value: { data: newestFirst.slice(0, query.limit), hasMore: newestFirst.length > query.limit } };
 }
 
+/** A list filtered by a payment intent or charge that does not exist is refused, as Stripe refuses it. */
+export function missingFilter(ledger: Ledger, query: ListQuery): StripeFailure | null {
+  if (query.paymentIntentId !== null && !ledger.paymentIntents.has(query.paymentIntentId)) {
+    return missingInParam('payment_intent', query.paymentIntentId, 'payment_intent');
+  }
+  if (query.chargeId !== null && !ledger.charges.has(query.chargeId)) return missingInParam('charge', query.chargeId, 'charge');
+  return null;
+}
+
 function findCharge(ledger: Ledger, request: RefundRequest): Read<ChargeRecord> {
   if (request.chargeId !== null) {
     const charge = ledger.charges.get(request.chargeId);
-    if (charge === undefined) return refuse(resourceMissing('charge', request.chargeId, 'charge'));
+    if (charge === undefined) return refuse(missingInParam('charge', request.chargeId, 'charge'));
     return { ok: true, value: charge };
   }
   const paymentIntentId = request.paymentIntentId ?? '';
   const intent = ledger.paymentIntents.get(paymentIntentId);
-  if (intent === undefined) return refuse(resourceMissing('payment_intent', paymentIntentId, 'payment_intent'));
+  if (intent === undefined) return refuse(missingInParam('payment_intent', paymentIntentId, 'payment_intent'));
   const charge = intent.latestChargeId === null ? undefined : ledger.charges.get(intent.latestChargeId);
   if (intent.status !== 'succeeded' || charge === undefined) {
     return refuse(

@@ -1,7 +1,9 @@
 import type Stripe from 'stripe';
 import { CONTROL_ROUTES } from './control.ts';
+import type { RequestCounts } from './counts.ts';
 import { SandboxError } from './errors.ts';
 import { SANDBOX_API_KEY, sandboxStripe } from './sandbox.ts';
+import type { SandboxSettings } from './settings.ts';
 import type {
   DemoPaymentOptions,
   Delivery,
@@ -26,7 +28,7 @@ export interface RemoteSandbox {
   url: string;
   apiKey: string;
   stripe(): Stripe;
-  health(): Promise<{ ok: boolean; nowMs: number }>;
+  health(): Promise<{ ok: boolean; nowMs: number; settings: SandboxSettings }>;
   createPaymentIntent(amountCents: number, paymentMethod?: PaymentMethodId, options?: DemoPaymentOptions): Promise<PaymentIntent>;
   handRefund(paymentIntent: string, amountCents: number): Promise<Refund>;
   openDispute(paymentIntent: string): Promise<Dispute>;
@@ -40,6 +42,10 @@ export interface RemoteSandbox {
   webhookMode(mode: WebhookMode): Promise<void>;
   deliveries(): Promise<Delivery[]>;
   webhooksIdle(): Promise<void>;
+  settings(): Promise<SandboxSettings>;
+  configure(settings: Partial<SandboxSettings>): Promise<SandboxSettings>;
+  requestCounts(): Promise<RequestCounts>;
+  resetRequestCounts(): Promise<void>;
 }
 
 /** Drive the sandbox at `url` (as printed by main.ts). */
@@ -98,6 +104,12 @@ export function connectSandbox(url: string): RemoteSandbox {
     deliveries: async () => (await call<{ data: Delivery[] }>(CONTROL_ROUTES.deliveries)).data,
     webhooksIdle: async () => {
       await call(CONTROL_ROUTES.webhooksIdle, {});
+    },
+    settings: () => call(CONTROL_ROUTES.settings),
+    configure: (settings) => call(CONTROL_ROUTES.configure, settings),
+    requestCounts: () => call(CONTROL_ROUTES.requestCounts),
+    resetRequestCounts: async () => {
+      await call(CONTROL_ROUTES.resetRequestCounts, {});
     },
   };
 }

@@ -3,10 +3,14 @@ import Stripe from 'stripe';
 import { createStripeClient } from '../stripe/client.ts';
 import { handleStripeApi } from './api.ts';
 import { handleControl } from './control.ts';
-import { type EngineOptions, orThrow, SandboxEngine, type SettleMode } from './engine.ts';
+import type { RequestCounts } from './counts.ts';
+import { type EngineOptions, orThrow, SandboxEngine } from './engine.ts';
 import { apiError, errorJson, unrecognizedUrl } from './errors.ts';
 import { readFault } from './faults.ts';
 import { sendJson } from './http.ts';
+import type { ExpandMode } from './expand.ts';
+import type { RateLimitMode } from './rate-limits.ts';
+import { readSettings, type SandboxSettings, type SettleMode } from './settings.ts';
 import type {
   DemoPaymentOptions,
   Delivery,
@@ -33,6 +37,10 @@ export interface SandboxOptions {
   clockMs?: () => number;
   /** `immediate` (default): a refund is answered pending and succeeds right after. `manual`: it waits for `settle`. */
   settle?: SettleMode;
+  /** `off` (default): no limit. `test`, `live`: Stripe's published limits in that mode (25 or 100 a second, 25 per endpoint). */
+  rateLimits?: RateLimitMode;
+  /** `honour` (default): nested `expand[]` as Stripe honours it. `ignore`: every field answers as an id. */
+  expand?: ExpandMode;
   /** Where to send signed webhooks. */
   webhook?: WebhookConfig;
 }
@@ -73,6 +81,13 @@ export interface Sandbox {
   webhooksIdle(): Promise<void>;
   /** The sandbox clock now. */
   nowMs(): number;
+  /** The settings in force. */
+  settings(): SandboxSettings;
+  /** Change some settings from the next request on; answers them all. */
+  configure(settings: Partial<SandboxSettings>): SandboxSettings;
+  /** What the sandbox answered to `/v1/...` since it started or was reset, per endpoint. */
+  requestCounts(): RequestCounts;
+  resetRequestCounts(): void;
   close(): Promise<void>;
 }
 
@@ -90,6 +105,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.file !== undefined) engineOptions.file = opts.file;
   if (opts.clockMs !== undefined) engineOptions.clockMs = opts.clockMs;
   if (opts.settle !== undefined) engineOptions.settle = opts.settle;
+  if (opts.rateLimits !== undefined) engineOptions.rateLimits = opts.rateLimits;
+  if (opts.expand !== undefined) engineOptions.expand = opts.expand;
   if (opts.webhook !== undefined) engineOptions.webhook = opts.webhook;
   const engine = new SandboxEngine(engineOptions);
   const inFlightKeys = new Set<string>();
@@ -142,6 +159,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     deliveries: () => engine.webhooks.deliveries(),
     webhooksIdle: () => engine.webhooks.idle(),
     nowMs: () => engine.nowMs(),
+    settings: () => engine.settings(),
+    configure: (settings) => engine.configure(orThrow(readSettings({ ...settings }))),
+    requestCounts: () => engine.counts.view(),
+    resetRequestCounts: () => engine.counts.reset(),
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

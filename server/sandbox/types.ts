@@ -78,15 +78,26 @@ export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];
 /** Dispute event types the sandbox sends: opened, moved (evidence), closed (won or lost). */
 export const DISPUTE_EVENT_TYPES = ['charge.dispute.created', 'charge.dispute.updated', 'charge.dispute.closed'] as const;
 export type DisputeEventType = (typeof DISPUTE_EVENT_TYPES)[number];
+/** Charge event types the sandbox sends: a charge refunded, in part or in full, when a refund of it is created. */
+export const CHARGE_EVENT_TYPES = ['charge.refunded'] as const;
+export type ChargeEventType = (typeof CHARGE_EVENT_TYPES)[number];
 /** Webhook event types the sandbox sends. */
-export const EVENT_TYPES = [...REFUND_EVENT_TYPES, ...DISPUTE_EVENT_TYPES] as const;
+export const EVENT_TYPES = [...REFUND_EVENT_TYPES, ...CHARGE_EVENT_TYPES, ...DISPUTE_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * What an endpoint that names no events is sent: the refund and dispute events, what the sandbox
+ * always sent and what Interlock's endpoint reads. A Stripe endpoint receives only the events it
+ * enables; `charge.refunded` comes to one that enables it (or `*`).
+ */
+export const DEFAULT_WEBHOOK_EVENTS: readonly EventType[] = [...REFUND_EVENT_TYPES, ...DISPUTE_EVENT_TYPES];
 /** The refund events the sandbox sends, as the SDK types them: one per type in REFUND_EVENT_TYPES. */
 export type RefundEvent = Stripe.RefundCreatedEvent | Stripe.RefundUpdatedEvent | Stripe.RefundFailedEvent;
 /** The dispute events the sandbox sends, as the SDK types them: one per type in DISPUTE_EVENT_TYPES. */
 export type DisputeEvent = Stripe.ChargeDisputeCreatedEvent | Stripe.ChargeDisputeUpdatedEvent | Stripe.ChargeDisputeClosedEvent;
+/** The charge events the sandbox sends, as the SDK types them: one per type in CHARGE_EVENT_TYPES. */
+export type ChargeEvent = Stripe.ChargeRefundedEvent;
 /** Every event the sandbox sends. */
-export type SandboxEvent = RefundEvent | DisputeEvent;
+export type SandboxEvent = RefundEvent | ChargeEvent | DisputeEvent;
 
 /** Endpoints a fault can be attached to. */
 export const FAULT_TARGETS = ['refund_create'] as const;
@@ -100,6 +111,9 @@ export type FaultTarget = (typeof FAULT_TARGETS)[number];
  * - `error_500_after_commit`: commit the refund, then answer 500; the 500 is saved for the key.
  * - `error_429`: the rate limiter refuses before the endpoint runs; nothing is saved.
  * - `delay`: wait `delayMs` with the key in use, then run normally.
+ * - `lock_timeout`: the write meets its payment's lock held elsewhere (429 `lock_timeout`) once its
+ *   parameters are read and before the endpoint decides; nothing is made or saved. It may name the
+ *   `paymentIntent` whose creates it catches and the `share` of them it catches.
  */
 export const FAULT_ACTIONS = [
   'drop_after_commit',
@@ -107,6 +121,7 @@ export const FAULT_ACTIONS = [
   'error_500_after_commit',
   'error_429',
   'delay',
+  'lock_timeout',
 ] as const;
 export type FaultAction = (typeof FAULT_ACTIONS)[number];
 
@@ -117,6 +132,13 @@ export interface Fault {
   delayMs?: number;
   /** How many requests it catches; 1 when absent. */
   times?: number;
+  /** `lock_timeout` only: it catches refund creates on this payment intent (by it or its charge) only. */
+  paymentIntent?: string;
+  /**
+   * `lock_timeout` only: the share of the matching requests it catches, from above 0 to 1 (1 when
+   * absent), spread evenly: with 0.5 every second one, until `times` are caught.
+   */
+  share?: number;
 }
 
 /** Test switches for webhook delivery. */
@@ -133,11 +155,13 @@ export interface WebhookMode {
   wrongSecret?: boolean;
 }
 
-/** Where webhooks go and the endpoint secret they are signed with. */
+/** Where webhooks go, the endpoint secret they are signed with, and the events it enables. */
 export interface WebhookConfig {
   url: string;
   /** `whsec_...` */
   secret: string;
+  /** The event types sent, as a Stripe endpoint's `enabled_events` (`*` for all); DEFAULT_WEBHOOK_EVENTS when absent. */
+  events?: readonly (EventType | '*')[];
 }
 
 /** One delivery attempt of one event. */
@@ -260,11 +284,11 @@ export type StripeErrorType = (typeof STRIPE_ERROR_TYPES)[number];
 /** Error codes the sandbox answers with, all of them Stripe's own. */
 export const STRIPE_ERROR_CODES = [
   'amount_too_large',
-  'authentication_required',
   'charge_already_refunded',
   'charge_disputed',
   'email_invalid',
   'idempotency_key_in_use',
+  'lock_timeout',
   'parameter_invalid_empty',
   'parameter_invalid_integer',
   'parameter_invalid_string_blank',
@@ -281,6 +305,8 @@ export type StripeErrorCode = (typeof STRIPE_ERROR_CODES)[number];
 export interface StripeErrorBody {
   type: StripeErrorType;
   code?: StripeErrorCode;
+  /** The page documenting `code`; set when the error is answered (`errorJson`). */
+  doc_url?: string;
   message: string;
   param?: string;
 }

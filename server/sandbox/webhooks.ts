@@ -3,15 +3,18 @@ import Stripe from 'stripe';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
 import { unixSeconds } from './render.ts';
-import type {
-  Delivery,
-  DisputeEvent,
-  DisputeEventType,
-  RefundEvent,
-  RefundEventType,
-  SandboxEvent,
-  WebhookConfig,
-  WebhookMode,
+import {
+  type ChargeEvent,
+  type ChargeEventType,
+  DEFAULT_WEBHOOK_EVENTS,
+  type Delivery,
+  type DisputeEvent,
+  type DisputeEventType,
+  type RefundEvent,
+  type RefundEventType,
+  type SandboxEvent,
+  type WebhookConfig,
+  type WebhookMode,
 } from './types.ts';
 
 /** The request that caused an event: null for what happens on its own (a settlement). */
@@ -39,6 +42,21 @@ export function buildRefundEvent(
     data: previous === undefined ? { object: refund } : { object: refund, previous_attributes: previous },
     type,
   };
+}
+
+/**
+ * Build a Stripe event about a charge: `charge.refunded` when a refund of it is created, the
+ * charge as it is now and, in `previous_attributes`, what the refund changed (`amount_refunded`,
+ * and `refunded` when it became fully refunded).
+ */
+export function buildChargeEvent(
+  type: ChargeEventType,
+  charge: Stripe.Charge,
+  cause: EventCause | null,
+  nowMs: number,
+  previous: Partial<Stripe.Charge>,
+): ChargeEvent {
+  return { ...envelope(cause, nowMs), data: { object: charge, previous_attributes: previous }, type };
 }
 
 /**
@@ -112,9 +130,11 @@ export class WebhookSender {
     this.mode = { ...mode };
   }
 
-  /** Queue an event; nothing is sent when no endpoint is configured. */
+  /** Queue an event; nothing is sent when no endpoint is configured or it does not enable the event's type. */
   emit(event: SandboxEvent): void {
     if (this.config === null || this.abort.signal.aborted) return;
+    const enabled = this.config.events ?? DEFAULT_WEBHOOK_EVENTS;
+    if (!enabled.some((type) => type === '*' || type === event.type)) return;
     if (this.batch.length + this.retryTimers.size >= sandboxLimits.webhookQueueMax) {
       console.warn(`sandbox: webhook queue full, dropping ${event.type} ${event.id}`);
       return;

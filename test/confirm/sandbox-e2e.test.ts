@@ -78,6 +78,21 @@ describe('webhooks from the sandbox to a listening endpoint', () => {
     expect((await verifyReceipt({ effect_id: effectId, entries: await world.journal.entries(effectId) })).confirmed_by_target).toBe(true);
   });
 
+  it('charge.refunded and charge.dispute.created, as Stripe sends them to an endpoint enabling every event, are answered 200 and confirm nothing', async () => {
+    const world = await buildConfirmWorld({ webhook: true, settle: 'manual', events: ['*'] });
+    const { effectId, status } = await world.sendRefund();
+    expect(status).toBe('COMMITTED');
+    world.sandbox.openDispute((await world.sandbox.createPaymentIntent(3_000)).id);
+    await world.sandbox.webhooksIdle();
+    expect(world.sandbox.deliveries().map((d) => [d.type, d.status])).toEqual([
+      ['refund.created', 200],
+      ['charge.refunded', 200],
+      ['charge.dispute.created', 200],
+    ]);
+    expect(results(world)).toEqual(['CONFIRMED', 'IGNORED:type', 'IGNORED:type']);
+    expect((await confirmations(world, effectId)).map((e) => e.status)).toEqual(['pending']);
+  });
+
   // seed: tests/test_confirmations.py Signature test_bad_signature_missing_header_or_v1_rejected
   it.each([
     ['unsigned', { unsigned: true }],

@@ -37,6 +37,7 @@ describe('parseEnv', () => {
       claimTtlMs: null,
       reconcileMs: 60_000,
       sandboxDemo: true,
+      sandboxRateLimits: 'off',
       demo: null,
       logLevel: 'info',
       secrets: {},
@@ -58,6 +59,7 @@ describe('parseEnv', () => {
       INTERLOCK_CLAIM_TTL_MS: '300',
       INTERLOCK_RECONCILE_MS: '500',
       SANDBOX_DEMO: '0',
+      SANDBOX_RATE_LIMITS: 'test',
       INTERLOCK_DEMO: '1',
       LOG_LEVEL: 'silent',
     });
@@ -74,6 +76,7 @@ describe('parseEnv', () => {
       claimTtlMs: 300,
       reconcileMs: 500,
       sandboxDemo: false,
+      sandboxRateLimits: 'test',
       demo: true,
       logLevel: 'silent',
     });
@@ -99,6 +102,7 @@ describe('parseEnv', () => {
     [{ STRIPE_SANDBOX_URL: '127.0.0.1:12111' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "127.0.0.1:12111"'],
     [{ STRIPE_SANDBOX_URL: 'https://api.stripe.com' }, 'STRIPE_SANDBOX_URL must be an http:// URL such as http://127.0.0.1:12111, not "https://api.stripe.com"'],
     [{ SANDBOX_DEMO: 'yes' }, 'SANDBOX_DEMO must be one of 0, 1, not "yes"'],
+    [{ SANDBOX_RATE_LIMITS: 'fast' }, 'SANDBOX_RATE_LIMITS must be one of off, test, live, not "fast"'],
     [{ INTERLOCK_DEMO: 'off' }, 'INTERLOCK_DEMO must be one of 0, 1, not "off"'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, not "loud"'],
   ])('%o is refused by name: %s', (env, message) => {

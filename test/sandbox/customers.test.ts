@@ -73,12 +73,12 @@ describe('sandbox customers, cards and charge dates, through the real SDK', () =
     const method = await stripe.paymentMethods.retrieve(String(intent.payment_method));
     expect(method).toMatchObject({ object: 'payment_method', type: 'card', customer: customer.id, card: { brand: 'mastercard', last4: '4444' } });
     const unknown = await rejectionOf(stripe.paymentIntents.create({ amount: 100, currency: 'usd', customer: 'cus_nope' }));
-    expect(unknown).toMatchObject({ statusCode: 404, code: 'resource_missing', param: 'customer' });
+    expect(unknown).toMatchObject({ statusCode: 400, code: 'resource_missing', param: 'customer' });
     expect(await rejectionOf(stripe.customers.create({ email: 'nope' }))).toMatchObject({ statusCode: 400, code: 'email_invalid' });
     expect(await rejectionOf(stripe.customers.retrieve('cus_nope'))).toMatchObject({ statusCode: 404, code: 'resource_missing' });
   });
 
-  it('expand: only the fields an object can expand, one level; anything else is 400 as Stripe refuses it', async () => {
+  it('expand: only the fields an object can expand; anything else is 400 as Stripe refuses it', async () => {
     const sandbox = await useSandbox();
     const stripe = sandbox.stripe();
     const intent = await sandbox.createPaymentIntent(3_000);

@@ -14,10 +14,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const REPO_ROOT = new URL('../../', import.meta.url);
 
 /** Run `server/sandbox/main.ts` as its own process; resolves with its URL once it prints ready. */
-async function spawnSandbox(file: string): Promise<{ child: ChildProcess; url: string }> {
+async function spawnSandbox(file: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/sandbox/main.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SANDBOX_FILE: file, SANDBOX_SETTLE: 'manual' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SANDBOX_FILE: file, SANDBOX_SETTLE: 'manual', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   onTestFinished(() => {
@@ -144,5 +144,32 @@ describe('sandbox durable state', () => {
     await remote.clearFaults();
     expect(await remote.deliveries()).toEqual([]);
     await remote.webhooksIdle();
+  });
+
+  it('main.ts: SANDBOX_RATE_LIMITS sets the limits of a sandbox process, which the remote client reads, changes and counts', async () => {
+    const { url } = await spawnSandbox(join(dir, 'limits.sqlite'), { SANDBOX_RATE_LIMITS: 'test' });
+    const remote = connectSandbox(url);
+    expect(await remote.settings()).toMatchObject({ rateLimits: 'test', settle: 'manual' });
+    const intent = await remote.createPaymentIntent(4000);
+    // On the wall clock: a burst of 60 at once is more than one second lets through, however slow the machine.
+    const answers = await Promise.allSettled(Array.from({ length: 60 }, () => remote.stripe().paymentIntents.retrieve(intent.id)));
+    const through = answers.filter((answer) => answer.status === 'fulfilled').length;
+    expect(through).toBeLessThan(60);
+    expect((await remote.requestCounts()).endpoints['GET /v1/payment_intents/:id']).toEqual({ through, rate_limited: 60 - through, lock_timeout: 0, unauthorized: 0 });
+    await remote.resetRequestCounts();
+    expect(await remote.configure({ rateLimits: 'off' })).toMatchObject({ rateLimits: 'off' });
+    expect((await remote.requestCounts()).total.through).toBe(0);
+  });
+
+  it('main.ts: a SANDBOX_RATE_LIMITS it does not know stops the process, naming the variable', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/sandbox/main.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: '0', SANDBOX_RATE_LIMITS: 'fast' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    expect(await exitOf(child)).toEqual({ code: 2, signal: null });
+    expect(stderr.trim()).toBe('sandbox: SANDBOX_RATE_LIMITS must be one of off, test, live, not "fast"');
   });
 });

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../server/sandbox/index.ts';
-import { rejectionOf, useSandbox } from './support.ts';
+import { rejectionOf, type SdkError, useSandbox } from './support.ts';
 
 describe('sandbox faults on refund creation', () => {
   it('drop_after_commit: the refund is committed, the SDK call rejects with a connection error, the ledger holds exactly one', async () => {
@@ -126,11 +126,58 @@ describe('sandbox faults on refund creation', () => {
     expect((await rejectionOf(stripe.refunds.create({ payment_intent: intent.id, amount: 100 }))).statusCode).toBe(500);
   });
 
+  it('lock_timeout: the next refund creates on one payment intent answer 429 lock_timeout with nothing made or saved; other payments go through', async () => {
+    const sandbox = await useSandbox({ settle: 'manual' });
+    const stripe = sandbox.stripe();
+    const locked = await sandbox.createPaymentIntent(5000);
+    const other = await sandbox.createPaymentIntent(5000);
+    sandbox.setFault({ on: 'refund_create', action: 'lock_timeout', paymentIntent: locked.id, times: 2 });
+    const params = { payment_intent: locked.id, amount: 100 };
+    const first = await rejectionOf(stripe.refunds.create(params, { idempotencyKey: 'locked-1' }));
+    expect(first).toBeInstanceOf(Stripe.errors.StripeRateLimitError);
+    expect(first).toMatchObject({
+      statusCode: 429,
+      code: 'lock_timeout',
+      rawType: 'invalid_request_error',
+      doc_url: 'https://stripe.com/docs/error-codes/lock-timeout',
+    });
+    expect(first.message).toMatch(/^This object cannot be accessed right now because another API request or Stripe process is currently accessing it\./);
+    expect((await stripe.refunds.create({ payment_intent: other.id, amount: 100 })).payment_intent).toBe(other.id);
+    // By charge it is the same object, so the same lock.
+    expect((await rejectionOf(stripe.refunds.create({ charge: String(locked.latest_charge), amount: 100 }))).code).toBe('lock_timeout');
+    expect(sandbox.refunds(locked.id)).toHaveLength(0);
+    const made = await stripe.refunds.create(params, { idempotencyKey: 'locked-1' });
+    expect(made.lastResponse.headers['idempotent-replayed']).toBeUndefined();
+    expect(sandbox.refunds(locked.id).map((refund) => refund.id)).toEqual([made.id]);
+    expect(sandbox.requestCounts().endpoints['POST /v1/refunds']).toEqual({ through: 2, rate_limited: 0, lock_timeout: 2, unauthorized: 0 });
+  });
+
+  it('lock_timeout with a share: that share of the matching refund creates meets the lock, spread evenly, until its times are used', async () => {
+    const sandbox = await useSandbox({ settle: 'manual' });
+    const intent = await sandbox.createPaymentIntent(50_000);
+    sandbox.setFault({ on: 'refund_create', action: 'lock_timeout', share: 0.5, times: 3 });
+    const codes: string[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const answer = await sandbox
+        .stripe()
+        .refunds.create({ payment_intent: intent.id, amount: 100 })
+        .then(() => 'made', (error: SdkError) => error.code ?? String(error.statusCode));
+      codes.push(answer);
+    }
+    expect(codes).toEqual(['made', 'lock_timeout', 'made', 'lock_timeout', 'made', 'lock_timeout', 'made', 'made', 'made', 'made']);
+    expect(sandbox.refunds(intent.id)).toHaveLength(7);
+  });
+
   it.each([
     [{ on: 'refund_create', action: 'explode' }, /action/],
     [{ on: 'charge_create', action: 'error_500' }, /on/],
     [{ on: 'refund_create', action: 'delay' }, /delayMs/],
     [{ on: 'refund_create', action: 'error_500', times: 0 }, /times/],
+    [{ on: 'refund_create', action: 'lock_timeout', share: 0 }, /share/],
+    [{ on: 'refund_create', action: 'lock_timeout', share: 1.5 }, /share/],
+    [{ on: 'refund_create', action: 'error_500', share: 0.5 }, /share/],
+    [{ on: 'refund_create', action: 'lock_timeout', paymentIntent: 'ch_1' }, /paymentIntent/],
+    [{ on: 'refund_create', action: 'error_429', paymentIntent: 'pi_1' }, /paymentIntent/],
   ])('setFault refuses a malformed fault %j', async (fault, message) => {
     const sandbox = await useSandbox();
     expect(() => sandbox.setFault(fault as unknown as Fault)).toThrow(message);

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { manualClock, rejectionOf, useSandbox } from './support.ts';
+import { manualClock, rejectionOf, useSandbox, useWebhookListener } from './support.ts';
 
 describe('sandbox refunds through the real SDK', () => {
   it('create: a refund starts pending with Stripe shape, our metadata and the sandbox clock as created', async () => {
@@ -74,13 +74,13 @@ describe('sandbox refunds through the real SDK', () => {
     });
   });
 
-  it('validation: an unknown payment intent is 404 resource_missing', async () => {
+  it('validation: an unknown payment intent is 400 resource_missing naming the parameter', async () => {
     const sandbox = await useSandbox();
     const error = await rejectionOf(
       sandbox.stripe().refunds.create({ payment_intent: 'pi_does_not_exist', amount: 100 }),
     );
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-    expect(error).toMatchObject({ statusCode: 404, code: 'resource_missing', param: 'payment_intent' });
+    expect(error).toMatchObject({ statusCode: 400, code: 'resource_missing', param: 'payment_intent' });
   });
 
   it.each([
@@ -191,6 +191,29 @@ describe('sandbox refunds through the real SDK', () => {
     expect((await stripe.refunds.retrieve(refund.id)).status).toBe('succeeded');
     expect(sandbox.handRefund(intent.id, 300).status).toBe('pending');
     expect(sandbox.refunds(intent.id).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+  });
+
+  it('settle at_create: the create answers succeeded, as Stripe test mode usually creates card refunds; the replay and the ledger say the same', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'at_create', webhook: { url: listener.url, secret: 'whsec_at_create' } });
+    const stripe = sandbox.stripe();
+    const intent = await sandbox.createPaymentIntent(5000);
+    const refund = await stripe.refunds.create({ payment_intent: intent.id, amount: 700 }, { idempotencyKey: 'at-create' });
+    expect(refund.status).toBe('succeeded');
+    expect((await stripe.refunds.create({ payment_intent: intent.id, amount: 700 }, { idempotencyKey: 'at-create' })).status).toBe('succeeded');
+    expect(sandbox.handRefund(intent.id, 300).status).toBe('succeeded');
+    expect(sandbox.refunds(intent.id).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(await stripe.charges.retrieve(String(intent.latest_charge))).toMatchObject({ amount_refunded: 1000 });
+    // Nothing is left to settle, so nothing is updated: each refund's only event is its creation, succeeded.
+    expect(sandbox.settle()).toEqual([]);
+    await sandbox.webhooksIdle();
+    const events = listener.received.map((hook) => Stripe.webhooks.constructEvent(hook.rawBody, String(hook.headers['stripe-signature']), 'whsec_at_create'));
+    expect(events.map((event) => [event.type, (event.data.object as Stripe.Refund).status])).toEqual([
+      ['refund.created', 'succeeded'],
+      ['refund.created', 'succeeded'],
+    ]);
+    expect(sandbox.configure({ settle: 'manual' }).settle).toBe('manual');
+    expect((await stripe.refunds.create({ payment_intent: intent.id, amount: 100 })).status).toBe('pending');
   });
 
   it('metadata: more than 50 keys is refused, as Stripe does', async () => {

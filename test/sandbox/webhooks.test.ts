@@ -170,6 +170,60 @@ describe('sandbox webhooks, signed like Stripe', () => {
   });
 });
 
+describe('sandbox charge.refunded webhooks, to an endpoint that enables them', () => {
+  it('an endpoint enabling every event gets charge.refunded beside refund.created for each refund, the charge as Stripe.Charge with what changed before', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: listener.url, secret: SECRET, events: ['*'] } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    const partial = await sandbox.stripe().refunds.create({ payment_intent: intent.id, amount: 700 }, { idempotencyKey: 'ch-1' });
+    const rest = sandbox.handRefund(intent.id, 4300);
+    const received = await listener.waitFor(4);
+    const events = received.map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']));
+    expect(events.map((event) => event.type)).toEqual(['refund.created', 'charge.refunded', 'refund.created', 'charge.refunded']);
+    const [, first, , second] = events;
+    if (first?.type !== 'charge.refunded' || second?.type !== 'charge.refunded') throw new Error('expected charge.refunded events');
+    const firstEvent: Stripe.ChargeRefundedEvent = first;
+    const charge: Stripe.Charge = firstEvent.data.object;
+    expect(charge).toMatchObject({ id: intent.latest_charge, object: 'charge', amount: 5000, amount_refunded: 700, refunded: false, payment_intent: intent.id });
+    expect(charge).not.toHaveProperty('refunds');
+    expect(firstEvent.data.previous_attributes).toEqual({ amount_refunded: 0 });
+    expect(firstEvent.request).toEqual({ id: partial.lastResponse.requestId, idempotency_key: 'ch-1' });
+    expect(second.data.object).toMatchObject({ amount_refunded: 5000, refunded: true });
+    expect(second.data.previous_attributes).toEqual({ amount_refunded: 700, refunded: false });
+    expect(second.request).toEqual({ id: null, idempotency_key: null });
+    expect(events[2]!.data.object).toMatchObject({ id: rest.id });
+  });
+
+  it('an endpoint left to the default events (refunds and disputes) gets no charge.refunded, as before; one enabling only charge.refunded gets only that', async () => {
+    const everyDefault = await useWebhookListener();
+    const onlyCharges = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual', webhook: { url: everyDefault.url, secret: SECRET } });
+    const intent = await sandbox.createPaymentIntent(5000);
+    sandbox.handRefund(intent.id, 100);
+    await sandbox.webhooksIdle();
+    expect(sandbox.deliveries().map((delivery) => delivery.type)).toEqual(['refund.created']);
+    sandbox.configureWebhook({ url: onlyCharges.url, secret: SECRET, events: ['charge.refunded'] });
+    sandbox.handRefund(intent.id, 100);
+    sandbox.settle();
+    await sandbox.webhooksIdle();
+    expect(onlyCharges.received.map((hook) => verify(hook.rawBody, hook.headers['stripe-signature']).type)).toEqual(['charge.refunded']);
+  });
+
+  it('the webhook control route takes the enabled events and refuses a type the sandbox does not send', async () => {
+    const listener = await useWebhookListener();
+    const sandbox = await useSandbox({ settle: 'manual' });
+    const post = (body: unknown) =>
+      fetch(`${sandbox.url}/_sandbox/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refused = await post({ url: listener.url, secret: SECRET, events: ['charge.refunded', 'invoice.paid'] });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { param: 'events' } });
+    expect((await post({ url: listener.url, secret: SECRET, events: ['charge.refunded'] })).status).toBe(200);
+    sandbox.handRefund((await sandbox.createPaymentIntent(5000)).id, 100);
+    const [hook] = await listener.waitFor(1);
+    expect(verify(hook!.rawBody, hook!.headers['stripe-signature']).type).toBe('charge.refunded');
+  });
+});
+
 describe('sandbox dispute webhooks, signed like its refund webhooks', () => {
   it('a dispute opened, moved to review and lost sends charge.dispute.created, .updated and .closed, each verified by constructEvent', async () => {
     const listener = await useWebhookListener();

@@ -5,7 +5,7 @@ import { MemoryJournal } from '../../db/journal-store.ts';
 import { WEBHOOK_PATH, webhookRoutes } from '../../server/confirm/webhook-plugin.ts';
 import { Gate, type Outcome } from '../../server/gate/gate.ts';
 import { MemoryLeases } from '../../server/gate/leases.ts';
-import { type PaymentIntent, type Sandbox, type SandboxOptions, startSandbox } from '../../server/sandbox/index.ts';
+import { type PaymentIntent, type Sandbox, type SandboxOptions, startSandbox, type WebhookConfig } from '../../server/sandbox/index.ts';
 import { StripeRefunds } from '../../server/targets/stripe-refunds.ts';
 
 export const WEBHOOK_SECRET = 'whsec_confirm_e2e';
@@ -31,7 +31,12 @@ export interface ConfirmWorld {
 }
 
 /** Start the endpoint (when `webhook`), then the sandbox, both closed when the test finishes. */
-export async function buildConfirmWorld(options: { webhook: boolean; settle?: SandboxOptions['settle'] }): Promise<ConfirmWorld> {
+export async function buildConfirmWorld(options: {
+  webhook: boolean;
+  settle?: SandboxOptions['settle'];
+  /** The events the endpoint enables (the sandbox's default, refunds and disputes, when absent). */
+  events?: WebhookConfig['events'];
+}): Promise<ConfirmWorld> {
   const journal = new MemoryJournal({ wallClockMs: () => Date.now() });
   const answers: Array<Record<string, unknown>> = [];
   const confirmed: string[] = [];
@@ -46,7 +51,7 @@ export async function buildConfirmWorld(options: { webhook: boolean; settle?: Sa
     await app.listen({ port: 0, host: '127.0.0.1' });
     onTestFinished(() => app.close());
     const { port } = app.server.address() as AddressInfo;
-    webhook = { url: `http://127.0.0.1:${port}${WEBHOOK_PATH}`, secret: WEBHOOK_SECRET };
+    webhook = { url: `http://127.0.0.1:${port}${WEBHOOK_PATH}`, secret: WEBHOOK_SECRET, ...(options.events ? { events: options.events } : {}) };
   }
   const sandbox = await startSandbox({ settle: options.settle ?? 'manual', ...(webhook ? { webhook } : {}) });
   onTestFinished(() => sandbox.close());
