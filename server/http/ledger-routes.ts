@@ -141,7 +141,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     security: [{ session: [] }],
     params: EffectParams,
     summary: "the signed receipt of a ledger row's request (its receipt_url), to verify offline",
-    response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'internal_error', 'journal_unavailable']),
+    response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'validation_failed', 'internal_error', 'journal_unavailable']),
   };
   // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none;
   // an approver, the requests of their own groups.
