@@ -94,6 +94,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app, services.views);
+  // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
+  // text/plain parser would hand a string to validation, answered 400 rather than 415.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The OpenAPI document is generated from the schemas the server validates with; the README and the
 // contract doc (api.md, beside the project when it is there) are what people read. Each must name
@@ -170,6 +170,34 @@ describe('every path parameter, whatever its length, is answered as the document
     expect(answers.length).toBeGreaterThan(5);
     expect(undocumented).toEqual([]);
   });
+});
+
+describe('a body that is not JSON is refused by its media type', () => {
+  it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+    'a %s body is 415 unsupported_media_type on every route that takes a body, and nothing is written',
+    async (type) => {
+      const fin = await world.login('fin');
+      const answers: string[] = [];
+      const before = await world.entryCount();
+      for (const [path, operations] of Object.entries(document.paths)) {
+        // Stripe's webhooks are read raw, whatever their type, and judged by their signature.
+        if (path.startsWith('/webhooks/')) continue;
+        for (const [method, operation] of Object.entries(operations as Record<string, Operation & { requestBody?: unknown }>)) {
+          if (operation.requestBody === undefined) continue;
+          const url = path.replace(/\{\w+\}/g, '000000000000');
+          const headers: Record<string, string> = path.startsWith('/v1/')
+            ? { authorization: `Bearer ${AGENT_TOKEN}` }
+            : { cookie: fin.cookie, 'x-csrf-token': fin.csrf };
+          const answer = await world.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...headers, 'content-type': type }, payload: '{"a":1}' });
+          const listed = answersOf(operation).get(415)?.has('unsupported_media_type') ? 'listed' : 'not listed';
+          answers.push(`${method.toUpperCase()} ${path} ${answer.statusCode} ${answer.json().error?.code} ${listed}`);
+        }
+      }
+      expect(answers.length).toBeGreaterThanOrEqual(4);
+      expect(answers.filter((line) => !line.endsWith(' 415 unsupported_media_type listed'))).toEqual([]);
+      expect(await world.entryCount()).toBe(before);
+    },
+  );
 });
 
 describe('bodies are checked against their schemas, nothing coerced or removed', () => {
