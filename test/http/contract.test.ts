@@ -16,8 +16,6 @@ const docs = `${readme}\n${contract}`;
 
 /** Routes that exist only with `test_mode: true`; the README says so. */
 const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
-/** Served beside the document, not described in it. */
-const ABOUT_THE_DOCUMENT = new Set(['GET /openapi.json', 'GET /docs']);
 
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>> };
@@ -96,7 +94,7 @@ describe('the OpenAPI document and the docs agree', () => {
   });
 
   it('lists every route the README and the contract doc name, and names no other', () => {
-    const inDocs = new Set([...routesInDocs(docs)].filter((route) => !ABOUT_THE_DOCUMENT.has(route)));
+    const inDocs = routesInDocs(docs);
     const inDocument = routesInDocument(document);
     expect([...inDocs].filter((route) => !inDocument.has(route) && !TEST_MODE_ONLY.has(route)).sort()).toEqual([]);
     expect([...inDocument].filter((route) => !inDocs.has(route)).sort()).toEqual([]);
@@ -169,6 +167,46 @@ describe('every path parameter, whatever its length, is answered as the document
     }
     expect(answers.length).toBeGreaterThan(5);
     expect(undocumented).toEqual([]);
+  });
+});
+
+describe('what each route answers is what the document says it answers', () => {
+  it('every GET route without a path parameter is served under the media type the document gives its answer', async () => {
+    const fin = await world.login('fin');
+    const served: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const operation = operations.get;
+      if (operation === undefined || path.includes('{') || path === '/api/live') continue;
+      const headers = path.startsWith('/v1/') ? { authorization: `Bearer ${AGENT_TOKEN}` } : { cookie: fin.cookie };
+      const answer = await world.app.inject({ method: 'GET', url: path, headers });
+      const mediaType = String(answer.headers['content-type']).split(';')[0];
+      const documented = Object.keys(operation.responses?.[String(answer.statusCode)]?.content ?? {});
+      served.push(`${path} ${answer.statusCode} ${mediaType} documented as ${documented.join(', ') || 'nothing'}`);
+    }
+    expect(served.length).toBeGreaterThan(10);
+    expect(served.filter((line) => !/ (\S+) documented as \1$/.test(line))).toEqual([]);
+  });
+
+  it('the ledger CSV lists the filters it takes and not the paging it refuses', async () => {
+    const fin = await world.login('fin');
+    const parameters = (document.paths['/api/ledger.csv']!.get as { parameters?: { name: string }[] }).parameters ?? [];
+    expect(parameters.map((parameter) => parameter.name).sort()).toEqual(['agent', 'currency', 'from_ms', 'group', 'status', 'to_ms']);
+    const filtered = await world.as(fin, 'GET', '/api/ledger.csv?from_ms=&to_ms=&agent=&group=&status=&currency=');
+    expect(filtered.statusCode).toBe(200);
+    for (const paging of ['cursor=abc', 'limit=10']) {
+      const refused = await world.as(fin, 'GET', `/api/ledger.csv?${paging}`);
+      expect([refused.statusCode, refused.json().error]).toEqual([400, { code: 'validation_failed', message: `${paging.split('=')[0]}: unknown field` }]);
+    }
+  });
+
+  it('the live feed without a session, or without an upgrade, is answered as the document says', async () => {
+    const fin = await world.login('fin');
+    const live = answersOf(document.paths['/api/live']!.get!);
+    const without = await world.app.inject({ method: 'GET', url: '/api/live' });
+    expect([without.statusCode, without.json().error.code, live.get(401)?.has('unauthorized')]).toEqual([401, 'unauthorized', true]);
+    expect(live.get(401)?.has('session_expired')).toBe(true);
+    const plain = await world.as(fin, 'GET', '/api/live');
+    expect([plain.statusCode, plain.json().error.code, live.get(plain.statusCode)?.has(plain.json().error.code)]).toEqual([400, 'validation_failed', true]);
   });
 });
 
