@@ -2,8 +2,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ErrorCode } from '../../shared/api.ts';
-import { responses } from '../../shared/schemas.ts';
+import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { errorBody } from '../../shared/schemas.ts';
 
 /** Where the document and its page are served. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -59,11 +59,9 @@ export async function openApi(app: FastifyInstance): Promise<void> {
 
 /** The answers of a route the generator cannot see, each error status with the codes it carries. */
 function answersOf(answers: Record<number, { description: string; content?: Record<string, { schema: unknown }> }>, codes: readonly ErrorCode[]) {
-  // Each error schema's description is the list of its codes (errorBody).
-  const errors = Object.entries(responses({}, codes)).map(([status, schema]) => [
-    status,
-    { description: String((schema as { description?: string }).description), content: { 'application/json': { schema } } },
-  ]);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_CODES[code], [...(byStatus.get(ERROR_CODES[code]) ?? []), code]);
+  const errors = [...byStatus].map(([status, list]) => [status, { description: list.join(', '), content: { 'application/json': { schema: errorBody(list) } } }]);
   return { ...answers, ...Object.fromEntries(errors) };
 }
 
