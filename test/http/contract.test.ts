@@ -1,17 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The OpenAPI document is generated from the schemas the server validates with; the README and the
-// contract doc (api.md, beside the project when it is there) are what people read. Each must name
-// every route, status and error code of the other.
+// contract doc (shared/api.md, in the project) are what people read. Each must name every route,
+// status and error code of the other.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
-const contractPath = `${root}../shared/spec/api.md`;
-const contract = existsSync(contractPath) ? readFileSync(contractPath, 'utf8') : '';
+const contract = readFileSync(`${root}shared/api.md`, 'utf8');
 const docs = `${readme}\n${contract}`;
 
 /** Routes that exist only with `test_mode: true`; the README says so. */
@@ -115,6 +114,12 @@ describe('the OpenAPI document and the docs agree', () => {
     expect([...statusesInDocs(docs)].filter((status) => !inDocument.has(status)).sort()).toEqual([]);
     const unnamed = [...inDocument].filter((status) => !statusesInDocs(docs).has(status) && status !== 101);
     expect(unnamed.sort()).toEqual([]);
+  });
+
+  it('the README links to the contract doc, which is in the project', () => {
+    expect(readme).toContain('](shared/api.md)');
+    expect(readme).not.toContain('../shared/spec/');
+    expect(contract).toMatch(/^# The public HTTP contract/);
   });
 
   it('serves the document and the docs page, and the README says where', async () => {
