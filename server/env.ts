@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG_PATH } from './config/load.ts';
+import { describeUrl } from './config/check.ts';
 import { reconcilerLimits } from './confirm/reconciler.ts';
 import { KILL_POINTS, type KillPoint } from './gate/kill-points.ts';
 import { RATE_LIMIT_MODES, type RateLimitMode } from './sandbox/rate-limits.ts';
@@ -121,7 +122,8 @@ function readSandboxUrl(read: EnvReader): URL | null {
   if (value === null) return null;
   const url = URL.canParse(value) ? new URL(value) : null;
   if (url !== null && url.protocol === 'http:' && url.hostname !== '') return url;
-  return read.refuse('STRIPE_SANDBOX_URL', 'must be an http:// URL such as http://127.0.0.1:12111', value);
+  // Shown without its credentials or query: what is printed ends up in terminals and CI logs.
+  return read.refuse('STRIPE_SANDBOX_URL', `must be an http:// URL such as http://127.0.0.1:12111, not ${describeUrl(value)}`, null);
 }
 
 // Secrets are never echoed in a refusal: the message goes to logs and terminals.

@@ -201,13 +201,19 @@ export interface NotificationRecord {
   /** When it was decided, on the application clock. */
   decided_at_ms: number;
   attempts: number;
-  /** pending (not attempted yet), delivered, retrying, given_up, or in_digest (carried by a digest). */
+  /**
+   * pending (not attempted yet), delivered, retrying, given_up, or in_digest (held for a digest
+   * not sent yet). A message a digest carries stands where the digest stands: delivered once the
+   * digest is, and its attempts, times and errors are the digest's.
+   */
   status: 'pending' | 'delivered' | 'retrying' | 'given_up' | 'in_digest';
   /** Wall clock. */
   delivered_at_ms: number | null;
   next_attempt_at_ms: number | null;
   last_error: string | null;
   gave_up_reason: string | null;
+  /** The digest message that carries it (its id), for a message held for one; null otherwise. */
+  digest: string | null;
 }
 
 /** The item page: the request, the facts then and now, the changes, the repairs, the history, the receipt's verification. */

@@ -12,6 +12,14 @@ export const limits = {
   refundCentsMax: 99_999_999,
   /** An agent's request id: 1 to 200 characters of a safe alphabet. */
   requestIdCharsMax: 200,
+  /**
+   * The router's bound on one path parameter, decoded. It is the request line Node reads at all
+   * (its 16 KiB header limit), not an id's length: every id reaches its route's schema, which
+   * knows how long that id may be (a request id 200 characters, an effect id 12) and answers as
+   * the OpenAPI document says. No route matches a path parameter with a regular expression, the
+   * one thing a tighter router bound would protect.
+   */
+  pathParamCharsMax: 16 * 1024,
   /** A Stripe payment intent id: `pi_` and at most 100 more characters. */
   paymentIntentCharsMax: 103,
   /** A refund reason shown to approvers. */

@@ -192,6 +192,11 @@ export function responses(answers: Record<number, TSchema>, codes: readonly Erro
   return out;
 }
 
+/** An answer that is a CSV file rather than JSON: the document gives it under text/csv. */
+export function csvAnswer(description: string) {
+  return Type.Unsafe<string>({ description, content: { 'text/csv': { schema: Type.String({ description: 'CSV in UTF-8, a header line first' }) } } });
+}
+
 export const ReceiptSchema = Type.Object(
   {
     effect_id: EffectId,
@@ -388,15 +393,23 @@ export const ReconciliationRunSchema = Type.Object(runFields);
 /** A run with its result (null until done). */
 export const ReconciliationRunDetailSchema = Type.Object({ ...runFields, result: Type.Union([ReconciliationResultSchema, Type.Null()]) });
 
-/** `GET /api/ledger` and `GET /api/ledger.csv`: the period, agent, group, status and currency asked for; an empty value asks for everything. */
+/** The ledger's filter: the period, agent, group, status and currency asked for; an empty value asks for everything. */
+const ledgerFilter = {
+  from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+  to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
+  agent: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9._-]*$', description: 'an agent name: 1 to 64 of a-z, 0-9, ".", "_", "-"' })),
+  group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
+  status: Type.Optional(Type.String({ maxLength: 64, description: 'a status as agents are told it: COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …' })),
+  currency: Type.Optional(Type.String({ pattern: '^([a-z]{3})?$', description: 'a currency as Stripe writes it: three lowercase letters (usd, jpy)' })),
+};
+
+/** `GET /api/ledger.csv`: the filter only; the CSV holds every row of it, unpaged. */
+export const LedgerCsvQuery = Type.Object(ledgerFilter, { additionalProperties: false });
+
+/** `GET /api/ledger`: the filter, and the page (a cursor from the page before, and its size). */
 export const LedgerQuery = Type.Object(
   {
-    from_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
-    to_ms: Type.Optional(Type.Union([TIME_MS, Type.Literal('')])),
-    agent: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9._-]*$', description: 'an agent name: 1 to 64 of a-z, 0-9, ".", "_", "-"' })),
-    group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
-    status: Type.Optional(Type.String({ maxLength: 64, description: 'a status as agents are told it: COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …' })),
-    currency: Type.Optional(Type.String({ pattern: '^([a-z]{3})?$', description: 'a currency as Stripe writes it: three lowercase letters (usd, jpy)' })),
+    ...ledgerFilter,
     cursor: Type.Optional(Type.String({ maxLength: 64, description: 'the next_cursor of the page before, as it was given' })),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: `rows per page, 1 to ${limits.ledgerPageRowsMax}` })),
   },

@@ -151,3 +151,26 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   return String(value);
 }
+
+/**
+ * A URL for an error message, with nothing in it that may be a secret: its credentials are `…@`,
+ * its query `?…` and its fragment `#…`, as the URL parser reads them. Text that is not a URL is
+ * quoted only when it has no `@`, `?` or `#` (where a password or a token would be); an opaque
+ * URL (`bot:pw@host` reads as the scheme `bot:`) shows its scheme only. Quoted and cut short as
+ * describeValue does.
+ */
+export function describeUrl(text: string): string {
+  if (!URL.canParse(text)) return /[@?#]/.test(text) ? 'the value (not shown: it may carry a password or a token)' : describeValue(text);
+  const url = new URL(text);
+  if (url.host === '') return describeValue(`${url.protocol}…`);
+  const credentials = url.username !== '' || url.password !== '' ? '…@' : '';
+  const path = url.pathname === '/' ? '' : url.pathname;
+  return describeValue(`${url.protocol}//${credentials}${url.host}${path}${url.search === '' ? '' : '?…'}${url.hash === '' ? '' : '#…'}`);
+}
+
+/** A host name for an error message: one written as a URL is shown as describeUrl shows it, and whatever comes before an `@` is cut. */
+export function describeHost(text: string): string {
+  if (text.includes('://')) return describeUrl(text);
+  const at = text.lastIndexOf('@');
+  return describeValue(at === -1 ? text : `…@${text.slice(at + 1)}`);
+}

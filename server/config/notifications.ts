@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import type { AgentCallbackConfig, ChannelConfig, NotificationsConfig, SmtpConfig } from '../outbox/types.ts';
-import { type Checker, describeValue, keyPath, type Mapping } from './check.ts';
+import { type Checker, describeHost, describeUrl, describeValue, keyPath, type Mapping } from './check.ts';
 import { type AgentConfig, configLimits, type PersonConfig } from './schema.ts';
 
 /** The environment secrets are read from: the process environment as main.ts hands it over (server/env.ts `secrets`), a test's own map in tests. */
@@ -92,9 +92,13 @@ class NotificationsReader {
     return { value: text, field, origin: `the file ${file}` };
   }
 
-  /** A URL Interlock sends to or links to: https, or http under test_mode; no credentials in it. Secret URLs are never echoed. */
+  /**
+   * A URL Interlock sends to or links to: https, or http under test_mode; no credentials in it.
+   * A refusal never echoes a secret: a secret URL is named by where it came from, any other is
+   * shown without its credentials, query and fragment (describeUrl).
+   */
   url(text: string, field: string, secretOrigin: string | null): string {
-    const shown = secretOrigin === null ? describeValue(text) : `the URL in ${secretOrigin}`;
+    const shown = secretOrigin === null ? describeUrl(text) : `the URL in ${secretOrigin}`;
     if (text.length > configLimits.urlCharsMax) this.c.fail(field, `${shown} is longer than ${configLimits.urlCharsMax} characters`);
     let url: URL;
     try {
@@ -220,7 +224,7 @@ function readSmtp(reader: NotificationsReader, value: unknown): SmtpConfig {
   const path = 'notifications.smtp';
   const raw = c.mapping(value, path, SMTP_KEYS, ['host', 'from']);
   const host = c.string(raw.host, `${path}.host`);
-  if (!HOST.test(host)) c.fail(`${path}.host`, `${describeValue(host)} is not a host name or IP address`);
+  if (!HOST.test(host)) c.fail(`${path}.host`, `${describeHost(host)} is not a host name or IP address`);
   const secure = raw.secure === undefined ? raw.port === SMTP_PORT.tls : c.boolean(raw.secure, `${path}.secure`);
   const port = raw.port === undefined ? (secure ? SMTP_PORT.tls : SMTP_PORT.starttls) : readPort(c, raw.port, `${path}.port`);
   const user = raw.user === undefined || raw.user === null ? null : c.label(raw.user, `${path}.user`);
@@ -290,7 +294,7 @@ function readAgentCallbacks(reader: NotificationsReader, rawAgents: unknown, age
 function readAllowPrivate(c: Checker, value: unknown): string[] {
   return c.distinct(value, 'notifications.callback_allow_private', (item, path) => {
     const host = c.string(item, path).trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
-    if (!HOST.test(host)) c.fail(path, `${describeValue(host)} is not a host name or IP address`);
+    if (!HOST.test(host)) c.fail(path, `${describeHost(host)} is not a host name or IP address`);
     return host;
   });
 }

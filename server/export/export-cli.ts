@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { describeUrl } from '../config/check.ts';
 import { EnvError, parseEnv } from '../env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
@@ -44,9 +45,8 @@ export function parseTime(name: string, value: string): number {
 function parseEndpoint(value: string): URL {
   const url = URL.canParse(value) ? new URL(value) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
-    // Credentials are never repeated back: what is printed ends up in mail and CI logs.
-    const shown = url === null || (url.username === '' && url.password === '') ? JSON.stringify(value) : `one with credentials (${url.protocol}//…@${url.host})`;
-    throw new UsageError(`--endpoint must be an http:// or https:// URL with no credentials in it, not ${shown}`);
+    // Credentials and a query are never repeated back: what is printed ends up in mail and CI logs.
+    throw new UsageError(`--endpoint must be an http:// or https:// URL with no credentials in it, not ${describeUrl(value)}`);
   }
   // An OTLP endpoint is a base URL; the traces signal has its own path under it, as OTEL_EXPORTER_OTLP_ENDPOINT works.
   if (!url.pathname.endsWith('/v1/traces')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/traces`;

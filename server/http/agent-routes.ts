@@ -243,9 +243,11 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     return signReceipt(effectId, chain, services.signingKey);
   }
 
-  const receiptSchema = { ...agents, params: EffectParams, response: responses({ 200: ReceiptSchema }, readErrors) };
+  // A path that cannot be read (a malformed %-escape) is 400 before the route; a well-read effect id that is not one is 404.
+  const receiptErrors = ['validation_failed', ...readErrors] as const;
+  const receiptSchema = { ...agents, params: EffectParams, response: responses({ 200: ReceiptSchema }, receiptErrors) };
   app.get('/v1/receipts/:effect_id', { schema: { ...receiptSchema, summary: "the signed receipt of one of the agent's requests" } }, ownReceipt);
-  const verifySchema = { ...receiptSchema, summary: 'the verification report of that receipt', response: responses({ 200: VerifyReportSchema }, readErrors) };
+  const verifySchema = { ...receiptSchema, summary: 'the verification report of that receipt', response: responses({ 200: VerifyReportSchema }, receiptErrors) };
   app.get('/v1/receipts/:effect_id/verify', { schema: verifySchema }, async (request) => {
     const receipt = await ownReceipt(request);
     return verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));

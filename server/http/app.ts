@@ -54,9 +54,17 @@ export interface AppOptions {
   refundsInFlightMax?: number;
 }
 
-/** A URL that cannot even be read (a bad percent-escape) is still answered in the contract's shape. */
-const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (_error, _request, reply) => {
-  const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the URL could not be read (a malformed %-escape?)' } });
+/**
+ * A URL that cannot even be read (a bad percent-escape, a path parameter past the router's bound)
+ * is still answered in the contract's shape, before any route sees it: every route with a path
+ * parameter lists 400 validation_failed for it.
+ */
+const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, _request, reply) => {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `the URL could not be read: a path parameter is longer than ${limits.pathParamCharsMax} characters`
+      : 'the URL could not be read (a malformed %-escape?)';
+  const body = JSON.stringify({ error: { code: 'validation_failed', message } });
   reply.hijack();
   reply.raw.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
   reply.raw.end(body);
@@ -72,6 +80,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: options.logger ?? false,
     bodyLimit: limits.bodyBytesMax,
     trustProxy: false,
+    // Fastify's default of 100 refused a request id of 101 to 200 characters in GET
+    // /v1/refunds/:request_id after POST had taken it; each route's schema judges its ids.
+    routerOptions: { maxParamLength: limits.pathParamCharsMax },
     ajv: { customOptions: AJV_OPTIONS },
     frameworkErrors: unreadableUrl,
     // A request Node cannot parse (malformed chunked framing, bad headers) never reaches Fastify:
@@ -83,6 +94,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installErrorHandler(app, services.views);
+  // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
+  // text/plain parser would hand a string to validation, answered 400 rather than 415.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');

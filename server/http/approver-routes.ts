@@ -136,7 +136,8 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   /** What every call behind a session can be answered besides its own refusals. */
   const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
   const changeErrors: ErrorCode[] = [...sessionErrors, 'csrf_failed', 'validation_failed', 'payload_too_large', 'unsupported_media_type'];
-  const itemErrors: ErrorCode[] = [...sessionErrors, 'forbidden', 'not_found'];
+  // A path that cannot be read (a malformed %-escape) is 400 before the route; a well-read effect id that is not one is 404.
+  const itemErrors: ErrorCode[] = [...sessionErrors, 'forbidden', 'not_found', 'validation_failed'];
   const failures = new Map<string, { count: number; untilMs: number }>();
   const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
     reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });

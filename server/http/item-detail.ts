@@ -1,4 +1,4 @@
-import type { ItemDetail, NotificationRecord, PaymentPanel } from '../../shared/api.ts';
+import type { ItemDetail, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { PageReadsSpentError } from '../facts/payment-panel.ts';
@@ -8,35 +8,8 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
-import type { MessageState, OutboxProjection } from '../outbox/projection.ts';
+import type { OutboxProjection } from '../outbox/projection.ts';
 import type { Services } from '../services.ts';
-
-/** One message about the item, as the item page shows it. */
-function notificationRecord(message: MessageState): NotificationRecord {
-  const status = message.delivered
-    ? 'delivered'
-    : message.gaveUp
-      ? 'given_up'
-      : message.held !== null
-        ? 'in_digest'
-        : message.attempts > 0
-          ? 'retrying'
-          : 'pending';
-  return {
-    id: message.id,
-    event: message.event,
-    level: message.level,
-    recipient: message.recipient,
-    channel: message.channel,
-    decided_at_ms: message.atMs,
-    attempts: message.attempts,
-    status,
-    delivered_at_ms: message.delivered?.atMs ?? null,
-    next_attempt_at_ms: status === 'retrying' ? message.nextAtMs : null,
-    last_error: message.lastError,
-    gave_up_reason: message.gaveUp?.reason ?? null,
-  };
-}
 
 /**
  * The item page: the item, with the payment as Stripe has it (`payment`, null with
@@ -117,7 +90,7 @@ export async function itemDetail(
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: item !== null && mayDecide(item.group),
-    notifications: views.outbox.messagesAbout(effectId).map(notificationRecord),
+    notifications: views.outbox.notificationsAbout(effectId),
     payment,
     payment_error: paymentError,
   };

@@ -1,10 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { ErrorCode, Role } from '../../shared/api.ts';
 import type { LedgerPage } from '../../shared/ledger.ts';
 import { limits } from '../../shared/limits.ts';
-import { EffectParams, LedgerPageSchema, LedgerQuery, ReceiptSchema, responses } from '../../shared/schemas.ts';
+import { csvAnswer, EffectParams, LedgerCsvQuery, LedgerPageSchema, LedgerQuery, ReceiptSchema, responses } from '../../shared/schemas.ts';
 import { isStatus } from '../../shared/statuses.ts';
 import { ledgerCsvStream } from '../ledger/csv-stream.ts';
 import { openLedgerReader } from '../ledger/export.ts';
@@ -99,15 +98,14 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
 
   const csvSchema = {
     ...finance,
+    // The filter only: the CSV holds every row of it, so it takes no cursor and no page size.
+    querystring: LedgerCsvQuery,
     summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
-    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, [...errors, 'rate_limited']),
+    response: responses({ 200: csvAnswer('the ledger rows of the filter, newest first') }, [...errors, 'rate_limited']),
   };
   app.get('/api/ledger.csv', { schema: csvSchema }, async (request, reply) => {
     allowed(request);
     const filter = readableFilter(request);
-    if (request.query.cursor !== undefined || request.query.limit !== undefined) {
-      throw new AppError('validation_failed', 'cursor, limit: the CSV holds every row of the filter; only the JSON ledger is paged');
-    }
     services.views.assertAvailable();
     // Each download is a worker with a heap and a journal connection of its own: a flood of them
     // from one session must not start a flood of workers.
@@ -141,7 +139,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     security: [{ session: [] }],
     params: EffectParams,
     summary: "the signed receipt of a ledger row's request (its receipt_url), to verify offline",
-    response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'internal_error', 'journal_unavailable']),
+    response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'validation_failed', 'internal_error', 'journal_unavailable']),
   };
   // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none;
   // an approver, the requests of their own groups.

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import { groupsOf, readableGroupsOf, SESSION_COOKIE } from './approver-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
+import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
 
@@ -23,64 +24,75 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   const viewsAvailable = async () => {
     services.views.assertAvailable();
   };
-  // Described in the OpenAPI document by openapi.ts: the generator leaves websocket routes out.
-  app.get(LIVE_PATH, { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
-    const session = sessions.touch(request.cookies[SESSION_COOKIE]);
-    const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
-    if (person === undefined || session === null || session === 'expired') {
-      socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
-      return;
-    }
-    // The feed lives only as long as its session: a logout, or a timeout found, closes it.
-    const stopWatching = sessions.onEnded((ended) => {
-      if (ended === session) socket.close(4401, 'unauthorized');
-    });
-    socket.on('close', stopWatching);
-    // Nor beyond the session's absolute limit, however quiet the page: no request comes to find it.
-    const endsInMs = session.createdAtMs + services.config.sessions.absoluteMs - services.clock.wallMs();
-    const limit = setTimeout(() => socket.close(4401, 'session_expired'), Math.max(0, endsInMs));
-    limit.unref();
-    socket.on('close', () => clearTimeout(limit));
-    let leave: () => void;
-    try {
-      // Finance hears every group's items, read only.
-      leave = await services.views.join(socket, readableGroupsOf(services, person));
-    } catch (error) {
-      // The views could not catch up (a journal that failed a check is reported by the views).
-      if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
-      socket.close(1011, 'journal_unavailable');
-      return;
-    }
-    // The session ended while the feed was joining: the socket is closing, and its feed goes with it.
-    if (socket.readyState !== socket.OPEN) {
-      leave();
-      return;
-    }
-    latestInbox = (await services.views.current()).inbox;
-    // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
-    if (person.role !== 'approver') {
-      socket.on('close', leave);
-      socket.on('error', leave);
-      return;
-    }
-    const viewer = { name: person.name, display_name: person.displayName };
-    presence.join(socket, viewer, groupsOf(services, person.name));
-    socket.on('message', (data: Buffer) => {
-      const said = readViewing(data.toString('utf8'));
-      if (said === null) return;
-      void services.views
-        .current()
-        .then(({ inbox }) => {
-          latestInbox = inbox;
-          presence.view(socket, said.effect_id);
-        })
-        .catch(() => {});
-    });
-    const gone = () => {
-      leave();
-      presence.leave(socket);
-    };
-    socket.on('close', gone);
-    socket.on('error', gone);
+  // Described in the OpenAPI document by openapi.ts: the generator cannot describe an upgrade.
+  // A GET that does not ask to upgrade is answered in the contract's shape (the websocket
+  // plugin's own answer to it is an empty 404).
+  app.route({
+    method: 'GET',
+    url: LIVE_PATH,
+    schema: { hide: true },
+    preValidation: viewsAvailable,
+    handler: async () => {
+      throw new AppError('validation_failed', 'the live feed is a websocket: connect with Upgrade: websocket');
+    },
+    wsHandler: async (socket, request) => {
+      const session = sessions.touch(request.cookies[SESSION_COOKIE]);
+      const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
+      if (person === undefined || session === null || session === 'expired') {
+        socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
+        return;
+      }
+      // The feed lives only as long as its session: a logout, or a timeout found, closes it.
+      const stopWatching = sessions.onEnded((ended) => {
+        if (ended === session) socket.close(4401, 'unauthorized');
+      });
+      socket.on('close', stopWatching);
+      // Nor beyond the session's absolute limit, however quiet the page: no request comes to find it.
+      const endsInMs = session.createdAtMs + services.config.sessions.absoluteMs - services.clock.wallMs();
+      const limit = setTimeout(() => socket.close(4401, 'session_expired'), Math.max(0, endsInMs));
+      limit.unref();
+      socket.on('close', () => clearTimeout(limit));
+      let leave: () => void;
+      try {
+        // Finance hears every group's items, read only.
+        leave = await services.views.join(socket, readableGroupsOf(services, person));
+      } catch (error) {
+        // The views could not catch up (a journal that failed a check is reported by the views).
+        if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
+        socket.close(1011, 'journal_unavailable');
+        return;
+      }
+      // The session ended while the feed was joining: the socket is closing, and its feed goes with it.
+      if (socket.readyState !== socket.OPEN) {
+        leave();
+        return;
+      }
+      latestInbox = (await services.views.current()).inbox;
+      // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
+      if (person.role !== 'approver') {
+        socket.on('close', leave);
+        socket.on('error', leave);
+        return;
+      }
+      const viewer = { name: person.name, display_name: person.displayName };
+      presence.join(socket, viewer, groupsOf(services, person.name));
+      socket.on('message', (data: Buffer) => {
+        const said = readViewing(data.toString('utf8'));
+        if (said === null) return;
+        void services.views
+          .current()
+          .then(({ inbox }) => {
+            latestInbox = inbox;
+            presence.view(socket, said.effect_id);
+          })
+          .catch(() => {});
+      });
+      const gone = () => {
+        leave();
+        presence.leave(socket);
+      };
+      socket.on('close', gone);
+      socket.on('error', gone);
+    },
   });
 }

@@ -1,6 +1,8 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { errorBody } from '../../shared/schemas.ts';
 
 /** Where the document and its page are served. */
@@ -17,9 +19,9 @@ const CONTRACT_VERSION = '1.0.0';
  */
 export async function openApi(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
-    // A websocket route is not an HTTP operation, so the generator leaves it out; it is added here
-    // as the GET that upgrades, so the document still lists every route.
-    transformObject: (document) => ('openapiObject' in document ? withLiveFeed(document.openapiObject) : document.swaggerObject),
+    // The generator sees only the routes with a schema: the websocket and the page over this
+    // document are added here, so the document lists every route.
+    transformObject: (document) => ('openapiObject' in document ? withUnseenRoutes(document.openapiObject) : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -47,11 +49,27 @@ export async function openApi(app: FastifyInstance): Promise<void> {
     },
   });
   await app.register(fastifySwaggerUi, { routePrefix: DOCS_PATH, staticCSP: false, uiConfig: { docExpansion: 'list', deepLinking: true } });
-  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+  const documentSchema = {
+    tags: ['operators'],
+    summary: 'this document: every route, its parameters, bodies and answers, as OpenAPI 3.1',
+    response: { 200: Type.Object({ openapi: Type.Literal('3.1.0') }, { additionalProperties: true, description: 'the OpenAPI document' }) },
+  };
+  app.get(OPENAPI_PATH, { schema: documentSchema }, async () => app.swagger());
 }
 
-/** The approvers' live feed, described as the GET that upgrades to a websocket. */
-function withLiveFeed<T extends { paths?: Record<string, unknown> }>(document: T): T {
+/** The answers of a route the generator cannot see, each error status with the codes it carries. */
+function answersOf(answers: Record<number, { description: string; content?: Record<string, { schema: unknown }> }>, codes: readonly ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_CODES[code], [...(byStatus.get(ERROR_CODES[code]) ?? []), code]);
+  const errors = [...byStatus].map(([status, list]) => [status, { description: list.join(', '), content: { 'application/json': { schema: errorBody(list) } } }]);
+  return { ...answers, ...Object.fromEntries(errors) };
+}
+
+/**
+ * What the generator cannot see: the approvers' live feed, described as the GET that upgrades to
+ * a websocket, and the page over this document.
+ */
+function withUnseenRoutes<T extends { paths?: Record<string, unknown> }>(document: T): T {
   const live = {
     get: {
       tags: ['approvers'],
@@ -59,15 +77,23 @@ function withLiveFeed<T extends { paths?: Record<string, unknown> }>(document: T
       summary: 'websocket: my inbox now, then every change to items of my groups',
       description:
         'Upgrade with the session cookie. Messages: {type:"snapshot",items,now_ms}, {type:"item",effect_id,item,now_ms}, ' +
-        '{type:"scoreboard",now_ms}, {type:"clock",now_ms}. Closed with 4401 when not logged in as an approver, 1011 when the journal failed a check.',
-      responses: {
-        101: { description: 'switching to the websocket protocol' },
-        503: {
-          description: 'journal_unavailable',
-          content: { 'application/json': { schema: errorBody(['journal_unavailable']) } },
-        },
-      },
+        '{type:"scoreboard",now_ms}, {type:"clock",now_ms}. Without a session the upgrade is refused with 401; a GET that does not ' +
+        'ask to upgrade is 400. Closed with 4401 when the session ends, 1011 when the journal failed a check.',
+      responses: answersOf({ 101: { description: 'switching to the websocket protocol' } }, [
+        'validation_failed',
+        'unauthorized',
+        'session_expired',
+        'internal_error',
+        'journal_unavailable',
+      ]),
     },
   };
-  return { ...document, paths: { ...document.paths, [LIVE_PATH]: live } };
+  const docs = {
+    get: {
+      tags: ['operators'],
+      summary: 'a page to read this document and try its routes',
+      responses: answersOf({ 200: { description: 'the page', content: { 'text/html': { schema: { type: 'string' } } } } }, []),
+    },
+  };
+  return { ...document, paths: { ...document.paths, [LIVE_PATH]: live, [DOCS_PATH]: docs } };
 }

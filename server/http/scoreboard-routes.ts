@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../shared/api.ts';
-import { responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
+import { csvAnswer, responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
 import { mayReadGroup, type ReadBound, readable } from '../config/readable.ts';
 import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
@@ -71,7 +71,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
   const csvSchema = {
     ...finance,
     summary: 'the same figures as CSV',
-    response: responses({ 200: Type.String({ description: 'text/csv; charset=utf-8' }) }, errors),
+    response: responses({ 200: csvAnswer('one figure a line: name, value; lines only ever added after the others') }, errors),
   };
   app.get('/api/scoreboard.csv', { schema: csvSchema }, async (request, reply) => {
     const { filter, scoreboard } = await read(request);

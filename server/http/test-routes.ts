@@ -22,6 +22,8 @@ export async function testRoutes(scope: FastifyInstance, opts: { services: Servi
       'unauthorized',
       'session_expired',
       'csrf_failed',
+      'payload_too_large',
+      'unsupported_media_type',
       'internal_error',
       'journal_unavailable',
     ]),

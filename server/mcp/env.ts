@@ -1,3 +1,5 @@
+import { describeUrl } from '../config/check.ts';
+
 /** The MCP server's environment, read once at start; a bad value stops it with exit code 2 and a message naming it. */
 export interface McpEnv {
   /** `INTERLOCK_URL` (http://127.0.0.1:3000, where `npm start` listens): the Interlock server to talk to. */
@@ -14,7 +16,8 @@ export function parseMcpEnv(env: Readonly<Record<string, string | undefined>>): 
   const problems: string[] = [];
   const url = env.INTERLOCK_URL || DEFAULT_INTERLOCK_URL;
   if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-    problems.push(`INTERLOCK_URL must be an http(s) URL such as ${DEFAULT_INTERLOCK_URL}, not ${JSON.stringify(url)}`);
+    // Shown without its credentials or query: stderr ends up in an MCP client's logs.
+    problems.push(`INTERLOCK_URL must be an http(s) URL such as ${DEFAULT_INTERLOCK_URL}, not ${describeUrl(url)}`);
   }
   const token = env.INTERLOCK_AGENT_TOKEN ?? '';
   if (token === '') {

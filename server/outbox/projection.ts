@@ -1,3 +1,4 @@
+import type { NotificationRecord } from '../../shared/api.ts';
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import type { Json } from '../../shared/json.ts';
@@ -103,6 +104,39 @@ export interface MessageState {
   nextAtMs: number | null;
 }
 
+/** Where a message stands on its own chain: delivered, given up, retrying, or not tried yet. */
+function deliveryOf(message: MessageState): 'delivered' | 'given_up' | 'retrying' | 'pending' {
+  if (message.delivered) return 'delivered';
+  if (message.gaveUp) return 'given_up';
+  return message.attempts > 0 ? 'retrying' : 'pending';
+}
+
+/**
+ * One message about an item, as the item page shows it. A message held for a digest has no
+ * attempt of its own: once a digest carries it, it stands where that digest stands (delivered,
+ * retrying, given up), and until then, or while the digest is not tried yet, it is in_digest.
+ */
+function notificationRecord(message: MessageState, digest: MessageState | null): NotificationRecord {
+  const sent = message.held === null ? message : digest;
+  const delivery = sent === null ? 'pending' : deliveryOf(sent);
+  const status = message.held !== null && delivery === 'pending' ? 'in_digest' : delivery;
+  return {
+    id: message.id,
+    event: message.event,
+    level: message.level,
+    recipient: message.recipient,
+    channel: message.channel,
+    decided_at_ms: message.atMs,
+    attempts: sent?.attempts ?? 0,
+    status,
+    delivered_at_ms: sent?.delivered?.atMs ?? null,
+    next_attempt_at_ms: status === 'retrying' ? (sent?.nextAtMs ?? null) : null,
+    last_error: sent?.lastError ?? null,
+    gave_up_reason: sent?.gaveUp?.reason ?? null,
+    digest: digest?.id ?? null,
+  };
+}
+
 /**
  * The outbox's view of the journal, fed every entry by the views' follower: each item's context
  * (for wording messages and knowing what is owed), and every message chain with where it stands.
@@ -162,6 +196,11 @@ export class OutboxProjection {
     return (this.byItem.get(effectId) ?? []).map((id) => this.messages.get(id)!).filter(Boolean);
   }
 
+  /** Who was told about one item, over which channel, and whether it reached them: the item page's list, oldest first. */
+  notificationsAbout(effectId: string): NotificationRecord[] {
+    return this.messagesAbout(effectId).map((message) => notificationRecord(message, this.#carrierOf(message)));
+  }
+
   /** How many waiting-item messages a person's channel was sent or held in a digest window. */
   sentInWindow(person: string, channel: string, window: number): number {
     return this.#perWindow.get(`${person}|${channel}|${window}`) ?? 0;
@@ -191,6 +230,12 @@ export class OutboxProjection {
   /** Messages decided but neither delivered nor given up (held ones included: their digest carries them). */
   undelivered(): MessageState[] {
     return [...this.messages.values()].filter((s) => s.delivered === null && s.gaveUp === null && s.held === null);
+  }
+
+  /** The digest that carries a held message, once one is decided. */
+  #carrierOf(message: MessageState): MessageState | null {
+    const digest = message.held === null ? undefined : this.#covered.get(message.id);
+    return digest === undefined ? null : (this.messages.get(digest) ?? null);
   }
 
   #message(entry: MessageEntry): void {

@@ -120,6 +120,18 @@ describe('typed client: asking for refunds', () => {
     expect(await thrown(client.getRefund('never-made'))).toMatchObject({ code: 'not_found', status: 404 });
   });
 
+  it('a request id of 200 characters with / and : is read back by getRefund and waitForDecision, as POST took it', async () => {
+    const pi = await live.world.payment(10_000);
+    const requestId = `ticket/77:${'a'.repeat(186)}/b:c`;
+    expect(requestId).toHaveLength(200);
+    const posted = await client.requestRefund({ request_id: requestId, payment_intent: pi, amount: 500 });
+    expect(posted).toMatchObject({ httpStatus: 200, answer: { request_id: requestId, status: 'COMMITTED' } });
+    expect((await client.getRefund(requestId)).answer).toMatchObject({ request_id: requestId, effect_id: posted.answer.effect_id });
+    const clock = fakeClock();
+    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep });
+    expect(await waiting.waitForDecision(requestId, { timeoutMs: 0 })).toMatchObject({ final: true, polls: 1, answer: { status: 'COMMITTED' } });
+  });
+
   it('nothing listening throws NetworkError (network_error), never a server code', async () => {
     const nowhere = createInterlockClient({ baseUrl: `http://127.0.0.1:${await freePort()}`, token: AGENT_TOKEN });
     const error = await thrown(nowhere.getRefund('client-1'));

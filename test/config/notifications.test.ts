@@ -165,7 +165,7 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['a webhook with no URL', (f) => (notify(f, 2).webhook = { secret_env: 'ANA_HOOK_SECRET' }), 'people[0].notify[2].webhook.url: is required'],
   ['a webhook over http', (f) => ((notify(f, 2).webhook as Record<string, unknown>).url = 'http://hooks.example/x'), 'people[0].notify[2].webhook.url: "http://hooks.example/x" must be https (http only with test_mode: true), not http'],
   ['a webhook URL that is not a URL', (f) => ((notify(f, 2).webhook as Record<string, unknown>).url = 'hooks.example/x'), 'people[0].notify[2].webhook.url: "hooks.example/x" is not a URL'],
-  ['a webhook URL with credentials', (f) => ((notify(f, 2).webhook as Record<string, unknown>).url = 'https://u:p@hooks.example/x'), 'people[0].notify[2].webhook.url: "https://u:p@hooks.example/x" must not carry credentials'],
+  ['a webhook URL with credentials', (f) => ((notify(f, 2).webhook as Record<string, unknown>).url = 'https://u:p@hooks.example/x'), 'people[0].notify[2].webhook.url: "https://…@hooks.example/x" must not carry credentials'],
   ['a short webhook secret', (f) => ((notify(f, 2).webhook as Record<string, unknown>).secret_env = 'SMTP_PASSWORD'), 'people[0].notify[2].webhook.secret_env: the secret in the environment variable SMTP_PASSWORD is shorter than 16 characters'],
   ['an email address with a display name', (f) => (notify(f, 0).email = 'Ana <ana@example.com>'), 'people[0].notify[0].email: "Ana <ana@example.com>" is not a plain email address like ana@example.com (no display name)'],
   ['an email address with no domain', (f) => (notify(f, 0).email = 'ana@localhost'), 'people[0].notify[0].email: "ana@localhost" is not a plain email address'],
@@ -200,7 +200,7 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['a callback secret variable not set', (f) => (agent(f).callback_secret_env = 'BOT_SECRET'), 'agents[0].callback_secret_env: the environment variable BOT_SECRET is not set'],
   ['a callback over http', (f) => (agent(f).callback_url = 'http://agent.example/interlock'), 'agents[0].callback_url: "http://agent.example/interlock" must be https (http only with test_mode: true), not http'],
   ['a callback to another scheme', (f) => (agent(f).callback_url = 'ftp://agent.example/x'), 'agents[0].callback_url: "ftp://agent.example/x" must be https (http only with test_mode: true), not ftp'],
-  ['a callback URL with credentials', (f) => (agent(f).callback_url = 'https://bot:pw@agent.example/interlock'), 'agents[0].callback_url: "https://bot:pw@agent.example/interlock" must not carry credentials'],
+  ['a callback URL with credentials', (f) => (agent(f).callback_url = 'https://bot:pw@agent.example/interlock'), 'agents[0].callback_url: "https://…@agent.example/interlock" must not carry credentials'],
   ['a short callback secret', (f) => (agent(f).callback_secret_env = 'SMTP_PASSWORD'), 'agents[0].callback_secret_env: the secret in the environment variable SMTP_PASSWORD is shorter than 16 characters'],
   ['an unknown agent key', (f) => (agent(f).callback = 'https://agent.example'), 'agents[0].callback: unknown key (expected one of name, token_sha256, callback_url,'],
 ];
@@ -210,6 +210,47 @@ describe('notifications validation names the bad field', () => {
     const file = buildNotifyConfig();
     mutate(file);
     expect(configError(() => parse(file)).message).toContain(`interlock.yaml: ${expected}`);
+  });
+
+  // Every field the config reads as a URL or a host, set to one carrying a password or a query
+  // token, each way it can be refused: for credentials, for its scheme, for not being a URL.
+  const SECRET = 'Hunter2sekrit';
+  const URL_FIELDS: [string, (f: FileConfig, value: string) => void][] = [
+    ['agents[0].callback_url', (f, value) => (agent(f).callback_url = value)],
+    ['people[0].notify[2].webhook.url', (f, value) => ((notify(f, 2).webhook as Record<string, unknown>).url = value)],
+    ['public_url', (f, value) => (f.public_url = value)],
+  ];
+  // Short, so that no cut of a long value hides what a message would echo.
+  const SECRET_URLS = [
+    `https://bot:${SECRET}@agent.example/interlock`,
+    `https://bot:${SECRET}@a.example/?t=${SECRET}`,
+    `http://a.example/?t=${SECRET}`,
+    `ftp://bot:${SECRET}@a.example/x`,
+    `https://bot:${SECRET}@`,
+    `gopher://a.example/x#${SECRET}`,
+    `https://a.example:99999/?t=${SECRET}`,
+  ];
+  it.each(URL_FIELDS.flatMap(([field, set]) => SECRET_URLS.map((url) => [field, url, set] as const)))(
+    'a refused %s never echoes its password or query: %s',
+    (field, url, set) => {
+      const file = buildNotifyConfig();
+      set(file, url);
+      const { message } = configError(() => parse(file));
+      expect(message.startsWith(`interlock.yaml: ${field}: `), message).toBe(true);
+      expect(message.toLowerCase()).not.toContain(SECRET.toLowerCase());
+    },
+  );
+
+  it.each([
+    ['notifications.smtp.host', (f: FileConfig) => (smtp(f).host = `interlock:${SECRET}@smtp.example.com`)],
+    ['notifications.smtp.host', (f: FileConfig) => (smtp(f).host = `smtps://interlock:${SECRET}@smtp.example.com`)],
+    ['notifications.callback_allow_private[0]', (f: FileConfig) => (section(f).callback_allow_private = [`bot:${SECRET}@127.0.0.1`])],
+  ])('a refused host in %s never echoes a password written into it', (field, mutate) => {
+    const file = buildNotifyConfig();
+    mutate(file);
+    const { message } = configError(() => parse(file));
+    expect(message.startsWith(`interlock.yaml: ${field}: `), message).toBe(true);
+    expect(message.toLowerCase()).not.toContain(SECRET.toLowerCase());
   });
 
   it('never echoes a secret written in the file', () => {

@@ -78,6 +78,23 @@ describe('export arguments', () => {
     expect(stderr).toContain('usage: npm run export');
   });
 
+  it.each(['ftp://audit.example/?api_key=Hunter2sekrit', 'http://audit:Hunter2sekrit@', 'http://audit:Hunter2sekrit@audit.example/?api_key=Hunter2sekrit'])(
+    'a refused --endpoint never echoes its password or query: %s',
+    async (endpoint) => {
+      let stderr = '';
+      const sink = new Writable({
+        write(chunk, _encoding, done) {
+          stderr += String(chunk);
+          done();
+        },
+      });
+      const args = ['--format', 'otlp', '--from', '2026-01-05', '--to', '2026-01-06', '--endpoint', endpoint];
+      expect(await runExportCli(args, {}, { stdout: new Writable({ write: (_c, _e, done) => done() }), stderr: sink })).toBe(64);
+      expect(stderr).toContain('--endpoint must be an http:// or https:// URL');
+      expect(stderr).not.toContain('Hunter2sekrit');
+    },
+  );
+
   it('an endpoint is a base URL: spans go to its /v1/traces', () => {
     const base = ['--format', 'otlp', '--from', '0', '--to', '1'];
     const urlOf = (endpoint: string) => {

@@ -79,6 +79,25 @@ describe('agents API', () => {
     expect(await world.entryCount()).toBe(before);
   });
 
+  it.each([
+    ['101 characters', `case-${'a'.repeat(96)}`],
+    ['200 characters with / and :', `case:4471/${'x'.repeat(180)}/a:b/c`.padEnd(200, 'z')],
+  ])('a request id of %s is taken by POST and read back by GET, percent-encoded', async (_name, requestId) => {
+    const pi = await world.payment(10_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: requestId, payment_intent: pi, amount: 1_000 });
+    expect([posted.statusCode, posted.json().request_id]).toEqual([200, requestId]);
+    const read = await world.agent('GET', `/v1/refunds/${encodeURIComponent(requestId)}`);
+    expect([read.statusCode, read.json().request_id, read.json().effect_id]).toEqual([200, requestId, posted.json().effect_id]);
+  });
+
+  it('a request id one past the longest is validation_failed naming request_id, in a body or a path', async () => {
+    const tooLong = `case:4471/${'x'.repeat(200)}`.slice(0, 201);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: tooLong, payment_intent: 'pi_abc', amount: 100 });
+    expect([posted.statusCode, posted.json().error.message.startsWith('request_id: ')]).toEqual([400, true]);
+    const read = await world.agent('GET', `/v1/refunds/${encodeURIComponent(tooLong)}`);
+    expect([read.statusCode, read.json().error.code, read.json().error.message.startsWith('request_id: ')]).toEqual([400, 'validation_failed', true]);
+  });
+
   it('bad JSON and an oversized body get stable codes and write nothing', async () => {
     const before = await world.entryCount();
     const bad = await world.app.inject({ method: 'POST', url: '/v1/refunds', headers: { authorization: 'Bearer sk_agent_demo_support_bot', 'content-type': 'application/json' }, payload: '{"request_id":' });

@@ -1,23 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The OpenAPI document is generated from the schemas the server validates with; the README and the
-// contract doc (api.md, beside the project when it is there) are what people read. Each must name
-// every route, status and error code of the other.
+// contract doc (shared/api.md, in the project) are what people read. Each must name every route,
+// status and error code of the other.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
-const contractPath = `${root}../shared/spec/api.md`;
-const contract = existsSync(contractPath) ? readFileSync(contractPath, 'utf8') : '';
+const contract = readFileSync(`${root}shared/api.md`, 'utf8');
 const docs = `${readme}\n${contract}`;
 
 /** Routes that exist only with `test_mode: true`; the README says so. */
 const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
-/** Served beside the document, not described in it. */
-const ABOUT_THE_DOCUMENT = new Set(['GET /openapi.json', 'GET /docs']);
 
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
 type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>> };
@@ -96,7 +93,7 @@ describe('the OpenAPI document and the docs agree', () => {
   });
 
   it('lists every route the README and the contract doc name, and names no other', () => {
-    const inDocs = new Set([...routesInDocs(docs)].filter((route) => !ABOUT_THE_DOCUMENT.has(route)));
+    const inDocs = routesInDocs(docs);
     const inDocument = routesInDocument(document);
     expect([...inDocs].filter((route) => !inDocument.has(route) && !TEST_MODE_ONLY.has(route)).sort()).toEqual([]);
     expect([...inDocument].filter((route) => !inDocs.has(route)).sort()).toEqual([]);
@@ -119,6 +116,12 @@ describe('the OpenAPI document and the docs agree', () => {
     expect(unnamed.sort()).toEqual([]);
   });
 
+  it('the README links to the contract doc, which is in the project', () => {
+    expect(readme).toContain('](shared/api.md)');
+    expect(readme).not.toContain('../shared/spec/');
+    expect(contract).toMatch(/^# The public HTTP contract/);
+  });
+
   it('serves the document and the docs page, and the README says where', async () => {
     expect(readme).toContain('`GET /openapi.json`');
     expect(readme).toContain('`GET /docs`');
@@ -128,6 +131,116 @@ describe('the OpenAPI document and the docs agree', () => {
     const pageDocument = await world.app.inject({ method: 'GET', url: '/docs/json' });
     expect(routesInDocument(pageDocument.json())).toEqual(routesInDocument(document));
   });
+});
+
+/** The statuses the document gives one operation, and the error codes it names under each. */
+function answersOf(operation: Operation): Map<number, Set<string>> {
+  const found = new Map<number, Set<string>>();
+  for (const [status, answer] of Object.entries(operation.responses ?? {})) {
+    const codes = (answer.content?.['application/json']?.schema as { properties?: { error?: { properties?: { code?: { enum?: string[] } } } } } | undefined)?.properties
+      ?.error?.properties?.code?.enum;
+    found.set(Number(status), new Set(codes ?? []));
+  }
+  return found;
+}
+
+describe('every path parameter, whatever its length, is answered as the document says', () => {
+  // The longest id POST takes is 200 characters, and `/` and `:` are percent-encoded in a path.
+  const segments = [
+    ['the longest request id, with / and :', encodeURIComponent(`case:4471/${'x'.repeat(190)}`)],
+    ['one past it', encodeURIComponent(`case:4471/${'x'.repeat(191)}`)],
+    ['a kilobyte', 'y'.repeat(1_024)],
+    ['a malformed %-escape', '%E0%A4%A'],
+  ] as const;
+  it.each(segments)('%s in each route with a path parameter answers a status and code the route lists', async (_name, segment) => {
+    const fin = await world.login('fin');
+    const answers: string[] = [];
+    const undocumented: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      if (!path.includes('{')) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        const url = path.replace(/\{\w+\}/g, segment);
+        const body = method === 'post' ? {} : undefined;
+        const answer = path.startsWith('/v1/')
+          ? await world.agent(method.toUpperCase() as 'GET', url, body)
+          : await world.as(fin, method.toUpperCase(), url, body);
+        const code = answer.statusCode >= 400 ? answer.json().error.code : '';
+        const listed = answersOf(operation).get(answer.statusCode);
+        answers.push(`${method.toUpperCase()} ${path} ${answer.statusCode} ${code}`);
+        if (listed === undefined || (code !== '' && !listed.has(code))) undocumented.push(`${method.toUpperCase()} ${path} ${answer.statusCode} ${code}`);
+      }
+    }
+    expect(answers.length).toBeGreaterThan(5);
+    expect(undocumented).toEqual([]);
+  });
+});
+
+describe('what each route answers is what the document says it answers', () => {
+  it('every GET route without a path parameter is served under the media type the document gives its answer', async () => {
+    const fin = await world.login('fin');
+    const served: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const operation = operations.get;
+      if (operation === undefined || path.includes('{') || path === '/api/live') continue;
+      const headers = path.startsWith('/v1/') ? { authorization: `Bearer ${AGENT_TOKEN}` } : { cookie: fin.cookie };
+      const answer = await world.app.inject({ method: 'GET', url: path, headers });
+      const mediaType = String(answer.headers['content-type']).split(';')[0];
+      const documented = Object.keys(operation.responses?.[String(answer.statusCode)]?.content ?? {});
+      served.push(`${path} ${answer.statusCode} ${mediaType} documented as ${documented.join(', ') || 'nothing'}`);
+    }
+    expect(served.length).toBeGreaterThan(10);
+    expect(served.filter((line) => !/ (\S+) documented as \1$/.test(line))).toEqual([]);
+  });
+
+  it('the ledger CSV lists the filters it takes and not the paging it refuses', async () => {
+    const fin = await world.login('fin');
+    const parameters = (document.paths['/api/ledger.csv']!.get as { parameters?: { name: string }[] }).parameters ?? [];
+    expect(parameters.map((parameter) => parameter.name).sort()).toEqual(['agent', 'currency', 'from_ms', 'group', 'status', 'to_ms']);
+    const filtered = await world.as(fin, 'GET', '/api/ledger.csv?from_ms=&to_ms=&agent=&group=&status=&currency=');
+    expect(filtered.statusCode).toBe(200);
+    for (const paging of ['cursor=abc', 'limit=10']) {
+      const refused = await world.as(fin, 'GET', `/api/ledger.csv?${paging}`);
+      expect([refused.statusCode, refused.json().error]).toEqual([400, { code: 'validation_failed', message: `${paging.split('=')[0]}: unknown field` }]);
+    }
+  });
+
+  it('the live feed without a session, or without an upgrade, is answered as the document says', async () => {
+    const fin = await world.login('fin');
+    const live = answersOf(document.paths['/api/live']!.get!);
+    const without = await world.app.inject({ method: 'GET', url: '/api/live' });
+    expect([without.statusCode, without.json().error.code, live.get(401)?.has('unauthorized')]).toEqual([401, 'unauthorized', true]);
+    expect(live.get(401)?.has('session_expired')).toBe(true);
+    const plain = await world.as(fin, 'GET', '/api/live');
+    expect([plain.statusCode, plain.json().error.code, live.get(plain.statusCode)?.has(plain.json().error.code)]).toEqual([400, 'validation_failed', true]);
+  });
+});
+
+describe('a body that is not JSON is refused by its media type', () => {
+  it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+    'a %s body is 415 unsupported_media_type on every route that takes a body, and nothing is written',
+    async (type) => {
+      const fin = await world.login('fin');
+      const answers: string[] = [];
+      const before = await world.entryCount();
+      for (const [path, operations] of Object.entries(document.paths)) {
+        // Stripe's webhooks are read raw, whatever their type, and judged by their signature.
+        if (path.startsWith('/webhooks/')) continue;
+        for (const [method, operation] of Object.entries(operations as Record<string, Operation & { requestBody?: unknown }>)) {
+          if (operation.requestBody === undefined) continue;
+          const url = path.replace(/\{\w+\}/g, '000000000000');
+          const headers: Record<string, string> = path.startsWith('/v1/')
+            ? { authorization: `Bearer ${AGENT_TOKEN}` }
+            : { cookie: fin.cookie, 'x-csrf-token': fin.csrf };
+          const answer = await world.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...headers, 'content-type': type }, payload: '{"a":1}' });
+          const listed = answersOf(operation).get(415)?.has('unsupported_media_type') ? 'listed' : 'not listed';
+          answers.push(`${method.toUpperCase()} ${path} ${answer.statusCode} ${answer.json().error?.code} ${listed}`);
+        }
+      }
+      expect(answers.length).toBeGreaterThanOrEqual(4);
+      expect(answers.filter((line) => !line.endsWith(' 415 unsupported_media_type listed'))).toEqual([]);
+      expect(await world.entryCount()).toBe(before);
+    },
+  );
 });
 
 describe('bodies are checked against their schemas, nothing coerced or removed', () => {

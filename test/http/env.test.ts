@@ -109,6 +109,15 @@ describe('parseEnv', () => {
     expect(refusal(env)).toBe(message);
   });
 
+  it.each(['https://sandbox:Hunter2sekrit@sandbox.example/', 'ftp://sandbox.example/?key=Hunter2sekrit', 'http://sandbox:Hunter2sekrit@'])(
+    'a refused STRIPE_SANDBOX_URL never echoes its password or query: %s',
+    (url) => {
+      const message = refusal({ STRIPE_SANDBOX_URL: url });
+      expect(message.startsWith('STRIPE_SANDBOX_URL must be an http:// URL'), message).toBe(true);
+      expect(message).not.toContain('Hunter2sekrit');
+    },
+  );
+
   it('names every bad variable at once, and never echoes a secret', () => {
     const message = refusal({ PORT: 'abc', STRIPE_SECRET_KEY: 'sk_live_secret123', STRIPE_WEBHOOK_SECRETS: 'whsec_ok,hunter2' });
     expect(message).toBe(

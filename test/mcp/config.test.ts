@@ -16,6 +16,15 @@ describe('MCP server environment', () => {
     expect(parseMcpEnv({ INTERLOCK_URL: 'https://interlock.example/base', INTERLOCK_AGENT_TOKEN: 't' })).toMatchObject({ env: { interlockUrl: 'https://interlock.example/base' } });
   });
 
+  it.each(['ftp://bot:Hunter2sekrit@interlock.example/', 'ftp://interlock.example/?token=Hunter2sekrit', 'https://bot:Hunter2sekrit@'])(
+    'a refused INTERLOCK_URL never echoes its password or query: %s',
+    (url) => {
+      const parsed = parseMcpEnv({ INTERLOCK_URL: url, INTERLOCK_AGENT_TOKEN: 't' });
+      expect(parsed).toMatchObject({ problems: [expect.stringMatching(/^INTERLOCK_URL must be an http\(s\) URL/)] });
+      expect(JSON.stringify(parsed)).not.toContain('Hunter2sekrit');
+    },
+  );
+
   it('every bad value is named at once: no token, a URL that is not http(s), a token with a space', () => {
     expect(parseMcpEnv({ INTERLOCK_URL: 'ftp://x' })).toEqual({
       problems: [

@@ -209,6 +209,18 @@ describe('MCP server: tools', () => {
     expect(await sandbox.refunds(pi)).toEqual([]);
   });
 
+  it('a request_id of 200 characters with / and : is read back by get_refund and wait_for_decision', async () => {
+    const pi = await payment(10_000);
+    const requestId = `mcp/5:${'a'.repeat(190)}/b:c`;
+    expect(requestId).toHaveLength(200);
+    const sent = await call('request_refund', { request_id: requestId, payment_intent: pi, amount: 900 });
+    expect(sent.structured).toMatchObject({ request_id: requestId, status: 'COMMITTED' });
+    const read = await call('get_refund', { request_id: requestId });
+    expect([read.isError, read.structured.effect_id]).toEqual([false, sent.structured.effect_id]);
+    const waited = await call('wait_for_decision', { request_id: requestId, timeout_seconds: 1 });
+    expect([waited.isError, waited.structured.status]).toEqual([false, 'COMMITTED']);
+  });
+
   it('get_refund of a request never made is a tool error with not_found', async () => {
     const unknown = await call('get_refund', { request_id: 'never-made' });
     expect(unknown).toMatchObject({ isError: true, text: expect.stringMatching(/^not_found \(HTTP 404\): /) });

@@ -324,6 +324,31 @@ describe('the outbox', () => {
     expect(digest.content.items?.map((i) => i.request_id)).toEqual(['case-5', 'case-6']);
   });
 
+  it('an item held for a digest reads in the digest until the digest is delivered, then delivered, in the digest', async () => {
+    const w = world({ config: { ...CONFIG, people: { ana: CONFIG.people.ana! }, groups: {} } });
+    const items = Array.from({ length: 6 }, (_, i) => effectIdOf(200 + i));
+    for (const [i, item] of items.entries()) {
+      await w.journal.append('PROPOSED', item, { ...proposed(8_000), request: { ...proposed(8_000).request!, id: `held-${i}` } });
+      await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    }
+    const outbox = w.outbox();
+    await outbox.kick();
+    const sixth = items[5]!;
+    const told = async () => (await w.views.current()).outbox.notificationsAbout(sixth);
+    expect((await told()).map((m) => [m.status, m.digest])).toEqual([['in_digest', null]]);
+    w.advanceApp(600_000);
+    // The digest is decided, and its first attempt fails: the held message is where its digest is.
+    w.channels.answers = [{ ok: false, status: 503, error: 'try later', retryable: true }];
+    await outbox.tick();
+    await outbox.kick();
+    const digestId = w.channels.delivered.at(-1)!.id;
+    expect((await told()).map((m) => [m.status, m.digest, m.attempts, m.last_error])).toEqual([['retrying', digestId, 1, expect.stringContaining('try later')]]);
+    w.wall.advance(HOUR);
+    await outbox.kick();
+    const [record] = await told();
+    expect([record?.status, record?.digest, record?.delivered_at_ms]).toEqual(['delivered', digestId, expect.any(Number)]);
+  });
+
   it('calls the agent back once when its request is final, with the answer GET gives; not for one final before the delivery window', async () => {
     const w = world();
     const item = effectIdOf(6);

@@ -57,13 +57,14 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
               at <When ms={message.delivered_at_ms} />
             </span>
           )}
+          {message.digest !== null && <span>, in a digest with other waiting items</span>}
         </p>
       );
     case 'retrying':
       return (
         <>
           <p className="told-status">
-            {badge} <span>after attempt {message.attempts}</span>
+            {badge} <span>after {message.digest !== null && 'the digest’s '}attempt {message.attempts}</span>
             {message.next_attempt_at_ms !== null && (
               <span>
                 , next at <When ms={message.next_attempt_at_ms} />
@@ -79,7 +80,8 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
           <p className="told-status">
             {badge}{' '}
             <span>
-              after {message.attempts} {message.attempts === 1 ? 'attempt' : 'attempts'}: {message.gave_up_reason ?? message.last_error ?? 'no reason recorded'}
+              after {message.attempts} {message.attempts === 1 ? 'attempt' : 'attempts'}
+              {message.digest !== null && ' of the digest that carried it'}: {message.gave_up_reason ?? message.last_error ?? 'no reason recorded'}
             </span>
           </p>
         </div>
@@ -87,7 +89,7 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
     case 'in_digest':
       return (
         <p className="told-status">
-          {badge} <span>sent with other waiting items, not on its own</span>
+          {badge} <span>held for a digest with other waiting items, not sent on its own</span>
         </p>
       );
     case 'pending':
