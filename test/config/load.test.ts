@@ -185,7 +185,7 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['an agent named policy', (f) => (f.agents[0]!.name = 'policy'), 'agents[0].name: "policy" is reserved'],
   ['a live Stripe mode', (f) => (f.stripe = { mode: 'live' }), 'stripe.mode: "live" is not a Stripe mode (expected one of sandbox, test)'],
   ['a Stripe section with no mode', (f) => (f.stripe = {}), 'stripe.mode: is required'],
-  ['a Stripe key in the file', (f) => (f.stripe = { mode: 'test', secret_key: 'sk_test_x' }), 'stripe.secret_key: unknown key (expected one of mode)'],
+  ['a Stripe key in the file', (f) => (f.stripe = { mode: 'test', secret_key: 'sk_test_x' }), 'stripe.secret_key: unknown key (expected one of mode, rate_limits)'],
   ['a zero idle timeout', (f) => (f.sessions = { idle_minutes: 0 }), 'sessions.idle_minutes: must be a positive whole number of minutes, got 0'],
   ['an absolute limit under the idle timeout', (f) => (f.sessions = { idle_minutes: 60, absolute_minutes: 30 }), 'sessions.absolute_minutes: an idle timeout of 60 minutes is longer than the absolute limit of 30'],
   ['an idle timeout over the default absolute limit', (f) => (f.sessions = { idle_minutes: 1000 }), 'sessions.idle_minutes: an idle timeout of 1000 minutes'],
