@@ -62,7 +62,10 @@ interface Place {
   endpoint: string;
   klass: BudgetClass;
   grantedMs: number;
+  /** When the call started, then when its answer came; null while granted and not used. */
   startMs: number | null;
+  /** True while the call is out: it holds its place whatever its start. */
+  calling?: boolean;
 }
 
 interface Waiter {
@@ -87,12 +90,22 @@ export class BudgetGrant {
     return this.#places[0]?.klass ?? 'background';
   }
 
-  /** Take the grant's place for a call to `endpoint` as it starts now; false when it holds none unused. */
-  use(endpoint: string): boolean {
+  /**
+   * Take the grant's place for a call to `endpoint` as it starts now; the place is then held until
+   * one second after `finished` is called (when the answer came). Null when it holds none unused.
+   */
+  use(endpoint: string): { finished(): void } | null {
     const place = this.#places.find((p) => p.endpoint === endpoint && p.startMs === null && this.#budget.holds(p));
-    if (!place) return false;
-    place.startMs = this.#budget.nowMs();
-    return true;
+    if (!place) return null;
+    const budget = this.#budget;
+    place.startMs = budget.nowMs();
+    place.calling = true;
+    return {
+      finished() {
+        place.startMs = budget.nowMs();
+        place.calling = false;
+      },
+    };
   }
 
   /** Whether a call to `endpoint` can still use this grant. */
@@ -311,6 +324,7 @@ export class StripeBudget {
   #prune(): void {
     const now = this.nowMs();
     this.#places = this.#places.filter((p) => {
+      if (p.calling) return true;
       const startMs = p.startMs ?? (now - p.grantedMs >= BUDGET_GRANT_HOLD_MS ? p.grantedMs + BUDGET_GRANT_HOLD_MS : null);
       return startMs === null || startMs > now - BUDGET_WINDOW_MS;
     });

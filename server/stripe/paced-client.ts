@@ -97,9 +97,15 @@ export class PacedHttpClient extends Stripe.HttpClient {
     const read = method.toUpperCase() === 'GET';
     const startedMs = budget.nowMs();
     for (let attempt = 0; ; attempt++) {
-      const klass = await this.#place(budget, endpoint);
+      const { klass, place } = await this.#place(budget, endpoint);
       budget.called(endpoint, klass);
-      const response = await this.#inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
+      let response: Awaited<ReturnType<Transport['makeRequest']>>;
+      try {
+        response = await this.#inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
+      } finally {
+        // Stripe may have counted the call at any moment until its answer: the place is held a second from then.
+        place.finished();
+      }
       if (response.getStatusCode() !== 429) return response;
       budget.rateLimited(endpoint);
       const waitedMs = budget.nowMs() - startedMs;
@@ -111,13 +117,15 @@ export class PacedHttpClient extends Stripe.HttpClient {
   }
 
   /** Use the grant taken ahead for this endpoint, else wait for a place of the caller's class. */
-  async #place(budget: StripeBudget, endpoint: string): Promise<BudgetClass> {
+  async #place(budget: StripeBudget, endpoint: string): Promise<{ klass: BudgetClass; place: { finished(): void } }> {
     const ahead = context.getStore();
     const klass = ahead?.klass ?? 'background';
-    if (ahead?.grant?.use(endpoint)) return klass;
+    const held = ahead?.grant?.use(endpoint);
+    if (held) return { klass, place: held };
     const grant = await budget.take(klass, [endpoint]);
-    grant.use(endpoint);
-    return klass;
+    const place = grant.use(endpoint);
+    if (!place) throw new Error('a grant just taken for one call has no place for it');
+    return { klass, place };
   }
 }
 

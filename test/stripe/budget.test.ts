@@ -46,7 +46,7 @@ describe('StripeBudget', () => {
       void budget.take('request', [READ_PAYMENT]).then((grant) => {
         // Used a little later than granted: the place is held until then, and counts a second from then.
         clock.after(37, () => {
-          grant.use(READ_PAYMENT);
+          grant.use(READ_PAYMENT)?.finished();
           starts.push(clock.nowMs());
         });
       });
@@ -64,9 +64,9 @@ describe('StripeBudget', () => {
     const reads: number[] = [];
     for (let i = 0; i < 60; i++) {
       void budget.take('request', [READ_PAYMENT, CREATE_REFUND]).then((grant) => {
-        grant.use(READ_PAYMENT);
+        grant.use(READ_PAYMENT)?.finished();
         reads.push(clock.nowMs());
-        grant.use(CREATE_REFUND);
+        grant.use(CREATE_REFUND)?.finished();
         creates.push(clock.nowMs());
       });
     }
@@ -96,7 +96,7 @@ describe('StripeBudget', () => {
     const budget = budgetOn(clock, 1);
     const first = await budget.take('send', [CREATE_REFUND]);
     await clock.advance(400);
-    first.use(CREATE_REFUND);
+    first.use(CREATE_REFUND)?.finished();
     let grantedAtMs = 0;
     void budget.take('send', [CREATE_REFUND]).then(() => {
       grantedAtMs = clock.nowMs();
@@ -113,7 +113,7 @@ describe('StripeBudget', () => {
     const served: Record<BudgetClass, number[]> = { send: [], recovery: [], request: [], background: [] };
     const ask = (klass: BudgetClass) =>
       void budget.take(klass, [READ_PAYMENT]).then((grant) => {
-        grant.use(READ_PAYMENT);
+        grant.use(READ_PAYMENT)?.finished();
         served[klass].push(clock.nowMs());
       });
     for (let i = 0; i < 400; i++) ask('send');
