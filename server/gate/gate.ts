@@ -87,6 +87,12 @@ export class Gate {
   readonly busyRetryMs: number;
   /** Checks and dispatches on one payment take turns in this process. */
   readonly #turns = new KeyedTurns();
+  /**
+   * So do the sends on one payment: Stripe answers concurrent writes to one charge with a 429
+   * `lock_timeout`, so refunds of one payment go to Stripe one after another (refunds of other
+   * payments still go at once).
+   */
+  readonly #sends = new KeyedTurns();
 
   constructor(options: GateOptions) {
     this.journal = options.journal;
@@ -305,7 +311,7 @@ export class Gate {
     const startedMs = this.wallClockMs();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.target.apply(effectId, effect);
+        return await this.#sends.run(this.target.reservationKey?.(effect) ?? null, () => this.target.apply(effectId, effect));
       } catch (error) {
         const busy = error instanceof TargetBusyError;
         if (!busy && !(error instanceof TargetRetryableError)) throw error;
