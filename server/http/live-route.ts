@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { groupsOf, readableGroupsOf, SESSION_COOKIE } from './approver-routes.ts';
+import { groupsOf, readableGroupsOf } from './approver-routes.ts';
+import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
 import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
@@ -19,12 +20,10 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? new Set<string>(),
     nowMs: () => services.clock.nowMs(),
   });
-  // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer.
-  const viewsAvailable = async () => {
-    services.views.assertAvailable();
-  };
   // Described in the OpenAPI document by openapi.ts: the generator leaves websocket routes out.
-  app.get(LIVE_PATH, { websocket: true, preValidation: viewsAvailable }, async (socket, request) => {
+  // Registered inside the journal's scope, whose hook runs before the upgrade: a page is told 503
+  // journal_unavailable as a plain answer.
+  app.get(LIVE_PATH, { websocket: true }, async (socket, request) => {
     const session = sessions.touch(request.cookies[SESSION_COOKIE]);
     const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
     if (person === undefined || session === null || session === 'expired') {
