@@ -25,6 +25,7 @@ export interface Services {
   config: InterlockConfig;
   clock: AppClock;
   database: OpenDatabase;
+  /** The journal behind the views' guard (`views.journal`): refused once it failed a check. */
   journal: JournalStore;
   target: StripeRefunds;
   authority: Authority;
@@ -98,7 +99,11 @@ export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: str
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
-  const journal = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
+  // Everything else reads and writes the journal through the views' guard: once it fails a check,
+  // no refund is sent, no message goes out and nothing is written, whoever starts the work.
+  const { journal } = views;
   const target = new StripeRefunds(options.stripe);
   const authority = new Authority({
     members: (group) => config.groups[group] ?? [],
@@ -113,7 +118,6 @@ export function createServices(options: ServiceOptions): Services {
     ...(options.killHook ? { killHook: options.killHook } : {}),
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
-  const views = new Views({ journal, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   const inbox = new Inbox({
     name: config.inboxName,
     gate,

@@ -3,6 +3,7 @@ import { type Entry, MESSAGE_KINDS } from '../shared/entries.ts';
 import type { InboxRequest, InboxWork } from './inbox/core.ts';
 import { InboxProjection, type ItemChange, projectedWork } from './inbox/projection.ts';
 import { summaryItem } from './inbox/summary.ts';
+import { guardJournal } from './journal/guarded.ts';
 import { JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
@@ -85,7 +86,8 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * catches up with every entry durable before the call, so no view is ever behind a write the
  * reader could have seen; a chain shown or signed is read through it too (`CaughtUp.chain`). A
  * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
- * with `JournalUnavailableError` until the process is restarted.
+ * with `JournalUnavailableError` until the process is restarted, and so is every call of the
+ * journal the services are given (`journal`), so nothing is written or sent either.
  */
 export class Views {
   readonly #follower: JournalFollower;
@@ -108,7 +110,7 @@ export class Views {
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal);
-    this.#journal = options.journal;
+    this.#journal = guardJournal(options.journal, { assertAvailable: () => this.assertAvailable(), report: (error) => this.report(error) });
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
     this.#ledger = new LedgerProjection(options.inboxName);
@@ -134,6 +136,14 @@ export class Views {
       this.#moved = new Set();
       for (const listener of this.#movedListeners) listener(moved, this.#inbox);
     });
+  }
+
+  /**
+   * The journal as the services use it: every call is refused while the views are unavailable,
+   * and a corrupt row any call meets makes them so.
+   */
+  get journal(): JournalStore {
+    return this.#journal;
   }
 
   /** Why the views are unavailable, or null while they are fine. */
@@ -246,14 +256,7 @@ export class Views {
     if (tail === undefined) return [];
     // The journal checks every hash and link of the chain again; the last entry the views applied
     // must then be the very one they verified, which pins every entry before it.
-    let read: Entry[];
-    try {
-      read = await this.#journal.entries(effectId);
-    } catch (error) {
-      this.report(error);
-      throw error;
-    }
-    const chain = read.slice(0, tail.length);
+    const chain = (await this.#journal.entries(effectId)).slice(0, tail.length);
     if (chain.at(-1)?.hash !== tail.hash) {
       throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
     }

@@ -9,7 +9,12 @@ import { signWebhook } from '../../server/confirm/signature.ts';
 import { LIVE_PATH } from '../../server/http/openapi.ts';
 import { canonical, sealEntry } from '../../server/journal/hash.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
-import { type AppWorld, buildAppWorld, WEBHOOK_SECRET } from '../support/app-world.ts';
+import { requestPayload } from '../../shared/api.ts';
+import { Reconciler } from '../../server/confirm/reconciler.ts';
+import { SimulatedCrash } from '../../server/gate/target.ts';
+import type { Channels } from '../../server/outbox/types.ts';
+import { isJournalFailure } from '../../server/views.ts';
+import { type AppWorld, buildAppWorld, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 // A stored journal entry that fails its hash is never swallowed: it is logged once, as one line
 // naming the seq and the effect id, and until an operator restarts Interlock readiness, every
@@ -384,5 +389,78 @@ describe('a row forged while the server runs', () => {
       }
     }
     expect(answers).toEqual(routes.map(([url]) => [url, 503, 'journal_unavailable']));
+  });
+});
+
+describe('nothing is sent while the journal stands failed', () => {
+  let world: AppWorld;
+  const delivered: string[] = [];
+  const channels: Channels = {
+    deliver: async (delivery) => {
+      delivered.push(delivery.id);
+      return { ok: true, status: 200, detail: 'ok' };
+    },
+  };
+  beforeAll(async () => {
+    const notifications = { ...testConfig().notifications, groups: { 'ap-leads': [{ kind: 'slack' as const, url: 'https://hooks.slack.example/T/B/ap' }] } };
+    world = await buildAppWorld({ config: testConfig({ notifications }), channels });
+  });
+  afterAll(async () => world.close());
+
+  it("the gate's dispatch and its recovery send no refund, the confirmation reconciler asks Stripe nothing, and the outbox tells nobody", async () => {
+    const pi = await world.payment(50_000);
+    // A refund sent and not confirmed yet: the reconciler would look it up.
+    const sent = await world.agent('POST', '/v1/refunds', { request_id: 'sent-1', payment_intent: pi, amount: 1_000 });
+    expect(sent.json().status).toBe('COMMITTED');
+    // A refund whose process died after its DISPATCHED: recovery would send it.
+    world.services.gate.killHook = (point) => {
+      if (point === 'after_dispatch') throw new SimulatedCrash('the process died before the refund call');
+    };
+    const inFlight = await world.agent('POST', '/v1/refunds', { request_id: 'in-flight-1', payment_intent: pi, amount: 2_000 });
+    world.services.gate.killHook = undefined;
+    expect(inFlight.json().status).toBe('IN_FLIGHT');
+    // An item waiting for ap-leads: its team channel is owed a message, journaled and due.
+    const waiting = await queued(world, 'waiting-1');
+    expect(await world.services.outbox.plan()).toBeGreaterThan(0);
+    expect(delivered).toEqual([]);
+
+    journalFile(world.dir).forge(waiting);
+    const ana = await world.login('ana');
+    const inbox = await world.as(ana, 'GET', '/api/inbox');
+    expect([inbox.statusCode, inbox.json().error.code]).toEqual([503, 'journal_unavailable']);
+    const refunds = world.sandbox.refunds(pi).length;
+
+    /** What came of a call: refused for the journal, or what it did. */
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        (value) => `ran: ${JSON.stringify(value instanceof Map ? [...value] : value)}`,
+        (error: unknown) => (isJournalFailure(error) ? 'journal_unavailable' : `failed: ${String(error)}`),
+      );
+    const listed: string[] = [];
+    const reconciler = new Reconciler({
+      journal: world.services.journal,
+      target: {
+        listRefunds: async (paymentIntent) => {
+          listed.push(paymentIntent);
+          return [];
+        },
+      },
+      candidates: () => [sent.json().effect_id],
+      nowMs: () => world.clock.wallMs() + 3_600_000,
+      afterMs: 0,
+    });
+    const asked = { id: 'asked-after', agent: 'support-bot', ...requestPayload({ payment_intent: pi, amount: 1_500 }) };
+    expect({
+      dispatch: await outcome(world.services.inbox.submit(asked)),
+      recovery: await outcome(world.services.gate.recover({ candidates: [inFlight.json().effect_id] })),
+      reconciler: await outcome(reconciler.runPass()),
+      outbox: await outcome(world.services.outbox.deliverDue()),
+    }).toEqual({ dispatch: 'journal_unavailable', recovery: 'journal_unavailable', reconciler: 'journal_unavailable', outbox: 'journal_unavailable' });
+    await world.services.outbox.kick();
+    await world.services.outbox.idle();
+
+    expect(world.sandbox.refunds(pi)).toHaveLength(refunds);
+    expect(listed).toEqual([]);
+    expect(delivered).toEqual([]);
   });
 });

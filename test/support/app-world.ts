@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
 import { buildInterlock } from '../../server/interlock.ts';
 import type { FactsScheduler } from '../../server/facts/current-facts.ts';
+import type { Channels } from '../../server/outbox/types.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import type { Services } from '../../server/services.ts';
 
@@ -52,6 +53,8 @@ export interface AppWorldOptions {
   beforeStart?: (services: Services) => void;
   /** The current-facts cache's clock and waits (default: real ones); `FAST_FORWARD` for tests not about its pace. */
   factsScheduler?: FactsScheduler;
+  /** How messages travel (default: the channels the config names). */
+  channels?: Channels;
 }
 
 /**
@@ -98,6 +101,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     refundsInFlightMax: options.refundsInFlightMax,
     background: false,
     factsScheduler: options.factsScheduler,
+    channels: options.channels,
   });
   options.beforeStart?.(services);
   await start();

@@ -198,6 +198,29 @@ describe('a corrupt journal', () => {
     expect(log.fatal).toHaveBeenCalledTimes(1);
   });
 
+  it('the journal the views give the services refuses every call once they stand failed, and a corrupt row it meets makes them so', async () => {
+    const { journal: base, corrupt } = await threeEntries();
+    const { views, log } = buildViews(base);
+    await views.current();
+    corrupt(2);
+    // The views have applied the row already: only a read of the chain meets the edit.
+    await expect(views.journal.entries(eid)).rejects.toThrow(JournalCorruptError);
+    expect(views.unavailable?.corrupt).toMatchObject({ seq: 2, effectId: eid });
+    const calls = [
+      views.journal.entries(effectIdOf(2)),
+      views.journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED')),
+      views.journal.appendIf('PROPOSED', effectIdOf(2), () => null, fields('PROPOSED')),
+      views.journal.claim(effectIdOf(2), 'me', 1_000),
+      views.journal.release(effectIdOf(2), 'me'),
+      views.journal.reservations('pi_1'),
+      views.journal.inFlight(),
+      views.journal.scan(0, 10),
+    ];
+    for (const call of calls) await expect(call).rejects.toThrow(JournalUnavailableError);
+    expect(await base.entries(effectIdOf(2))).toEqual([]);
+    expect(log.fatal).toHaveBeenCalledTimes(1);
+  });
+
   it('closes the live sockets, so the pages reconnect and are told why', async () => {
     const { journal, corrupt } = await threeEntries();
     const { views } = buildViews(journal);
