@@ -28,6 +28,7 @@ export interface Services {
   config: InterlockConfig;
   clock: AppClock;
   database: OpenDatabase;
+  /** The journal behind the views' guard (`views.journal`): refused once it failed a check. */
   journal: JournalStore;
   target: StripeRefunds;
   authority: Authority;
@@ -121,7 +122,11 @@ export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
   const budget = options.budget ?? budgetFromConfig(config);
   attachBudget(options.stripe, budget);
-  const journal = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
+  // Everything else reads and writes the journal through the views' guard: once it fails a check,
+  // no refund is sent, no message goes out and nothing is written, whoever starts the work.
+  const { journal } = views;
   const target = new StripeRefunds(options.stripe);
   const authority = new Authority({
     members: (group) => config.groups[group] ?? [],
@@ -144,7 +149,6 @@ export function createServices(options: ServiceOptions): Services {
     const facts = await target.capture(paymentIntent, undefined, reserved.open);
     return { facts, key: paymentIntent, seq: reserved.seq, readAtWallMs };
   };
-  const views = new Views({ journal, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   const inbox = new Inbox({
     name: config.inboxName,
     gate,
@@ -211,6 +215,7 @@ export function createServices(options: ServiceOptions): Services {
     budget,
     journal,
     inbox,
+    nowMs: () => clock.nowMs(),
     onSettled: () => views.refresh(),
     onError: (effectId, error) => {
       if (!views.report(error)) (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'a request waiting its turn for Stripe could not be decided yet; it is tried again');

@@ -1,8 +1,9 @@
 import type { CurrentFacts, InboxItem, LiveMessage } from '../shared/api.ts';
-import { MESSAGE_KINDS } from '../shared/entries.ts';
+import { type Entry, MESSAGE_KINDS } from '../shared/entries.ts';
 import type { InboxRequest, InboxWork } from './inbox/core.ts';
 import { InboxProjection, type ItemChange, projectedWork } from './inbox/projection.ts';
 import { summaryItem } from './inbox/summary.ts';
+import { guardJournal } from './journal/guarded.ts';
 import { JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
@@ -45,6 +46,12 @@ export interface CaughtUp {
   outbox: OutboxProjection;
   /** The last journal sequence number they include. */
   seq: number;
+  /**
+   * One chain as the views verified it, for showing or signing: read from the journal, cut at
+   * the last entry the views applied, and only when that entry is still the one they verified
+   * (rows changed since are a corrupt journal, never shown). Empty for a chain they have not seen.
+   */
+  chain(effectId: string): Promise<Entry[]>;
 }
 
 /**
@@ -77,11 +84,14 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * Everything people are shown of the journal: the inbox projection, the scoreboard projection
  * and the live feed, fed by the one follower. Every read goes through `current()`, which first
  * catches up with every entry durable before the call, so no view is ever behind a write the
- * reader could have seen. A corrupt journal is never swallowed: it is logged once, and from then
- * on every read is refused with `JournalUnavailableError` until the process is restarted.
+ * reader could have seen; a chain shown or signed is read through it too (`CaughtUp.chain`). A
+ * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
+ * with `JournalUnavailableError` until the process is restarted, and so is every call of the
+ * journal the services are given (`journal`), so nothing is written or sent either.
  */
 export class Views {
   readonly #follower: JournalFollower;
+  readonly #journal: JournalStore;
   readonly #inbox: InboxProjection;
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerProjection;
@@ -100,6 +110,7 @@ export class Views {
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal);
+    this.#journal = guardJournal(options.journal, { assertAvailable: () => this.assertAvailable(), report: (error) => this.report(error) });
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
     this.#ledger = new LedgerProjection(options.inboxName);
@@ -127,6 +138,14 @@ export class Views {
     });
   }
 
+  /**
+   * The journal as the services use it: every call is refused while the views are unavailable,
+   * and a corrupt row any call meets makes them so.
+   */
+  get journal(): JournalStore {
+    return this.#journal;
+  }
+
   /** Why the views are unavailable, or null while they are fine. */
   get unavailable(): JournalUnavailableError | null {
     return this.#unavailable;
@@ -141,7 +160,14 @@ export class Views {
   async current(): Promise<CaughtUp> {
     this.assertAvailable();
     await this.#catchUp();
-    return { inbox: this.#inbox, scoreboard: this.#scoreboard, ledger: this.#ledger, outbox: this.#outbox, seq: this.#follower.seq };
+    return {
+      inbox: this.#inbox,
+      scoreboard: this.#scoreboard,
+      ledger: this.#ledger,
+      outbox: this.#outbox,
+      seq: this.#follower.seq,
+      chain: (effectId) => this.#verifiedChain(effectId),
+    };
   }
 
   /**
@@ -222,6 +248,19 @@ export class Views {
 
   #decorated(change: ItemChange): ItemChange {
     return change.after === null ? change : { ...change, after: this.#decorate(change.after) };
+  }
+
+  /** One chain as far as the views verified it (`CaughtUp.chain`). */
+  async #verifiedChain(effectId: string): Promise<Entry[]> {
+    const tail = this.#follower.tail(effectId);
+    if (tail === undefined) return [];
+    // The journal checks every hash and link of the chain again; the last entry the views applied
+    // must then be the very one they verified, which pins every entry before it.
+    const chain = (await this.#journal.entries(effectId)).slice(0, tail.length);
+    if (chain.at(-1)?.hash !== tail.hash) {
+      throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
+    }
+    return chain;
   }
 
   async #catchUp(): Promise<void> {

@@ -59,8 +59,9 @@ function stripeFailure(error: unknown): AppError | null {
 }
 
 /**
- * The agents' API (api.md). Authentication is a hook of this scope only. A retry is always
- * safe: the same request id answers the current status and changes nothing.
+ * The agents' API (api.md). Authentication is a hook of this scope only; it is registered inside
+ * the journal's scope (journal-scope.ts), and every chain it answers from is read through the
+ * views. A retry is always safe: the same request id answers the current status and changes nothing.
  */
 export async function agentRoutes(scope: FastifyInstance, opts: { services: Services; refundsInFlightMax?: number }): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -103,9 +104,10 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     }
   });
 
+  /** The request's chain as the views verified it, caught up with everything durable now. */
+  const chainOf = async (effectId: string) => (await services.views.current()).chain(effectId);
+
   async function answerRefund(request: FastifyRequest, reply: FastifyReply, body: RefundRequestBody) {
-    // Nothing is written or sent on a journal that failed a check (503 journal_unavailable).
-    services.views.assertAvailable();
     const agent = request.agent!;
     const offered = requestPayload(body);
     const bound: RefundRequest = { id: body.request_id, agent: agent.name, ...offered };
@@ -116,7 +118,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     };
     // The same request id is the same decision forever: another payload under it is refused
     // before the inbox is asked anything, so nothing is written or sent, whatever state it is in.
-    const before = await services.journal.entries(effectId);
+    const before = await chainOf(effectId);
     const conflict = conflictWith(before);
     if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
     const waiting = before.length === 0 ? null : waitsItsTurn(before);
@@ -130,9 +132,9 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
       // The same payload again: the inbox is given the request exactly as it was bound.
       status = await submitWithin(request, effectId, () => services.inbox.submit(boundRequest(before) ?? bound));
     }
-    // The answer is the chain's own; the live pages hear of it now rather than at the next poll.
-    services.views.refresh();
-    const chain = await services.journal.entries(effectId);
+    // The answer is the chain's own, read as the views verified it; catching up with it also
+    // tells the live pages now rather than at the next poll.
+    const chain = await chainOf(effectId);
     // Two first requests under one id with other payloads raced: the one bound first won, and
     // the inbox and the gate wrote nothing for this one (they check the binding as they write).
     const lost = conflictWith(chain);
@@ -164,7 +166,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     } catch (error) {
       if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
       if (isJournalFailure(error)) throw error;
-      const chain = await services.journal.entries(effectId);
+      const chain = await chainOf(effectId);
       if (chain.length === 0) throw stripeFailure(error) ?? error;
       // Something was written before the failure (an unknown send outcome): the journal says what stands.
       request.log.warn({ err: error, effectId }, 'refund submit ended in an unknown outcome; recovery settles it');
@@ -194,24 +196,15 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
         reply.header('retry-after', retryAfterS);
         throw new AppError('rate_limited', `${services.turns.length} refund requests already wait their turn for Stripe; nothing was written, send this one again later`);
       }
-      const written = await services.journal.appendIf('PROPOSED', effectId, (chain) => (chain.length > 0 ? 'bound' : null), {
-        agent: services.inbox.name,
-        lease: null,
-        premises: null,
-        effect: services.inbox.options.effectOf(bound),
-        request: bound,
-        at_ms: services.clock.nowMs(),
-      });
-      if (written.blocker !== null) {
+      if (!(await services.turns.accept(effectId, bound))) {
         // Another request under this id bound it first: a conflict, or the same request's status.
-        const chain = await services.journal.entries(effectId);
+        const chain = await chainOf(effectId);
         const lost = conflictWith(chain);
         if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
       }
     }
     services.turns.enqueue(effectId);
-    services.views.refresh();
-    const chain = await services.journal.entries(effectId);
+    const chain = await chainOf(effectId);
     const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
     if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
@@ -228,7 +221,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   app.get('/v1/refunds/:request_id', { schema: statusSchema }, async (request, reply) => {
     const requestId = request.params.request_id;
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
-    const chain = await services.journal.entries(effectId);
+    const chain = await chainOf(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
     const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
     return reply.status(refundHttpStatus(answer.status)).send(answer);
@@ -237,7 +230,8 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   /** Receipts of the asking agent's own requests only. */
   async function ownReceipt(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const effectId = request.params.effect_id;
-    const chain = await services.journal.entries(effectId);
+    // Signed over the entries the views verified, never over whatever rows the table holds now.
+    const chain = await chainOf(effectId);
     const owner = boundRequest(chain);
     if (!owner || owner.agent !== request.agent!.name) throw new AppError('not_found', 'no such receipt');
     return signReceipt(effectId, chain, services.signingKey);

@@ -13,13 +13,15 @@ import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
 import { agentRoutes } from './agent-routes.ts';
-import { approverRoutes, installSessionAuth } from './approver-routes.ts';
+import { approverRoutes } from './approver-routes.ts';
 import { AppError, installErrorHandler } from './errors.ts';
+import { requireJournal } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
 import { openApi } from './openapi.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
+import { installSessionAuth, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
 
@@ -127,7 +129,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
     async () => {
-      services.views.assertAvailable();
+      // Caught up, so a journal that fails its check is never called ready.
+      await services.views.current();
       if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');
       return { ready: true as const, sandbox: services.sandbox };
     },
@@ -138,19 +141,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     async () => publicKeySet([services.signingKey]),
   );
 
-  await app.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
+  // Every route that shows or changes what the journal holds is registered inside a journal scope
+  // (requireJournal): the views catch up before its handler runs, so a journal that fails a check
+  // answers 503 journal_unavailable there, and a route added to one cannot forget it.
+  await app.register(async (scope) => {
+    requireJournal(scope, services.views);
+    await scope.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
+  });
   await app.register(async (scope) => {
     installSessionAuth(scope, services, sessions);
-    await scope.register(approverRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
-    await scope.register(liveRoute, { services, sessions });
-    await scope.register(scoreboardRoutes, { services });
-    await scope.register(ledgerRoutes, { services });
-    await scope.register(reconciliationRoutes, { services });
-    if (services.config.testMode) await scope.register(testRoutes, { services });
+    // Logging in and the directory show nothing of the journal: they answer whatever it holds.
+    await scope.register(sessionRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
+    await scope.register(async (journalScope) => {
+      requireJournal(journalScope, services.views);
+      await journalScope.register(approverRoutes, { services });
+      await journalScope.register(liveRoute, { services, sessions });
+      await journalScope.register(scoreboardRoutes, { services });
+      await journalScope.register(ledgerRoutes, { services });
+      await journalScope.register(reconciliationRoutes, { services });
+      if (services.config.testMode) await journalScope.register(testRoutes, { services });
+    });
   });
   await app.register(async (scope) => {
     // Nothing is written to a journal that failed a check: Stripe is told 503 and delivers again later.
-    scope.addHook('onRequest', async () => services.views.assertAvailable());
+    requireJournal(scope, services.views);
     await scope.register(webhookRoutes, {
       journal: services.journal,
       secrets: options.webhookSecrets,

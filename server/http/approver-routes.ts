@@ -1,12 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { DecisionAnswer, DecisionBody, SessionInfo } from '../../shared/api.ts';
+import type { DecisionAnswer, DecisionBody } from '../../shared/api.ts';
 import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
 import type { PersonConfig } from '../config/schema.ts';
-import { verifyPassword } from '../config/secrets.ts';
-import { demoTrafficRuns } from '../demo/status.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
@@ -14,7 +12,6 @@ import { lastOf } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
-import type { Session, SessionStore } from './sessions.ts';
 import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
 import type { ErrorCode } from '../../shared/api.ts';
 import {
@@ -24,32 +21,12 @@ import {
   HistoryQuery,
   InboxItemSchema,
   ItemDetailSchema,
-  LoginBodySchema,
   ReceiptSchema,
   responses,
-  SessionInfoSchema,
 } from '../../shared/schemas.ts';
-
-export const SESSION_COOKIE = 'interlock_session';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    person?: PersonConfig;
-    session?: Session;
-  }
-}
-
-/** A scrypt hash of nothing anyone types: an unknown name costs as much time as a wrong password. */
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
-
-/** Failed logins per name before a pause, and the pause. */
-const LOGIN_FAILURES_MAX = 5;
-const LOGIN_PAUSE_MS = 60_000;
 
 export interface ApproverRouteOptions {
   services: Services;
-  sessions: SessionStore;
-  secureCookies: boolean;
 }
 
 /** Carry out one decision through the inbox. */
@@ -93,109 +70,21 @@ export function readableGroupsOf(services: Services, person: PersonConfig): Set<
   }
 }
 
-function sessionInfo(services: Services, person: PersonConfig, session: Session): SessionInfo {
-  return {
-    name: person.name,
-    display_name: person.displayName,
-    role: person.role,
-    groups: [...groupsOf(services, person.name)].sort(),
-    csrf_token: session.csrfToken,
-    sandbox: services.sandbox,
-    demo: demoTrafficRuns(services),
-  };
-}
-
 /**
- * Every route of the approvers' scope needs a live session, and every state-changing call the
- * session's CSRF token: installed on the scope, so each plugin registered in it inherits it.
- */
-export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
-  scope.addHook('onRequest', async (request) => {
-    if (request.url === '/api/session' && request.method === 'POST') return;
-    const found = sessions.touch(request.cookies[SESSION_COOKIE]);
-    if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');
-    const person = found ? services.config.people.find((p) => p.name === found.name) : undefined;
-    if (!found || !person) throw new AppError('unauthorized', 'log in first');
-    request.session = found;
-    request.person = person;
-    if (request.method !== 'GET' && request.method !== 'HEAD' && request.headers['x-csrf-token'] !== found.csrfToken) {
-      throw new AppError('csrf_failed', 'this request did not come from the Interlock page');
-    }
-  });
-}
-
-/**
- * The approvers' API behind the React inbox: a session cookie (HttpOnly, SameSite=Strict) and a
- * CSRF token header on every state-changing call. Who may see and decide is checked against the
- * config's groups here, and again by the gate when anything is sent.
+ * The approvers' API behind the React inbox, registered behind a session (session-routes.ts) and
+ * inside the journal's scope (journal-scope.ts): the inbox, history, items, their receipts and
+ * decisions. Who may see and decide is checked against the config's groups here, and again by the
+ * gate when anything is sent. Every chain shown or signed is read through the views.
  */
 export async function approverRoutes(scope: FastifyInstance, opts: ApproverRouteOptions): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { services, sessions } = opts;
+  const { services } = opts;
   const approvers = { tags: ['approvers'], security: [{ session: [] }] };
   /** What every call behind a session can be answered besides its own refusals. */
   const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error', 'journal_unavailable'];
   const changeErrors: ErrorCode[] = [...sessionErrors, 'csrf_failed', 'validation_failed', 'payload_too_large', 'unsupported_media_type'];
   // A path that cannot be read (a malformed %-escape) is 400 before the route; a well-read effect id that is not one is 404.
   const itemErrors: ErrorCode[] = [...sessionErrors, 'forbidden', 'not_found', 'validation_failed'];
-  const failures = new Map<string, { count: number; untilMs: number }>();
-  const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
-    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
-
-  const loginSchema = {
-    tags: ['approvers'],
-    summary: 'log in: who you are, your groups and your CSRF token',
-    body: LoginBodySchema,
-    response: responses({ 200: SessionInfoSchema }, ['validation_failed', 'unauthorized', 'rate_limited', 'payload_too_large', 'unsupported_media_type', 'internal_error']),
-  };
-  app.post('/api/session', { schema: loginSchema }, async (request, reply) => {
-    const { name, password } = request.body;
-    const paused = failures.get(name);
-    if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
-      throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');
-    }
-    const person = services.config.people.find((p) => p.name === name);
-    const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
-    if (!person || !ok) {
-      const entry = failures.get(name) ?? { count: 0, untilMs: 0 };
-      failures.set(name, { count: entry.count + 1, untilMs: Date.now() + LOGIN_PAUSE_MS });
-      throw new AppError('unauthorized', 'that name and password do not match');
-    }
-    failures.delete(name);
-    const { id, session } = sessions.create(person.name);
-    cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
-    return sessionInfo(services, person, session);
-  });
-
-  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) } }, async (request) =>
-    sessionInfo(services, request.person!, request.session!),
-  );
-
-  const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
-  app.delete('/api/session', { schema: logoutSchema }, async (request, reply) => {
-    sessions.end(request.cookies[SESSION_COOKIE]);
-    cookie(reply, '', 0);
-    return { ok: true as const };
-  });
-
-  const directorySchema = {
-    ...approvers,
-    summary: 'people by display name, and the quick reasons for a rejection',
-    response: responses(
-      {
-        200: Type.Object({
-          people: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), role: Type.String() })),
-          reject_reasons: Type.Array(Type.String()),
-        }),
-      },
-      sessionErrors,
-    ),
-  };
-  // Names only: no password hash, no group membership beyond what the session already says.
-  app.get('/api/directory', { schema: directorySchema }, async () => ({
-    people: services.config.people.map((p) => ({ name: p.name, display_name: p.displayName, role: p.role })),
-    reject_reasons: services.config.rejectReasons,
-  }));
 
   /** The groups this person decides for; finance decides nothing. */
   const approverOnly = (request: FastifyRequest) => {
@@ -254,7 +143,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     if (!summary || !views.inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
       throw new AppError('not_found', 'no such item in your groups');
     }
-    return { effectId, groups, views, chain: await services.journal.entries(effectId) };
+    return { effectId, groups, views, chain: await views.chain(effectId) };
   }
 
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
@@ -305,21 +194,20 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     }
     if (!rejecting && body.reason !== undefined) throw new AppError('validation_failed', 'reason: only for action reject or close');
     const by = request.person!.name;
-    let status: Status;
-    let unreachable = false;
+    let answered: Status | null = null;
     try {
-      status = await decide(services, effectId, by, body);
+      answered = await decide(services, effectId, by, body);
     } catch (error) {
       // A journal that failed a check is never taken for an unreachable Stripe.
       if (isJournalFailure(error)) throw error;
-      unreachable = true;
-      // Stripe could not be read or reached after the decision was recorded: the journal says what
-      // stands (APPROVED is sent by the next background pass, IN_FLIGHT is settled by recovery).
       request.log.warn({ err: error, effectId }, 'decision recorded, send not finished');
-      status = currentStatus(await services.journal.entries(effectId));
     }
     const views = await services.views.current();
-    const chain = await services.journal.entries(effectId);
+    const chain = await views.chain(effectId);
+    // Stripe could not be read or reached after the decision was recorded: the journal says what
+    // stands (APPROVED is sent by the next background pass, IN_FLIGHT is settled by recovery).
+    const unreachable = answered === null;
+    const status = answered ?? currentStatus(chain);
     // Someone else's decision came first: say who, what and when, so nobody decides blind.
     const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
     const decided = first ? { action: first.decision, by: first.by, display_name: displayName(services, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { groupsOf, readableGroupsOf, SESSION_COOKIE } from './approver-routes.ts';
+import { groupsOf, readableGroupsOf } from './approver-routes.ts';
+import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
 import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';

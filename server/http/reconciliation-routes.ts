@@ -18,7 +18,8 @@ import { AppError } from './errors.ts';
 const RUN_BUSY_RETRY_S = 10;
 
 /**
- * Reconciliation with Stripe, for finance (registered inside the session scope; an approver is
+ * Reconciliation with Stripe, for finance (registered inside the session scope and the journal's,
+ * so nothing of a run is shown, and none starts, while the journal stands failed; an approver is
  * refused: a run compares every group's refunds with Stripe, and an approver reads their own
  * groups only). A POST starts a run in the background and answers at once; GETs read its
  * progress and result. The runs live in this plugin, apart from the journal and its views.
@@ -57,7 +58,6 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
     if (toMs - fromMs > limits.reconcilePeriodMsMax) {
       throw new AppError('validation_failed', `to_ms: the period may be at most ${limits.reconcilePeriodMsMax / 86_400_000} days`);
     }
-    services.views.assertAvailable();
     // Each run lists every payment Interlock has seen and holds the journal's refunds: a flood of
     // periods from one session must not start a flood of runs.
     if (!runs.mayStart({ fromMs, toMs })) {

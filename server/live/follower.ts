@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Entry } from '../../shared/entries.ts';
-import type { JournalStore } from '../journal/store.ts';
+import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 
 /**
  * Entries read per page while catching up: bounds memory during a replay of a large journal. A
@@ -8,6 +8,16 @@ import type { JournalStore } from '../journal/store.ts';
  * still in use, and a replay spent more time collecting than at 1,000.
  */
 const SCAN_PAGE_ENTRIES = 1_000;
+
+/** Where one chain stood at the last of its entries the follower applied. */
+export interface ChainTail {
+  /** The hash of that entry: the chain's entries up to it are pinned by it, each linked to the one before. */
+  hash: string;
+  /** How many entries of the chain the follower applied. */
+  length: number;
+  /** The journal sequence number of that entry. */
+  seq: number;
+}
 
 /** Events the follower publishes after entries are durable in the journal. */
 export interface FollowerEvents {
@@ -21,11 +31,16 @@ export interface FollowerEvents {
  * never shows anything that is not durable, and entries written by another process on the same
  * file show up too. Its owner (server/views.ts) decides when to catch up and what a failure
  * means: a failed catch-up applies nothing past the last good entry and rejects.
+ *
+ * Each entry's hash was checked by the journal's scan; the follower also checks that it links to
+ * the entry before it in its chain, and keeps each chain's tail. So the tails are what the views
+ * verified, and a chain read again later can be held against them (views.ts `chain`).
  */
 export class JournalFollower extends EventEmitter<FollowerEvents> {
   #seq = 0;
   #running: Promise<void> | null = null;
   #again = false;
+  readonly #tails = new Map<string, ChainTail>();
 
   constructor(private readonly journal: JournalStore) {
     super();
@@ -34,6 +49,11 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
   /** The last sequence number applied. */
   get seq(): number {
     return this.#seq;
+  }
+
+  /** Where a chain stood at its last entry the follower applied, or undefined for a chain it has not seen. */
+  tail(effectId: string): ChainTail | undefined {
+    return this.#tails.get(effectId);
   }
 
   /** Apply everything appended since the last call; concurrent calls coalesce into one more pass. */
@@ -50,6 +70,7 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
             const page = await this.journal.scan(this.#seq, SCAN_PAGE_ENTRIES);
             if (page.length === 0) break;
             for (const { seq, entry } of page) {
+              this.#link(seq, entry);
               this.#seq = seq;
               this.emit('entry', entry, seq);
             }
@@ -61,5 +82,19 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
       }
     })();
     return this.#running;
+  }
+
+  /** Extend the entry's chain by it, refusing an entry that does not link to the one before it. */
+  #link(seq: number, entry: Entry): void {
+    const tail = this.#tails.get(entry.effect_id);
+    if (entry.prev !== (tail?.hash ?? null)) {
+      throw new JournalCorruptError(`journal entry seq ${seq} does not link to the entry before it in its chain`, { seq, effectId: entry.effect_id });
+    }
+    if (tail === undefined) this.#tails.set(entry.effect_id, { hash: entry.hash, length: 1, seq });
+    else {
+      tail.hash = entry.hash;
+      tail.length += 1;
+      tail.seq = seq;
+    }
   }
 }

@@ -1,4 +1,5 @@
 import Stripe from 'stripe';
+import type { RefundRequest } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import { whyFor } from '../../shared/statuses.ts';
@@ -26,8 +27,10 @@ const RETRY_AFTER_FAILURE_MS = 2_000;
 export interface TurnQueueOptions {
   budget: StripeBudget;
   journal: JournalStore;
-  inbox: Pick<Inbox, 'submit'>;
-  /** The wall clock, for the refusal's nothing-else and the log. */
+  inbox: Pick<Inbox, 'submit' | 'name' | 'options'>;
+  /** The application clock, for the PROPOSED's `at_ms`. */
+  nowMs: () => number;
+  /** Told when a queued request was decided (or given back to the queue). */
   onSettled?: (effectId: string) => void;
   onError?: (effectId: string, error: unknown) => void;
 }
@@ -68,6 +71,23 @@ export class TurnQueue {
   async admit(): Promise<BudgetGrant | null> {
     if (this.length > 0) return null;
     return this.#options.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], limits.stripeTurnWaitMs);
+  }
+
+  /**
+   * Journal a new request as waiting its turn: bound to its payload with no facts yet. False when
+   * the chain was bound first by another request under the same id (nothing written).
+   */
+  async accept(effectId: string, request: RefundRequest): Promise<boolean> {
+    const { inbox } = this.#options;
+    const written = await this.#options.journal.appendIf('PROPOSED', effectId, (chain) => (chain.length > 0 ? 'bound' : null), {
+      agent: inbox.name,
+      lease: null,
+      premises: null,
+      effect: inbox.options.effectOf(request),
+      request,
+      at_ms: this.#options.nowMs(),
+    });
+    return written.blocker === null;
   }
 
   /** Put a waiting request at the back of the queue (once). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqliteJournal } from '../../db/journal-store.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
@@ -30,7 +30,8 @@ const requests: { body: { request_id: string; reason?: string }; status: string 
 let world: AppWorld;
 beforeAll(async () => {
   world = await buildAppWorld();
-  await (world.services.journal as SqliteJournal).appendSealed(entries);
+  // Stored as an import would store them: through a store of its own on the same file.
+  await new SqliteJournal({ db: world.services.database.db, wallClockMs: () => world.clock.wallMs() }).appendSealed(entries);
 });
 afterAll(async () => world.close());
 

@@ -1,19 +1,30 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { AppClock } from '../../server/clock.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
+import { LIVE_PATH } from '../../server/http/openapi.ts';
+import { canonical, sealEntry } from '../../server/journal/hash.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
-import { type AppWorld, buildAppWorld, WEBHOOK_SECRET } from '../support/app-world.ts';
+import { requestPayload } from '../../shared/api.ts';
+import { Reconciler } from '../../server/confirm/reconciler.ts';
+import { SimulatedCrash } from '../../server/gate/target.ts';
+import type { Channels } from '../../server/outbox/types.ts';
+import { isJournalFailure } from '../../server/views.ts';
+import { type AppWorld, buildAppWorld, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 // A stored journal entry that fails its hash is never swallowed: it is logged once, as one line
 // naming the seq and the effect id, and until an operator restarts Interlock readiness, every
-// view (HTTP and websocket), the agents' POST /v1/refunds and Stripe's webhook answer 503
-// journal_unavailable, with nothing written to the journal or sent to Stripe. The journal here is written by the
-// real server, then one row of the SQLite file is edited with its append-only trigger dropped.
+// GET route that shows journal data (walked from the OpenAPI document, HTTP and websocket), the
+// agents' POST /v1/refunds, decisions, reconciliation runs and Stripe's webhook answer 503
+// journal_unavailable, with nothing written to the journal, sent to Stripe or told to anyone. The
+// journal here is written by the real server, then the SQLite file is changed as an attacker
+// would: a row edited with its append-only trigger dropped, a row forged onto it while the
+// server runs (each route must be the first to find it), a last row rewritten with a hash that
+// holds (no receipt may be signed over it).
 
 interface Logged {
   lines: string[];
@@ -53,6 +64,40 @@ function journalFile(dir: string) {
         db.close();
       }
     },
+    /**
+     * Append a row that starts a chain of its own, a copy of the first row of `effectId` under
+     * another effect id, whose body does not match its hash: a row no route asks for by name.
+     */
+    forge(effectId: string): number {
+      const db = open();
+      try {
+        const first = db.prepare('SELECT * FROM entries WHERE effect_id = ? ORDER BY seq LIMIT 1').get(effectId) as { kind: string; ts_ms: number; body: string };
+        const forgedId = 'f0f0f0f0f0f0';
+        const hash = 'f'.repeat(64);
+        const body = JSON.stringify({ ...JSON.parse(first.body), effect_id: forgedId, hash });
+        const insert = db.prepare('INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (?, ?, NULL, ?, 0, ?, ?, NULL)');
+        return Number(insert.run(forgedId, first.kind, hash, first.ts_ms, body).lastInsertRowid);
+      } finally {
+        db.close();
+      }
+    },
+    /**
+     * Rewrite the last row of `effectId` with another result and a hash that holds over the new
+     * body (the hash is not a secret): a read of the chain alone cannot tell it from the row
+     * the views verified.
+     */
+    rewriteLast(effectId: string, patch: Record<string, unknown>): void {
+      const db = open();
+      try {
+        db.exec('DROP TRIGGER IF EXISTS entries_no_update');
+        const last = db.prepare('SELECT seq, body FROM entries WHERE effect_id = ? ORDER BY seq DESC LIMIT 1').get(effectId) as { seq: number; body: string };
+        const { hash: _old, ...fields } = JSON.parse(last.body);
+        const rewritten = sealEntry({ ...fields, ...patch });
+        db.prepare('UPDATE entries SET body = ?, hash = ? WHERE seq = ?').run(canonical(rewritten), rewritten.hash, last.seq);
+      } finally {
+        db.close();
+      }
+    },
   };
 }
 
@@ -80,26 +125,74 @@ async function liveAnswer(world: AppWorld, cookie: string): Promise<{ status: nu
   });
 }
 
-/** Every view a person reads, and the agents' refund request: each must be 503 journal_unavailable, writing and sending nothing. */
-async function expectAllRefused(world: AppWorld, effectId: string) {
+/** GET routes of the document that show nothing of the journal: they answer whatever it holds. */
+const SHOWS_NO_JOURNAL = new Set(['GET /healthz', 'GET /.well-known/interlock-keys', 'GET /api/session', 'GET /api/directory']);
+// Served beside the document and showing nothing of the journal either: GET /openapi.json, GET /docs
+// and its assets, and the web inbox's pages (none of them is in the document).
+
+/** Every GET route of the OpenAPI document, `/path/{param}` as the document writes it. */
+async function documentedGets(world: AppWorld): Promise<string[]> {
+  const document = (await world.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+  return Object.entries(document.paths)
+    .filter(([, operations]) => 'get' in operations)
+    .map(([path]) => path)
+    .sort();
+}
+
+/** A route's URL with its parameters filled in; a parameter the walk has no value for fails it, naming the route. */
+function urlOf(path: string, values: Record<string, string>): string {
+  return path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`${path}: the walk has no value for {${name}}; give it one`);
+    return value;
+  });
+}
+
+/** A GET as its audience asks it: the agents' routes with the agent's token, the live feed as a websocket, the rest as finance. */
+async function askFirst(world: AppWorld, path: string, url: string, fin: { cookie: string; csrf: string }): Promise<[number, string | null]> {
+  if (path === LIVE_PATH) {
+    const live = await liveAnswer(world, fin.cookie);
+    return 'status' in live ? [live.status, JSON.parse(live.body).error?.code ?? null] : live.closed;
+  }
+  const answer = path.startsWith('/v1/') ? await world.agent('GET', url) : await world.as(fin, 'GET', url);
+  return [answer.statusCode, answer.statusCode === 200 ? null : (answer.json().error?.code ?? null)];
+}
+
+/** Start a reconciliation run as finance and wait until it has finished; its id. */
+async function finishedRun(world: AppWorld, fin: { cookie: string; csrf: string }): Promise<string> {
+  const toMs = world.clock.wallMs() + 3_600_000;
+  const started = await world.as(fin, 'POST', '/api/reconciliation', { from_ms: toMs - 86_400_000, to_ms: toMs });
+  expect(started.statusCode).toBe(202);
+  const id = started.json().id as string;
+  await vi.waitFor(async () => expect((await world.as(fin, 'GET', `/api/reconciliation/${id}`)).json().state).toBe('done'));
+  return id;
+}
+
+/**
+ * Every GET route that shows journal data (the whole document, less SHOWS_NO_JOURNAL), a decision,
+ * a reconciliation run, the agents' refund request and Stripe's webhook: each must be 503
+ * journal_unavailable, writing and sending nothing.
+ */
+async function expectAllRefused(world: AppWorld, effectId: string, requestId: string) {
   const file = journalFile(world.dir);
   const entries = file.count();
   const refunds = world.sandbox.refunds().length;
   const refused = (answer: { statusCode: number; json(): { error: { code: string } } }) => [answer.statusCode, answer.json().error.code];
   const unavailable = [503, 'journal_unavailable'];
 
-  expect(refused(await world.app.inject({ method: 'GET', url: '/readyz' }))).toEqual(unavailable);
   expect((await world.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   const ana = await world.login('ana');
   const fin = await world.login('fin');
-  for (const url of ['/api/inbox', '/api/done', '/api/closed', `/api/items/${effectId}`, `/api/items/${effectId}/receipt`]) {
-    expect([url, ...refused(await world.as(ana, 'GET', url))]).toEqual([url, ...unavailable]);
-  }
+  const routes = await documentedGets(world);
+  const values = { request_id: requestId, effect_id: effectId, run_id: 'rec_0000000000000000' };
+  const answers: Array<[string, number, string | null]> = [];
+  for (const path of routes) answers.push([`GET ${path}`, ...(await askFirst(world, path, urlOf(path, values), fin))]);
+  expect(answers).toEqual(routes.map((path) => (SHOWS_NO_JOURNAL.has(`GET ${path}`) ? [`GET ${path}`, 200, null] : [`GET ${path}`, 503, 'journal_unavailable'])));
   const decision = await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'approve', escalation: 'a'.repeat(64) });
   expect(refused(decision)).toEqual(unavailable);
-  for (const url of ['/api/scoreboard', '/api/scoreboard.csv', '/api/scoreboard/series']) {
-    expect([url, ...refused(await world.as(fin, 'GET', url))]).toEqual([url, ...unavailable]);
-  }
+  const run = await world.as(fin, 'POST', '/api/reconciliation', { from_ms: 0, to_ms: 86_400_000 });
+  expect(refused(run)).toEqual(unavailable);
+  // The walk asked as finance; an approver's live page is refused the same way.
   const live = await liveAnswer(world, ana.cookie);
   expect(live).toMatchObject({ status: 503 });
   expect(JSON.parse((live as { body: string }).body).error.code).toBe('journal_unavailable');
@@ -150,7 +243,7 @@ describe('a corrupt journal found at start-up', () => {
 
   it('the server stays up and answers 503 journal_unavailable to readiness, every view and every refund request, writing and sending nothing', async () => {
     expect(restarted.services.views.unavailable?.corrupt).toMatchObject({ seq, effectId });
-    await expectAllRefused(restarted, effectId);
+    await expectAllRefused(restarted, effectId, 'queued-1');
   });
 
   it('is logged once, as one line naming the seq and the effect id', () => {
@@ -188,7 +281,7 @@ describe('a corrupt journal found while running', () => {
     const first = await here.as(ana, 'GET', '/api/inbox');
     expect([first.statusCode, first.json().error.code]).toEqual([503, 'journal_unavailable']);
     expect(await open).toEqual({ closed: [1011, 'journal_unavailable'] });
-    await expectAllRefused(here, mine);
+    await expectAllRefused(here, mine, 'mine-1');
     const lines = logged.corrupt();
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ seq, effectId: theirs });
@@ -217,5 +310,157 @@ describe('a corrupt chain met by a route outside the views', () => {
     const inbox = await world.as(ana, 'GET', '/api/inbox');
     expect([inbox.statusCode, inbox.json().error.code]).toEqual([503, 'journal_unavailable']);
     expect(logged.corrupt()).toHaveLength(1);
+  });
+});
+
+describe('a row forged while the server runs', () => {
+  let sandbox: Sandbox;
+  let clock: AppClock;
+  let seeded: string;
+  let routine: string;
+  let queuedId: string;
+  let fin: { cookie: string; csrf: string };
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    seeded = mkdtempSync(join(tmpdir(), 'interlock-forged-'));
+    clock = new AppClock();
+    sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
+    const world = await buildAppWorld({ dir: seeded, clock, sandbox });
+    const pi = await world.payment(10_000);
+    const committed = await world.agent('POST', '/v1/refunds', { request_id: 'routine-1', payment_intent: pi, amount: 1_000 });
+    expect(committed.json().status).toBe('COMMITTED');
+    routine = committed.json().effect_id;
+    queuedId = await queued(world, 'queued-1');
+    // Sessions are kept in the data folder: finance's is good on every copy of it.
+    fin = await world.login('fin');
+    await world.close();
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    for (const dir of [seeded, ...dirs]) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A server started on a copy of the seeded data folder: its views have read every entry. */
+  async function serverOnCopy(): Promise<AppWorld> {
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-forged-'));
+    dirs.push(dir);
+    cpSync(seeded, dir, { recursive: true });
+    return buildAppWorld({ dir, clock, sandbox });
+  }
+
+  it('every GET route that shows journal data, the first to be asked after the row is forged, answers 503 journal_unavailable; the others still answer', async () => {
+    const listed = await serverOnCopy();
+    const routes = await documentedGets(listed);
+    await listed.close();
+    expect([...SHOWS_NO_JOURNAL].filter((route) => !routes.includes(route.slice('GET '.length)))).toEqual([]);
+    const answers: Array<[string, number, string | null]> = [];
+    for (const path of routes) {
+      const world = await serverOnCopy();
+      try {
+        const values: Record<string, string> = { request_id: 'routine-1', effect_id: queuedId };
+        if (path.includes('{run_id}')) values.run_id = await finishedRun(world, fin);
+        journalFile(world.dir).forge(queuedId);
+        answers.push([`GET ${path}`, ...(await askFirst(world, path, urlOf(path, values), fin))]);
+      } finally {
+        await world.close();
+      }
+    }
+    expect(answers).toEqual(routes.map((path) => (SHOWS_NO_JOURNAL.has(`GET ${path}`) ? [`GET ${path}`, 200, null] : [`GET ${path}`, 503, 'journal_unavailable'])));
+  });
+
+  it("a chain's last row rewritten with a hash that holds, after the views verified it: no receipt is signed over it, each receipt route asked first answers 503", async () => {
+    const answers: Array<[string, number, string | null]> = [];
+    const routes: Array<[string, string, () => void]> = [
+      ['/v1/refunds/routine-1', routine, () => undefined],
+      [`/v1/receipts/${routine}`, routine, () => undefined],
+      [`/v1/receipts/${routine}/verify`, routine, () => undefined],
+      [`/api/ledger/${routine}/receipt`, routine, () => undefined],
+      [`/api/items/${queuedId}/receipt`, queuedId, () => undefined],
+      [`/api/items/${queuedId}`, queuedId, () => undefined],
+    ];
+    for (const [url, effectId] of routes) {
+      const world = await serverOnCopy();
+      try {
+        journalFile(world.dir).rewriteLast(effectId, { why: 'rewritten', result: { id: 're_rewritten', amount: 1_000_000 } });
+        const answer = url.startsWith('/v1/') ? await world.agent('GET', url) : await world.as(fin, 'GET', url);
+        answers.push([url, answer.statusCode, answer.statusCode === 200 ? null : answer.json().error.code]);
+      } finally {
+        await world.close();
+      }
+    }
+    expect(answers).toEqual(routes.map(([url]) => [url, 503, 'journal_unavailable']));
+  });
+});
+
+describe('nothing is sent while the journal stands failed', () => {
+  let world: AppWorld;
+  const delivered: string[] = [];
+  const channels: Channels = {
+    deliver: async (delivery) => {
+      delivered.push(delivery.id);
+      return { ok: true, status: 200, detail: 'ok' };
+    },
+  };
+  beforeAll(async () => {
+    const notifications = { ...testConfig().notifications, groups: { 'ap-leads': [{ kind: 'slack' as const, url: 'https://hooks.slack.example/T/B/ap' }] } };
+    world = await buildAppWorld({ config: testConfig({ notifications }), channels });
+  });
+  afterAll(async () => world.close());
+
+  it("the gate's dispatch and its recovery send no refund, the confirmation reconciler asks Stripe nothing, and the outbox tells nobody", async () => {
+    const pi = await world.payment(50_000);
+    // A refund sent and not confirmed yet: the reconciler would look it up.
+    const sent = await world.agent('POST', '/v1/refunds', { request_id: 'sent-1', payment_intent: pi, amount: 1_000 });
+    expect(sent.json().status).toBe('COMMITTED');
+    // A refund whose process died after its DISPATCHED: recovery would send it.
+    world.services.gate.killHook = (point) => {
+      if (point === 'after_dispatch') throw new SimulatedCrash('the process died before the refund call');
+    };
+    const inFlight = await world.agent('POST', '/v1/refunds', { request_id: 'in-flight-1', payment_intent: pi, amount: 2_000 });
+    world.services.gate.killHook = undefined;
+    expect(inFlight.json().status).toBe('IN_FLIGHT');
+    // An item waiting for ap-leads: its team channel is owed a message, journaled and due.
+    const waiting = await queued(world, 'waiting-1');
+    expect(await world.services.outbox.plan()).toBeGreaterThan(0);
+    expect(delivered).toEqual([]);
+
+    journalFile(world.dir).forge(waiting);
+    const ana = await world.login('ana');
+    const inbox = await world.as(ana, 'GET', '/api/inbox');
+    expect([inbox.statusCode, inbox.json().error.code]).toEqual([503, 'journal_unavailable']);
+    const refunds = world.sandbox.refunds(pi).length;
+
+    /** What came of a call: refused for the journal, or what it did. */
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        (value) => `ran: ${JSON.stringify(value instanceof Map ? [...value] : value)}`,
+        (error: unknown) => (isJournalFailure(error) ? 'journal_unavailable' : `failed: ${String(error)}`),
+      );
+    const listed: string[] = [];
+    const reconciler = new Reconciler({
+      journal: world.services.journal,
+      target: {
+        listRefunds: async (paymentIntent) => {
+          listed.push(paymentIntent);
+          return [];
+        },
+      },
+      candidates: () => [sent.json().effect_id],
+      nowMs: () => world.clock.wallMs() + 3_600_000,
+      afterMs: 0,
+    });
+    const asked = { id: 'asked-after', agent: 'support-bot', ...requestPayload({ payment_intent: pi, amount: 1_500 }) };
+    expect({
+      dispatch: await outcome(world.services.inbox.submit(asked)),
+      recovery: await outcome(world.services.gate.recover({ candidates: [inFlight.json().effect_id] })),
+      reconciler: await outcome(reconciler.runPass()),
+      outbox: await outcome(world.services.outbox.deliverDue()),
+    }).toEqual({ dispatch: 'journal_unavailable', recovery: 'journal_unavailable', reconciler: 'journal_unavailable', outbox: 'journal_unavailable' });
+    await world.services.outbox.kick();
+    await world.services.outbox.idle();
+
+    expect(world.sandbox.refunds(pi)).toHaveLength(refunds);
+    expect(listed).toEqual([]);
+    expect(delivered).toEqual([]);
   });
 });

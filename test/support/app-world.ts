@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
 import { buildInterlock } from '../../server/interlock.ts';
 import type { FactsScheduler } from '../../server/facts/current-facts.ts';
+import type { Channels } from '../../server/outbox/types.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import type { Services } from '../../server/services.ts';
 
@@ -58,6 +59,8 @@ export interface AppWorldOptions {
   factsScheduler?: FactsScheduler;
   /** How long a send tries a busy Stripe again before it lets go (default 60 s). */
   busyRetryMs?: number;
+  /** How messages travel (default: the channels the config names). */
+  channels?: Channels;
 }
 
 /**
@@ -105,6 +108,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     background: false,
     factsScheduler: options.factsScheduler,
     busyRetryMs: options.busyRetryMs,
+    channels: options.channels,
   });
   options.beforeStart?.(services);
   await start();

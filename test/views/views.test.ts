@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
+import { rowOf } from '../../db/journal-rules.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { sealEntry } from '../../server/journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../../server/journal/store.ts';
 import type { LiveSocket } from '../../server/live/hub.ts';
 import { BUSY_RETRY_DELAYS_MS, JournalUnavailableError, Views } from '../../server/views.ts';
@@ -30,7 +33,19 @@ async function threeEntries() {
   await journal.append('DISPATCHED', eid, fields('DISPATCHED', { effect: { amount: 5 } }));
   sqlite.exec('DROP TRIGGER entries_no_update; DROP TRIGGER entries_no_delete;');
   const corrupt = (seq: number) => sqlite.exec(`UPDATE entries SET body = json_set(body, '$.effect.amount', 500) WHERE seq = ${seq}`);
-  return { journal, corrupt };
+  /** Store `entry` as row `seq` (a new row when there is none), its hash holding over its body: only its place in its chain can give it away. */
+  const store = (seq: number, entry: Entry) => {
+    const row = rowOf(entry);
+    sqlite
+      .prepare('INSERT OR REPLACE INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(seq, row.effectId, row.kind, row.prev, row.hash, row.closes, row.tsMs, row.body, row.reserves);
+  };
+  return { journal, corrupt, store };
+}
+
+/** An entry of `eid` sealed after `prev`, as a forger with the journal file would seal it. */
+function sealedAfter(prev: string | null, overrides: Record<string, unknown> = {}): Entry {
+  return sealEntry({ ...fields('AUTHORIZED', { lease: 'forged' }), ...overrides, effect_id: eid, kind: 'AUTHORIZED', ts_ms: 1, prev }) as unknown as Entry;
 }
 
 /** The journal, with its scans failing with `errors` (one per scan, in order) before they answer; `scans` counts them. */
@@ -161,6 +176,51 @@ describe('a corrupt journal', () => {
     expect(views.unavailable?.corrupt.seq).toBe(1);
   });
 
+  it('a row whose hash holds but that does not link to the entry before it in its chain: the catch-up refuses it', async () => {
+    const { journal, store } = await threeEntries();
+    store(4, sealedAfter('a'.repeat(64)));
+    const { views, log } = buildViews(journal);
+    await expect(views.current()).rejects.toThrow(JournalUnavailableError);
+    expect(views.unavailable?.corrupt).toMatchObject({ seq: 4, effectId: eid });
+    expect(log.fatal).toHaveBeenCalledTimes(1);
+  });
+
+  it("a chain's last row replaced after the views verified it, its hash holding: the chain is never read out, and the views stand failed", async () => {
+    const { journal, store } = await threeEntries();
+    const { views, log } = buildViews(journal);
+    const verified = await views.current();
+    const [proposed, authorized, dispatched] = await verified.chain(eid);
+    expect([proposed?.kind, authorized?.kind, dispatched?.kind]).toEqual(['PROPOSED', 'AUTHORIZED', 'DISPATCHED']);
+    store(3, sealedAfter(authorized!.hash, { lease: 'rewritten' }));
+    expect((await journal.entries(eid)).at(-1)).toMatchObject({ lease: 'rewritten' });
+    await expect((await views.current()).chain(eid)).rejects.toThrow(JournalUnavailableError);
+    expect(views.unavailable?.corrupt).toMatchObject({ seq: 3, effectId: eid });
+    expect(log.fatal).toHaveBeenCalledTimes(1);
+  });
+
+  it('the journal the views give the services refuses every call once they stand failed, and a corrupt row it meets makes them so', async () => {
+    const { journal: base, corrupt } = await threeEntries();
+    const { views, log } = buildViews(base);
+    await views.current();
+    corrupt(2);
+    // The views have applied the row already: only a read of the chain meets the edit.
+    await expect(views.journal.entries(eid)).rejects.toThrow(JournalCorruptError);
+    expect(views.unavailable?.corrupt).toMatchObject({ seq: 2, effectId: eid });
+    const calls = [
+      views.journal.entries(effectIdOf(2)),
+      views.journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED')),
+      views.journal.appendIf('PROPOSED', effectIdOf(2), () => null, fields('PROPOSED')),
+      views.journal.claim(effectIdOf(2), 'me', 1_000),
+      views.journal.release(effectIdOf(2), 'me'),
+      views.journal.reservations('pi_1'),
+      views.journal.inFlight(),
+      views.journal.scan(0, 10),
+    ];
+    for (const call of calls) await expect(call).rejects.toThrow(JournalUnavailableError);
+    expect(await base.entries(effectIdOf(2))).toEqual([]);
+    expect(log.fatal).toHaveBeenCalledTimes(1);
+  });
+
   it('closes the live sockets, so the pages reconnect and are told why', async () => {
     const { journal, corrupt } = await threeEntries();
     const { views } = buildViews(journal);
@@ -198,10 +258,15 @@ describe('who catches up', () => {
       return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
     });
 
+  const text = (file: string) => readFileSync(join(root, file), 'utf8');
+
   it('only the views call the follower: no route or service catches up by itself, and none fires a catch-up and forgets it', () => {
-    const text = (file: string) => readFileSync(join(root, file), 'utf8');
     expect(sources('server').filter((file) => /\.catchUp\(/.test(text(file)))).toEqual(['server/views.ts']);
     expect(sources('server').filter((file) => /void [^;\n]*catchUp/.test(text(file)))).toEqual([]);
     expect(sources('server').filter((file) => /new JournalFollower\(/.test(text(file)))).toEqual(['server/views.ts']);
+  });
+
+  it('no route reads a chain or the journal past the views: what a route shows or signs is what the views verified', () => {
+    expect(sources('server/http').filter((file) => /journal\.(entries|scan|inFlight|reservations)\(/.test(text(file)))).toEqual([]);
   });
 });

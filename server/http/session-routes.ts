@@ -1,0 +1,136 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import type { ErrorCode, SessionInfo } from '../../shared/api.ts';
+import { LoginBodySchema, responses, SessionInfoSchema } from '../../shared/schemas.ts';
+import type { PersonConfig } from '../config/schema.ts';
+import { verifyPassword } from '../config/secrets.ts';
+import { demoTrafficRuns } from '../demo/status.ts';
+import type { Services } from '../services.ts';
+import { groupsOf } from './approver-routes.ts';
+import { AppError } from './errors.ts';
+import type { Session, SessionStore } from './sessions.ts';
+
+export const SESSION_COOKIE = 'interlock_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    person?: PersonConfig;
+    session?: Session;
+  }
+}
+
+/** A scrypt hash of nothing anyone types: an unknown name costs as much time as a wrong password. */
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/** Failed logins per name before a pause, and the pause. */
+const LOGIN_FAILURES_MAX = 5;
+const LOGIN_PAUSE_MS = 60_000;
+
+export interface SessionRouteOptions {
+  services: Services;
+  sessions: SessionStore;
+  secureCookies: boolean;
+}
+
+function sessionInfo(services: Services, person: PersonConfig, session: Session): SessionInfo {
+  return {
+    name: person.name,
+    display_name: person.displayName,
+    role: person.role,
+    groups: [...groupsOf(services, person.name)].sort(),
+    csrf_token: session.csrfToken,
+    sandbox: services.sandbox,
+    demo: demoTrafficRuns(services),
+  };
+}
+
+/**
+ * Every route of the approvers' scope needs a live session, and every state-changing call the
+ * session's CSRF token: installed on the scope, so each plugin registered in it inherits it.
+ */
+export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
+  scope.addHook('onRequest', async (request) => {
+    if (request.url === '/api/session' && request.method === 'POST') return;
+    const found = sessions.touch(request.cookies[SESSION_COOKIE]);
+    if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');
+    const person = found ? services.config.people.find((p) => p.name === found.name) : undefined;
+    if (!found || !person) throw new AppError('unauthorized', 'log in first');
+    request.session = found;
+    request.person = person;
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.headers['x-csrf-token'] !== found.csrfToken) {
+      throw new AppError('csrf_failed', 'this request did not come from the Interlock page');
+    }
+  });
+}
+
+/**
+ * Logging in and out, who am I, and the directory: a session cookie (HttpOnly, SameSite=Strict)
+ * and a CSRF token header on every state-changing call. They show nothing of the journal, so they
+ * answer while it stands failed (a person can still log in and be told 503 by everything else).
+ */
+export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOptions): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { services, sessions } = opts;
+  const approvers = { tags: ['approvers'], security: [{ session: [] }] };
+  /** What every call behind a session can be answered besides its own refusals. */
+  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error'];
+  const failures = new Map<string, { count: number; untilMs: number }>();
+  const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
+    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
+
+  const loginSchema = {
+    tags: ['approvers'],
+    summary: 'log in: who you are, your groups and your CSRF token',
+    body: LoginBodySchema,
+    response: responses({ 200: SessionInfoSchema }, ['validation_failed', 'unauthorized', 'rate_limited', 'payload_too_large', 'unsupported_media_type', 'internal_error']),
+  };
+  app.post('/api/session', { schema: loginSchema }, async (request, reply) => {
+    const { name, password } = request.body;
+    const paused = failures.get(name);
+    if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
+      throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');
+    }
+    const person = services.config.people.find((p) => p.name === name);
+    const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
+    if (!person || !ok) {
+      const entry = failures.get(name) ?? { count: 0, untilMs: 0 };
+      failures.set(name, { count: entry.count + 1, untilMs: Date.now() + LOGIN_PAUSE_MS });
+      throw new AppError('unauthorized', 'that name and password do not match');
+    }
+    failures.delete(name);
+    const { id, session } = sessions.create(person.name);
+    cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
+    return sessionInfo(services, person, session);
+  });
+
+  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) } }, async (request) =>
+    sessionInfo(services, request.person!, request.session!),
+  );
+
+  const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
+  app.delete('/api/session', { schema: logoutSchema }, async (request, reply) => {
+    sessions.end(request.cookies[SESSION_COOKIE]);
+    cookie(reply, '', 0);
+    return { ok: true as const };
+  });
+
+  const directorySchema = {
+    ...approvers,
+    summary: 'people by display name, and the quick reasons for a rejection',
+    response: responses(
+      {
+        200: Type.Object({
+          people: Type.Array(Type.Object({ name: Type.String(), display_name: Type.String(), role: Type.String() })),
+          reject_reasons: Type.Array(Type.String()),
+        }),
+      },
+      sessionErrors,
+    ),
+  };
+  // Names only: no password hash, no group membership beyond what the session already says.
+  app.get('/api/directory', { schema: directorySchema }, async () => ({
+    people: services.config.people.map((p) => ({ name: p.name, display_name: p.displayName, role: p.role })),
+    reject_reasons: services.config.rejectReasons,
+  }));
+}

@@ -1,0 +1,37 @@
+import type { JournalStore } from './store.ts';
+
+/** What a guarded journal asks of whoever judges the journal (server/views.ts). */
+export interface JournalWatch {
+  /** Throws while the journal stands failed: then nothing is read from it or written to it. */
+  assertAvailable(): void;
+  /** Told every error a call met: a corrupt row makes the journal stand failed from then on. */
+  report(error: unknown): boolean;
+}
+
+/**
+ * The journal as the services use it (the gate and its recovery, the inbox, the outbox, the
+ * confirmations): every call is refused at once while the journal stands failed, and a corrupt row
+ * any call meets is reported before its error goes on. So nothing is sent to Stripe, and no
+ * message goes out, on a journal that failed a check, whoever starts the work.
+ */
+export function guardJournal(journal: JournalStore, watch: JournalWatch): JournalStore {
+  const guarded = async <T>(call: () => Promise<T>): Promise<T> => {
+    watch.assertAvailable();
+    try {
+      return await call();
+    } catch (error) {
+      watch.report(error);
+      throw error;
+    }
+  };
+  return {
+    entries: (effectId) => guarded(() => journal.entries(effectId)),
+    append: (kind, effectId, fields, options) => guarded(() => journal.append(kind, effectId, fields, options)),
+    appendIf: (kind, effectId, check, fields, claim, guard) => guarded(() => journal.appendIf(kind, effectId, check, fields, claim, guard)),
+    reservations: (key) => guarded(() => journal.reservations(key)),
+    claim: (effectId, owner, ttlMs) => guarded(() => journal.claim(effectId, owner, ttlMs)),
+    release: (effectId, owner) => guarded(() => journal.release(effectId, owner)),
+    inFlight: () => guarded(() => journal.inFlight()),
+    scan: (afterSeq, limit) => guarded(() => journal.scan(afterSeq, limit)),
+  };
+}
