@@ -126,9 +126,8 @@ async function liveAnswer(world: AppWorld, cookie: string): Promise<{ status: nu
 }
 
 /** GET routes of the document that show nothing of the journal: they answer whatever it holds. */
-const SHOWS_NO_JOURNAL = new Set(['GET /healthz', 'GET /.well-known/interlock-keys', 'GET /api/session', 'GET /api/directory']);
-// Served beside the document and showing nothing of the journal either: GET /openapi.json, GET /docs
-// and its assets, and the web inbox's pages (none of them is in the document).
+const SHOWS_NO_JOURNAL = new Set(['GET /healthz', 'GET /.well-known/interlock-keys', 'GET /api/session', 'GET /api/directory', 'GET /openapi.json', 'GET /docs']);
+// Showing nothing of the journal either: the assets of /docs and the web inbox's pages (not in the document).
 
 /** Every GET route of the OpenAPI document, `/path/{param}` as the document writes it. */
 async function documentedGets(world: AppWorld): Promise<string[]> {
