@@ -1,5 +1,6 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
@@ -37,7 +38,7 @@ function currencyOf(chain: readonly Entry[]): string | null {
 /** Plain words for an agent: what happened, and what a person is doing about it. */
 function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
-  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalation.why}`;
+  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalationWhy(escalation)}`;
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
     const closing = closingDecision(chain);

@@ -1,3 +1,4 @@
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import type { Json } from '../../shared/json.ts';
@@ -240,7 +241,7 @@ export class OutboxProjection {
         item.escalation = {
           hash: entry.hash,
           at_ms: entry.at_ms,
-          why: entry.why,
+          why: escalationWhy(entry),
           group: entry.group,
           level: entry.level,
           due_ms: entry.due_ms,

@@ -11,7 +11,7 @@ import { buildLedgerWorld, FORMULA_AGENT, FORMULA_AGENT_TOKEN, type LedgerWorld,
 // the JSON, a formula in a cell, and who may read it.
 
 const HOUR_MS = 3_600_000;
-const RULES = ['amount at most $50.00', 'no flag that needs a person', 'payment not disputed', 'amount fits what is left'];
+const RULES = ["amount within its currency's limit", 'no flag that needs a person', 'payment not disputed', 'amount fits what is left'];
 
 let lw: LedgerWorld;
 let fin: Login;
