@@ -16,16 +16,16 @@ export const DECIDER_KINDS = ['policy', 'person'] as const;
 export type DeciderKind = (typeof DECIDER_KINDS)[number];
 
 /**
- * One request in the ledger. Money is in the smallest unit of `currency` (cents, or yen for a
- * zero-decimal currency), times are application-clock ms.
+ * One request in the ledger. Money is in the smallest currency unit of `currency`, as Stripe
+ * counts it (cents for USD, whole yen for JPY), hence `_minor`; times are application-clock ms.
  */
 export interface LedgerRow {
   request_id: string;
   agent: string;
   payment_intent: string;
-  amount_asked_cents: number;
+  amount_asked_minor: number;
   /** What Stripe refunded for it; null until a refund landed. */
-  amount_sent_cents: number | null;
+  amount_sent_minor: number | null;
   /** The payment's currency as Stripe writes it (`usd`, `jpy`), from the facts read when it was asked. */
   currency: string | null;
   /** The status the agent is told (`GET /v1/refunds/:request_id`). */
@@ -57,8 +57,8 @@ export const LEDGER_COLUMNS = [
   'request_id',
   'agent',
   'payment_intent',
-  'amount_asked_cents',
-  'amount_sent_cents',
+  'amount_asked_minor',
+  'amount_sent_minor',
   'currency',
   'status',
   'decided_by_kind',

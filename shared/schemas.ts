@@ -47,7 +47,7 @@ export const EffectId = Type.String({
 const Amount = Type.Integer({
   minimum: 1,
   maximum: limits.refundCentsMax,
-  description: `must be a whole number of cents from 1 to ${limits.refundCentsMax}`,
+  description: `must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`,
 });
 
 const Flag = Type.String({
@@ -278,7 +278,7 @@ export const ClockBodySchema = Type.Object(
 
 export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
 export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
-const MinorUnits = Type.Integer({ description: "in the currency's smallest unit, as Stripe counts it (cents for USD, yen for JPY)" });
+const MinorUnits = Type.Integer({ description: 'in the smallest currency unit, as Stripe counts it (cents for USD, whole yen for JPY)' });
 export const MoneyFiguresSchema = Type.Object(
   {
     refunded_minor: MinorUnits,
@@ -406,8 +406,8 @@ export const LedgerRowSchema = Type.Object(
     request_id: Type.String(),
     agent: Type.String(),
     payment_intent: Type.String(),
-    amount_asked_cents: Type.Integer({ description: "in the currency's smallest unit" }),
-    amount_sent_cents: nullable(Type.Integer({ description: 'what Stripe refunded; null until a refund landed' })),
+    amount_asked_minor: Type.Integer({ description: 'what was asked, in the smallest currency unit of `currency` (cents for USD, whole yen for JPY)' }),
+    amount_sent_minor: nullable(Type.Integer({ description: 'what Stripe refunded, in the same unit; null until a refund landed' })),
     currency: nullable(Type.String()),
     status: Type.String({ description: 'the status the agent is told' }),
     decided_by_kind: nullable(oneOf(DECIDER_KINDS, 'policy or person')),

@@ -44,7 +44,10 @@ const refundInput = {
     .int()
     .min(1)
     .max(limits.refundCentsMax)
-    .describe('How much to refund, in integer cents of the payment currency: 2000 is $20.00'),
+    .describe(
+      "How much to refund, as a whole number in the smallest currency unit (cents for USD, whole yen for JPY) of the payment's own currency: " +
+        '2000 is $20.00 on a dollar payment and ¥2,000 on a yen payment. Read the currency from the payment, never assume dollars.',
+    ),
   reason: z.string().max(limits.reasonCharsMax).optional().describe('Why, in a sentence an approver reads'),
   flags: z
     .array(z.string().regex(/^[a-z0-9_-]{1,64}$/))

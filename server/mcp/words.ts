@@ -38,7 +38,7 @@ const FACT_WORDS: Readonly<Record<string, string>> = {
   disputed: 'disputed',
   currency: 'the currency',
 };
-/** Facts that are amounts in cents. */
+/** Facts that are amounts in the smallest currency unit. */
 const MONEY_FACTS: ReadonlySet<string> = new Set(['amount_received', 'refunded_by_others', 'refunded_outside']);
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);

@@ -213,8 +213,8 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
                 <span className="ledger-sub mono">{row.payment_intent}</span>
               </th>
               <td>{row.agent}</td>
-              <td className="num">{formatMoney(row.amount_asked_cents, row.currency)}</td>
-              <td className="num">{row.amount_sent_cents === null ? '—' : formatMoney(row.amount_sent_cents, row.currency)}</td>
+              <td className="num">{formatMoney(row.amount_asked_minor, row.currency)}</td>
+              <td className="num">{row.amount_sent_minor === null ? '—' : formatMoney(row.amount_sent_minor, row.currency)}</td>
               <td>{row.status}</td>
               <td>{decidedBy(row)}</td>
               <td>{row.decided_at_ms === null ? '—' : formatFull(row.decided_at_ms)}</td>
