@@ -50,6 +50,13 @@ const Amount = Type.Integer({
   description: `must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`,
 });
 
+const Currency = Type.String({
+  pattern: '^[A-Za-z]{3}$',
+  description:
+    "the payment's currency as the agent worked the amount out in, three letters as Stripe writes them (usd, jpy), capitals aside; " +
+    'refused (422 currency_mismatch, nothing written or sent) unless it is the payment currency. Not part of the bound payload: the same request_id with or without it is the same request',
+});
+
 const Flag = Type.String({
   minLength: 1,
   maxLength: limits.flagCharsMax,
@@ -63,6 +70,7 @@ export const RefundRequestBodySchema = Type.Object(
     request_id: RequestId,
     payment_intent: PaymentIntentId,
     amount: Amount,
+    currency: Type.Optional(Currency),
     reason: Type.Optional(
       Type.String({
         maxLength: limits.reasonCharsMax,
@@ -90,6 +98,7 @@ export const RefundRequestBodySchema = Type.Object(
         request_id: 'case-4471',
         payment_intent: 'pi_3QeXampLe0000000000000',
         amount: 2000,
+        currency: 'usd',
         reason: 'cracked jar',
         flags: ['vip'],
         context_url: 'https://support.example/tickets/4471',
@@ -129,6 +138,9 @@ export const RefundAnswerSchema = Type.Object(
     effect_id: EffectId,
     status: StatusSchema,
     why: Type.String({ description: 'the status in plain words' }),
+    currency: Type.Union([Type.String(), Type.Null()], {
+      description: "the payment's currency, which every amount of the answer is in (its smallest unit); null when the facts name none",
+    }),
     refund: Type.Union([Type.String(), Type.Null()], { description: "Stripe's refund id once sent" }),
     changes: Type.Array(ChangeSchema),
     repairs: Type.Array(RepairSchema),

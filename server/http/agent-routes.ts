@@ -1,4 +1,5 @@
 import type { Entry } from '../../shared/entries.ts';
+import type { JsonObject } from '../../shared/json.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
@@ -13,7 +14,15 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest } from '../inbox/state.ts';
-import { answerHttpStatus, boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
+import {
+  answerHttpStatus,
+  boundBeforeReasonsKept,
+  conflictingPayload,
+  currencyMismatch,
+  paymentCurrencyOf,
+  refundAnswer,
+  refundHttpStatus,
+} from './answers.ts';
 import { displayName } from './approver-routes.ts';
 import { AppError } from './errors.ts';
 import {
@@ -71,11 +80,13 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     ...agents,
     summary: 'ask for a refund',
     description:
-      'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent.',
+      'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent. ' +
+      "A currency that is not the payment's is 422 currency_mismatch, and nothing is written or sent; currency is no part of the payload.",
     body: RefundRequestBodySchema,
     response: responses({ 200: RefundAnswerSchema, 202: RefundAnswerSchema, 409: ConflictingPayloadSchema }, [
       'validation_failed',
       'unauthorized',
+      'currency_mismatch',
       'payload_too_large',
       'unsupported_media_type',
       'rate_limited',
@@ -114,10 +125,11 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const before = await services.journal.entries(effectId);
     const conflict = conflictWith(before);
     if (conflict) return reply.status(ERROR_CODES.conflicting_payload).send(conflict);
+    const facts = await checkCurrency(body, before, bound);
     let status: Status | null = null;
     try {
       // The same payload again: the inbox is given the request exactly as it was bound.
-      status = await services.inbox.submit(boundRequest(before) ?? bound);
+      status = await services.inbox.submit(boundRequest(before) ?? bound, facts);
     } catch (error) {
       if (error instanceof InvalidEffectError) throw new AppError('validation_failed', error.message);
       if (isJournalFailure(error)) throw error;
@@ -135,6 +147,29 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
     const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayName(services, name));
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
+  }
+
+  /**
+   * Refuse a request whose `currency` is not its payment's (422 currency_mismatch) before anything
+   * is written or sent. The payment's currency is known only from the payment: from the facts its
+   * request id was bound on, or, for a new request, read from Stripe now; those facts are returned
+   * for the submit to decide on, so the payment is not read twice. Nothing for a request without one.
+   */
+  async function checkCurrency(body: RefundRequestBody, chain: readonly Entry[], request: RefundRequest): Promise<JsonObject | undefined> {
+    if (body.currency === undefined) return undefined;
+    let currency = paymentCurrencyOf(chain);
+    let facts: JsonObject | undefined;
+    if (currency === null) {
+      try {
+        facts = await services.inbox.capturePlain(request);
+      } catch (error) {
+        throw stripeFailure(error) ?? error;
+      }
+      currency = typeof facts.currency === 'string' ? facts.currency : null;
+    }
+    const mismatch = currencyMismatch(body, currency);
+    if (mismatch !== null) throw new AppError('currency_mismatch', mismatch);
+    return chain.length === 0 ? facts : undefined;
   }
 
   const readErrors = ['unauthorized', 'not_found', 'internal_error', 'journal_unavailable'] as const;

@@ -165,9 +165,19 @@ describe('MCP server: tools', () => {
     const conflict = await call('request_refund', { request_id: 'mcp-3', payment_intent: pi, amount: 1_500 });
     expect(conflict.isError).toBe(true);
     expect(conflict.text).toMatch(/^conflicting_payload \(HTTP 409\): request mcp-3 was already made with another amount/);
-    expect(conflict.text).toContain(`Recorded: ${pi}, $10.00, no reason, no flags.`);
-    expect(conflict.text).toContain(`Offered: ${pi}, $15.00, no reason, no flags.`);
+    expect(conflict.text).toContain(`Recorded: ${pi}, amount 1000, no reason, no flags.`);
+    expect(conflict.text).toContain(`Offered: ${pi}, amount 1500, no reason, no flags.`);
     expect(conflict.structured).toMatchObject({ status: 'REFUSED:conflicting_payload', recorded: { amount: 1_000 }, offered: { amount: 1_500 } });
+  });
+
+  it("request_refund takes the currency the model worked the amount out in: another than the payment's is a tool error with currency_mismatch, and nothing is sent", async () => {
+    const pi = await payment(10_000);
+    const wrong = await call('request_refund', { request_id: 'mcp-5', payment_intent: pi, amount: 2_000, currency: 'jpy' });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.text).toMatch(/^currency_mismatch \(HTTP 422\): currency: the request says jpy, but payment pi_\w+ is in usd .*nothing was refunded\.$/);
+    expect(await sandbox.refunds(pi)).toEqual([]);
+    const right = await call('request_refund', { request_id: 'mcp-5', payment_intent: pi, amount: 2_000, currency: 'usd' });
+    expect(right.structured).toMatchObject({ status: 'COMMITTED', currency: 'usd' });
   });
 
   it('verify_receipt says a receipt is valid; a tampered one is not, with its problems', async () => {
