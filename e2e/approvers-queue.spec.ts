@@ -120,12 +120,15 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
   // One with trouble first, so its chips are in the picture near the top.
   const stale = await queuedRefund(request, 7_350, 10_000, 'compact-stale');
   await handRefund(request, stale.paymentIntent, 4_000);
-  for (let i = 0; i < 13; i++) await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`);
+  const queued = [];
+  for (let i = 0; i < 13; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Cards' })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Compact' }).click();
   await expect(page.getByRole('button', { name: 'Compact' })).toHaveAttribute('aria-pressed', 'true');
   await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
+  // Why, in one line: how its rule failed as the escalation worded it, not the rule's name.
+  await expect(inboxRow(page, queued[0]!.requestId).locator('.c-why')).toHaveText('Failed rules: over $50.00');
 
   const visible = await page.locator('li.inbox-row').evaluateAll((rows) =>
     rows.filter((row) => {

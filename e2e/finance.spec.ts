@@ -143,7 +143,7 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   const row = page.locator(`li.inbox-row[data-request-id="${toBreach.requestId}"]`);
   await expect(row).toContainText('finance-manager');
   // Finance decides nothing, so nothing is addressed to them as if they did.
-  await expect(row).toContainText('Needs a person because');
+  await expect(row).toContainText('Needs a person: over $50.00');
   await expect(row).not.toContainText('Needs you');
   await row.locator('.row-link').focus();
   await page.keyboard.press('a');
@@ -155,7 +155,7 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await row.locator('.row-link').click();
   await expect(page.getByRole('heading', { name: 'Read only' })).toBeVisible();
   await expect(page.locator('.read-only-panel')).toContainText('decides nothing');
-  await expect(page.locator('.why-panel')).toContainText('Needs a person because');
+  await expect(page.locator('.why-panel')).toContainText('Needs a person: over $50.00');
   await expect(page.getByRole('button', { name: /Approve|Reject|Accept repair|Close/ })).toHaveCount(0);
   await shootAndScan(page, 'item-finance-read-only');
 

@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { ErrorCode } from './codes.ts';
-import type { Change, Entry, Repair } from './entries.ts';
+import type { Change, Entry, FailedRule, Repair } from './entries.ts';
 import { isJsonObject, type Json, type JsonObject } from './json.ts';
 import type {
   ConflictingPayloadSchema,
@@ -95,6 +95,8 @@ export interface InboxItem {
   reason: string;
   why: string;
   detail: Json;
+  /** Each failed rule and its words, as the escalation kept them; missing on escalations journaled before they were kept. */
+  failed_rules?: FailedRule[];
   facts: JsonObject;
   changes: Change[];
   repairs: Repair[];

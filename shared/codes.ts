@@ -12,6 +12,12 @@ export const ERROR_CODES = {
   not_found: 404,
   /** A request id already used with another payload (api.md): nothing was written or sent. */
   conflicting_payload: 409,
+  /**
+   * A request naming a currency that is not its payment's: its amount was worked out in another
+   * currency. Known only once the payment is read, so not a validation failure; nothing is written
+   * or sent (and nothing journaled), and the same request in the payment's currency is taken.
+   */
+  currency_mismatch: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

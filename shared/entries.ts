@@ -40,6 +40,16 @@ export type Repair = {
   why: string;
 };
 
+/**
+ * A policy rule that failed, and how it was worded for people when it ran: "over $50.00", "over
+ * ¥7,000", "disputed", "flag: vip". The words are fixed into the escalation, so a journal keeps
+ * them whatever the config says later.
+ */
+export type FailedRule = {
+  rule: string;
+  words: string;
+};
+
 /** The lease the gate records: a grant id, a policy lease, a person lease, or null (binding only). */
 export type Lease = Json;
 
@@ -112,7 +122,11 @@ export type Refused = Sealed<
 >;
 /** Nobody can know whether it was sent; never sent again. */
 export type Ambiguous = Sealed<'AMBIGUOUS', { code: string; reason?: string; rechecked?: Checks; changes?: Change[] }>;
-/** Put in front of a person: exactly ESCALATED_FIELDS. */
+/**
+ * Put in front of a person: exactly ESCALATED_FIELDS. For a rule failure (`needs_judgment`),
+ * `detail` names the failed rules and `failed_rules` words each; `why` is those words. Entries
+ * written before the words were kept have no `failed_rules` (shared/escalation-words.ts reads both).
+ */
 export type Escalated = Sealed<
   'ESCALATED',
   {
@@ -120,6 +134,7 @@ export type Escalated = Sealed<
     reason: string;
     why: string;
     detail: Json;
+    failed_rules?: FailedRule[];
     facts: JsonObject;
     changes: Change[];
     repairs: Repair[];
@@ -201,6 +216,7 @@ export const ESCALATED_FIELDS = [
   'reason',
   'why',
   'detail',
+  'failed_rules',
   'facts',
   'changes',
   'repairs',

@@ -16,19 +16,19 @@ export const DECIDER_KINDS = ['policy', 'person'] as const;
 export type DeciderKind = (typeof DECIDER_KINDS)[number];
 
 /**
- * One request in the ledger. Money is in the smallest unit of `currency` (cents, or yen for a
- * zero-decimal currency), times are application-clock ms.
+ * One request in the ledger. Money is in the smallest currency unit of `currency`, as Stripe
+ * counts it (cents for USD, whole yen for JPY), hence `_minor`; times are application-clock ms.
  */
 export interface LedgerRow {
   request_id: string;
   agent: string;
   payment_intent: string;
-  amount_asked_cents: number;
+  amount_asked_minor: number;
   /**
    * What Stripe refunded for it; null until a refund landed, and null for a refund Stripe then
-   * reported failed or canceled (no money went back: `amount_failed_cents` holds it).
+   * reported failed or canceled (no money went back: `amount_failed_minor` holds it).
    */
-  amount_sent_cents: number | null;
+  amount_sent_minor: number | null;
   /** The payment's currency as Stripe writes it (`usd`, `jpy`), from the facts read when it was asked. */
   currency: string | null;
   /** The status the agent is told (`GET /v1/refunds/:request_id`). */
@@ -54,7 +54,7 @@ export interface LedgerRow {
   /** For a repair a person accepted: the request it repairs. */
   repair_of: string | null;
   /** What was sent and Stripe then reported `failed` or `canceled`: no money went back. Null otherwise. */
-  amount_failed_cents: number | null;
+  amount_failed_minor: number | null;
 }
 
 /** The CSV's columns, in order: every field of a row, under its own name; a column added later goes after every earlier one. */
@@ -62,8 +62,8 @@ export const LEDGER_COLUMNS = [
   'request_id',
   'agent',
   'payment_intent',
-  'amount_asked_cents',
-  'amount_sent_cents',
+  'amount_asked_minor',
+  'amount_sent_minor',
   'currency',
   'status',
   'decided_by_kind',
@@ -79,7 +79,7 @@ export const LEDGER_COLUMNS = [
   'requested_at_ms',
   'groups',
   'repair_of',
-  'amount_failed_cents',
+  'amount_failed_minor',
 ] as const satisfies readonly (keyof LedgerRow)[];
 
 /** One page of the ledger, newest request first; `next_cursor` asks for the rows after it, null on the last page. */

@@ -47,7 +47,14 @@ export const EffectId = Type.String({
 const Amount = Type.Integer({
   minimum: 1,
   maximum: limits.refundCentsMax,
-  description: `must be a whole number of cents from 1 to ${limits.refundCentsMax}`,
+  description: `must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`,
+});
+
+const Currency = Type.String({
+  pattern: '^[A-Za-z]{3}$',
+  description:
+    "the payment's currency as the agent worked the amount out in, three letters as Stripe writes them (usd, jpy), capitals aside; " +
+    'refused (422 currency_mismatch, nothing written or sent) unless it is the payment currency. Not part of the bound payload: the same request_id with or without it is the same request',
 });
 
 const Flag = Type.String({
@@ -63,6 +70,7 @@ export const RefundRequestBodySchema = Type.Object(
     request_id: RequestId,
     payment_intent: PaymentIntentId,
     amount: Amount,
+    currency: Type.Optional(Currency),
     reason: Type.Optional(
       Type.String({
         maxLength: limits.reasonCharsMax,
@@ -90,6 +98,7 @@ export const RefundRequestBodySchema = Type.Object(
         request_id: 'case-4471',
         payment_intent: 'pi_3QeXampLe0000000000000',
         amount: 2000,
+        currency: 'usd',
         reason: 'cracked jar',
         flags: ['vip'],
         context_url: 'https://support.example/tickets/4471',
@@ -129,6 +138,9 @@ export const RefundAnswerSchema = Type.Object(
     effect_id: EffectId,
     status: StatusSchema,
     why: Type.String({ description: 'the status in plain words' }),
+    currency: Type.Union([Type.String(), Type.Null()], {
+      description: "the payment's currency, which every amount of the answer is in (its smallest unit); null when the facts name none",
+    }),
     refund: Type.Union([Type.String(), Type.Null()], { description: "Stripe's refund id once sent" }),
     changes: Type.Array(ChangeSchema),
     repairs: Type.Array(RepairSchema),
@@ -288,7 +300,7 @@ export const ClockBodySchema = Type.Object(
 
 export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
 export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
-const MinorUnits = Type.Integer({ description: "in the currency's smallest unit, as Stripe counts it (cents for USD, yen for JPY)" });
+const MinorUnits = Type.Integer({ description: 'in the smallest currency unit, as Stripe counts it (cents for USD, whole yen for JPY)' });
 export const MoneyFiguresSchema = Type.Object(
   {
     refunded_minor: MinorUnits,
@@ -424,9 +436,9 @@ export const LedgerRowSchema = Type.Object(
     request_id: Type.String(),
     agent: Type.String(),
     payment_intent: Type.String(),
-    amount_asked_cents: Type.Integer({ description: "in the currency's smallest unit" }),
-    amount_sent_cents: nullable(
-      Type.Integer({ description: 'what Stripe refunded; null until a refund landed, and null for one Stripe reported failed or canceled (see amount_failed_cents)' }),
+    amount_asked_minor: Type.Integer({ description: 'what was asked, in the smallest currency unit of `currency` (cents for USD, whole yen for JPY)' }),
+    amount_sent_minor: nullable(
+      Type.Integer({ description: 'what Stripe refunded, in the same unit; null until a refund landed, and null for one Stripe reported failed or canceled (see amount_failed_minor)' }),
     ),
     currency: nullable(Type.String()),
     status: Type.String({ description: 'the status the agent is told' }),
@@ -443,7 +455,7 @@ export const LedgerRowSchema = Type.Object(
     requested_at_ms: nullable(Type.Integer()),
     groups: Type.Array(Type.String()),
     repair_of: nullable(Type.String()),
-    amount_failed_cents: nullable(
+    amount_failed_minor: nullable(
       Type.Integer({ description: "what was sent and Stripe then reported failed or canceled, in the currency's smallest unit: no money went back; null otherwise" }),
     ),
   },

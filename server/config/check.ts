@@ -112,13 +112,32 @@ export class Checker {
     return flag;
   }
 
-  /** A positive whole amount of cents no larger than any refund can be. */
-  cents(value: unknown, path: string): number {
+  /** A positive whole amount in a currency's smallest unit, no larger than any refund can be. */
+  minorUnits(value: unknown, path: string): number {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-      this.fail(path, `must be a positive whole number of cents, got ${describeValue(value)}`);
+      this.fail(path, `must be a positive whole number in the smallest currency unit (cents for USD, whole yen for JPY), got ${describeValue(value)}`);
     }
-    if (value > limits.refundCentsMax) this.fail(path, `must be at most ${limits.refundCentsMax} cents, got ${value}`);
+    if (value > limits.refundCentsMax) this.fail(path, `must be at most ${limits.refundCentsMax} in the smallest currency unit, got ${value}`);
     return value;
+  }
+
+  /**
+   * A threshold in each currency it names: a mapping of lowercase currency codes, as Stripe writes
+   * them, to positive amounts in that currency's smallest unit (`{usd: 5000, jpy: 7000}`).
+   */
+  amounts(value: unknown, path: string): Record<string, number> {
+    if (typeof value === 'number') {
+      this.fail(path, `must name its currency, e.g. \`{usd: ${value}}\` for ${value} cents of a dollar (a mapping of currency to amount in its smallest unit)`);
+    }
+    const entries = this.entries(value, path);
+    if (entries.length === 0) this.fail(path, 'must name at least one currency, e.g. `{usd: 5000}`');
+    const amounts: Record<string, number> = {};
+    for (const [currency, amount] of entries) {
+      const at = keyPath(path, currency);
+      if (!/^[a-z]{3}$/.test(currency)) this.fail(at, `${JSON.stringify(currency)} is not a currency code: three lowercase letters, the way Stripe writes them (usd, eur, jpy)`);
+      amounts[currency] = this.minorUnits(amount, at);
+    }
+    return amounts;
   }
 
   /** A positive whole number of minutes, returned in ms. */

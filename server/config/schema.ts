@@ -8,14 +8,25 @@ export const RULE_KINDS = ['amount_at_most', 'no_flags', 'not_disputed', 'fits_r
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 /** Conditions a route's `when` may hold, by their file keys; every given one must hold. */
-export const WHEN_KEYS = [
-  'amount_over_cents',
-  'amount_at_least_cents',
-  'amount_at_most_cents',
-  'flags_any',
-  'reason_in',
-  'rules_failed_any',
-] as const;
+export const WHEN_KEYS = ['amount_over', 'amount_at_least', 'amount_at_most', 'flags_any', 'reason_in', 'rules_failed_any'] as const;
+
+/**
+ * Keys of thresholds that named no currency, and the key that replaced each: a file still using
+ * one is refused at start with the line to write instead.
+ */
+export const THRESHOLD_KEYS_REPLACED = {
+  amount_over_cents: 'amount_over',
+  amount_at_least_cents: 'amount_at_least',
+  amount_at_most_cents: 'amount_at_most',
+} as const;
+
+/**
+ * A threshold in each currency it names, in that currency's smallest unit as Stripe counts it
+ * (cents for USD, whole yen for JPY, thousandths of a dinar for KWD), keyed by Stripe's lowercase
+ * code: `{usd: 5000, eur: 5000, jpy: 7000}`. An amount in a currency it does not name is never
+ * compared with it.
+ */
+export type MinorUnitsByCurrency = Readonly<Record<string, number>>;
 
 /** Reasons an item can be escalated for: what a route's `reason_in` may name. */
 export const REASON_CODES: readonly WhyCode[] = Object.keys(WHY).filter(isWhyCode);
@@ -40,11 +51,11 @@ export interface StripeConfig {
   rateLimits: { share: number; globalPerSecond: number | null; endpointPerSecond: number | null };
 }
 
-/** A refund must be at most `cents`. */
+/** A refund must be at most `amount` in its payment's currency; in a currency `amount` does not name, it fails. */
 export interface AmountAtMostRule {
   kind: 'amount_at_most';
   name: string;
-  cents: number;
+  amount: MinorUnitsByCurrency;
 }
 
 /** The request carries none of `flags`; those flags always need a person. */
@@ -66,14 +77,21 @@ export interface FitsRemainingRule {
   name: string;
 }
 
-/** One policy rule; its name is what approvers see when it fails. */
+/**
+ * One policy rule. Its name is what routes (`rules_failed_any`) and the policy lease name it by;
+ * what a person reads when it fails is worded from its kind (server/config/rules.ts).
+ */
 export type RuleConfig = AmountAtMostRule | NoFlagsRule | NotDisputedRule | FitsRemainingRule;
 
-/** When a route applies. Every condition given must hold; an absent one is not checked. */
+/**
+ * When a route applies. Every condition given must hold; an absent one is not checked. An amount
+ * in a currency a threshold does not name counts as over it: it is unknown money, and goes the way
+ * large amounts go (`amountOver` and `amountAtLeast` hold, `amountAtMost` does not).
+ */
 export interface RouteWhen {
-  amountOverCents?: number;
-  amountAtLeastCents?: number;
-  amountAtMostCents?: number;
+  amountOver?: MinorUnitsByCurrency;
+  amountAtLeast?: MinorUnitsByCurrency;
+  amountAtMost?: MinorUnitsByCurrency;
   flagsAny?: string[];
   reasonIn?: WhyCode[];
   rulesFailedAny?: string[];
@@ -104,7 +122,7 @@ export interface AgentConfig {
   tokenSha256: string;
 }
 
-/** The loaded configuration: camelCase, durations in ms, money in cents. */
+/** The loaded configuration: camelCase, durations in ms, money in minor units by currency. */
 export interface InterlockConfig {
   inboxName: string;
   /** How long a person's approval stays good; null for no expiry. */

@@ -3,7 +3,18 @@ import { assertNever } from '../../shared/statuses.ts';
 import { POLICY } from '../gate/leases.ts';
 import { type Checker, keyPath } from './check.ts';
 import { AGENT_CALLBACK_KEYS, PERSON_NOTIFY_KEYS } from './notifications.ts';
-import { type AgentConfig, type PersonConfig, REASON_CODES, RULE_KINDS, type RouteConfig, type RouteWhen, type RuleConfig, type RuleKind, WHEN_KEYS } from './schema.ts';
+import {
+  type AgentConfig,
+  type PersonConfig,
+  REASON_CODES,
+  RULE_KINDS,
+  type RouteConfig,
+  type RouteWhen,
+  type RuleConfig,
+  type RuleKind,
+  THRESHOLD_KEYS_REPLACED,
+  WHEN_KEYS,
+} from './schema.ts';
 import { isSha256Hex, parsePasswordHash, SCRYPT_DEFAULTS } from './secrets.ts';
 
 const HASH_HINT = 'make one with `npx tsx server/config/hash-secret.ts';
@@ -92,7 +103,7 @@ export function readGroups(c: Checker, value: unknown, people: readonly PersonCo
 }
 
 const RULE_KEYS: Record<RuleKind, readonly string[]> = {
-  amount_at_most: ['name', 'kind', 'cents'],
+  amount_at_most: ['name', 'kind', 'amount'],
   no_flags: ['name', 'kind', 'flags'],
   not_disputed: ['name', 'kind'],
   fits_remaining: ['name', 'kind'],
@@ -103,13 +114,15 @@ export function readRules(c: Checker, value: unknown): RuleConfig[] {
   const seen = new Set<string>();
   return c.list(value, 'rules').map((item, i): RuleConfig => {
     const path = `rules[${i}]`;
-    const kind = c.oneOf(c.object(item, path).kind, `${path}.kind`, RULE_KINDS, 'a rule kind');
+    const given = c.object(item, path);
+    const kind = c.oneOf(given.kind, `${path}.kind`, RULE_KINDS, 'a rule kind');
+    if (kind === 'amount_at_most' && Object.hasOwn(given, 'cents')) c.fail(`${path}.cents`, thresholdWithoutCurrency('cents', 'amount', given.cents));
     const raw = c.mapping(item, path, RULE_KEYS[kind], RULE_KEYS[kind]);
     const name = c.label(raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
     switch (kind) {
       case 'amount_at_most':
-        return { kind, name, cents: c.cents(raw.cents, `${path}.cents`) };
+        return { kind, name, amount: c.amounts(raw.amount, `${path}.amount`) };
       case 'no_flags':
         return { kind, name, flags: c.distinct(raw.flags, `${path}.flags`, (f, p) => c.flag(f, p), { nonEmpty: true }) };
       case 'not_disputed':
@@ -150,14 +163,30 @@ export function readRoutes(c: Checker, value: unknown, groups: Record<string, st
   });
 }
 
+/**
+ * The refusal of a threshold that names no currency (cents, as every amount was once written),
+ * with the line to write instead: the same amount, in US dollars.
+ */
+function thresholdWithoutCurrency(key: string, replacement: string, value: unknown): string {
+  const amount = typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? String(value) : '<amount>';
+  return (
+    `\`${key}\` names no currency: write \`${replacement}: {usd: ${amount}}\` instead (an amount per currency, each in its ` +
+    'smallest unit: cents for USD, whole yen for JPY; a refund in a currency it does not name goes to a person)'
+  );
+}
+
 function readWhen(c: Checker, value: unknown, path: string, rules: readonly RuleConfig[]): RouteWhen {
+  const given = c.object(value, path);
+  for (const [key, replacement] of Object.entries(THRESHOLD_KEYS_REPLACED)) {
+    if (Object.hasOwn(given, key)) c.fail(`${path}.${key}`, thresholdWithoutCurrency(key, replacement, given[key]));
+  }
   const raw = c.mapping(value, path, WHEN_KEYS);
   if (Object.keys(raw).length === 0) c.fail(path, 'must give at least one condition; leave `when` out for a route that matches everything');
   const when: RouteWhen = {};
   const at = (key: string) => `${path}.${key}`;
-  if (raw.amount_over_cents !== undefined) when.amountOverCents = c.cents(raw.amount_over_cents, at('amount_over_cents'));
-  if (raw.amount_at_least_cents !== undefined) when.amountAtLeastCents = c.cents(raw.amount_at_least_cents, at('amount_at_least_cents'));
-  if (raw.amount_at_most_cents !== undefined) when.amountAtMostCents = c.cents(raw.amount_at_most_cents, at('amount_at_most_cents'));
+  if (raw.amount_over !== undefined) when.amountOver = c.amounts(raw.amount_over, at('amount_over'));
+  if (raw.amount_at_least !== undefined) when.amountAtLeast = c.amounts(raw.amount_at_least, at('amount_at_least'));
+  if (raw.amount_at_most !== undefined) when.amountAtMost = c.amounts(raw.amount_at_most, at('amount_at_most'));
   if (raw.flags_any !== undefined) when.flagsAny = c.distinct(raw.flags_any, at('flags_any'), (f, p) => c.flag(f, p), { nonEmpty: true });
   if (raw.reason_in !== undefined) {
     when.reasonIn = c.distinct(

@@ -3,18 +3,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Stripe from 'stripe';
 import { ERROR_CODES, type RefundRequest, type RefundRequestBody, requestPayload } from '../../shared/api.ts';
+import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Status } from '../../shared/statuses.ts';
 import { tokenMatches } from '../config/secrets.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { signReceipt } from '../receipts/receipts.ts';
-import { InvalidEffectError } from '../gate/target.ts';
+import { type FreshFacts, InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
 import { withStripeClass } from '../stripe/paced-client.ts';
-import { answerHttpStatus, boundBeforeReasonsKept, conflictingPayload, refundAnswer, refundHttpStatus } from './answers.ts';
+import {
+  answerHttpStatus,
+  boundBeforeReasonsKept,
+  conflictingPayload,
+  currencyMismatch,
+  paymentCurrencyOf,
+  refundAnswer,
+  refundHttpStatus,
+} from './answers.ts';
 import { displayName } from './approver-routes.ts';
 import { AppError } from './errors.ts';
 import {
@@ -27,6 +36,11 @@ import {
   responses,
   VerifyReportSchema,
 } from '../../shared/schemas.ts';
+
+/** True for facts read with the journal position before them (`FreshFacts`), rather than facts alone. */
+function isFresh(read: FreshFacts | JsonObject): read is FreshFacts {
+  return typeof read.key === 'string' && typeof read.seq === 'number' && typeof read.readAtWallMs === 'number' && isJsonObject(read.facts);
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -77,11 +91,13 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     ...agents,
     summary: 'ask for a refund',
     description:
-      'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent.',
+      'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent. ' +
+      "A currency that is not the payment's is 422 currency_mismatch, and nothing is written or sent; currency is no part of the payload.",
     body: RefundRequestBodySchema,
     response: responses({ 200: RefundAnswerSchema, 202: RefundAnswerSchema, 409: ConflictingPayloadSchema }, [
       'validation_failed',
       'unauthorized',
+      'currency_mismatch',
       'payload_too_large',
       'unsupported_media_type',
       'rate_limited',
@@ -126,10 +142,23 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     if (before.length === 0 || waiting) {
       // A new request: its read and its create, taken together now, or it waits its turn.
       const grant = waiting ? null : await services.turns.admit();
-      if (grant === null) return waitTurn(reply, body.request_id, effectId, bound, before, conflictWith);
-      status = await submitWithin(request, effectId, () => withStripeClass('request', () => services.inbox.submit(bound), grant), () => grant.release());
+      if (grant === null) {
+        // A request that names its currency is checked against the payment before anything is
+        // written, so it cannot wait its turn in the journal: it is asked to come again.
+        if (body.currency !== undefined && before.length === 0) {
+          reply.header('retry-after', String(Math.max(1, Math.ceil(services.turns.expectedWaitMs() / 1000))));
+          throw new AppError('rate_limited', 'Stripe’s rate budget has no room to check the payment’s currency now; nothing was written, send this request again later');
+        }
+        return waitTurn(reply, body.request_id, effectId, bound, before, conflictWith);
+      }
+      const decide = async () => {
+        const read = await checkCurrency(body, before, bound);
+        return read === undefined || !isFresh(read) ? services.inbox.submit(bound, read) : services.inbox.submit(bound, undefined, read);
+      };
+      status = await submitWithin(request, effectId, () => withStripeClass('request', decide, grant), () => grant.release());
     } else {
       // The same payload again: the inbox is given the request exactly as it was bound.
+      await checkCurrency(body, before, bound);
       status = await submitWithin(request, effectId, () => services.inbox.submit(boundRequest(before) ?? bound));
     }
     // The answer is the chain's own, read as the views verified it; catching up with it also
@@ -208,6 +237,30 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
     if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
+  }
+
+  /**
+   * Refuse a request whose `currency` is not its payment's (422 currency_mismatch) before anything
+   * is written or sent. The payment's currency is known only from the payment: from the facts its
+   * request id was bound on, or, for a new request, read from Stripe now; those facts are returned
+   * for the submit to decide on, so the payment is not read twice. Nothing for a request without one.
+   */
+  async function checkCurrency(body: RefundRequestBody, chain: readonly Entry[], request: RefundRequest): Promise<FreshFacts | JsonObject | undefined> {
+    if (body.currency === undefined) return undefined;
+    let currency = paymentCurrencyOf(chain);
+    let facts: FreshFacts | JsonObject | undefined;
+    if (currency === null) {
+      try {
+        facts = await services.inbox.readFresh(request);
+      } catch (error) {
+        throw stripeFailure(error) ?? error;
+      }
+      const read = isFresh(facts) ? facts.facts : facts;
+      currency = typeof read.currency === 'string' ? read.currency : null;
+    }
+    const mismatch = currencyMismatch(body, currency);
+    if (mismatch !== null) throw new AppError('currency_mismatch', mismatch);
+    return chain.length === 0 ? facts : undefined;
   }
 
   const readErrors = ['unauthorized', 'not_found', 'internal_error', 'journal_unavailable'] as const;

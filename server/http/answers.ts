@@ -1,11 +1,13 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
 import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
 import { chainState, waitsItsTurn } from '../inbox/state.ts';
+import { formatAmount } from '../../shared/money.ts';
 import { formatCents } from '../gate/premises.ts';
 import { oneLine } from '../outbox/render.ts';
 
@@ -29,7 +31,7 @@ export function currentStatus(chain: readonly Entry[]): Status {
 }
 
 /** The payment's currency, as the facts the request was made on name it; null when they name none. */
-function currencyOf(chain: readonly Entry[]): string | null {
+export function paymentCurrencyOf(chain: readonly Entry[]): string | null {
   const premises = chain.find((e) => e.kind === 'PROPOSED')?.premises;
   return isJsonObject(premises) && typeof premises.currency === 'string' ? premises.currency : null;
 }
@@ -37,14 +39,14 @@ function currencyOf(chain: readonly Entry[]): string | null {
 /** Plain words for an agent: what happened, and what a person is doing about it. */
 function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
-  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalation.why}`;
+  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalationWhy(escalation)}`;
   if (status === 'QUEUED' && waitsItsTurn(chain)) return whyFor('waiting_turn');
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
     const closing = closingDecision(chain);
     if (closing?.decision === 'repair' && closing.repair !== null) {
       const amount = closing.repair.set.amount;
-      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount, currencyOf(chain))}` : ''}, sent as request ${closing.repair.request_id}`;
+      return `an approver accepted a repair instead${typeof amount === 'number' ? `: a refund of ${formatCents(amount, paymentCurrencyOf(chain))}` : ''}, sent as request ${closing.repair.request_id}`;
     }
     const by = closing ? displayName(closing.by) : 'an approver';
     // The reason in the person's words, on one line: a line break or a direction override in it
@@ -108,6 +110,7 @@ export function refundAnswer(
     effect_id: effectId,
     status,
     why: whyWithNow(status, chain, displayName),
+    currency: paymentCurrencyOf(chain),
     refund: sentRefund(chain),
     changes: changes ?? [],
     repairs: repairs ?? [],
@@ -124,6 +127,20 @@ export function refundAnswer(
 export function boundBeforeReasonsKept(chain: readonly Entry[]): boolean {
   const binding = allOf(chain, 'PROPOSED').find((e) => e.request !== undefined);
   return binding !== undefined && isJsonObject(binding.premises) && !Object.hasOwn(binding.premises, 'refunded_outside');
+}
+
+/**
+ * The refusal of a request whose `currency` is not its payment's (`paymentCurrency`, lowercase as
+ * Stripe writes it; null when it is not known, which is refused too), or null when it is: its
+ * amount was worked out in another currency, so it is the wrong amount.
+ */
+export function currencyMismatch(offered: { currency?: string; amount: number; payment_intent: string }, paymentCurrency: string | null): string | null {
+  if (offered.currency === undefined) return null;
+  const said = offered.currency.toLowerCase();
+  if (paymentCurrency !== null && said === paymentCurrency.toLowerCase()) return null;
+  const payment = paymentCurrency === null ? 'in a currency Stripe did not say' : `in ${paymentCurrency.toLowerCase()}`;
+  const unit = paymentCurrency === null ? '' : ` (amount is in its smallest unit: ${offered.amount} is ${formatAmount(offered.amount, paymentCurrency)})`;
+  return `currency: the request says ${said}, but payment ${offered.payment_intent} is ${payment}${unit}; nothing was written or sent`;
 }
 
 /** The fields of a payload, in the order an agent is told about them. */

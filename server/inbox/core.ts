@@ -1,4 +1,5 @@
-import type { Entry, Escalated } from '../../shared/entries.ts';
+import type { Entry, Escalated, FailedRule } from '../../shared/entries.ts';
+import { failedRulesText } from '../../shared/escalation-words.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { type Status, whyFor } from '../../shared/statuses.ts';
 import { closingDecision, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
@@ -24,7 +25,8 @@ export interface Route {
 export interface InboxPolicy {
   /** Every rule name, in order: the policy lease names them. */
   ruleNames: readonly string[];
-  evaluate(request: InboxRequest, facts: JsonObject): { passed: boolean; failed: string[] };
+  /** The rules' verdict; each failed rule with its words for people, fixed into the escalation. */
+  evaluate(request: InboxRequest, facts: JsonObject): { passed: boolean; failed: FailedRule[] };
   route(item: { request: InboxRequest; facts: JsonObject; reason: string; detail: Json }): Route;
   routeByName(name: string): Route | undefined;
 }
@@ -113,9 +115,9 @@ export class InboxCore {
   }
 
   /** Clear it under policy, or bind its payload and put it in front of a person (inbox §6). */
-  async submit(request: InboxRequest, givenFacts?: JsonObject): Promise<Status> {
+  async submit(request: InboxRequest, givenFacts?: JsonObject, givenFresh?: FreshFacts): Promise<Status> {
     const effectId = this.effectIdOf(request);
-    let facts = givenFacts;
+    let facts = givenFresh?.facts ?? givenFacts;
     for (let attempt = 0; attempt < RACE_RETRIES_MAX; attempt++) {
       const chain = await this.journal.entries(effectId);
       // Bound to another request (two first requests raced and the other won), nothing of this
@@ -126,7 +128,7 @@ export class InboxCore {
         await this.escalateOwed(effectId, chain);
         return 'QUEUED';
       }
-      let fresh: FreshFacts | undefined;
+      let fresh: FreshFacts | undefined = attempt === 0 ? givenFresh : undefined;
       if (facts === undefined && bindingFacts(chain) === null && this.options.captureFresh) {
         fresh = await this.freshPlain(request);
         facts = fresh.facts;
@@ -148,6 +150,14 @@ export class InboxCore {
       if (await this.openEscalation(effectId, request, facts, verdict.failed)) return 'QUEUED';
     }
     throw new Error(`submit of ${effectId} lost ${RACE_RETRIES_MAX} write races in a row`);
+  }
+
+  /**
+   * The facts a new request is decided on, read now with the journal position before them when the
+   * capture can say it (`captureFresh`), so a send the rules clear may use the read; else a plain read.
+   */
+  async readFresh(request: InboxRequest): Promise<FreshFacts | JsonObject> {
+    return this.options.captureFresh ? this.freshPlain(request) : this.capturePlain(request);
   }
 
   /** `captureFresh`, its facts as the journal will hold them. */
@@ -192,7 +202,13 @@ export class InboxCore {
    * for a rule failure, NEEDS_ESCALATION for a gate refusal. Always at level 0 of the route that
    * matches now, with a fresh deadline. `read` is the chain when the caller has just read it.
    */
-  private async openEscalation(effectId: string, given: InboxRequest, givenFacts: JsonObject | undefined, failed: string[] | null, read?: readonly Entry[]): Promise<Entry | null> {
+  private async openEscalation(
+    effectId: string,
+    given: InboxRequest,
+    givenFacts: JsonObject | undefined,
+    failed: FailedRule[] | null,
+    read?: readonly Entry[],
+  ): Promise<Entry | null> {
     const chain = read ?? (await this.journal.entries(effectId));
     const bound = boundRequest(chain);
     let request = given;
@@ -203,8 +219,10 @@ export class InboxCore {
     }
     facts ??= await this.capturePlain(request);
     const expected = failed ? 'NEW' : 'NEEDS_ESCALATION';
+    // A rule failure is named by its rules (`detail`, what routes read) and worded by them as they
+    // ran (`failed_rules`, and `why` their words joined): the journal keeps the words it was shown with.
     const explained = failed
-      ? { reason: 'needs_judgment', detail: failed, changes: [], repairs: [] }
+      ? { reason: 'needs_judgment', detail: failed.map((f) => f.rule), changes: [], repairs: [] }
       : owedExplanation(chain, facts, (reason) => this.refine(reason, chain));
     const route = this.options.policy.route({ request, facts, reason: explained.reason, detail: explained.detail });
     const group = route.chain[0]!;
@@ -212,8 +230,9 @@ export class InboxCore {
     const fields = escalationRecord({
       at_ms: atMs,
       reason: explained.reason,
-      why: whyFor(explained.reason),
+      why: failed && failed.length > 0 ? failedRulesText(failed) : whyFor(explained.reason),
       detail: explained.detail,
+      failed_rules: failed ?? [],
       facts,
       changes: explained.changes,
       repairs: explained.repairs,

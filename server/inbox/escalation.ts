@@ -90,6 +90,7 @@ export function overdueEscalations(
       reason: current.reason,
       why: current.why,
       detail: current.detail,
+      failed_rules: current.failed_rules ?? [],
       facts: factsNow,
       changes: changes.length ? changes : current.changes,
       repairs: jsonEqual(factsNow, current.facts) ? current.repairs : [],

@@ -203,6 +203,7 @@ export class Inbox extends InboxCore {
       reason: escalation.reason,
       why: escalation.why,
       detail: escalation.detail,
+      failed_rules: escalation.failed_rules ?? [],
       facts,
       changes,
       repairs,

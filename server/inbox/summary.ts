@@ -115,6 +115,8 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     reason: e.reason,
     why: e.why,
     detail: e.detail,
+    // Only when the escalation kept them, so an older journal's items read as they always did.
+    ...(e.failed_rules === undefined ? {} : { failed_rules: e.failed_rules }),
     facts: e.facts,
     changes: e.changes,
     repairs: e.repairs,

@@ -31,6 +31,7 @@ const repairSet: Check = (v) => v !== undefined && isJsonObject(v) && Object.val
 const repair = fields({ code: oneOf(REPAIR_CODES), set: repairSet, why: string });
 const checks = fields({ lease_live: boolean, lease: any, violations: optional(listOf(string)), use_problems: optional(listOf(string)) });
 const decidedRepair = fields({ code: string, set: object, request_id: string });
+const failedRule = fields({ rule: string, words: string });
 
 /** Each kind's fields and what each must hold. */
 const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
@@ -58,6 +59,8 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     reason: string,
     why: string,
     detail: any,
+    // Missing on escalations journaled before the words of failed rules were kept.
+    failed_rules: optional(listOf(failedRule)),
     facts: object,
     changes: listOf(change),
     repairs: listOf(repair),

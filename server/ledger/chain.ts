@@ -92,8 +92,8 @@ export class LedgerChain {
       request_id: request.id,
       agent: request.agent,
       payment_intent: request.payment_intent,
-      amount_asked_cents: request.amount,
-      amount_sent_cents: failed ? null : sentCents,
+      amount_asked_minor: request.amount,
+      amount_sent_minor: failed ? null : sentCents,
       currency: this.#currency,
       status: this.status(),
       decided_by_kind: decider?.kind ?? null,
@@ -109,7 +109,7 @@ export class LedgerChain {
       requested_at_ms: this.#requestedAtMs,
       groups: [...s.groups],
       repair_of: request.repair_of ?? null,
-      amount_failed_cents: failed ? sentCents : null,
+      amount_failed_minor: failed ? sentCents : null,
     };
   }
 

@@ -10,7 +10,8 @@ import { formatCents } from '../gate/premises.ts';
 
 /**
  * The plain words a model reads in a tool result: what happened, what changed, the repair, and
- * what to do next. Amounts are dollars the way the server words its own reasons ("$70.00").
+ * what to do next. Amounts are in the payment's currency the answer names ("$70.00", "¥7,000"), the
+ * way the server words its own reasons; a payload with no currency gives its amount as sent.
  */
 
 /** How each plain status opens a result; a missing status does not compile. */
@@ -39,7 +40,7 @@ const FACT_WORDS: Readonly<Record<string, string>> = {
   disputed: 'disputed',
   currency: 'the currency',
 };
-/** Facts that are amounts in cents. */
+/** Facts that are amounts in the smallest currency unit. */
 const MONEY_FACTS: ReadonlySet<string> = new Set(['amount_received', 'refunded_by_others', 'refunded_outside']);
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
@@ -51,29 +52,29 @@ function headlineOf(status: Status): string {
   return plain === undefined ? status : HEADLINES[plain];
 }
 
-function factValue(field: string, value: Json): string {
-  if (MONEY_FACTS.has(field) && typeof value === 'number') return formatCents(value);
+function factValue(field: string, value: Json, currency: string | null): string {
+  if (MONEY_FACTS.has(field) && typeof value === 'number') return formatCents(value, currency);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** One change: `the amount already refunded was $0.00, now $30.00`. */
-export function describeChange(change: Change): string {
+/** One change, its amounts in the payment's currency: `the amount already refunded was $0.00, now $30.00`. */
+export function describeChange(change: Change, currency: string | null = null): string {
   const name = FACT_WORDS[change.field] ?? change.field;
-  return `${name} was ${factValue(change.field, change.was)}, now ${factValue(change.field, change.now)}`;
+  return `${name} was ${factValue(change.field, change.was, currency)}, now ${factValue(change.field, change.now, currency)}`;
 }
 
 /**
  * One repair and what acting on it means: while a person has the request they may accept it;
  * otherwise the agent may ask for the repaired refund, which is another decision with its own id.
  */
-export function describeRepair(repair: Repair, status: Status): string {
+export function describeRepair(repair: Repair, status: Status, currency: string | null = null): string {
   const amount = 'amount' in repair.set ? repair.set.amount : undefined;
   const withPerson = status === 'QUEUED';
   if (typeof amount === 'number') {
     return withPerson
-      ? `${repair.why}; an approver may accept this repair, which sends ${formatCents(amount)} instead`
-      : `${repair.why}; the repair is to ask for ${formatCents(amount)} (amount ${amount}) under a new request_id`;
+      ? `${repair.why}; an approver may accept this repair, which sends ${formatCents(amount, currency)} instead`
+      : `${repair.why}; the repair is to ask for ${formatCents(amount, currency)} (amount ${amount}) under a new request_id`;
   }
   return withPerson ? `${repair.why}; an approver may send it as asked` : `${repair.why}; the same refund may be decided again by a person`;
 }
@@ -93,8 +94,10 @@ export function describeAnswer(result: RefundResult, next = nextStep(result)): s
   const { answer } = result;
   const lines = [`${headlineOf(answer.status)} (${answer.status}): ${answer.why}.`];
   if (LANDED.has(answer.status) && answer.refund !== null) lines.push(`Stripe refund: ${answer.refund}.`);
-  if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map(describeChange).join('; ')}.`);
-  for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status)}.`);
+  // An answer from a server that predates `currency` names none: its amounts read as dollars, as they did.
+  const currency = answer.currency ?? null;
+  if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map((change) => describeChange(change, currency)).join('; ')}.`);
+  for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status, currency)}.`);
   lines.push(next);
   lines.push(`Request ${answer.request_id}, effect ${answer.effect_id}; verify_receipt checks its signed receipt.`);
   return lines.join('\n');
@@ -115,7 +118,7 @@ export function describeWait(result: RefundResult & { waitedMs: number }, askedS
 }
 
 function describePayload(payload: RequestPayload): string {
-  const parts = [payload.payment_intent, formatCents(payload.amount)];
+  const parts = [payload.payment_intent, `amount ${payload.amount}`];
   parts.push(payload.reason === undefined ? 'no reason' : `reason ${JSON.stringify(payload.reason)}`);
   parts.push(payload.flags.length === 0 ? 'no flags' : `flags ${payload.flags.join(', ')}`);
   if (payload.context_url !== undefined) parts.push(`context ${payload.context_url}`);
@@ -131,6 +134,11 @@ export function describeError(error: InterlockClientError): string {
       return `unexpected_response: ${error.message}. Something other than Interlock answered; sending it again with the same request_id is safe.`;
     case 'conflicting_payload':
       return conflictText(error);
+    case 'currency_mismatch':
+      return (
+        `currency_mismatch (HTTP ${error.status}): ${error.message}. ` +
+        "Work the amount out again in the payment's currency, in its smallest unit, and ask again with that currency; nothing was refunded."
+      );
     case 'rate_limited': {
       const wait = error.retryAfterMs === null ? 'in a moment' : `in ${Math.ceil(error.retryAfterMs / 1000)} s`;
       return `rate_limited (HTTP ${error.status}): ${error.message}. Nothing was written; send the same request again ${wait}.`;

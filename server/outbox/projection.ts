@@ -1,4 +1,5 @@
 import type { NotificationRecord } from '../../shared/api.ts';
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import type { Json } from '../../shared/json.ts';
@@ -285,7 +286,7 @@ export class OutboxProjection {
         item.escalation = {
           hash: entry.hash,
           at_ms: entry.at_ms,
-          why: entry.why,
+          why: escalationWhy(entry),
           group: entry.group,
           level: entry.level,
           due_ms: entry.due_ms,

@@ -148,7 +148,10 @@ export class MemoryPayments implements Target {
 
 /** A payment intent of the Stripe-shaped memory target. */
 export interface MemoryPayment {
+  /** In the smallest unit of `currency`. */
   amountCents: number;
+  /** As Stripe writes it: `usd`, `jpy`. */
+  currency: string;
   disputed: boolean;
 }
 
@@ -189,8 +192,9 @@ export class MemoryRefunds implements Target {
     this.queryable = tier !== 3;
   }
 
-  addPayment(paymentIntent: string, amountCents: number): void {
-    this.payments.set(paymentIntent, { amountCents, disputed: false });
+  /** A payment of `amountCents` in the smallest unit of `currency`. */
+  addPayment(paymentIntent: string, amountCents: number, currency = 'usd'): void {
+    this.payments.set(paymentIntent, { amountCents, currency, disputed: false });
   }
 
   /** A refund made by hand in the dashboard, outside the gate. */
@@ -267,7 +271,7 @@ export class MemoryRefunds implements Target {
       .reduce((total, dispatched) => total + (typeof dispatched.effect.amount === 'number' ? dispatched.effect.amount : 0), 0);
     return {
       payment_intent: paymentIntent,
-      currency: 'usd',
+      currency: payment.currency,
       amount_received: payment.amountCents,
       refunded_by_others: sum(live.filter((r) => exceptEffectId === undefined || r.effectId !== exceptEffectId)) + reservedCents,
       refunded_outside: sum(live.filter((r) => r.effectId === null)),

@@ -58,7 +58,7 @@ export class StripeRefunds implements Target {
     }
     const amount = effect.amount;
     if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
-      return `amount must be a whole number of cents from 1 to ${limits.refundCentsMax}`;
+      return `amount must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`;
     }
     return null;
   }

@@ -20,7 +20,7 @@ function content(reason: string): MessageContent {
     agent: 'support-bot',
     amount: 8_000,
     currency: 'usd',
-    why: 'a rule wants a person to decide: amount at most $50.00',
+    why: 'over $50.00',
     reason,
     group: 'ap-leads',
     level: 0,

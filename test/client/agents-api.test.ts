@@ -83,6 +83,17 @@ describe('typed client: asking for refunds', () => {
     expect(await live.world.entryCount()).toBe(before);
   });
 
+  it("a currency that is not the payment's throws InterlockError currency_mismatch (422); nothing is written", async () => {
+    const pi = await live.world.payment(10_000);
+    const before = await live.world.entryCount();
+    const error = await thrown(client.requestRefund({ request_id: 'client-cur', payment_intent: pi, amount: 1_000, currency: 'eur' }));
+    expect(error).toBeInstanceOf(InterlockError);
+    expect(error).toMatchObject({ code: 'currency_mismatch', status: 422, message: expect.stringMatching(/^currency: the request says eur, but payment pi_\w+ is in usd/) });
+    expect(await live.world.entryCount()).toBe(before);
+    const { answer } = await client.requestRefund({ request_id: 'client-cur', payment_intent: pi, amount: 1_000, currency: 'usd' });
+    expect([answer.status, answer.currency]).toEqual(['COMMITTED', 'usd']);
+  });
+
   it('a wrong token throws InterlockError unauthorized (401), never a network error', async () => {
     const stranger = createInterlockClient({ baseUrl: live.url, token: 'sk_agent_wrong_token' });
     const error = await thrown(stranger.requestRefund({ request_id: 'client-4', payment_intent: 'pi_x', amount: 1 }));

@@ -77,7 +77,7 @@ describe("README's agent section", () => {
       delete process.env.PI;
     }
     expect(logs).toEqual([
-      ['QUEUED', 'an approver must decide: a rule wants a person to decide'],
+      ['QUEUED', 'an approver must decide: over $50.00'],
       ['COMMITTED', true],
     ]);
   });

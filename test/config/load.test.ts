@@ -66,13 +66,13 @@ describe('loading', () => {
     vi.unstubAllEnvs();
   });
 
-  it('converts minutes and seconds to ms and keeps money in cents', () => {
+  it('converts minutes and seconds to ms and keeps money in minor units by currency', () => {
     const config = parseFileConfig({ ...buildFileConfig(), sla_tick_seconds: 7, sessions: { idle_minutes: 5, absolute_minutes: 60 } });
     expect(config.approvalMaxAgeMs).toBe(240 * 60_000);
     expect(config.slaTickMs).toBe(7_000);
     expect(config.sessions).toEqual({ idleMs: 5 * 60_000, absoluteMs: 60 * 60_000 });
-    expect(config.rules[0]).toEqual({ kind: 'amount_at_most', name: 'amount under $50', cents: 5_000 });
-    expect(config.routes[2]!.when).toEqual({ amountOverCents: 20_000 });
+    expect(config.rules[0]).toEqual({ kind: 'amount_at_most', name: 'amount under $50', amount: { usd: 5_000 } });
+    expect(config.routes[2]!.when).toEqual({ amountOver: { usd: 20_000 } });
   });
 
   it('fills the optional keys with their defaults', () => {
@@ -141,11 +141,23 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['a rule with no name', (f) => delete rule(f, 0).name, 'rules[0].name: is required'],
   ['a blank rule name', (f) => (rule(f, 2).name = '  '), 'rules[2].name: must not be empty'],
   ['two rules with one name', (f) => (rule(f, 1).name = 'amount under $50'), 'rules[1].name: "amount under $50" is defined twice'],
-  ['zero cents', (f) => (rule(f, 0).cents = 0), 'rules[0].cents: must be a positive whole number of cents, got 0'],
-  ['fractional cents', (f) => (rule(f, 0).cents = 50.5), 'rules[0].cents: must be a positive whole number of cents, got 50.5'],
-  ['cents as a string', (f) => (rule(f, 0).cents = '5000'), 'rules[0].cents: must be a positive whole number of cents, got "5000"'],
-  ['cents over the refund maximum', (f) => (rule(f, 0).cents = 100_000_000), 'rules[0].cents: must be at most 99999999 cents'],
-  ['a key the rule kind does not take', (f) => (rule(f, 2).cents = 10), 'rules[2].cents: unknown key (expected one of name, kind)'],
+  ['a zero amount', (f) => (rule(f, 0).amount = { usd: 0 }), 'rules[0].amount.usd: must be a positive whole number in the smallest currency unit (cents for USD, whole yen for JPY), got 0'],
+  ['a fractional amount', (f) => (rule(f, 0).amount = { usd: 50.5 }), 'rules[0].amount.usd: must be a positive whole number in the smallest currency unit'],
+  ['an amount as a string', (f) => (rule(f, 0).amount = { jpy: '7000' }), 'rules[0].amount.jpy: must be a positive whole number in the smallest currency unit (cents for USD, whole yen for JPY), got "7000"'],
+  ['an amount over the refund maximum', (f) => (rule(f, 0).amount = { usd: 100_000_000 }), 'rules[0].amount.usd: must be at most 99999999 in the smallest currency unit'],
+  ['an amount naming no currency', (f) => (rule(f, 0).amount = 5_000), 'rules[0].amount: must name its currency, e.g. `{usd: 5000}`'],
+  ['an amount naming no currency at all', (f) => (rule(f, 0).amount = {}), 'rules[0].amount: must name at least one currency'],
+  ['a currency in capitals', (f) => (rule(f, 0).amount = { USD: 5_000 }), 'rules[0].amount.USD: "USD" is not a currency code: three lowercase letters'],
+  ['a currency that is no code', (f) => (rule(f, 0).amount = { dollars: 5_000 }), 'rules[0].amount.dollars: "dollars" is not a currency code'],
+  ['a key the rule kind does not take', (f) => (rule(f, 2).amount = { usd: 10 }), 'rules[2].amount: unknown key (expected one of name, kind)'],
+  // Written before thresholds named their currency: refused with the line to write instead.
+  ['a rule in cents', (f) => {
+    delete rule(f, 0).amount;
+    rule(f, 0).cents = 5_000;
+  }, 'rules[0].cents: `cents` names no currency: write `amount: {usd: 5000}` instead (an amount per currency, each in its smallest unit: cents for USD, whole yen for JPY; a refund in a currency it does not name goes to a person)'],
+  ['a route condition in cents', (f) => (route(f, 2).when = { amount_over_cents: 20_000 }), 'routes[2].when.amount_over_cents: `amount_over_cents` names no currency: write `amount_over: {usd: 20000}` instead'],
+  ['an at-least condition in cents', (f) => (route(f, 2).when = { amount_at_least_cents: 100 }), 'routes[2].when.amount_at_least_cents: `amount_at_least_cents` names no currency: write `amount_at_least: {usd: 100}` instead'],
+  ['an at-most condition in cents', (f) => (route(f, 2).when = { amount_at_most_cents: 200.5 }), 'routes[2].when.amount_at_most_cents: `amount_at_most_cents` names no currency: write `amount_at_most: {usd: <amount>}` instead'],
   ['no_flags with no flags', (f) => (rule(f, 1).flags = []), 'rules[1].flags: must not be empty'],
   ['no_flags with a repeated flag', (f) => (rule(f, 1).flags = ['vip', 'vip']), 'rules[1].flags[1]: "vip" appears twice'],
   ['an empty routes list', (f) => (f.routes = []), 'routes: must not be empty'],
@@ -155,11 +167,12 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['two routes with one name', (f) => (route(f, 1).name = 'flagged'), 'routes[1].name: "flagged" is defined twice'],
   ['a zero SLA', (f) => (route(f, 2).sla_minutes = 0), 'routes[2].sla_minutes: must be a positive whole number of minutes, got 0'],
   ['a negative SLA', (f) => (route(f, 3).sla_minutes = -5), 'routes[3].sla_minutes: must be a positive whole number of minutes, got -5'],
-  ['a last route with a when', (f) => (route(f, 3).when = { amount_at_most_cents: 100 }), 'routes[3].when: the last route must have no `when`'],
+  ['a last route with a when', (f) => (route(f, 3).when = { amount_at_most: { usd: 100 } }), 'routes[3].when: the last route must have no `when`'],
   ['a catch-all before the last route', (f) => delete route(f, 1).when, 'routes[1]: has no `when`, so it matches everything'],
   ['an empty when', (f) => (route(f, 0).when = {}), 'routes[0].when: must give at least one condition'],
-  ['an unknown condition', (f) => (route(f, 2).when = { amount_over: 20_000 }), 'routes[2].when.amount_over: unknown key (expected one of amount_over_cents,'],
-  ['an amount condition in dollars', (f) => (route(f, 2).when = { amount_over_cents: 200.5 }), 'routes[2].when.amount_over_cents: must be a positive whole number of cents'],
+  ['an unknown condition', (f) => (route(f, 2).when = { amount_above: { usd: 20_000 } }), 'routes[2].when.amount_above: unknown key (expected one of amount_over,'],
+  ['an amount condition naming no currency', (f) => (route(f, 2).when = { amount_over: 20_000 }), 'routes[2].when.amount_over: must name its currency, e.g. `{usd: 20000}`'],
+  ['an amount condition in dollars', (f) => (route(f, 2).when = { amount_over: { usd: 200.5 } }), 'routes[2].when.amount_over.usd: must be a positive whole number in the smallest currency unit'],
   ['an unknown reason code', (f) => (route(f, 1).when = { reason_in: ['ambiguous', 'crashed'] }), 'routes[1].when.reason_in[1]: "crashed" is not a reason code'],
   ['a reason_in that is not a list', (f) => (route(f, 1).when = { reason_in: 'ambiguous' }), 'routes[1].when.reason_in: must be a list, got "ambiguous"'],
   ['an undefined failed rule', (f) => (route(f, 0).when = { rules_failed_any: ['amount under 50'] }), 'routes[0].when.rules_failed_any[0]: rule "amount under 50" is not defined in rules'],

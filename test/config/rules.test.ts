@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateRules, pickRoute, type RouteItem, type RuleFacts, type RuleRequest } from '../../server/config/rules.ts';
+import { evaluateRules, pickRoute, type RouteItem, type RuleFacts, type RuleRequest, ruleFailure } from '../../server/config/rules.ts';
 import type { RouteConfig, RuleConfig } from '../../server/config/schema.ts';
 import { buildFileConfig, parseFileConfig } from './support.ts';
 
 // inbox.md §24 setup: orders of 400 dollars, nothing refunded, no dispute; the §20.4 rules and
-// routes in cents, with the crash route also matching target_error.
+// routes in cents of a dollar, with the crash route also matching target_error.
 const CONFIG = parseFileConfig(buildFileConfig());
-const ORDER_FACTS: RuleFacts = { amount_received: 40_000, refunded_by_others: 0, disputed: false };
+const ORDER_FACTS: RuleFacts = { currency: 'usd', amount_received: 40_000, refunded_by_others: 0, disputed: false };
 
 function buildRequest(overrides: Partial<RuleRequest> = {}): RuleRequest {
   return { amount: 2_000, flags: [], reason: 'damaged in transit', ...overrides };
@@ -14,43 +14,87 @@ function buildRequest(overrides: Partial<RuleRequest> = {}): RuleRequest {
 
 /** Route a request the way the inbox does: rules on the captured facts, then the first matching route. */
 function routeFor(request: RuleRequest, reason?: string): { route: RouteConfig; failed: string[] } {
-  const { failed } = evaluateRules(CONFIG.rules, request, ORDER_FACTS);
+  const failed = evaluateRules(CONFIG.rules, request, ORDER_FACTS).failed.map((f) => f.rule);
   const item: RouteItem = { request, facts: ORDER_FACTS, reason: reason ?? 'needs_judgment', failed };
   return { route: pickRoute(CONFIG.routes, item), failed };
 }
 
 describe('rules', () => {
-  const amountAtMost: RuleConfig = { kind: 'amount_at_most', name: 'at most $50', cents: 5_000 };
+  const amountAtMost: RuleConfig = { kind: 'amount_at_most', name: 'at most $50', amount: { usd: 5_000 } };
   const noFlags: RuleConfig = { kind: 'no_flags', name: 'not flagged', flags: ['vip', 'fraud_review'] };
   const notDisputed: RuleConfig = { kind: 'not_disputed', name: 'not disputed' };
   const fitsRemaining: RuleConfig = { kind: 'fits_remaining', name: 'fits' };
-  const facts = (overrides: RuleFacts = {}): RuleFacts => ({ amount_received: 10_000, refunded_by_others: 3_000, disputed: false, ...overrides });
+  const facts = (overrides: RuleFacts = {}): RuleFacts => ({ currency: 'usd', amount_received: 10_000, refunded_by_others: 3_000, disputed: false, ...overrides });
 
-  // rule, request, facts, passes
-  const TABLE: [string, RuleConfig, RuleRequest, RuleFacts, boolean][] = [
-    ['amount_at_most passes at the limit', amountAtMost, buildRequest({ amount: 5_000 }), facts(), true],
-    ['amount_at_most fails one cent over', amountAtMost, buildRequest({ amount: 5_001 }), facts(), false],
-    ['amount_at_most fails a non-integer amount', amountAtMost, buildRequest({ amount: 49.5 }), facts(), false],
-    ['no_flags passes with no flags', noFlags, buildRequest(), facts(), true],
-    ['no_flags passes with a flag not listed', noFlags, buildRequest({ flags: ['returning_customer'] }), facts(), true],
-    ['no_flags fails with a listed flag among others', noFlags, buildRequest({ flags: ['returning_customer', 'fraud_review'] }), facts(), false],
-    ['not_disputed passes when disputed is false', notDisputed, buildRequest(), facts(), true],
-    ['not_disputed fails when disputed', notDisputed, buildRequest(), facts({ disputed: true }), false],
-    ['not_disputed fails closed when the fact is missing', notDisputed, buildRequest(), facts({ disputed: undefined }), false],
-    ['fits_remaining passes when the amount equals what is left', fitsRemaining, buildRequest({ amount: 7_000 }), facts(), true],
-    ['fits_remaining fails one cent over what is left', fitsRemaining, buildRequest({ amount: 7_001 }), facts(), false],
-    ['fits_remaining fails closed without amount_received', fitsRemaining, buildRequest(), facts({ amount_received: undefined }), false],
-    ['fits_remaining fails closed on a malformed refunded_by_others', fitsRemaining, buildRequest(), facts({ refunded_by_others: '0' }), false],
+  // rule, request, facts, the words it fails with (null: it passes)
+  const TABLE: [string, RuleConfig, RuleRequest, RuleFacts, string | null][] = [
+    ['amount_at_most passes at the limit', amountAtMost, buildRequest({ amount: 5_000 }), facts(), null],
+    ['amount_at_most fails one cent over', amountAtMost, buildRequest({ amount: 5_001 }), facts(), 'over $50.00'],
+    ['amount_at_most fails a non-integer amount', amountAtMost, buildRequest({ amount: 49.5 }), facts(), 'the amount is not a whole number'],
+    ['amount_at_most fails closed when the currency is missing', amountAtMost, buildRequest({ amount: 100 }), facts({ currency: undefined }), "the payment's currency is not known"],
+    ['amount_at_most reads a currency Stripe wrote in capitals', amountAtMost, buildRequest({ amount: 5_001 }), facts({ currency: 'USD' }), 'over $50.00'],
+    ['no_flags passes with no flags', noFlags, buildRequest(), facts(), null],
+    ['no_flags passes with a flag not listed', noFlags, buildRequest({ flags: ['returning_customer'] }), facts(), null],
+    ['no_flags fails with a listed flag among others', noFlags, buildRequest({ flags: ['returning_customer', 'fraud_review'] }), facts(), 'flag: fraud_review'],
+    ['no_flags names every listed flag it carries', noFlags, buildRequest({ flags: ['fraud_review', 'vip'] }), facts(), 'flags: fraud_review, vip'],
+    ['not_disputed passes when disputed is false', notDisputed, buildRequest(), facts(), null],
+    ['not_disputed fails when disputed', notDisputed, buildRequest(), facts({ disputed: true }), 'disputed'],
+    ['not_disputed fails closed when the fact is missing', notDisputed, buildRequest(), facts({ disputed: undefined }), 'not known whether it is disputed'],
+    ['fits_remaining passes when the amount equals what is left', fitsRemaining, buildRequest({ amount: 7_000 }), facts(), null],
+    ['fits_remaining fails one cent over what is left', fitsRemaining, buildRequest({ amount: 7_001 }), facts(), 'more than the $70.00 left'],
+    ['fits_remaining words what is left in the payment currency', fitsRemaining, buildRequest({ amount: 7_001 }), facts({ currency: 'jpy' }), 'more than the ¥7,000 left'],
+    ['fits_remaining fails closed without amount_received', fitsRemaining, buildRequest(), facts({ amount_received: undefined }), 'what is left to refund is not known'],
+    ['fits_remaining fails closed on a malformed refunded_by_others', fitsRemaining, buildRequest(), facts({ refunded_by_others: '0' }), 'what is left to refund is not known'],
   ];
 
-  it.each(TABLE)('%s', (_what, rule, request, ruleFacts, passes) => {
-    expect(evaluateRules([rule], request, ruleFacts)).toEqual({ passed: passes, failed: passes ? [] : [rule.name] });
+  it.each(TABLE)('%s', (_what, rule, request, ruleFacts, words) => {
+    expect(ruleFailure(rule, request, ruleFacts)).toBe(words);
+    expect(evaluateRules([rule], request, ruleFacts)).toEqual({ passed: words === null, failed: words === null ? [] : [{ rule: rule.name, words }] });
   });
 
   it('evaluates every rule and names all the failing ones in rule order', () => {
     const rules = [amountAtMost, noFlags, notDisputed, fitsRemaining];
     const outcome = evaluateRules(rules, buildRequest({ amount: 9_000, flags: ['vip'] }), facts({ disputed: true }));
-    expect(outcome).toEqual({ passed: false, failed: ['at most $50', 'not flagged', 'not disputed', 'fits'] });
+    expect(outcome).toEqual({
+      passed: false,
+      failed: [
+        { rule: 'at most $50', words: 'over $50.00' },
+        { rule: 'not flagged', words: 'flag: vip' },
+        { rule: 'not disputed', words: 'disputed' },
+        { rule: 'fits', words: 'more than the $70.00 left' },
+      ],
+    });
+  });
+
+  // One amount rule over Stripe's two-, zero- and three-decimal currencies (shared/money.ts): each
+  // amount is compared with the limit in its own currency and worded in it. About $50 each.
+  const limits: RuleConfig = { kind: 'amount_at_most', name: 'within the limit', amount: { usd: 5_000, eur: 5_000, jpy: 7_000, krw: 70_000, kwd: 15_000 } };
+  // currency, amount in its smallest unit, the words it fails with (null: it passes)
+  const CURRENCIES: [string, number, string | null][] = [
+    ['usd', 5_000, null],
+    ['usd', 5_001, 'over $50.00'],
+    ['eur', 5_000, null],
+    ['eur', 5_001, 'over €50.00'],
+    ['jpy', 7_000, null],
+    ['jpy', 7_001, 'over ¥7,000'],
+    ['krw', 70_000, null],
+    ['krw', 70_001, 'over ₩70,000'],
+    ['kwd', 15_000, null],
+    // Intl writes a no-break space between a code and the amount.
+    ['kwd', 15_001, 'over KWD\u00a015.000'],
+  ];
+
+  it.each(CURRENCIES)('amount_at_most in %s: %i', (currency, amount, words) => {
+    expect(ruleFailure(limits, buildRequest({ amount }), facts({ currency }))).toBe(words);
+  });
+
+  it.each([
+    ['jpy', 5_000],
+    ['eur', 5_000],
+    ['krw', 5_000],
+    ['kwd', 4_000],
+  ])('a rule naming US dollars only never compares %s with them: %i goes to a person, who is told why', (currency, amount) => {
+    expect(ruleFailure(amountAtMost, buildRequest({ amount }), facts({ currency }))).toBe(`no amount limit for ${currency.toUpperCase()}`);
   });
 
   it('no rules at all: everything passes', () => {
@@ -62,7 +106,7 @@ describe('rules', () => {
   });
 });
 
-describe('routes (inbox.md §24.1 and §20.4, in cents)', () => {
+describe('routes (inbox.md §24.1 and §20.4, in cents of a dollar)', () => {
   it('25000 goes to the large route, controller first, with a 4 h SLA', () => {
     const { route, failed } = routeFor(buildRequest({ amount: 25_000 }));
     expect(failed).toEqual(['amount under $50']);
@@ -105,7 +149,7 @@ describe('routes (inbox.md §24.1 and §20.4, in cents)', () => {
     const routes = parseFileConfig({
       ...buildFileConfig(),
       routes: [
-        { name: 'big-judgment', when: { amount_at_least_cents: 10_000, amount_at_most_cents: 50_000, reason_in: ['needs_judgment'] }, chain: ['controller'] },
+        { name: 'big-judgment', when: { amount_at_least: { usd: 10_000 }, amount_at_most: { usd: 50_000 }, reason_in: ['needs_judgment'] }, chain: ['controller'] },
         { name: 'disputed', when: { rules_failed_any: ['payment not disputed'] }, chain: ['risk'] },
         { name: 'default', chain: ['ap-leads'] },
       ],
@@ -117,6 +161,42 @@ describe('routes (inbox.md §24.1 and §20.4, in cents)', () => {
     expect(pick(50_001, 'needs_judgment', [])).toBe('default');
     expect(pick(20_000, 'stale_premise', [])).toBe('default');
     expect(pick(100, 'needs_judgment', ['amount under $50', 'payment not disputed'])).toBe('disputed');
+  });
+
+  describe('an amount condition compares in the currency it names', () => {
+    const routes = parseFileConfig({
+      ...buildFileConfig(),
+      routes: [
+        { name: 'small', when: { amount_at_most: { usd: 1_000, jpy: 1_500 } }, chain: ['ap-leads'] },
+        { name: 'large', when: { amount_over: { usd: 20_000, eur: 20_000, jpy: 30_000, krw: 300_000, kwd: 60_000 } }, chain: ['controller'] },
+        { name: 'default', chain: ['ap-leads', 'finance-manager'] },
+      ],
+    }).routes;
+    const pick = (currency: string | undefined, amount: number) =>
+      pickRoute(routes, { request: buildRequest({ amount }), facts: { ...ORDER_FACTS, currency }, reason: 'needs_judgment', failed: [] }).name;
+
+    it.each([
+      // currency, amount in its smallest unit, route
+      ['usd', 20_000, 'default'],
+      ['usd', 20_001, 'large'],
+      ['eur', 20_001, 'large'],
+      // ¥25,000 is about $167: not over ¥30,000, whatever 25,000 cents would be.
+      ['jpy', 25_000, 'default'],
+      ['jpy', 30_001, 'large'],
+      ['krw', 250_000, 'default'],
+      ['krw', 300_001, 'large'],
+      ['kwd', 60_000, 'default'],
+      ['kwd', 60_001, 'large'],
+      ['jpy', 1_500, 'small'],
+      ['usd', 1_500, 'default'],
+    ])('%s %i goes to %s', (currency, amount, route) => {
+      expect(pick(currency, amount)).toBe(route);
+    });
+
+    it('an amount in a currency no condition names, or in no known currency, counts as over every threshold: not small, large', () => {
+      expect(pick('gbp', 100)).toBe('large');
+      expect(pick(undefined, 100)).toBe('large');
+    });
   });
 
   it('an amount condition on a malformed amount does not hold, so the item falls through to the catch-all', () => {

@@ -80,7 +80,8 @@ describe('demo requests in a real server', () => {
           break;
         case 'over_limit':
           expect([requestId, status]).toEqual([requestId, 'QUEUED']);
-          expect(itemOf(requestId)?.detail).toContain('amount at most $50.00');
+          expect(itemOf(requestId)?.detail).toContain("amount within its currency's limit");
+          expect(itemOf(requestId)?.why).toContain('over $50.00');
           break;
         case 'disputed':
           expect([requestId, status]).toEqual([requestId, 'QUEUED']);

@@ -31,7 +31,13 @@ describe('approvers API', () => {
     const ana = await world.login('ana');
     const inbox = (await world.as(ana, 'GET', '/api/inbox')).json();
     const item = inbox.items.find((i: { effect_id: string }) => i.effect_id === effectId);
-    expect(item).toMatchObject({ group: 'ap-leads', reason: 'needs_judgment', detail: ['amount at most $50.00'] });
+    expect(item).toMatchObject({
+      group: 'ap-leads',
+      reason: 'needs_judgment',
+      why: 'over $50.00',
+      detail: ["amount within its currency's limit"],
+      failed_rules: [{ rule: "amount within its currency's limit", words: 'over $50.00' }],
+    });
     const cy = await world.login('cy');
     expect((await world.as(cy, 'GET', '/api/inbox')).json().items.some((i: { effect_id: string }) => i.effect_id === effectId)).toBe(false);
     expect((await world.as(cy, 'GET', `/api/items/${effectId}`)).statusCode).toBe(404);

@@ -246,10 +246,10 @@ describe('a body that is not JSON is refused by its media type', () => {
 describe('bodies are checked against their schemas, nothing coerced or removed', () => {
   it.each([
     ['an unknown field', { request_id: 'c1', payment_intent: 'pi_abc', amount: 1500, memo: 'x' }, 'memo: unknown field'],
-    ['an amount as a string', { request_id: 'c2', payment_intent: 'pi_abc', amount: '1500' }, 'amount: must be a whole number of cents from 1 to 99999999'],
+    ['an amount as a string', { request_id: 'c2', payment_intent: 'pi_abc', amount: '1500' }, 'amount: must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to 99999999'],
     ['a flag as a number', { request_id: 'c3', payment_intent: 'pi_abc', amount: 1500, flags: [1] }, 'flags[0]: lowercase letters, digits, _ and -, at most 64'],
     ['flags as a string', { request_id: 'c4', payment_intent: 'pi_abc', amount: 1500, flags: 'vip' }, 'flags: must be a list of at most 20 flags; a set: order and repeats do not matter'],
-    ['no amount', { request_id: 'c5', payment_intent: 'pi_abc' }, 'amount: required, must be a whole number of cents from 1 to 99999999'],
+    ['no amount', { request_id: 'c5', payment_intent: 'pi_abc' }, 'amount: required, must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to 99999999'],
   ])('a refund with %s is 400 validation_failed naming the field, and nothing is written', async (_name, body, message) => {
     const before = await world.entryCount();
     const answer = await world.agent('POST', '/v1/refunds', body);

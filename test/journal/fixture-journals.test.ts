@@ -7,6 +7,7 @@ import { appendSealedMax } from '../../db/journal-base.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import { AppClock } from '../../server/clock.ts';
 import { entryShapeProblem } from '../../server/journal/shapes.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
@@ -121,6 +122,32 @@ describe.each(DAYS)('%s', (day) => {
       expect(await services.inbox.executeApproved()).toEqual(new Map());
       expect(fixtureText(await scanAll(services.journal))).toBe(text);
     });
+  });
+});
+
+// The words of failed rules (ESCALATED `failed_rules`, day-2 on): an escalation that kept them is
+// read in them, as written; one journaled before (day-1) names its failed rules only, and reads as
+// those rules not met, never as if they had passed.
+describe('the words of failed rules, as each journal kept them', () => {
+  const views = (day: string) => (JSON.parse(readFileSync(join(FIXTURES, `${day}.views.json`), 'utf8')) as ViewsFile).views;
+  const open = (day: string) => Object.values(views(day).queues).flat().filter((item) => item.reason === 'needs_judgment');
+  const whyOf = (day: string) => Object.fromEntries(open(day).map((item) => [item.request.id, escalationWhy(item)]));
+
+  it('day-2 (written with them): every rule failure reads in its words, moved up and shown again alike', () => {
+    expect(whyOf('day-2')).toEqual({
+      'jpy-2': 'over ¥7,000',
+      'eur-1': 'over €50.00',
+      'kwd-1': 'no amount limit for KWD · disputed',
+      'fraud-1': 'flag: fraud_review',
+    });
+    for (const entry of readFixture(join(FIXTURES, 'day-2.jsonl'))) {
+      if (entry.kind === 'ESCALATED' && entry.reason === 'needs_judgment') expect(entry.why).toBe(entry.failed_rules?.map((f) => f.words).join(' · '));
+    }
+  });
+
+  it('day-1 (written before them): its open rule failures read as their rules not met', () => {
+    expect(open('day-1').every((item) => item.failed_rules === undefined)).toBe(true);
+    expect(whyOf('day-1')).toEqual({ 'breach-2': 'not met: amount at most $50.00', 'queued-1': 'not met: no flag that needs a person' });
   });
 });
 

@@ -11,7 +11,7 @@ import { buildLedgerWorld, FORMULA_AGENT, FORMULA_AGENT_TOKEN, type LedgerWorld,
 // the JSON, a formula in a cell, and who may read it.
 
 const HOUR_MS = 3_600_000;
-const RULES = ['amount at most $50.00', 'no flag that needs a person', 'payment not disputed', 'amount fits what is left'];
+const RULES = ["amount within its currency's limit", 'no flag that needs a person', 'payment not disputed', 'amount fits what is left'];
 
 let lw: LedgerWorld;
 let fin: Login;
@@ -61,34 +61,34 @@ describe('GET /api/ledger: one row per request', () => {
     const rows = await lw.allPages(fin);
     expect(names(rows)).toEqual(['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']);
     const row = (name: string) => rows.find((r) => r.request_id === name)!;
-    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_cents: null });
+    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null });
     const inFirstHalf = expect.toSatisfy((ms: number) => ms >= firstHalf.fromMs && ms < firstHalf.toMs);
     const inSecondHalf = expect.toSatisfy((ms: number) => ms >= secondHalfFromMs);
     const whenDecided = expect.toSatisfy((ms: number) => ms >= decidedAt.fromMs && ms <= decidedAt.toMs);
     const policy = { decided_by_kind: 'policy', decided_by: 'policy', decided_by_login: null, policy_rules: RULES };
     const confirmed = { confirmation: 'succeeded', confirmed_via: 'webhook' };
     expect(row('pol-1')).toEqual({
-      ...base('pol-1'), agent: 'support-bot', amount_asked_cents: 2_000, amount_sent_cents: 2_000, currency: 'usd', status: 'COMMITTED',
+      ...base('pol-1'), agent: 'support-bot', amount_asked_minor: 2_000, amount_sent_minor: 2_000, currency: 'usd', status: 'COMMITTED',
       ...policy, decided_at_ms: row('pol-1').requested_at_ms, refund_id: refundOf('pol-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: [],
     });
     expect(row('big-1')).toEqual({
-      ...base('big-1'), agent: 'support-bot', amount_asked_cents: 8_000, amount_sent_cents: 8_000, currency: 'usd', status: 'COMMITTED',
+      ...base('big-1'), agent: 'support-bot', amount_asked_minor: 8_000, amount_sent_minor: 8_000, currency: 'usd', status: 'COMMITTED',
       decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
       refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
     });
     expect(row('rej-1')).toEqual({
-      ...base('rej-1'), agent: 'support-bot', amount_asked_cents: 9_000, amount_sent_cents: null, currency: 'usd', status: 'CLOSED',
+      ...base('rej-1'), agent: 'support-bot', amount_asked_minor: 9_000, amount_sent_minor: null, currency: 'usd', status: 'CLOSED',
       decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
       refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
     });
     // A zero-decimal currency: 3,000 is ¥3,000, in the payment's own currency.
     expect(row('jpy-1')).toEqual({
-      ...base('jpy-1'), agent: 'support-bot', amount_asked_cents: 3_000, amount_sent_cents: 3_000, currency: 'jpy', status: 'COMMITTED',
+      ...base('jpy-1'), agent: 'support-bot', amount_asked_minor: 3_000, amount_sent_minor: 3_000, currency: 'jpy', status: 'COMMITTED',
       ...policy, decided_at_ms: row('jpy-1').requested_at_ms, refund_id: refundOf('jpy-1'), ...confirmed, requested_at_ms: inSecondHalf, groups: [],
     });
     expect(row('-2-3')).toMatchObject({ agent: FORMULA_AGENT, status: 'COMMITTED', ...policy, refund_id: refundOf('-2-3'), ...confirmed });
     expect(row('open-1')).toEqual({
-      ...base('open-1'), agent: 'support-bot', amount_asked_cents: 7_000, amount_sent_cents: null, currency: 'usd', status: 'QUEUED',
+      ...base('open-1'), agent: 'support-bot', amount_asked_minor: 7_000, amount_sent_minor: null, currency: 'usd', status: 'QUEUED',
       decided_by_kind: null, decided_by: null, decided_by_login: null, policy_rules: [], decided_at_ms: null,
       refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inSecondHalf, groups: ['ap-leads'],
     });
@@ -202,6 +202,8 @@ describe('GET /api/ledger.csv', () => {
     expect(answer.headers.get('content-disposition')).toBe('attachment; filename="interlock-ledger.csv"');
     const [header, ...records] = parseCsv(await answer.text());
     expect(header).toEqual([...LEDGER_COLUMNS]);
+    // Amounts are named for the smallest currency unit, not for cents: the yen row holds whole yen.
+    expect(header?.slice(3, 6)).toEqual(['amount_asked_minor', 'amount_sent_minor', 'currency']);
     expect(records).toEqual(json.map((row) => LEDGER_COLUMNS.map((column) => expectedCell(row[column]))));
     expect(records.length).toBeGreaterThan(0);
   });

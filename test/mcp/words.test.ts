@@ -12,6 +12,7 @@ function result(overrides: Partial<RefundAnswer>, final = true): RefundResult {
     effect_id: '3f1c2a9b0d4e',
     status: 'COMMITTED',
     why: 'the refund was sent to Stripe once',
+    currency: 'usd',
     refund: null,
     changes: [],
     repairs: [],
@@ -44,6 +45,18 @@ describe('MCP words', () => {
     expect(text).toContain('Waiting for a person (QUEUED): an approver must decide: a fact the decision relied on changed after it was made.');
     expect(text).toContain('Repair: Refund $70.00, what is left of $100.00; an approver may accept this repair, which sends $70.00 instead.');
     expect(text).toContain('Not final yet: call wait_for_decision with request_id "case-7" to wait for the outcome.');
+  });
+
+  it("amounts are told in the payment's currency the answer names: a yen payment's 7000 is ¥7,000, never $70.00", () => {
+    const yen = {
+      currency: 'jpy',
+      changes: [{ field: 'refunded_by_others', was: 0, now: 3_000 }],
+      repairs: [{ code: 'refund_remaining' as const, set: { amount: 7_000 }, why: 'Refund ¥7,000, what is left of ¥10,000' }],
+    };
+    const text = describeAnswer(result({ status: 'REFUSED:stale_premise', why: staleOnHundred.why, ...yen }));
+    expect(text).toContain('What changed: the amount already refunded was ¥0, now ¥3,000.');
+    expect(text).toContain('Repair: Refund ¥7,000, what is left of ¥10,000; the repair is to ask for ¥7,000 (amount 7000) under a new request_id.');
+    expect(text).not.toContain('$');
   });
 
   it('a sent refund names the Stripe refund and says asking again sends nothing', () => {
@@ -83,10 +96,22 @@ describe('MCP words', () => {
     });
     expect(describeError(conflict).split('\n')).toEqual([
       'conflicting_payload (HTTP 409): request case-7 was already made with another amount; nothing was written or sent',
-      'Recorded: pi_1, $10.00, no reason, no flags.',
-      'Offered: pi_1, $15.00, reason "again", flags vip.',
+      // The payloads name no currency: their amounts are given as sent, in the payment's smallest unit.
+      'Recorded: pi_1, amount 1000, no reason, no flags.',
+      'Offered: pi_1, amount 1500, reason "again", flags vip.',
       'A retry must send the recorded payload; a different refund needs a new request_id.',
     ]);
+    const mismatch = new InterlockError({
+      code: 'currency_mismatch',
+      status: 422,
+      message: 'currency: the request says usd, but payment pi_1 is in jpy (amount is in its smallest unit: 2000 is ¥2,000); nothing was written or sent',
+      body: {},
+      retryAfterMs: null,
+    });
+    expect(describeError(mismatch)).toBe(
+      'currency_mismatch (HTTP 422): currency: the request says usd, but payment pi_1 is in jpy (amount is in its smallest unit: 2000 is ¥2,000); nothing was written or sent. ' +
+        "Work the amount out again in the payment's currency, in its smallest unit, and ask again with that currency; nothing was refunded.",
+    );
     const limited = new InterlockError({ code: 'rate_limited', status: 429, message: 'busy', body: {}, retryAfterMs: 1_000 });
     expect(describeError(limited)).toBe('rate_limited (HTTP 429): busy. Nothing was written; send the same request again in 1 s.');
     const offline = new NetworkError('could not reach Interlock at http://127.0.0.1:1 (GET /v1/refunds/case-7): fetch failed', { cause: new Error('ECONNREFUSED') });

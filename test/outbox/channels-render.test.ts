@@ -17,7 +17,7 @@ function buildContent(overrides: Partial<MessageContent> = {}): MessageContent {
     agent: 'support-bot',
     amount: 8_000,
     currency: 'usd',
-    why: 'a rule wants a person to decide: amount at most $50.00',
+    why: 'over $50.00',
     reason: 'Parcel never arrived',
     group: 'ap-leads',
     level: 0,
@@ -67,7 +67,7 @@ describe('what a message says', () => {
     expect(view.facts).toEqual([
       { label: 'Request', value: 'case-4471 (from support-bot)' },
       { label: 'Amount', value: '$80.00' },
-      { label: 'Why a person', value: 'a rule wants a person to decide: amount at most $50.00' },
+      { label: 'Why a person', value: 'over $50.00' },
       { label: "Agent's reason", value: 'Parcel never arrived' },
       { label: 'Deadline', value: '2026-12-03 09:00 UTC (in 3h 20m)' },
     ]);

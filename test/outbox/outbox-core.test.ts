@@ -5,6 +5,7 @@ import { limits } from '../../shared/limits.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox, retryDelayMs } from '../../server/outbox/outbox.ts';
 import { messageId } from '../../server/outbox/plan.ts';
+import { renderEmail, renderSlack } from '../../server/outbox/render.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
 import { Views } from '../../server/views.ts';
 import { effectIdOf, fakeClock } from '../support/db-journals.ts';
@@ -144,6 +145,32 @@ describe('the outbox', () => {
     await outbox.kick();
     await w.outbox('p2').kick();
     expect(w.channels.delivered).toHaveLength(3);
+  });
+
+  it('a message about a rule failure says how each rule failed, in the words the escalation kept, by email and Slack', async () => {
+    const w = world();
+    const item = effectIdOf(1);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    const failed_rules = [
+      { rule: "amount within its currency's limit", words: 'over $50.00' },
+      { rule: 'no flag that needs a person', words: 'flag: vip' },
+    ];
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { why: 'over $50.00 · flag: vip', detail: failed_rules.map((f) => f.rule), failed_rules }));
+    await w.outbox().kick();
+    const toAna = w.channels.delivered.find((d) => d.recipient.name === 'ana')!;
+    expect(toAna.content.why).toBe('over $50.00 · flag: vip');
+    expect(renderEmail(toAna.content, w.appMs).text).toContain('Why a person:   over $50.00 · flag: vip\n');
+    expect(renderSlack(toAna.content, w.appMs).text).toContain('*Why a person:* over $50.00 · flag: vip\n');
+  });
+
+  it('an escalation journaled before the words were kept is told by its failed rules, each as a condition not met', async () => {
+    const w = world();
+    const item = effectIdOf(1);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { detail: ['amount at most $50.00', 'payment not disputed'] }));
+    await w.outbox().kick();
+    const toAna = w.channels.delivered.find((d) => d.recipient.name === 'ana')!;
+    expect(toAna.content.why).toBe('not met: amount at most $50.00 · not met: payment not disputed');
   });
 
   it('a second escalation at the same level tells nobody again; moving up tells the next group; the top breach tells it once more', async () => {

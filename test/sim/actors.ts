@@ -6,27 +6,65 @@ import { childIdFor } from '../../server/inbox/inbox.ts';
 import { currentStatus } from '../../server/http/answers.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
 import { caughtUp, createProcess, type Process, tickerPass } from './process.ts';
+import { LIMITS } from './oracle.ts';
 import { AGENT, CONFIG, type World } from './world.ts';
 
 /** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
 
-/** A payment to refund: a known one, or a new one while there are few. */
+/**
+ * The currencies payments are made in, each with about how many of its smallest unit a US cent is
+ * worth: dollars and euros (two decimals), yen and won (none), dinars (three). The shipped rules
+ * name a limit in USD, EUR and JPY only, so a refund in won or dinars always needs a person.
+ */
+const CURRENCIES: readonly { currency: string; perCent: number; weight: number }[] = [
+  { currency: 'usd', perCent: 1, weight: 6 },
+  { currency: 'eur', perCent: 1, weight: 1 },
+  { currency: 'jpy', perCent: 1.5, weight: 2 },
+  { currency: 'krw', perCent: 13.5, weight: 1 },
+  { currency: 'kwd', perCent: 3.1, weight: 1 },
+];
+const CURRENCY_WEIGHT = CURRENCIES.reduce((sum, c) => sum + c.weight, 0);
+
+/** A currency for a new payment, by weight. */
+function pickCurrency(world: World): (typeof CURRENCIES)[number] {
+  let roll = world.rng.random() * CURRENCY_WEIGHT;
+  for (const entry of CURRENCIES) {
+    roll -= entry.weight;
+    if (roll < 0) return entry;
+  }
+  return CURRENCIES[0]!;
+}
+
+/** An amount worth about `cents` US cents, in the smallest unit of `currency`. */
+function inCurrency(cents: number, currency: string): number {
+  const perCent = CURRENCIES.find((c) => c.currency === currency)?.perCent ?? 1;
+  return Math.max(1, Math.round(cents * perCent));
+}
+
+/** A payment to refund: a known one, or a new one while there are few, in a currency drawn for it. */
 export function pickPayment(world: World): string {
   if (world.paymentIds.length === 0 || (world.paymentIds.length < 5 && world.chance(0.25))) {
     const id = `pi_sim${world.paymentIds.length + 1}`;
-    world.target.addPayment(id, world.rng.randint(20, 400) * 100);
+    const { currency } = pickCurrency(world);
+    world.hit(`currency.${currency}`);
+    world.target.addPayment(id, inCurrency(world.rng.randint(20, 400) * 100, currency), currency);
     world.paymentIds.push(id);
     return id;
   }
   return world.pick(world.paymentIds);
 }
 
-/** An amount as agents ask: mostly one the rules clear, some for a person, a few for the large route. */
-function askCents(world: World): number {
+/**
+ * An amount as agents ask, in the payment's currency: mostly one the rules clear, some for a
+ * person, a few for the large route; now and then just over the limit in that currency.
+ */
+function askAmount(world: World, paymentIntent: string): number {
+  const currency = world.target.payments.get(paymentIntent)?.currency ?? 'usd';
   const roll = world.rng.random();
-  if (roll < 0.55) return world.rng.randint(5, 50) * 100;
-  if (roll < 0.85) return world.rng.randint(51, 200) * 100;
-  return world.rng.randint(201, 450) * 100;
+  if (roll < 0.5) return inCurrency(world.rng.randint(5, 50) * 100, currency);
+  if (roll < 0.55) return (LIMITS[currency] ?? 5_000) + world.rng.randint(0, 1);
+  if (roll < 0.85) return inCurrency(world.rng.randint(51, 200) * 100, currency);
+  return inCurrency(world.rng.randint(201, 450) * 100, currency);
 }
 
 /** A new request, as the agents' API binds it (flags a sorted set, a reason only when given). */
@@ -38,7 +76,7 @@ export function newRequest(world: World, paymentIntent = pickPayment(world)): In
     id: `req-${world.requestCount}`,
     agent: AGENT,
     payment_intent: paymentIntent,
-    amount: askCents(world),
+    amount: askAmount(world, paymentIntent),
     ...(world.chance(0.3) ? { reason: 'arrived damaged' } : {}),
     flags,
   };

@@ -2,11 +2,22 @@ import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
 import { isPolicyLease } from '../../server/gate/leases.ts';
 import { isOpenDispatch, lastOf } from '../../server/journal/chain.ts';
+import { DEFAULT_CONFIG_PATH, loadConfig } from '../../server/config/load.ts';
 import type { World } from './world.ts';
 
 // The oracle judges every send at the instant it happens, from the simulator's ground truth (the
 // memory ledger, the groups, the clock), never from what the code under test recorded: a gate that
 // skipped a check would record a clean one.
+
+/**
+ * The no-person limit of each currency, as the shipped amount rule sets it: the ground truth a send
+ * under the policy is judged by (read from the file, never worked out by the code under test).
+ */
+export const LIMITS: Readonly<Record<string, number>> = (() => {
+  const rule = loadConfig(DEFAULT_CONFIG_PATH).rules.find((r) => r.kind === 'amount_at_most');
+  if (rule?.kind !== 'amount_at_most') throw new Error('the shipped config has no amount_at_most rule for the simulator to judge sends by');
+  return rule.amount;
+})();
 
 /** The facts a refund decision may not see move behind its back; `refunded_by_others` is judged apart. */
 const WORLD_FIELDS = ['payment_intent', 'currency', 'amount_received', 'refunded_outside', 'disputed'] as const;
@@ -50,9 +61,23 @@ export function judgeDispatch(world: World, entry: Entry): void {
     const effect = entry.effect as JsonObject;
     const unsafe = unsafeSend(world, entry.effect_id, effect, entry.lease ?? null, entry.premises ?? null);
     if (unsafe !== null) world.violation(`no send without live authority and current facts: ${entry.effect_id} was dispatched when ${unsafe}`);
+    if (isPolicyLease(entry.lease)) judgePolicySend(world, entry.effect_id, effect);
   } catch (error) {
     world.violation(`the oracle failed on a DISPATCHED of ${entry.effect_id}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A send with no person must be within the limit of its payment's own currency, as the payments
+ * service holds it: in a currency the rules name no limit for, a person always decides.
+ */
+function judgePolicySend(world: World, effectId: string, effect: JsonObject): void {
+  const currency = world.target.payments.get(String(effect.payment_intent))?.currency ?? 'unknown';
+  world.hit(`oracle.policy_send.${currency}`);
+  const limit = Object.hasOwn(LIMITS, currency) ? LIMITS[currency] : undefined;
+  const amount = effect.amount as number;
+  if (limit === undefined) world.violation(`no refund with no person in a currency no rule names: ${effectId} sent ${amount} ${currency} under the policy`);
+  else if (amount > limit) world.violation(`no refund with no person over its currency's limit: ${effectId} sent ${amount} ${currency} under the policy, over ${limit}`);
 }
 
 /** Judge a send as it reaches the target: it must follow a durable DISPATCHED of this very payload, still open. */

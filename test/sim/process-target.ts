@@ -99,18 +99,18 @@ export function refundLister(world: World, life: Life) {
       if (world.fault('lookup_error')) throw new InjectedFault('listing refunds failed');
       return world.target.refunds
         .filter((r) => r.paymentIntent === paymentIntent)
-        .map((r) => refundObject(r) as unknown as Stripe.Refund);
+        .map((r) => refundObject(r, world.target.payments.get(r.paymentIntent)?.currency ?? 'usd') as unknown as Stripe.Refund);
     },
   };
 }
 
 /** A refund as Stripe's API shows it (the fields confirmations read). */
-export function refundObject(refund: MemoryRefunds['refunds'][number]): JsonObject {
+export function refundObject(refund: MemoryRefunds['refunds'][number], currency: string): JsonObject {
   return {
     id: refund.id,
     object: 'refund',
     amount: refund.amountCents,
-    currency: 'usd',
+    currency,
     payment_intent: refund.paymentIntent,
     status: refund.status,
     created: Math.floor(refund.createdMs / 1000),

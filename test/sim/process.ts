@@ -2,6 +2,7 @@ import type { Entry } from '../../shared/entries.ts';
 import { Gate } from '../../server/gate/gate.ts';
 import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
+import type { InboxPolicy } from '../../server/inbox/core.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
 import { recoverInFlight, requestKeyOf } from '../../server/services.ts';
@@ -60,6 +61,11 @@ class ProcessLife implements Life {
   }
 }
 
+/** The planted bug `policy_reads_dollars`: the rules are handed every payment's facts as if it were in dollars. */
+function readingDollars(policy: InboxPolicy): InboxPolicy {
+  return { ...policy, evaluate: (request, facts) => policy.evaluate(request, { ...facts, currency: 'usd' }) };
+}
+
 /** A new process over the shared journal and payments service, wired as services.ts wires a server. */
 export function createProcess(world: World): Process {
   world.processCount += 1;
@@ -89,7 +95,7 @@ export function createProcess(world: World): Process {
     name: CONFIG.inboxName,
     gate,
     authority,
-    policy: policyFromConfig(CONFIG),
+    policy: world.options.plant === 'policy_reads_dollars' ? readingDollars(policyFromConfig(CONFIG)) : policyFromConfig(CONFIG),
     capture: async (request) => {
       const paymentIntent = String(request.payment_intent);
       return target.capture(paymentIntent, (await journal.reservations(paymentIntent)).open);

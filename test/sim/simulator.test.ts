@@ -12,6 +12,8 @@ const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
   // A resend where a lookup would have found the refund, or a refusal of a refund that had landed.
   skip_lookup: /never two refunds for one effect|refused as a mismatch|the journal holds what landed/,
   drop_confirmed: /the views after a rebuild equal the live views/,
+  // A won or dinar refund cleared under the dollar limit, or a yen one over the yen limit.
+  policy_reads_dollars: /no refund with no person (in a currency no rule names|over its currency's limit): \w+ sent \d+ (krw|kwd|jpy|eur)/,
   // The second id is no hash of the message's key, and the receiver is told twice under two ids.
   outbox_no_dedupe: /a message's id is the hash of what it is: \w+ \(.*\) is journaled under another id|a message is delivered at most twice: .* under 2 ids/,
   outbox_skip_record: /a message is delivered at most twice, twice only when a crash or a lost answer came between its send and its record/,

@@ -24,6 +24,8 @@ export const PLANTS = [
   'skip_lookup',
   // The live inbox projection drops every CONFIRMED entry.
   'drop_confirmed',
+  // The policy reads every payment as a dollar one: yen, won and dinars are compared with the dollar limit.
+  'policy_reads_dollars',
   // The outbox journals every message twice, the second time under another id: a receiver that
   // drops repeats by id is told twice.
   'outbox_no_dedupe',
@@ -253,6 +255,7 @@ export class World {
               id: refund.id,
               object: 'refund',
               amount: refund.amountCents,
+              currency: this.target.payments.get(refund.paymentIntent)?.currency ?? 'usd',
               payment_intent: refund.paymentIntent,
               status: refund.status,
               metadata: refund.effectId === null ? {} : { interlock_effect_id: refund.effectId },

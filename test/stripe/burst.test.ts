@@ -62,7 +62,7 @@ describe('a burst of routine refunds against Stripe’s test-mode limits', () =>
       const ledger = (await world.as(fin, 'GET', '/api/ledger?limit=200')).json();
       expect(ledger.rows).toHaveLength(50);
       expect(new Set(ledger.rows.map((r: { payment_intent: string }) => r.payment_intent))).toEqual(new Set(payments));
-      expect(ledger.rows.map((r: { amount_sent_cents: number }) => r.amount_sent_cents)).toEqual(Array(50).fill(ASK_CENTS));
+      expect(ledger.rows.map((r: { amount_sent_minor: number }) => r.amount_sent_minor)).toEqual(Array(50).fill(ASK_CENTS));
     } finally {
       await world.close();
       await sandbox.close();

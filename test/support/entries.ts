@@ -117,6 +117,7 @@ export function escalatedFields(overrides: JsonObject = {}): JsonObject {
     reason: 'needs_judgment',
     why: 'a rule wants a person to decide',
     detail: 'over the auto-approve limit',
+    failed_rules: [],
     facts: PREMISES,
     changes: [],
     repairs: [],

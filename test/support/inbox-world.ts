@@ -25,15 +25,16 @@ export function simulatorPolicy(options: { limit?: number; slaMs?: number; first
     { name: 'large', chain: ['controller', 'finance-manager'], slaMs, when: (i) => (i.request.amount as number) > 200 },
     { name: 'default', chain: ['ap-leads', 'finance-manager'], slaMs, when: () => true },
   ];
-  const rules: [string, (r: InboxRequest, f: JsonObject) => boolean][] = [
-    [`amount under $${limit}`, (r) => (r.amount as number) <= limit],
-    ['customer not flagged', (r) => r.flagged !== true],
-    ['order eligible', (_r, f) => f.eligible === true],
+  // Each rule: its name, its check, and its words when it fails.
+  const rules: [string, (r: InboxRequest, f: JsonObject) => boolean, string][] = [
+    [`amount under $${limit}`, (r) => (r.amount as number) <= limit, `over $${limit}`],
+    ['customer not flagged', (r) => r.flagged !== true, 'customer flagged'],
+    ['order eligible', (_r, f) => f.eligible === true, 'order not eligible'],
   ];
   return {
     ruleNames: rules.map(([name]) => name),
     evaluate(request, facts) {
-      const failed = rules.filter(([, check]) => !check(request, facts)).map(([name]) => name);
+      const failed = rules.filter(([, check]) => !check(request, facts)).map(([rule, , words]) => ({ rule, words }));
       return { passed: failed.length === 0, failed };
     },
     route: (item) => routes.find((r) => r.when(item))!,

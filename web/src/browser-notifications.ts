@@ -1,6 +1,6 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import type { InboxItem } from '../../shared/api.ts';
-import { whyFor } from '../../shared/statuses.ts';
+import { escalationWhy } from '../../shared/escalation-words.ts';
 import { itemCurrency } from './currency.ts';
 import { formatMoney } from './format.ts';
 import type { LiveFeed } from './live.ts';
@@ -80,7 +80,7 @@ export async function setNotifyChoice(user: string, on: boolean): Promise<Notify
 
 /** The notification for one new item: what it is worth and why it needs a person; a click opens it. */
 function showNewItem(item: InboxItem): void {
-  const body = `${formatMoney(item.request.amount, itemCurrency(item))} · ${item.why || whyFor(item.reason)}`;
+  const body = `${formatMoney(item.request.amount, itemCurrency(item))} · ${escalationWhy(item)}`;
   let notification: Notification;
   try {
     notification = new Notification('New refund to decide', { body, tag: item.effect_id });

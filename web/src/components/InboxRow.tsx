@@ -2,7 +2,6 @@ import type { InboxItem, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
 import { formatMoney } from '../format.ts';
 import { useNowMs } from '../hooks.ts';
-import { rulesOf } from '../inbox-filters.ts';
 import { levelLabel } from '../labels.ts';
 import { itemPath } from '../router.ts';
 import { Link } from './Link.tsx';
@@ -10,7 +9,7 @@ import { viewersSentence } from './PresenceNote.tsx';
 import { ReasonSummary } from './ReasonSummary.tsx';
 import { SlaCountdown } from './SlaCountdown.tsx';
 import { FactsNow, TroubleChips } from './TroubleChips.tsx';
-import { whyFor } from '../../../shared/statuses.ts';
+import { escalationWhy, failedRuleWords } from '../../../shared/escalation-words.ts';
 
 interface InboxRowProps {
   item: InboxItem;
@@ -84,8 +83,9 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
-  const rules = rulesOf(item);
-  const why = rules.length > 0 ? rules.join(' · ') : item.why || whyFor(item.reason);
+  // How each rule failed, as the escalation worded them ("over $50.00 · disputed"), else the reason.
+  const failed = failedRuleWords(item).length > 0;
+  const why = escalationWhy(item);
   return (
     <li
       className={`inbox-row compact-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`}
@@ -99,7 +99,7 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
         <span className="mono">{item.request.id}</span> <span className="muted">· {item.request.agent}</span>
       </div>
       <div className="c-why" title={why}>
-        {rules.length > 0 && <span className="sr-only">Failed rules: </span>}
+        {failed && <span className="sr-only">Failed rules: </span>}
         {why}
       </div>
       <div className="c-trouble">

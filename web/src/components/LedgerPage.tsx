@@ -216,10 +216,10 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
                 <span className="ledger-sub mono">{row.payment_intent}</span>
               </th>
               <td>{row.agent}</td>
-              <td className="num">{formatMoney(row.amount_asked_cents, row.currency)}</td>
+              <td className="num">{formatMoney(row.amount_asked_minor, row.currency)}</td>
               <td className="num">
-                {row.amount_sent_cents === null ? '—' : formatMoney(row.amount_sent_cents, row.currency)}
-                {row.amount_failed_cents !== null && <span className="ledger-sub ledger-failed">{formatMoney(row.amount_failed_cents, row.currency)} sent, failed at Stripe</span>}
+                {row.amount_sent_minor === null ? '—' : formatMoney(row.amount_sent_minor, row.currency)}
+                {row.amount_failed_minor !== null && <span className="ledger-sub ledger-failed">{formatMoney(row.amount_failed_minor, row.currency)} sent, failed at Stripe</span>}
               </td>
               <td>{row.status}</td>
               <td>{decidedBy(row)}</td>

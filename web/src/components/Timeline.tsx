@@ -1,4 +1,5 @@
 import { type Change, DECISIONS, type Decision, type Entry } from '../../../shared/entries.ts';
+import { escalationWhy } from '../../../shared/escalation-words.ts';
 import { isJsonObject, type Json } from '../../../shared/json.ts';
 import { assertNever, whyFor } from '../../../shared/statuses.ts';
 import { entryAppTimes } from '../app-time.ts';
@@ -91,7 +92,7 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
       const headline =
         entry.breach !== true ? 'Routed to a person' : previousGroup === group ? `Deadline missed at ${group}` : 'Moved up after the SLA passed';
       return {
-        title: `${headline}: ${text(entry.why) || whyFor(text(entry.reason))}`,
+        title: `${headline}: ${escalationWhy(entry)}`,
         who: null,
         group: text(entry.group) || null,
         notes,
