@@ -42,7 +42,7 @@ export interface InterlockEnv {
   /** `SANDBOX_DEMO` (1): make demo payments in an empty embedded sandbox; `0` makes none. */
   sandboxDemo: boolean;
   /**
-   * `SANDBOX_RATE_LIMITS` (off): which of Stripe's published limits the embedded sandbox holds:
+   * `SANDBOX_RATE_LIMITS` (test): which of Stripe's published limits the embedded sandbox holds:
    * `test` (25 operations a second, 25 per endpoint, as Stripe test mode), `live` (100, 25 per
    * endpoint) or `off`.
    */
@@ -163,7 +163,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     claimTtlMs: read.raw('INTERLOCK_CLAIM_TTL_MS') === null ? null : read.wholeNumber('INTERLOCK_CLAIM_TTL_MS', 0, 1, Number.MAX_SAFE_INTEGER, 'must be a whole number of ms, 1 or more'),
     reconcileMs: read.wholeNumber('INTERLOCK_RECONCILE_MS', 60_000, RECONCILE_MS_MIN, Number.MAX_SAFE_INTEGER, `must be a whole number of ms, ${RECONCILE_MS_MIN} or more`),
     sandboxDemo: read.oneOf('SANDBOX_DEMO', ['0', '1'], '1') === '1',
-    sandboxRateLimits: read.oneOf('SANDBOX_RATE_LIMITS', RATE_LIMIT_MODES, 'off'),
+    sandboxRateLimits: read.oneOf('SANDBOX_RATE_LIMITS', RATE_LIMIT_MODES, 'test'),
     demo: read.raw('INTERLOCK_DEMO') === null ? null : read.oneOf('INTERLOCK_DEMO', ['0', '1'], '0') === '1',
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     secrets: env,

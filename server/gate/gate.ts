@@ -163,18 +163,17 @@ export class Gate {
     if (this.#turns.busy(key)) this.target.yieldHeld?.();
     // The facts check and the write of the DISPATCHED take turns per reserved payment; the send
     // itself runs after the turn, so concurrent refunds on one payment still send in parallel.
-    let turn: SendTurn | null = null;
+    const held: { turn: SendTurn | null } = { turn: null };
+    const inTurn = <T>(work: () => Promise<T>): Promise<T> => (held.turn ? held.turn.run(work) : work());
     try {
       const checked = await this.#turns.run(key, async () => {
-        turn = (await this.target.sendTurn?.()) ?? null;
-        const check = () => this.checkAndDispatch(effectId, effect, lease, decidedOn, checks, fresh);
-        return turn ? turn.run(check) : check();
+        held.turn = (await this.target.sendTurn?.()) ?? null;
+        return inTurn(() => this.checkAndDispatch(effectId, effect, lease, decidedOn, checks, fresh));
       });
       if (checked !== 'DISPATCHED') return done(checked);
-      const send = () => this.send(effectId, effect);
-      return await (turn ? (turn as SendTurn).run(send) : send());
+      return await inTurn(() => this.send(effectId, effect));
     } finally {
-      (turn as SendTurn | null)?.release();
+      held.turn?.release();
     }
   }
 

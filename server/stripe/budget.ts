@@ -25,6 +25,13 @@ export type BudgetClass = (typeof BUDGET_CLASSES)[number];
  */
 export const BUDGET_FLOORS: Readonly<Record<BudgetClass, number>> = { send: 0.6, recovery: 0.2, request: 0.15, background: 0.05 };
 
+/**
+ * The most of the window a class may hold, borrowed shares included: background readers (what the
+ * pages show of a payment, confirmation lookups, reconciliation) never fill a second by
+ * themselves, so an agent's request or a person's send finds room at once.
+ */
+export const BUDGET_CEILINGS: Readonly<Record<BudgetClass, number>> = { send: 1, recovery: 1, request: 1, background: 0.5 };
+
 /** Stripe's published limits, in operations a second. */
 export const STRIPE_MODE_LIMITS = {
   test: { globalPerSecond: 25, endpointPerSecond: 25 },
@@ -303,7 +310,8 @@ export class StripeBudget {
     const blocked = new Set<BudgetClass>();
     for (const waiter of ordered) {
       if (blocked.has(waiter.klass)) continue;
-      if (this.#fits(waiter.endpoints)) return waiter;
+      const ceiling = Math.max(1, Math.floor(BUDGET_CEILINGS[waiter.klass] * globalCap));
+      if (used(waiter.klass) + waiter.endpoints.length <= ceiling && this.#fits(waiter.endpoints)) return waiter;
       blocked.add(waiter.klass);
     }
     return null;

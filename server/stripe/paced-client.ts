@@ -135,8 +135,8 @@ function discard(response: Stripe.HttpClientResponse): void {
     response.dispose();
     return;
   }
-  const raw = response.getRawResponse() as { resume?: () => void } | undefined;
-  raw?.resume?.();
+  const raw: unknown = response.getRawResponse();
+  if (typeof raw === 'object' && raw !== null && 'resume' in raw && typeof raw.resume === 'function') raw.resume();
 }
 
 const transports = new WeakMap<Stripe, PacedHttpClient>();

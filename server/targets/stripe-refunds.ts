@@ -166,18 +166,20 @@ export class StripeRefunds implements Target {
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {
-    const wrong = wrongPayment(premises, effect);
-    if (wrong) return wrong;
-    const now = await this.capture(String(effect.payment_intent), effectId, options.reserved);
-    return judgeRefundFacts(premises as JsonObject, now, refundOf(effect).amount, options.headroom === true);
+    const recorded = judgeable(premises, effect);
+    if ('wrong' in recorded) return recorded.wrong;
+    const now = await this.capture(recorded.paymentIntent, effectId, options.reserved);
+    return judgeRefundFacts(recorded.premises, now, refundOf(effect).amount, options.headroom === true);
   }
 
   /** `explain` on facts already read (`now`, captured as `capture` does): no call to Stripe. */
   judgeOn(premises: Json, now: JsonObject, effect: JsonObject, options: ExplainOptions = {}): Explained {
-    const wrong = wrongPayment(premises, effect) ?? wrongPayment(now, effect);
-    if (wrong) return wrong;
+    const recorded = judgeable(premises, effect);
+    if ('wrong' in recorded) return recorded.wrong;
+    const read = judgeable(now, effect);
+    if ('wrong' in read) return read.wrong;
     if (!isRefundFacts(now)) return { violations: ['the facts read before the send are not a payment’s facts'], changes: [], repairs: [] };
-    return judgeRefundFacts(premises as JsonObject, now, refundOf(effect).amount, options.headroom === true);
+    return judgeRefundFacts(recorded.premises, now, refundOf(effect).amount, options.headroom === true);
   }
 
   /**
@@ -211,15 +213,15 @@ function refundOf(effect: JsonObject): { payment_intent: string; amount: number 
   return { payment_intent, amount };
 }
 
-/** Recorded facts that cannot be judged against this effect's payment, as an explanation; null when they can. */
-function wrongPayment(premises: Json, effect: JsonObject): Explained | null {
+/** Facts that can be judged against this effect's payment, or why they cannot, as an explanation. */
+function judgeable(premises: Json, effect: JsonObject): { premises: JsonObject; paymentIntent: string } | { wrong: Explained } {
   if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
-    return { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] };
+    return { wrong: { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] } };
   }
   if (premises.payment_intent !== effect.payment_intent) {
-    return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
+    return { wrong: { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] } };
   }
-  return null;
+  return { premises, paymentIntent: premises.payment_intent };
 }
 
 /**

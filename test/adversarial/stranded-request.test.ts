@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
+import { limits } from '../../shared/limits.ts';
 import { AppClock } from '../../server/clock.ts';
 import { startTicker } from '../../server/interlock.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
@@ -23,14 +24,18 @@ describe('a routine refund whose facts read fails at the gate', () => {
     world = await buildAppWorld({ config: testConfig({ slaTickMs: 20 }), clock: new AppClock(() => Date.now() + offsetMs) });
     const w = world;
     const pi = await w.payment(10_000);
-    // The inbox reads the facts (rules pass); the gate's own read of them fails once.
+    // The inbox reads the facts (rules pass); they are then too old to stand for the read before
+    // the send (limits.factsReuseMs), and the gate's own read of them fails once.
     const stripe = w.services.target.stripe;
     const retrieve = stripe.paymentIntents.retrieve.bind(stripe.paymentIntents);
     let reads = 0;
     stripe.paymentIntents.retrieve = ((...args: Parameters<typeof retrieve>) => {
       reads += 1;
       if (reads === 2) return Promise.reject(new Stripe.errors.StripeConnectionError({ message: 'connection reset' }));
-      return retrieve(...args);
+      return retrieve(...args).then((read) => {
+        offsetMs += limits.factsReuseMs + 1;
+        return read;
+      });
     }) as typeof stripe.paymentIntents.retrieve;
 
     const answer = await w.agent('POST', '/v1/refunds', { request_id: 'stranded', payment_intent: pi, amount: 1_000 });

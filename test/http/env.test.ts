@@ -37,7 +37,7 @@ describe('parseEnv', () => {
       claimTtlMs: null,
       reconcileMs: 60_000,
       sandboxDemo: true,
-      sandboxRateLimits: 'off',
+      sandboxRateLimits: 'test',
       demo: null,
       logLevel: 'info',
       secrets: {},
@@ -59,7 +59,7 @@ describe('parseEnv', () => {
       INTERLOCK_CLAIM_TTL_MS: '300',
       INTERLOCK_RECONCILE_MS: '500',
       SANDBOX_DEMO: '0',
-      SANDBOX_RATE_LIMITS: 'test',
+      SANDBOX_RATE_LIMITS: 'live',
       INTERLOCK_DEMO: '1',
       LOG_LEVEL: 'silent',
     });
@@ -76,7 +76,7 @@ describe('parseEnv', () => {
       claimTtlMs: 300,
       reconcileMs: 500,
       sandboxDemo: false,
-      sandboxRateLimits: 'test',
+      sandboxRateLimits: 'live',
       demo: true,
       logLevel: 'silent',
     });

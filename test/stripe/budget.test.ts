@@ -133,6 +133,21 @@ describe('StripeBudget', () => {
     expect(granted).toBe(20);
   });
 
+  it('background readers alone take at most half of a second, so a request finds room at once', async () => {
+    const clock = new FakeScheduler();
+    const budget = budgetOn(clock, 20);
+    let background = 0;
+    for (let i = 0; i < 40; i++) void budget.take('background', [READ_PAYMENT]).then(() => background++);
+    await settle();
+    expect(background).toBe(10);
+    let request: BudgetGrant | null = null;
+    void budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 150).then((g) => {
+      request = g;
+    });
+    await settle();
+    expect(request).not.toBeNull();
+  });
+
   it('halves its capacity for ten seconds after a 429', async () => {
     const clock = new FakeScheduler();
     const budget = budgetOn(clock, 20);
