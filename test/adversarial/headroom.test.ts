@@ -17,7 +17,12 @@ import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 /** A wall clock that runs with real time and can be moved forward. */
 function movableWall() {
   let offsetMs = 0;
-  return { now: () => Date.now() + offsetMs, advance: (ms: number) => void (offsetMs += ms) };
+  return {
+    now: () => Date.now() + offsetMs,
+    advance: (ms: number) => {
+      offsetMs += ms;
+    },
+  };
 }
 
 /** A world whose wall clock the attack moves past the facts' reuse, so the gate reads again. */
