@@ -2,7 +2,7 @@ import type { Entry, Escalated } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { refused, type Status } from '../../shared/statuses.ts';
 import { latestEscalation } from '../journal/chain.ts';
-import { boundRequest, chainState } from './state.ts';
+import { boundRequest, chainState, refusedMissingPayment } from './state.ts';
 
 /**
  * The inbox's decisions as pure functions of a chain as read: what a submit answers, and whether
@@ -36,7 +36,7 @@ export function decideInboxSubmit(chain: readonly Entry[], request: JsonObject):
       return { next: 'answer', status: 'IN_FLIGHT' };
     case 'NEW':
       // Stripe knew no such payment when its turn came: refused for good, nothing sent.
-      if (chain.some((e) => e.kind === 'REFUSED' && e.code === 'payment_missing')) return { next: 'answer', status: refused('payment_missing') };
+      if (refusedMissingPayment(chain)) return { next: 'answer', status: refused('payment_missing') };
       return { next: 'decide' };
   }
 }

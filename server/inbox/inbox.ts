@@ -8,7 +8,7 @@ import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
 import { decisionPrecondition } from './decide.ts';
 import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
-import { bindingFacts, boundRequest, chainState, ownedBy, repairChildOf, waitsItsTurn } from './state.ts';
+import { bindingFacts, boundRequest, chainState, ownedBy, refusedMissingPayment, repairChildOf, waitsItsTurn } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -231,7 +231,7 @@ export class Inbox extends InboxCore {
       // working on it has finished or failed by then.
       const settled = options.newUntilMs === undefined || (chain.at(-1)?.ts_ms ?? 0) <= options.newUntilMs;
       // A request waiting its turn for Stripe is the turn queue's, in arrival order, never a sweep's.
-      if (state === 'NEW' && request && settled && !waitsItsTurn(chain)) return this.submit(request);
+      if (state === 'NEW' && request && settled && !waitsItsTurn(chain) && !refusedMissingPayment(chain)) return this.submit(request);
       if (state === 'CLOSED') return this.submitRepairChild(chain);
       return null;
     });

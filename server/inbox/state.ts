@@ -40,6 +40,11 @@ export function waitsItsTurn(chain: readonly Entry[]): boolean {
   return chain.length === 1 && first !== undefined && first.kind === 'PROPOSED' && first.lease === null && first.premises === null;
 }
 
+/** True once a request that waited its turn found Stripe knows no such payment: refused for good, nothing sent. */
+export function refusedMissingPayment(chain: readonly Entry[]): boolean {
+  return chain.some((e) => e.kind === 'REFUSED' && e.code === 'payment_missing');
+}
+
 /** The facts recorded when the payload was bound (the lease-null PROPOSED), if any. */
 export function bindingFacts(chain: readonly Entry[]): JsonObject | null {
   const binding = allOf(chain, 'PROPOSED').find((e) => e.lease === null);
