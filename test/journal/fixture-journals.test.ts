@@ -318,3 +318,15 @@ describe.each(OUTBOXES)('%s', (name) => {
     });
   });
 });
+
+// Requests that waited their turn for Stripe (day-3 on): bound with no facts, then decided in turn.
+describe('requests that waited their turn for Stripe, as day-3 kept them', () => {
+  const entries = readFixture(join(FIXTURES, 'day-3.jsonl'));
+  it('day-3: three requests were bound with no facts (lease and premises null), and one found no such payment', () => {
+    const waited = entries.filter((e) => e.kind === 'PROPOSED' && e.lease === null && e.premises === null);
+    expect(waited.map((e) => (e.kind === 'PROPOSED' ? e.request?.id : null))).toEqual(['turn-wait-1', 'turn-person', 'turn-missing']);
+    expect(entries.filter((e) => e.kind === 'REFUSED' && e.code === 'payment_missing')).toHaveLength(1);
+    // None was escalated for want of a read: the one a person has failed a rule.
+    expect(entries.filter((e) => e.kind === 'ESCALATED').map((e) => (e.kind === 'ESCALATED' ? e.reason : null))).toEqual(['needs_judgment']);
+  });
+});
