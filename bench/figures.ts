@@ -12,7 +12,10 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   gate_effects_per_s: { unit: '/s', what: 'routine effects through the Gate in process, MemoryPayments (no latency), durable SqliteJournal, 64 submitters' },
   gate_p99_ms: { unit: 'ms', what: 'p99 of one Gate.submit in the run above' },
   naive_effects_per_s: { unit: '/s', what: 'the same target called directly (apply only), 64 submitters, no journal' },
-  http_refunds_per_s: { unit: '/s', what: 'routine POST /v1/refunds answered 200 COMMITTED, real server process, sandbox in its own process, 64 keep-alive connections' },
+  http_refunds_per_s: {
+    unit: '/s',
+    what: "routine POST /v1/refunds answered 200 COMMITTED, real server process, sandbox in its own process without limits, Interlock's Stripe budget far above the load, 64 keep-alive connections",
+  },
   http_p50_ms: { unit: 'ms', what: 'p50 latency of those requests' },
   http_p99_ms: { unit: 'ms', what: 'p99 latency of those requests' },
   http_p99_ms_at_1000: { unit: 'ms', what: 'p99 latency with requests sent at a fixed 1,000/s (open loop: latency counted from when each was due)' },

@@ -30,6 +30,48 @@ export const FIGURE_NAMES = [
 /** One headline figure's name. */
 export type FigureName = (typeof FIGURE_NAMES)[number];
 
+/** The parts of the page, in the order it shows them: what each group of figures measures. */
+export const REPORT_SECTIONS = ['in_process', 'http_without_limits', 'start_up', 'receipts', 'people', 'ledger'] as const;
+/** One part of the page. */
+export type ReportSection = (typeof REPORT_SECTIONS)[number];
+
+/** Each part's heading and the sentence under it. */
+export const SECTION_TEXT: Record<ReportSection, { heading: string; about: string }> = {
+  in_process: { heading: 'The journal and the gate, in process', about: 'The disk, the journal store and the gate in one process, with a target that answers at once.' },
+  http_without_limits: {
+    heading: 'Interlock over HTTP, against a sandbox without limits',
+    about:
+      "A server process and the Stripe sandbox in a process of its own, the sandbox holding no rate limits and Interlock's own Stripe budget set far above the load (stage `http-without-limits`): what Interlock itself can do, not the pace Stripe allows.",
+  },
+  start_up: { heading: 'Start-up and the scoreboard over large journals', about: 'A server process started over generated journals of realistic chains.' },
+  receipts: { heading: 'Receipts', about: 'Receipts of realistic chains, signed and verified in process.' },
+  people: { heading: 'What reaches people', about: "Escalations reaching their group's email and chat, and a refund made by hand reaching an open inbox, each with the shipped config." },
+  ledger: { heading: 'The ledger CSV', about: 'The finance ledger of the 1M-entry journal, downloaded from a server process.' },
+};
+
+/** The part of the page each headline figure is shown in. */
+export const FIGURE_SECTION: Record<FigureName, ReportSection> = {
+  fsync_per_s: 'in_process',
+  gate_effects_per_s: 'in_process',
+  gate_p99_ms: 'in_process',
+  naive_effects_per_s: 'in_process',
+  http_refunds_per_s: 'http_without_limits',
+  http_p50_ms: 'http_without_limits',
+  http_p99_ms: 'http_without_limits',
+  http_p99_ms_at_1000: 'http_without_limits',
+  ws_visible_ms_p95: 'http_without_limits',
+  rebuild_s_100k: 'start_up',
+  rebuild_s_1m: 'start_up',
+  rss_mib_1m: 'start_up',
+  scoreboard_ms_1m_cold: 'start_up',
+  scoreboard_ms_1m_warm: 'start_up',
+  verify_receipts_per_s: 'receipts',
+  notify_p95_ms: 'people',
+  stale_chip_p95_ms: 'people',
+  ledger_csv_s_1m: 'ledger',
+  ledger_csv_rss_growth_mib_1m: 'ledger',
+};
+
 /** A bound a figure must meet: at least (`>=`) or at most (`<=`) `value`. */
 export interface Target {
   op: '>=' | '<=';
@@ -199,9 +241,15 @@ export function renderBenchMarkdown(report: BenchReport): string {
     '',
     '## Figures',
     '',
-    TABLE_HEAD,
-    ...FIGURE_NAMES.map((name) => figureRow(name, figureIn(report, name))),
-    '',
+    ...REPORT_SECTIONS.flatMap((section) => [
+      `### ${SECTION_TEXT[section].heading}`,
+      '',
+      SECTION_TEXT[section].about,
+      '',
+      TABLE_HEAD,
+      ...FIGURE_NAMES.filter((name) => FIGURE_SECTION[name] === section).map((name) => figureRow(name, figureIn(report, name))),
+      '',
+    ]),
     '## Details',
     '',
     TABLE_HEAD,

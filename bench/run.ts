@@ -39,7 +39,7 @@ if (process.argv.includes('--render')) {
 const smoke = process.argv.includes('--smoke');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http', 'outbox', 'stale-chip'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'outbox', 'stale-chip'] as const;
 const only = readOnly();
 const samples: Samples = {};
 const errors = new Map<string, string>();
@@ -104,7 +104,7 @@ async function runAll(dir: string): Promise<void> {
   merge(await stage('simulate', [], () => simulateStage(plan)));
   merge(await stage('gate', ALL_FIGURES.filter((f) => f.startsWith('gate_') || f.startsWith('naive_')), () => gateStage(plan, dir)));
   let templates: Templates | undefined;
-  const http = await stage('http', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));
+  const http = await stage('http-without-limits', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));
   if (http) {
     merge(http.samples);
     for (const [name, why] of Object.entries(http.failures)) errors.set(name, why);
