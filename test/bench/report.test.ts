@@ -67,6 +67,7 @@ describe('bench report', () => {
       if (section + 1 < headingAt.length) expect(at, name).toBeLessThan(headingAt[section + 1]!);
     }
     expect(SECTION_TEXT[FIGURE_SECTION.http_refunds_per_s].heading).toBe('Interlock over HTTP, against a sandbox without limits');
+    expect(SECTION_TEXT[FIGURE_SECTION.burst_settle_s_live].heading).toBe("Interlock over HTTP, under Stripe's rate limits");
   });
 
   it('render: a figure added after the run that wrote the results is NOT MEASURED and named at the top, never dropped', () => {
