@@ -1,3 +1,5 @@
+import { configuredCapacity, floorS, stripeCapacity } from './burst-floor.ts';
+import { FULL } from './plans.ts';
 import type { FigureName } from './report.ts';
 
 /** How each figure is read: its unit and what was measured. */
@@ -6,16 +8,45 @@ export interface FigureInfo {
   what: string;
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+const TEST_AGENTS = count(FULL.burstRefunds.test);
+const LIVE_AGENTS = count(FULL.burstRefunds.live);
+/** A burst's floor at the configured budget, and at 100% of Stripe's limits. */
+const floors = (mode: 'test' | 'live') =>
+  `floor ${floorS(FULL.burstRefunds[mode], configuredCapacity(mode))} s at the configured budget (${configuredCapacity(mode).globalPerWindow}/s, ${configuredCapacity(mode).endpointPerWindow}/s per endpoint), ${floorS(FULL.burstRefunds[mode], stripeCapacity(mode))} s at Stripe's own limits`;
+
 /** The headline figures of the issue. */
 export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   fsync_per_s: { unit: '/s', what: 'raw rate of write(4 KiB) + fdatasync on the disk the journals live on' },
   gate_effects_per_s: { unit: '/s', what: 'routine effects through the Gate in process, MemoryPayments (no latency), durable SqliteJournal, 64 submitters' },
   gate_p99_ms: { unit: 'ms', what: 'p99 of one Gate.submit in the run above' },
   naive_effects_per_s: { unit: '/s', what: 'the same target called directly (apply only), 64 submitters, no journal' },
-  http_refunds_per_s: { unit: '/s', what: 'routine POST /v1/refunds answered 200 COMMITTED, real server process, sandbox in its own process, 64 keep-alive connections' },
+  http_refunds_per_s: {
+    unit: '/s',
+    what: "routine POST /v1/refunds answered 200 COMMITTED, real server process, sandbox in its own process without limits, Interlock's Stripe budget far above the load, 64 keep-alive connections",
+  },
   http_p50_ms: { unit: 'ms', what: 'p50 latency of those requests' },
   http_p99_ms: { unit: 'ms', what: 'p99 latency of those requests' },
   http_p99_ms_at_1000: { unit: 'ms', what: 'p99 latency with requests sent at a fixed 1,000/s (open loop: latency counted from when each was due)' },
+  stripe_calls_per_refund: {
+    unit: 'calls',
+    what: `requests the sandbox answered on /v1 (429s included) per routine refund, over a repetition's two bursts (${TEST_AGENTS} refunds under test-mode limits, ${LIVE_AGENTS} under live-mode limits), counted at the sandbox`,
+  },
+  burst_settle_s_test: {
+    unit: 's',
+    what: `${TEST_AGENTS} agents at once, each a routine refund of its own payment, sandbox holding test-mode limits (25/s), Interlock at its default share of them: first send → the last agent's final answer; ${floors('test')}`,
+  },
+  burst_settle_s_live: {
+    unit: 's',
+    what: `the same with ${LIVE_AGENTS} agents, sandbox holding live-mode limits (100/s, 25/s per endpoint), Interlock configured for them (global_per_second 100, endpoint_per_second 25) at its default share; ${floors('live')}`,
+  },
+  burst_429s: { unit: 'of calls', what: "the sandbox's 429 rate_limit answers as a share of every request it answered, over both bursts" },
+  burst_to_person: { unit: 'requests', what: 'requests escalated to a person in the servers\' journals after both bursts (warm-ups included)' },
+  burst_first_answer_p99_ms_200_agents: {
+    unit: 'ms',
+    what: `p99 over the ${TEST_AGENTS} agents of the test-mode burst (${TEST_AGENTS} connections) of the request that had their first answer other than 429: final, or 202 waiting its turn to reach Stripe`,
+  },
+  burst_first_answer_p99_ms_1000_agents: { unit: 'ms', what: `the same over the ${LIVE_AGENTS} agents of the live-mode burst (${LIVE_AGENTS} connections)` },
   rebuild_s_100k: { unit: 's', what: 'start-up over a 100k-entry journal: open, replay into the views, recover and sweep, ready' },
   rebuild_s_1m: { unit: 's', what: 'the same over a 1M-entry journal' },
   rss_mib_1m: { unit: 'MiB', what: 'peak RSS of that start-up process (VmHWM), including the first scoreboard read' },
@@ -65,6 +96,21 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   stale_chip_max_ms: { unit: 'ms', what: 'the slowest hand refund → stale chip' },
   stale_chip_samples: { unit: 'refunds', what: 'hand refunds whose item was shown stale, per repetition' },
   stale_chip_missing: { unit: '', what: 'hand refunds whose item was not shown stale within 30 s' },
+  burst_first_answer_p50_ms_200_agents: { unit: 'ms', what: 'p50 of that first answer other than 429, test-mode burst' },
+  burst_first_answer_p50_ms_1000_agents: { unit: 'ms', what: 'p50 of that first answer other than 429, live-mode burst' },
+  burst_first_answer_wait_p99_ms_200_agents: {
+    unit: 'ms',
+    what: "p99 of an agent's first send → that answer, test-mode burst: Interlock's own 429s beyond 128 requests in flight and the Retry-After waiting after them included",
+  },
+  burst_first_answer_wait_p99_ms_1000_agents: { unit: 'ms', what: "p99 of an agent's first send → that answer, live-mode burst" },
+  burst_turned_away_200_agents: { unit: 'answers', what: 'answers 429 from Interlock itself (128 refund requests in flight already, nothing written) in the test-mode burst; the agent sent again after Retry-After' },
+  burst_turned_away_1000_agents: { unit: 'answers', what: 'the same in the live-mode burst' },
+  burst_not_committed: { unit: 'agents', what: 'agents of both bursts whose final answer was not a committed refund, or who had none within three times the floor plus 30 s' },
+  burst_connection_errors: { unit: '', what: 'requests of both bursts that failed on the connection (the agent sent the same again)' },
+  burst_agents_lag_max_ms: {
+    unit: 'ms',
+    what: "the longest the agents' own event loop was held in either burst (one process runs every agent): at most this much of a first answer's time can be the load generator's",
+  },
   journal_file_mib_1m: { unit: 'MiB', what: 'size of the 1M-entry journal file' },
   journal_generate_s_1m: { unit: 's', what: 'time to generate both journals through the store (not a target)' },
   rebuild_open_s_1m: { unit: 's', what: 'of the 1M start-up: opening the file and migrating' },

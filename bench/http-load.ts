@@ -16,6 +16,8 @@ export interface Reply {
   body: string;
   /** The `name=value` of the first cookie the reply set, if any. */
   cookie?: string;
+  /** The seconds of its `Retry-After`, if it had one. */
+  retryAfterS?: number;
 }
 
 /** A failure label for a reply, or null when it is what the load expects. */
@@ -61,7 +63,15 @@ export class LoadClient {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         const cookie = res.headers['set-cookie']?.[0]?.split(';')[0];
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(cookie ? { cookie } : {}) }));
+        const retryAfterS = Number(res.headers['retry-after'] ?? Number.NaN);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ...(cookie ? { cookie } : {}),
+            ...(Number.isFinite(retryAfterS) ? { retryAfterS } : {}),
+          }),
+        );
         res.on('error', reject);
       });
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timeout')));

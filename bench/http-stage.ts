@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { UNPACED_STRIPE_CONFIG, writeStripeConfig } from './configs.ts';
 import { cpuSecondsOf, createPaymentIntents, IntentPool, runFixedRate, runRefundLoad } from './http.ts';
 import { LoadClient, type LoadResult } from './http-load.ts';
 import { harvestTemplates, type Templates } from './journal-gen.ts';
 import { closeFeed, decideSome, logIn, openFeed, runVisible } from './live.ts';
 import { startSandboxProcess, startServerProcess, type Started } from './processes.ts';
-import { CONFIG_PATH, type Plan, push, type Samples, say } from './stages.ts';
+import { type Plan, push, type Samples, say } from './stages.ts';
 import { percentile, repeat, sleep } from './stats.ts';
 
 /** The inbox name in interlock.yaml, which owns the chains the views show. */
@@ -102,10 +103,15 @@ async function watchIdle(server: Started, ms: number): Promise<{ share: number; 
   return { share: (cpuSecondsOf(server.child.pid) - before) / ((performance.now() - startMs) / 1000), slowestMs };
 }
 
+/** The config of every server of this stage: interlock.yaml with Interlock's Stripe budget far above the load. */
+function unpacedConfig(dir: string): string {
+  return writeStripeConfig(dir, 'unpaced', UNPACED_STRIPE_CONFIG);
+}
+
 /** Run `fn` against a fresh server process (an empty journal in `dir/name`), stopping it after. */
 async function withServer<T>(dir: string, name: string, sandbox: Started, fn: (server: Started, journal: string) => Promise<T>): Promise<T> {
   const dataDir = path.join(dir, name);
-  const server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: CONFIG_PATH });
+  const server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: unpacedConfig(dir) });
   try {
     return await fn(server, path.join(dataDir, 'interlock.sqlite'));
   } finally {
@@ -174,8 +180,9 @@ async function liveReps(plan: Plan, server: Started, sandbox: Started, journal: 
 }
 
 /**
- * Everything over HTTP, each part against a fresh server process (an empty journal) with the
- * Stripe sandbox in a process of its own: closed-loop routine refunds (and, after the last, the
+ * Interlock over HTTP against a sandbox without limits, Interlock's own Stripe budget far above
+ * the load, each part against a fresh server process (an empty journal) with the Stripe sandbox
+ * in a process of its own: closed-loop routine refunds (and, after the last, the
  * server watched with no requests); escalations seen on an approver's websocket, then decisions,
  * whose journal gives the templates of the generated journals; last, a fixed rate, which
  * overloads the server on purpose, so its failure costs only its own figures.
@@ -217,12 +224,12 @@ export async function httpStage(plan: Plan, dir: string): Promise<HttpOutcome> {
  * sandbox of its own, then stop both: the sandbox first, so no webhook arrives while the server
  * shuts down and writes its profile.
  */
-async function withProfiledServer<T>(dataDir: string, profDir: string, work: (server: Started, sandbox: Started) => Promise<T>): Promise<T> {
+async function withProfiledServer<T>(dir: string, dataDir: string, profDir: string, work: (server: Started, sandbox: Started) => Promise<T>): Promise<T> {
   const sandbox = await startSandboxProcess();
   let server: Started | undefined;
   let result: T;
   try {
-    server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: CONFIG_PATH, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
+    server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: unpacedConfig(dir), nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
     result = await work(server, sandbox);
   } catch (error) {
     await server?.stop();
@@ -237,7 +244,7 @@ async function withProfiledServer<T>(dataDir: string, profDir: string, work: (se
 
 /** Start a server under `--cpu-prof`, load it with routine refunds, stop it: its profile is in `profDir`. */
 export async function profileServer(plan: Plan, dir: string, profDir: string): Promise<void> {
-  await withProfiledServer(path.join(dir, 'profiled-server'), profDir, async (server, sandbox) => {
+  await withProfiledServer(dir, path.join(dir, 'profiled-server'), profDir, async (server, sandbox) => {
     const pool = new IntentPool(await createPaymentIntents(sandbox.url, plan.connections * 40), plan.connections);
     await runRefundLoad(server.url, pool, { connections: plan.connections, durationMs: plan.profileLoadMs, tag: 'profile' });
   });
@@ -251,7 +258,7 @@ export async function profileIdleServer(plan: Plan, dir: string, journal: string
   const dataDir = path.join(dir, 'idle-server');
   fs.mkdirSync(dataDir, { recursive: true });
   fs.copyFileSync(journal, path.join(dataDir, 'interlock.sqlite'));
-  return withProfiledServer(dataDir, profDir, async (server) => {
+  return withProfiledServer(dir, dataDir, profDir, async (server) => {
     const before = cpuSecondsOf(server.child.pid);
     await sleep(plan.profileIdleMs);
     return (cpuSecondsOf(server.child.pid) - before) / (plan.profileIdleMs / 1000);

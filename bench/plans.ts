@@ -28,6 +28,8 @@ export const FULL: Plan = {
   notifyItems: 200,
   notifyRatePerS: 5,
   staleItems: 30,
+  burstRefunds: { test: 200, live: 1_000 },
+  burstWarmupRefunds: 20,
 };
 
 /** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
@@ -58,4 +60,6 @@ export const SMOKE: Plan = {
   notifyItems: 5,
   notifyRatePerS: 5,
   staleItems: 2,
+  burstRefunds: { test: 20, live: 20 },
+  burstWarmupRefunds: 0,
 };

@@ -6,11 +6,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BURST_MODES, describeFloor } from './burst-floor.ts';
 import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
 import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
 import type { Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
 import { staleChipStage } from './stale-chip.ts';
+import { stripeLimitsStage } from './stripe-limits.ts';
 import { ledgerStage } from './ledger.ts';
 import { outboxStage } from './outbox.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
@@ -39,7 +41,7 @@ if (process.argv.includes('--render')) {
 const smoke = process.argv.includes('--smoke');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http', 'outbox', 'stale-chip'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'outbox', 'stale-chip'] as const;
 const only = readOnly();
 const samples: Samples = {};
 const errors = new Map<string, string>();
@@ -98,13 +100,14 @@ const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|j
 const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
 const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
+const STRIPE_LIMITS_FIGURES = ALL_FIGURES.filter((f) => f === 'stripe_calls_per_refund' || f.startsWith('burst_'));
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
   merge(await stage('simulate', [], () => simulateStage(plan)));
   merge(await stage('gate', ALL_FIGURES.filter((f) => f.startsWith('gate_') || f.startsWith('naive_')), () => gateStage(plan, dir)));
   let templates: Templates | undefined;
-  const http = await stage('http', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));
+  const http = await stage('http-without-limits', [...HTTP_FIGURES, 'verify_receipts_per_s', ...REBUILD_FIGURES], () => httpStage(plan, dir));
   if (http) {
     merge(http.samples);
     for (const [name, why] of Object.entries(http.failures)) errors.set(name, why);
@@ -115,6 +118,7 @@ async function runAll(dir: string): Promise<void> {
       ),
     );
   }
+  merge(await stage('stripe-limits', STRIPE_LIMITS_FIGURES, () => stripeLimitsStage(plan, dir)));
   merge(await stage('outbox', NOTIFY_FIGURES, () => outboxStage(plan, dir)));
   merge(await stage('stale-chip', STALE_FIGURES, () => staleChipStage(plan, dir)));
   if (templates) {
@@ -181,6 +185,12 @@ function measuredNotes(figures: Record<string, Figure>): string[] {
   if (idle !== null && journalEntries !== null) {
     notes.push(
       `After a closed-loop run, with no request at all, the server used ${Math.round(100 * idle)}% of a core over the ${Math.round(journalEntries).toLocaleString('en-US')} entries that run left, and its slowest /healthz took ${Math.round(at('http_server_idle_healthz_max_ms') ?? Number.NaN)} ms (a fresh server over a copy of that journal: ${Math.round(100 * (at('idle_server_cpu_share') ?? Number.NaN))}% of a core). Each HTTP run starts on a fresh server with an empty journal, so the runs are comparable.`,
+    );
+  }
+  const settled = BURST_MODES.map((mode) => at(`burst_settle_s_${mode}`));
+  if (settled.every((s) => s !== null)) {
+    notes.push(
+      `The stripe-limits bursts: every agent of a burst sends at once over a connection of its own (client concurrency = agents: ${BURST_MODES.map((mode) => `${plan.burstRefunds[mode].toLocaleString('en-US')} under ${mode}-mode limits`).join(', ')}). Floors: ${BURST_MODES.map((mode) => describeFloor(mode, plan.burstRefunds[mode])).join('; ')}. The bursts settled in ${settled.map((s) => `${s!.toFixed(1)} s`).join(' and ')}.`,
     );
   }
   const replay = at('rebuild_replay_s_1m');

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { measureFsyncPerS, measureRawRowsPerS } from './fsync.ts';
+import type { BurstMode } from './burst-floor.ts';
 import { runGate, runNaive } from './gate.ts';
 import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
 import { REPO_ROOT } from './processes.ts';
@@ -42,6 +43,10 @@ export interface Plan {
   notifyRatePerS: number;
   /** Items refunded by hand per repetition of the stale chip stage, one after another. */
   staleItems: number;
+  /** Agents in each burst of the stripe-limits stage, each with a routine refund of a payment of its own, all at once. */
+  burstRefunds: Record<BurstMode, number>;
+  /** Routine refunds a fresh server is warmed up with before its burst. */
+  burstWarmupRefunds: number;
 }
 
 /** The config every server process of the bench runs with: the repository's own. */

@@ -5,12 +5,15 @@ import {
   BENCH_MD,
   type BenchReport,
   FIGURE_NAMES,
+  FIGURE_SECTION,
   type FigureName,
   figureIn,
   figureOf,
   meets,
   NOT_IN_THIS_RUN,
+  REPORT_SECTIONS,
   renderBenchMarkdown,
+  SECTION_TEXT,
   TARGETS,
 } from '../../bench/report.ts';
 
@@ -48,6 +51,23 @@ describe('bench report', () => {
     expect(md).toMatch(/\| `gate_effects_per_s` \| 110 \/s \| 100–120 \| >= 20,000 \| \*\*MISSED\*\* \|/);
     expect(md).toContain('**NOT MEASURED**: rebuild failed: boom');
     expect(md).toMatch(/Targets missed or not measured: .*`gate_effects_per_s`.*`rebuild_s_1m`/);
+  });
+
+  it('render: each headline figure once, under the heading of what it measures, the sections in their order', () => {
+    const md = renderBenchMarkdown(syntheticReport({}));
+    const headingAt = REPORT_SECTIONS.map((section) => md.indexOf(`\n### ${SECTION_TEXT[section].heading}\n`));
+    expect(headingAt.every((at) => at > 0)).toBe(true);
+    expect([...headingAt].sort((a, b) => a - b)).toEqual(headingAt);
+    for (const name of FIGURE_NAMES) {
+      const row = `| \`${name}\` |`;
+      expect(md.split(row), name).toHaveLength(2);
+      const section = REPORT_SECTIONS.indexOf(FIGURE_SECTION[name]);
+      const at = md.indexOf(row);
+      expect(at, name).toBeGreaterThan(headingAt[section]!);
+      if (section + 1 < headingAt.length) expect(at, name).toBeLessThan(headingAt[section + 1]!);
+    }
+    expect(SECTION_TEXT[FIGURE_SECTION.http_refunds_per_s].heading).toBe('Interlock over HTTP, against a sandbox without limits');
+    expect(SECTION_TEXT[FIGURE_SECTION.burst_settle_s_live].heading).toBe("Interlock over HTTP, under Stripe's rate limits");
   });
 
   it('render: a figure added after the run that wrote the results is NOT MEASURED and named at the top, never dropped', () => {
