@@ -59,7 +59,7 @@ export const limits = {
    * waiting its turn and answered 202: long enough for a quiet moment's answer to be final, short
    * enough that an agent always hears at once.
    */
-  stripeTurnWaitMs: 150,
+  stripeTurnWaitMs: 50,
   /** Requests waiting their turn for Stripe: at most what the budget sends in this long; beyond it 429. */
   stripeTurnQueueMs: 600_000,
   /** An agent hears within this long; a send still going on then (retrying a 429) is answered IN_FLIGHT and finishes on its own. */

@@ -219,7 +219,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     before: readonly Entry[],
     conflictWith: (chain: readonly Entry[]) => ReturnType<typeof conflictingPayload> | null,
   ) {
-    const retryAfterS = String(Math.max(1, Math.ceil(services.turns.expectedWaitMs() / 1000)));
+    const retryAfterS = String(Math.max(1, Math.ceil(services.turns.expectedWaitMs(before.length === 0 ? undefined : effectId) / 1000)));
     if (before.length === 0) {
       if (services.turns.full) {
         reply.header('retry-after', retryAfterS);
@@ -277,6 +277,8 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const chain = await chainOf(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
     const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
+    // Still waiting its turn for Stripe: when to ask again, from its place in the queue.
+    if (waitsItsTurn(chain)) reply.header('retry-after', String(Math.max(1, Math.ceil(services.turns.expectedWaitMs(effectId) / 1000))));
     return reply.status(refundHttpStatus(answer.status)).send(answer);
   });
 

@@ -243,15 +243,18 @@ export class StripeBudget {
     return this.#waiters.reduce((sum, w) => sum + w.endpoints.length, 0);
   }
 
-  /** How long `calls` more calls would wait at today's capacity, behind those already waiting. */
-  expectedWaitMs(calls: number): number {
-    const perWindow = Math.max(1, this.current().globalPerWindow);
-    return Math.ceil((this.waiting + calls) / perWindow) * BUDGET_WINDOW_MS;
+  /**
+   * Refunds a window lets through at today's capacity, each a read and a create: the account's
+   * limit over two calls, or one endpoint's limit (each refund spends one call of each endpoint),
+   * whichever is less.
+   */
+  refundsPerWindow(capacity: BudgetCapacity = this.current()): number {
+    return Math.max(1, Math.min(Math.floor(capacity.globalPerWindow / 2), capacity.endpointPerWindow));
   }
 
-  /** Calls to `endpoint` this budget lets start in ten minutes at full capacity. */
-  callsPer(ms: number): number {
-    return Math.floor((this.capacity.globalPerWindow * ms) / BUDGET_WINDOW_MS);
+  /** Refunds the budget lets through in `ms` at full capacity. */
+  refundsPer(ms: number): number {
+    return Math.floor((this.refundsPerWindow(this.capacity) * ms) / BUDGET_WINDOW_MS);
   }
 
   /** Stripe answered 429: the whole process goes at half its rate for a while. */

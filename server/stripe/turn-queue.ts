@@ -55,13 +55,17 @@ export class TurnQueue {
 
   /** Whether the queue already holds what the budget sends in `limits.stripeTurnQueueMs`: beyond it, agents are told 429. */
   get full(): boolean {
-    const refundsPerQueue = Math.floor(this.#options.budget.callsPer(limits.stripeTurnQueueMs) / 2);
-    return this.length >= refundsPerQueue;
+    return this.length >= this.#options.budget.refundsPer(limits.stripeTurnQueueMs);
   }
 
-  /** How long the last request in the queue can expect to wait, in ms. */
-  expectedWaitMs(): number {
-    return this.#options.budget.expectedWaitMs(2 * (this.length + 1));
+  /**
+   * How long a request can expect to wait for its turn, in ms: `effectId`'s place in the queue when
+   * it is queued here, else the back of the queue (where a new request would go).
+   */
+  expectedWaitMs(effectId?: string): number {
+    const at = effectId === undefined ? -1 : this.#queue.indexOf(effectId);
+    const ahead = at >= 0 ? at + 1 : this.length + 1;
+    return Math.ceil(ahead / this.#options.budget.refundsPerWindow()) * 1_000;
   }
 
   /**

@@ -148,6 +148,15 @@ describe('StripeBudget', () => {
     expect(request).not.toBeNull();
   });
 
+  it.each([
+    ['test', 10],
+    ['live', 20],
+  ] as const)('lets %s mode’s limits through %i refunds a second: the account’s limit over two calls, or one endpoint’s, whichever is less', (mode, refunds) => {
+    const budget = new StripeBudget({ capacity: capacityFor(mode), clock: new FakeScheduler() });
+    expect(budget.refundsPerWindow()).toBe(refunds);
+    expect(budget.refundsPer(600_000)).toBe(refunds * 600);
+  });
+
   it('halves its capacity for ten seconds after a 429', async () => {
     const clock = new FakeScheduler();
     const budget = budgetOn(clock, 20);
