@@ -39,6 +39,7 @@ const MAPPED_SEED_FILES = [
   'tests/test_scenario_shared_cap.py',
   'tests/test_export.py',
   'tests/test_export_authority_fixes.py',
+  'tests/test_scenario_stripe_dispute.py',
 ];
 
 const HEADER = 'seed_file\tseed_test\tour_test';
