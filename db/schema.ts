@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { ENTRY_KINDS } from '../shared/entries.ts';
 
 // The kinds come from the one closed list in shared/, so a new kind cannot be written until the
@@ -80,3 +80,35 @@ export const sessions = sqliteTable('sessions', {
   createdAtMs: integer('created_at_ms').notNull(),
   lastSeenAtMs: integer('last_seen_at_ms').notNull(),
 });
+
+/**
+ * The Stripe budget's slots of an account's capacity, one row per slot (`family` is `*` for the
+ * account's limit, else an endpoint's), each held by one process until `expires_ms` (wall-clock
+ * ms); `holder` is '' for a slot given back. Processes sharing this database share the account's
+ * budget through them (server/stripe/budget-leases.ts). Not the journal: no entry depends on them,
+ * and a crash only lets them lapse, so they are written without waiting for the disk.
+ */
+export const stripeBudgetLeases = sqliteTable(
+  'stripe_budget_leases',
+  {
+    account: text('account').notNull(),
+    family: text('family').notNull(),
+    slot: integer('slot').notNull(),
+    holder: text('holder').notNull(),
+    expiresMs: integer('expires_ms').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.account, t.family, t.slot] })],
+);
+
+/** What each process with Stripe calls out or waiting wants of a family's slots, until `expires_ms`: the fair shares are split by them. */
+export const stripeBudgetWants = sqliteTable(
+  'stripe_budget_wants',
+  {
+    account: text('account').notNull(),
+    family: text('family').notNull(),
+    holder: text('holder').notNull(),
+    slots: integer('slots').notNull(),
+    expiresMs: integer('expires_ms').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.account, t.family, t.holder] })],
+);

@@ -11,7 +11,7 @@ import { createChannels } from './outbox/channels.ts';
 import type { FactsScheduler } from './facts/current-facts.ts';
 import type { Channels } from './outbox/types.ts';
 import { SessionStore } from './http/sessions.ts';
-import { createServices, queueWaiting, recoverInFlight, type Services, startServices } from './services.ts';
+import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../shared/limits.ts';
 import type { ViewsLog } from './views.ts';
 
@@ -56,6 +56,11 @@ export interface InterlockParts {
   factsScheduler?: FactsScheduler | undefined;
   /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`). */
   busyRetryMs?: number | undefined;
+  /**
+   * The Stripe account the budget is shared for with every process on the database (default: as
+   * the config says, `stripeAccountOf`): the sandbox's address, or Stripe test mode.
+   */
+  stripeAccount?: string | undefined;
 }
 
 /** Interlock built but not started: the app (not listening), its services, and how to start and stop them. */
@@ -94,6 +99,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.claimTtlMs === undefined ? {} : { claimTtlMs: parts.claimTtlMs }),
     ...(parts.factsScheduler === undefined ? {} : { factsScheduler: parts.factsScheduler }),
     ...(parts.busyRetryMs === undefined ? {} : { busyRetryMs: parts.busyRetryMs }),
+    // Every process built here shares the account's Stripe budget with the others on its database.
+    stripeAccount: parts.stripeAccount ?? stripeAccountOf(config),
     onError: (effectId, error) => app?.log.error({ err: error, effectId }, 'one item failed in a sweep; the others went on'),
     log,
     channels,
@@ -126,6 +133,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     app: built,
     services,
     async start() {
+      // The budget's share of the account first: start-up recovery already calls Stripe.
+      services.budget.start();
       try {
         await startServices(services);
       } catch (error) {
@@ -178,6 +187,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     async close() {
       for (const stop of stops.splice(0).reverse()) await stop();
       await built.close();
+      // Last, once nothing of this process calls Stripe any more: a request still answering could wait on it.
+      await services.budget.stop();
       ownChannels?.close();
     },
   };

@@ -11,7 +11,7 @@ import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
-import type { Services } from './services.ts';
+import { type Services, stripeAccountOf } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -31,14 +31,14 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
   if (mode === 'test') {
     if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test');
     if (env.stripeWebhookSecrets.length === 0) throw new EnvError('STRIPE_WEBHOOK_SECRETS must list a whsec_... secret when the config says stripe.mode: test');
-    return { stripe: createStripeClient(env.stripeSecretKey), sandbox: null, secrets: env.stripeWebhookSecrets, note: 'Stripe test mode' };
+    return { stripe: createStripeClient(env.stripeSecretKey), sandbox: null, secrets: env.stripeWebhookSecrets, note: 'Stripe test mode', sandboxUrl: undefined };
   }
   const secret = `whsec_${randomBytes(24).toString('hex')}`;
   if (env.stripeSandboxUrl) {
     const url = env.stripeSandboxUrl;
     const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
     await fetch(new URL('/_sandbox/webhook', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: webhookUrl, secret }) });
-    return { stripe, sandbox: null, secrets: [secret], note: `the Stripe sandbox at ${url.origin}` };
+    return { stripe, sandbox: null, secrets: [secret], note: `the Stripe sandbox at ${url.origin}`, sandboxUrl: url.origin };
   }
   const sandbox = await startSandbox({
     port: env.sandboxPort,
@@ -47,7 +47,7 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
     rateLimits: env.sandboxRateLimits,
   });
   const limits = env.sandboxRateLimits === 'off' ? 'no rate limits' : `Stripe's ${env.sandboxRateLimits}-mode rate limits`;
-  return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})` };
+  return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})`, sandboxUrl: sandbox.url };
 }
 
 /**
@@ -80,6 +80,8 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     killHook: killHookFromEnv(env.killAt.join(',')),
     claimTtlMs: env.claimTtlMs ?? undefined,
     reconcileMs: env.reconcileMs,
+    // Processes on one database share a Stripe budget when they reach the same Stripe.
+    stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
   });
   const { app, services } = interlock;
   const address = await app.listen({ host: env.host, port: env.port });

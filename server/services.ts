@@ -19,7 +19,9 @@ import type { Channels } from './outbox/types.ts';
 import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
 import { PaymentPanels } from './facts/payment-panel.ts';
 import { Views, type ViewsLog } from './views.ts';
-import { capacityFor, StripeBudget } from './stripe/budget.ts';
+import { SqliteBudgetLeases } from '../db/budget-lease-store.ts';
+import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from './stripe/budget.ts';
+import { BudgetLeases } from './stripe/budget-leases.ts';
 import { attachBudget } from './stripe/paced-client.ts';
 import { TurnQueue } from './stripe/turn-queue.ts';
 
@@ -74,20 +76,62 @@ export interface ServiceOptions {
   outboxLog?: OutboxLog;
   /** The current-facts cache's clock and waits (default: the wall clock and timers). */
   factsScheduler?: FactsScheduler;
-  /** The Stripe budget (default: one at the config's share of the mode's limits). */
+  /** The Stripe budget (default: one at the config's share of the mode's limits, shared as `stripeAccount` says). */
   budget?: StripeBudget;
+  /** The Stripe account this process shares a budget for with every process on its database; without it, the budget is the process's alone. */
+  stripeAccount?: string;
   /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`); tests shorten it. */
   busyRetryMs?: number;
 }
 
-/** The budget the config asks for: its share of Stripe's limits for the mode (the sandbox is limited as test mode is). */
-export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>): StripeBudget {
+/** How a process shares its Stripe budget with the others on its database: the account they share it for. */
+export interface BudgetSharing {
+  database: OpenDatabase;
+  /** The Stripe account (`stripeAccountOf`): processes share one budget per account. */
+  account: string;
+  /** The wall clock the processes share, and timers (default: the real ones). */
+  clock?: BudgetClock;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The budget the config asks for: its share of Stripe's limits for the mode (the sandbox is
+ * limited as test mode is). With `sharing`, the capacity is the account's, split among every
+ * process on the database through lease rows beside the journal (budget-leases.ts); without it
+ * (or on a database in memory) this process has it all.
+ */
+export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharing?: BudgetSharing): StripeBudget {
   const { mode, rateLimits } = config.stripe;
   const overrides = {
     ...(rateLimits.globalPerSecond === null ? {} : { globalPerWindow: rateLimits.globalPerSecond }),
     ...(rateLimits.endpointPerSecond === null ? {} : { endpointPerWindow: rateLimits.endpointPerSecond }),
   };
-  return new StripeBudget({ capacity: capacityFor(mode === 'sandbox' ? 'test' : mode, rateLimits.share, overrides) });
+  const capacity = capacityFor(mode === 'sandbox' ? 'test' : mode, rateLimits.share, overrides);
+  const store = sharing === undefined ? null : SqliteBudgetLeases.beside(sharing.database);
+  if (sharing === undefined || store === null) return new StripeBudget({ capacity, ...(sharing?.clock ? { clock: sharing.clock } : {}) });
+  const clock = sharing.clock ?? REAL_BUDGET_CLOCK;
+  const share = new BudgetLeases({ store, account: sharing.account, capacity, clock, ...(sharing.onError ? { onError: sharing.onError } : {}) });
+  return new StripeBudget({ capacity, clock, share });
+}
+
+/**
+ * The Stripe account a config reaches when nothing more is known: every process in Stripe test
+ * mode on one database shares one account (a database normally serves one), and so does every
+ * process on the sandbox unless its address is given (`sandbox <url>`).
+ */
+export function stripeAccountOf(config: Pick<InterlockConfig, 'stripe'>, sandboxUrl?: string): string {
+  if (config.stripe.mode === 'test') return 'stripe test mode';
+  return sandboxUrl === undefined ? 'sandbox' : `sandbox ${new URL(sandboxUrl).origin}`;
+}
+
+/** A lease round that failed is logged, once a minute at most: the next round tries again, and the leases held lapse meanwhile. */
+function budgetError(log: ViewsLog | undefined): (error: unknown) => void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  return (error) => {
+    if (Date.now() - lastMs < 60_000) return;
+    lastMs = Date.now();
+    (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its leases; it tries again, granting less meanwhile');
+  };
 }
 
 /** Channels for services built without any (a rebuild, a replay): nothing can be delivered. */
@@ -120,7 +164,8 @@ export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: str
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
-  const budget = options.budget ?? budgetFromConfig(config);
+  const sharing = options.stripeAccount === undefined ? undefined : { database, account: options.stripeAccount, onError: budgetError(options.log) };
+  const budget = options.budget ?? budgetFromConfig(config, sharing);
   attachBudget(options.stripe, budget);
   const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
   const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });

@@ -76,10 +76,11 @@ export async function handleStripeApi(
   const headers = { 'request-id': requestId, 'stripe-version': headerOf(req, 'stripe-version') ?? Stripe.API_VERSION };
   const ex: Exchange = { engine, inFlightKeys, req, res, requestId, headers, outcome: 'through' };
   const operation = operationOf(req.method ?? '', url.pathname);
+  const arrivedMs = engine.nowMs();
   try {
     await serveApi(ex, url, operation);
   } finally {
-    engine.counts.record(operation, ex.outcome);
+    engine.counts.record(operation, ex.outcome, arrivedMs);
   }
 }
 

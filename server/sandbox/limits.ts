@@ -51,4 +51,6 @@ export const sandboxLimits = {
   liveOperationsPerSecond: 100,
   /** Stripe's default limit for each endpoint (named operation), in either mode, counted against the global one too. */
   endpointRequestsPerSecond: 25,
+  /** Request arrivals `requestCounts()` keeps, the oldest forgotten first: minutes at Stripe's live pace. */
+  requestArrivalsKeptMax: 20_000,
 } as const;

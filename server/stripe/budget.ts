@@ -9,7 +9,8 @@
  * a class below its floor share of the window goes first, then sends before recovery before new
  * requests before background reads, first come first served within a class; a class with nothing
  * waiting lends its share. After any 429 the capacity is halved for a while, because the
- * Dashboard and other integrations share the account.
+ * Dashboard and other integrations share the account. Processes sharing one account hold a share
+ * of the capacity each (`BudgetShare`, budget-leases.ts), and grant only within it.
  */
 
 /** Who is calling, most urgent first. */
@@ -48,6 +49,12 @@ export const BUDGET_WINDOW_MS = 1_000;
 export const BUDGET_PENALTY_MS = 10_000;
 /** A grant not used or released within this long is taken as used then: a holder that never calls cannot hold a place for ever. */
 export const BUDGET_GRANT_HOLD_MS = 30_000;
+
+/** The family of the account's own limit; every other family is an endpoint's. */
+export const GLOBAL_FAMILY = '*';
+
+/** While calls wait, the budget looks for room again at least this often. */
+const LOOK_AGAIN_MS = 250;
 
 /** The capacity a budget works with: starts allowed in any window, globally and per endpoint. */
 export interface BudgetCapacity {
@@ -103,7 +110,7 @@ export class BudgetGrant {
    */
   use(endpoint: string): { finished(): void } | null {
     const place = this.#places.find((p) => p.endpoint === endpoint && p.startMs === null && this.#budget.holds(p));
-    if (!place) return null;
+    if (!place || !this.#budget.covers(endpoint)) return null;
     const budget = this.#budget;
     place.startMs = budget.nowMs();
     place.calling = true;
@@ -154,21 +161,45 @@ export interface BudgetCounts {
   callsByClass: Record<string, number>;
 }
 
+/** What a budget holds and wants for one family (the account's limit, or an endpoint's). */
+export interface FamilyDemand {
+  /** Places held now: granted, out, or in their second after the answer. */
+  held: number;
+  /** Calls waiting for a place. */
+  waiting: number;
+}
+
+/**
+ * The part of an account's capacity this process holds, for processes sharing one account
+ * (budget-leases.ts); a budget without one has the whole capacity to itself.
+ */
+export interface BudgetShare {
+  /** Start holding a share for `budget`, which it asks what it holds and wants. */
+  start(budget: StripeBudget): void;
+  /** Give back what can be given back, and hold nothing more. */
+  stop(): Promise<void>;
+  /** Places the budget may grant now for `family` (`GLOBAL_FAMILY` or an endpoint). */
+  grantable(family: string): number;
+  /** Places the share covers now for `family`: a granted call may start only while the places fit in them. */
+  covered(family: string): number;
+  /** Calls wait that the places grantable do not cover: look for more now. */
+  wanted(): void;
+  /** Places it may expect for `family` while its calls wait: an even split among the processes that want some. */
+  expected(family: string): number;
+}
+
 export interface StripeBudgetOptions {
   capacity: BudgetCapacity;
   clock?: BudgetClock;
-  /**
-   * The share of the capacity this process holds right now, from 0 to 1, for processes sharing one
-   * account through the store (budget-leases.ts); 1 when the process is alone.
-   */
-  held?: () => number;
+  /** The share of the account's capacity this process holds, when processes share one account. */
+  share?: BudgetShare;
 }
 
 /** The process's Stripe budget. */
 export class StripeBudget {
   readonly capacity: BudgetCapacity;
   readonly #clock: BudgetClock;
-  readonly #held: () => number;
+  readonly #share: BudgetShare | null;
   #places: Place[] = [];
   #waiters: Waiter[] = [];
   #seq = 0;
@@ -185,21 +216,73 @@ export class StripeBudget {
   constructor(options: StripeBudgetOptions) {
     this.capacity = options.capacity;
     this.#clock = options.clock ?? REAL_BUDGET_CLOCK;
-    this.#held = options.held ?? (() => 1);
+    this.#share = options.share ?? null;
   }
 
   nowMs(): number {
     return this.#clock.nowMs();
   }
 
-  /** Starts allowed in the window now, globally and per endpoint: halved after a 429, scaled to the share held. */
+  /**
+   * Starts allowed in the window now, halved after a 429: globally within the share held, and per
+   * endpoint before any endpoint's own share (`#allowed` gives each endpoint's).
+   */
   current(): BudgetCapacity {
-    const penalty = this.nowMs() < this.#penaltyUntilMs ? 0.5 : 1;
-    const held = Math.min(1, Math.max(0, this.#held()));
+    const penalty = this.#penalty();
     return {
-      globalPerWindow: Math.floor(this.capacity.globalPerWindow * penalty * held),
-      endpointPerWindow: Math.floor(this.capacity.endpointPerWindow * penalty * held),
+      globalPerWindow: this.#allowed(GLOBAL_FAMILY),
+      endpointPerWindow: Math.floor(this.capacity.endpointPerWindow * penalty),
     };
+  }
+
+  /** Start holding the share of the account (when shared): before the first call. */
+  start(): void {
+    this.#share?.start(this);
+  }
+
+  /** Stop holding the share: what no place needs is given back at once, the rest lapses. */
+  async stop(): Promise<void> {
+    await this.#share?.stop();
+  }
+
+  /** What the budget holds and wants now, in all (`GLOBAL_FAMILY`) and per endpoint. */
+  demand(): Map<string, FamilyDemand> {
+    this.#prune();
+    const families = new Map<string, FamilyDemand>([[GLOBAL_FAMILY, { held: this.#places.length, waiting: 0 }]]);
+    const of = (family: string) => {
+      const known = families.get(family);
+      if (known) return known;
+      const fresh = { held: 0, waiting: 0 };
+      families.set(family, fresh);
+      return fresh;
+    };
+    for (const place of this.#places) of(place.endpoint).held += 1;
+    for (const waiter of this.#waiters) {
+      of(GLOBAL_FAMILY).waiting += waiter.endpoints.length;
+      for (const endpoint of waiter.endpoints) of(endpoint).waiting += 1;
+    }
+    return families;
+  }
+
+  /**
+   * Whether a granted call to `endpoint` may start now: always when alone; when shared, only while
+   * the places held fit in what the share covers (a share that could not be renewed covers less).
+   */
+  covers(endpoint: string): boolean {
+    if (this.#share === null) return true;
+    const inEndpoint = this.#places.filter((p) => p.endpoint === endpoint).length;
+    return this.#places.length <= this.#share.covered(GLOBAL_FAMILY) && inEndpoint <= this.#share.covered(endpoint);
+  }
+
+  #penalty(): number {
+    return this.nowMs() < this.#penaltyUntilMs ? 0.5 : 1;
+  }
+
+  /** Places allowed in the window now for a family: its capacity within the share held, halved after a 429. */
+  #allowed(family: string): number {
+    const capacity = family === GLOBAL_FAMILY ? this.capacity.globalPerWindow : this.capacity.endpointPerWindow;
+    const held = this.#share === null ? capacity : Math.min(capacity, this.#share.grantable(family));
+    return Math.floor(held * this.#penalty());
   }
 
   /** Wait for places for these calls (one per endpoint named), granted together. */
@@ -244,12 +327,22 @@ export class StripeBudget {
   }
 
   /**
-   * Refunds a window lets through at today's capacity, each a read and a create: the account's
-   * limit over two calls, or one endpoint's limit (each refund spends one call of each endpoint),
-   * whichever is less.
+   * Refunds a window lets through, each a read and a create: the account's limit over two calls,
+   * or one endpoint's limit (each refund spends one call of each endpoint), whichever is less. By
+   * default at the capacity this process can count on while its calls wait (`expectedCapacity`).
    */
-  refundsPerWindow(capacity: BudgetCapacity = this.current()): number {
+  refundsPerWindow(capacity: BudgetCapacity = this.expectedCapacity()): number {
     return Math.max(1, Math.min(Math.floor(capacity.globalPerWindow / 2), capacity.endpointPerWindow));
+  }
+
+  /**
+   * The capacity this process can count on while its calls wait, at today's penalty: a shared
+   * budget counts on its fair share, not on what it holds this instant.
+   */
+  expectedCapacity(): BudgetCapacity {
+    const global = this.#share === null ? this.capacity.globalPerWindow : Math.min(this.capacity.globalPerWindow, this.#share.expected(GLOBAL_FAMILY));
+    const penalty = this.#penalty();
+    return { globalPerWindow: Math.floor(global * penalty), endpointPerWindow: Math.floor(this.capacity.endpointPerWindow * penalty) };
   }
 
   /** Refunds the budget lets through in `ms` at full capacity. */
@@ -290,6 +383,7 @@ export class StripeBudget {
       this.#waiters.splice(this.#waiters.indexOf(next), 1);
       next.resolve(this.#grant(next.klass, next.endpoints));
     }
+    if (this.#waiters.length > 0) this.#share?.wanted();
     this.#wakeAtNextRoom();
   }
 
@@ -321,12 +415,11 @@ export class StripeBudget {
   }
 
   #fits(endpoints: readonly string[]): boolean {
-    const { globalPerWindow, endpointPerWindow } = this.current();
-    if (this.#places.length + endpoints.length > globalPerWindow) return false;
+    if (this.#places.length + endpoints.length > this.#allowed(GLOBAL_FAMILY)) return false;
     for (const endpoint of new Set(endpoints)) {
       const wanted = endpoints.filter((e) => e === endpoint).length;
       const inWindow = this.#places.filter((p) => p.endpoint === endpoint).length;
-      if (inWindow + wanted > endpointPerWindow) return false;
+      if (inWindow + wanted > this.#allowed(endpoint)) return false;
     }
     return true;
   }
@@ -347,8 +440,9 @@ export class StripeBudget {
     const now = this.nowMs();
     const leaving = this.#places.map((p) => (p.startMs ?? p.grantedMs + BUDGET_GRANT_HOLD_MS) + BUDGET_WINDOW_MS);
     if (this.#penaltyUntilMs > now) leaving.push(this.#penaltyUntilMs);
-    // The share held may grow at any moment (another process gave some back): look again soon.
-    leaving.push(now + 250);
+    // A place granted and not used yet leaves a second after a use not known yet, and a share
+    // may grow (its rounds pump the budget, but one may fail): look again soon.
+    leaving.push(now + LOOK_AGAIN_MS);
     const atMs = Math.max(now + 1, Math.min(...leaving));
     if (atMs >= this.#timerAtMs && this.#cancelTimer) return;
     this.#cancelTimer?.();

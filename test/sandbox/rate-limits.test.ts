@@ -128,7 +128,7 @@ describe('sandbox rate limits, as Stripe publishes them', () => {
     expect(sandbox.refunds(intent.id)).toHaveLength(26);
   });
 
-  it('counts what it answered, per endpoint: through, rate limited, unauthorized; on the handle and the control route, and reset', async () => {
+  it('counts what it answered, per endpoint: through, rate limited, unauthorized, and each request as it arrived; on the handle and the control route, and reset', async () => {
     const sandbox = await useSandbox({ clockMs: manualClock().nowMs, rateLimits: 'test' });
     const intent = await sandbox.createPaymentIntent(5_000);
     const stripe = sandbox.stripe();
@@ -138,11 +138,15 @@ describe('sandbox rate limits, as Stripe publishes them', () => {
     expect(counts.endpoints['GET /v1/payment_intents/:id']).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 0 });
     expect(counts.endpoints['GET /v1/refunds']).toEqual({ through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 1 });
     expect(counts.total).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 1 });
+    // Each request as it arrived, on the sandbox clock (a manual one here, so all at one instant).
+    expect(counts.arrivals).toHaveLength(28);
+    expect(counts.arrivals.filter((a) => a.operation === 'GET /v1/payment_intents/:id' && a.outcome === 'rate_limited')).toHaveLength(2);
+    expect(new Set(counts.arrivals.map((a) => a.atMs))).toEqual(new Set([sandbox.nowMs()]));
     const [method, path] = CONTROL_ROUTES.requestCounts.split(' ');
     const overHttp = (await (await fetch(`${sandbox.url}${path}`, { method })).json()) as RequestCounts;
     expect(overHttp).toEqual(counts);
     sandbox.resetRequestCounts();
-    expect(sandbox.requestCounts()).toEqual({ total: { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0 }, endpoints: {} });
+    expect(sandbox.requestCounts()).toEqual({ total: { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0 }, endpoints: {}, arrivals: [] });
   });
 
   it('the limit changes at run time over the control route, and the health route says which is in force', async () => {

@@ -2,24 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { BUDGET_PENALTY_MS, type BudgetClass, type BudgetGrant, capacityFor, StripeBudget } from '../../server/stripe/budget.ts';
 import { CREATE_REFUND, endpointOf, READ_PAYMENT } from '../../server/stripe/paced-client.ts';
 import { FakeScheduler, settle } from '../support/fake-scheduler.ts';
+import { mostInAnyWindow } from '../support/sliding-window.ts';
 
 // The one Stripe budget: no more than its capacity starts in any sliding second, globally and per
 // endpoint; classes are served by their floor shares and lend what they do not use.
 
 function budgetOn(clock: FakeScheduler, globalPerWindow: number, endpointPerWindow = globalPerWindow) {
   return new StripeBudget({ capacity: { globalPerWindow, endpointPerWindow }, clock });
-}
-
-/** The most starts in any window of `windowMs` among these start times. */
-function mostInAnyWindow(startsMs: readonly number[], windowMs = 1_000): number {
-  const sorted = [...startsMs].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    let j = i;
-    while (j < sorted.length && sorted[j]! < sorted[i]! + windowMs) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 describe('capacityFor', () => {

@@ -21,10 +21,17 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The example config with the test clock endpoint on, written into `dir`. */
-export function writeTestConfig(dir: string): string {
+/** Stripe's limits as the config gives them to a test that is not about Stripe's pace: far above its traffic. */
+const UNPACED_STRIPE_YAML = 'stripe: { mode: sandbox, rate_limits: { share: 1, global_per_second: 10000, endpoint_per_second: 10000 } }';
+
+/**
+ * The example config with the test clock endpoint on, written into `dir`; `unpaced` lifts
+ * Stripe's limits far above the test's traffic, for a test about something else.
+ */
+export function writeTestConfig(dir: string, options: { unpaced?: boolean } = {}): string {
   const path = join(dir, 'interlock.test.yaml');
-  const text = readFileSync(DEFAULT_CONFIG_PATH, 'utf8').replace(/^test_mode: false$/m, 'test_mode: true').replace(/^sla_tick_seconds: \d+/m, 'sla_tick_seconds: 1');
+  let text = readFileSync(DEFAULT_CONFIG_PATH, 'utf8').replace(/^test_mode: false$/m, 'test_mode: true').replace(/^sla_tick_seconds: \d+/m, 'sla_tick_seconds: 1');
+  if (options.unpaced) text = text.replace(/^stripe: .*$/m, UNPACED_STRIPE_YAML);
   writeFileSync(path, text);
   return path;
 }

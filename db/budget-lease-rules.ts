@@ -1,0 +1,106 @@
+/**
+ * The rules of the Stripe budget's leases, written once over any store (server/stripe/budget-leases.ts
+ * says why they keep processes sharing an account within its limits): what a round reads and
+ * writes, the fair split of a family's slots, and what a holder takes, keeps and gives back.
+ */
+
+/** One slot's lease as the store holds it; `holder` is '' for a slot given back. */
+export interface LeaseRow {
+  slot: number;
+  holder: string;
+  expiresMs: number;
+}
+
+/** What a live holder wants of a family, in slots. */
+export interface WantRow {
+  holder: string;
+  slots: number;
+}
+
+/** What a process asks of one family in a round. */
+export interface FamilyAsk {
+  family: string;
+  /** The family's slots (0 to slots - 1). */
+  slots: number;
+  /** Slots it wants: 0 when it has nothing out or waiting (its want row is then removed). */
+  want: number;
+  /** Slots its places need: it keeps at least these of the ones it holds. */
+  need: number;
+}
+
+/** What one round does to a family's slots for a holder. */
+export interface FamilyPlan {
+  take: number[];
+  keep: number[];
+  release: number[];
+  /** The holder's fair share of the family now. */
+  target: number;
+}
+
+/** A process's slots of a family after a round. */
+export interface LeaseHolding {
+  family: string;
+  held: number;
+  target: number;
+  expiresMs: number;
+  /** The processes that want some of the family's slots now, this one included if it does. */
+  wanting: number;
+}
+
+/** One round for a holder: its asks of each family, at `nowMs`, leases running `leaseMs`. */
+export interface LeaseRound {
+  account: string;
+  holder: string;
+  nowMs: number;
+  leaseMs: number;
+  asks: FamilyAsk[];
+}
+
+/**
+ * Where the leases live: the journal's database, beside the journal and off its durability path.
+ * A round is one transaction: it writes the holder's wants, reads the family's wants and slots,
+ * plans with `planFamily`, and takes, renews and gives back slots with conditional writes (a slot
+ * is taken only if it is free, expired or the holder's own), so the rows stay right even where two
+ * rounds interleave.
+ */
+export interface BudgetLeaseStore {
+  round(round: LeaseRound): Promise<LeaseHolding[]>;
+  close(): void;
+}
+
+/**
+ * Split `slots` max-min fairly among the holders that want some: one at a time to each holder
+ * still short, in holder order, round after round. What nobody wants stays free, for a process
+ * that comes to take it at once.
+ */
+export function splitSlots(slots: number, wants: readonly WantRow[]): Map<string, number> {
+  const order = [...wants].sort((a, b) => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0));
+  const given = new Map(order.map((w) => [w.holder, 0]));
+  let left = slots;
+  for (let short = true; left > 0 && short; ) {
+    short = false;
+    for (const want of order) {
+      const has = given.get(want.holder) ?? 0;
+      if (left === 0 || has >= want.slots) continue;
+      given.set(want.holder, has + 1);
+      left -= 1;
+      short = true;
+    }
+  }
+  return given;
+}
+
+/**
+ * What a holder does with a family's slots: hold its fair share, and never fewer than its places
+ * need. Short of it, it takes free slots (given back, or expired: an expired slot's last holder
+ * started nothing on it in its last second); beyond it, it gives back the slots it does not need.
+ */
+export function planFamily(holder: string, nowMs: number, ask: FamilyAsk, rows: readonly LeaseRow[], wants: readonly WantRow[]): FamilyPlan {
+  const live = (row: LeaseRow) => row.holder !== '' && row.expiresMs > nowMs;
+  const mine = rows.filter((r) => live(r) && r.holder === holder).map((r) => r.slot);
+  const free = rows.filter((r) => !live(r)).map((r) => r.slot);
+  const target = ask.want === 0 ? 0 : (splitSlots(ask.slots, wants).get(holder) ?? 0);
+  const hold = Math.max(ask.need, target);
+  if (mine.length >= hold) return { take: [], keep: mine.slice(0, hold), release: mine.slice(hold), target };
+  return { take: free.slice(0, hold - mine.length), keep: mine, release: [], target };
+}
