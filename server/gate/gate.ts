@@ -70,6 +70,8 @@ export interface GateOptions {
   sleep?: (ms: number) => Promise<void>;
   /** How long a send tries a busy target again before it lets go (default `limits.stripeBusyRetryMs`). */
   busyRetryMs?: number;
+  /** The jitter of those waits, from 0 to 1 (default `Math.random`): a simulation that must replay gives its own. */
+  random?: () => number;
 }
 
 /** The gate: sends an effect at most once, under live authority, on facts that still hold. */
@@ -85,6 +87,7 @@ export class Gate {
   killHook: KillHook | undefined;
   readonly sleep: (ms: number) => Promise<void>;
   readonly busyRetryMs: number;
+  readonly #random: () => number;
   /** Checks and dispatches on one payment take turns in this process. */
   readonly #turns = new KeyedTurns();
 
@@ -99,6 +102,7 @@ export class Gate {
     this.killHook = options.killHook;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.busyRetryMs = options.busyRetryMs ?? limits.stripeBusyRetryMs;
+    this.#random = options.random ?? Math.random;
   }
 
   /** The effect id a proposal maps to. */
@@ -310,7 +314,7 @@ export class Gate {
         const busy = error instanceof TargetBusyError;
         if (!busy && !(error instanceof TargetRetryableError)) throw error;
         const backoffMs = Math.min(limits.stripeBusyBackoffMaxMs, limits.stripeBusyBackoffFirstMs * 2 ** attempt);
-        const waitMs = backoffMs / 2 + Math.random() * (backoffMs / 2);
+        const waitMs = backoffMs / 2 + this.#random() * (backoffMs / 2);
         if (this.wallClockMs() - startedMs + waitMs > this.busyRetryMs) {
           if (!busy) throw error;
           await this.journal.release(effectId, this.sender);

@@ -27,9 +27,16 @@ export interface TurnQueueOptions {
   budget: StripeBudget;
   journal: JournalStore;
   inbox: Pick<Inbox, 'submit'>;
-  /** The wall clock, for the refusal's nothing-else and the log. */
+  /** Told each time the queue is done with a request for now: decided, or back to wait. */
   onSettled?: (effectId: string) => void;
   onError?: (effectId: string, error: unknown) => void;
+  /** How the queue waits before a failed request goes to the back (default: a timer that keeps no process alive). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A timer that never keeps the process alive. */
+function sleepUnref(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** The queue of requests waiting their turn for Stripe. */
@@ -133,7 +140,7 @@ export class TurnQueue {
       grant.release();
       this.#workers -= 1;
       this.#queued.delete(effectId);
-      if (again) setTimeout(() => this.enqueue(effectId), RETRY_AFTER_FAILURE_MS).unref();
+      if (again) void (this.#options.sleep ?? sleepUnref)(RETRY_AFTER_FAILURE_MS).then(() => this.enqueue(effectId));
       this.#options.onSettled?.(effectId);
       void this.#take();
     }
