@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Checks, FieldsOf, Refused } from '../../shared/entries.ts';
+import type { Checks, Dispatched, FieldsOf, Refused } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, whyFor } from '../../shared/statuses.ts';
 import { bindingConflict, dispatchBlocker, has, isDispatchBlocker, isOpenDispatch, lastOf } from '../journal/chain.ts';
 import { effectIdFor } from '../journal/hash.ts';
 import { type JournalStore, RESERVATION_MOVED } from '../journal/store.ts';
-import { blockedDispatch, decideSubmit } from './decide.ts';
+import { blockedDispatch, decideSubmit, recoveryTier } from './decide.ts';
 import { KeyedTurns } from './keyed-turns.ts';
 import type { KillHook, KillPoint } from './kill-points.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
@@ -168,8 +168,8 @@ export class Gate {
         const check = () => this.checkAndDispatch(effectId, effect, lease, decidedOn, checks, fresh);
         return turn ? turn.run(check) : check();
       });
-      if (checked !== 'DISPATCHED') return done(checked);
-      const send = () => this.send(effectId, effect);
+      if (typeof checked === 'string') return done(checked);
+      const send = () => this.send(effectId, effect, checked.ts_ms);
       return await (turn ? (turn as SendTurn).run(send) : send());
     } finally {
       (turn as SendTurn | null)?.release();
@@ -180,7 +180,7 @@ export class Gate {
    * Check the facts the decision relied on, then write the DISPATCHED, guarded so that no other
    * dispatch on the same payment came in between: open dispatches count as already refunded when
    * the facts are read, so two refunds racing on one payment are never both sent on the same facts.
-   * Answers 'DISPATCHED' when the send may go ahead, else the status to answer.
+   * Answers the DISPATCHED written when the send may go ahead, else the status to answer.
    */
   private async checkAndDispatch(
     effectId: string,
@@ -189,7 +189,7 @@ export class Gate {
     decidedOn: Json,
     checks: Checks,
     given?: FreshFacts,
-  ): Promise<Status | 'DISPATCHED'> {
+  ): Promise<Status | Dispatched> {
     const headroom = isPolicyLease(lease);
     const key = this.target.reservationKey?.(effect) ?? null;
     let fresh = given !== undefined && key !== null && given.key === key && this.target.judgeOn !== undefined ? given : undefined;
@@ -241,7 +241,7 @@ export class Gate {
         { owner: this.sender, ttlMs: this.claimTtlMs },
         guard,
       );
-      if (result.blocker === null) return 'DISPATCHED';
+      if (result.blocker === null) return result.entry;
       if (result.blocker !== RESERVATION_MOVED) return this.blocked(effectId, result.blocker);
       // Another dispatch on the payment since the facts were read: read them again.
       fresh = undefined;
@@ -270,13 +270,13 @@ export class Gate {
     return status;
   }
 
-  /** Send a dispatched effect and record how it went. */
-  private async send(effectId: string, effect: JsonObject): Promise<Outcome> {
+  /** Send a dispatched effect (dispatched at `dispatchedAtMs` on the wall clock) and record how it went. */
+  private async send(effectId: string, effect: JsonObject, dispatchedAtMs: number): Promise<Outcome> {
     const done = (status: Status): Outcome => ({ effectId, status });
     let sent: Json;
     try {
       await this.reached('after_dispatch', effectId);
-      const applied = await this.applyUntilNotBusy(effectId, effect);
+      const applied = await this.applyUntilNotBusy(effectId, effect, dispatchedAtMs);
       if (applied === null) return done('IN_FLIGHT');
       sent = applied;
       await this.reached('after_send', effectId);
@@ -302,10 +302,12 @@ export class Gate {
    * nothing (a 429), or asks for another try: with a backoff and jitter, the claim refreshed before
    * each try, for `busyRetryMs` (`limits.stripeBusyRetryMs`). Null when the tries ran out on a busy target, or the
    * claim was lost: nothing was done, the claim is let go, and recovery checks the authority and
-   * the facts again before it resends. A target that asked for another try and may have done it is
-   * an unknown outcome when the tries run out (thrown, the claim kept).
+   * the facts again before it resends. Where recovery could not resend it (tier 3: no key, no
+   * lookup) it would have to call the open dispatch ambiguous though nothing was done, so a busy
+   * target is tried for `limits.busyRetryWithoutResendMs` instead. A target that asked for another
+   * try and may have done it is an unknown outcome when the tries run out (thrown, the claim kept).
    */
-  private async applyUntilNotBusy(effectId: string, effect: JsonObject): Promise<Json | null> {
+  private async applyUntilNotBusy(effectId: string, effect: JsonObject, dispatchedAtMs: number): Promise<Json | null> {
     const startedMs = this.wallClockMs();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -315,7 +317,9 @@ export class Gate {
         if (!busy && !(error instanceof TargetRetryableError)) throw error;
         const backoffMs = Math.min(limits.stripeBusyBackoffMaxMs, limits.stripeBusyBackoffFirstMs * 2 ** attempt);
         const waitMs = backoffMs / 2 + this.#random() * (backoffMs / 2);
-        if (this.wallClockMs() - startedMs + waitMs > this.busyRetryMs) {
+        const resendable = recoveryTier(this.target, dispatchedAtMs, this.wallClockMs()) !== 3;
+        const retryMs = busy && !resendable ? Math.max(this.busyRetryMs, limits.busyRetryWithoutResendMs) : this.busyRetryMs;
+        if (this.wallClockMs() - startedMs + waitMs > retryMs) {
           if (!busy) throw error;
           await this.journal.release(effectId, this.sender);
           return null;
