@@ -52,6 +52,13 @@ export const limits = {
    * claim and recovery checks the authority and the facts again before it resends.
    */
   stripeBusyRetryMs: 60_000,
+  /**
+   * A target with no idempotency key and no lookup (tier 3) could not be resent by recovery, which
+   * would have to call a dispatch it finds open ambiguous, though a busy answer means nothing was
+   * done: a send it answers busy is tried again this long instead (half an hour of 429s is an
+   * outage), claim refreshed, before the sender lets go.
+   */
+  busyRetryWithoutResendMs: 1_800_000,
   stripeBusyBackoffFirstMs: 250,
   stripeBusyBackoffMaxMs: 8_000,
   /**

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Checks, FieldsOf, Refused } from '../../shared/entries.ts';
+import type { Checks, Dispatched, FieldsOf, Refused } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { type Status, whyFor } from '../../shared/statuses.ts';
 import { bindingConflict, dispatchBlocker, has, isDispatchBlocker, isOpenDispatch, lastOf } from '../journal/chain.ts';
 import { effectIdFor } from '../journal/hash.ts';
 import { type JournalStore, RESERVATION_MOVED } from '../journal/store.ts';
-import { blockedDispatch, decideSubmit } from './decide.ts';
+import { blockedDispatch, decideSubmit, recoveryTier } from './decide.ts';
 import { KeyedTurns } from './keyed-turns.ts';
 import type { KillHook, KillPoint } from './kill-points.ts';
 import { isPolicyLease, type LeaseStore } from './leases.ts';
@@ -70,6 +70,8 @@ export interface GateOptions {
   sleep?: (ms: number) => Promise<void>;
   /** How long a send tries a busy target again before it lets go (default `limits.stripeBusyRetryMs`). */
   busyRetryMs?: number;
+  /** The jitter of those waits, from 0 to 1 (default `Math.random`): a simulation that must replay gives its own. */
+  random?: () => number;
 }
 
 /** The gate: sends an effect at most once, under live authority, on facts that still hold. */
@@ -85,6 +87,7 @@ export class Gate {
   killHook: KillHook | undefined;
   readonly sleep: (ms: number) => Promise<void>;
   readonly busyRetryMs: number;
+  readonly #random: () => number;
   /** Checks and dispatches on one payment take turns in this process. */
   readonly #turns = new KeyedTurns();
   /**
@@ -105,6 +108,7 @@ export class Gate {
     this.killHook = options.killHook;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.busyRetryMs = options.busyRetryMs ?? limits.stripeBusyRetryMs;
+    this.#random = options.random ?? Math.random;
   }
 
   /** The effect id a proposal maps to. */
@@ -170,8 +174,8 @@ export class Gate {
         held.turn = (await this.target.sendTurn?.()) ?? null;
         return inTurn(() => this.checkAndDispatch(effectId, effect, lease, decidedOn, checks, fresh));
       });
-      if (checked !== 'DISPATCHED') return done(checked);
-      return await inTurn(() => this.send(effectId, effect));
+      if (typeof checked === 'string') return done(checked);
+      return await inTurn(() => this.send(effectId, effect, checked.ts_ms));
     } finally {
       held.turn?.release();
     }
@@ -181,7 +185,7 @@ export class Gate {
    * Check the facts the decision relied on, then write the DISPATCHED, guarded so that no other
    * dispatch on the same payment came in between: open dispatches count as already refunded when
    * the facts are read, so two refunds racing on one payment are never both sent on the same facts.
-   * Answers 'DISPATCHED' when the send may go ahead, else the status to answer.
+   * Answers the DISPATCHED written when the send may go ahead, else the status to answer.
    */
   private async checkAndDispatch(
     effectId: string,
@@ -190,7 +194,7 @@ export class Gate {
     decidedOn: Json,
     checks: Checks,
     given?: FreshFacts,
-  ): Promise<Status | 'DISPATCHED'> {
+  ): Promise<Status | Dispatched> {
     const headroom = isPolicyLease(lease);
     const key = this.target.reservationKey?.(effect) ?? null;
     let fresh = given !== undefined && key !== null && given.key === key && this.target.judgeOn !== undefined ? given : undefined;
@@ -242,7 +246,7 @@ export class Gate {
         { owner: this.sender, ttlMs: this.claimTtlMs },
         guard,
       );
-      if (result.blocker === null) return 'DISPATCHED';
+      if (result.blocker === null) return result.entry;
       if (result.blocker !== RESERVATION_MOVED) return this.blocked(effectId, result.blocker);
       // Another dispatch on the payment since the facts were read: read them again.
       fresh = undefined;
@@ -271,13 +275,13 @@ export class Gate {
     return status;
   }
 
-  /** Send a dispatched effect and record how it went. */
-  private async send(effectId: string, effect: JsonObject): Promise<Outcome> {
+  /** Send a dispatched effect (dispatched at `dispatchedAtMs` on the wall clock) and record how it went. */
+  private async send(effectId: string, effect: JsonObject, dispatchedAtMs: number): Promise<Outcome> {
     const done = (status: Status): Outcome => ({ effectId, status });
     let sent: Json;
     try {
       await this.reached('after_dispatch', effectId);
-      const applied = await this.applyUntilNotBusy(effectId, effect);
+      const applied = await this.applyUntilNotBusy(effectId, effect, dispatchedAtMs);
       if (applied === null) return done('IN_FLIGHT');
       sent = applied;
       await this.reached('after_send', effectId);
@@ -303,10 +307,12 @@ export class Gate {
    * nothing (a 429), or asks for another try: with a backoff and jitter, the claim refreshed before
    * each try, for `busyRetryMs` (`limits.stripeBusyRetryMs`). Null when the tries ran out on a busy target, or the
    * claim was lost: nothing was done, the claim is let go, and recovery checks the authority and
-   * the facts again before it resends. A target that asked for another try and may have done it is
-   * an unknown outcome when the tries run out (thrown, the claim kept).
+   * the facts again before it resends. Where recovery could not resend it (tier 3: no key, no
+   * lookup) it would have to call the open dispatch ambiguous though nothing was done, so a busy
+   * target is tried for `limits.busyRetryWithoutResendMs` instead. A target that asked for another
+   * try and may have done it is an unknown outcome when the tries run out (thrown, the claim kept).
    */
-  private async applyUntilNotBusy(effectId: string, effect: JsonObject): Promise<Json | null> {
+  private async applyUntilNotBusy(effectId: string, effect: JsonObject, dispatchedAtMs: number): Promise<Json | null> {
     const startedMs = this.wallClockMs();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -315,8 +321,10 @@ export class Gate {
         const busy = error instanceof TargetBusyError;
         if (!busy && !(error instanceof TargetRetryableError)) throw error;
         const backoffMs = Math.min(limits.stripeBusyBackoffMaxMs, limits.stripeBusyBackoffFirstMs * 2 ** attempt);
-        const waitMs = backoffMs / 2 + Math.random() * (backoffMs / 2);
-        if (this.wallClockMs() - startedMs + waitMs > this.busyRetryMs) {
+        const waitMs = backoffMs / 2 + this.#random() * (backoffMs / 2);
+        const resendable = recoveryTier(this.target, dispatchedAtMs, this.wallClockMs()) !== 3;
+        const retryMs = busy && !resendable ? Math.max(this.busyRetryMs, limits.busyRetryWithoutResendMs) : this.busyRetryMs;
+        if (this.wallClockMs() - startedMs + waitMs > retryMs) {
           if (!busy) throw error;
           await this.journal.release(effectId, this.sender);
           return null;

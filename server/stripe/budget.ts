@@ -438,7 +438,10 @@ export class StripeBudget {
   #wakeAtNextRoom(): void {
     if (this.#waiters.length === 0) return;
     const now = this.nowMs();
-    const leaving = this.#places.map((p) => (p.startMs ?? p.grantedMs + BUDGET_GRANT_HOLD_MS) + BUDGET_WINDOW_MS);
+    // A call still out leaves no sooner than a second after its answer, which has not come: it
+    // sets no wake-up of its own (one at its start would come due at once, every millisecond,
+    // for as long as the call is out); the look again soon below finds the answer.
+    const leaving = this.#places.filter((p) => !p.calling).map((p) => (p.startMs ?? p.grantedMs + BUDGET_GRANT_HOLD_MS) + BUDGET_WINDOW_MS);
     if (this.#penaltyUntilMs > now) leaving.push(this.#penaltyUntilMs);
     // A place granted and not used yet leaves a second after a use not known yet, and a share
     // may grow (its rounds pump the budget, but one may fail): look again soon.

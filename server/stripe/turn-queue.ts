@@ -30,9 +30,16 @@ export interface TurnQueueOptions {
   inbox: Pick<Inbox, 'submit' | 'name' | 'options'>;
   /** The application clock, for the PROPOSED's `at_ms`. */
   nowMs: () => number;
-  /** Told when a queued request was decided (or given back to the queue). */
+  /** Told each time the queue is done with a request for now: decided, or back to wait. */
   onSettled?: (effectId: string) => void;
   onError?: (effectId: string, error: unknown) => void;
+  /** How the queue waits before a failed request goes to the back (default: a timer that keeps no process alive). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A timer that never keeps the process alive. */
+function sleepUnref(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** The queue of requests waiting their turn for Stripe. */
@@ -157,7 +164,7 @@ export class TurnQueue {
       grant.release();
       this.#workers -= 1;
       this.#queued.delete(effectId);
-      if (again) setTimeout(() => this.enqueue(effectId), RETRY_AFTER_FAILURE_MS).unref();
+      if (again) void (this.#options.sleep ?? sleepUnref)(RETRY_AFTER_FAILURE_MS).then(() => this.enqueue(effectId));
       this.#options.onSettled?.(effectId);
       void this.#take();
     }

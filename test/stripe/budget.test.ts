@@ -96,6 +96,31 @@ describe('StripeBudget', () => {
     expect(grantedAtMs - startedMs).toBeLessThan(1_300);
   });
 
+  it('while a call is out for seconds and another waits, the budget looks again a few times a second, not every millisecond', async () => {
+    const clock = new FakeScheduler();
+    let timers = 0;
+    const counted = {
+      nowMs: () => clock.nowMs(),
+      after: (ms: number, run: () => void) => {
+        timers += 1;
+        return clock.after(ms, run);
+      },
+    };
+    const budget = new StripeBudget({ capacity: { globalPerWindow: 1, endpointPerWindow: 1 }, clock: counted });
+    const call = (await budget.take('send', [CREATE_REFUND])).use(CREATE_REFUND)!;
+    let grantedAtMs = 0;
+    void budget.take('send', [CREATE_REFUND]).then(() => {
+      grantedAtMs = clock.nowMs();
+    });
+    await clock.advance(5_000);
+    const answeredMs = clock.nowMs();
+    call.finished();
+    await clock.advance(2_000);
+    expect(grantedAtMs - answeredMs).toBeGreaterThanOrEqual(1_000);
+    expect(grantedAtMs - answeredMs).toBeLessThan(1_300);
+    expect(timers).toBeLessThan(40);
+  });
+
   it('serves a class below its floor first, so background reads are never starved by a flood of sends', async () => {
     const clock = new FakeScheduler();
     const budget = budgetOn(clock, 20);
