@@ -134,7 +134,9 @@ describe('test/seed-map.tsv', () => {
     expect(malformed).toEqual([]);
   });
 
-  it('maps every seed row of the re-implemented files exactly once, and no other row', () => {
+  // The earlier system's list sits beside the project (../shared) where the project is developed and
+  // in CI; a clone on its own has only the map, whose own checks (above and below) still run.
+  it.skipIf(!existsSync(SEED_FILE))('maps every seed row of the re-implemented files exactly once, and no other row', () => {
     const seed = readSeedKeys();
     expect(new Set(seed).size).toBe(seed.length);
     const counts = new Map<string, number>();
