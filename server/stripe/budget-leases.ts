@@ -38,8 +38,6 @@ const SHORT_RENEW_MS = 100;
 const WAKE_GAP_MS = 20;
 /** A family's capacity is cut into at most this many slots, so a raised limit keeps the rows few. */
 export const SLOTS_MAX = 100;
-/** Slots a process asks for beyond its places and waiting calls, so its next call starts at once. */
-const HEADROOM_SLOTS = 1;
 
 /** How a family's capacity is cut: `slots` slots of `size` places each. */
 export function slotsOf(capacity: number): { slots: number; size: number } {
@@ -160,14 +158,11 @@ export class BudgetLeases implements BudgetShare {
       const { slots, size } = this.#layout(family);
       const { held, waiting } = demand.get(family) ?? { held: 0, waiting: 0 };
       const need = Math.ceil(held / size);
-      // Calls waiting while every place it may grant is taken: how many more it would use is not
-      // known here (a queue in front of the budget hands it one request at a time), so it asks for
-      // every slot and the split makes that fair. Otherwise it asks for what its places and
-      // waiting calls use, and one slot more, leaving the rest free for the next process to take.
-      const grantable = this.grantable(family);
-      const saturated = waiting > 0 && grantable > 0 && held >= grantable;
-      const used = Math.min(slots, Math.ceil((held + waiting) / size) + HEADROOM_SLOTS);
-      const want = leaving || held + waiting === 0 ? 0 : saturated ? slots : used;
+      // Any process with calls out or waiting asks for every slot, and the split among those that
+      // ask (max-min fair) gives each its share: a process alone has the whole budget at once,
+      // however its calls come (one after another, as a reconciliation or the turn queue makes
+      // them, never looks saturated). What nobody asks for stays free; an idle process asks for none.
+      const want = leaving || held + waiting === 0 ? 0 : slots;
       return { family, slots, need, want };
     });
   }
