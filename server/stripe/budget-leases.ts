@@ -36,6 +36,8 @@ export const USABLE_MARGIN_MS = 1_250;
 const SHORT_RENEW_MS = 100;
 /** Rounds a waiting call asks for are at least this far apart, however many calls wait. */
 const WAKE_GAP_MS = 20;
+/** A process asks for a quarter of the slots beyond what it uses, so its next calls start at once. */
+const HEADROOM_SHARE_DIVISOR = 4;
 /** A family's capacity is cut into at most this many slots, so a raised limit keeps the rows few. */
 export const SLOTS_MAX = 100;
 
@@ -158,11 +160,17 @@ export class BudgetLeases implements BudgetShare {
       const { slots, size } = this.#layout(family);
       const { held, waiting } = demand.get(family) ?? { held: 0, waiting: 0 };
       const need = Math.ceil(held / size);
-      // Any process with calls out or waiting asks for every slot, and the split among those that
-      // ask (max-min fair) gives each its share: a process alone has the whole budget at once,
-      // however its calls come (one after another, as a reconciliation or the turn queue makes
-      // them, never looks saturated). What nobody asks for stays free; an idle process asks for none.
-      const want = leaving || held + waiting === 0 ? 0 : slots;
+      // Calls waiting while every place it may grant is taken: how many more it would use is not
+      // known here (a queue in front of the budget hands it one request at a time), so it asks for
+      // every slot and the split makes that fair. Otherwise it asks for what its places and
+      // waiting calls use and a quarter of the slots more: calls that come one after another (a
+      // reconciliation's lists) never look saturated, and with one slot more they were held to
+      // about a call a second; the other three quarters stay free for the next process to take at once.
+      const grantable = this.grantable(family);
+      const saturated = waiting > 0 && grantable > 0 && held >= grantable;
+      const headroom = Math.max(1, Math.ceil(slots / HEADROOM_SHARE_DIVISOR));
+      const used = Math.min(slots, Math.ceil((held + waiting) / size) + headroom);
+      const want = leaving || held + waiting === 0 ? 0 : saturated ? slots : used;
       return { family, slots, need, want };
     });
   }
