@@ -7,6 +7,7 @@ import { currentStatus } from '../../server/http/answers.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
 import { caughtUp, createProcess, type Process, tickerPass } from './process.ts';
 import { LIMITS } from './oracle.ts';
+import { askAsAgent } from './rate-limits.ts';
 import { AGENT, CONFIG, type World } from './world.ts';
 
 /** Agents: new requests, identical retries, re-decided payloads under a used id, and bursts on one payment. */
@@ -90,7 +91,7 @@ export function newRequest(world: World, paymentIntent = pickPayment(world)): In
 export async function submitAsAgent(world: World, request: InboxRequest, redecided = false, p: Process = world.process): Promise<Status | undefined> {
   const effectId = p.inbox.effectIdOf(request);
   const before = world.journal.chainNow(effectId);
-  const status = await world.guarded(`submit of ${request.id}`, () => p.inbox.submit(request));
+  const status = await world.guarded(`submit of ${request.id}`, () => askAsAgent(world, p, request));
   if (status === undefined) return undefined;
   world.hit(`answer.${status.startsWith('REFUSED') || status.startsWith('UNRESOLVED') ? status : status.split(':')[0]}`);
   world.checkLanded(`submit of ${request.id}`, effectId, status, request.amount as number);

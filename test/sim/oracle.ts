@@ -95,6 +95,7 @@ export function judgeApply(world: World, effectId: string, effect: JsonObject): 
  */
 export function judgeResend(world: World, effectId: string): void {
   world.hit('oracle.resend');
+  if (world.rateLimited.has(effectId)) world.hit('oracle.resend.after_rate_limit');
   const dispatched = lastOf(world.journal.chainNow(effectId), 'DISPATCHED');
   if (dispatched?.kind !== 'DISPATCHED') {
     world.violation(`no send without a durable DISPATCHED: ${effectId} was resent at recovery with no DISPATCHED`);

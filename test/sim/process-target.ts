@@ -1,11 +1,12 @@
 import type Stripe from 'stripe';
 import type { Dispatched } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
-import { type ExplainOptions, type Explained, SimulatedCrash, type Target } from '../../server/gate/target.ts';
+import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetBusyError, TargetRejectedError } from '../../server/gate/target.ts';
 import type { PaymentFacts } from '../../server/targets/stripe-refunds.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
 import type { MemoryRefunds } from '../../server/targets/memory-payments.ts';
 import { judgeApply } from './oracle.ts';
+import { busyAnswer, readWaitMs } from './rate-limits.ts';
 import type { Life } from './sim-journal.ts';
 import type { World } from './world.ts';
 
@@ -17,9 +18,10 @@ export class InjectedFault extends Error {
 /**
  * One process's connection to the shared payments service. A dead process reaches nothing; a
  * live one meets injected faults (a send that times out before or after Stripe acted, a read or a
- * lookup that fails), and every send is judged by the oracle as it arrives. Two of the planted
- * bugs live here: a facts check that always passes, and a lookup that never finds anything (so
- * recovery resends instead of finding the refund that landed).
+ * lookup that fails, a send answered 429, a read slowed by 429s), and every send is judged by the
+ * oracle as it arrives. Four of the planted bugs live here: a facts check that always passes, a
+ * lookup that never finds anything (so recovery resends instead of finding the refund that
+ * landed), and a 429 taken for an unknown outcome or for a definite failure.
  */
 export class ProcessTarget implements Target {
   readonly tier;
@@ -56,34 +58,79 @@ export class ProcessTarget implements Target {
     this.alive();
   }
 
-  async apply(effectId: string, effect: JsonObject): Promise<Json> {
+  /** A read's way to Stripe and back, as long again as the paced transport waits out the 429s Stripe answers it. */
+  private async read(): Promise<void> {
     await this.travel();
-    if (this.world.fault('send_timeout_before')) throw new InjectedFault('the send timed out before Stripe got it');
+    const waitMs = readWaitMs(this.world);
+    if (waitMs === 0) return;
+    await this.world.sleep(waitMs);
+    this.alive();
+  }
+
+  async apply(effectId: string, effect: JsonObject): Promise<Json> {
+    const paymentIntent = String(effect.payment_intent);
+    const out = this.world.sendsOut;
+    out.set(paymentIntent, (out.get(paymentIntent) ?? 0) + 1);
+    try {
+      return await this.send(effectId, effect, paymentIntent);
+    } finally {
+      out.set(paymentIntent, out.get(paymentIntent)! - 1);
+    }
+  }
+
+  private async send(effectId: string, effect: JsonObject, paymentIntent: string): Promise<Json> {
+    await this.travel();
+    if (this.world.fault('send_timeout_before')) {
+      this.world.trouble(effectId, 'send_timeout');
+      throw new InjectedFault('the send timed out before Stripe got it');
+    }
+    const busy = busyAnswer(this.world, paymentIntent);
+    if (busy !== null) {
+      this.world.rateLimited.add(effectId);
+      await this.travel();
+      throw this.busyError(busy);
+    }
     judgeApply(this.world, effectId, effect);
     const result = await this.#inner.apply(effectId, effect);
     // The answer's way back: a process that died meanwhile never hears it.
     await this.travel();
-    if (this.world.fault('send_timeout_after')) throw new InjectedFault('the send timed out after Stripe refunded');
+    if (this.world.fault('send_timeout_after')) {
+      this.world.trouble(effectId, 'send_timeout');
+      throw new InjectedFault('the send timed out after Stripe refunded');
+    }
     return result;
   }
 
+  /** What the target throws for Stripe's 429, as stripe-refunds.ts does, unless a planted bug takes it for something else. */
+  private busyError(said: string): Error {
+    if (this.world.options.plant === 'busy_as_unknown') return new InjectedFault(said);
+    if (this.world.options.plant === 'busy_as_rejected') return new TargetRejectedError(said);
+    return new TargetBusyError(said);
+  }
+
   async query(effectId: string, _effect: JsonObject): Promise<Json> {
-    await this.travel();
-    if (this.world.fault('lookup_error')) throw new InjectedFault('the lookup failed');
+    await this.read();
+    if (this.world.fault('lookup_error')) {
+      this.world.trouble(effectId, 'lookup_error');
+      throw new InjectedFault('the lookup failed');
+    }
     if (this.world.options.plant === 'skip_lookup' && this.queryable) return null;
     return this.#inner.query(effectId);
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options?: ExplainOptions): Promise<Explained> {
-    await this.travel();
-    if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
+    await this.read();
+    if (this.world.fault('read_error')) {
+      this.world.trouble(effectId, 'read_error');
+      throw new InjectedFault('reading the payment failed');
+    }
     if (this.world.options.plant === 'skip_facts_check') return { violations: [], changes: [], repairs: [] };
     return this.#inner.explain(premises, effectId, effect, options);
   }
 
   /** The facts a rule or a person reads, open dispatches counted as refunded (as services.ts captures). */
   async capture(paymentIntent: string, reserved: readonly Dispatched[]): Promise<PaymentFacts> {
-    await this.travel();
+    await this.read();
     if (this.world.fault('read_error')) throw new InjectedFault('reading the payment failed');
     return this.#inner.capture(paymentIntent, undefined, reserved);
   }
@@ -94,7 +141,7 @@ export function refundLister(world: World, life: Life) {
   return {
     async listRefunds(paymentIntent: string): Promise<Stripe.Refund[]> {
       if (life.dead) throw new SimulatedCrash('the process is dead');
-      await world.sleep(world.latencyMs());
+      await world.sleep(world.latencyMs() + readWaitMs(world));
       if (life.dead) throw new SimulatedCrash('the process is dead');
       if (world.fault('lookup_error')) throw new InjectedFault('listing refunds failed');
       return world.target.refunds

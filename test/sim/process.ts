@@ -1,11 +1,15 @@
 import type { Entry } from '../../shared/entries.ts';
+import { limits } from '../../shared/limits.ts';
 import { Gate } from '../../server/gate/gate.ts';
 import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import type { InboxPolicy } from '../../server/inbox/core.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
-import { recoverInFlight, requestKeyOf } from '../../server/services.ts';
+import { waitsItsTurn } from '../../server/inbox/state.ts';
+import { queueWaiting, recoverInFlight, requestKeyOf } from '../../server/services.ts';
+import { type BudgetCapacity, StripeBudget } from '../../server/stripe/budget.ts';
+import { TurnQueue } from '../../server/stripe/turn-queue.ts';
 import { type CaughtUp, Views } from '../../server/views.ts';
 import type { Outbox } from '../../server/outbox/outbox.ts';
 import { judgeResend } from './oracle.ts';
@@ -30,7 +34,17 @@ export interface Process {
   views: Views;
   /** Messages to people and agents, over this process's simulated channels. */
   outbox: Outbox;
+  /** The process's Stripe budget, on the simulated clock: new requests take their read and create from it. */
+  budget: StripeBudget;
+  /** Requests waiting their turn to reach Stripe, in arrival order. */
+  turns: TurnQueue;
 }
+
+/**
+ * A small budget, so that other calls can fill its window (rate-limits.ts fillBudget); a request's
+ * read and create always fit in an empty one.
+ */
+const BUDGET_CAPACITY: BudgetCapacity = { globalPerWindow: 6, endpointPerWindow: 6 };
 
 /** The life of one process: its crashes come from the world's dice. */
 class ProcessLife implements Life {
@@ -53,6 +67,7 @@ class ProcessLife implements Life {
     const chance = this.world.crashChance(point);
     if (chance === 0 || !this.world.chance(chance)) return;
     this.dead = true;
+    this.world.noteDeath();
     for (const listener of this.#onDeath) listener();
     const [where, detail] = point.split(':');
     this.world.hit(where === 'kill' ? `kill.${detail}` : `crash.${where}`);
@@ -79,7 +94,17 @@ export function createProcess(world: World): Process {
     life.maybeCrash(`kill:${point}`);
     if (point === 'recovery_resend') judgeResend(world, effectId);
   };
-  const gate = new Gate({ journal, target, leases: authority, wallClockMs: () => world.clock.wallMs, owner: `sim-${id}`, killHook });
+  // A busy Stripe is tried again on the simulated clock, with the seed's jitter, so a seed replays.
+  const gate = new Gate({
+    journal,
+    target,
+    leases: authority,
+    wallClockMs: () => world.clock.wallMs,
+    owner: `sim-${id}`,
+    killHook,
+    sleep: (ms) => world.sleep(ms),
+    random: () => world.rng.random(),
+  });
   // The planted bug `drop_confirmed`: the views are fed a journal whose reads leave CONFIRMED out.
   const dropConfirmed = (entry: Entry) => (entry.kind === 'CONFIRMED' ? null : entry);
   const views = new Views({
@@ -110,12 +135,31 @@ export function createProcess(world: World): Process {
     },
   });
   const outbox = createOutbox(world, { id, life, journal, views, killHook });
-  return { id, life, journal, target, gate, inbox, views, outbox };
+  const budget = new StripeBudget({ capacity: BUDGET_CAPACITY, clock: { nowMs: () => world.clock.wallMs, after: (ms, run) => world.after(ms, run) } });
+  const turns = new TurnQueue({
+    budget,
+    journal,
+    inbox,
+    nowMs: () => world.clock.wallMs,
+    sleep: (ms) => world.sleep(ms),
+    onSettled: (effectId) => world.hit(waitsItsTurn(world.journal.chainNow(effectId)) ? 'turn.still_waiting' : 'turn.decided'),
+    onError: (effectId, error) => {
+      if (!views.report(error)) world.expected(`a request waiting its turn (${effectId})`, error);
+    },
+  });
+  // A dead process's queue takes nothing more: what it held waits in the journal for start-up.
+  life.onDeath(() => turns.stop());
+  return { id, life, journal, target, gate, inbox, views, outbox, budget, turns };
 }
 
-/** Start-up, as startServices runs it: replay, recover what was in flight, reconcile, refresh, send approvals left unsent. */
+/**
+ * Start-up, as startServices runs it: replay, queue again the requests waiting their turn, recover
+ * what was in flight, reconcile, refresh, send approvals left unsent.
+ */
 export async function startUp(world: World, p: Process): Promise<void> {
   await p.views.current();
+  await queueWaiting(p);
+  world.hit('turn.queued_at_start_up', p.turns.length);
   const recovered = await recoverInFlight(p);
   world.checkSwept('recovery at start-up', recovered);
   await p.inbox.reconcile(recovered);
@@ -149,8 +193,9 @@ export async function restart(world: World, downtimeMs: number): Promise<void> {
 
 /**
  * The ticker's pass (interlock.ts startTicker): SLA moves, the outbox's reminders and digests,
- * recovery of what is in flight, approvals left unsent, and half-done work (a request left NEW
- * once a send could have finished); then the outbox pass the catch-up after it kicks.
+ * recovery of what is in flight, requests a stopped process left waiting their turn, approvals
+ * left unsent, and half-done work (a request left NEW once a send could have finished); then the
+ * outbox pass the catch-up after it kicks.
  */
 export async function tickerPass(world: World, p: Process = world.process): Promise<void> {
   await world.guarded('tick', () => p.inbox.tick());
@@ -158,6 +203,10 @@ export async function tickerPass(world: World, p: Process = world.process): Prom
   const recovered = await world.guarded('recovery', () => recoverInFlight(p));
   world.checkSwept('recovery', recovered);
   if (recovered) await world.guarded('reconcile', () => p.inbox.reconcile(recovered));
+  // Requests another process accepted to wait their turn, long enough ago that it must have stopped.
+  const queued = p.turns.length;
+  await world.guarded('queue waiting', () => queueWaiting(p, world.clock.wallMs - limits.stripeTurnQueueMs - p.gate.claimTtlMs));
+  world.hit('turn.adopted_by_ticker', Math.max(0, p.turns.length - queued));
   world.checkSwept('executeApproved', await world.guarded('executeApproved', () => p.inbox.executeApproved()));
   const newUntilMs = world.clock.wallMs - p.gate.claimTtlMs;
   world.checkSwept('refresh', await world.guarded('refresh', () => p.inbox.refresh({ newUntilMs })));

@@ -3,6 +3,7 @@ import { chainOfRows, entryOfRow, type NewEntryRow } from '../../db/journal-rule
 import type { EntryRow } from '../../db/schema.ts';
 import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
+import { isOpenDispatch } from '../../server/journal/chain.ts';
 import type {
   AppendIfResult,
   AppendOptions,
@@ -36,6 +37,11 @@ export class SimJournal extends MemoryJournal {
   /** How many entries one effect's chain has now (nothing parsed: the journal only grows, so the chain then is a prefix of the chain later). */
   chainLengthNow(effectId: string): number {
     return this.snapshot((tx) => this.chainRows(tx, effectId).length);
+  }
+
+  /** The effects with an open dispatch now. */
+  openDispatchIds(): string[] {
+    return this.snapshot((tx) => this.openDispatchRows(tx)).map((row) => row.effectId);
   }
 
   /**
@@ -129,7 +135,11 @@ export class ProcessJournal implements JournalStore {
 
   release(effectId: string, owner: string): Promise<void> {
     // A dead process releases nothing: its claims last until their TTL, as a real death's do.
-    return this.read(() => this.shared.release(effectId, owner));
+    return this.read(async () => {
+      await this.shared.release(effectId, owner);
+      // A live sender lets go of a dispatch still open only when its tries of a busy target ran out.
+      if (owner.endsWith('/send') && isOpenDispatch(this.shared.chainNow(effectId))) this.life.note('gate.busy_let_go');
+    });
   }
 
   inFlight(): Promise<string[]> {

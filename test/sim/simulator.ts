@@ -1,5 +1,6 @@
 import { limits } from '../../shared/limits.ts';
 import { KILL_POINTS } from '../../server/gate/kill-points.ts';
+import { waitsItsTurn } from '../../server/inbox/state.ts';
 import {
   agentConcurrent,
   agentDuplicate,
@@ -17,10 +18,10 @@ import {
   settleRefund,
 } from './actors.ts';
 import { auditViews, checkInvariants, checkReceipts } from './invariants.ts';
-import { deliverWebhook, keyWindow, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
+import { deliverWebhook, keyWindow, rateLimitSpell, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
 import { checkNothingUnplanned } from './outbox-invariants.ts';
 import { drainOutbox, outboxPass, outboxTimer } from './outbox-process.ts';
-import { restart, tickerPass } from './process.ts';
+import { caughtUp, restart, tickerPass } from './process.ts';
 import { FAULTS, type Plant, type SimOptions, World } from './world.ts';
 
 // A seeded whole-system simulator (after TigerBeetle's VOPR and FoundationDB's simulation): one
@@ -54,6 +55,7 @@ const ACTORS: readonly Actor[] = [
   { name: 'world.restore_member', weight: 2, run: restoreMember },
   { name: 'stripe.settle_refund', weight: 5, run: settleRefund },
   { name: 'stripe.webhook', weight: 10, run: (world) => deliverWebhook(world) },
+  { name: 'stripe.rate_limit_spell', weight: 1, run: rateLimitSpell },
   { name: 'reconciler.lookup', weight: 3, run: reconcileLookups },
   { name: 'clock.sla_tick', weight: 8, run: slaTick },
   { name: 'clock.key_window', weight: 1, run: keyWindow },
@@ -131,6 +133,16 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'outbox.crash_between_send_and_record',
   'outbox.drain.round',
   'check.outbox_planned',
+  'fault.send_lock_timeout.contended',
+  'fault.send_rate_limit.in_spell',
+  'stripe.spell.past_retry_window',
+  'gate.busy_let_go',
+  'oracle.resend.after_rate_limit',
+  'check.rate_limited',
+  'turn.waiting',
+  'turn.decided',
+  'turn.queued_at_start_up',
+  'check.waited_turn',
 ];
 
 /** Runs of fewer seeds than this are not failed for coverage (a replay of one seed fires little). */
@@ -158,6 +170,7 @@ function pickActor(world: World): Actor {
 export async function runSeed(seed: number, options: SimOptions = {}): Promise<SeedReport> {
   const world = new World(seed, options);
   await world.run(() => restart(world, 0));
+  await keepAlive(world);
   const steps = world.rng.randint(STEPS_MIN, STEPS_MAX);
   for (let step = 1; step <= steps; step++) {
     world.step = step;
@@ -165,10 +178,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     world.hit(`actor.${actor.name}`);
     await world.run(() => world.guarded(actor.name, () => actor.run(world)));
     world.observeLedger();
-    if (world.process.life.dead) {
-      world.hit('restart');
-      await world.run(() => restart(world, world.downtimeMs()));
-    }
+    await keepAlive(world);
   }
   await world.run(() => settle(world));
   const journal = await world.run(() => checkInvariants(world));
@@ -177,22 +187,50 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 }
 
 /**
+ * Boot a new process while the one running is dead: after a step, and again when work its start-up
+ * left running (the requests it queued again to wait their turn) crashed it after start-up was done.
+ */
+async function keepAlive(world: World): Promise<void> {
+  for (let boots = 0; world.process.life.dead; boots++) {
+    world.hit(boots === 0 ? 'restart' : 'restart.died_after_start_up');
+    await world.run(() => restart(world, world.downtimeMs()));
+  }
+}
+
+/**
  * Let the run come to rest with no more crashes or faults, on the server running now (no restart:
  * a live server must settle everything by its background pass alone): past the claim TTL, so
- * every claim a dead process held has lapsed, a ticker pass, every queued webhook delivered.
+ * every claim a dead process held has lapsed (and, when a dead process left requests waiting
+ * their turn, past the time after which the ticker takes them up), a ticker pass, the requests
+ * waiting their turn decided, every queued webhook delivered.
  */
 async function settle(world: World): Promise<void> {
   world.step += 1;
   world.crashScale = 0;
   world.faultsOn = false;
+  const p = world.process;
   world.clock.wallMs += limits.claimTtlMs + 1;
+  if ((await waitingTurns(world)).some((id) => !p.turns.holds(id))) world.clock.wallMs += limits.stripeTurnQueueMs;
   await tickerPass(world);
+  // The queue works beside the pass; a request whose read failed goes to its back a moment later.
+  for (let waitedMs = 0; waitedMs < TURNS_SETTLE_MS && (p.turns.length > 0 || (await waitingTurns(world)).length > 0); waitedMs += 1_000) {
+    await world.sleep(1_000);
+  }
   world.observeLedger();
   while (world.webhooks.length > 0) await deliverWebhook(world, 0);
   // Whatever the webhooks made final is told; then nothing the journal owes may be left undecided.
   await outboxPass(world);
   await checkNothingUnplanned(world);
   await drainOutbox(world);
+}
+
+/** How long the settled run waits for the requests waiting their turn to be decided. */
+const TURNS_SETTLE_MS = 60_000;
+
+/** The requests of the inbox waiting their turn now. */
+async function waitingTurns(world: World): Promise<string[]> {
+  const views = await caughtUp(world);
+  return [...(views?.inbox.work.unfinished() ?? [])].filter((id) => waitsItsTurn(world.journal.chainNow(id)));
 }
 
 /** The command that replays one seed exactly. */

@@ -2,7 +2,9 @@ import { Reconciler } from '../../server/confirm/reconciler.ts';
 import { confirmEvent } from '../../server/confirm/record.ts';
 import { signWebhook, verifyWebhook } from '../../server/confirm/signature.ts';
 import { limits } from '../../shared/limits.ts';
+import { agentConcurrent, agentNew, approverDecide } from './actors.ts';
 import { refundLister } from './process-target.ts';
+import { startSpell } from './rate-limits.ts';
 import { allEntries } from './sim-journal.ts';
 import { createProcess, startUp, tickerPass } from './process.ts';
 import { CONFIG, type World } from './world.ts';
@@ -67,6 +69,18 @@ export async function slaTick(world: World): Promise<void> {
 /** A day passes: Stripe forgets idempotency keys and approvals expire. */
 export async function keyWindow(world: World): Promise<void> {
   world.clock.wallMs += 25 * 3_600_000;
+}
+
+/**
+ * Stripe rate-limits refund creates for a spell longer than the gate's minute of tries while
+ * refunds are sent: a new request, a burst on one payment, an approval, or the ticker's pass. A
+ * send the gate let go of is sent by a later pass of recovery (shorter spells come from the
+ * `send_rate_limit` fault).
+ */
+export async function rateLimitSpell(world: World): Promise<void> {
+  startSpell(world, true);
+  const send = world.pick<(w: World) => Promise<void>>([agentNew, (w) => agentConcurrent(w), approverDecide, ticker]);
+  await send(world);
 }
 
 export async function ticker(world: World): Promise<void> {

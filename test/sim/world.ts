@@ -34,6 +34,11 @@ export const PLANTS = [
   // The outbox's view of the journal takes every decision for a closing one: an approval reads
   // as the end of the request, and the agent is called back before anything was refunded.
   'outbox_early_final',
+  // The target takes Stripe's 429 on a send for an answer of unknown outcome: the send stays
+  // open under its claim, and recovery of a target with no key and no lookup calls it ambiguous.
+  'busy_as_unknown',
+  // The target takes Stripe's 429 on a send for a definite failure: a person is asked to look.
+  'busy_as_rejected',
 ] as const;
 /** One planted bug. */
 export type Plant = (typeof PLANTS)[number];
@@ -66,13 +71,29 @@ const KILL_CHANCE: Readonly<Record<KillPoint, number>> = {
 const APPEND_CRASH_CHANCE = 0.012;
 
 /** Faults a live process lives through. */
-export const FAULTS = ['send_timeout_before', 'send_timeout_after', 'read_error', 'lookup_error'] as const;
+export const FAULTS = [
+  'send_timeout_before',
+  'send_timeout_after',
+  'read_error',
+  'lookup_error',
+  // Stripe's 429s (rate-limits.ts): on a send, nothing done; on a read, the paced transport waits and reads again.
+  'send_rate_limit',
+  'send_lock_timeout',
+  'read_rate_limit',
+  // The Stripe budget has no room for a new request: it waits its turn.
+  'budget_full',
+] as const;
 export type Fault = (typeof FAULTS)[number];
 const FAULT_CHANCE: Readonly<Record<Fault, number>> = {
   send_timeout_before: 0.03,
   send_timeout_after: 0.03,
   read_error: 0.012,
   lookup_error: 0.05,
+  send_rate_limit: 0.04,
+  // Alone on its payment; beside another send on the same payment, rate-limits.ts asks far more often.
+  send_lock_timeout: 0.01,
+  read_rate_limit: 0.03,
+  budget_full: 0.05,
 };
 
 /** A Stripe event waiting to be delivered (again). */
@@ -112,6 +133,17 @@ export class World {
   readonly evented = new Map<string, string>();
   eventCount = 0;
   step = 0;
+  /** Stripe answers every refund create 429 until then (a spell of rate limiting, rate-limits.ts). */
+  busyUntilMs = 0;
+  /** Sends out at Stripe now, by payment: a send beside another on its payment may meet a lock_timeout. */
+  readonly sendsOut = new Map<string, number>();
+  /** Effects a send of which Stripe answered 429. */
+  readonly rateLimited = new Set<string>();
+  /**
+   * Effects that met something else that may rightly leave a person to judge them: a crash while
+   * their dispatch was open, a send that timed out, a lookup or read that failed.
+   */
+  readonly troubled = new Map<string, Set<string>>();
   readonly #timers: Array<{ wakeAtMs: number; order: number; resolve: () => void }> = [];
   #timerCount = 0;
 
@@ -141,8 +173,18 @@ export class World {
    */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      this.#timers.push({ wakeAtMs: this.clock.wallMs + ms, order: this.#timerCount++, resolve });
+      this.#timers.push({ wakeAtMs: this.clock.wallMs + Math.ceil(ms), order: this.#timerCount++, resolve });
     });
+  }
+
+  /** Call `run` after `ms` of simulated time, as a timer does; the function returned cancels it. */
+  after(ms: number, run: () => void): () => void {
+    const timer = { wakeAtMs: this.clock.wallMs + Math.ceil(ms), order: this.#timerCount++, resolve: run };
+    this.#timers.push(timer);
+    return () => {
+      const at = this.#timers.indexOf(timer);
+      if (at >= 0) this.#timers.splice(at, 1);
+    };
   }
 
   /** How long a call to Stripe takes: mostly a fraction of a second, sometimes seconds. */
@@ -204,11 +246,23 @@ export class World {
     return items[this.rng.randbelow(items.length)]!;
   }
 
-  /** True when this fault strikes now. */
-  fault(name: Fault): boolean {
-    if (!this.faultsOn || !this.chance(FAULT_CHANCE[name])) return false;
+  /** True when this fault strikes now (at its own chance unless one is given). */
+  fault(name: Fault, chance = FAULT_CHANCE[name]): boolean {
+    if (!this.faultsOn || !this.chance(chance)) return false;
     this.hit(`fault.${name}`);
     return true;
+  }
+
+  /** Note that an effect met something other than a 429 that may rightly leave a person to judge it. */
+  trouble(effectId: string, what: string): void {
+    const seen = this.troubled.get(effectId);
+    if (seen) seen.add(what);
+    else this.troubled.set(effectId, new Set([what]));
+  }
+
+  /** A process died: every dispatch open now may be left for recovery, which may not be able to tell whether it was sent. */
+  noteDeath(): void {
+    for (const effectId of this.journal.openDispatchIds()) this.trouble(effectId, 'crash');
   }
 
   crashChance(point: string): number {
