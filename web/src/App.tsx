@@ -33,7 +33,12 @@ export function App() {
   const [state, setState] = useState<SessionState>({ phase: 'checking' });
   const route = useRoute();
 
+  // While this page logs out, the live feed closing (the server ends the session first) is this
+  // logout, not one from another tab: the page says "You are logged out" whichever comes first.
+  const loggingOut = useRef(false);
+
   const handleSessionLost = useCallback((code: SessionLoss) => {
+    if (loggingOut.current) return;
     setCsrfToken('');
     resetDirectory();
     setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere' });
@@ -68,6 +73,7 @@ export function App() {
   };
 
   const handleLogout = async () => {
+    loggingOut.current = true;
     try {
       await callApi('DELETE', '/api/session');
     } catch {
@@ -76,6 +82,7 @@ export function App() {
     setCsrfToken('');
     resetDirectory();
     setState({ phase: 'out', notice: 'logged_out' });
+    loggingOut.current = false;
   };
 
   switch (state.phase) {
