@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks';
-
 /**
  * The bounds of group commit. A batch is one write transaction and so one fsync; the bounds keep
  * the write lock's hold, and the work redone when a batch fails, small.
@@ -9,13 +7,25 @@ export const groupCommitLimits = {
   opsMax: 256,
   /** The longest a batch may wait for company before it starts, in ms (0: the next macrotask). */
   lingerMsMax: 2,
+  /**
+   * Under a stream of writes (one queued within this long of the last batch's commit), a batch
+   * waits this long for company: a write that comes alone to a quiet journal commits at once, while
+   * writes arriving one per turn of the loop share a batch instead of paying a commit (an fsync,
+   * which holds the loop) each, which would leave the writers behind them waiting ever longer.
+   */
+  busyLingerMs: 2,
 } as const;
 
 /** How callers are grouped: both values within `groupCommitLimits`. */
 export interface GroupCommitOptions {
   opsMax?: number;
-  /** 0 (the default) starts a batch on the next macrotask, after the callers of the current one joined. */
+  /**
+   * How long every batch waits for company; unset, a batch starts on the next macrotask (after the
+   * callers of the current one joined), or after `busyLingerMs` under a stream of writes.
+   */
   lingerMs?: number;
+  /** The wait under a stream of writes when `lingerMs` is unset (0: never wait). */
+  busyLingerMs?: number;
 }
 
 /** What a backend gives the committer: one write transaction, and a step isolated inside it. */
@@ -67,7 +77,10 @@ function attempt(fn: () => Resolve): Outcome {
 export class GroupCommit<Tx> {
   readonly #storage: BatchStorage<Tx>;
   readonly #opsMax: number;
-  readonly #lingerMs: number;
+  readonly #lingerMs: number | null;
+  readonly #busyLingerMs: number;
+  /** When the last batch committed (performance.now()); far in the past before the first. */
+  #committedAtMs = Number.NEGATIVE_INFINITY;
   #queue: Queued<Tx>[] = [];
   #scheduled = false;
   #flushing = false;
@@ -75,16 +88,20 @@ export class GroupCommit<Tx> {
 
   constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
     const opsMax = options.opsMax ?? groupCommitLimits.opsMax;
-    const lingerMs = options.lingerMs ?? 0;
+    const lingerMs = options.lingerMs ?? null;
+    const busyLingerMs = options.busyLingerMs ?? groupCommitLimits.busyLingerMs;
     if (!Number.isSafeInteger(opsMax) || opsMax < 1 || opsMax > groupCommitLimits.opsMax) {
       throw new RangeError(`opsMax must be an integer from 1 to ${groupCommitLimits.opsMax}: ${opsMax}`);
     }
-    if (!Number.isFinite(lingerMs) || lingerMs < 0 || lingerMs > groupCommitLimits.lingerMsMax) {
-      throw new RangeError(`lingerMs must be from 0 to ${groupCommitLimits.lingerMsMax}: ${lingerMs}`);
+    for (const [name, ms] of [['lingerMs', lingerMs ?? 0], ['busyLingerMs', busyLingerMs]] as const) {
+      if (!Number.isFinite(ms) || ms < 0 || ms > groupCommitLimits.lingerMsMax) {
+        throw new RangeError(`${name} must be from 0 to ${groupCommitLimits.lingerMsMax}: ${ms}`);
+      }
     }
     this.#storage = storage;
     this.#opsMax = opsMax;
     this.#lingerMs = lingerMs;
+    this.#busyLingerMs = busyLingerMs;
   }
 
   /** A copy of the counters. */
@@ -135,8 +152,9 @@ export class GroupCommit<Tx> {
     };
     // setImmediate runs after the I/O callbacks and microtasks of this turn of the loop, so every
     // caller that is ready now joins the batch; it is not unref'd, since a caller awaits it.
-    if (this.#lingerMs === 0) setImmediate(start);
-    else setTimeout(start, this.#lingerMs);
+    const lingerMs = this.#lingerMs ?? (performance.now() - this.#committedAtMs <= this.#busyLingerMs ? this.#busyLingerMs : 0);
+    if (lingerMs === 0) setImmediate(start);
+    else setTimeout(start, lingerMs);
   }
 
   #commit(batch: Queued<Tx>[]): void {
@@ -157,6 +175,7 @@ export class GroupCommit<Tx> {
     stats.ops += batch.length;
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
+    this.#committedAtMs = performance.now();
     for (const [i, op] of batch.entries()) {
       const outcome = outcomes[i]!;
       if (outcome.ok) outcome.resolve();

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase } from '../db/open.ts';
+import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
 import { decideDemoTraffic } from './demo/switch.ts';
@@ -84,7 +85,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
   });
   const { app, services } = interlock;
-  const address = await app.listen({ host: env.host, port: env.port });
+  const address = await app.listen({ host: env.host, port: env.port, backlog: limits.listenBacklog });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
   if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {

@@ -89,6 +89,12 @@ export const limits = {
    */
   refundsInFlightMax: 128,
   /**
+   * Connections the kernel holds for the server before it accepts them (Node's default is 511; the
+   * kernel caps it at net.core.somaxconn). A burst of agents connecting at once beyond the queue
+   * has its handshakes dropped and retried by TCP a second or more later, before any handler runs.
+   */
+  listenBacklog: 4096,
+  /**
    * How often a dispatch checks the facts again when another dispatch on the same payment landed
    * between its check and its write (another process: one process takes turns per payment). Each
    * check is three Stripe reads; past this the refund is refused as stale and goes to a person.

@@ -9,7 +9,7 @@ afterEach(cleanUpDatabases);
 
 const eid = effectIdOf(1);
 
-function openJournal(options: { lingerMs?: number; opsMax?: number } = {}) {
+function openJournal(options: { lingerMs?: number; busyLingerMs?: number; opsMax?: number } = {}) {
   const opened = openTempDatabase();
   const journal = new SqliteJournal({ db: opened.db, ...fakeClock(), groupCommit: options });
   return { ...opened, journal };
@@ -68,11 +68,61 @@ describe('SqliteJournal group commit: bounds', () => {
     }
   });
 
+  it('latency: under a stream of writes, one queued as the last batch commits waits 2 ms for company; one after a quiet 3 ms does not', async () => {
+    // The clock is faked too: "as the last batch commits" and "a quiet 3 ms" are the test's, not the machine's.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    try {
+      const { journal } = openJournal();
+      const first = journal.append('PROPOSED', eid, fields('PROPOSED'));
+      await Promise.resolve();
+      vi.advanceTimersByTime(0);
+      expect(journal.commitStats).toMatchObject({ batches: 1, ops: 1 });
+      // Right after that commit: a stream, so the batch lingers and the write made 1 ms later joins it.
+      const second = journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED'));
+      await Promise.resolve();
+      vi.advanceTimersByTime(1);
+      const third = journal.append('PROPOSED', effectIdOf(3), fields('PROPOSED'));
+      await Promise.resolve();
+      expect(journal.commitStats.batches).toBe(1);
+      vi.advanceTimersByTime(1);
+      expect(journal.commitStats).toMatchObject({ batches: 2, ops: 3, largestBatch: 2 });
+      await Promise.all([first, second, third]);
+      // Quiet for 3 ms: a lone write commits on the next turn of the loop.
+      vi.advanceTimersByTime(3);
+      const fourth = journal.append('PROPOSED', effectIdOf(4), fields('PROPOSED'));
+      await Promise.resolve();
+      vi.advanceTimersByTime(0);
+      expect(journal.commitStats).toMatchObject({ batches: 3, ops: 4 });
+      await fourth;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('latency: with busyLingerMs 0, a write right after a commit does not wait', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    try {
+      const { journal } = openJournal({ busyLingerMs: 0 });
+      const first = journal.append('PROPOSED', eid, fields('PROPOSED'));
+      await Promise.resolve();
+      vi.advanceTimersByTime(0);
+      const second = journal.append('PROPOSED', effectIdOf(2), fields('PROPOSED'));
+      await Promise.resolve();
+      vi.advanceTimersByTime(0);
+      expect(journal.commitStats).toMatchObject({ batches: 2, ops: 2 });
+      await Promise.all([first, second]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it.each([
     [{ opsMax: 0 }],
     [{ opsMax: groupCommitLimits.opsMax + 1 }],
     [{ lingerMs: -1 }],
     [{ lingerMs: groupCommitLimits.lingerMsMax + 1 }],
+    [{ busyLingerMs: -1 }],
+    [{ busyLingerMs: groupCommitLimits.lingerMsMax + 1 }],
   ])('options: %j is refused', (options) => {
     expect(() => openJournal(options)).toThrow(RangeError);
   });
