@@ -17,6 +17,11 @@ export interface WantRow {
   slots: number;
 }
 
+/** A live holder's want with the family's capacity it is configured for (0: not known). */
+export interface CapacityWant extends WantRow {
+  capacity: number;
+}
+
 /** What a process asks of one family in a round. */
 export interface FamilyAsk {
   family: string;
@@ -26,6 +31,8 @@ export interface FamilyAsk {
   want: number;
   /** Slots its places need: it keeps at least these of the ones it holds. */
   need: number;
+  /** The family's calls a second as this process is configured: every process sharing the account must say the same. */
+  capacity: number;
 }
 
 /** What one round does to a family's slots for a holder. */
@@ -45,6 +52,12 @@ export interface LeaseHolding {
   expiresMs: number;
   /** The processes that want some of the family's slots now, this one included if it does. */
   wanting: number;
+  /**
+   * Another live process configured for a smaller capacity of the family, when there is one: this
+   * process then yields (wants nothing, keeps only what its places need), so the sum stays within
+   * the smaller, and says so until they agree.
+   */
+  smaller?: { holder: string; capacity: number };
 }
 
 /** One round for a holder: its asks of each family, at `nowMs`, leases running `leaseMs`. */
@@ -66,6 +79,16 @@ export interface LeaseRound {
 export interface BudgetLeaseStore {
   round(round: LeaseRound): Promise<LeaseHolding[]>;
   close(): void;
+}
+
+/**
+ * The live process configured for the smallest capacity below `ask`'s, if any: processes that
+ * disagree about an account's limits cannot share its slots (a slot is a different share of it to
+ * each), so the larger yields to the smaller, the side that keeps every process within Stripe's limit.
+ */
+export function smallerCapacity(holder: string, ask: FamilyAsk, live: readonly CapacityWant[]): { holder: string; capacity: number } | undefined {
+  const smaller = live.filter((w) => w.holder !== holder && w.capacity > 0 && w.capacity < ask.capacity).sort((a, b) => a.capacity - b.capacity)[0];
+  return smaller === undefined ? undefined : { holder: smaller.holder, capacity: smaller.capacity };
 }
 
 /**

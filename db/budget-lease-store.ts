@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { and, eq, gt, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { type BudgetLeaseStore, type FamilyAsk, type LeaseHolding, type LeaseRound, planFamily } from './budget-lease-rules.ts';
+import { type BudgetLeaseStore, type FamilyAsk, type LeaseHolding, type LeaseRound, planFamily, smallerCapacity } from './budget-lease-rules.ts';
 import type { OpenDatabase } from './open.ts';
 import * as schema from './schema.ts';
 import { stripeBudgetLeases as leases, stripeBudgetWants as wants } from './schema.ts';
@@ -52,12 +52,15 @@ function prepareQueries(db: ReturnType<typeof drizzle<typeof schema>>) {
       .prepare(),
     putWant: db
       .insert(wants)
-      .values({ account: p.account, family: p.family, holder: p.holder, slots: sql.placeholder('slots'), expiresMs: p.expiresMs })
-      .onConflictDoUpdate({ target: [wants.account, wants.family, wants.holder], set: { slots: sql`excluded.slots`, expiresMs: sql`excluded.expires_ms` } })
+      .values({ account: p.account, family: p.family, holder: p.holder, slots: sql.placeholder('slots'), expiresMs: p.expiresMs, capacity: sql.placeholder('capacity') })
+      .onConflictDoUpdate({
+        target: [wants.account, wants.family, wants.holder],
+        set: { slots: sql`excluded.slots`, expiresMs: sql`excluded.expires_ms`, capacity: sql`excluded.capacity` },
+      })
       .prepare(),
     dropWant: db.delete(wants).where(and(eq(wants.account, p.account), eq(wants.family, p.family), eq(wants.holder, p.holder))).prepare(),
     liveWants: db
-      .select({ holder: wants.holder, slots: wants.slots })
+      .select({ holder: wants.holder, slots: wants.slots, capacity: wants.capacity })
       .from(wants)
       .where(and(eq(wants.account, p.account), eq(wants.family, p.family), gt(wants.expiresMs, p.nowMs)))
       .prepare(),
@@ -135,14 +138,17 @@ export class SqliteBudgetLeases implements BudgetLeaseStore {
       for (let slot = 0; slot < ask.slots; slot++) queries.addSlot.run({ account, family, slot });
       this.#made.set(family, ask.slots);
     }
-    if (ask.want > 0) queries.putWant.run({ account, family, holder, slots: ask.want, expiresMs });
+    // A process configured for a smaller capacity is live: yield to it (want nothing).
+    const smaller = smallerCapacity(holder, ask, queries.liveWants.all({ account, family, nowMs }));
+    const asked = smaller === undefined ? ask : { ...ask, want: 0 };
+    if (asked.want > 0) queries.putWant.run({ account, family, holder, slots: asked.want, expiresMs, capacity: ask.capacity });
     else queries.dropWant.run({ account, family, holder });
     const rows = queries.slots.all({ account, family, slots: ask.slots });
     const live = queries.liveWants.all({ account, family, nowMs });
-    const plan = planFamily(holder, nowMs, ask, rows, live);
+    const plan = planFamily(holder, nowMs, asked, rows, live);
     let held = 0;
     for (const slot of [...plan.keep, ...plan.take]) held += queries.take.run({ account, family, slot, holder, nowMs, expiresMs }).changes;
     for (const slot of plan.release) queries.giveBack.run({ account, family, slot, holder });
-    return { family, held, target: plan.target, expiresMs, wanting: live.length };
+    return { family, held, target: plan.target, expiresMs, wanting: live.length, ...(smaller === undefined ? {} : { smaller }) };
   }
 }

@@ -100,7 +100,11 @@ export const stripeBudgetLeases = sqliteTable(
   (t) => [primaryKey({ columns: [t.account, t.family, t.slot] })],
 );
 
-/** What each process with Stripe calls out or waiting wants of a family's slots, until `expires_ms`: the fair shares are split by them. */
+/**
+ * What each process with Stripe calls out or waiting wants of a family's slots, until `expires_ms`:
+ * the fair shares are split by them. `capacity` is the family's calls a second as that process is
+ * configured (0 in rows written before it was kept): processes that disagree are found by it.
+ */
 export const stripeBudgetWants = sqliteTable(
   'stripe_budget_wants',
   {
@@ -109,6 +113,7 @@ export const stripeBudgetWants = sqliteTable(
     holder: text('holder').notNull(),
     slots: integer('slots').notNull(),
     expiresMs: integer('expires_ms').notNull(),
+    capacity: integer('capacity').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.account, t.family, t.holder] })],
 );

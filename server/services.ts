@@ -92,6 +92,8 @@ export interface BudgetSharing {
   /** The wall clock the processes share, and timers (default: the real ones). */
   clock?: BudgetClock;
   onError?: (error: unknown) => void;
+  /** Another process sharing the account is configured for smaller limits (BudgetLeasesOptions.onDisagreement). */
+  onDisagreement?: (message: string) => void;
 }
 
 /**
@@ -110,7 +112,14 @@ export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharin
   const store = sharing === undefined ? null : SqliteBudgetLeases.beside(sharing.database);
   if (sharing === undefined || store === null) return new StripeBudget({ capacity, ...(sharing?.clock ? { clock: sharing.clock } : {}) });
   const clock = sharing.clock ?? REAL_BUDGET_CLOCK;
-  const share = new BudgetLeases({ store, account: sharing.account, capacity, clock, ...(sharing.onError ? { onError: sharing.onError } : {}) });
+  const share = new BudgetLeases({
+    store,
+    account: sharing.account,
+    capacity,
+    clock,
+    ...(sharing.onError ? { onError: sharing.onError } : {}),
+    ...(sharing.onDisagreement ? { onDisagreement: sharing.onDisagreement } : {}),
+  });
   return new StripeBudget({ capacity, clock, share });
 }
 
@@ -131,6 +140,16 @@ function budgetError(log: ViewsLog | undefined): (error: unknown) => void {
     if (Date.now() - lastMs < 60_000) return;
     lastMs = Date.now();
     (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its leases; it tries again, granting less meanwhile');
+  };
+}
+
+/** Processes budgeting one account differently: said once a minute at most, while it lasts. */
+function budgetDisagreement(log: ViewsLog | undefined): (message: string) => void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  return (message) => {
+    if (Date.now() - lastMs < 60_000) return;
+    lastMs = Date.now();
+    (log ?? CONSOLE_LOG).error({ code: 'stripe_budget_disagreement' }, message);
   };
 }
 
@@ -164,7 +183,10 @@ export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: str
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
-  const sharing = options.stripeAccount === undefined ? undefined : { database, account: options.stripeAccount, onError: budgetError(options.log) };
+  const sharing =
+    options.stripeAccount === undefined
+      ? undefined
+      : { database, account: options.stripeAccount, onError: budgetError(options.log), onDisagreement: budgetDisagreement(options.log) };
   const budget = options.budget ?? budgetFromConfig(config, sharing);
   attachBudget(options.stripe, budget);
   const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
@@ -262,6 +284,7 @@ export function createServices(options: ServiceOptions): Services {
     inbox,
     nowMs: () => clock.nowMs(),
     onSettled: () => views.refresh(),
+    waitingOnJournal: () => views.waitingTurns,
     onError: (effectId, error) => {
       if (!views.report(error)) (options.log ?? CONSOLE_LOG).error({ err: error, effectId }, 'a request waiting its turn for Stripe could not be decided yet; it is tried again');
     },

@@ -156,6 +156,11 @@ export class Views {
     if (this.#unavailable) throw this.#unavailable;
   }
 
+  /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */
+  get waitingTurns(): number {
+    return this.#inbox.waitingTurn.size;
+  }
+
   /** The views, caught up with everything durable in the journal before this call. */
   async current(): Promise<CaughtUp> {
     this.assertAvailable();

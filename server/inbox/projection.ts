@@ -22,6 +22,8 @@ export class InboxProjection {
   readonly chains = new Map<string, ChainSummary>();
   /** Which owned chains can need background work, kept from the same entries. */
   readonly work = new InboxWorkIndex();
+  /** Chains waiting their turn for Stripe (`waitsItsTurn`: a lone PROPOSED bound with no facts), whoever wrote them. */
+  readonly waitingTurn = new Set<string>();
 
   constructor(readonly inboxName: string) {}
 
@@ -48,6 +50,9 @@ export class InboxProjection {
   }
 
   private foldInto(summary: ChainSummary, entry: Entry): void {
+    // Only a chain's first PROPOSED can make it wait; any entry after it ends the wait.
+    if (summary.agent === null && entry.kind === 'PROPOSED' && entry.lease === null && entry.premises === null) this.waitingTurn.add(entry.effect_id);
+    else this.waitingTurn.delete(entry.effect_id);
     foldEntry(summary, entry);
     this.work.note(summary, this.owned(summary) ? summaryState(summary) : null);
   }

@@ -41,6 +41,15 @@ const HEADROOM_SHARE_DIVISOR = 4;
 /** A family's capacity is cut into at most this many slots, so a raised limit keeps the rows few. */
 export const SLOTS_MAX = 100;
 
+/** What an operator is told when two processes budget one account differently. */
+function disagreement(account: string, family: string, capacity: number, smaller: { holder: string; capacity: number }): string {
+  const limit = family === GLOBAL_FAMILY ? 'the account' : `${family}`;
+  return (
+    `another Interlock process on this database (${smaller.holder}) budgets ${limit} of Stripe account "${account}" at ${smaller.capacity} calls a second, ` +
+    `this one at ${capacity}: this process sends nothing there while the other has calls to make; give every process the same stripe.rate_limits`
+  );
+}
+
 /** How a family's capacity is cut: `slots` slots of `size` places each. */
 export function slotsOf(capacity: number): { slots: number; size: number } {
   const size = Math.max(1, Math.ceil(capacity / SLOTS_MAX));
@@ -58,6 +67,12 @@ export interface BudgetLeasesOptions {
   holder?: string;
   /** A round that failed (the store busy or broken): the leases lapse unless the next one works. */
   onError?: (error: unknown) => void;
+  /**
+   * Told at each round while another process sharing the account is configured for a smaller
+   * capacity of a family: this one then yields to it, sending nothing on that family, until they
+   * agree (or the other has nothing to send).
+   */
+  onDisagreement?: (message: string) => void;
 }
 
 /** This process's share of the account's budget, kept in lease rows: the `BudgetShare` of a budget shared with other processes. */
@@ -147,8 +162,13 @@ export class BudgetLeases implements BudgetShare {
   }
 
   #layout(family: string): { slots: number; size: number } {
+    return slotsOf(this.#capacityOf(family));
+  }
+
+  /** A family's calls a second as this process is configured. */
+  #capacityOf(family: string): number {
     const { globalPerWindow, endpointPerWindow } = this.#options.capacity;
-    return slotsOf(family === GLOBAL_FAMILY ? globalPerWindow : endpointPerWindow);
+    return family === GLOBAL_FAMILY ? globalPerWindow : endpointPerWindow;
   }
 
   /** What to ask of each family: the account's, and each endpoint's with places, calls or slots (when endpoints are leased). */
@@ -171,7 +191,7 @@ export class BudgetLeases implements BudgetShare {
       const headroom = Math.max(1, Math.ceil(slots / HEADROOM_SHARE_DIVISOR));
       const used = Math.min(slots, Math.ceil((held + waiting) / size) + headroom);
       const want = leaving || held + waiting === 0 ? 0 : saturated ? slots : used;
-      return { family, slots, need, want };
+      return { family, slots, need, want, capacity: this.#capacityOf(family) };
     });
   }
 
@@ -227,6 +247,7 @@ export class BudgetLeases implements BudgetShare {
       for (const holding of holdings) {
         if (holding.held === 0 && holding.target === 0) this.#holdings.delete(holding.family);
         else this.#holdings.set(holding.family, holding);
+        if (holding.smaller !== undefined) this.#options.onDisagreement?.(disagreement(this.#options.account, holding.family, this.#capacityOf(holding.family), holding.smaller));
       }
     } catch (error) {
       // The leases held stay as they were and lapse on their own unless a later round renews them.

@@ -35,6 +35,11 @@ export interface TurnQueueOptions {
   onError?: (effectId: string, error: unknown) => void;
   /** How the queue waits before a failed request goes to the back (default: a timer that keeps no process alive). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Requests waiting their turn on the whole journal, every process's (the views count them): the
+   * bound is the account's, so processes sharing it share the bound too. Default: this queue's own.
+   */
+  waitingOnJournal?: () => number;
 }
 
 /** A timer that never keeps the process alive. */
@@ -60,9 +65,13 @@ export class TurnQueue {
     return this.#queue.length + this.#workers;
   }
 
-  /** Whether the queue already holds what the budget sends in `limits.stripeTurnQueueMs`: beyond it, agents are told 429. */
+  /**
+   * Whether the requests waiting already hold what the account's budget sends in
+   * `limits.stripeTurnQueueMs`, counted over every process on the journal: beyond it, agents are told 429.
+   */
   get full(): boolean {
-    return this.length >= this.#options.budget.refundsPer(limits.stripeTurnQueueMs);
+    const waiting = Math.max(this.length, this.#options.waitingOnJournal?.() ?? 0);
+    return waiting >= this.#options.budget.refundsPer(limits.stripeTurnQueueMs);
   }
 
   /**

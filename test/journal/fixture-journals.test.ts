@@ -9,6 +9,8 @@ import { type OpenDatabase, openDatabase } from '../../db/open.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { AppClock } from '../../server/clock.ts';
+import { InboxProjection } from '../../server/inbox/projection.ts';
+import { waitsItsTurn } from '../../server/inbox/state.ts';
 import { entryShapeProblem } from '../../server/journal/shapes.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
@@ -328,5 +330,20 @@ describe('requests that waited their turn for Stripe, as day-3 kept them', () =>
     expect(entries.filter((e) => e.kind === 'REFUSED' && e.code === 'payment_missing')).toHaveLength(1);
     // None was escalated for want of a read: the one a person has failed a rule.
     expect(entries.filter((e) => e.kind === 'ESCALATED').map((e) => (e.kind === 'ESCALATED' ? e.reason : null))).toEqual(['needs_judgment']);
+  });
+
+  it('day-3: after every entry, the views count as waiting their turn exactly the chains that wait (the bound every process shares)', () => {
+    const projection = new InboxProjection('inbox');
+    const chains = new Map<string, Entry[]>();
+    let most = 0;
+    for (const entry of entries) {
+      projection.fold(entry);
+      chains.set(entry.effect_id, [...(chains.get(entry.effect_id) ?? []), entry]);
+      const waiting = [...chains].filter(([, chain]) => waitsItsTurn(chain)).map(([id]) => id);
+      expect([...projection.waitingTurn].sort()).toEqual(waiting.sort());
+      most = Math.max(most, waiting.length);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(projection.waitingTurn.size).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteBudgetLeases } from '../../db/budget-lease-store.ts';
 import { type BudgetCapacity, type BudgetGrant, GLOBAL_FAMILY, StripeBudget } from '../../server/stripe/budget.ts';
-import { type BudgetLeaseStore, type LeaseRow, planFamily, splitSlots } from '../../db/budget-lease-rules.ts';
+import { type BudgetLeaseStore, type LeaseRow, planFamily, smallerCapacity, splitSlots } from '../../db/budget-lease-rules.ts';
 import { BudgetLeases, LEASE_MS, slotsOf } from '../../server/stripe/budget-leases.ts';
 import { CREATE_REFUND, READ_PAYMENT } from '../../server/stripe/paced-client.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
@@ -34,17 +34,26 @@ function failable(store: BudgetLeaseStore) {
   };
 }
 
-/** `count` budgets of one account on one file, each with its own connection, on one clock. */
-function sharedBudgets(count: number, capacity = TEST_MODE) {
+/** `count` budgets of one account on one file, each with its own connection, on one clock; `capacity` may differ per process. */
+function sharedBudgets(count: number, capacity: BudgetCapacity | readonly BudgetCapacity[] = TEST_MODE) {
   const clock = new FakeScheduler();
   const { file } = openTempDatabase();
   const budgets = Array.from({ length: count }, (_, i) => {
+    const own = Array.isArray(capacity) ? capacity[i]! : (capacity as BudgetCapacity);
     const store = failable(new SqliteBudgetLeases(file));
-    const leases = new BudgetLeases({ store: store.store, account: 'sandbox http://127.0.0.1:1', capacity, clock, holder: `p${i}` });
-    const budget = new StripeBudget({ capacity, clock, share: leases });
+    const disagreements: string[] = [];
+    const leases = new BudgetLeases({
+      store: store.store,
+      account: 'sandbox http://127.0.0.1:1',
+      capacity: own,
+      clock,
+      holder: `p${i}`,
+      onDisagreement: (message) => disagreements.push(message),
+    });
+    const budget = new StripeBudget({ capacity: own, clock, share: leases });
     budget.start();
     started.push(budget);
-    return { budget, leases, store, starts: [] as number[] };
+    return { budget, leases, store, disagreements, starts: [] as number[] };
   });
   return { clock, budgets };
 }
@@ -86,7 +95,7 @@ describe('planFamily', () => {
   const rows = (holders: string[], expiresMs = 10_000): LeaseRow[] => holders.map((holder, slot) => ({ slot, holder, expiresMs }));
 
   it('gives back beyond its share only what its places do not need', () => {
-    const plan = planFamily('a', 0, { family: GLOBAL_FAMILY, slots: 4, want: 4, need: 3 }, rows(['a', 'a', 'a', 'a']), [
+    const plan = planFamily('a', 0, { family: GLOBAL_FAMILY, slots: 4, want: 4, need: 3, capacity: 4 }, rows(['a', 'a', 'a', 'a']), [
       { holder: 'a', slots: 4 },
       { holder: 'b', slots: 4 },
     ]);
@@ -95,12 +104,25 @@ describe('planFamily', () => {
 
   it('takes a slot given back or expired, never one another holds', () => {
     const held = [...rows(['b', '', 'c']), { slot: 3, holder: 'd', expiresMs: 5_000 }];
-    const plan = planFamily('a', 5_000, { family: GLOBAL_FAMILY, slots: 4, want: 4, need: 0 }, held, [{ holder: 'a', slots: 4 }]);
+    const plan = planFamily('a', 5_000, { family: GLOBAL_FAMILY, slots: 4, want: 4, need: 0, capacity: 4 }, held, [{ holder: 'a', slots: 4 }]);
     expect(plan).toEqual({ take: [1, 3], keep: [], release: [], target: 4 });
   });
 
+  it('finds the live process configured for the smallest capacity below its own, ignoring rows that do not say', () => {
+    const ask = { family: GLOBAL_FAMILY, slots: 80, want: 80, need: 0, capacity: 80 };
+    const live = [
+      { holder: 'a', slots: 80, capacity: 80 },
+      { holder: 'b', slots: 20, capacity: 20 },
+      { holder: 'c', slots: 5, capacity: 10 },
+      { holder: 'd', slots: 5, capacity: 0 },
+    ];
+    expect(smallerCapacity('a', ask, live)).toEqual({ holder: 'c', capacity: 10 });
+    expect(smallerCapacity('c', { ...ask, capacity: 10 }, live)).toBeUndefined();
+    expect(smallerCapacity('a', ask, [{ holder: 'a', slots: 80, capacity: 80 }, { holder: 'e', slots: 1, capacity: 100 }])).toBeUndefined();
+  });
+
   it('an idle holder keeps only what its places need', () => {
-    const plan = planFamily('a', 0, { family: GLOBAL_FAMILY, slots: 3, want: 0, need: 1 }, rows(['a', 'a', 'a']), []);
+    const plan = planFamily('a', 0, { family: GLOBAL_FAMILY, slots: 3, want: 0, need: 1, capacity: 3 }, rows(['a', 'a', 'a']), []);
     expect(plan).toEqual({ take: [], keep: [0], release: [1, 2], target: 0 });
   });
 });
@@ -175,6 +197,29 @@ describe('budgets sharing one account through leases', () => {
     const all = budgets.flatMap((b) => b.starts);
     expect(mostInAnyWindow(all)).toBeLessThanOrEqual(20);
     for (const entry of budgets) expect(entry.starts.length).toBeGreaterThan(20);
+  });
+
+  it('two processes configured for different limits: the larger yields while the smaller has calls, says so, and the sum stays within the smaller', async () => {
+    const { clock, budgets } = sharedBudgets(2, [{ globalPerWindow: 80, endpointPerWindow: 80 }, TEST_MODE]);
+    const [larger, smaller] = budgets;
+    callMany(clock, larger!, 2_000);
+    await clock.advance(2_000);
+    // Alone, the larger uses what it is configured for.
+    expect(mostInAnyWindow(larger!.starts)).toBeGreaterThan(60);
+    const joinedMs = clock.nowMs();
+    callMany(clock, smaller!, 200);
+    await clock.advance(8_000);
+    // Within two seconds of the smaller's first call, the larger has given back what its places no longer hold.
+    const after = [...larger!.starts, ...smaller!.starts].filter((ms) => ms >= joinedMs + 2_000);
+    expect(mostInAnyWindow(after)).toBeLessThanOrEqual(20);
+    expect(smaller!.starts.length).toBeGreaterThan(100);
+    expect(larger!.disagreements.at(-1)).toMatch(/budgets the account of Stripe account "sandbox http:\/\/127\.0\.0\.1:1" at 20 calls a second, this one at 80/);
+    expect(smaller!.disagreements).toEqual([]);
+    // Once the smaller has nothing to send, the larger has its own limits again.
+    await clock.advance(5_000);
+    const resumedMs = clock.nowMs();
+    await clock.advance(3_000);
+    expect(mostInAnyWindow(larger!.starts.filter((ms) => ms >= resumedMs))).toBeGreaterThan(60);
   });
 
   it('stop gives back every slot its calls out do not need', async () => {

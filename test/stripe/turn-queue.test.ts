@@ -9,11 +9,11 @@ import { FakeScheduler } from '../support/fake-scheduler.ts';
 // minutes, and telling each request its own expected wait.
 
 /** A queue over a budget of one refund a second whose journal holds nothing (its workers find nothing to send). */
-function queueOf(perSecond: number) {
+function queueOf(perSecond: number, waitingOnJournal?: () => number) {
   const budget = new StripeBudget({ capacity: { globalPerWindow: 2 * perSecond, endpointPerWindow: perSecond }, clock: new FakeScheduler() });
   const journal = { entries: async () => [] } as unknown as JournalStore;
   const inbox = { submit: async () => 'QUEUED', name: 'inbox', options: {} } as unknown as Pick<Inbox, 'submit' | 'name' | 'options'>;
-  return new TurnQueue({ budget, journal, inbox, nowMs: () => 0 });
+  return new TurnQueue({ budget, journal, inbox, nowMs: () => 0, ...(waitingOnJournal ? { waitingOnJournal } : {}) });
 }
 
 describe('TurnQueue', () => {
@@ -22,6 +22,15 @@ describe('TurnQueue', () => {
     for (let i = 0; i < 599; i++) queue.enqueue(`e${i}`);
     expect(queue.full).toBe(false);
     queue.enqueue('e599');
+    expect(queue.full).toBe(true);
+  });
+
+  it('counts the requests every process on the journal has waiting: the bound is the account’s, not each process’s', () => {
+    let others = 590;
+    const queue = queueOf(1, () => others + queue.length);
+    for (let i = 0; i < 9; i++) queue.enqueue(`e${i}`);
+    expect(queue.full).toBe(false);
+    others = 591;
     expect(queue.full).toBe(true);
   });
 

@@ -1,0 +1,1 @@
+ALTER TABLE `stripe_budget_wants` ADD `capacity` integer DEFAULT 0 NOT NULL;
