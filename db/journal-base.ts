@@ -9,8 +9,11 @@ import {
   RESERVATION_MOVED,
   type ReservationGuard,
   type Reservations,
+  type JournalHead,
+  JournalCorruptError,
   type Sequenced,
 } from '../server/journal/store.ts';
+import { globalHashOf } from '../server/journal/hash.ts';
 import {
   assertClaim,
   assertEffectId,
@@ -75,6 +78,14 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract reservationSeq(tx: Tx, key: string): number;
   /** True when another effect's row reserved `key` after `afterSeq`. */
   protected abstract reservedSince(tx: Tx, key: string, afterSeq: number, effectId: string): boolean;
+  /** The global chain's newest row, or undefined for an empty journal. */
+  protected abstract lastSeal(tx: Tx): Seal | undefined;
+  /** Store the global hash of the entry at `seq`. */
+  protected abstract insertSeal(tx: Tx, seal: Seal): void;
+  /** The global chain's rows with seq above `afterSeq` and at most `throughSeq`, in seq order. */
+  protected abstract sealsBetween(tx: Tx, afterSeq: number, throughSeq: number): Seal[];
+  /** How many entries the journal holds. */
+  protected abstract entryCount(tx: Tx): number;
 
   async entries(effectId: string): Promise<Entry[]> {
     return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
@@ -148,7 +159,19 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // A scan reads each row once: rows this journal wrote are not hashed again, but the scanned
     // rows are not remembered (a replay would only churn the memory of recent writes).
     const verified = this.#verified.lookupOnly;
-    return this.snapshot((tx) => this.rowsAfter(tx, afterSeq, limit).map((row) => ({ seq: row.seq, entry: entryOfRow(row, verified) })));
+    return this.snapshot((tx) => {
+      const rows = this.rowsAfter(tx, afterSeq, limit);
+      const last = rows.at(-1);
+      if (last === undefined) return [];
+      return pairWithSeals(rows, this.sealsBetween(tx, afterSeq, last.seq)).map(({ row, global }) => ({ seq: row.seq, entry: entryOfRow(row, verified), global }));
+    });
+  }
+
+  async head(): Promise<JournalHead | null> {
+    return this.snapshot((tx) => {
+      const seal = this.lastSeal(tx);
+      return seal === undefined ? null : { seq: seal.seq, globalHash: seal.globalHash, size: this.entryCount(tx) };
+    });
   }
 
   /**
@@ -180,7 +203,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
           last = lastRow === undefined ? null : entryOfRow(lastRow, this.#verified).hash;
         }
         if (row.prev !== last) throw new TypeError(`entry ${row.hash} does not link to the newest entry of effect ${row.effectId}`);
-        this.insertRow(tx, row);
+        this.sealAt(tx, this.insertRow(tx, row), row.hash);
         newest.set(row.effectId, row.hash);
       }
     });
@@ -198,8 +221,16 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     const row = rowOf(entry);
     // Sealed here, so its hash holds by construction; if the write is rolled back, a later row
     // with this seq has other text and is checked in full.
-    this.#verified.remember(this.insertRow(tx, row), row.body);
+    const seq = this.insertRow(tx, row);
+    this.sealAt(tx, seq, row.hash);
+    this.#verified.remember(seq, row.body);
     return entry;
+  }
+
+  /** Extend the global chain by the entry just stored at `seq`, in its transaction. */
+  private sealAt(tx: Tx, seq: number, entryHash: string): void {
+    const last = this.lastSeal(tx);
+    this.insertSeal(tx, { seq, globalHash: globalHashOf(last?.globalHash ?? null, seq, entryHash) });
   }
 
   private nowMs(): number {
@@ -207,6 +238,34 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     assertTimeMs(nowMs);
     return nowMs;
   }
+}
+
+/** One row of the global chain: the global hash of the entry at `seq`. */
+export interface Seal {
+  seq: number;
+  globalHash: string;
+}
+
+/**
+ * Each row with the global hash stored at its seq. Both lists are in seq order over the same
+ * range, so every entry must have its seal and every seal its entry: an entry without one was
+ * inserted behind the journal's back, a seal without one marks an entry removed.
+ */
+function pairWithSeals(rows: readonly EntryRow[], seals: readonly Seal[]): Array<{ row: EntryRow; global: string }> {
+  const paired: Array<{ row: EntryRow; global: string }> = [];
+  let s = 0;
+  for (const row of rows) {
+    const seal = seals[s];
+    if (seal !== undefined && seal.seq < row.seq) {
+      throw new JournalCorruptError(`journal seq ${seal.seq} has a global seal but no entry: an entry was removed`, { seq: seal.seq, effectId: 'unknown' });
+    }
+    if (seal === undefined || seal.seq !== row.seq) {
+      throw new JournalCorruptError(`journal entry seq ${row.seq} has no global seal: it was not written by the journal`, { seq: row.seq, effectId: row.effectId });
+    }
+    paired.push({ row, global: seal.globalHash });
+    s += 1;
+  }
+  return paired;
 }
 
 function assertReservationKey(key: string): void {

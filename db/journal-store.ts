@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
-import { and, asc, desc, eq, getTableColumns, gt, ne, notExists, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, claimIsFree, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
-import { ChainedJournal } from './journal-base.ts';
+import { ChainedJournal, type Seal } from './journal-base.ts';
 import type { JournalDb } from './open.ts';
-import { claims, type EntryRow, entries } from './schema.ts';
+import { claims, type EntryRow, entries, journalSeals } from './schema.ts';
 
 /** What a journal needs besides its storage: the wall clock that stamps `ts_ms` and times claims. */
 export interface JournalClock {
@@ -90,6 +90,15 @@ function prepareQueries(db: JournalDb) {
       .where(and(eq(entries.reserves, sql.placeholder('key')), gt(entries.seq, sql.placeholder('afterSeq')), ne(entries.effectId, effectIdParam)))
       .limit(1)
       .prepare(),
+    lastSeal: db.select().from(journalSeals).orderBy(desc(journalSeals.seq)).limit(1).prepare(),
+    insertSeal: db.insert(journalSeals).values({ seq: sql.placeholder('seq'), globalHash: sql.placeholder('globalHash') }).prepare(),
+    sealsBetween: db
+      .select()
+      .from(journalSeals)
+      .where(and(gt(journalSeals.seq, sql.placeholder('afterSeq')), lte(journalSeals.seq, sql.placeholder('throughSeq'))))
+      .orderBy(asc(journalSeals.seq))
+      .prepare(),
+    entryCount: db.select({ n: sql<number>`count(*)` }).from(entries).prepare(),
     after: db
       .select()
       .from(entries)
@@ -219,6 +228,22 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     return q.reservedSince.get({ key, afterSeq, effectId }) !== undefined;
   }
 
+  protected lastSeal(q: Queries): Seal | undefined {
+    return q.lastSeal.get();
+  }
+
+  protected insertSeal(q: Queries, seal: Seal): void {
+    q.insertSeal.run({ ...seal });
+  }
+
+  protected sealsBetween(q: Queries, afterSeq: number, throughSeq: number): Seal[] {
+    return q.sealsBetween.all({ afterSeq, throughSeq });
+  }
+
+  protected entryCount(q: Queries): number {
+    return q.entryCount.get()?.n ?? 0;
+  }
+
   protected rowsAfter(q: Queries, afterSeq: number, limit: number): EntryRow[] {
     // A replay reads every row through here. drizzle's generic row mapping cost a third of the
     // read, so the tuples are mapped by hand, in the column order of `entries` (see `EntryTuple`).
@@ -229,6 +254,7 @@ export class SqliteJournal extends ChainedJournal<Queries> {
 /** The memory backend's whole state. */
 interface MemoryState {
   rows: EntryRow[];
+  seals: Seal[];
   claims: Map<string, ClaimRow>;
 }
 
@@ -238,7 +264,7 @@ interface MemoryState {
  * and every read goes through the same checks. Work is synchronous, so each call is atomic.
  */
 export class MemoryJournal extends ChainedJournal<MemoryState> {
-  readonly #state: MemoryState = { rows: [], claims: new Map() };
+  readonly #state: MemoryState = { rows: [], seals: [], claims: new Map() };
 
   constructor(options: JournalClock) {
     super(options.wallClockMs);
@@ -247,11 +273,13 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   protected async exclusive<T>(fn: (tx: MemoryState) => T): Promise<T> {
     // Work is synchronous, at the call, as it always was. Rows are only ever appended, so rolling back a failed write means trimming what it added.
     const rowCount = this.#state.rows.length;
+    const sealCount = this.#state.seals.length;
     const claimsBefore = new Map(this.#state.claims);
     try {
       return fn(this.#state);
     } catch (error) {
       this.#state.rows.length = rowCount;
+      this.#state.seals.length = sealCount;
       this.#state.claims = claimsBefore;
       throw error;
     }
@@ -316,6 +344,23 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
 
   protected reservedSince(tx: MemoryState, key: string, afterSeq: number, effectId: string): boolean {
     return tx.rows.some((row) => row.reserves === key && row.seq > afterSeq && row.effectId !== effectId);
+  }
+
+  protected lastSeal(tx: MemoryState): Seal | undefined {
+    const last = tx.seals.at(-1);
+    return last === undefined ? undefined : { ...last };
+  }
+
+  protected insertSeal(tx: MemoryState, seal: Seal): void {
+    tx.seals.push({ ...seal });
+  }
+
+  protected sealsBetween(tx: MemoryState, afterSeq: number, throughSeq: number): Seal[] {
+    return tx.seals.filter((seal) => seal.seq > afterSeq && seal.seq <= throughSeq).map((seal) => ({ ...seal }));
+  }
+
+  protected entryCount(tx: MemoryState): number {
+    return tx.rows.length;
   }
 }
 

@@ -11,6 +11,8 @@ export type JournalDb = BetterSQLite3Database<typeof schema>;
 
 /** An open journal database: the drizzle handle, the raw connection, and how to close both. */
 export interface OpenDatabase {
+  /** The file it was opened at (`:memory:` for none). */
+  file: string;
   db: JournalDb;
   sqlite: Database.Database;
   close(): void;
@@ -40,7 +42,7 @@ export function openDatabase(file: string): OpenDatabase {
     sqlite.pragma('foreign_keys = ON');
     const db = drizzle({ client: sqlite, schema });
     migrateDatabase(db);
-    return { db, sqlite, close: () => sqlite.close() };
+    return { file, db, sqlite, close: () => sqlite.close() };
   } catch (error) {
     sqlite.close();
     throw error;

@@ -117,3 +117,33 @@ export const stripeBudgetWants = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.account, t.family, t.holder] })],
 );
+
+/**
+ * The global chain: one row per entry of `entries`, at the same seq, with the entry's global hash
+ * (server/journal/hash.ts `globalHashOf`), which commits to every entry before it in journal
+ * order. A side table rather than a column because the append-only triggers forbid the UPDATE
+ * that would seal rows written before it existed; written in the transaction of its entry.
+ */
+export const journalSeals = sqliteTable('journal_seals', {
+  seq: integer('seq').primaryKey(),
+  globalHash: text('global_hash').notNull(),
+});
+
+/**
+ * Signed checkpoints of the global chain (server/integrity/checkpoints.ts), kept apart from the
+ * entries: `size` entries whose last global hash is `head`, in `epoch`, as the signed `note`.
+ */
+export const journalCheckpoints = sqliteTable('journal_checkpoints', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  epoch: integer('epoch').notNull(),
+  size: integer('size').notNull(),
+  head: text('head').notNull(),
+  note: text('note').notNull(),
+  signedAtMs: integer('signed_at_ms').notNull(),
+});
+
+/** Facts about the journal as a whole, by name: its id (`journal_id`), which names it in checkpoints. */
+export const journalMeta = sqliteTable('journal_meta', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+});

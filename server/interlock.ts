@@ -14,6 +14,7 @@ import { SessionStore } from './http/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../shared/limits.ts';
 import type { ViewsLog } from './views.ts';
+import { checkJournalAtStart, type StartCheckOutcome } from './integrity/start-check.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
@@ -67,6 +68,12 @@ export interface InterlockParts {
 export interface Interlock {
   app: FastifyInstance;
   services: Services;
+  /**
+   * Refuse a damaged journal before anything is served (server/integrity/start-check.ts): the
+   * schema's guards, the global chain, a replay of every entry, the checkpoints. Throws a
+   * JournalDamagedError, whose message is the one line to print.
+   */
+  check(): Promise<StartCheckOutcome>;
   /**
    * Start-up recovery (services.ts `startServices`), then `/readyz` answers ready and the
    * background work starts. Listening is the caller's business, before or after.
@@ -132,6 +139,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   return {
     app: built,
     services,
+    check: () => checkJournalAtStart({ database, journal: services.journal, views, log: built.log }),
     async start() {
       // The budget's share of the account first: start-up recovery already calls Stripe.
       services.budget.start();

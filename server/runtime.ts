@@ -11,6 +11,7 @@ import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
+import { JournalDamagedError } from './integrity/damage.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
@@ -85,6 +86,17 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
   });
   const { app, services } = interlock;
+  try {
+    await interlock.check();
+  } catch (error) {
+    if (error instanceof JournalDamagedError) {
+      app.log.fatal({ code: error.code, seq: error.site?.seq ?? null, effectId: error.site?.effectId ?? null }, error.message);
+      await interlock.close();
+      await stripe.sandbox?.close();
+      database.close();
+    }
+    throw error;
+  }
   const address = await app.listen({ host: env.host, port: env.port, backlog: limits.listenBacklog });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
   if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {

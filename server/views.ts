@@ -4,7 +4,7 @@ import type { InboxRequest, InboxWork } from './inbox/core.ts';
 import { InboxProjection, type ItemChange, projectedWork } from './inbox/projection.ts';
 import { summaryItem } from './inbox/summary.ts';
 import { guardJournal } from './journal/guarded.ts';
-import { JournalCorruptError, type JournalStore } from './journal/store.ts';
+import { type JournalHead, JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
 import { LiveHub, type LiveSocket } from './live/hub.ts';
@@ -156,6 +156,26 @@ export class Views {
     if (this.#unavailable) throw this.#unavailable;
   }
 
+  /** The global chain as far as the views recomputed it, null before the first entry. */
+  get head(): JournalHead | null {
+    return this.#follower.head;
+  }
+
+  /**
+   * Replay the whole journal once at start, before anything is served: the check that refuses a
+   * damaged journal. A failed check is returned, not logged (start-up tells it once, and stops);
+   * the views stay unavailable after it.
+   */
+  async replayAtStart(): Promise<JournalCorruptError | null> {
+    try {
+      await this.#catchUp(false);
+      return null;
+    } catch (error) {
+      if (error instanceof JournalUnavailableError) return error.corrupt;
+      throw error;
+    }
+  }
+
   /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */
   get waitingTurns(): number {
     return this.#inbox.waitingTurn.size;
@@ -268,13 +288,13 @@ export class Views {
     return chain;
   }
 
-  async #catchUp(): Promise<void> {
+  async #catchUp(logFailure = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#follower.catchUp();
         return;
       } catch (error) {
-        if (error instanceof JournalCorruptError) throw this.#fail(error);
+        if (error instanceof JournalCorruptError) throw this.#fail(error, logFailure);
         const delayMs = this.#busyRetryDelaysMs[attempt];
         if (!isBusy(error) || delayMs === undefined) throw error;
         await this.#sleep(delayMs);
@@ -283,11 +303,11 @@ export class Views {
     }
   }
 
-  #fail(corrupt: JournalCorruptError): JournalUnavailableError {
+  #fail(corrupt: JournalCorruptError, log = true): JournalUnavailableError {
     if (this.#unavailable) return this.#unavailable;
     this.#unavailable = new JournalUnavailableError(corrupt);
     this.stopPolling();
-    this.#log.fatal(
+    if (log) this.#log.fatal(
       { code: corrupt.code, seq: corrupt.seq, effectId: corrupt.effectId },
       `journal corrupt at seq ${corrupt.seq}, effect ${corrupt.effectId}: ${corrupt.message}; views, readiness and refunds answer 503 journal_unavailable until an operator restarts Interlock`,
     );

@@ -33,5 +33,6 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     release: (effectId, owner) => guarded(() => journal.release(effectId, owner)),
     inFlight: () => guarded(() => journal.inFlight()),
     scan: (afterSeq, limit) => guarded(() => journal.scan(afterSeq, limit)),
+    head: () => guarded(() => journal.head()),
   };
 }

@@ -61,3 +61,16 @@ export function entryHashHolds(entry: Entry | JsonObject): boolean {
 export function effectIdFor(requestKey: Json): string {
   return sha256Hex(canonical(requestKey)).slice(0, limits.effectIdHexChars);
 }
+
+/** The domain of the global chain's hashes: a hash made for anything else can never pass for one. */
+export const GLOBAL_CHAIN_CONTEXT = 'interlock-journal-global-v1';
+
+/**
+ * The global hash of the entry stored at `seq`: SHA-256 hex of
+ * `interlock-journal-global-v1\n<previous global hash, or "none">\n<seq>\n<entry hash>`. Each one
+ * commits to every entry before it in journal order, whichever chain it is on, so an entry
+ * deleted, inserted or moved anywhere changes every global hash after it.
+ */
+export function globalHashOf(previous: string | null, seq: number, entryHash: string): string {
+  return sha256Hex(`${GLOBAL_CHAIN_CONTEXT}\n${previous ?? 'none'}\n${seq}\n${entryHash}`);
+}

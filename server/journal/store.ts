@@ -45,6 +45,15 @@ export const RESERVATION_MOVED = 'reservation_moved';
 export interface Sequenced {
   seq: number;
   entry: Entry;
+  /** The entry's global hash as stored (`globalHashOf`); whoever follows the whole journal checks it. */
+  global: string;
+}
+
+/** The newest entry of the global chain: its seq, the global hash there, and how many entries the journal holds. */
+export interface JournalHead {
+  seq: number;
+  globalHash: string;
+  size: number;
 }
 
 /**
@@ -82,8 +91,13 @@ export interface JournalStore {
   release(effectId: string, owner: string): Promise<void>;
   /** Effect ids with a DISPATCHED not yet closed by COMMITTED, AMBIGUOUS or a resolving REFUSED. */
   inFlight(): Promise<string[]>;
-  /** Every entry after `afterSeq`, in journal order, at most `limit` of them. */
+  /**
+   * Every entry after `afterSeq`, in journal order, at most `limit` of them, each with its global
+   * hash; an entry without one, or one left without its entry, is a corrupt journal.
+   */
   scan(afterSeq: number, limit: number): Promise<Sequenced[]>;
+  /** The newest entry of the global chain as stored, or null for an empty journal. */
+  head(): Promise<JournalHead | null>;
 }
 
 /** Thrown when a stored entry does not match its hash or its shape, or cannot be parsed: the journal fails closed. */

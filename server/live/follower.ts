@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Entry } from '../../shared/entries.ts';
-import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { globalHashOf } from '../journal/hash.ts';
+import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
 
 /**
  * Entries read per page while catching up: bounds memory during a replay of a large journal. A
@@ -34,10 +35,14 @@ export interface FollowerEvents {
  *
  * Each entry's hash was checked by the journal's scan; the follower also checks that it links to
  * the entry before it in its chain, and keeps each chain's tail. So the tails are what the views
- * verified, and a chain read again later can be held against them (views.ts `chain`).
+ * verified, and a chain read again later can be held against them (views.ts `chain`). It
+ * recomputes the global chain too, entry by entry from the first: a stored global hash that is
+ * not the one the entries before it give is a journal changed behind its back.
  */
 export class JournalFollower extends EventEmitter<FollowerEvents> {
   #seq = 0;
+  #size = 0;
+  #global: string | null = null;
   #running: Promise<void> | null = null;
   #again = false;
   readonly #tails = new Map<string, ChainTail>();
@@ -49,6 +54,11 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
   /** The last sequence number applied. */
   get seq(): number {
     return this.#seq;
+  }
+
+  /** The global chain as far as the follower recomputed it: null before the first entry. */
+  get head(): JournalHead | null {
+    return this.#global === null ? null : { seq: this.#seq, globalHash: this.#global, size: this.#size };
   }
 
   /** Where a chain stood at its last entry the follower applied, or undefined for a chain it has not seen. */
@@ -69,8 +79,14 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
           for (;;) {
             const page = await this.journal.scan(this.#seq, SCAN_PAGE_ENTRIES);
             if (page.length === 0) break;
-            for (const { seq, entry } of page) {
+            for (const { seq, entry, global } of page) {
               this.#link(seq, entry);
+              const expected = globalHashOf(this.#global, seq, entry.hash);
+              if (global !== expected) {
+                throw new JournalCorruptError(`journal entry seq ${seq} breaks the global chain: the entries before it were changed, removed or reordered`, { seq, effectId: entry.effect_id });
+              }
+              this.#global = global;
+              this.#size += 1;
               this.#seq = seq;
               this.emit('entry', entry, seq);
             }

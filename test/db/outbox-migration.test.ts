@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteJournal } from '../../db/journal-store.ts';
+import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
+import { rowOf } from '../../db/journal-rules.ts';
+import { sealUnsealedJournal } from '../../db/journal-seals.ts';
 import { migrateDatabase } from '../../db/open.ts';
 import * as schema from '../../db/schema.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir } from '../support/db-journals.ts';
@@ -32,14 +34,18 @@ describe('the outbox migration (0005) on a journal an older Interlock wrote', ()
     const db = drizzle({ client: sqlite, schema });
     migrate(db, { migrationsFolder: olderMigrations(5) });
     const clock = fakeClock();
-    const old = new SqliteJournal({ db, ...clock });
+    // Rows as an older Interlock stored them: the entries alone, with no global chain.
+    const old = new MemoryJournal(clock);
     const eid = effectIdOf(1);
     await old.append('PROPOSED', eid, fields('PROPOSED'));
     await old.append('AUTHORIZED', eid, fields('AUTHORIZED'));
     const before = await old.scan(0, 100);
+    const insertOld = sqlite.prepare('INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (@effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)');
+    for (const { entry } of before) insertOld.run(rowOf(entry));
     expect(() => sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES ('x', 'MESSAGE', null, 'h', 0, 1, '{}')").run()).toThrow(/CHECK/);
 
     migrateDatabase(db);
+    await sealUnsealedJournal(sqlite, path.join(makeTempDir(), 'backup.sqlite'));
     const journal = new SqliteJournal({ db, ...clock });
     expect(await journal.scan(0, 100)).toEqual(before);
     const message = `m${'2'.repeat(23)}`;

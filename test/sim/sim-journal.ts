@@ -4,11 +4,13 @@ import type { EntryRow } from '../../db/schema.ts';
 import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { isOpenDispatch } from '../../server/journal/chain.ts';
+import { globalHashOf } from '../../server/journal/hash.ts';
 import type {
   AppendIfResult,
   AppendOptions,
   ChainCheck,
   ClaimRequest,
+  JournalHead,
   JournalStore,
   ReservationGuard,
   Reservations,
@@ -77,6 +79,9 @@ export class ProcessJournal implements JournalStore {
     private readonly life: Life,
     private readonly seen: ((entry: Entry) => Entry | null) | null = null,
   ) {}
+
+  /** The global hash of each entry this process was shown, by seq, when `seen` changes what it sees. */
+  readonly #shownGlobal = new Map<number, string>();
 
   private alive(): void {
     if (this.life.dead) throw new SimulatedCrash('the process is dead');
@@ -150,10 +155,21 @@ export class ProcessJournal implements JournalStore {
     const page = await this.read(() => this.shared.scan(afterSeq, limit));
     const seen = this.seen;
     if (seen === null) return page;
+    // What this process sees is a journal of its own: its global chain is the one of the entries
+    // it is shown, so a follower checking that chain still hands every one of them to the views.
+    let previous = afterSeq === 0 ? null : (this.#shownGlobal.get(afterSeq) ?? null);
     return page.flatMap(({ seq, entry }) => {
       const shown = seen(entry);
-      return shown === null ? [] : [{ seq, entry: shown }];
+      if (shown === null) return [];
+      const global = globalHashOf(previous, seq, shown.hash);
+      previous = global;
+      this.#shownGlobal.set(seq, global);
+      return [{ seq, entry: shown, global }];
     });
+  }
+
+  head(): Promise<JournalHead | null> {
+    return this.read(() => this.shared.head());
   }
 }
 

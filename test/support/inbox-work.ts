@@ -24,6 +24,7 @@ export function countingJournal(inner: JournalStore): CountingJournal {
     release: (effectId, owner) => inner.release(effectId, owner),
     inFlight: () => inner.inFlight(),
     scan: (afterSeq, limit) => inner.scan(afterSeq, limit),
+    head: () => inner.head(),
   };
 }
 

@@ -1,0 +1,78 @@
+import { describeGuardProblems, guardProblems } from '../../db/journal-guards.ts';
+import { needsSealing, SealRefusedError, sealUnsealedJournal } from '../../db/journal-seals.ts';
+import type { OpenDatabase } from '../../db/open.ts';
+import type { JournalStore } from '../journal/store.ts';
+import type { Views } from '../views.ts';
+import { JournalDamagedError } from './damage.ts';
+
+// Start-up's integrity check, before the server listens: the schema's guards, the global chain
+// (sealing a journal an earlier Interlock wrote), the replay that verifies every entry, and the
+// checkpoints. Any failure is one JournalDamagedError: main.ts prints its one line and exits 2,
+// and nothing is served from the journal.
+
+export interface StartCheckParts {
+  database: OpenDatabase;
+  /** The journal as the views read it. */
+  journal: JournalStore;
+  views: Views;
+  log: { info(fields: object, message: string): void };
+  /** Seal a journal written before the global chain (default true); a read-only check reports it instead. */
+  seal?: boolean;
+}
+
+/** What the check found: the journal's size and head, as the replay recomputed them. */
+export interface StartCheckOutcome {
+  size: number;
+  head: string | null;
+  sealed: number;
+}
+
+export async function checkJournalAtStart(parts: StartCheckParts): Promise<StartCheckOutcome> {
+  const { database, views } = parts;
+  const databaseFile = database.file;
+  const problems = guardProblems(database.sqlite);
+  if (problems.length > 0) throw new JournalDamagedError('journal_guard_missing', describeGuardProblems(problems), { databaseFile });
+  const sealed = parts.seal === false ? refuseUnsealed(database) : await sealIfUnsealed(database, parts.log);
+  const corrupt = await views.replayAtStart();
+  if (corrupt !== null) throw JournalDamagedError.fromCorrupt(corrupt, databaseFile);
+  const replayed = views.head;
+  const stored = await parts.journal.head();
+  if ((stored?.seq ?? 0) !== (replayed?.seq ?? 0) || stored?.globalHash !== replayed?.globalHash) {
+    // The replay read every entry and recomputed the chain to its last one; a seal beyond it
+    // belongs to an entry that is gone.
+    const site = stored === null ? null : { seq: stored.seq, effectId: 'unknown' };
+    throw new JournalDamagedError('journal_corrupt', `the global chain goes on to seq ${stored?.seq ?? 0} but the entries end at seq ${replayed?.seq ?? 0}: entries were removed from the end`, { site, databaseFile });
+  }
+  return { size: replayed?.size ?? 0, head: replayed?.globalHash ?? null, sealed };
+}
+
+/** A read-only check cannot seal: a journal with entries and no global chain is reported. */
+function refuseUnsealed(database: OpenDatabase): number {
+  if (!needsSealing(database.sqlite)) return 0;
+  const what = 'the journal has entries but no global chain: it was written before the global chain and not started since, or its seals were removed';
+  throw new JournalDamagedError('journal_corrupt', what, { databaseFile: database.file });
+}
+
+/** Seal a journal an earlier Interlock wrote (db/journal-seals.ts); how many entries were sealed. */
+async function sealIfUnsealed(database: OpenDatabase, log: StartCheckParts['log']): Promise<number> {
+  try {
+    const outcome = await sealUnsealedJournal(database.sqlite, backupFileFor(database.file));
+    if (outcome.sealed > 0) {
+      log.info(
+        { event: 'journal_sealed', sealed: outcome.sealed, backup: outcome.backupFile },
+        `sealed the ${outcome.sealed} entries of a journal written before the global chain; the database before it is at ${outcome.backupFile}`,
+      );
+    }
+    return outcome.sealed;
+  } catch (error) {
+    if (!(error instanceof SealRefusedError)) throw error;
+    const site = error.corrupt === null ? null : { seq: error.corrupt.seq, effectId: error.corrupt.effectId };
+    throw new JournalDamagedError('journal_corrupt', error.message, { site, databaseFile: database.file });
+  }
+}
+
+/** Where the backup taken before sealing goes: beside the database, named for the moment. */
+function backupFileFor(databaseFile: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return databaseFile === ':memory:' || databaseFile === '' ? `interlock-before-seal-${stamp}.sqlite` : `${databaseFile}.before-seal-${stamp}.sqlite`;
+}

@@ -1,0 +1,128 @@
+import type Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JournalDamagedError } from '../../server/integrity/damage.ts';
+import { rowOf, sealNext } from '../../db/journal-rules.ts';
+import { cleanUpDatabases, effectIdOf, fields } from '../support/db-journals.ts';
+import { runServerToExit } from '../support/server-process.ts';
+import { checkAtStart, copyJournal, tamper, writeJournal } from '../support/tamper.ts';
+
+afterEach(cleanUpDatabases);
+
+// What an attacker who can write the data folder (but not read the receipt key) does to the
+// journal, and what start-up says of each. Every refusal is one line that names the entry, says
+// what is wrong and what to do.
+
+const victim = effectIdOf(2);
+const row = (sqlite: Database.Database, where: string, ...args: unknown[]) =>
+  sqlite.prepare(`SELECT seq, effect_id AS effectId, body FROM entries WHERE ${where}`).get(...args) as { seq: number; effectId: string; body: string };
+
+const cases: Array<{ name: string; edit: (sqlite: Database.Database) => void; hide?: boolean; says: RegExp; seq?: number }> = [
+  {
+    name: 'an entry’s body edited',
+    edit: (s) => s.prepare('UPDATE entries SET body = replace(body, \'"kind":"AUTHORIZED"\', \'"kind":"AUTHORIZED","x":1\') WHERE seq = 6').run(),
+    says: /seq 6 .*does not match its hash/,
+    seq: 6,
+  },
+  {
+    name: 'one entry deleted from the middle of a chain',
+    edit: (s) => s.prepare('DELETE FROM entries WHERE seq = 6').run(),
+    says: /seq 6 has a global seal but no entry/,
+    seq: 6,
+  },
+  {
+    name: 'a whole chain deleted, its seals too',
+    edit: (s) => {
+      s.prepare('DELETE FROM journal_seals WHERE seq IN (SELECT seq FROM entries WHERE effect_id = ?)').run(victim);
+      s.prepare('DELETE FROM entries WHERE effect_id = ?').run(victim);
+    },
+    says: /seq 3 .*breaks the global chain/,
+    seq: 3,
+  },
+  {
+    name: 'an entry inserted without the journal',
+    edit: (s) => {
+      // A well-formed entry whose hash holds, of a chain of its own: only the global chain tells.
+      const forged = rowOf(sealNext('PROPOSED', effectIdOf(9), fields('PROPOSED') as never, undefined, 1_700_000_000_000));
+      s.prepare('INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (@effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)').run(forged);
+    },
+    says: /seq 13 has no global seal: it was not written by the journal/,
+    seq: 13,
+  },
+  {
+    name: 'two entries swapped within a chain',
+    edit: (s) => {
+      const a = row(s, 'seq = 2');
+      const b = row(s, 'seq = 6');
+      s.prepare('UPDATE entries SET seq = -1 WHERE seq = 2').run();
+      s.prepare('UPDATE entries SET seq = 2 WHERE seq = 6').run();
+      s.prepare('UPDATE entries SET seq = 6 WHERE seq = -1').run();
+      expect(a.effectId).toBe(b.effectId);
+    },
+    says: /seq 2 .*does not link/,
+    seq: 2,
+  },
+  {
+    name: 'two chains’ rows swapped, seals and all',
+    edit: (s) => {
+      for (const table of ['entries', 'journal_seals']) {
+        s.prepare(`UPDATE ${table} SET seq = -1 WHERE seq = 1`).run();
+        s.prepare(`UPDATE ${table} SET seq = 1 WHERE seq = 2`).run();
+        s.prepare(`UPDATE ${table} SET seq = 2 WHERE seq = -1`).run();
+      }
+    },
+    says: /seq 1 .*breaks the global chain/,
+    seq: 1,
+  },
+  {
+    name: 'the last entries deleted, their seals left',
+    edit: (s) => s.prepare('DELETE FROM entries WHERE seq > 10').run(),
+    says: /global chain goes on to seq 12 but the entries end at seq 10: entries were removed from the end/,
+    seq: 12,
+  },
+  {
+    name: 'the append-only triggers dropped',
+    edit: () => {},
+    hide: false,
+    says: /trigger entries_no_delete on entries is missing.*trigger entries_no_update on entries is missing/,
+  },
+  {
+    name: 'a trigger replaced by one that lets every change through',
+    edit: (s) => s.exec("CREATE TRIGGER `entries_no_delete` BEFORE DELETE ON `entries` BEGIN SELECT 1; END"),
+    hide: false,
+    says: /trigger entries_no_delete on entries is changed/,
+  },
+];
+
+describe('start-up refuses a journal changed behind its back', () => {
+  it('an untouched journal passes, with its size and global head', async () => {
+    const outcome = await checkAtStart(await writeJournal());
+    expect(outcome).not.toBeInstanceOf(JournalDamagedError);
+    expect(outcome).toMatchObject({ size: 12, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+
+  for (const c of cases) {
+    it(`${c.name}: one line naming what is wrong and what to do`, async () => {
+      const file = copyJournal(await writeJournal());
+      tamper(file, c.edit, c.hide === false ? { hide: false } : {});
+      const refused = await checkAtStart(file);
+      expect(refused).toBeInstanceOf(JournalDamagedError);
+      const error = refused as JournalDamagedError;
+      expect(error.message).toMatch(c.says);
+      expect(error.message).toContain(`restore the database from a backup, or locate the damage with \`npm run verify -- --journal ${file}\``);
+      expect(error.message).not.toContain('\n');
+      if (c.seq !== undefined) expect(error.site?.seq).toBe(c.seq);
+    });
+  }
+
+  it('npm start prints the one line and exits 2, with no stack trace, and serves nothing', async () => {
+    const file = copyJournal(await writeJournal());
+    tamper(file, (s) => {
+      s.prepare('DELETE FROM journal_seals WHERE seq IN (SELECT seq FROM entries WHERE effect_id = ?)').run(victim);
+      s.prepare('DELETE FROM entries WHERE effect_id = ?').run(victim);
+    });
+    const { exit, stderr } = await runServerToExit({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0' });
+    expect(exit).toBe('2');
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: journal damaged at seq 3 \(effect [0-9a-f]{12}\): .*breaks the global chain.*npm run verify -- --journal/)]);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});

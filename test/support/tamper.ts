@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type Database from 'better-sqlite3';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { openDatabase, type OpenDatabase } from '../../db/open.ts';
+import { JournalDamagedError } from '../../server/integrity/damage.ts';
+import { checkJournalAtStart, type StartCheckOutcome } from '../../server/integrity/start-check.ts';
+import { Views } from '../../server/views.ts';
+import { effectIdOf, fakeClock, fields, makeTempDir } from './db-journals.ts';
+
+// A journal file to damage as an attacker with write access to the data folder would, and the
+// start-up check run on it as `npm start` runs it.
+
+/** The append-only guards, as the migrations make them: dropped to tamper, put back to hide it. */
+const GUARDED_TABLES = ['entries', 'journal_seals', 'journal_checkpoints'];
+
+/** A journal of `effects` chains, three entries each, interleaved as traffic writes them. */
+export async function writeJournal(effects = 4): Promise<string> {
+  const file = path.join(makeTempDir(), 'journal.sqlite');
+  const opened = openDatabase(file);
+  const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
+  for (const kind of ['PROPOSED', 'AUTHORIZED', 'REFUSED'] as const) {
+    for (let n = 1; n <= effects; n++) await journal.append(kind, effectIdOf(n), fields(kind));
+  }
+  opened.close();
+  return file;
+}
+
+/** A copy of a journal file, to damage without touching the original. */
+export function copyJournal(file: string): string {
+  const copy = path.join(makeTempDir(), 'journal.sqlite');
+  fs.copyFileSync(file, copy);
+  return copy;
+}
+
+/**
+ * Change the file with the guards off, as someone who can write it would: `edit` runs with every
+ * append-only trigger dropped; with `hide`, they are put back after it, so only the data tells.
+ */
+export function tamper(file: string, edit: (sqlite: Database.Database) => void, options: { hide?: boolean } = {}): void {
+  const opened = openDatabase(file);
+  const { sqlite } = opened;
+  const triggers = sqlite.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (${GUARDED_TABLES.map(() => '?').join(', ')})`).all(...GUARDED_TABLES) as Array<{ name: string; sql: string }>;
+  for (const { name } of triggers) sqlite.exec(`DROP TRIGGER "${name}"`);
+  edit(sqlite);
+  if (options.hide !== false) for (const { sql } of triggers) sqlite.exec(sql);
+  opened.close();
+}
+
+/** Run start-up's check on a journal file: what it found, or the damage it refused. */
+export async function checkAtStart(file: string): Promise<StartCheckOutcome | JournalDamagedError> {
+  const opened: OpenDatabase = openDatabase(file);
+  try {
+    const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
+    const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} } });
+    return await checkJournalAtStart({ database: opened, journal: views.journal, views, log: { info: () => {} } });
+  } catch (error) {
+    if (error instanceof JournalDamagedError) return error;
+    throw error;
+  } finally {
+    opened.close();
+  }
+}
