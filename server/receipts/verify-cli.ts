@@ -2,7 +2,8 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
-import { parsePublicKeySet } from './keys.ts';
+import { verifyJournalFile } from '../integrity/verify-journal.ts';
+import { keyIdFor, parsePublicKeySet } from './keys.ts';
 import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
 /** How to call the verifier; printed with every usage error. */
@@ -11,7 +12,10 @@ export const VERIFY_USAGE =
   '  Verifies a receipt offline and prints the report as JSON. Exit 0: valid; 1: not valid; 2: usage error.\n' +
   '  --key   a PEM public key (receipt-signing-key.pub.pem)\n' +
   '  --keys  the JSON served at /.well-known/interlock-keys\n' +
-  '  Without a key the chain is still checked, but entries cut off the end cannot be detected.';
+  '  Without a key the chain is still checked, but entries cut off the end cannot be detected.\n' +
+  '       npm run verify -- --journal <interlock.sqlite> [--checkpoint <note> --key <public-key.pem>]\n' +
+  '  Checks a journal database offline and read-only (guards, every entry, the global chain), and\n' +
+  '  with --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
 
 /** What one run of the verifier prints and how it exits. */
 export interface CliOutcome {
@@ -23,6 +27,7 @@ export interface CliOutcome {
 /** Run the verifier on command-line arguments (without `node` and the script path). */
 export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome> {
   try {
+    if (args.includes('--journal')) return await runJournalMode(args);
     const { receiptPath, keys } = readArguments(args);
     if (receiptPath === null) return { exitCode: 0, stdout: `${VERIFY_USAGE}\n`, stderr: '' };
     const receipt = readJsonFile(receiptPath, 'receipt');
@@ -32,6 +37,46 @@ export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome>
     if (!(error instanceof UsageError)) throw error;
     return { exitCode: 2, stdout: '', stderr: `verify: ${error.message}\n${VERIFY_USAGE}\n` };
   }
+}
+
+/** `--journal <file> [--checkpoint <note> --key <pem>]`: the journal check, as JSON. */
+async function runJournalMode(args: readonly string[]): Promise<CliOutcome> {
+  const { values, positionals } = asUsage(() =>
+    parseArgs({ args: [...args], allowPositionals: true, strict: true, options: { journal: { type: 'string' }, checkpoint: { type: 'string' }, key: { type: 'string' } } }),
+  );
+  if (positionals.length > 0) throw new UsageError(`--journal takes no receipt file, got ${positionals.join(' ')}`);
+  if ((values.checkpoint === undefined) !== (values.key === undefined)) throw new UsageError('--checkpoint needs --key, the public key it was signed with');
+  const file = values.journal ?? '';
+  let against: { note: string; publicKeyPem: string; keyId: string } | undefined;
+  if (values.checkpoint !== undefined && values.key !== undefined) {
+    const publicKeyPem = readPemKey(values.key);
+    against = { note: noteOf(readTextFile(values.checkpoint, 'checkpoint')), publicKeyPem, keyId: keyIdFor(createPublicKey(publicKeyPem)) };
+  }
+  const report = await verifyJournalFile(file, against);
+  return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
+}
+
+/**
+ * The signed note in a checkpoint file: the note itself, the JSON `GET /.well-known/interlock-checkpoint`
+ * answers, or a file mirror (one JSON line a checkpoint; the last whole one).
+ */
+function noteOf(text: string): string {
+  if (!text.trimStart().startsWith('{')) return text;
+  for (const line of text.split('\n').reverse()) {
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (typeof parsed === 'object' && parsed !== null && 'note' in parsed && typeof parsed.note === 'string') return parsed.note;
+    } catch {
+      // Not a whole JSON line: the text as a whole may be one JSON document.
+    }
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && 'note' in parsed && typeof parsed.note === 'string') return parsed.note;
+  } catch {
+    // Not JSON at all.
+  }
+  throw new UsageError('the checkpoint file holds no signed note');
 }
 
 /** The receipt path (null for --help) and the verification keys the arguments name. */

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
+import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { rowOf, sealNext } from '../../db/journal-rules.ts';
 import { cleanUpDatabases, effectIdOf, fields } from '../support/db-journals.ts';
 import { runServerToExit } from '../support/server-process.ts';
@@ -98,6 +99,9 @@ describe('start-up refuses a journal changed behind its back', () => {
     const outcome = await checkAtStart(await writeJournal());
     expect(outcome).not.toBeInstanceOf(JournalDamagedError);
     expect(outcome).toMatchObject({ size: 12, head: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const verified = await runVerifyCli(['--journal', await writeJournal()]);
+    expect(verified.exitCode).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, size: 12, problem: null });
   });
 
   for (const c of cases) {
@@ -111,6 +115,14 @@ describe('start-up refuses a journal changed behind its back', () => {
       expect(error.message).toContain(`restore the database from a backup, or locate the damage with \`npm run verify -- --journal ${file}\``);
       expect(error.message).not.toContain('\n');
       if (c.seq !== undefined) expect(error.site?.seq).toBe(c.seq);
+      // The offline check finds the same, read-only.
+      const verified = await runVerifyCli(['--journal', file]);
+      expect(verified.exitCode).toBe(1);
+      const report = JSON.parse(verified.stdout) as { valid: boolean; problem: { code: string; message: string; seq: number | null } };
+      expect(report.valid).toBe(false);
+      expect(report.problem.code).toBe(error.code);
+      expect(report.problem.message).toMatch(c.says);
+      if (c.seq !== undefined) expect(report.problem.seq).toBe(c.seq);
     });
   }
 

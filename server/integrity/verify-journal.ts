@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import type { OpenDatabase } from '../../db/open.ts';
+import * as schema from '../../db/schema.ts';
+import { Views } from '../views.ts';
+import { readCheckpoint } from './checkpoint.ts';
+import { JournalDamagedError } from './damage.ts';
+import { checkJournalAtStart } from './start-check.ts';
+
+// `npm run verify -- --journal <file>`: the start-up check, offline and read-only, on a copy of
+// the database (or the database itself, which it never writes): the guards, every entry, the
+// global chain, and with `--checkpoint` a signed checkpoint it must agree with.
+
+/** What the journal check found. */
+export interface JournalReport {
+  valid: boolean;
+  file: string;
+  /** Entries and the global head, when every entry verified. */
+  size: number | null;
+  head: string | null;
+  /** The checkpoint it was held against, when one was given and it verified. */
+  checkpoint: { origin: string; size: number; head: string } | null;
+  problem: { code: string; message: string; seq: number | null; effect_id: string | null } | null;
+}
+
+/** Check a journal database file, and with a checkpoint note and its key, that the journal agrees with it. */
+export async function verifyJournalFile(file: string, against?: { note: string; publicKeyPem: string; keyId: string }): Promise<JournalReport> {
+  const report: JournalReport = { valid: false, file, size: null, head: null, checkpoint: null, problem: null };
+  const problem = (code: string, message: string, site: { seq: number; effectId: string } | null = null): JournalReport => ({
+    ...report,
+    problem: { code, message, seq: site?.seq ?? null, effect_id: site?.effectId ?? null },
+  });
+  if (!existsSync(file)) return problem('journal_missing', `${file} does not exist`);
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const db = drizzle({ client: sqlite, schema });
+    const database: OpenDatabase = { file, db, sqlite, close: () => sqlite.close() };
+    const journal = new SqliteJournal({ db, wallClockMs: () => Date.now() });
+    const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: () => {}, error: () => {} } });
+    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log: { info: () => {} }, seal: false });
+    report.size = outcome.size;
+    report.head = outcome.head;
+    if (against !== undefined) {
+      const read = readCheckpoint(against.note, { publicKeyPem: against.publicKeyPem, keyId: against.keyId });
+      if (!read.ok) return problem('checkpoint_invalid', `the checkpoint does not verify: ${read.code}: ${read.message}`);
+      report.checkpoint = read.checkpoint;
+      if (read.checkpoint.size > outcome.size) return problem('journal_behind_checkpoint', `the checkpoint covers ${read.checkpoint.size} entries and the journal holds ${outcome.size}: entries were removed`);
+      const at = new CheckpointStore(db).globalHashAtSize(read.checkpoint.size);
+      if (read.checkpoint.size > 0 && at !== read.checkpoint.head) {
+        return problem('journal_inconsistent_with_checkpoint', `after ${read.checkpoint.size} entries the global chain is ${at} and the checkpoint signed ${read.checkpoint.head}: the journal was rewritten`);
+      }
+    }
+    return { ...report, valid: true };
+  } catch (error) {
+    if (error instanceof JournalDamagedError) return problem(error.code, error.message, error.site);
+    if (error instanceof Database.SqliteError) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
+    throw error;
+  } finally {
+    sqlite.close();
+  }
+}
