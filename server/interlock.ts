@@ -15,6 +15,8 @@ import { createServices, queueWaiting, recoverInFlight, type Services, startServ
 import { limits } from '../shared/limits.ts';
 import type { ViewsLog } from './views.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from './integrity/start-check.ts';
+import { Checkpointer } from './integrity/checkpoints.ts';
+import { openMirror } from './integrity/mirrors.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
@@ -136,10 +138,26 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   });
   app = built;
   const stops: Array<() => Promise<void> | void> = [];
+  const checkpointer = new Checkpointer({
+    store: services.checkpoints,
+    views,
+    key: services.signingKey,
+    mirrors: config.integrity.mirrors.map(openMirror),
+    config: config.integrity,
+    wallMs: () => clock.wallMs(),
+    log: built.log,
+    databaseFile: database.file,
+  });
   return {
     app: built,
     services,
-    check: () => checkJournalAtStart({ database, journal: services.journal, views, log: built.log }),
+    async check() {
+      const outcome = await checkJournalAtStart({ database, journal: services.journal, views, log: built.log });
+      await checkpointer.checkAtStart(outcome);
+      // A first checkpoint of what start-up verified, when the journal grew since the last one.
+      await checkpointer.sign(true);
+      return outcome;
+    },
     async start() {
       // The budget's share of the account first: start-up recovery already calls Stripe.
       services.budget.start();
@@ -166,6 +184,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
       views.startPolling(JOURNAL_POLL_MS);
       stops.push(() => views.stopPolling());
+      checkpointer.start();
+      stops.push(() => checkpointer.stop());
       // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
       const reconciler = new Reconciler({
         journal: services.journal,

@@ -1,3 +1,4 @@
+import { CheckpointStore } from '../db/journal-checkpoints.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../shared/json.ts';
@@ -41,6 +42,8 @@ export interface Services {
   /** Messages to people and agents: decided from the journal, journaled, delivered with retries. */
   outbox: Outbox;
   signingKey: SigningKey;
+  /** The signed checkpoints of the journal's global chain, kept apart from the entries. */
+  checkpoints: CheckpointStore;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
   /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
@@ -301,6 +304,7 @@ export function createServices(options: ServiceOptions): Services {
     views,
     outbox,
     signingKey,
+    checkpoints: new CheckpointStore(database.db),
     sandbox: options.sandbox,
     currentFacts,
     paymentPanels,

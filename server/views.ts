@@ -219,6 +219,12 @@ export class Views {
     this.#follower.on('caughtUp', listener);
   }
 
+  /** As `onCaughtUp`, until the answer is called. */
+  onCaughtUpUntil(listener: (seq: number) => void): () => void {
+    this.#follower.on('caughtUp', listener);
+    return () => this.#follower.off('caughtUp', listener);
+  }
+
   /** Look for entries other processes appended to the same journal, every `intervalMs`. */
   startPolling(intervalMs: number): void {
     this.stopPolling();

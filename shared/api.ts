@@ -3,6 +3,7 @@ import type { ErrorCode } from './codes.ts';
 import type { Change, Entry, FailedRule, Repair } from './entries.ts';
 import { isJsonObject, type Json, type JsonObject } from './json.ts';
 import type {
+  CheckpointAnswerSchema,
   ConflictingPayloadSchema,
   DecisionBodySchema,
   LoginBodySchema,
@@ -80,6 +81,8 @@ export function isRefundRequest(value: Json | undefined): value is RefundRequest
 export type RefundAnswer = Static<typeof RefundAnswerSchema>;
 
 /** The `409` answer to a request id reused with another payload: both payloads, normalised. */
+/** `GET /.well-known/interlock-checkpoint`. */
+export type CheckpointAnswer = Static<typeof CheckpointAnswerSchema>;
 export type ConflictingPayloadAnswer = Static<typeof ConflictingPayloadSchema>;
 
 /** Where an item stands, derived from its journal chain alone. */

@@ -235,6 +235,20 @@ export const PublicKeySetSchema = Type.Object({
   ),
 });
 
+/** `GET /.well-known/interlock-checkpoint`. */
+export const CheckpointAnswerSchema = Type.Object(
+  {
+    origin: Type.String({ description: 'interlock/journal/<journal id>/epoch/<n>: the journal and its epoch' }),
+    size: Type.Integer({ minimum: 0, description: 'how many entries the checkpoint covers' }),
+    head: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'the global chain after the last of them, hex' }),
+    epoch: Type.Integer({ minimum: 0 }),
+    signed_at_ms: Type.Integer({ description: 'when it was signed, Unix ms' }),
+    key_id: Type.String({ description: 'the key at /.well-known/interlock-keys that signed it' }),
+    note: Type.String({ description: 'the checkpoint as a C2SP signed note: origin, size, base64 head, a blank line, the signature line' }),
+  },
+  { description: 'the latest signed checkpoint; hold an export against it with npm run verify -- --journal <file> --checkpoint <note> --key <pem>' },
+);
+
 export const EffectParams = Type.Object({ effect_id: EffectId });
 export const RequestParams = Type.Object({ request_id: RequestId });
 

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { LineCounter, parseDocument } from 'yaml';
 import { POLICY } from '../gate/leases.ts';
 import { Checker, ConfigError, type Mapping } from './check.ts';
-import { type ConfigEnv, readNotifications } from './notifications.ts';
+import { readIntegrity } from './integrity.ts';
+import { type ConfigEnv, NotificationsReader, readNotifications } from './notifications.ts';
 import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeConfig } from './schema.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
 
@@ -27,6 +28,7 @@ const TOP_KEYS = [
   'public_url',
   'notifications',
   'reject_reasons',
+  'integrity',
 ] as const;
 
 /**
@@ -95,6 +97,7 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
     stripe: readStripe(c, top.stripe),
     sessions: readSessions(c, top.sessions),
     notifications: readNotifications(c, top, { people, agents, groups, testMode }, env),
+    integrity: readIntegrity(c, top.integrity, new NotificationsReader(c, env, testMode, null)),
     rejectReasons: readRejectReasons(c, top.reject_reasons),
     testMode,
   };

@@ -46,7 +46,7 @@ interface Secret {
 }
 
 /** Field readers for this section, bound to the file, the environment and test mode. */
-class NotificationsReader {
+export class NotificationsReader {
   constructor(
     readonly c: Checker,
     readonly env: ConfigEnv,

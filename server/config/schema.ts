@@ -122,6 +122,23 @@ export interface AgentConfig {
   tokenSha256: string;
 }
 
+/** A place a copy of every checkpoint goes: a file appended to, or a URL each one is PUT to. */
+export type MirrorConfig = { kind: 'file'; path: string } | { kind: 'url'; url: string; token: string | null };
+
+export interface IntegrityConfig {
+  /** A checkpoint is signed once this many entries were appended since the last one... */
+  checkpointEveryEntries: number;
+  /** ...or this long after the last one, if the journal grew at all. */
+  checkpointEveryMs: number;
+  mirrors: MirrorConfig[];
+  /** `GET /.well-known/interlock-checkpoint` answers anyone; else it needs a token. */
+  checkpointPublic: boolean;
+  /** The SHA-256 of a token that may read the latest checkpoint, besides the agents' tokens. */
+  checkpointTokenSha256: string | null;
+  /** How often the entries since the last checkpoint are verified again. */
+  tailVerifyMs: number;
+}
+
 /** The loaded configuration: camelCase, durations in ms, money in minor units by currency. */
 export interface InterlockConfig {
   inboxName: string;
@@ -142,6 +159,8 @@ export interface InterlockConfig {
   notifications: NotificationsConfig;
   /** Quick reasons for a rejection, one click away in the inbox. */
   rejectReasons: string[];
+  /** Checkpoints of the journal, their mirrors and who reads them (server/config/integrity.ts). */
+  integrity: IntegrityConfig;
   /** Enables the clock-moving endpoint; never in production. */
   testMode: boolean;
 }

@@ -14,6 +14,7 @@ import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
 import { agentRoutes } from './agent-routes.ts';
 import { approverRoutes } from './approver-routes.ts';
+import { checkpointRoute } from './checkpoint-route.ts';
 import { AppError, installErrorHandler } from './errors.ts';
 import { requireJournal } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
@@ -147,6 +148,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     requireJournal(scope, services.views);
     await scope.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
+    await scope.register(checkpointRoute, { services });
   });
   await app.register(async (scope) => {
     installSessionAuth(scope, services, sessions);

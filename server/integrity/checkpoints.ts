@@ -1,0 +1,209 @@
+import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
+import type { IntegrityConfig } from '../config/integrity.ts';
+import type { SigningKey } from '../receipts/keys.ts';
+import type { Views } from '../views.ts';
+import { type Checkpoint, readCheckpoint, signCheckpoint } from './checkpoint.ts';
+import { globalHashOf } from '../journal/hash.ts';
+import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { JournalDamagedError } from './damage.ts';
+import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
+
+// Signed checkpoints of the global chain: every `checkpoint_every_entries` entries or
+// `checkpoint_every_seconds` (when the journal grew), over the head the views verified, kept in
+// the store apart from the entries and copied to every mirror. At start the journal is held
+// against the newest one in the store and in every mirror: behind one, or with another chain at
+// its size, it is refused.
+
+/** Entries read a page while the tail is verified again. */
+const TAIL_PAGE = 1_000;
+
+/** The origin line of a journal's checkpoints in one epoch. */
+export function originOf(journalId: string, epoch: number): string {
+  return `interlock/journal/${journalId}/epoch/${epoch}`;
+}
+
+/** What the log hears from the checkpoints: a structured line a metric can count by `event`. */
+export interface CheckpointLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface CheckpointerParts {
+  store: CheckpointStore;
+  views: Views;
+  key: SigningKey;
+  mirrors: readonly Mirror[];
+  config: IntegrityConfig;
+  wallMs: () => number;
+  log: CheckpointLog;
+  databaseFile: string;
+}
+
+export class Checkpointer {
+  readonly #parts: CheckpointerParts;
+  #journalId: string | null = null;
+  #epoch = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #tailTimer: NodeJS.Timeout | null = null;
+  #signing: Promise<StoredCheckpoint | null> | null = null;
+  #stopCaughtUp: (() => void) | null = null;
+  /** The size of the newest checkpoint this process knows of: a catch-up short of the next one asks the store nothing. */
+  #knownSize = 0;
+
+  constructor(parts: CheckpointerParts) {
+    this.#parts = parts;
+  }
+
+  /** This journal's origin in its current epoch. */
+  get origin(): string {
+    if (this.#journalId === null) throw new Error('the checkpointer was not checked at start');
+    return originOf(this.#journalId, this.#epoch);
+  }
+
+  /**
+   * At start, after the replay verified every entry: the journal must hold everything the newest
+   * checkpoint in the store and in every reachable mirror covers, with the same chain. An
+   * unreachable mirror is a warning; no mirror at all is a warning too.
+   */
+  async checkAtStart(journal: { size: number; head: string | null }): Promise<void> {
+    const { store, log, mirrors, databaseFile } = this.#parts;
+    const stored = store.latest();
+    const id = store.journalId();
+    if (id === null && stored !== null) {
+      throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
+    }
+    this.#journalId = id ?? store.ensureJournalId();
+    if (stored !== null) this.#hold(journal, stored.note, 'the store');
+    for (const mirror of mirrors) {
+      let note: string | null;
+      try {
+        note = await mirror.latest();
+      } catch (error) {
+        if (!(error instanceof MirrorUnreachableError)) throw error;
+        log.warn({ event: 'checkpoint_mirror_unreachable', mirror: mirror.name }, `checkpoint mirror ${mirror.name} could not be read at start, so the journal was not held against it: ${error.message}`);
+        continue;
+      }
+      if (note !== null) this.#hold(journal, note, `the mirror ${mirror.name}`);
+    }
+    if (mirrors.length === 0) {
+      log.warn({ event: 'checkpoint_no_mirror' }, 'no checkpoint mirror is configured (integrity.mirrors): someone who can write the data folder could rewrite the journal with its checkpoints unnoticed');
+    }
+  }
+
+  /** Refuse the journal unless it holds everything `note` covers, with the chain it signed. */
+  #hold(journal: { size: number; head: string | null }, note: string, source: string): void {
+    const { key, store, databaseFile } = this.#parts;
+    const read = readCheckpoint(note, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
+    if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})`, { databaseFile });
+    const { checkpoint } = read;
+    if (checkpoint.origin !== this.origin) {
+      throw new JournalDamagedError('journal_inconsistent_with_checkpoint', `the newest checkpoint in ${source} is of ${checkpoint.origin}, not of this journal (${this.origin})`, { databaseFile });
+    }
+    if (checkpoint.size > journal.size) {
+      throw new JournalDamagedError('journal_behind_checkpoint', `the newest checkpoint in ${source} covers ${checkpoint.size} entries and the journal holds ${journal.size}: entries were removed from its end`, { databaseFile });
+    }
+    const at = checkpoint.size === 0 ? null : store.globalHashAtSize(checkpoint.size);
+    if (checkpoint.size > 0 && at !== checkpoint.head) {
+      const site = { seq: store.seqAtSize(checkpoint.size) ?? 0, effectId: 'unknown' };
+      throw new JournalDamagedError('journal_inconsistent_with_checkpoint', `the global chain after ${checkpoint.size} entries is not the one the newest checkpoint in ${source} signed: the journal was rewritten`, { site, databaseFile });
+    }
+  }
+
+  /**
+   * Sign a checkpoint of what the views verified, when the journal grew since the newest one (by
+   * `checkpoint_every_entries`, or at all with `whenGrown`); store it and copy it to every mirror.
+   */
+  sign(whenGrown = false): Promise<StoredCheckpoint | null> {
+    if (this.#signing === null) this.#signing = this.#sign(whenGrown).finally(() => (this.#signing = null));
+    return this.#signing;
+  }
+
+  async #sign(whenGrown: boolean): Promise<StoredCheckpoint | null> {
+    const { store, views, key, config, wallMs } = this.#parts;
+    const head = views.head;
+    if (head === null || views.unavailable !== null) return null;
+    if (!whenGrown && head.size - this.#knownSize < config.checkpointEveryEntries) return null;
+    // A build started without the start-up check (a test's) names its journal here.
+    this.#journalId ??= store.ensureJournalId();
+    const newest = store.latest();
+    this.#knownSize = Math.max(this.#knownSize, newest?.size ?? 0);
+    const grown = head.size - (newest?.size ?? 0);
+    if (grown <= 0 || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
+    const checkpoint: Checkpoint = { origin: this.origin, size: head.size, head: head.globalHash };
+    const row = { epoch: this.#epoch, size: checkpoint.size, head: checkpoint.head, note: signCheckpoint(checkpoint, key), signedAtMs: wallMs() };
+    if (!store.add(row)) return null;
+    this.#knownSize = row.size;
+    await this.#copy(row.note);
+    return store.latest();
+  }
+
+  async #copy(note: string): Promise<void> {
+    await Promise.all(
+      this.#parts.mirrors.map(async (mirror) => {
+        try {
+          await mirror.put(note);
+        } catch (error) {
+          if (!(error instanceof MirrorUnreachableError)) throw error;
+          this.#parts.log.warn({ event: 'checkpoint_mirror_unreachable', mirror: mirror.name }, `checkpoint mirror ${mirror.name} did not take the checkpoint; the next one is tried: ${error.message}`);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Read the entries since the newest checkpoint again and recompute the global chain from its
+   * head: a row changed since the views applied it (or one the views never saw in its place) makes
+   * the views unavailable, as any failed check does. True when the tail holds.
+   */
+  async verifyTail(journal: JournalStore): Promise<boolean> {
+    const { store, views } = this.#parts;
+    const head = views.head;
+    const newest = store.latest();
+    if (head === null || views.unavailable !== null) return views.unavailable === null;
+    const fromSize = newest === null || newest.epoch !== this.#epoch ? 0 : newest.size;
+    let previous = fromSize === 0 ? null : newest?.head ?? null;
+    let after = store.seqAtSize(fromSize) ?? 0;
+    try {
+      while (after < head.seq) {
+        const page = await journal.scan(after, TAIL_PAGE);
+        if (page.length === 0) break;
+        for (const { seq, entry, global } of page) {
+          if (seq > head.seq) break;
+          const expected = globalHashOf(previous, seq, entry.hash);
+          if (global !== expected) throw new JournalCorruptError(`journal entry seq ${seq} breaks the global chain since the last checkpoint`, { seq, effectId: entry.effect_id });
+          previous = global;
+          after = seq;
+        }
+      }
+      if (previous !== head.globalHash) throw new JournalCorruptError(`journal entry seq ${head.seq} is no longer the one the views verified`, { seq: head.seq, effectId: 'unknown' });
+      return true;
+    } catch (error) {
+      if (views.report(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Sign as the journal grows: after each catch-up past the entry count, and on the timer when it grew at all. */
+  start(): void {
+    const { config, views } = this.#parts;
+    this.stop();
+    this.#timer = setInterval(() => void this.sign(true).catch((error: unknown) => this.#failed(error)), config.checkpointEveryMs);
+    this.#timer.unref();
+    this.#stopCaughtUp = views.onCaughtUpUntil(() => void this.sign(false).catch((error: unknown) => this.#failed(error)));
+    this.#tailTimer = setInterval(() => void this.verifyTail(views.journal).catch((error: unknown) => this.#failed(error)), config.tailVerifyMs);
+    this.#tailTimer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    if (this.#tailTimer !== null) clearInterval(this.#tailTimer);
+    this.#timer = null;
+    this.#tailTimer = null;
+    this.#stopCaughtUp?.();
+    this.#stopCaughtUp = null;
+  }
+
+  #failed(error: unknown): void {
+    this.#parts.log.warn({ event: 'checkpoint_failed', err: error }, 'a checkpoint could not be signed; the next one tries again');
+  }
+}

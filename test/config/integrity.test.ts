@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ConfigError, parseConfig } from '../../server/config/load.ts';
+import { buildFileConfig } from './support.ts';
+
+// `integrity`: how often checkpoints are signed, where their copies go, who may read the latest.
+
+function parse(integrity: unknown, env: Record<string, string> = {}) {
+  return parseConfig(stringify({ ...buildFileConfig(), integrity }), 'interlock.yaml', env).integrity;
+}
+
+function refusal(integrity: unknown): string {
+  try {
+    parse(integrity);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('the config was accepted');
+}
+
+describe('integrity config', () => {
+  it('defaults: a checkpoint every 1,000 entries or 60 s, no mirror, the checkpoint not public', () => {
+    expect(parse(undefined)).toEqual({
+      checkpointEveryEntries: 1_000,
+      checkpointEveryMs: 60_000,
+      mirrors: [],
+      checkpointPublic: false,
+      checkpointTokenSha256: null,
+      tailVerifyMs: 300_000,
+    });
+  });
+
+  it('reads file and URL mirrors, a URL mirror’s token from the environment', () => {
+    const read = parse(
+      {
+        checkpoint_every_entries: 50,
+        checkpoint_every_seconds: 10,
+        mirrors: [{ file: '/var/lib/interlock-mirror/checkpoints.jsonl' }, { url: 'https://mirror.example/interlock', token_env: 'MIRROR_TOKEN' }],
+        checkpoint_public: true,
+      },
+      { MIRROR_TOKEN: 'mirror-secret-token' },
+    );
+    expect(read.mirrors).toEqual([
+      { kind: 'file', path: '/var/lib/interlock-mirror/checkpoints.jsonl' },
+      { kind: 'url', url: 'https://mirror.example/interlock', token: 'mirror-secret-token' },
+    ]);
+    expect(read).toMatchObject({ checkpointEveryEntries: 50, checkpointEveryMs: 10_000, checkpointPublic: true });
+  });
+
+  it.each([
+    [{ checkpoint_every_entries: 0 }, 'integrity.checkpoint_every_entries: must be a whole number from 1 to 1000000'],
+    [{ checkpoint_every_seconds: 1.5 }, 'integrity.checkpoint_every_seconds: must be a whole number'],
+    [{ mirrors: [{ file: 'relative/path' }] }, 'must be an absolute path'],
+    [{ mirrors: [{ file: '/a', url: 'https://x.example/' }] }, 'give file'],
+    [{ mirrors: [{ file: '/a' }, { file: '/a' }] }, '/a is named twice'],
+    [{ mirrors: [{ file: '/a', token_env: 'X' }] }, 'a file mirror takes no token'],
+    [{ checkpoint_token_sha256: 'abc' }, 'integrity.checkpoint_token_sha256: must be 64 lowercase hex characters'],
+    [{ checkpoint_public: 'yes' }, 'integrity.checkpoint_public'],
+    [{ witnesses: [] }, 'witnesses'],
+  ])('%j is refused by name: %s', (integrity, says) => {
+    expect(refusal(integrity)).toContain(says);
+  });
+});
