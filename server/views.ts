@@ -122,7 +122,8 @@ export class Views {
     this.#follower.on('entry', (entry, seq) => {
       this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
-      if (messageKinds.has(entry.kind)) return;
+      // So is an epoch's first entry: the journal's, not a refund's.
+      if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH') return;
       this.#scoreboard.note(entry);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).

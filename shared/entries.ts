@@ -14,6 +14,7 @@ export const ENTRY_KINDS = [
   'MESSAGE',
   'ATTEMPT',
   'GAVE_UP',
+  'EPOCH',
 ] as const;
 /** One journal entry kind. */
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -195,11 +196,29 @@ export type Attempt = Sealed<
 /** No more attempts: after the last one, or past the delivery window, or a failure no retry can fix. */
 export type GaveUp = Sealed<'GAVE_UP', { at_ms: number; attempts: number; reason: string }>;
 
+/** The checkpoint an epoch's first entry names: the last one of the epoch before, as a mirror held it. */
+export type EpochPrevious = { origin: string; size: number; head: string; note: string };
+
+/**
+ * A restore starts a new epoch of the journal (a restored journal is behind its mirrors by
+ * design): the first entry of the epoch names the last checkpoint of the old one that the mirrors
+ * hold and what the restore found in Stripe, signed with the receipt key (`signature` over
+ * `epochSigningInput`), so no one without the key can start an epoch to hide a cut. On the one
+ * chain `EPOCH_CHAIN_ID`, never on an effect's or a message's.
+ */
+export type EpochEntry = Sealed<
+  'EPOCH',
+  { epoch: number; at_ms: number; previous: EpochPrevious | null; stripe: JsonObject; key_id: string; signature: string }
+>;
+
+/** The one chain the journal's epochs are on. */
+export const EPOCH_CHAIN_ID = `j${'0'.repeat(23)}`;
+
 /** Kinds that belong to message chains, never to an effect's chain. */
 export const MESSAGE_KINDS = ['MESSAGE', 'ATTEMPT', 'GAVE_UP'] as const;
 
 /** A sealed journal entry: one of the kinds, told apart by `kind`. */
-export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed | MessageEntry | Attempt | GaveUp;
+export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed | MessageEntry | Attempt | GaveUp | EpochEntry;
 
 /** The entry of one kind. */
 export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;

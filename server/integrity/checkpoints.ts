@@ -6,6 +6,7 @@ import { type Checkpoint, readCheckpoint, signCheckpoint } from './checkpoint.ts
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { JournalDamagedError } from './damage.ts';
+import { checkpointDamage, type Epochs, originOf, readEpochs } from './epoch.ts';
 import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 // Signed checkpoints of the global chain: every `checkpoint_every_entries` entries or
@@ -17,10 +18,7 @@ import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 /** Entries read a page while the tail is verified again. */
 const TAIL_PAGE = 1_000;
 
-/** The origin line of a journal's checkpoints in one epoch. */
-export function originOf(journalId: string, epoch: number): string {
-  return `interlock/journal/${journalId}/epoch/${epoch}`;
-}
+export { originOf } from './epoch.ts';
 
 /** What the log hears from the checkpoints: a structured line a metric can count by `event`. */
 export interface CheckpointLog {
@@ -66,14 +64,17 @@ export class Checkpointer {
    * unreachable mirror is a warning; no mirror at all is a warning too.
    */
   async checkAtStart(journal: { size: number; head: string | null }): Promise<void> {
-    const { store, log, mirrors, databaseFile } = this.#parts;
+    const { store, log, mirrors, databaseFile, key, views } = this.#parts;
     const stored = store.latest();
     const id = store.journalId();
     if (id === null && stored !== null) {
       throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
     }
-    this.#journalId = id ?? store.ensureJournalId();
-    if (stored !== null) this.#hold(journal, stored.note, 'the store');
+    const journalId = id ?? store.ensureJournalId();
+    this.#journalId = journalId;
+    const epochs = await readEpochs(views.journal, key, journalId, databaseFile);
+    this.#epoch = epochs.current;
+    if (stored !== null) this.#hold(journal.size, epochs, stored.note, 'the store');
     for (const mirror of mirrors) {
       let note: string | null;
       try {
@@ -83,30 +84,27 @@ export class Checkpointer {
         log.warn({ event: 'checkpoint_mirror_unreachable', mirror: mirror.name }, `checkpoint mirror ${mirror.name} could not be read at start, so the journal was not held against it: ${error.message}`);
         continue;
       }
-      if (note !== null) this.#hold(journal, note, `the mirror ${mirror.name}`);
+      if (note !== null) this.#hold(journal.size, epochs, note, `the mirror ${mirror.name}`);
     }
     if (mirrors.length === 0) {
       log.warn({ event: 'checkpoint_no_mirror' }, 'no checkpoint mirror is configured (integrity.mirrors): someone who can write the data folder could rewrite the journal with its checkpoints unnoticed');
     }
   }
 
-  /** Refuse the journal unless it holds everything `note` covers, with the chain it signed. */
-  #hold(journal: { size: number; head: string | null }, note: string, source: string): void {
+  /** Refuse the journal unless it holds everything `note` covers, with the chain it signed, as far as its epochs say. */
+  #hold(size: number, epochs: Epochs, note: string, source: string): void {
     const { key, store, databaseFile } = this.#parts;
     const read = readCheckpoint(note, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
     if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})`, { databaseFile });
-    const { checkpoint } = read;
-    if (checkpoint.origin !== this.origin) {
-      throw new JournalDamagedError('journal_inconsistent_with_checkpoint', `the newest checkpoint in ${source} is of ${checkpoint.origin}, not of this journal (${this.origin})`, { databaseFile });
-    }
-    if (checkpoint.size > journal.size) {
-      throw new JournalDamagedError('journal_behind_checkpoint', `the newest checkpoint in ${source} covers ${checkpoint.size} entries and the journal holds ${journal.size}: entries were removed from its end`, { databaseFile });
-    }
-    const at = checkpoint.size === 0 ? null : store.globalHashAtSize(checkpoint.size);
-    if (checkpoint.size > 0 && at !== checkpoint.head) {
-      const site = { seq: store.seqAtSize(checkpoint.size) ?? 0, effectId: 'unknown' };
-      throw new JournalDamagedError('journal_inconsistent_with_checkpoint', `the global chain after ${checkpoint.size} entries is not the one the newest checkpoint in ${source} signed: the journal was rewritten`, { site, databaseFile });
-    }
+    const held = {
+      journalId: this.#journalId ?? '',
+      size,
+      epochs,
+      globalHashAtSize: (n: number) => store.globalHashAtSize(n),
+      seqAtSize: (n: number) => store.seqAtSize(n),
+    };
+    const damage = checkpointDamage(read.checkpoint, held, source, databaseFile);
+    if (damage !== null) throw damage;
   }
 
   /**

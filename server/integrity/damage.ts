@@ -15,6 +15,8 @@ export const JOURNAL_DAMAGE_CODES = [
   'journal_inconsistent_with_checkpoint',
   /** A checkpoint kept for this journal does not verify with the receipt key. */
   'checkpoint_invalid',
+  /** An entry that began an epoch is out of order, not signed with the receipt key, or names a checkpoint that does not hold. */
+  'epoch_invalid',
 ] as const;
 
 export type JournalDamageCode = (typeof JOURNAL_DAMAGE_CODES)[number];

@@ -8,6 +8,7 @@ import * as schema from '../../db/schema.ts';
 import { Views } from '../views.ts';
 import { readCheckpoint } from './checkpoint.ts';
 import { JournalDamagedError } from './damage.ts';
+import { checkpointDamage, readEpochs } from './epoch.ts';
 import { checkJournalAtStart } from './start-check.ts';
 
 // `npm run verify -- --journal <file>`: the start-up check, offline and read-only, on a copy of
@@ -47,11 +48,12 @@ export async function verifyJournalFile(file: string, against?: { note: string; 
       const read = readCheckpoint(against.note, { publicKeyPem: against.publicKeyPem, keyId: against.keyId });
       if (!read.ok) return problem('checkpoint_invalid', `the checkpoint does not verify: ${read.code}: ${read.message}`);
       report.checkpoint = read.checkpoint;
-      if (read.checkpoint.size > outcome.size) return problem('journal_behind_checkpoint', `the checkpoint covers ${read.checkpoint.size} entries and the journal holds ${outcome.size}: entries were removed`);
-      const at = new CheckpointStore(db).globalHashAtSize(read.checkpoint.size);
-      if (read.checkpoint.size > 0 && at !== read.checkpoint.head) {
-        return problem('journal_inconsistent_with_checkpoint', `after ${read.checkpoint.size} entries the global chain is ${at} and the checkpoint signed ${read.checkpoint.head}: the journal was rewritten`);
-      }
+      const store = new CheckpointStore(db);
+      const journalId = store.journalId() ?? '';
+      const epochs = await readEpochs(views.journal, against, journalId, file);
+      const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n), seqAtSize: (n: number) => store.seqAtSize(n) };
+      const damage = checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
+      if (damage !== null) throw damage;
     }
     return { ...report, valid: true };
   } catch (error) {

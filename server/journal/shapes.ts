@@ -102,6 +102,14 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
   },
   ATTEMPT: { n: number, at_ms: number, outcome: oneOf(['delivered', 'failed']), status: nullable(number), detail: string, next_at_ms: nullable(number) },
   GAVE_UP: { at_ms: number, attempts: number, reason: string },
+  EPOCH: {
+    epoch: number,
+    at_ms: number,
+    previous: nullable(fields({ origin: string, size: number, head: string, note: string })),
+    stripe: object,
+    key_id: string,
+    signature: string,
+  },
 };
 
 function fieldsHold(value: JsonObject, shape: Record<string, Check>): boolean {

@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { rowOf } from '../../db/journal-rules.ts';
 import { sealUnsealedJournal } from '../../db/journal-seals.ts';
+import { guardProblems } from '../../db/journal-guards.ts';
 import { migrateDatabase } from '../../db/open.ts';
+import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
 import * as schema from '../../db/schema.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir } from '../support/db-journals.ts';
 
@@ -61,6 +63,36 @@ describe('the outbox migration (0005) on a journal an older Interlock wrote', ()
       sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES (?, 'AUTHORIZED', ?, 'fork', 0, 1, '{}')").run(eid, before[0]!.entry.hash),
     ).toThrow(/UNIQUE/);
     expect(() => sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES ('y', 'NOTICE', null, 'h9', 0, 1, '{}')").run()).toThrow(/CHECK/);
+    sqlite.close();
+  });
+});
+
+describe('the epoch migration (0010) on a journal with a global chain', () => {
+  it('keeps every entry, seq and seal, puts the guards back as a new journal has them, and takes EPOCH', async () => {
+    const file = path.join(makeTempDir(), 'sealed.sqlite');
+    const sqlite = new Database(file);
+    const db = drizzle({ client: sqlite, schema });
+    migrate(db, { migrationsFolder: olderMigrations(10) });
+    const clock = fakeClock();
+    const journal = new SqliteJournal({ db, ...clock });
+    const eid = effectIdOf(1);
+    await journal.append('PROPOSED', eid, fields('PROPOSED'));
+    await journal.append('AUTHORIZED', eid, fields('AUTHORIZED'));
+    const before = await journal.scan(0, 100);
+    const seals = sqlite.prepare('SELECT seq, global_hash FROM journal_seals ORDER BY seq').all();
+    expect(() => sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES (?, 'EPOCH', null, 'h', 0, 1, '{}')").run(EPOCH_CHAIN_ID)).toThrow(/CHECK/);
+
+    migrateDatabase(db);
+    expect(guardProblems(sqlite)).toEqual([]);
+    expect(await journal.scan(0, 100)).toEqual(before);
+    expect(sqlite.prepare('SELECT seq, global_hash FROM journal_seals ORDER BY seq').all()).toEqual(seals);
+    await journal.append('EPOCH', EPOCH_CHAIN_ID, fields('EPOCH'));
+    expect((await journal.scan(0, 100)).map((row) => row.seq)).toEqual([1, 2, 3]);
+    expect(() => sqlite.prepare('UPDATE entries SET ts_ms = 0').run()).toThrow(/append-only/);
+    expect(() => sqlite.prepare('DELETE FROM entries').run()).toThrow(/append-only/);
+    expect(() =>
+      sqlite.prepare("INSERT INTO entries (effect_id, kind, prev, hash, closes, ts_ms, body) VALUES (?, 'AUTHORIZED', ?, 'fork', 0, 1, '{}')").run(eid, before[0]!.entry.hash),
+    ).toThrow(/UNIQUE/);
     sqlite.close();
   });
 });

@@ -3,20 +3,16 @@ import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
-import type { IntegrityConfig, MirrorConfig } from '../../server/config/integrity.ts';
+import type { MirrorConfig } from '../../server/config/integrity.ts';
 import { readCheckpoint, signCheckpoint } from '../../server/integrity/checkpoint.ts';
-import { Checkpointer } from '../../server/integrity/checkpoints.ts';
-import { JournalDamagedError } from '../../server/integrity/damage.ts';
-import { openMirror } from '../../server/integrity/mirrors.ts';
-import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
 import { loadOrCreateSigningKey, type SigningKey } from '../../server/receipts/keys.ts';
-import { Views } from '../../server/views.ts';
+import type { Views } from '../../server/views.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir } from '../support/db-journals.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { freePort, runServerToExit, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { checkpointKey, startChecked, startRefusal } from '../support/checkpoints.ts';
 import { tamper, writeJournal } from '../support/tamper.ts';
 
 // Signed checkpoints of the global chain, kept in the store and copied to mirrors the server's
@@ -28,56 +24,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
 });
 
-const key: SigningKey = loadOrCreateSigningKey(makeTempDir());
-
-interface Logged {
-  level: 'info' | 'warn';
-  fields: Record<string, unknown>;
-  message: string;
-}
-
-function configOf(mirrors: MirrorConfig[], overrides: Partial<IntegrityConfig> = {}): IntegrityConfig {
-  return { checkpointEveryEntries: 5, checkpointEveryMs: 60_000, mirrors, checkpointPublic: false, checkpointTokenSha256: null, tailVerifyMs: 300_000, ...overrides };
-}
-
-/** Open a journal file as start-up does: check it, hold it against the checkpoints, sign one. */
-async function start(file: string, mirrors: MirrorConfig[] = [], overrides: Partial<IntegrityConfig> = {}) {
-  const database = openDatabase(file);
-  const journal = new SqliteJournal({ db: database.db, ...fakeClock() });
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} } });
-  const logged: Logged[] = [];
-  const log = {
-    info: (f: object, message: string) => logged.push({ level: 'info', fields: { ...f }, message }),
-    warn: (f: object, message: string) => logged.push({ level: 'warn', fields: { ...f }, message }),
-  };
-  const store = new CheckpointStore(database.db);
-  const checkpointer = new Checkpointer({ store, views, key, mirrors: mirrors.map(openMirror), config: configOf(mirrors, overrides), wallMs: () => 1_700_000_000_000, log, databaseFile: file });
-  const close = () => {
-    checkpointer.stop();
-    database.close();
-  };
-  try {
-    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log });
-    await checkpointer.checkAtStart(outcome);
-    await checkpointer.sign(true);
-  } catch (error) {
-    close();
-    throw error;
-  }
-  return { database, journal: views.journal, views, store, checkpointer, logged, close };
-}
-
-/** What start-up says of a journal file: the damage it refused, or null when it started. */
-async function refusal(file: string, mirrors: MirrorConfig[] = []): Promise<JournalDamagedError | null> {
-  try {
-    const started = await start(file, mirrors);
-    started.close();
-    return null;
-  } catch (error) {
-    if (error instanceof JournalDamagedError) return error;
-    throw error;
-  }
-}
+const key: SigningKey = checkpointKey;
 
 function fileMirror(): MirrorConfig {
   return { kind: 'file', path: path.join(makeTempDir(), 'mirror', 'checkpoints.jsonl') };
@@ -114,7 +61,7 @@ async function append(journal: SqliteJournal | Views['journal'], from: number, c
 describe('checkpoints of the global chain', () => {
   it('start-up signs one over what it verified; then one every N entries, not before', async () => {
     const file = await writeJournal(4);
-    const started = await start(file);
+    const started = await startChecked(file);
     try {
       expect(started.store.all().map((c) => c.size)).toEqual([12]);
       const first = started.store.latest();
@@ -138,10 +85,10 @@ describe('checkpoints of the global chain', () => {
 
   it('the store keeps the id of its journal: a restart signs in the same origin, and one more only when the journal grew', async () => {
     const file = await writeJournal(2);
-    const first = await start(file);
+    const first = await startChecked(file);
     const origin = first.checkpointer.origin;
     first.close();
-    const second = await start(file);
+    const second = await startChecked(file);
     try {
       expect(second.checkpointer.origin).toBe(origin);
       expect(second.store.all().map((c) => c.size)).toEqual([6]);
@@ -153,7 +100,7 @@ describe('checkpoints of the global chain', () => {
   it('a file mirror is appended every checkpoint, one JSON line each, and read back at start', async () => {
     const mirror = fileMirror();
     const file = await writeJournal(2);
-    const started = await start(file, [mirror]);
+    const started = await startChecked(file, [mirror]);
     await append(started.journal, 20, 5);
     await started.views.current();
     await started.checkpointer.sign();
@@ -161,50 +108,50 @@ describe('checkpoints of the global chain', () => {
     const lines = fs.readFileSync(mirror.kind === 'file' ? mirror.path : '', 'utf8').trim().split('\n');
     expect(lines.map((line) => (JSON.parse(line) as { note: string }).note)).toEqual([expect.stringContaining('\n6\n'), expect.stringContaining('\n11\n')]);
     expect(started.logged.filter((l) => l.level === 'warn')).toEqual([]);
-    expect(await refusal(file, [mirror])).toBeNull();
+    expect(await startRefusal(file, [mirror])).toBeNull();
   });
 
   it('a URL mirror gets each checkpoint by PUT with its bearer token, and start-up reads it back with GET', async () => {
     const mirror = await urlMirror();
     const file = await writeJournal(2);
-    const started = await start(file, [mirror.config]);
+    const started = await startChecked(file, [mirror.config]);
     const note = started.store.latest()?.note;
     started.close();
     expect(mirror.puts).toEqual([note]);
     expect(new Set(mirror.authorizations)).toEqual(new Set(['Bearer mirror-token']));
-    expect(await refusal(file, [mirror.config])).toBeNull();
+    expect(await startRefusal(file, [mirror.config])).toBeNull();
   });
 
   it('the tail removed, its checkpoints too, is refused against a mirror that holds a later one', async () => {
     const mirror = fileMirror();
     const file = await writeJournal(4);
-    (await start(file, [mirror])).close();
+    (await startChecked(file, [mirror])).close();
     // Everything after the 8th entry goes, seals and checkpoints with it: the journal alone is whole.
     tamper(file, (sqlite) => {
       sqlite.prepare('DELETE FROM entries WHERE seq > 8').run();
       sqlite.prepare('DELETE FROM journal_seals WHERE seq > 8').run();
       sqlite.prepare('DELETE FROM journal_checkpoints').run();
     });
-    expect(await refusal(file)).toBeNull();
-    const refused = await refusal(file, [mirror]);
+    expect(await startRefusal(file)).toBeNull();
+    const refused = await startRefusal(file, [mirror]);
     expect(refused?.code).toBe('journal_behind_checkpoint');
     expect(refused?.message).toMatch(/checkpoint in the mirror .*covers 12 entries and the journal holds 8: entries were removed from its end.*restore the database from a backup/);
   });
 
   it('the tail removed is refused against the store’s own checkpoint when that is left', async () => {
     const file = await writeJournal(4);
-    (await start(file)).close();
+    (await startChecked(file)).close();
     tamper(file, (sqlite) => {
       sqlite.prepare('DELETE FROM entries WHERE seq > 8').run();
       sqlite.prepare('DELETE FROM journal_seals WHERE seq > 8').run();
     });
-    expect((await refusal(file))?.code).toBe('journal_behind_checkpoint');
+    expect((await startRefusal(file))?.code).toBe('journal_behind_checkpoint');
   });
 
   it('a journal rewritten and rehashed without the key is refused: the checkpoint signed another chain', async () => {
     const mirror = await urlMirror();
     const file = await writeJournal(4);
-    (await start(file, [mirror.config])).close();
+    (await startChecked(file, [mirror.config])).close();
     // The attacker writes a journal of their own, every hash and seal valid, and gives it the
     // original's id and checkpoints; without the key they cannot sign one of their chain.
     const forged = path.join(makeTempDir(), 'forged.sqlite');
@@ -216,17 +163,17 @@ describe('checkpoints of the global chain', () => {
     opened.sqlite.exec('INSERT INTO journal_meta SELECT * FROM original.journal_meta; INSERT INTO journal_checkpoints SELECT * FROM original.journal_checkpoints');
     opened.sqlite.exec('DETACH DATABASE original');
     opened.close();
-    const refused = await refusal(forged);
+    const refused = await startRefusal(forged);
     expect(refused?.code).toBe('journal_inconsistent_with_checkpoint');
     expect(refused?.message).toMatch(/global chain after 12 entries is not the one the newest checkpoint in the store signed: the journal was rewritten/);
     // Its checkpoints removed as well, the mirror still says.
     tamper(forged, (sqlite) => sqlite.prepare('DELETE FROM journal_checkpoints').run());
-    expect((await refusal(forged, [mirror.config]))?.code).toBe('journal_inconsistent_with_checkpoint');
+    expect((await startRefusal(forged, [mirror.config]))?.code).toBe('journal_inconsistent_with_checkpoint');
   });
 
   it('a checkpoint signed with another key is refused, not trusted', async () => {
     const file = await writeJournal(2);
-    const started = await start(file);
+    const started = await startChecked(file);
     const origin = started.checkpointer.origin;
     const head = started.views.head?.globalHash ?? '';
     started.close();
@@ -234,14 +181,14 @@ describe('checkpoints of the global chain', () => {
     tamper(file, (sqlite) => {
       sqlite.prepare('INSERT INTO journal_checkpoints (epoch, size, head, note, signed_at_ms) VALUES (0, 6, ?, ?, 0)').run(head, signCheckpoint({ origin, size: 6, head }, other));
     });
-    const refused = await refusal(file);
+    const refused = await startRefusal(file);
     expect(refused?.code).toBe('checkpoint_invalid');
   });
 
   it('a checkpoint of another journal in a mirror is refused', async () => {
     const mirror = fileMirror();
-    (await start(await writeJournal(2), [mirror])).close();
-    expect((await refusal(await writeJournal(2), [mirror]))?.code).toBe('journal_inconsistent_with_checkpoint');
+    (await startChecked(await writeJournal(2), [mirror])).close();
+    expect((await startRefusal(await writeJournal(2), [mirror]))?.code).toBe('journal_inconsistent_with_checkpoint');
   });
 
   it('an unreachable mirror is a warning with an event a metric can count, not a refusal; the next checkpoint tries again', async () => {
@@ -249,7 +196,7 @@ describe('checkpoints of the global chain', () => {
     const url = gone.config.kind === 'url' ? gone.config.url : '';
     await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
     const file = await writeJournal(2);
-    const started = await start(file, [gone.config]);
+    const started = await startChecked(file, [gone.config]);
     const kept = started.store.all();
     started.close();
     const warnings = started.logged.filter((l) => l.level === 'warn').map((l) => l.fields.event);
@@ -261,21 +208,21 @@ describe('checkpoints of the global chain', () => {
   it('a mirror that refuses the token counts as unreachable, and its token never reaches the log', async () => {
     const mirror = await urlMirror('right');
     const wrong: MirrorConfig = { ...mirror.config, kind: 'url', url: mirror.config.kind === 'url' ? mirror.config.url : '', token: 'wrong-secret' };
-    const started = await start(await writeJournal(2), [wrong]);
+    const started = await startChecked(await writeJournal(2), [wrong]);
     started.close();
     expect(started.logged.map((l) => l.fields.event)).toContain('checkpoint_mirror_unreachable');
     expect(JSON.stringify(started.logged)).not.toContain('wrong-secret');
   });
 
   it('no mirror configured is a warning that says what is at risk', async () => {
-    const started = await start(await writeJournal(2));
+    const started = await startChecked(await writeJournal(2));
     started.close();
     expect(started.logged.filter((l) => l.level === 'warn')).toEqual([expect.objectContaining({ fields: { event: 'checkpoint_no_mirror' }, message: expect.stringContaining('integrity.mirrors') })]);
   });
 
   it('the tail since the last checkpoint is verified again: a row changed while the server runs makes the views unavailable', async () => {
     const file = await writeJournal(2);
-    const started = await start(file);
+    const started = await startChecked(file);
     try {
       await append(started.journal, 20, 3);
       await started.views.current();

@@ -111,6 +111,7 @@ const MINIMAL_FIELDS: { [K in EntryKind]: FieldsOf<K> } = {
   MESSAGE: { at_ms: 0, event: 'escalated', about: null, level: 0, recipient: { kind: 'person', name: 'ana' }, channel: 'email:0', content: {}, held: null },
   ATTEMPT: { n: 1, at_ms: 0, outcome: 'delivered', status: 250, detail: 'accepted', next_at_ms: null },
   GAVE_UP: { at_ms: 0, attempts: 8, reason: 'a test' },
+  EPOCH: { epoch: 1, at_ms: 0, previous: null, stripe: {}, key_id: 'k', signature: 's' },
   CONFIRMED: { via: 'webhook', event: null, refund: 're_test', status: 'succeeded', amount: 1, payment_intent: 'pi_test', created: null },
 };
 

@@ -120,6 +120,7 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
     case 'MESSAGE':
     case 'ATTEMPT':
     case 'GAVE_UP':
+    case 'EPOCH':
       return { title: `Message: ${humanize(entry.kind).toLowerCase()}`, who: 'Interlock', group: null, notes: [], tone: 'neutral' };
     default:
       return assertNever(entry);
