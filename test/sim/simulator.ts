@@ -17,6 +17,7 @@ import {
   revokeMember,
   settleRefund,
 } from './actors.ts';
+import { checkCheckpoints, signCheckpointNow } from './checkpoint-invariants.ts';
 import { auditViews, checkInvariants, checkReceipts } from './invariants.ts';
 import { deliverWebhook, keyWindow, rateLimitSpell, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
 import { checkNothingUnplanned } from './outbox-invariants.ts';
@@ -64,6 +65,7 @@ const ACTORS: readonly Actor[] = [
   { name: 'ticker.two_servers', weight: 2, run: tickerTwoServers },
   { name: 'outbox.timer', weight: 6, run: outboxTimer },
   { name: 'audit.views', weight: 2, run: auditViews },
+  { name: 'audit.checkpoint', weight: 3, run: signCheckpointNow },
 ];
 const TOTAL_WEIGHT = ACTORS.reduce((sum, a) => sum + a.weight, 0);
 
@@ -118,6 +120,8 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'oracle.policy_send.jpy',
   'outbox.delivered.escalated',
   'outbox.delivered.moved_up',
+  'check.checkpoint_extends',
+  'check.checkpoint_holds',
   'outbox.delivered.breach',
   'outbox.delivered.reminder',
   'outbox.delivered.digest',
@@ -182,6 +186,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
   await world.run(() => settle(world));
   const journal = await world.run(() => checkInvariants(world));
+  await world.run(() => checkCheckpoints(world));
   await checkReceipts(world, journal.chains);
   return { seed, violations: world.violations, journalHash: journal.hash, entries: journal.entries, coverage: world.coverage };
 }
