@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { keyIdFor, PUBLIC_KEY_FILE, SIGNING_KEY_FILE, type SigningKey } from '../receipts/keys.ts';
-import { receiptSigningInput, type SignedReceipt, type VerifyReport } from '../receipts/receipts.ts';
+import { RECEIPT_VERSION, receiptSigningInput, type SignedReceipt, type VerifyReport } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { exportLimits } from './limits.ts';
 
@@ -103,6 +103,6 @@ function parseBody(body: string): Json {
 function signStored(effectId: string, entries: Json[], key: SigningKey): StoredReceipt {
   const last = entries.at(-1);
   const lastHash = isJsonObject(last) && typeof last.hash === 'string' ? last.hash : null;
-  const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash), 'utf8'), key.privateKey).toString('base64url');
-  return { effect_id: effectId, entries, signature, key_id: key.keyId };
+  const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash, key.keyId), 'utf8'), key.privateKey).toString('base64url');
+  return { v: RECEIPT_VERSION, effect_id: effectId, entries, signature, key_id: key.keyId };
 }
