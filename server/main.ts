@@ -1,5 +1,6 @@
 import { ConfigError } from './config/load.ts';
 import { EnvError, parseEnv } from './env.ts';
+import { SigningKeyError } from './receipts/keys.ts';
 import { startInterlock } from './runtime.ts';
 
 /** `npm start`: read the environment once, listen, recover, and shut down gracefully on SIGTERM or SIGINT. */
@@ -16,8 +17,8 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (error) {
-  // A bad environment or config is the operator's to fix: say which, with no stack, and exit 2.
-  if (error instanceof ConfigError || error instanceof EnvError) {
+  // A bad environment, config or signing key is the operator's to fix: say which, with no stack, and exit 2.
+  if (error instanceof ConfigError || error instanceof EnvError || error instanceof SigningKeyError) {
     console.error(`Interlock did not start: ${error.message}`);
     process.exit(2);
   }
