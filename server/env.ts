@@ -23,6 +23,13 @@ export interface InterlockEnv {
   dataDir: string;
   /** `DB_PATH` (`DATA_DIR/interlock.sqlite`), absolute. */
   dbPath: string;
+  /**
+   * `RECEIPT_KEY_PATH`, absolute: the receipt signing key (PEM PKCS#8 Ed25519), read and never
+   * created. Unset: a systemd credential, else the data folder's key (receipts/key-file.ts).
+   */
+  receiptKeyPath: string | null;
+  /** `CREDENTIALS_DIRECTORY`, absolute: where systemd hands over the files of `LoadCredential=`; set by systemd, not by hand. */
+  credentialsDirectory: string | null;
   /** `SANDBOX_PORT` (12111): where the embedded Stripe sandbox listens. */
   sandboxPort: number;
   /** `STRIPE_SECRET_KEY`: a test-mode key, read only when the config says `stripe.mode: test`. */
@@ -139,6 +146,10 @@ function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecret
   return { key, webhookSecrets };
 }
 
+function absoluteOrNull(path: string | null): string | null {
+  return path === null ? null : resolve(path);
+}
+
 /**
  * Parse the environment once, at start: every variable the server reads is here, with its
  * default, and a bad value is refused by name rather than turned into NaN or a surprise later.
@@ -154,6 +165,8 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     host: read.raw('HOST') ?? '127.0.0.1',
     dataDir,
     dbPath: dbPath === null ? join(dataDir, 'interlock.sqlite') : resolve(dbPath),
+    receiptKeyPath: absoluteOrNull(read.raw('RECEIPT_KEY_PATH')),
+    credentialsDirectory: absoluteOrNull(read.raw('CREDENTIALS_DIRECTORY')),
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
     stripeSecretKey: stripe.key,
     stripeWebhookSecrets: stripe.webhookSecrets,

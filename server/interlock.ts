@@ -10,6 +10,7 @@ import { buildApp } from './http/app.ts';
 import { createChannels } from './outbox/channels.ts';
 import type { FactsScheduler } from './facts/current-facts.ts';
 import type { Channels } from './outbox/types.ts';
+import type { SigningKey } from './receipts/keys.ts';
 import { SessionStore } from './http/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../shared/limits.ts';
@@ -33,8 +34,10 @@ export interface InterlockParts {
   config: InterlockConfig;
   clock: AppClock;
   database: OpenDatabase;
-  /** Where the receipts' signing key is kept. */
+  /** The data folder: where the receipts' signing key is kept unless `signingKey` is given. */
   dataDir: string;
+  /** The receipt signing key as the environment places it (receipts/key-file.ts `resolveSigningKey`); default: the data folder's. */
+  signingKey?: SigningKey | undefined;
   stripe: Stripe;
   /** True when refunds go to a local Stripe sandbox rather than Stripe test mode. */
   sandbox: boolean;
@@ -102,6 +105,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     clock,
     database,
     dataDir: parts.dataDir,
+    ...(parts.signingKey === undefined ? {} : { signingKey: parts.signingKey }),
     stripe: parts.stripe,
     sandbox: parts.sandbox,
     ...(parts.killHook ? { killHook: parts.killHook } : {}),

@@ -1,6 +1,7 @@
 import { ConfigError } from './config/load.ts';
 import { EnvError, parseEnv } from './env.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
+import { SigningKeyError } from './receipts/keys.ts';
 import { startInterlock } from './runtime.ts';
 
 /** `npm start`: read the environment once, listen, recover, and shut down gracefully on SIGTERM or SIGINT. */
@@ -17,8 +18,8 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (error) {
-  // A bad environment or config, or a damaged journal, is the operator's to fix: say which, with no stack, and exit 2.
-  if (error instanceof ConfigError || error instanceof EnvError || error instanceof JournalDamagedError) {
+  // A bad environment, config or signing key, or a damaged journal, is the operator's to fix: say which, with no stack, and exit 2.
+  if (error instanceof ConfigError || error instanceof EnvError || error instanceof SigningKeyError || error instanceof JournalDamagedError) {
     console.error(`Interlock did not start: ${error.message}`);
     process.exit(2);
   }

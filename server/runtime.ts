@@ -12,6 +12,7 @@ import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
+import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
@@ -68,6 +69,8 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   });
   if (demo.run === 'refused') throw new EnvError(demo.message);
   mkdirSync(env.dataDir, { recursive: true });
+  // Read before anything is opened or started, so a key that cannot be used stops the start at once.
+  const signing = resolveSigningKey(env);
   const database = openDatabase(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
   const interlock = await buildInterlock({
@@ -75,6 +78,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     clock: new AppClock(),
     database,
     dataDir: env.dataDir,
+    signingKey: signing.key,
     stripe: stripe.stripe,
     sandbox: config.stripe.mode === 'sandbox',
     webhookSecrets: stripe.secrets,
@@ -86,6 +90,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
   });
   const { app, services } = interlock;
+  for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
   try {
     await interlock.check();
   } catch (error) {

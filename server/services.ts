@@ -64,6 +64,8 @@ export interface ServiceOptions {
   clock: AppClock;
   database: OpenDatabase;
   dataDir: string;
+  /** The receipt signing key as the environment places it (receipts/key-file.ts); default: the data folder's, created at first start. */
+  signingKey?: SigningKey;
   stripe: Stripe;
   sandbox: boolean;
   killHook?: KillHook;
@@ -251,7 +253,7 @@ export function createServices(options: ServiceOptions): Services {
     // A crash test's short claim (INTERLOCK_CLAIM_TTL_MS) holds a message as briefly as an effect.
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
-  const signingKey = loadOrCreateSigningKey(options.dataDir);
+  const signingKey = options.signingKey ?? loadOrCreateSigningKey(options.dataDir);
   const currentFacts = new CurrentFactsCache({
     ...(options.factsScheduler === undefined ? {} : { scheduler: options.factsScheduler }),
     // As the inbox reads facts: this item's own refund aside, open dispatches counted as refunded.

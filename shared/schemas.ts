@@ -4,6 +4,7 @@ import { DECIDER_KINDS, LEDGER_CONFIRMATIONS } from './ledger.ts';
 import type { Change, Repair } from './entries.ts';
 import type { Json } from './json.ts';
 import { limits } from './limits.ts';
+import { RECEIPT_VERSION } from './receipts/report.ts';
 import { RECONCILIATION_CATEGORIES, RECONCILIATION_PHASES, RECONCILIATION_STATES } from './reconciliation.ts';
 import type { Status } from './statuses.ts';
 
@@ -211,9 +212,12 @@ export function csvAnswer(description: string) {
 
 export const ReceiptSchema = Type.Object(
   {
+    v: Type.Literal(RECEIPT_VERSION, { description: 'the receipt version, which says what the signature covers; a receipt without v is version 1' }),
     effect_id: EffectId,
     entries: Type.Array(openObject<Json>('one journal entry, hash-chained to the one before it')),
-    signature: Type.String({ description: 'base64url Ed25519 signature over interlock-receipt-v1:<effect_id>:<hash of the last entry>' }),
+    signature: Type.String({
+      description: 'base64url Ed25519 signature over the UTF-8 of the JSON ["interlock-receipt-v2",2,<effect_id>,<hash of the last entry or null>,<key_id>]',
+    }),
     key_id: Type.String({ description: 'the key at /.well-known/interlock-keys that signed it' }),
   },
   { description: "an effect's whole chain, signed; verify it offline with npm run verify or the typed client" },

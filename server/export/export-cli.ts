@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { describeUrl } from '../config/check.ts';
-import { EnvError, parseEnv } from '../env.ts';
+import { EnvError, type InterlockEnv, parseEnv } from '../env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';
@@ -15,7 +15,8 @@ import { ExportInputError, type Period, readSigningKey } from './read-journal.ts
 export const EXPORT_USAGE =
   'usage: npm run export -- --format otlp|cef|ndjson --from <ISO or ms> --to <ISO or ms> [--out <file> | --endpoint <url>]\n' +
   "  Exports the receipts and decisions journaled from --from (inclusive) to --to (exclusive) from the server's\n" +
-  '  data folder (DATA_DIR, DB_PATH). Every receipt is verified; one that does not verify is exported with\n' +
+  '  data folder (DATA_DIR, DB_PATH), signed with its key (RECEIPT_KEY_PATH or the systemd credential when the\n' +
+  '  server has one). Every receipt is verified; one that does not verify is exported with\n' +
   '  verified: false and why, and the command exits 2.\n' +
   '  --out       append to a file, skipping records it already holds (default: standard output)\n' +
   '  --endpoint  an OTLP/HTTP receiver (otlp only), e.g. http://127.0.0.1:4318; spans go to <url>/v1/traces\n' +
@@ -103,7 +104,7 @@ async function openDestination(args: ExportArguments, dataDir: string, stdout: W
 export async function runExportCli(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: { stdout: Writable; stderr: Writable }): Promise<ExitCode> {
   const say = (text: string) => io.stderr.write(`${text}\n`);
   let parsed: ExportArguments | null;
-  let paths: { dataDir: string; dbPath: string };
+  let paths: InterlockEnv;
   try {
     parsed = readExportArguments(args);
     if (parsed === null) {
@@ -117,7 +118,7 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     return EXIT_CODES.usage;
   }
   try {
-    const key = readSigningKey(paths.dataDir);
+    const key = readSigningKey(paths);
     const destination = await openDestination(parsed, paths.dataDir, io.stdout);
     const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination });
     // An endpoint is named by origin and path, as every failure names it: a query may carry the receiver's key.

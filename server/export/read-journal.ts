@@ -1,10 +1,11 @@
-import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { sign } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isJsonObject, type Json } from '../../shared/json.ts';
-import { keyIdFor, PUBLIC_KEY_FILE, SIGNING_KEY_FILE, type SigningKey } from '../receipts/keys.ts';
-import { receiptSigningInput, type SignedReceipt, type VerifyReport } from '../receipts/receipts.ts';
+import { resolveSigningKey, type SigningKeyEnv } from '../receipts/key-file.ts';
+import { PUBLIC_KEY_FILE, type SigningKey, SigningKeyError } from '../receipts/keys.ts';
+import { RECEIPT_VERSION, receiptSigningInput, type SignedReceipt, type VerifyReport } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { exportLimits } from './limits.ts';
 
@@ -30,21 +31,24 @@ export interface ReadReceipt {
 export class ExportInputError extends Error {}
 
 /**
- * The receipt signing key of a data folder, read and never created: an export signs receipts as
+ * The receipt signing key the server signs with, found as the server finds it (RECEIPT_KEY_PATH,
+ * a systemd credential, the data folder) but read and never created: an export signs receipts as
  * the server does when it hands one out, so `npm run verify` accepts what it writes.
  */
-export function readSigningKey(dataDir: string): SigningKey {
-  const path = join(dataDir, SIGNING_KEY_FILE);
-  if (!existsSync(path)) throw new ExportInputError(`no receipt signing key at ${path}: DATA_DIR must be the server's data folder`);
-  const privateKey = createPrivateKey(readFileSync(path, 'utf8'));
-  const publicKey = createPublicKey(privateKey);
-  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const published = join(dataDir, PUBLIC_KEY_FILE);
-  // The published half is what verifiers hold; one that differs from the private key means the folder was tampered with.
-  if (existsSync(published) && readFileSync(published, 'utf8') !== publicKeyPem) {
-    throw new ExportInputError(`${published} is not the public half of ${path}`);
+export function readSigningKey(env: SigningKeyEnv): SigningKey {
+  let key: SigningKey;
+  try {
+    key = resolveSigningKey(env, { readOnly: true }).key;
+  } catch (error) {
+    if (error instanceof SigningKeyError) throw new ExportInputError(error.message);
+    throw error;
   }
-  return { keyId: keyIdFor(publicKey), privateKey, publicKeyPem };
+  const published = join(env.dataDir, PUBLIC_KEY_FILE);
+  // The published half is what verifiers hold; one that differs from the private key means the folder was tampered with.
+  if (existsSync(published) && readFileSync(published, 'utf8') !== key.publicKeyPem) {
+    throw new ExportInputError(`${published} is not the public half of the receipt signing key`);
+  }
+  return key;
 }
 
 /**
@@ -103,6 +107,6 @@ function parseBody(body: string): Json {
 function signStored(effectId: string, entries: Json[], key: SigningKey): StoredReceipt {
   const last = entries.at(-1);
   const lastHash = isJsonObject(last) && typeof last.hash === 'string' ? last.hash : null;
-  const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash), 'utf8'), key.privateKey).toString('base64url');
-  return { effect_id: effectId, entries, signature, key_id: key.keyId };
+  const signature = sign(null, Buffer.from(receiptSigningInput(effectId, lastHash, key.keyId), 'utf8'), key.privateKey).toString('base64url');
+  return { v: RECEIPT_VERSION, effect_id: effectId, entries, signature, key_id: key.keyId };
 }

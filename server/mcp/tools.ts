@@ -216,7 +216,7 @@ export function createMcpServer(client: InterlockClient, log: (message: string) 
         receipt: z
           .union([z.string(), z.record(z.string(), z.unknown())])
           .optional()
-          .describe('A receipt {effect_id, entries, signature, key_id}, the object or its JSON text'),
+          .describe('A receipt {v, effect_id, entries, signature, key_id}, the object or its JSON text'),
       }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },

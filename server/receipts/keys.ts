@@ -29,7 +29,10 @@ export interface PublicKeySet {
   keys: PublishedKey[];
 }
 
-/** File names of the receipt signing key inside the data directory. */
+/** A receipt signing key that cannot be used: the message is one line that says what to do, and the server does not start. */
+export class SigningKeyError extends Error {}
+
+/** File name of the receipt signing key inside the data directory, and of the systemd credential that hands one over. */
 export const SIGNING_KEY_FILE = 'receipt-signing-key.pem';
 /** The public half, written next to the private key for operators and offline verifiers. */
 export const PUBLIC_KEY_FILE = 'receipt-signing-key.pub.pem';
@@ -53,13 +56,55 @@ export function loadOrCreateSigningKey(dataDir: string): SigningKey {
   mkdirSync(dataDir, { recursive: true });
   const privatePath = join(dataDir, SIGNING_KEY_FILE);
   if (!existsSync(privatePath)) writePrivateKeyOnce(privatePath);
-  const privateKey = createPrivateKey(readFileSync(privatePath, 'utf8'));
-  if (privateKey.asymmetricKeyType !== 'ed25519') {
-    throw new Error(`${privatePath} is not an Ed25519 private key; move it away to have a new one created`);
+  const read = readPrivateKeyFile(privatePath);
+  if ('problem' in read) {
+    const fix = read.problem === 'unreadable' ? 'let the server read it' : 'move it away to have a new one created';
+    throw new SigningKeyError(`${privatePath} ${KEY_FILE_PROBLEM_WORDS[read.problem]} (${read.detail}); ${fix}`);
   }
+  const key = signingKeyOf(read);
+  writePublicKeyIfChanged(join(dataDir, PUBLIC_KEY_FILE), key.publicKeyPem);
+  return key;
+}
+
+/** Why a private key file cannot sign receipts. */
+export const KEY_FILE_PROBLEMS = ['missing', 'unreadable', 'not_pem', 'not_ed25519'] as const;
+/** One reason a key file cannot be used. */
+export type KeyFileProblem = (typeof KEY_FILE_PROBLEMS)[number];
+
+/** Each problem as the end of a sentence about the file; the caller adds what to do, which depends on where the key came from. */
+export const KEY_FILE_PROBLEM_WORDS: Readonly<Record<KeyFileProblem, string>> = {
+  missing: 'does not exist',
+  unreadable: "cannot be read by the server's user",
+  not_pem: 'is not an unencrypted PEM private key',
+  not_ed25519: 'is not an Ed25519 private key',
+};
+
+/**
+ * An Ed25519 private key read from a PEM file, or why there is none: the file's absence and a
+ * file that holds no such key are the world's mistakes, returned for the caller to word.
+ */
+export function readPrivateKeyFile(path: string): KeyObject | { problem: KeyFileProblem; detail: string } {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
+    return { problem: code === 'ENOENT' ? 'missing' : 'unreadable', detail: code ?? String(error) };
+  }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch (error) {
+    return { problem: 'not_pem', detail: error instanceof Error ? error.message : String(error) };
+  }
+  if (privateKey.asymmetricKeyType !== 'ed25519') return { problem: 'not_ed25519', detail: `it holds an ${privateKey.asymmetricKeyType ?? 'unknown'} key` };
+  return privateKey;
+}
+
+/** The signing key of an Ed25519 private key: its id and public half computed from it. */
+export function signingKeyOf(privateKey: KeyObject): SigningKey {
   const publicKey = createPublicKey(privateKey);
   const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  writePublicKeyIfChanged(join(dataDir, PUBLIC_KEY_FILE), publicKeyPem);
   return { keyId: keyIdFor(publicKey), privateKey, publicKeyPem };
 }
 
@@ -78,7 +123,8 @@ function writePrivateKeyOnce(privatePath: string): void {
   }
 }
 
-function writePublicKeyIfChanged(publicPath: string, publicKeyPem: string): void {
+/** Write the public half where operators and offline verifiers find it, through a rename, unless it is there already. */
+export function writePublicKeyIfChanged(publicPath: string, publicKeyPem: string): void {
   if (existsSync(publicPath) && readFileSync(publicPath, 'utf8') === publicKeyPem) return;
   const temporary = `${publicPath}.${randomUUID()}.tmp`;
   writeFileSync(temporary, publicKeyPem, { mode: 0o644 });

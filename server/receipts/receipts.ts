@@ -1,7 +1,7 @@
 import { sign } from 'node:crypto';
 import type { Entry, EntryKind } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
-import { receiptSigningInput } from '../../shared/receipts/report.ts';
+import { RECEIPT_VERSION, receiptSigningInput } from '../../shared/receipts/report.ts';
 import type { SigningKey } from './keys.ts';
 
 // The report's vocabulary and the signed bytes are shared with the browser's verifier; they are
@@ -9,7 +9,11 @@ import type { SigningKey } from './keys.ts';
 export {
   type ConfirmationItem,
   type EscalationHistoryItem,
+  LEGACY_RECEIPT_SIGNATURE_CONTEXT,
+  legacyReceiptSigningInput,
   RECEIPT_SIGNATURE_CONTEXT,
+  RECEIPT_VERSION,
+  type ReceiptVersion,
   receiptSigningInput,
   sentRefund,
   VERIFY_PROBLEM_CODES,
@@ -33,11 +37,13 @@ export interface ReceiptSummary {
   authority: Json;
 }
 
-/** An effect's whole chain with an Ed25519 signature over its effect id and last hash. */
+/** An effect's whole chain with an Ed25519 signature over its effect id, last hash and key id. */
 export interface SignedReceipt {
+  /** The receipt's version, which says what its signature covers. */
+  v: typeof RECEIPT_VERSION;
   effect_id: string;
   entries: Entry[];
-  /** base64url Ed25519 signature over `receiptSigningInput(effect_id, hash of the last entry)`. */
+  /** base64url Ed25519 signature over `receiptSigningInput(effect_id, hash of the last entry, key_id)`. */
   signature: string;
   key_id: string;
 }
@@ -48,9 +54,9 @@ export function signReceipt(effectId: string, entries: readonly Entry[], key: Si
     // The caller reads one effect's chain; an entry of another effect here is our bug, not the world's.
     if (entry.effect_id !== effectId) throw new Error(`signReceipt: entry of ${entry.effect_id} in receipt of ${effectId}`);
   }
-  const message = receiptSigningInput(effectId, entries.at(-1)?.hash ?? null);
+  const message = receiptSigningInput(effectId, entries.at(-1)?.hash ?? null, key.keyId);
   const signature = sign(null, Buffer.from(message, 'utf8'), key.privateKey).toString('base64url');
-  return { effect_id: effectId, entries: [...entries], signature, key_id: key.keyId };
+  return { v: RECEIPT_VERSION, effect_id: effectId, entries: [...entries], signature, key_id: key.keyId };
 }
 
 /**

@@ -23,6 +23,8 @@ export interface WaitResult extends RefundResult {
 
 /** A signed receipt as `GET /v1/receipts/:effect_id` answers it: an effect's whole chain and a signature over its end. */
 export interface Receipt {
+  /** The receipt version, which says what the signature covers (api.md); absent on a v1 receipt, from a server before versions. */
+  v?: number;
   effect_id: string;
   entries: Entry[];
   signature: string;
@@ -48,6 +50,7 @@ export function isRefundAnswer(value: unknown): value is RefundAnswer {
 export function isReceipt(value: unknown): value is Receipt {
   return (
     isJsonObject(value) &&
+    (value.v === undefined || typeof value.v === 'number') &&
     typeof value.effect_id === 'string' &&
     Array.isArray(value.entries) &&
     value.entries.every(isJsonObject) &&

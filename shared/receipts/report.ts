@@ -1,15 +1,33 @@
 import { isJsonObject, type Json, type JsonObject } from '../json.ts';
+import { canonical } from './canonical.ts';
 
 // What verifying a receipt reports, and the bytes its signature covers. The passes that produce a
 // report live in verify.ts; the vocabulary lives here, so a route or a page can show a report
 // without the verifier, and the server that signs and the browser that verifies agree on it.
 
-/** Prefixes every signed message, so a receipt signature can never be replayed as another kind of signature. */
-export const RECEIPT_SIGNATURE_CONTEXT = 'interlock-receipt-v1';
+/** The version every receipt signed today carries as `v`; a receipt without `v` is version 1. */
+export const RECEIPT_VERSION = 2;
+/** The receipt versions the verifier reads: 1 (no `v`: its signature leaves key_id out) and 2. */
+export type ReceiptVersion = 1 | typeof RECEIPT_VERSION;
 
-/** The bytes a receipt signature covers: the effect id and the hash of its last entry (empty when none). */
-export function receiptSigningInput(effectId: string, lastHash: string | null): string {
-  return `${RECEIPT_SIGNATURE_CONTEXT}:${effectId}:${lastHash ?? ''}`;
+/** Opens every v2 signed message, so a receipt signature can never be replayed as another kind of signature. */
+export const RECEIPT_SIGNATURE_CONTEXT = 'interlock-receipt-v2';
+/** Opened every v1 signed message; v1 receipts are still verified with it. */
+export const LEGACY_RECEIPT_SIGNATURE_CONTEXT = 'interlock-receipt-v1';
+
+/**
+ * The bytes a v2 receipt signature covers: the canonical JSON of
+ * `["interlock-receipt-v2", 2, effect id, hash of the last entry or null, key id]`. The key id is
+ * covered, so a receipt cannot be made to name another key than the one that signed it. The
+ * message opens with `["`, so it is never the message of a v1 signature, which opens with a letter.
+ */
+export function receiptSigningInput(effectId: string, lastHash: string | null, keyId: string): string {
+  return canonical([RECEIPT_SIGNATURE_CONTEXT, RECEIPT_VERSION, effectId, lastHash, keyId]);
+}
+
+/** The bytes a v1 receipt signature covers: `interlock-receipt-v1:<effect id>:<hash of the last entry, empty when none>`. */
+export function legacyReceiptSigningInput(effectId: string, lastHash: string | null): string {
+  return `${LEGACY_RECEIPT_SIGNATURE_CONTEXT}:${effectId}:${lastHash ?? ''}`;
 }
 
 /**
@@ -27,6 +45,7 @@ export function sentRefund(entries: readonly JsonObject[]): string | null {
 export const VERIFY_PROBLEM_CODES = [
   // The receipt or an entry cannot be read as one.
   'malformed_receipt',
+  'unsupported_version',
   // Chain pass (§7.1) and signature (§7.2).
   'foreign_entry',
   'altered_entry',
@@ -70,12 +89,14 @@ export type VerifyProblemCode = (typeof VERIFY_PROBLEM_CODES)[number];
  */
 export const VERIFY_PROBLEM_MESSAGES: Readonly<Record<VerifyProblemCode, string>> = {
   malformed_receipt: 'lacks a string kind, a string hash or a prev link, so it cannot be checked.',
+  unsupported_version:
+    'The receipt is of a version this verifier does not read (it reads receipts without v, and v 2), so nothing in it was checked: verify it with the Interlock release that signed it, or a newer one.',
   foreign_entry: 'belongs to another effect.',
   altered_entry: 'was altered: its content no longer matches its hash.',
   chain_break: 'is out of order: it does not link to the entry before it, so an entry was moved or removed.',
   unknown_key: 'No published key matches the key id of the receipt.',
   bad_signature:
-    'The signature does not match the effect id and the last entry: the receipt was rewritten, cut short or signed by another key.',
+    'The signature does not match the effect id, the last entry and the key id: the receipt was rewritten, cut short, given another key id or signed by another key.',
   empty_receipt: 'The receipt has no entries.',
   no_initial_proposal: 'is not a PROPOSED entry, so the receipt does not start at the proposal.',
   send_while_open: 'is a send while an earlier send was still unresolved.',

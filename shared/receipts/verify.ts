@@ -2,7 +2,7 @@ import { isJsonObject, type Json, type JsonObject, plain } from '../json.ts';
 import { canonicalWithoutHash } from './canonical.ts';
 import { keyFor, type ReceiptKeys, signatureHolds, subtle } from './keys.ts';
 import { judgeClaims, Problems, walkConfirmations, walkPeople, walkSends } from './passes.ts';
-import { receiptSigningInput, type VerifyReport } from './report.ts';
+import { legacyReceiptSigningInput, RECEIPT_VERSION, type ReceiptVersion, receiptSigningInput, type VerifyProblemCode, type VerifyReport } from './report.ts';
 
 // The one receipt verifier (spec §7), for the server, the command line and the browser alike: it
 // imports nothing from node: and hashes and checks signatures with WebCrypto, which Node 20 and
@@ -12,6 +12,7 @@ export { keysFromKeySet, type ReceiptKeys } from './keys.ts';
 export type { VerifyProblem, VerifyProblemCode, VerifyReport } from './report.ts';
 
 interface ReadReceipt {
+  version: ReceiptVersion;
   effectId: string;
   keyId: string | null;
   signature: Json | undefined;
@@ -26,7 +27,7 @@ interface ReadReceipt {
  */
 export async function verifyReceipt(receipt: unknown, keys?: ReceiptKeys): Promise<VerifyReport> {
   const read = readReceipt(receipt);
-  if (!('entries' in read)) return malformedReport(read.effectId, read.keyId, read.message, keys);
+  if (!('entries' in read)) return unreadReport(read, keys);
   const { effectId, entries } = read;
   const problems = new Problems();
   // Hashing and the signature are the costly parts and need no pass before them, so they run at once.
@@ -59,33 +60,48 @@ export async function verifyReceipt(receipt: unknown, keys?: ReceiptKeys): Promi
   };
 }
 
-type Unreadable = { effectId: string | null; keyId: string | null; message: string };
+type Unreadable = { effectId: string | null; keyId: string | null; code: 'malformed_receipt' | 'unsupported_version'; message: string };
 
-/** The receipt as JSON, or why it is not one. A JSON round trip first, so nothing exotic reaches the passes. */
+/**
+ * The receipt as JSON, or why it is not one. A JSON round trip first, so nothing exotic reaches
+ * the passes. A receipt of a version this verifier does not know is not read further: what its
+ * signature covers, and what its entries mean, are that version's to say.
+ */
 function readReceipt(receipt: unknown): ReadReceipt | Unreadable {
   let value: Json;
   try {
     value = plain(receipt);
   } catch (error) {
-    return { effectId: null, keyId: null, message: `The receipt is not JSON (${error instanceof Error ? error.message : String(error)}).` };
+    const message = `The receipt is not JSON (${error instanceof Error ? error.message : String(error)}).`;
+    return { effectId: null, keyId: null, code: 'malformed_receipt', message };
   }
-  if (!isJsonObject(value)) return { effectId: null, keyId: null, message: 'The receipt is not a JSON object.' };
+  if (!isJsonObject(value)) return { effectId: null, keyId: null, code: 'malformed_receipt', message: 'The receipt is not a JSON object.' };
   const effectId = typeof value.effect_id === 'string' ? value.effect_id : null;
   const keyId = typeof value.key_id === 'string' ? value.key_id : null;
-  if (effectId === null) return { effectId, keyId, message: 'The receipt has no string effect_id.' };
-  if (!Array.isArray(value.entries)) return { effectId, keyId, message: 'The receipt has no list of entries.' };
+  const unreadable = (code: Unreadable['code'], message: string): Unreadable => ({ effectId, keyId, code, message });
+  // A receipt without v was signed before receipts carried a version: it is version 1.
+  const version = value.v === undefined ? 1 : value.v === RECEIPT_VERSION ? RECEIPT_VERSION : null;
+  if (version === null) {
+    const shown = JSON.stringify(value.v).slice(0, 40);
+    const message = `The receipt is of version ${shown}, which this verifier does not read (it reads receipts without v, and v ${RECEIPT_VERSION}), so nothing in it was checked: verify it with the Interlock release that signed it, or a newer one.`;
+    return unreadable('unsupported_version', message);
+  }
+  if (effectId === null) return unreadable('malformed_receipt', 'The receipt has no string effect_id.');
+  if (!Array.isArray(value.entries)) return unreadable('malformed_receipt', 'The receipt has no list of entries.');
   const entries: JsonObject[] = [];
   for (const [index, entry] of value.entries.entries()) {
-    if (!isJsonObject(entry)) return { effectId, keyId, message: `Entry ${index} of the receipt is not a JSON object.` };
+    if (!isJsonObject(entry)) return unreadable('malformed_receipt', `Entry ${index} of the receipt is not a JSON object.`);
     entries.push(entry);
   }
-  return { effectId, keyId, signature: value.signature, entries };
+  return { version, effectId, keyId, signature: value.signature, entries };
 }
 
-function malformedReport(effectId: string | null, keyId: string | null, message: string, keys?: ReceiptKeys): VerifyReport {
+/** The report on a receipt that could not be read: nothing is proven, and the one problem says why. */
+function unreadReport(read: Unreadable, keys?: ReceiptKeys): VerifyReport {
+  const problem: { code: VerifyProblemCode; message: string } = { code: read.code, message: read.message };
   return {
-    effect_id: effectId,
-    key_id: keyId,
+    effect_id: read.effectId,
+    key_id: read.keyId,
     valid: false,
     tamper_evident: false,
     signed: keys === undefined ? null : false,
@@ -101,7 +117,7 @@ function malformedReport(effectId: string | null, keyId: string | null, message:
     escalations: [],
     confirmed_by_target: null,
     confirmation: [],
-    problems: [{ code: 'malformed_receipt', message }],
+    problems: [problem],
   };
 }
 
@@ -150,15 +166,33 @@ function checkChain(effectId: string, entries: readonly JsonObject[], digests: r
   return problems.count === before;
 }
 
-/** Signature pass (§7.2): the key's Ed25519 signature over the effect id and the last entry's hash. */
+/**
+ * Signature pass (§7.2): the key's Ed25519 signature over what the receipt's version signs: for
+ * v2 the effect id, the last entry's hash and the key id; for v1 the first two only.
+ */
 async function checkSignature(read: ReadReceipt, key: CryptoKey | string, problems: Problems): Promise<boolean> {
   if (typeof key === 'string') {
     problems.add('unknown_key', key);
     return false;
   }
-  const lastHash = read.entries.at(-1)?.hash;
-  const message = receiptSigningInput(read.effectId, typeof lastHash === 'string' ? lastHash : null);
-  const signed = await signatureHolds(key, message, read.signature);
+  const message = signedMessage(read);
+  const signed = message !== null && (await signatureHolds(key, message, read.signature));
   if (!signed) problems.add('bad_signature');
   return signed;
+}
+
+/**
+ * The message a receipt's signature must cover; null when no signer could have written one: a v2
+ * receipt without a string key_id, or one whose ids have no canonical JSON (a lone surrogate).
+ */
+function signedMessage(read: ReadReceipt): string | null {
+  const lastHash = read.entries.at(-1)?.hash;
+  const last = typeof lastHash === 'string' ? lastHash : null;
+  if (read.version === 1) return legacyReceiptSigningInput(read.effectId, last);
+  if (read.keyId === null) return null;
+  try {
+    return receiptSigningInput(read.effectId, last, read.keyId);
+  } catch {
+    return null;
+  }
 }

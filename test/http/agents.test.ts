@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 let world: AppWorld;
@@ -33,11 +34,13 @@ describe('agents API', () => {
     expect(world.sandbox.refunds(pi)).toEqual([]);
   });
 
-  it('receipts are signed, verify, and the public key is served', async () => {
+  it('receipts are signed as v2, verify offline as served, and the public key is served', async () => {
     const pi = await world.payment(10_000);
     const posted = (await world.agent('POST', '/v1/refunds', { request_id: 'case-3', payment_intent: pi, amount: 1_000 })).json();
     const receipt = await world.agent('GET', posted.receipt);
-    expect(receipt.json()).toMatchObject({ effect_id: posted.effect_id, key_id: world.services.signingKey.keyId });
+    expect(receipt.json()).toMatchObject({ v: 2, effect_id: posted.effect_id, key_id: world.services.signingKey.keyId });
+    // The answer's schema writes only the fields it lists: a v left out would fail the signature here.
+    expect(await verifyReceipt(receipt.json(), world.services.signingKey.publicKeyPem)).toMatchObject({ valid: true, signed: true });
     const report = (await world.agent('GET', `${posted.receipt}/verify`)).json();
     expect(report).toMatchObject({ valid: true, signed: true, happened: true, happened_once: true, authorized_when_fired: true, assumptions_held: true });
     const keys = await world.app.inject({ method: 'GET', url: '/.well-known/interlock-keys' });

@@ -14,6 +14,7 @@ import {
 } from '../../server/receipts/keys.ts';
 import { finalStatus, statusRank } from '../../server/journal/confirmations.ts';
 import {
+  legacyReceiptSigningInput,
   type ReceiptSummary,
   receiptSigningInput,
   sentRefund,
@@ -154,24 +155,29 @@ describe('finalStatus', () => {
 });
 
 describe('signReceipt', () => {
-  it('signReceipt: signs "interlock-receipt-v1:<effect_id>:<last hash>" with Ed25519, base64url, with the key id', () => {
+  it('signReceipt: signs v2, the JSON ["interlock-receipt-v2",2,<effect_id>,<last hash>,<key_id>], with Ed25519, base64url, with the key id', () => {
     const key = loadOrCreateSigningKey(tempDir());
     const entries = buildChain(EFFECT_ID, committedSteps());
     const receipt = signReceipt(EFFECT_ID, entries, key);
-    expect(Object.keys(receipt).sort()).toEqual(['effect_id', 'entries', 'key_id', 'signature']);
-    expect(receipt).toMatchObject({ effect_id: EFFECT_ID, entries, key_id: key.keyId });
+    expect(Object.keys(receipt).sort()).toEqual(['effect_id', 'entries', 'key_id', 'signature', 'v']);
+    expect(receipt).toMatchObject({ v: 2, effect_id: EFFECT_ID, entries, key_id: key.keyId });
     expect(receipt.signature).toMatch(/^[A-Za-z0-9_-]{86}$/);
-    const message = `interlock-receipt-v1:${EFFECT_ID}:${entryAt(entries, -1).hash}`;
-    expect(receiptSigningInput(EFFECT_ID, entryAt(entries, -1).hash)).toBe(message);
+    const message = `["interlock-receipt-v2",2,"${EFFECT_ID}","${entryAt(entries, -1).hash}","${key.keyId}"]`;
+    expect(receiptSigningInput(EFFECT_ID, entryAt(entries, -1).hash, key.keyId)).toBe(message);
     const signature = Buffer.from(receipt.signature, 'base64url');
     expect(verify(null, Buffer.from(message, 'utf8'), createPublicKey(key.publicKeyPem), signature)).toBe(true);
   });
 
-  it('signReceipt: an empty chain signs the effect id with an empty hash', () => {
+  it('signReceipt: an empty chain signs the effect id with a null hash', () => {
     const key = loadOrCreateSigningKey(tempDir());
     const receipt = signReceipt(EFFECT_ID, [], key);
-    const message = Buffer.from(`interlock-receipt-v1:${EFFECT_ID}:`, 'utf8');
+    const message = Buffer.from(`["interlock-receipt-v2",2,"${EFFECT_ID}",null,"${key.keyId}"]`, 'utf8');
     expect(verify(null, message, createPublicKey(key.publicKeyPem), Buffer.from(receipt.signature, 'base64url'))).toBe(true);
+  });
+
+  it('legacyReceiptSigningInput: v1 signed "interlock-receipt-v1:<effect_id>:<last hash>", empty when there is none', () => {
+    expect(legacyReceiptSigningInput(EFFECT_ID, 'ab12')).toBe(`interlock-receipt-v1:${EFFECT_ID}:ab12`);
+    expect(legacyReceiptSigningInput(EFFECT_ID, null)).toBe(`interlock-receipt-v1:${EFFECT_ID}:`);
   });
 
   it('signReceipt: an entry of another effect is our bug and fails loudly', () => {

@@ -43,14 +43,16 @@ export interface ServerProcess {
   /** Resolves with the signal (or exit code) the process ended with. */
   exited: Promise<string>;
   stderr(): string;
+  /** The log lines written so far (pino writes to standard output); empty unless started with `logs: true`. */
+  stdout(): string;
 }
 
-/** Spawn `server/main.ts` with the test defaults under `env`: quiet, no demo payments, on loopback. */
-function spawnServer(env: Record<string, string>): ChildProcess {
+/** Spawn `server/main.ts` with the test defaults under `env`: quiet, no demo payments, on loopback; its log read when `logs`. */
+function spawnServer(env: Record<string, string>, logs = false): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: repoRoot,
     env: { ...process.env, HOST: '127.0.0.1', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', logs ? 'pipe' : 'ignore', 'pipe'],
   });
 }
 
@@ -67,13 +69,20 @@ export async function runServerToExit(env: Record<string, string>): Promise<{ ex
   return { exit, stderr };
 }
 
-/** Start `server/main.ts` and wait until `/readyz` says ready (or the process dies). */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Start `server/main.ts` and wait until `/readyz` says ready (or the process dies); with `logs`,
+ * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default).
+ */
+export async function startServerProcess(env: Record<string, string>, options: { logs?: boolean } = {}): Promise<ServerProcess> {
   const port = Number(env.PORT);
-  const child = spawnServer(env);
+  const child = spawnServer(env, options.logs === true);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
+  });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
   });
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
   const url = `http://127.0.0.1:${port}`;
@@ -88,7 +97,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     if (Date.now() > deadline) throw new Error(`server not ready in ${READY_TIMEOUT_MS} ms: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, child, exited, stderr: () => stderr };
+  return { url, child, exited, stderr: () => stderr, stdout: () => stdout };
 }
 
 /** An HTTP client for a running server: an agent, and people logged in by name. */

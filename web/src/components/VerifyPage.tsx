@@ -129,7 +129,7 @@ export function VerifyPage() {
               setText(event.target.value);
               setFileName(null);
             }}
-            placeholder='{"effect_id": "…", "entries": [ … ], "signature": "…", "key_id": "…"}'
+            placeholder='{"v": 2, "effect_id": "…", "entries": [ … ], "signature": "…", "key_id": "…"}'
           />
         </div>
         <button type="submit" className="button primary" disabled={outcome.phase === 'checking' || !ready}>
