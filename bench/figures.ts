@@ -18,6 +18,10 @@ const floors = (mode: 'test' | 'live') =>
 /** The headline figures of the issue. */
 export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   fsync_per_s: { unit: '/s', what: 'raw rate of write(4 KiB) + fdatasync on the disk the journals live on' },
+  global_chain_us_per_entry: {
+    unit: 'µs',
+    what: "what the global chain adds to each journal write: journal_rows_per_s_raw's rows (64 per durable commit) into two journals for 4 s, a commit to each in turn, one without and one with each row's seal written as the store writes it in the row's transaction (the newest seal read, globalHashOf, the journal_seals insert); the difference of their wall time per row, the seal's share of each commit's WAL pages and fsync included",
+  },
   gate_effects_per_s: { unit: '/s', what: 'routine effects through the Gate in process, MemoryPayments (no latency), durable SqliteJournal, 64 submitters' },
   gate_p99_ms: { unit: 'ms', what: 'p99 of one Gate.submit in the run above' },
   naive_effects_per_s: { unit: '/s', what: 'the same target called directly (apply only), 64 submitters, no journal' },
@@ -47,8 +51,23 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
     what: `p99 over the ${TEST_AGENTS} agents of the test-mode burst (${TEST_AGENTS} connections) of the request that had their first answer other than 429: final, or 202 waiting its turn to reach Stripe`,
   },
   burst_first_answer_p99_ms_1000_agents: { unit: 'ms', what: `the same over the ${LIVE_AGENTS} agents of the live-mode burst (${LIVE_AGENTS} connections)` },
-  rebuild_s_100k: { unit: 's', what: 'start-up over a 100k-entry journal: open, replay into the views, recover and sweep, ready' },
-  rebuild_s_1m: { unit: 's', what: 'the same over a 1M-entry journal' },
+  rebuild_s_100k: {
+    unit: 's',
+    what: 'start-up over a 100k-entry journal as npm start makes it (server/runtime.ts): open, buildInterlock, check() (the integrity check: guards, seal check, the replay into the views that verifies every entry and recomputes the global chain, the hold against the newest checkpoint in the store and a file mirror, the first checkpoint signed), start() (recovery and sweeps), ready',
+  },
+  rebuild_s_1m: {
+    unit: 's',
+    what: 'the same over a 1M-entry journal written with its seals (through the store, as a server writes it); the global chain and checkpoints issue bounds it to 1.25 × its figure before the integrity check (9.72 s at 493af03), 12.15 s, looser than the target here',
+  },
+  start_up_integrity_s_1m: {
+    unit: 's',
+    what: "of that start-up, the integrity check alone: check() outside the replay as it ran (guards, seal check, the head held to the last seal, the checkpoint hold, the first checkpoint signed and mirrored) plus the global chain's part of the replay (the seals read as the store reads them, globalHashOf and the comparison per entry), timed again alone in the same process right after; rebuild_s_1m minus it is rebuild_s_1m_without_integrity",
+  },
+  checkpoint_sign_ms: {
+    unit: 'ms',
+    what: 'one checkpoint of the 1M journal signed (C2SP note, Ed25519), stored and appended to a file mirror by Checkpointer.sign, after one more entry, in the started server process; median of 5 per start-up',
+  },
+  checkpoint_us_per_entry: { unit: 'µs', what: 'that checkpoint spread over the entries between two checkpoints (integrity.checkpoint_every_entries, 1,000)' },
   rss_mib_1m: { unit: 'MiB', what: 'peak RSS of that start-up process (VmHWM), including the first scoreboard read' },
   scoreboard_ms_1m_cold: { unit: 'ms', what: 'computeScoreboard over all 1M entries (already loaded in memory)' },
   scoreboard_ms_1m_warm: { unit: 'ms', what: 'ScoreboardProjection.board() after one more entry, on the started 1M server' },
@@ -69,6 +88,7 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
 /** Figures that explain the headline ones. */
 export const DETAIL_INFO: Record<string, FigureInfo> = {
   journal_rows_per_s_raw: { unit: '/s', what: 'rows shaped like journal entries inserted straight into the journal\'s schema, 64 per commit, no gate, no hashing: the storage\'s own bound' },
+  journal_rows_per_s_raw_sealed: { unit: '/s', what: 'the sealed journal of global_chain_us_per_entry: those rows, each with its seal, per second of the time spent writing them' },
   gate_p50_ms: { unit: 'ms', what: 'p50 of one Gate.submit' },
   gate_cpu_us_per_effect: { unit: 'µs', what: 'process CPU per routine effect through the Gate' },
   gate_writes_per_commit: { unit: '', what: 'journal writes sharing one commit (one fsync) in the gate run' },
@@ -114,8 +134,14 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   journal_file_mib_1m: { unit: 'MiB', what: 'size of the 1M-entry journal file' },
   journal_generate_s_1m: { unit: 's', what: 'time to generate both journals through the store (not a target)' },
   rebuild_open_s_1m: { unit: 's', what: 'of the 1M start-up: opening the file and migrating' },
-  rebuild_replay_s_1m: { unit: 's', what: 'of the 1M start-up: JournalFollower replay into InboxProjection + ScoreboardProjection' },
-  rebuild_sweeps_s_1m: { unit: 's', what: 'of the 1M start-up: recovery and the inbox sweeps (refresh, executeApproved) before ready' },
+  rebuild_build_s_1m: { unit: 's', what: 'of the 1M start-up: buildInterlock (the services and the app, not listening)' },
+  rebuild_check_s_1m: { unit: 's', what: 'of the 1M start-up: check(), the replay included' },
+  rebuild_replay_s_1m: { unit: 's', what: 'of the 1M start-up, within check(): the replay (views.replayAtStart) into InboxProjection + ScoreboardProjection, every entry\'s hash, chain link and global hash checked' },
+  rebuild_check_outside_replay_s_1m: { unit: 's', what: 'of the 1M start-up: check() minus its replay (guards, seal check, head held to the last seal, checkpoint hold, first checkpoint)' },
+  rebuild_global_chain_s_1m: { unit: 's', what: "the global chain's part of the replay, timed again alone right after start-up: seals read as the store reads them, globalHashOf and the comparison, per entry" },
+  rebuild_s_1m_without_integrity: { unit: 's', what: 'rebuild_s_1m minus start_up_integrity_s_1m, per start-up: start-up as if there were no integrity check' },
+  checkpoint_hold_ms_1m: { unit: 'ms', what: 'Checkpointer.checkAtStart over the started 1M journal, again: the newest checkpoint in the store and the file mirror read, verified, and its head found among the seals' },
+  rebuild_sweeps_s_1m: { unit: 's', what: 'of the 1M start-up: start(), recovery and the inbox sweeps (refresh, executeApproved) before ready' },
   rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
   scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
   scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { SIGNING_KEY_FILE } from '../server/receipts/keys.ts';
 import { UNPACED_STRIPE_CONFIG, writeStripeConfig } from './configs.ts';
 import { cpuSecondsOf, createPaymentIntents, IntentPool, runFixedRate, runRefundLoad } from './http.ts';
 import { LoadClient, type LoadResult } from './http-load.ts';
@@ -65,6 +66,14 @@ async function copyLiveJournal(file: string, to: string): Promise<void> {
   } finally {
     db.close();
   }
+  // The key its checkpoints are signed with goes with it: a server started over the copy with
+  // another key refuses it (checkpoint_invalid).
+  fs.copyFileSync(path.join(path.dirname(file), SIGNING_KEY_FILE), keyOfCopy(to));
+}
+
+/** Where copyLiveJournal put the signing key of the journal copied to `copy`. */
+function keyOfCopy(copy: string): string {
+  return `${copy}.${SIGNING_KEY_FILE}`;
 }
 
 /**
@@ -258,6 +267,7 @@ export async function profileIdleServer(plan: Plan, dir: string, journal: string
   const dataDir = path.join(dir, 'idle-server');
   fs.mkdirSync(dataDir, { recursive: true });
   fs.copyFileSync(journal, path.join(dataDir, 'interlock.sqlite'));
+  fs.copyFileSync(keyOfCopy(journal), path.join(dataDir, SIGNING_KEY_FILE));
   return withProfiledServer(dir, dataDir, profDir, async (server) => {
     const before = cpuSecondsOf(server.child.pid);
     await sleep(plan.profileIdleMs);

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { SIGNING_KEY_FILE } from '../server/receipts/keys.ts';
 import { copyJournal } from './journal-gen.ts';
 import { startSandboxProcess, startServerProcess } from './processes.ts';
-import { CONFIG_PATH, type Plan, push, type Samples, say } from './stages.ts';
+import { CONFIG_PATH, type Plan, push, rebuildDataDir, type Samples, say } from './stages.ts';
 import { repeat, sleep } from './stats.ts';
 
 /** How often the server's resident memory is read while it streams the CSV. */
@@ -68,6 +69,9 @@ export async function ledgerStage(plan: Plan, dir: string, journals: { large: st
   const dataDir = path.join(dir, 'ledger-data');
   fs.mkdirSync(dataDir, { recursive: true });
   copyJournal(journals.large, path.join(dataDir, 'interlock.sqlite'));
+  // The start-ups of the rebuild stage signed checkpoints of the journal: their key goes with it.
+  const key = path.join(rebuildDataDir(dir), SIGNING_KEY_FILE);
+  if (fs.existsSync(key)) fs.copyFileSync(key, path.join(dataDir, SIGNING_KEY_FILE));
   const sandbox = await startSandboxProcess();
   try {
     const server = await startServerProcess({ dataDir, sandboxUrl: sandbox.url, configPath: CONFIG_PATH, readyTimeoutMs: READY_TIMEOUT_MS });

@@ -10,6 +10,7 @@ export const BENCH_MD = fileURLToPath(new URL('../results/bench.md', import.meta
 /** Every headline figure, by its name in bench.json. */
 export const FIGURE_NAMES = [
   'fsync_per_s',
+  'global_chain_us_per_entry',
   'gate_effects_per_s',
   'gate_p99_ms',
   'naive_effects_per_s',
@@ -26,6 +27,9 @@ export const FIGURE_NAMES = [
   'burst_first_answer_p99_ms_1000_agents',
   'rebuild_s_100k',
   'rebuild_s_1m',
+  'start_up_integrity_s_1m',
+  'checkpoint_sign_ms',
+  'checkpoint_us_per_entry',
   'rss_mib_1m',
   'scoreboard_ms_1m_cold',
   'scoreboard_ms_1m_warm',
@@ -66,6 +70,7 @@ export const SECTION_TEXT: Record<ReportSection, { heading: string; about: strin
 /** The part of the page each headline figure is shown in. */
 export const FIGURE_SECTION: Record<FigureName, ReportSection> = {
   fsync_per_s: 'in_process',
+  global_chain_us_per_entry: 'in_process',
   gate_effects_per_s: 'in_process',
   gate_p99_ms: 'in_process',
   naive_effects_per_s: 'in_process',
@@ -83,6 +88,9 @@ export const FIGURE_SECTION: Record<FigureName, ReportSection> = {
   burst_first_answer_p99_ms_1000_agents: 'stripe_limits',
   rebuild_s_100k: 'start_up',
   rebuild_s_1m: 'start_up',
+  start_up_integrity_s_1m: 'start_up',
+  checkpoint_sign_ms: 'start_up',
+  checkpoint_us_per_entry: 'start_up',
   rss_mib_1m: 'start_up',
   scoreboard_ms_1m_cold: 'start_up',
   scoreboard_ms_1m_warm: 'start_up',
@@ -122,6 +130,8 @@ export const TARGETS: Partial<Record<FigureName, Target>> = {
   burst_to_person: { op: '<=', value: 0 },
   burst_first_answer_p99_ms_200_agents: { op: '<=', value: 250 },
   burst_first_answer_p99_ms_1000_agents: { op: '<=', value: 1_000 },
+  // The global chain and checkpoints issue bounds start-up at 1M to 1.25 × its figure before it
+  // (9.72 s in results/bench.json at 493af03), 12.15 s: looser than this bound, which stays.
   rebuild_s_1m: { op: '<=', value: 10 },
   rss_mib_1m: { op: '<=', value: 1_024 },
   scoreboard_ms_1m_cold: { op: '<=', value: 2_000 },

@@ -1,6 +1,8 @@
 // `npm run bench`: every figure of results/bench.md, from one run on this machine.
 // `npm run bench -- --smoke`: the same code paths at tiny sizes in seconds; prints the report, writes nothing.
 // `npm run bench -- --only <stage>` (with or without --smoke): that stage alone; prints what it measured, writes nothing.
+// `npm run bench -- --only rebuild --journals <dir>`: the start-up stage alone, over copies of the journals
+//   `tsx bench/journals.ts <dir>` generated and kept there (journal-small.sqlite, journal-large.sqlite).
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,7 +11,7 @@ import path from 'node:path';
 import { BURST_MODES, describeFloor } from './burst-floor.ts';
 import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
 import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
-import type { Templates } from './journal-gen.ts';
+import { copyJournal, type Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
 import { staleChipStage } from './stale-chip.ts';
 import { stripeLimitsStage } from './stripe-limits.ts';
@@ -25,6 +27,7 @@ import {
   fsyncStage,
   gateStage,
   generateJournals,
+  rebuildDataDir,
   rebuildStage,
   type Samples,
   say,
@@ -41,8 +44,9 @@ if (process.argv.includes('--render')) {
 const smoke = process.argv.includes('--smoke');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'outbox', 'stale-chip'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'outbox', 'stale-chip', 'rebuild'] as const;
 const only = readOnly();
+const keptJournals = readKeptJournals();
 const samples: Samples = {};
 const errors = new Map<string, string>();
 const profiles: ProfileSummary[] = [];
@@ -57,6 +61,26 @@ function readOnly(): string | null {
     process.exit(2);
   }
   return name;
+}
+
+/** The folder of `--journals <dir>`, which `--only rebuild` needs and nothing else takes. */
+function readKeptJournals(): string | null {
+  const at = process.argv.indexOf('--journals');
+  const dir = at === -1 ? undefined : process.argv[at + 1];
+  if ((only === 'rebuild') !== (dir !== undefined)) {
+    process.stderr.write('--only rebuild takes --journals <dir> (made by tsx bench/journals.ts <dir>), and only it does\n');
+    process.exit(2);
+  }
+  return dir ?? null;
+}
+
+/** Copies of the kept journals in this run's folder: a start-up appends to its journal. */
+function copyKeptJournals(from: string, dir: string): { small: string; large: string } {
+  const small = path.join(dir, 'journal-small.sqlite');
+  const large = path.join(dir, 'journal-large.sqlite');
+  copyJournal(path.join(from, 'journal-small.sqlite'), small);
+  copyJournal(path.join(from, 'journal-large.sqlite'), large);
+  return { small, large };
 }
 
 /** Run a stage (unless `--only` names another); if it fails, the figures it owns are reported as not measured, with why. */
@@ -96,14 +120,19 @@ function runProfiledGate(profDir: string, dir: string): Promise<void> {
 
 const ALL_FIGURES = [...FIGURE_NAMES, ...Object.keys(DETAIL_INFO)];
 const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.startsWith('ws_'));
-const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_)/.test(f));
+const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_(file|generate)_|checkpoint_|start_up_)/.test(f));
 const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
 const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
 const STRIPE_LIMITS_FIGURES = ALL_FIGURES.filter((f) => f === 'stripe_calls_per_refund' || f.startsWith('burst_'));
 
 async function runAll(dir: string): Promise<void> {
-  merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw'], () => fsyncStage(plan, dir)));
+  merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw', 'journal_rows_per_s_raw_sealed', 'global_chain_us_per_entry'], () => fsyncStage(plan, dir)));
+  if (keptJournals !== null) {
+    const from = keptJournals;
+    merge(await stage('rebuild', REBUILD_FIGURES, () => rebuildStage(plan, dir, copyKeptJournals(from, dir))));
+    return;
+  }
   merge(await stage('simulate', [], () => simulateStage(plan)));
   merge(await stage('gate', ALL_FIGURES.filter((f) => f.startsWith('gate_') || f.startsWith('naive_')), () => gateStage(plan, dir)));
   let templates: Templates | undefined;
@@ -131,7 +160,7 @@ async function runAll(dir: string): Promise<void> {
       merge(await stage('ledger csv', LEDGER_FIGURES, () => ledgerStage(plan, dir, journals)));
       await stage('profile rebuild', [], () =>
         profiled(dir, 'Start-up over the 100k journal', 'One start-up (replay, recovery, sweeps, first scoreboard read) over the 100k-entry journal.', (profDir) =>
-          runRebuildChild(['rebuild', journals.small, CONFIG_PATH, path.join(dir, 'rebuild-data')], { cpuProfDir: profDir }),
+          runRebuildChild(['rebuild', journals.small, CONFIG_PATH, rebuildDataDir(dir)], { cpuProfDir: profDir }),
         ),
       );
     }
@@ -201,12 +230,21 @@ function measuredNotes(figures: Record<string, Figure>): string[] {
       `Of the 1M start-up, the replay into the views took ${replay.toFixed(1)} s and recovery plus the inbox sweeps before ready ${sweeps.toFixed(1)} s; the first scoreboard read after it took ${(firstRead / 1000).toFixed(1)} s more.`,
     );
   }
+  const rebuild = at('rebuild_s_1m');
+  const integrity = at('start_up_integrity_s_1m');
+  const outside = at('rebuild_check_outside_replay_s_1m');
+  const chain = at('rebuild_global_chain_s_1m');
+  if (rebuild !== null && integrity !== null && outside !== null && chain !== null) {
+    notes.push(
+      `Of the 1M start-up (${rebuild.toFixed(2)} s), the integrity check took ${integrity.toFixed(2)} s: ${outside.toFixed(2)} s of check() outside the replay as it ran (guards, seal check, checkpoint hold, the first checkpoint), and ${chain.toFixed(2)} s recomputing the global chain within the replay (timed again alone after start-up); without it start-up would take about ${(at('rebuild_s_1m_without_integrity') ?? Number.NaN).toFixed(2)} s. A checkpoint costs ${(at('checkpoint_sign_ms') ?? Number.NaN).toFixed(2)} ms, ${(at('checkpoint_us_per_entry') ?? Number.NaN).toFixed(2)} µs per entry at one per 1,000; the seal ${(at('global_chain_us_per_entry') ?? Number.NaN).toFixed(2)} µs per write.`,
+    );
+  }
   return notes;
 }
 
 /** The command that made this report, as a person would type it. */
 function commandLine(): string {
-  const flags = [...(smoke ? ['--smoke'] : []), ...(only === null ? [] : ['--only', only])];
+  const flags = [...(smoke ? ['--smoke'] : []), ...(only === null ? [] : ['--only', only]), ...(keptJournals === null ? [] : ['--journals', keptJournals])];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;
 }
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { measureFsyncPerS, measureRawRowsPerS } from './fsync.ts';
+import { measureFsyncPerS, measureGlobalChainCost, measureRawRowsPerS } from './fsync.ts';
 import type { BurstMode } from './burst-floor.ts';
 import { runGate, runNaive } from './gate.ts';
 import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
@@ -66,7 +66,12 @@ export function say(message: string): void {
 
 export async function fsyncStage(plan: Plan, dir: string): Promise<Samples> {
   const samples: Samples = {};
-  await repeat(plan.reps, async () => push(samples, { fsync_per_s: measureFsyncPerS(dir, plan.fsyncMs), journal_rows_per_s_raw: measureRawRowsPerS(dir, plan.fsyncMs) }));
+  await repeat(plan.reps, async () => {
+    const fsyncPerS = measureFsyncPerS(dir, plan.fsyncMs);
+    const raw = measureRawRowsPerS(dir, plan.fsyncMs);
+    const chain = measureGlobalChainCost(dir, 2 * plan.fsyncMs);
+    push(samples, { fsync_per_s: fsyncPerS, journal_rows_per_s_raw: raw, journal_rows_per_s_raw_sealed: chain.sealedRowsPerS, global_chain_us_per_entry: chain.usPerEntry });
+  });
   return samples;
 }
 
@@ -122,21 +127,39 @@ export async function generateJournals(plan: Plan, dir: string, templates: Templ
   return { small, large, samples: { journal_file_mib_1m: [fileMib(large)], journal_generate_s_1m: [seconds] } };
 }
 
+/** The data folder of the start-ups of the rebuild stage: the key the journals' checkpoints are signed with is there. */
+export function rebuildDataDir(dir: string): string {
+  return path.join(dir, 'rebuild-data');
+}
+
 export async function rebuildStage(plan: Plan, dir: string, journals: { small: string; large: string }): Promise<Samples> {
   const samples: Samples = {};
-  const dataDir = path.join(dir, 'rebuild-data');
+  const dataDir = rebuildDataDir(dir);
   fs.mkdirSync(dataDir, { recursive: true });
+  // One start-up of each journal first, not timed: it signs the journal's first checkpoint, so
+  // every timed start-up holds its journal against one, as a server's own journal would be.
+  for (const journal of [journals.small, journals.large]) await measureRebuild(journal, CONFIG_PATH, dataDir);
   await repeat(plan.reps, async (rep) => {
     const small = await measureRebuild(journals.small, CONFIG_PATH, dataDir);
     const large = await measureRebuild(journals.large, CONFIG_PATH, dataDir);
     const cold = await measureColdScoreboard(journals.large, CONFIG_PATH);
-    say(`rebuild rep ${rep}: ${small.rebuild_s!.toFixed(1)} s (${small.entries} entries), ${large.rebuild_s!.toFixed(1)} s (${large.entries} entries), peak rss ${large.peak_rss_mib!.toFixed(0)} MiB; scoreboard cold ${cold.cold_ms!.toFixed(0)} ms, warm ${large.warm_board_ms!.toFixed(2)} ms`);
+    say(`rebuild rep ${rep}: ${small.rebuild_s!.toFixed(1)} s (${small.entries} entries), ${large.rebuild_s!.toFixed(1)} s (${large.entries} entries; integrity ${large.integrity_s!.toFixed(2)} s, checkpoint ${large.checkpoint_sign_ms!.toFixed(1)} ms), peak rss ${large.peak_rss_mib!.toFixed(0)} MiB; scoreboard cold ${cold.cold_ms!.toFixed(0)} ms, warm ${large.warm_board_ms!.toFixed(2)} ms`);
     push(samples, {
       rebuild_s_100k: small.rebuild_s!,
       rebuild_s_1m: large.rebuild_s!,
       rss_mib_1m: large.peak_rss_mib!,
       scoreboard_ms_1m_cold: cold.cold_ms!,
       scoreboard_ms_1m_warm: large.warm_board_ms!,
+      start_up_integrity_s_1m: large.integrity_s!,
+      checkpoint_sign_ms: large.checkpoint_sign_ms!,
+      // One checkpoint every checkpoint_every_entries entries: its cost spread over them, in µs.
+      checkpoint_us_per_entry: (large.checkpoint_sign_ms! * 1000) / large.checkpoint_every_entries!,
+      rebuild_s_1m_without_integrity: large.rebuild_s! - large.integrity_s!,
+      rebuild_build_s_1m: large.build_s!,
+      rebuild_check_s_1m: large.check_s!,
+      rebuild_check_outside_replay_s_1m: large.check_outside_replay_s!,
+      rebuild_global_chain_s_1m: large.global_chain_s!,
+      checkpoint_hold_ms_1m: large.checkpoint_hold_ms!,
       rebuild_replay_s_1m: large.replay_s!,
       rebuild_sweeps_s_1m: large.start_rest_s!,
       rebuild_open_s_1m: large.open_s!,
