@@ -60,9 +60,20 @@ export class CheckpointStore {
     return id;
   }
 
-  /** The global hash after the first `size` entries, from the seals (null when the journal has fewer). */
-  globalHashAtSize(size: number): string | null {
+  /**
+   * The global hash after the first `size` entries, from the seals (null when the journal has
+   * fewer). `dense`: the caller knows the journal's seqs run 1, 2, … with no gap (its last seq is
+   * its size, as replayed), so the `size`-th entry is seq `size`, found by key rather than by
+   * walking the entries before it.
+   */
+  globalHashAtSize(size: number, dense = false): string | null {
     if (size <= 0) return null;
+    if (dense) {
+      const row = this.db.get<{ global_hash: string } | undefined>(
+        sql`SELECT ${journalSeals.globalHash} AS global_hash FROM ${journalSeals} WHERE ${journalSeals.seq} = ${size} AND EXISTS (SELECT 1 FROM entries WHERE seq = ${size})`,
+      );
+      return row?.global_hash ?? null;
+    }
     const row = this.db.get<{ global_hash: string } | undefined>(
       sql`SELECT ${journalSeals.globalHash} AS global_hash FROM ${journalSeals} WHERE ${journalSeals.seq} = (SELECT seq FROM entries ORDER BY seq LIMIT 1 OFFSET ${size - 1})`,
     );

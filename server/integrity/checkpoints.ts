@@ -96,11 +96,13 @@ export class Checkpointer {
     const { key, store, databaseFile } = this.#parts;
     const read = readCheckpoint(note, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
     if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})`, { databaseFile });
+    const head = this.#parts.views.head;
+    const dense = head !== null && head.seq === head.size;
     const held = {
       journalId: this.#journalId ?? '',
       size,
       epochs,
-      globalHashAtSize: (n: number) => store.globalHashAtSize(n),
+      globalHashAtSize: (n: number) => store.globalHashAtSize(n, dense),
       seqAtSize: (n: number) => store.seqAtSize(n),
     };
     const damage = checkpointDamage(read.checkpoint, held, source, databaseFile);

@@ -51,7 +51,7 @@ export async function verifyJournalFile(file: string, against?: { note: string; 
       const store = new CheckpointStore(db);
       const journalId = store.journalId() ?? '';
       const epochs = await readEpochs(views.journal, against, journalId, file);
-      const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n), seqAtSize: (n: number) => store.seqAtSize(n) };
+      const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
       const damage = checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
       if (damage !== null) throw damage;
     }
