@@ -37,7 +37,7 @@ export function openDatabase(file: string): OpenDatabase {
   try {
     // busy_timeout first: switching to WAL needs a lock another process may briefly hold.
     sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('journal_mode = WAL');
+    switchToWal(sqlite);
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     const db = drizzle({ client: sqlite, schema });
@@ -46,6 +46,25 @@ export function openDatabase(file: string): OpenDatabase {
   } catch (error) {
     sqlite.close();
     throw error;
+  }
+}
+
+// SQLite answers SQLITE_BUSY to a switch into WAL at once, without its busy handler, when another
+// connection to a fresh file holds a lock the switch would have to wait behind (seen with four
+// processes opening one new file together). The switch is tried again for as long as busy_timeout.
+const walSwitchWaitMs = 5_000;
+const walSwitchPauseMs = 10;
+
+function switchToWal(sqlite: Database.Database): void {
+  const giveUpAtMs = Date.now() + walSwitchWaitMs;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= giveUpAtMs) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, walSwitchPauseMs);
+    }
   }
 }
 

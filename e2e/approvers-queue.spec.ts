@@ -123,9 +123,9 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
   const queued = [];
   for (let i = 0; i < 13; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
   await logIn(page, 'ana');
-  await expect(page.getByRole('button', { name: 'Cards' })).toHaveAttribute('aria-pressed', 'true');
-  await page.getByRole('button', { name: 'Compact' }).click();
-  await expect(page.getByRole('button', { name: 'Compact' })).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
+  await page.getByRole('button', { name: 'Compact', exact: true }).click();
+  await expect(page.getByRole('button', { name: 'Compact', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
   // Why, in one line: how its rule failed as the escalation worded it, not the rule's name.
   await expect(inboxRow(page, queued[0]!.requestId).locator('.c-why')).toHaveText('Failed rules: over $50.00');
@@ -144,12 +144,12 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
 
   // Remembered for ana in this browser, and only for ana.
   await page.reload();
-  await expect(page.getByRole('button', { name: 'Compact' })).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByRole('button', { name: 'Compact', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await logIn(page, 'bea');
-  await expect(page.getByRole('button', { name: 'Cards' })).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await logIn(page, 'ana');
-  await expect(page.getByRole('button', { name: 'Compact' })).toHaveAttribute('aria-pressed', 'true');
-  await page.getByRole('button', { name: 'Cards' }).click();
+  await expect(page.getByRole('button', { name: 'Compact', exact: true })).toHaveAttribute('aria-pressed', 'true');
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
 });
 
 test('a new item announces itself (a toast, the tab title) and nothing already shown moves until asked', async ({ page, browser, request }) => {
@@ -213,10 +213,10 @@ test('a phone at 390 px: the diff before the buttons, a small offline banner, no
   await expect(inboxRow(page, requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
   await expectNoHorizontalOverflow(page, 'the inbox at 390');
   await expect(page.locator('.hint')).toBeHidden();
-  await page.getByRole('button', { name: 'Compact' }).click();
+  await page.getByRole('button', { name: 'Compact', exact: true }).click();
   await expectNoHorizontalOverflow(page, 'the compact inbox at 390');
   await page.screenshot({ path: `${SCREENSHOT_DIR}/compact-inbox-390.png`, fullPage: true, animations: 'disabled' });
-  await page.getByRole('button', { name: 'Cards' }).click();
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
 
   await page.goto(`/items/${effectId}`);
   const facts = await page.locator('.facts-panel').boundingBox();
