@@ -191,6 +191,44 @@ export interface BenchReport {
   details: Record<string, Figure>;
   profiles: ProfileSummary[];
   notes: string[];
+  /**
+   * Stages run again alone after the whole run (`--only <stage> --record`): their figures replace
+   * the whole run's, and each such run is named here with its own time and load.
+   */
+  stage_runs?: StageRun[];
+}
+
+/** One stage run alone whose figures were recorded over a whole run's. */
+export interface StageRun {
+  command: string;
+  generated_at: string;
+  load_start: number;
+  load_end: number;
+  /** The figures (headline and detail) this run measured and recorded. */
+  figures: string[];
+}
+
+/**
+ * `report` with the figures `stageReport` measured put in place of its own, and the stage run
+ * named; the notes are the caller's, made again from the merged figures.
+ */
+export function recordStageRun(report: BenchReport, stageReport: BenchReport, notes: string[]): BenchReport {
+  const measured = [...Object.keys(stageReport.figures), ...Object.keys(stageReport.details)];
+  const run: StageRun = {
+    command: stageReport.command,
+    generated_at: stageReport.generated_at,
+    load_start: stageReport.machine.load_start,
+    load_end: stageReport.machine.load_end,
+    figures: measured,
+  };
+  const earlier = (report.stage_runs ?? []).map((r) => ({ ...r, figures: r.figures.filter((f) => !measured.includes(f)) })).filter((r) => r.figures.length > 0);
+  return {
+    ...report,
+    figures: { ...report.figures, ...stageReport.figures },
+    details: { ...report.details, ...Object.fromEntries(Object.entries(stageReport.details).filter(([name]) => !(name in report.figures))) },
+    notes,
+    stage_runs: [...earlier, run],
+  };
 }
 
 /** Why a figure named here is absent from a results file: it was added after the run that wrote the file. */
@@ -281,6 +319,10 @@ export function renderBenchMarkdown(report: BenchReport): string {
     `Machine: ${m.cpus} × ${m.cpu_model}, ${m.memory_gib} GiB, Node ${m.node}. Load average ${m.load_start.toFixed(1)} at the`,
     `start and ${m.load_end.toFixed(1)} at the end${shared ? ` (above ${m.cpus} cores: other work shared the machine during the run, so every figure is lower than on an idle one)` : ''}.`,
     '',
+    ...(report.stage_runs ?? []).flatMap((run) => [
+      `These figures were measured again by \`${run.command}\` at ${run.generated_at}, the stage alone (load average ${run.load_start.toFixed(1)} at its start and ${run.load_end.toFixed(1)} at its end), and replace the whole run's: ${run.figures.map((f) => `\`${f}\``).join(', ')}.`,
+      '',
+    ]),
     missed.length === 0 ? 'Every target is met.' : `Targets missed or not measured: ${missed.map((n) => `\`${n}\``).join(', ')}.`,
     '',
     '## Figures',

@@ -3,6 +3,8 @@
 // `npm run bench -- --only <stage>` (with or without --smoke): that stage alone; prints what it measured, writes nothing.
 // `npm run bench -- --only rebuild --journals <dir>`: the start-up stage alone, over copies of the journals
 //   `tsx bench/journals.ts <dir>` generated and kept there (journal-small.sqlite, journal-large.sqlite).
+// `npm run bench -- --only <stage> --record` (with --journals for rebuild): that stage alone, and its figures
+//   recorded over results/bench.json's, the stage run named in results/bench.md with its own time and load.
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +22,19 @@ import { outboxStage } from './outbox.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
 import { REPO_ROOT } from './processes.ts';
 import { runRebuildChild } from './rebuild.ts';
-import { BENCH_JSON, BENCH_MD, type BenchReport, DETAIL_TARGETS, FIGURE_NAMES, type Figure, figureOf, type ProfileSummary, renderBenchMarkdown, TARGETS } from './report.ts';
+import {
+  BENCH_JSON,
+  BENCH_MD,
+  type BenchReport,
+  DETAIL_TARGETS,
+  FIGURE_NAMES,
+  type Figure,
+  figureOf,
+  type ProfileSummary,
+  recordStageRun,
+  renderBenchMarkdown,
+  TARGETS,
+} from './report.ts';
 import { FULL, SMOKE } from './plans.ts';
 import {
   CONFIG_PATH,
@@ -42,10 +56,15 @@ if (process.argv.includes('--render')) {
 }
 
 const smoke = process.argv.includes('--smoke');
+const record = process.argv.includes('--record');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
 const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'outbox', 'stale-chip', 'rebuild'] as const;
 const only = readOnly();
+if (record && (only === null || smoke)) {
+  process.stderr.write('--record takes --only <stage> and a full-size run (not --smoke)\n');
+  process.exit(2);
+}
 const keptJournals = readKeptJournals();
 const samples: Samples = {};
 const errors = new Map<string, string>();
@@ -244,7 +263,12 @@ function measuredNotes(figures: Record<string, Figure>): string[] {
 
 /** The command that made this report, as a person would type it. */
 function commandLine(): string {
-  const flags = [...(smoke ? ['--smoke'] : []), ...(only === null ? [] : ['--only', only]), ...(keptJournals === null ? [] : ['--journals', keptJournals])];
+  const flags = [
+    ...(smoke ? ['--smoke'] : []),
+    ...(only === null ? [] : ['--only', only]),
+    ...(keptJournals === null ? [] : ['--journals', '<dir>']),
+    ...(record ? ['--record'] : []),
+  ];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;
 }
 
@@ -287,7 +311,16 @@ const report = buildReport(loadStart);
 if (only !== null) {
   // One stage's figures only: the rest of the report was not measured by this run.
   const measured = (figures: Record<string, Figure>) => Object.fromEntries(Object.entries(figures).filter(([, figure]) => figure.samples.length > 0 || figure.error !== 'no sample'));
-  process.stdout.write(`${JSON.stringify({ ...report, figures: measured(report.figures), details: measured(report.details), notes: [] })}\n`);
+  const stageReport = { ...report, figures: measured(report.figures) as BenchReport['figures'], details: measured(report.details), notes: [] };
+  process.stdout.write(`${JSON.stringify(stageReport)}\n`);
+  if (record) {
+    const whole = JSON.parse(fs.readFileSync(BENCH_JSON, 'utf8')) as BenchReport;
+    const merged = { ...whole, figures: { ...whole.figures, ...stageReport.figures }, details: { ...whole.details, ...stageReport.details } };
+    const recorded = recordStageRun(whole, stageReport, [...measuredNotes({ ...merged.figures, ...merged.details }), ...STATIC_NOTES]);
+    fs.writeFileSync(BENCH_JSON, `${JSON.stringify(recorded, null, 2)}\n`);
+    fs.writeFileSync(BENCH_MD, renderBenchMarkdown(recorded));
+    say(`recorded the ${only} stage's figures in ${path.relative(REPO_ROOT, BENCH_JSON)} and ${path.relative(REPO_ROOT, BENCH_MD)}`);
+  }
 } else if (smoke) {
   process.stdout.write(`${JSON.stringify(report)}\n`);
 } else {

@@ -11,6 +11,7 @@ import {
   figureOf,
   meets,
   NOT_IN_THIS_RUN,
+  recordStageRun,
   REPORT_SECTIONS,
   renderBenchMarkdown,
   SECTION_TEXT,
@@ -77,6 +78,28 @@ describe('bench report', () => {
     const md = renderBenchMarkdown(report);
     expect(md).toMatch(/\| `stale_chip_p95_ms` \| — ms \| —–— \| <= 1,000 \| \*\*NOT MEASURED\*\*: not in this run/);
     expect(md).toMatch(/Targets missed or not measured: .*`stale_chip_p95_ms`/);
+  });
+
+  it('record: a stage run alone replaces only the figures it measured, and the page names it with its own time and load', () => {
+    const whole = syntheticReport({ gate_effects_per_s: [100, 120, 110], rebuild_s_1m: [9, 10, 11] });
+    const stage = syntheticReport({ rebuild_s_1m: [12, 13, 14] });
+    stage.command = 'npm run bench -- --only rebuild --journals <dir> --record';
+    stage.generated_at = '2026-02-02T00:00:00.000Z';
+    stage.machine.load_start = 3.5;
+    stage.figures = { rebuild_s_1m: stage.figures.rebuild_s_1m } as BenchReport['figures'];
+    stage.details = { rebuild_replay_s_1m: figureOf('s', 'x', [8, 8, 8], null) };
+    const recorded = recordStageRun(whole, stage, ['made again']);
+    expect(recorded.figures.rebuild_s_1m.median).toBe(13);
+    expect(recorded.figures.gate_effects_per_s.median).toBe(110);
+    expect(recorded.details.rebuild_replay_s_1m?.median).toBe(8);
+    expect(recorded.generated_at).toBe(whole.generated_at);
+    expect(recorded.notes).toEqual(['made again']);
+    const md = renderBenchMarkdown(recorded);
+    expect(md).toContain('measured again by `npm run bench -- --only rebuild --journals <dir> --record` at 2026-02-02T00:00:00.000Z, the stage alone (load average 3.5');
+    expect(md).toContain('`rebuild_s_1m`, `rebuild_replay_s_1m`');
+    // The same stage recorded again names only the newer run.
+    const again = recordStageRun(recorded, { ...stage, generated_at: '2026-03-03T00:00:00.000Z' }, []);
+    expect(again.stage_runs?.map((run) => run.generated_at)).toEqual(['2026-03-03T00:00:00.000Z']);
   });
 
   it('results/bench.md is exactly the rendering of results/bench.json', () => {
