@@ -317,7 +317,7 @@ export const ClockBodySchema = Type.Object(
 );
 
 export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
-export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
+export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, how it ended (outcome) and why a person rejected it (reject_reason), who decided, the refund and whether Stripe confirmed it');
 const MinorUnits = Type.Integer({ description: 'in the smallest currency unit, as Stripe counts it (cents for USD, whole yen for JPY)' });
 export const MoneyFiguresSchema = Type.Object(
   {

@@ -1,5 +1,8 @@
-import type { Decision } from '../../shared/entries.ts';
+import type { Decision, Entry } from '../../shared/entries.ts';
 import type { LedgerOutcome } from '../../shared/ledger.ts';
+import { closingDecision, has, isOpenDispatch } from '../journal/chain.ts';
+import { finalStatus } from '../journal/confirmations.ts';
+import { refusedMissingPayment } from '../inbox/state.ts';
 
 /** What decides how a request ended, folded from its journal chain. */
 export interface OutcomeFacts {
@@ -31,4 +34,22 @@ export function outcomeOf(facts: OutcomeFacts): LedgerOutcome {
   if (facts.ambiguous) return 'ambiguous';
   if (facts.refusedForGood) return 'refused';
   return 'open';
+}
+
+/** Where Stripe's standing confirmation says no money went back. */
+export function isFailedAtStripe(standing: string | null): boolean {
+  return standing === 'failed' || standing === 'canceled';
+}
+
+/** How a request ended, from its whole chain (the item page's); the same as the ledger's fold of it. */
+export function chainOutcome(chain: readonly Entry[]): LedgerOutcome {
+  const confirmations = chain.flatMap((entry) => (entry.kind === 'CONFIRMED' ? [entry.status] : []));
+  return outcomeOf({
+    sending: isOpenDispatch(chain),
+    committed: has(chain, 'COMMITTED'),
+    failedAtStripe: isFailedAtStripe(finalStatus(confirmations)),
+    ambiguous: has(chain, 'AMBIGUOUS'),
+    closing: closingDecision(chain)?.decision ?? null,
+    refusedForGood: refusedMissingPayment(chain),
+  });
 }

@@ -4,7 +4,7 @@ import { LEDGER_CSV_COLUMNS, LEDGER_OUTCOMES, type LedgerOutcome, type LedgerRow
 import { decimalOf } from '../../shared/money.ts';
 import { currentStatus } from '../../server/http/answers.ts';
 import { ledgerCsvHeader, ledgerCsvRecord } from '../../server/ledger/csv.ts';
-import { type OutcomeFacts, outcomeOf } from '../../server/ledger/outcome.ts';
+import { chainOutcome, type OutcomeFacts, outcomeOf } from '../../server/ledger/outcome.ts';
 import { LedgerProjection } from '../../server/ledger/projection.ts';
 import { readFixture } from '../fixtures/journals/replay.ts';
 import { parseCsv } from './ledger-world.ts';
@@ -59,6 +59,12 @@ describe('a ledger row says how its request ended', () => {
       }
     }
     expect(checked).toBe(23);
+  });
+
+  it('is the same whether folded entry by entry (the ledger, the lists) or read from the whole chain (the item page)', () => {
+    for (const { rows, chains } of Object.values(FIXTURES)) {
+      for (const row of rows) expect([row.request_id, chainOutcome(chains.get(row.effect_id)!)]).toEqual([row.request_id, row.outcome]);
+    }
   });
 
   const none: OutcomeFacts = { sending: false, committed: false, failedAtStripe: false, ambiguous: false, closing: null, refusedForGood: false };
