@@ -235,6 +235,8 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   expect(shownTotals['usd.rejected.asked_minor']).toBe(totals.currencies.usd?.by_outcome.rejected.asked_minor);
   await expect(page.locator('.ledger-totals-table tr[data-currency="usd"]')).toContainText(`Rejected: never sent: ${totals.currencies.usd?.by_outcome.rejected.count}`);
   await expectAccessible(page, 'the ledger, rejected requests with their totals');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectNoHorizontalOverflow(page, 'the ledger at 390 px');
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.screenshot({ path: 'test-results/screenshots/ledger-rejected-1280.png', animations: 'disabled' });
   // The CSV of the same filter: the outcome, the reason, ISO times and decimal amounts after every earlier column.
