@@ -70,6 +70,11 @@ export class LedgerChain {
         this.#currency ??= currencyOf(entry.premises);
         this.#dispatchedCents = typeof entry.effect.amount === 'number' ? entry.effect.amount : null;
         break;
+      case 'ESCALATED':
+        // A request that waited its turn for Stripe was bound with no facts; the facts read at its
+        // turn are the ones a person is shown.
+        this.#currency ??= currencyOf(entry.facts);
+        break;
       case 'REFUSED':
         if (!NOT_EXPLAINING.has(entry.code)) this.#explaining = entry;
         if (entry.code === 'payment_missing') this.#refusedForGood = true;

@@ -85,6 +85,15 @@ describe('a ledger row says how its request ended', () => {
   });
 });
 
+describe("a row's currency", () => {
+  it('is read from the facts at its turn for a request that waited for Stripe and then went to a person', () => {
+    const row = FIXTURES['day-3'].rows.find((r) => r.request_id === 'turn-person');
+    expect([row?.currency, row?.amount_asked_minor]).toEqual(['usd', 8_000]);
+    // Stripe knows no such payment: no facts were ever read, and no currency is guessed.
+    expect(FIXTURES['day-3'].rows.find((r) => r.request_id === 'turn-missing')?.currency).toBeNull();
+  });
+});
+
 describe('totals per currency over a filter', () => {
   it('add asked, sent and failed per currency, each outcome apart, never across currencies', () => {
     const projection = new LedgerProjection(INBOX);
