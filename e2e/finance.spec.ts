@@ -1,6 +1,6 @@
 import { type APIRequestContext, expect, type Page, test } from '@playwright/test';
 import type { Scoreboard } from '../shared/api.ts';
-import type { LedgerPage, LedgerRow } from '../shared/ledger.ts';
+import type { LedgerPage, LedgerRow, LedgerTotals } from '../shared/ledger.ts';
 import {
   advanceClock,
   askRefund,
@@ -12,6 +12,7 @@ import {
   PAST_SLA_MS,
   personPage,
   queuedRefund,
+  REJECT_REASON,
   SANDBOX_URL,
   shoot,
   shootAndScan,
@@ -174,10 +175,15 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(page.locator('.history-table')).toContainText(toApprove.requestId);
   await page.goto(`/closed?q=${toClose.requestId}`);
   await expect(page.locator('.history-table')).toContainText(toClose.requestId);
+  // A rejection is named one way, with the reason the approver gave.
+  const closedRow = page.locator(`tr[data-request-id="${toClose.requestId}"]`);
+  await expect(closedRow.locator('.badge')).toHaveText('Rejected: never sent');
+  await expect(closedRow).toContainText(`Why: ${REJECT_REASON}`);
   await expectAccessible(page, 'closed, for finance');
   await shoot(page, 'closed-finance');
   await page.goto(`/items/${toClose.effectId}`);
   await expect(page.getByRole('heading', { name: 'Read only' })).toBeVisible();
+  await expect(page.locator('.state-badge')).toHaveText('Rejected: never sent');
   await expect(page.getByRole('button', { name: /Approve|Reject|Accept repair/ })).toHaveCount(0);
 
   // The ledger, from the header: the refund the policy cleared, then only what waits, kept in the address.
@@ -209,6 +215,38 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(page.getByLabel('Status')).toHaveValue('QUEUED');
   await expect(table.getByRole('rowheader', { name: new RegExp(toBreach.requestId) })).toBeVisible();
 
+  // The month's close: the rejected requests apart from the repaired ones, each with its reason,
+  // and the totals of the filter per currency, as the API adds them up.
+  await page.getByLabel('Status').selectOption('');
+  await page.getByLabel('Outcome').selectOption('rejected');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page).toHaveURL(/\/ledger\?outcome=rejected$/);
+  const rejectedRow = table.getByRole('row', { name: new RegExp(toClose.requestId) });
+  await expect(rejectedRow.locator('.badge')).toHaveText('Rejected: never sent');
+  await expect(rejectedRow).toContainText(`Why: ${REJECT_REASON}`);
+  await expect(rejectedRow).toContainText('agent told CLOSED');
+  await expect(table.locator('tbody tr:not([data-outcome="rejected"])')).toHaveCount(0);
+  const totals = (await (await page.request.get('/api/ledger/totals?outcome=rejected')).json()) as LedgerTotals;
+  expect(totals.currencies.usd?.by_outcome.rejected.count).toBeGreaterThanOrEqual(1);
+  const shownTotals = await page.locator('.ledger-totals [data-total]').evaluateAll((elements) =>
+    Object.fromEntries(elements.map((e) => [(e as HTMLElement).dataset.total, Number((e as HTMLElement).dataset.value)])),
+  );
+  expect(shownTotals['usd.asked_minor']).toBe(totals.currencies.usd?.asked_minor);
+  expect(shownTotals['usd.rejected.asked_minor']).toBe(totals.currencies.usd?.by_outcome.rejected.asked_minor);
+  await expect(page.locator('.ledger-totals-table tr[data-currency="usd"]')).toContainText(`Rejected: never sent: ${totals.currencies.usd?.by_outcome.rejected.count}`);
+  await expectAccessible(page, 'the ledger, rejected requests with their totals');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectNoHorizontalOverflow(page, 'the ledger at 390 px');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.screenshot({ path: 'test-results/screenshots/ledger-rejected-1280.png', animations: 'disabled' });
+  // The CSV of the same filter: the outcome, the reason, ISO times and decimal amounts after every earlier column.
+  const rejectedCsv = (await (await page.request.get('/api/ledger.csv?outcome=rejected')).text()).split('\r\n');
+  const header = rejectedCsv[0]!.split(',');
+  expect(header.slice(-7)).toEqual(['outcome', 'reject_reason', 'requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed']);
+  const record = rejectedCsv.find((line) => line.startsWith(`"${toClose.requestId}"`))!;
+  expect(record).toContain(`"rejected","${REJECT_REASON}",`);
+  expect(record).toMatch(/,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,80\.00,,$/);
+
   // Somebody refunds $12.34 by hand in Stripe's dashboard on the dollar payment Interlock refunded.
   const planted = await request.post(`${SANDBOX_URL}/_sandbox/hand-refunds`, { data: { paymentIntent: usdPayment, amountCents: 1_234 } });
   expect(planted.ok(), await planted.text()).toBe(true);
@@ -234,8 +272,18 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(handRow).toContainText('$12.34');
   await expect(handRow).toContainText(usdPayment);
   await expect(handRow.getByRole('link', { name: 'An item on this payment' })).toHaveAttribute('href', `/items/${usd.effect_id}`);
+  // The exception comes first: in view at 1280×800 without scrolling, above the matched refunds, which are folded away.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await expect(byHand.getByRole('heading', { name: /In Stripe, not made by Interlock/ })).toBeInViewport();
+  await expect(handRow).toBeInViewport();
   const matched = page.locator('section.reconcile-category', { has: page.getByRole('heading', { name: /^Matched/ }) });
+  const byHandTop = (await byHand.boundingBox())!.y;
+  expect(byHandTop).toBeLessThan((await matched.boundingBox())!.y);
+  await page.screenshot({ path: 'test-results/screenshots/reconciliation-exceptions-1280x800.png', animations: 'disabled' });
   const ours = matched.locator(`tr[data-effect="${usd.effect_id}"]`);
+  await expect(ours).toBeHidden();
+  await matched.getByText(/^The \d+ matched refunds?$/).click();
   await expect(ours).toContainText(usdRequest);
   await expect(ours).toContainText('$20.00');
   await expect(ours.getByRole('link', { name: 'Receipt' })).toHaveAttribute('href', `/api/items/${usd.effect_id}/receipt`);

@@ -18,7 +18,8 @@ import type {
 } from './schemas.ts';
 
 export { DECISION_ACTIONS, type DecisionAction, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
-export type { DeciderKind, LedgerConfirmation, LedgerPage, LedgerRow } from './ledger.ts';
+export type { DeciderKind, LedgerConfirmation, LedgerOutcome, LedgerPage, LedgerRow } from './ledger.ts';
+import type { LedgerOutcome } from './ledger.ts';
 import type { Status } from './statuses.ts';
 
 
@@ -192,6 +193,10 @@ export interface HistoryItem {
   refund: string | null;
   confirmed: boolean | 'pending' | null;
   updated_at_ms: number;
+  /** How it ended, as the ledger names it (`rejected`, `repaired`, `refunded`, …). */
+  outcome: LedgerOutcome;
+  /** Why a person rejected (or closed) it, in their words; null otherwise. */
+  reject_reason: string | null;
 }
 
 /** Who was told about an item, over which channel, and whether it reached them (the outbox). */
@@ -226,6 +231,8 @@ export interface ItemDetail {
   effect_id: string;
   request: RefundRequest;
   state: ChainState;
+  /** How it ended (or that it is open), as the ledger and the lists name it. */
+  outcome: LedgerOutcome;
   item: InboxItem | null;
   facts_then: JsonObject;
   facts_now: JsonObject | null;

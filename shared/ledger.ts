@@ -10,6 +10,30 @@ export const LEDGER_CONFIRMATIONS = ['not_sent', 'unconfirmed', 'pending', 'succ
 /** One confirmation state of a ledger row. */
 export type LedgerConfirmation = (typeof LEDGER_CONFIRMATIONS)[number];
 
+/**
+ * How a request ended, for finance, from its journal alone (the agent's `status` says it in the
+ * agent's words; `CLOSED` there is any of rejected, repaired and closed):
+ * - `open`: not settled yet: waiting its turn, for a person, approved and not sent yet, or being sent;
+ * - `refunded`: sent to Stripe, and Stripe has not reported the refund failed;
+ * - `failed_at_stripe`: sent, then reported `failed` or `canceled` by Stripe: no money went back;
+ * - `rejected`: a person rejected it; never sent;
+ * - `repaired`: a person accepted a repair instead: a new request (its `repair_of` names this one)
+ *   replaced it, and this one was never sent;
+ * - `refused`: refused for good with no person (Stripe knows no such payment); never sent;
+ * - `ambiguous`: a crash left it unknowable whether the send reached Stripe; never sent again, and
+ *   it waits for a person to close it;
+ * - `closed`: an ambiguous request a person closed; never sent again (whether the first send
+ *   landed is for reconciliation with Stripe to say).
+ */
+export const LEDGER_OUTCOMES = ['open', 'refunded', 'failed_at_stripe', 'rejected', 'repaired', 'refused', 'ambiguous', 'closed'] as const;
+/** One outcome of a ledger row. */
+export type LedgerOutcome = (typeof LEDGER_OUTCOMES)[number];
+
+/** True for an outcome of the closed list. */
+export function isLedgerOutcome(value: string): value is LedgerOutcome {
+  return (LEDGER_OUTCOMES as readonly string[]).includes(value);
+}
+
 /** Who decided a request: the policy's rules with no person, or a person. */
 export const DECIDER_KINDS = ['policy', 'person'] as const;
 /** One kind of decider. */
@@ -55,6 +79,10 @@ export interface LedgerRow {
   repair_of: string | null;
   /** What was sent and Stripe then reported `failed` or `canceled`: no money went back. Null otherwise. */
   amount_failed_minor: number | null;
+  /** How the request ended, from the journal; `status` stays what the agent is told. */
+  outcome: LedgerOutcome;
+  /** Why a person rejected (or closed) it, in their words; null otherwise, and for a decision journaled before reasons were kept. */
+  reject_reason: string | null;
 }
 
 /** The CSV's columns, in order: every field of a row, under its own name; a column added later goes after every earlier one. */
@@ -80,7 +108,47 @@ export const LEDGER_COLUMNS = [
   'groups',
   'repair_of',
   'amount_failed_minor',
+  'outcome',
+  'reject_reason',
 ] as const satisfies readonly (keyof LedgerRow)[];
+
+/**
+ * Columns the CSV adds after every field of a row, for a spreadsheet: the times as ISO-8601 UTC
+ * (`2026-12-05T10:00:00.000Z`) and the amounts as decimals in the currency's own exponent (`20.00`
+ * dollars, `3000` yen, `1.500` dinars; empty when the currency is not known). The JSON keeps ms
+ * and minor units only.
+ */
+export const LEDGER_CSV_EXTRA_COLUMNS = ['requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed'] as const;
+/** One column the CSV derives from a row. */
+export type LedgerCsvExtraColumn = (typeof LEDGER_CSV_EXTRA_COLUMNS)[number];
+
+/** The CSV's header, in order: a column added later goes after every earlier one. */
+export const LEDGER_CSV_COLUMNS = [...LEDGER_COLUMNS, ...LEDGER_CSV_EXTRA_COLUMNS] as const;
+
+/** One outcome's share of a currency's totals. */
+export interface LedgerOutcomeTotal {
+  count: number;
+  asked_minor: number;
+}
+
+/**
+ * One currency's totals over every row of a filter, in its smallest unit: what was asked, what
+ * Stripe refunded (sent and not failed), what was sent and failed at Stripe, and per outcome.
+ */
+export interface LedgerCurrencyTotals {
+  count: number;
+  asked_minor: number;
+  sent_minor: number;
+  failed_minor: number;
+  by_outcome: Record<LedgerOutcome, LedgerOutcomeTotal>;
+}
+
+/** `GET /api/ledger/totals`: per currency (a row with no currency under `unknown`), never added across currencies. */
+export interface LedgerTotals {
+  count: number;
+  currencies: Record<string, LedgerCurrencyTotals>;
+  now_ms: number;
+}
 
 /** One page of the ledger, newest request first; `next_cursor` asks for the rows after it, null on the last page. */
 export interface LedgerPage {

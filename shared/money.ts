@@ -14,6 +14,20 @@ export function decimalsOf(currency: string): number {
 }
 
 /**
+ * An amount in minor units as a decimal in the currency's major unit, by its own exponent, made
+ * from the integer's digits (never through a float): 2000 dollar cents `20.00`, 3000 yen `3000`,
+ * 1500 thousandths of a dinar `1.500`, -5 cents `-0.05`.
+ */
+export function decimalOf(minorUnits: number, currency: string): string {
+  if (!Number.isSafeInteger(minorUnits)) throw new Error(`decimalOf: ${minorUnits} is not a whole number of minor units`);
+  const decimals = decimalsOf(currency);
+  const digits = String(Math.abs(minorUnits)).padStart(decimals + 1, '0');
+  const sign = minorUnits < 0 ? '-' : '';
+  if (decimals === 0) return `${sign}${digits}`;
+  return `${sign}${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`;
+}
+
+/**
  * An amount with its currency: `$80.00`, `€12.50`, `¥8,000`, `CA$9.99`. With no currency the
  * amount says so rather than guess a symbol.
  */

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from 'typebox';
 import { DECISION_ACTIONS, ERROR_CODES, type ErrorCode, ROLES, type Role } from './codes.ts';
-import { DECIDER_KINDS, LEDGER_CONFIRMATIONS } from './ledger.ts';
+import { DECIDER_KINDS, LEDGER_CONFIRMATIONS, LEDGER_OUTCOMES } from './ledger.ts';
 import type { Change, Repair } from './entries.ts';
 import type { Json } from './json.ts';
 import { limits } from './limits.ts';
@@ -317,7 +317,7 @@ export const ClockBodySchema = Type.Object(
 );
 
 export const InboxItemSchema = openObject<Json>('an open escalation: the request, why, facts, changes, repairs, group, level, deadline, and the escalation hash a decision names');
-export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, who decided, the refund and whether Stripe confirmed it');
+export const HistoryItemSchema = openObject<Json>('a finished or closed item: the request, its status, how it ended (outcome) and why a person rejected it (reject_reason), who decided, the refund and whether Stripe confirmed it');
 const MinorUnits = Type.Integer({ description: 'in the smallest currency unit, as Stripe counts it (cents for USD, whole yen for JPY)' });
 export const MoneyFiguresSchema = Type.Object(
   {
@@ -431,10 +431,11 @@ const ledgerFilter = {
   group: Type.Optional(Type.String({ maxLength: limits.searchCharsMax, description: 'a group in the config' })),
   status: Type.Optional(Type.String({ maxLength: 64, description: 'a status as agents are told it: COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …' })),
   currency: Type.Optional(Type.String({ pattern: '^([a-z]{3})?$', description: 'a currency as Stripe writes it: three lowercase letters (usd, jpy)' })),
+  outcome: Type.Optional(oneOf(['', ...LEDGER_OUTCOMES], `how the request ended: one of ${LEDGER_OUTCOMES.join(', ')}`)),
 };
 
-/** `GET /api/ledger.csv`: the filter only; the CSV holds every row of it, unpaged. */
-export const LedgerCsvQuery = Type.Object(ledgerFilter, { additionalProperties: false });
+/** `GET /api/ledger.csv` and `GET /api/ledger/totals`: the filter only; both cover every row of it, unpaged. */
+export const LedgerFilterQuery = Type.Object(ledgerFilter, { additionalProperties: false });
 
 /** `GET /api/ledger`: the filter, and the page (a cursor from the page before, and its size). */
 export const LedgerQuery = Type.Object(
@@ -476,9 +477,34 @@ export const LedgerRowSchema = Type.Object(
     amount_failed_minor: nullable(
       Type.Integer({ description: "what was sent and Stripe then reported failed or canceled, in the currency's smallest unit: no money went back; null otherwise" }),
     ),
+    outcome: oneOf(LEDGER_OUTCOMES, `how the request ended, from the journal (status stays what the agent is told): ${LEDGER_OUTCOMES.join(', ')}`),
+    reject_reason: nullable(Type.String({ description: 'why a person rejected (or closed) it, in their words' })),
   },
   { additionalProperties: false },
 );
+
+const OutcomeTotalSchema = Type.Object({ count: Type.Integer(), asked_minor: MinorUnits });
+
+/** One currency's totals over a filter (shared/ledger.ts `LedgerCurrencyTotals`). */
+export const LedgerCurrencyTotalsSchema = Type.Object(
+  {
+    count: Type.Integer({ description: 'requests in the currency' }),
+    asked_minor: Type.Integer({ description: 'what they asked for, in the smallest currency unit' }),
+    sent_minor: Type.Integer({ description: 'what Stripe refunded: sent, and not reported failed or canceled' }),
+    failed_minor: Type.Integer({ description: 'what was sent and Stripe then reported failed or canceled: no money went back' }),
+    by_outcome: Type.Object(Object.fromEntries(LEDGER_OUTCOMES.map((outcome) => [outcome, OutcomeTotalSchema])) as Record<(typeof LEDGER_OUTCOMES)[number], typeof OutcomeTotalSchema>, {
+      description: 'each outcome: how many requests, and what they asked for',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /api/ledger/totals`. */
+export const LedgerTotalsSchema = Type.Object({
+  count: Type.Integer({ description: 'every row of the filter' }),
+  currencies: Type.Record(Type.String(), LedgerCurrencyTotalsSchema, { description: 'per currency as Stripe writes it (unknown for a row with none), never added across currencies' }),
+  now_ms: Type.Integer(),
+});
 
 export const LedgerPageSchema = Type.Object({
   rows: Type.Array(LedgerRowSchema),

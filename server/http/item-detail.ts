@@ -8,6 +8,7 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
+import { chainOutcome } from '../ledger/outcome.ts';
 import type { OutboxProjection } from '../outbox/projection.ts';
 import type { Services } from '../services.ts';
 
@@ -81,6 +82,7 @@ export async function itemDetail(
     effect_id: effectId,
     request,
     state: chainState(chain),
+    outcome: chainOutcome(chain),
     item,
     facts_then: then,
     facts_now: now,

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ErrorCode, Role } from '../../shared/api.ts';
-import type { LedgerPage } from '../../shared/ledger.ts';
+import { isLedgerOutcome, type LedgerPage, type LedgerTotals } from '../../shared/ledger.ts';
 import { limits } from '../../shared/limits.ts';
-import { csvAnswer, EffectParams, LedgerCsvQuery, LedgerPageSchema, LedgerQuery, ReceiptSchema, responses } from '../../shared/schemas.ts';
+import { csvAnswer, EffectParams, LedgerFilterQuery, LedgerPageSchema, LedgerQuery, LedgerTotalsSchema, ReceiptSchema, responses } from '../../shared/schemas.ts';
 import { isStatus } from '../../shared/statuses.ts';
 import { ledgerCsvStream } from '../ledger/csv-stream.ts';
 import { openLedgerReader } from '../ledger/export.ts';
@@ -20,6 +20,7 @@ type Query = {
   group?: string;
   status?: string;
   currency?: string;
+  outcome?: string;
   cursor?: string;
   limit?: string;
 };
@@ -45,6 +46,8 @@ function parseFilter(services: Services, query: Query): LedgerFilter {
     filter.status = query.status;
   }
   if (query.currency !== undefined && query.currency !== '') filter.currency = query.currency;
+  // The schema let through only the closed list's words (or nothing).
+  if (query.outcome !== undefined && query.outcome !== '' && isLedgerOutcome(query.outcome)) filter.outcome = query.outcome;
   return filter;
 }
 
@@ -61,7 +64,7 @@ function parsePage(query: Query): { beforeSeq?: number; limit: number } {
 
 /**
  * Finance's refund ledger: one row per request, newest first, filtered by period, agent, group,
- * status and currency. The JSON pages come from the views (kept incrementally, as the scoreboard
+ * status, currency and outcome, with totals per currency over the whole filter. The JSON pages come from the views (kept incrementally, as the scoreboard
  * is); the CSV streams the same rows from the store, so a whole period of any size is exported
  * without holding it.
  */
@@ -96,10 +99,24 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     return { rows: found.rows, next_cursor: found.nextBeforeSeq === null ? null : encodeCursor(found.nextBeforeSeq), now_ms: services.clock.nowMs() };
   });
 
+  const totalsSchema = {
+    ...finance,
+    // The filter only: the totals cover every row of it, whatever page is shown.
+    querystring: LedgerFilterQuery,
+    summary: "totals per currency over every row of the ledger's filter: asked, sent, failed at Stripe, and per outcome",
+    response: responses({ 200: LedgerTotalsSchema }, errors),
+  };
+  app.get('/api/ledger/totals', { schema: totalsSchema }, async (request): Promise<LedgerTotals> => {
+    allowed(request);
+    const filter = readableFilter(request);
+    const { ledger } = await services.views.current();
+    return { ...ledger.totals(filter, displayName), now_ms: services.clock.nowMs() };
+  });
+
   const csvSchema = {
     ...finance,
     // The filter only: the CSV holds every row of it, so it takes no cursor and no page size.
-    querystring: LedgerCsvQuery,
+    querystring: LedgerFilterQuery,
     summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
     response: responses({ 200: csvAnswer('the ledger rows of the filter, newest first') }, [...errors, 'rate_limited']),
   };

@@ -5,6 +5,7 @@ import { closesDispatch } from '../journal/chain.ts';
 import { finalStatus } from '../journal/confirmations.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 import { isStatus, type Status } from '../../shared/statuses.ts';
+import { isFailedAtStripe, outcomeOf } from '../ledger/outcome.ts';
 import { owesEscalation } from './state.ts';
 
 /** What the views need of one chain, kept up to date entry by entry instead of holding every entry. */
@@ -149,6 +150,16 @@ export function summaryHistory(s: ChainSummary): HistoryItem | null {
     refund,
     confirmed: final === null ? null : final === 'succeeded' ? true : final === 'failed' || final === 'canceled' ? false : 'pending',
     updated_at_ms: s.updatedAtMs,
+    // Named as the ledger names it, from the same facts: a list shows no refusal for good (never done or closed).
+    outcome: outcomeOf({
+      sending: s.openDispatch,
+      committed: s.committed !== null,
+      failedAtStripe: isFailedAtStripe(final),
+      ambiguous: s.ambiguous,
+      closing: s.closedBy?.decision ?? null,
+      refusedForGood: false,
+    }),
+    reject_reason: s.closedBy?.decision === 'reject' ? (s.closedBy.reason ?? null) : null,
   };
 }
 

@@ -5,6 +5,7 @@ import type { Status } from '../../shared/statuses.ts';
 import { statusRank } from '../journal/confirmations.ts';
 import { entryStatus } from '../journal/chain.ts';
 import { isPersonLease, isPolicyLease } from '../gate/leases.ts';
+import { outcomeOf } from './outcome.ts';
 import { type ChainSummary, emptySummary, foldEntry, refundOf, statusOf, summaryState } from '../inbox/summary.ts';
 
 /** A person's display name for their login name (the config's, else the login). */
@@ -35,6 +36,10 @@ export class LedgerChain {
   /** The confirmation that stands (highest rank, latest among equals) and how it came. */
   #standing: string | null = null;
   #standingVia: string | null = null;
+  /** The latest refusal or ambiguity that explains the chain to its agent (`explainChain`'s). */
+  #explaining: Entry | null = null;
+  /** Refused for good with nobody asked: Stripe knows no such payment. */
+  #refusedForGood = false;
 
   private constructor(
     readonly effectId: string,
@@ -64,6 +69,18 @@ export class LedgerChain {
       case 'DISPATCHED':
         this.#currency ??= currencyOf(entry.premises);
         this.#dispatchedCents = typeof entry.effect.amount === 'number' ? entry.effect.amount : null;
+        break;
+      case 'ESCALATED':
+        // A request that waited its turn for Stripe was bound with no facts; the facts read at its
+        // turn are the ones a person is shown.
+        this.#currency ??= currencyOf(entry.facts);
+        break;
+      case 'REFUSED':
+        if (!NOT_EXPLAINING.has(entry.code)) this.#explaining = entry;
+        if (entry.code === 'payment_missing') this.#refusedForGood = true;
+        break;
+      case 'AMBIGUOUS':
+        this.#explaining = entry;
         break;
       case 'CONFIRMED':
         // finalStatus, one status at a time, keeping how the standing one came.
@@ -110,6 +127,15 @@ export class LedgerChain {
       groups: [...s.groups],
       repair_of: request.repair_of ?? null,
       amount_failed_minor: failed ? sentCents : null,
+      outcome: outcomeOf({
+        sending: s.openDispatch,
+        committed: committed !== null,
+        failedAtStripe: failed,
+        ambiguous: s.ambiguous,
+        closing: s.closedBy?.decision ?? null,
+        refusedForGood: this.#refusedForGood,
+      }),
+      reject_reason: s.closedBy?.decision === 'reject' ? (s.closedBy.reason ?? null) : null,
     };
   }
 
@@ -121,7 +147,7 @@ export class LedgerChain {
       committed: s.committed,
       ambiguous: s.ambiguous,
       state: summaryState(s),
-      refusal: () => (s.lastRefusal === null ? null : entryStatus(s.lastRefusal)),
+      refusal: () => (this.#explaining === null ? null : entryStatus(this.#explaining)),
     });
   }
 
@@ -154,6 +180,9 @@ export class LedgerChain {
     }
   }
 }
+
+/** Refusals that only say "waiting" or "closed": they never explain a chain to its agent (as `explainChain` skips them). */
+const NOT_EXPLAINING: ReadonlySet<string> = new Set(['awaiting_decision', 'closed']);
 
 /** Where Stripe's confirmations say no money went back, as the scoreboard's failed at Stripe counts them. */
 const FAILED_AT_STRIPE: ReadonlySet<LedgerConfirmation> = new Set(['failed', 'canceled']);

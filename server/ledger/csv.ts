@@ -1,4 +1,6 @@
-import { LEDGER_COLUMNS, type LedgerRow } from '../../shared/ledger.ts';
+import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, LEDGER_CSV_EXTRA_COLUMNS, type LedgerCsvExtraColumn, type LedgerRow } from '../../shared/ledger.ts';
+import { decimalOf } from '../../shared/money.ts';
+import { assertNever } from '../../shared/statuses.ts';
 
 /** RFC 4180 ends every record with CRLF. */
 const CRLF = '\r\n';
@@ -24,12 +26,42 @@ function cell(value: LedgerRow[keyof LedgerRow]): string {
   return textCell(value);
 }
 
-/** The header record. */
-export function ledgerCsvHeader(): string {
-  return `${LEDGER_COLUMNS.join(',')}${CRLF}`;
+/** A time as ISO-8601 UTC, empty when there is none. */
+function isoCell(ms: number | null): string {
+  return ms === null ? '' : new Date(ms).toISOString();
 }
 
-/** One row as one CSV record, its fields in the order of LEDGER_COLUMNS. */
+/** An amount as a decimal in its currency's exponent, bare; empty when there is none or the currency is not known. */
+function decimalCell(minorUnits: number | null, currency: string | null): string {
+  return minorUnits === null || currency === null ? '' : decimalOf(minorUnits, currency);
+}
+
+/** One of the columns made for a spreadsheet from a row's fields. */
+function extraCell(row: LedgerRow, column: LedgerCsvExtraColumn): string {
+  switch (column) {
+    case 'requested_at':
+      return isoCell(row.requested_at_ms);
+    case 'decided_at':
+      return isoCell(row.decided_at_ms);
+    case 'amount_asked':
+      return decimalCell(row.amount_asked_minor, row.currency);
+    case 'amount_sent':
+      return decimalCell(row.amount_sent_minor, row.currency);
+    case 'amount_failed':
+      return decimalCell(row.amount_failed_minor, row.currency);
+    default:
+      return assertNever(column);
+  }
+}
+
+/** The header record. */
+export function ledgerCsvHeader(): string {
+  return `${LEDGER_CSV_COLUMNS.join(',')}${CRLF}`;
+}
+
+/** One row as one CSV record: its fields in the order of LEDGER_COLUMNS, then the columns made from them. */
 export function ledgerCsvRecord(row: LedgerRow): string {
-  return `${LEDGER_COLUMNS.map((column) => cell(row[column])).join(',')}${CRLF}`;
+  const fields = LEDGER_COLUMNS.map((column) => cell(row[column]));
+  const extras = LEDGER_CSV_EXTRA_COLUMNS.map((column) => extraCell(row, column));
+  return `${[...fields, ...extras].join(',')}${CRLF}`;
 }

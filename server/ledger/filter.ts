@@ -1,4 +1,4 @@
-import type { LedgerRow } from '../../shared/ledger.ts';
+import type { LedgerOutcome, LedgerRow } from '../../shared/ledger.ts';
 import { isReadable, type ReadBound } from '../config/readable.ts';
 
 /** Which rows a reader asked for, within what they may read (`within`); every field left out matches everything. */
@@ -13,6 +13,8 @@ export interface LedgerFilter extends ReadBound {
   /** The status the agent is told, exactly. */
   status?: string;
   currency?: string;
+  /** How the request ended (`rejected`, `repaired`, …), whatever the agent was told. */
+  outcome?: LedgerOutcome;
 }
 
 /** True when the row is one the filter asks for. A bound on the period leaves out rows with no request time. */
@@ -25,6 +27,7 @@ export function rowMatches(row: LedgerRow, filter: LedgerFilter): boolean {
   if (!isReadable(filter, row.groups)) return false;
   if (filter.status !== undefined && row.status !== filter.status) return false;
   if (filter.currency !== undefined && row.currency !== filter.currency) return false;
+  if (filter.outcome !== undefined && row.outcome !== filter.outcome) return false;
   return true;
 }
 

@@ -2,6 +2,7 @@ import type { Entry } from '../../shared/entries.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
 import { type DisplayName, LedgerChain } from './chain.ts';
 import { type LedgerFilter, rowMatches } from './filter.ts';
+import { type TotalsFound, totalRows } from './totals.ts';
 
 /** A page asked of the ledger: rows of requests made before `beforeSeq` (all when absent), at most `limit`. */
 export interface PageRequest {
@@ -66,6 +67,18 @@ export class LedgerProjection {
       if (row !== null && rowMatches(row, filter)) return { rows, nextBeforeSeq: this.#seqOf(rows) };
     }
     return { rows, nextBeforeSeq: null };
+  }
+
+  /** Totals per currency over every row the filter matches, whatever the page. */
+  totals(filter: LedgerFilter, displayName: DisplayName): TotalsFound {
+    return totalRows(this.#matching(filter, displayName));
+  }
+
+  *#matching(filter: LedgerFilter, displayName: DisplayName): Generator<LedgerRow> {
+    for (const chain of this.#order) {
+      const row = chain.row(displayName);
+      if (row !== null && rowMatches(row, filter)) yield row;
+    }
   }
 
   #seqOf(rows: readonly LedgerRow[]): number | null {

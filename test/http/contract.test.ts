@@ -195,8 +195,8 @@ describe('what each route answers is what the document says it answers', () => {
   it('the ledger CSV lists the filters it takes and not the paging it refuses', async () => {
     const fin = await world.login('fin');
     const parameters = (document.paths['/api/ledger.csv']!.get as { parameters?: { name: string }[] }).parameters ?? [];
-    expect(parameters.map((parameter) => parameter.name).sort()).toEqual(['agent', 'currency', 'from_ms', 'group', 'status', 'to_ms']);
-    const filtered = await world.as(fin, 'GET', '/api/ledger.csv?from_ms=&to_ms=&agent=&group=&status=&currency=');
+    expect(parameters.map((parameter) => parameter.name).sort()).toEqual(['agent', 'currency', 'from_ms', 'group', 'outcome', 'status', 'to_ms']);
+    const filtered = await world.as(fin, 'GET', '/api/ledger.csv?from_ms=&to_ms=&agent=&group=&status=&currency=&outcome=');
     expect(filtered.statusCode).toBe(200);
     for (const paging of ['cursor=abc', 'limit=10']) {
       const refused = await world.as(fin, 'GET', `/api/ledger.csv?${paging}`);

@@ -56,6 +56,17 @@ describe('reject takes a reason', () => {
     expect(new Date(polled.decision.at).getTime()).toBe(decided?.kind === 'DECIDED' ? decided.at_ms : Number.NaN);
   });
 
+  it('the Closed list and the item page name a rejection rejected, with its reason, as the ledger does; the agent is still told CLOSED', async () => {
+    const { effectId, escalation, ana } = await queued('rr-closed');
+    await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'reject', escalation, reason: 'Charged back already' });
+    const fin = await world.login('fin');
+    const closed = (await world.as(fin, 'GET', '/api/closed?q=rr-closed')).json().items;
+    expect(closed).toEqual([expect.objectContaining({ effect_id: effectId, status: 'REJECTED', outcome: 'rejected', reject_reason: 'Charged back already' })]);
+    expect((await world.as(fin, 'GET', `/api/items/${effectId}`)).json()).toMatchObject({ state: 'CLOSED', outcome: 'rejected' });
+    const [row] = (await world.as(fin, 'GET', '/api/ledger?outcome=rejected')).json().rows.filter((r: { request_id: string }) => r.request_id === 'rr-closed');
+    expect(row).toMatchObject({ status: 'CLOSED', outcome: 'rejected', reject_reason: 'Charged back already' });
+  });
+
   it('an answer with no person’s decision says decision: null; an approval says who approved', async () => {
     const { effectId, escalation, ana } = await queued('rr-2');
     expect((await world.agent('GET', '/v1/refunds/rr-2')).json().decision).toBeNull();

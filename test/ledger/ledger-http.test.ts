@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_COLUMNS, type LedgerPage, type LedgerRow } from '../../shared/ledger.ts';
+import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, type LedgerPage, type LedgerRow, type LedgerTotals } from '../../shared/ledger.ts';
 import type { SignedReceipt } from '../../server/receipts/receipts.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
@@ -61,7 +61,7 @@ describe('GET /api/ledger: one row per request', () => {
     const rows = await lw.allPages(fin);
     expect(names(rows)).toEqual(['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']);
     const row = (name: string) => rows.find((r) => r.request_id === name)!;
-    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null });
+    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null, reject_reason: null });
     const inFirstHalf = expect.toSatisfy((ms: number) => ms >= firstHalf.fromMs && ms < firstHalf.toMs);
     const inSecondHalf = expect.toSatisfy((ms: number) => ms >= secondHalfFromMs);
     const whenDecided = expect.toSatisfy((ms: number) => ms >= decidedAt.fromMs && ms <= decidedAt.toMs);
@@ -69,28 +69,30 @@ describe('GET /api/ledger: one row per request', () => {
     const confirmed = { confirmation: 'succeeded', confirmed_via: 'webhook' };
     expect(row('pol-1')).toEqual({
       ...base('pol-1'), agent: 'support-bot', amount_asked_minor: 2_000, amount_sent_minor: 2_000, currency: 'usd', status: 'COMMITTED',
-      ...policy, decided_at_ms: row('pol-1').requested_at_ms, refund_id: refundOf('pol-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: [],
+      ...policy, decided_at_ms: row('pol-1').requested_at_ms, refund_id: refundOf('pol-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: [], outcome: 'refunded',
     });
     expect(row('big-1')).toEqual({
       ...base('big-1'), agent: 'support-bot', amount_asked_minor: 8_000, amount_sent_minor: 8_000, currency: 'usd', status: 'COMMITTED',
       decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
-      refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
+      refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'], outcome: 'refunded',
     });
     expect(row('rej-1')).toEqual({
       ...base('rej-1'), agent: 'support-bot', amount_asked_minor: 9_000, amount_sent_minor: null, currency: 'usd', status: 'CLOSED',
       decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
       refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inFirstHalf, groups: ['ap-leads'],
+      // The agent is told CLOSED; finance reads that a person rejected it, and why.
+      outcome: 'rejected', reject_reason: 'not eligible under the returns policy',
     });
     // A zero-decimal currency: 3,000 is ¥3,000, in the payment's own currency.
     expect(row('jpy-1')).toEqual({
       ...base('jpy-1'), agent: 'support-bot', amount_asked_minor: 3_000, amount_sent_minor: 3_000, currency: 'jpy', status: 'COMMITTED',
-      ...policy, decided_at_ms: row('jpy-1').requested_at_ms, refund_id: refundOf('jpy-1'), ...confirmed, requested_at_ms: inSecondHalf, groups: [],
+      ...policy, decided_at_ms: row('jpy-1').requested_at_ms, refund_id: refundOf('jpy-1'), ...confirmed, requested_at_ms: inSecondHalf, groups: [], outcome: 'refunded',
     });
     expect(row('-2-3')).toMatchObject({ agent: FORMULA_AGENT, status: 'COMMITTED', ...policy, refund_id: refundOf('-2-3'), ...confirmed });
     expect(row('open-1')).toEqual({
       ...base('open-1'), agent: 'support-bot', amount_asked_minor: 7_000, amount_sent_minor: null, currency: 'usd', status: 'QUEUED',
       decided_by_kind: null, decided_by: null, decided_by_login: null, policy_rules: [], decided_at_ms: null,
-      refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inSecondHalf, groups: ['ap-leads'],
+      refund_id: null, confirmation: 'not_sent', confirmed_via: null, requested_at_ms: inSecondHalf, groups: ['ap-leads'], outcome: 'open',
     });
   });
 
@@ -120,7 +122,12 @@ describe('GET /api/ledger: one row per request', () => {
     ['status=COMMITTED&currency=usd&from_ms=SECOND', ['-2-3']],
     ['to_ms=SECOND', ['rej-1', 'big-1', 'pol-1']],
     ['from_ms=SECOND&group=ap-leads', ['open-1']],
-    ['agent=&group=&status=&currency=&from_ms=&to_ms=', ['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']],
+    ['agent=&group=&status=&currency=&from_ms=&to_ms=&outcome=', ['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']],
+    ['outcome=rejected', ['rej-1']],
+    ['outcome=refunded&currency=usd', ['-2-3', 'big-1', 'pol-1']],
+    ['outcome=open', ['open-1']],
+    ['outcome=repaired', []],
+    ['status=CLOSED&outcome=repaired', []],
   ])('filters by %s', async (query, expected) => {
     const rows = await lw.allPages(fin, query.replaceAll('SECOND', String(secondHalfFromMs)), 2);
     expect(names(rows)).toEqual(expected);
@@ -136,6 +143,7 @@ describe('GET /api/ledger: one row per request', () => {
     ['status=SENT', 'status: not a status agents are told (COMMITTED, QUEUED, CLOSED, REFUSED:stale_premise, …)'],
     ['group=nope', 'group: not a group in the config'],
     ['currency=USD', 'currency: a currency as Stripe writes it: three lowercase letters (usd, jpy)'],
+    ['outcome=CLOSED', 'outcome: how the request ended: one of open, refunded, failed_at_stripe, rejected, repaired, refused, ambiguous, closed'],
     ['from_ms=yesterday', null],
     ['page=2', 'page: unknown field'],
   ])('refuses %s with 400 validation_failed and a clear message', async (query, message) => {
@@ -188,6 +196,14 @@ function expectedCell(value: LedgerRow[keyof LedgerRow]): string {
   return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
+/** The columns made for a spreadsheet, written out here apart from the exporter: ISO-8601 UTC times, decimal amounts. */
+function expectedExtraCells(row: LedgerRow): string[] {
+  const iso = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString());
+  const decimals = row.currency === 'jpy' ? 0 : 2;
+  const decimal = (minor: number | null) => (minor === null ? '' : (minor / 10 ** decimals).toFixed(decimals));
+  return [iso(row.requested_at_ms), iso(row.decided_at_ms), decimal(row.amount_asked_minor), decimal(row.amount_sent_minor), decimal(row.amount_failed_minor)];
+}
+
 describe('GET /api/ledger.csv', () => {
   it.each([
     ['', ''],
@@ -201,10 +217,12 @@ describe('GET /api/ledger.csv', () => {
     expect(answer.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(answer.headers.get('content-disposition')).toBe('attachment; filename="interlock-ledger.csv"');
     const [header, ...records] = parseCsv(await answer.text());
-    expect(header).toEqual([...LEDGER_COLUMNS]);
+    expect(header).toEqual([...LEDGER_CSV_COLUMNS]);
     // Amounts are named for the smallest currency unit, not for cents: the yen row holds whole yen.
     expect(header?.slice(3, 6)).toEqual(['amount_asked_minor', 'amount_sent_minor', 'currency']);
-    expect(records).toEqual(json.map((row) => LEDGER_COLUMNS.map((column) => expectedCell(row[column]))));
+    // Every field of a row first, in order; the columns made for a spreadsheet after them.
+    expect(records.map((record) => record.slice(0, LEDGER_COLUMNS.length))).toEqual(json.map((row) => LEDGER_COLUMNS.map((column) => expectedCell(row[column]))));
+    expect(records.map((record) => record.slice(LEDGER_COLUMNS.length))).toEqual(json.map(expectedExtraCells));
     expect(records.length).toBeGreaterThan(0);
   });
 
@@ -216,6 +234,16 @@ describe('GET /api/ledger.csv', () => {
     expect(text).not.toMatch(/(^|,)[=+\-@]/m);
   });
 
+  it('says how each request ended and why a person rejected it, with times and amounts a spreadsheet reads', async () => {
+    const [header, ...records] = parseCsv(await (await lw.get(fin, '/api/ledger.csv?outcome=rejected')).text());
+    expect(records.every((record) => record[header!.indexOf('outcome')] === 'rejected')).toBe(true);
+    const rejected = Object.fromEntries(header!.map((column, i) => [column, records.find((record) => record[0] === 'rej-1')![i]]));
+    expect(rejected).toMatchObject({ request_id: 'rej-1', status: 'CLOSED', outcome: 'rejected', reject_reason: 'not eligible under the returns policy', amount_asked_minor: '9000', amount_asked: '90.00', amount_sent: '' });
+    expect(rejected.decided_at).toBe(new Date(Number(rejected.decided_at_ms)).toISOString());
+    const [, ...yen] = parseCsv(await (await lw.get(fin, '/api/ledger.csv?currency=jpy')).text());
+    expect(yen[0]!.slice(-3)).toEqual(['3000', '3000', '']);
+  });
+
   it('is the whole filter, never a page: a cursor or a limit is refused', async () => {
     for (const query of ['limit=2', 'cursor=abc']) {
       const answer = await lw.get(fin, `/api/ledger.csv?${query}`);
@@ -224,8 +252,62 @@ describe('GET /api/ledger.csv', () => {
   });
 });
 
+describe('GET /api/ledger/totals', () => {
+  const totals = async (who: Login, query = '') => {
+    const answer = await lw.get(who, `/api/ledger/totals${query ? `?${query}` : ''}`);
+    expect(answer.status).toBe(200);
+    return (await answer.json()) as LedgerTotals;
+  };
+
+  it('adds up every row of the filter per currency, whatever the page, as the rows themselves sum', async () => {
+    for (const query of ['', 'currency=usd', 'outcome=refunded', 'group=ap-leads', `from_ms=${secondHalfFromMs}`, 'outcome=rejected&currency=jpy']) {
+      const rows = await lw.allPages(fin, query, 2);
+      const found = await totals(fin, query);
+      expect([query, found.count]).toEqual([query, rows.length]);
+      for (const currency of new Set(rows.map((row) => row.currency ?? 'unknown'))) {
+        const mine = rows.filter((row) => (row.currency ?? 'unknown') === currency);
+        const sum = (minor: (row: LedgerRow) => number | null) => mine.reduce((total, row) => total + (minor(row) ?? 0), 0);
+        expect(found.currencies[currency]).toMatchObject({ count: mine.length, asked_minor: sum((r) => r.amount_asked_minor), sent_minor: sum((r) => r.amount_sent_minor), failed_minor: sum((r) => r.amount_failed_minor) });
+        for (const [outcome, total] of Object.entries(found.currencies[currency]!.by_outcome)) {
+          const these = mine.filter((row) => row.outcome === outcome);
+          expect([query, currency, outcome, total]).toEqual([query, currency, outcome, { count: these.length, asked_minor: these.reduce((t, r) => t + r.amount_asked_minor, 0) }]);
+        }
+      }
+      expect(Object.keys(found.currencies).sort()).toEqual([...new Set(rows.map((row) => row.currency ?? 'unknown'))].sort());
+    }
+  });
+
+  it('never adds dollars to yen, and keeps each outcome apart', async () => {
+    const firstHour = await totals(fin, `to_ms=${secondHalfFromMs}`);
+    expect(Object.keys(firstHour.currencies)).toEqual(['usd']);
+    expect(firstHour.currencies.usd).toMatchObject({ count: 3, asked_minor: 19_000, sent_minor: 10_000, failed_minor: 0 });
+    expect(firstHour.currencies.usd?.by_outcome.rejected).toEqual({ count: 1, asked_minor: 9_000 });
+    expect(firstHour.currencies.usd?.by_outcome.refunded).toEqual({ count: 2, asked_minor: 10_000 });
+    const yen = await totals(fin, 'currency=jpy');
+    expect(Object.keys(yen.currencies)).toEqual(['jpy']);
+    expect(yen.currencies.jpy).toMatchObject({ count: 1, asked_minor: 3_000, sent_minor: 3_000, failed_minor: 0 });
+  });
+
+  it("an approver's totals are of their own groups' requests only, as their rows are", async () => {
+    const bea = await lw.login('bea');
+    const rows = await lw.allPages(bea);
+    expect((await totals(bea)).count).toBe(rows.length);
+    expect(rows.every((row) => row.groups.includes('ap-leads'))).toBe(true);
+    expect((await totals(bea)).count).toBeLessThan((await totals(fin)).count);
+    const cy = await lw.login('cy');
+    expect(await totals(cy)).toMatchObject({ count: 0, currencies: {} });
+  });
+
+  it('takes the filter only, and refuses what the ledger refuses', async () => {
+    for (const query of ['limit=2', 'cursor=abc', 'outcome=CLOSED', 'group=nope']) {
+      const answer = await lw.get(fin, `/api/ledger/totals?${query}`);
+      expect([query, answer.status, ((await answer.json()) as { error: { code: string } }).error.code]).toEqual([query, 400, 'validation_failed']);
+    }
+  });
+});
+
 describe('who may read the ledger', () => {
-  it.each(['/api/ledger', '/api/ledger.csv'])('%s: finance and approvers read it; no session, a bad cookie or an agent token is 401', async (path) => {
+  it.each(['/api/ledger', '/api/ledger.csv', '/api/ledger/totals'])('%s: finance and approvers read it; no session, a bad cookie or an agent token is 401', async (path) => {
     expect((await lw.get(fin, path)).status).toBe(200);
     expect((await lw.get(ana, path)).status).toBe(200);
     for (const [who, headers] of [

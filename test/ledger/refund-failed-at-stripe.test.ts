@@ -57,10 +57,12 @@ describe('a refund Stripe failed, in the ledger', () => {
 
   it('the CSV says the same, the new column after every earlier one', async () => {
     const [header, ...records] = parseCsv(await (await lw.get(fin, '/api/ledger.csv')).text());
-    expect(header).toEqual([...EARLIER_COLUMNS, 'amount_failed_minor']);
+    expect(header?.slice(0, EARLIER_COLUMNS.length + 1)).toEqual([...EARLIER_COLUMNS, 'amount_failed_minor']);
     const cell = (record: string[], column: string) => record[header!.indexOf(column)];
     const failed = records.find((record) => record[0] === 'failed-15')!;
     expect([cell(failed, 'amount_sent_minor'), cell(failed, 'confirmation'), cell(failed, 'amount_failed_minor')]).toEqual(['', 'failed', '1500']);
+    // Its outcome, and its amounts as decimals for a spreadsheet, come after every earlier column.
+    expect([cell(failed, 'outcome'), cell(failed, 'amount_sent'), cell(failed, 'amount_failed')]).toEqual(['failed_at_stripe', '', '15.00']);
     const paid = records.find((record) => record[0] === 'paid-20')!;
     expect([cell(paid, 'amount_sent_minor'), cell(paid, 'amount_failed_minor')]).toEqual(['2000', '']);
   });

@@ -1,4 +1,5 @@
 import type { ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
+import type { LedgerOutcome } from '../../shared/ledger.ts';
 import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, REFUSAL_CODES, type RefusalCode, type Status } from '../../shared/statuses.ts';
 
 type NotificationStatus = NotificationRecord['status'];
@@ -104,19 +105,43 @@ export function outcomeOf(status: Status): { title: string; tone: Tone } {
 }
 
 /**
- * Statuses the done and closed lists use beyond shared/statuses.ts: `HistoryItem.status` is a
- * plain string on the server (server/inbox/projection.ts). Worth a closed list in shared/.
+ * How a request ended, one name each wherever it is shown (the ledger, Done and Closed, the item
+ * page): a rejection reads "Rejected: never sent", never "Closed" or `CLOSED`, which is the agent's
+ * word for a rejection, a repair and a closed ambiguity alike.
  */
-const HISTORY_ONLY_LABELS: Readonly<Record<string, string>> = {
-  REPAIRED: 'Repaired: a new request replaced it',
+export const OUTCOME_LABELS: Record<LedgerOutcome, string> = {
+  open: 'Open: not settled yet',
+  refunded: 'Refund sent',
+  failed_at_stripe: 'Failed at Stripe: no money went back',
+  rejected: 'Rejected: never sent',
+  repaired: 'Repaired: a new request replaced it',
+  refused: 'Refused: never sent',
+  ambiguous: 'Outcome unknown',
+  closed: 'Closed: outcome unknown, never sent again',
 };
 
-/** A list status in words: the plain titles where one exists, else the code in sentence case. */
-export function historyStatusLabel(status: string): string {
-  if (LANDED.has(status)) return 'Refund sent';
-  if (isPlain(status)) return PLAIN_TITLES[status];
-  return HISTORY_ONLY_LABELS[status] ?? humanize(status);
-}
+/** What each outcome means, for the ledger's filter and its totals. */
+export const OUTCOME_MEANINGS: Record<LedgerOutcome, string> = {
+  open: 'waiting its turn, for a person, approved and not sent yet, or being sent',
+  refunded: 'sent to Stripe, and Stripe has not reported it failed',
+  failed_at_stripe: 'sent, then reported failed or canceled by Stripe',
+  rejected: 'a person rejected it',
+  repaired: 'a person accepted a repair: a new request was sent instead',
+  refused: 'refused with no person: Stripe knows no such payment',
+  ambiguous: 'a crash left it unknown whether the send reached Stripe; it waits for a person',
+  closed: 'a person closed a request whose send was ambiguous',
+};
+
+export const OUTCOME_TONES: Record<LedgerOutcome, Tone> = {
+  open: 'info',
+  refunded: 'success',
+  failed_at_stripe: 'danger',
+  rejected: 'neutral',
+  repaired: 'neutral',
+  refused: 'warning',
+  ambiguous: 'danger',
+  closed: 'neutral',
+};
 
 /** `REFUND_REMAINING` or `refund_remaining` as `Refund remaining`. */
 export function humanize(code: string): string {

@@ -3,7 +3,7 @@ import { isJsonObject } from '../../shared/json.ts';
 import { LANDED_STATUSES } from '../../shared/statuses.ts';
 import type { PendingDecision } from './components/ConfirmDialog.tsx';
 import { formatMoney } from './format.ts';
-import type { Tone } from './labels.ts';
+import { OUTCOME_LABELS, type Tone } from './labels.ts';
 
 // After a decision that finished an item, the page opens the next one in the queue the person
 // was working (the inbox's order and filters), with a toast naming what was sent.
@@ -46,7 +46,7 @@ export function finishedToast(answer: DecisionAnswer, decided: PendingDecision):
     case 'REJECTED':
       return { text: `Rejected ${id}`, tone: 'neutral' };
     case 'CLOSED':
-      return { text: `Closed ${id}: never sent`, tone: 'neutral' };
+      return { text: `${id}: ${OUTCOME_LABELS[answer.item.outcome]}`, tone: 'neutral' };
     case 'APPROVED':
     case 'IN_FLIGHT':
       return { text: `Approved ${sentAmount} refund ${id}: it is sent as soon as Stripe answers`, tone: 'info' };

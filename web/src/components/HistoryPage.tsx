@@ -5,7 +5,7 @@ import { currencyOf, learnCurrencies } from '../currency.ts';
 import { useDirectory } from '../directory.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
-import { confirmationLabel, historyStatusLabel, STATE_TONES } from '../labels.ts';
+import { confirmationLabel, OUTCOME_LABELS, OUTCOME_TONES } from '../labels.ts';
 import { itemPath, navigate } from '../router.ts';
 import { Link } from './Link.tsx';
 import { Badge, EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
@@ -15,7 +15,11 @@ const SEARCH_DEBOUNCE_MS = 250;
 
 const COPY = {
   done: { title: 'Done', lede: 'Refunds that were sent, newest first.', empty: 'Nothing sent yet' },
-  closed: { title: 'Closed', lede: 'Refunds that were rejected, repaired into a new request, or closed: never sent.', empty: 'Nothing closed yet' },
+  closed: {
+    title: 'Closed',
+    lede: 'Requests never sent: rejected (with the reason given), repaired into a new request, or closed after an ambiguous send.',
+    empty: 'Nothing closed yet',
+  },
 } as const;
 
 type Load = { phase: 'loading' } | { phase: 'error'; message: string } | { phase: 'ready'; items: HistoryItem[] };
@@ -152,7 +156,8 @@ function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<H
                 <span className="mono subtle">{item.request.payment_intent}</span>
               </td>
               <td data-label="Outcome">
-                <Badge tone={STATE_TONES[item.state]}>{historyStatusLabel(item.status)}</Badge>
+                <Badge tone={OUTCOME_TONES[item.outcome]}>{OUTCOME_LABELS[item.outcome]}</Badge>
+                {item.reject_reason && <span className="history-reason">Why: {item.reject_reason}</span>}
                 {item.state === 'DONE' && <span className={`subtle confirm-${stripe.tone}`}>{stripe.text}</span>}
                 {item.refund && <span className="mono subtle">{item.refund}</span>}
               </td>

@@ -1,7 +1,7 @@
 import type { ItemDetail } from '../../../shared/api.ts';
 import { entryAppTimes } from '../app-time.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
-import { STATE_LABELS, STATE_TONES } from '../labels.ts';
+import { OUTCOME_LABELS, OUTCOME_TONES, STATE_LABELS, STATE_TONES } from '../labels.ts';
 import { Badge } from './StateViews.tsx';
 
 /** A link to the agent's ticket, only when it is http(s): anything else (javascript:, data:) is never made a link. */
@@ -52,8 +52,9 @@ export function ItemSummary({ detail, currency, appNowMs }: { detail: ItemDetail
       <h1 id="page-title" tabIndex={-1}>
         <span className="amount-xl">{formatMoney(request.amount, currency)}</span>
         <span className="sr-only"> refund, </span>
-        <Badge tone={STATE_TONES[detail.state]} className="state-badge">
-          {STATE_LABELS[detail.state]}
+        {/* A closed item says how it closed, in the words the ledger and the Closed list use. */}
+        <Badge tone={detail.state === 'CLOSED' ? OUTCOME_TONES[detail.outcome] : STATE_TONES[detail.state]} className="state-badge">
+          {detail.state === 'CLOSED' ? OUTCOME_LABELS[detail.outcome] : STATE_LABELS[detail.state]}
         </Badge>
       </h1>
       {paid && <p className="muted">of a {paid} payment</p>}

@@ -1,14 +1,16 @@
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
-import type { LedgerConfirmation, LedgerPage as LedgerAnswer, LedgerRow } from '../../../shared/ledger.ts';
+import { LEDGER_OUTCOMES, type LedgerConfirmation, type LedgerPage as LedgerAnswer, type LedgerRow, type LedgerTotals } from '../../../shared/ledger.ts';
 import { callApi, messageOf } from '../api-client.ts';
 import { formatFull, formatMoney } from '../format.ts';
 import { useDocumentTitle } from '../hooks.ts';
+import { OUTCOME_LABELS, OUTCOME_MEANINGS, OUTCOME_TONES } from '../labels.ts';
 import { navigate } from '../router.ts';
-import { EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
+import { LedgerTotalsPanel, type TotalsLoad } from './LedgerTotals.tsx';
+import { Badge, EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
 import '../ledger.css';
 
 /** The filters the ledger takes, as the address bar and the API name them. */
-const FILTER_KEYS = ['from_ms', 'to_ms', 'agent', 'group', 'status', 'currency'] as const;
+const FILTER_KEYS = ['from_ms', 'to_ms', 'agent', 'group', 'status', 'currency', 'outcome'] as const;
 type FilterKey = (typeof FILTER_KEYS)[number];
 type Filters = Record<FilterKey, string>;
 
@@ -58,7 +60,22 @@ export function LedgerPage() {
   const [previous, setPrevious] = useState<string[]>([]);
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
   const [attempt, setAttempt] = useState(0);
+  const [totals, setTotals] = useState<TotalsLoad>({ phase: 'loading' });
   useDocumentTitle('Ledger');
+
+  useEffect(() => {
+    if (attempt < 0) return;
+    const query = queryOf(filters);
+    let stale = false;
+    setTotals({ phase: 'loading' });
+    callApi<LedgerTotals>('GET', `/api/ledger/totals${query ? `?${query}` : ''}`).then(
+      (found) => !stale && setTotals({ phase: 'ready', totals: found }),
+      (error: unknown) => !stale && setTotals({ phase: 'error', message: messageOf(error) }),
+    );
+    return () => {
+      stale = true;
+    };
+  }, [filters, attempt]);
 
   useEffect(() => {
     // A retry (attempt) reads the same page again.
@@ -116,7 +133,7 @@ export function LedgerPage() {
       </h1>
       <p className="lede">
         Every refund request, newest first: what was asked, what Stripe refunded (a refund Stripe reported failed or canceled returned nothing, and is shown apart),
-        who decided, and its receipt.
+        how it ended, who decided and why, and its receipt.
       </p>
       <form className="ledger-filters" onSubmit={handleApply} aria-label="Filter the ledger">
         <DateField label="From (UTC)" value={msToDay(draft.from_ms)} onChange={(day) => set('from_ms')(dayToMs(day))} />
@@ -124,7 +141,18 @@ export function LedgerPage() {
         <TextField label="Agent" value={draft.agent} onChange={set('agent')} />
         <TextField label="Group" value={draft.group} onChange={set('group')} />
         <label className="field">
-          <span>Status</span>
+          <span>Outcome</span>
+          <select value={draft.outcome} onChange={(event) => set('outcome')(event.target.value)}>
+            <option value="">Any outcome</option>
+            {LEDGER_OUTCOMES.map((outcome) => (
+              <option key={outcome} value={outcome} title={OUTCOME_MEANINGS[outcome]}>
+                {OUTCOME_LABELS[outcome]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>Agent's status</span>
           <select value={draft.status} onChange={(event) => set('status')(event.target.value)}>
             <option value="">Any status</option>
             {STATUS_CHOICES.map((status) => (
@@ -147,6 +175,7 @@ export function LedgerPage() {
           </a>
         </div>
       </form>
+      <LedgerTotalsPanel load={totals} />
       {body}
       <nav className="ledger-paging" aria-label="Ledger pages">
         <button type="button" className="button" onClick={handleNewer} disabled={cursor === ''}>
@@ -201,7 +230,7 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
             <th scope="col">Agent</th>
             <th scope="col">Asked</th>
             <th scope="col">Refunded</th>
-            <th scope="col">Status</th>
+            <th scope="col">Outcome</th>
             <th scope="col">Decided by</th>
             <th scope="col">Decided at</th>
             <th scope="col">Stripe</th>
@@ -210,7 +239,7 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
         </thead>
         <tbody>
           {rows.map((row) => (
-            <tr key={row.effect_id}>
+            <tr key={row.effect_id} data-outcome={row.outcome}>
               <th scope="row">
                 <span className="mono">{row.request_id}</span>
                 <span className="ledger-sub mono">{row.payment_intent}</span>
@@ -221,7 +250,13 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
                 {row.amount_sent_minor === null ? '—' : formatMoney(row.amount_sent_minor, row.currency)}
                 {row.amount_failed_minor !== null && <span className="ledger-sub ledger-failed">{formatMoney(row.amount_failed_minor, row.currency)} sent, failed at Stripe</span>}
               </td>
-              <td>{row.status}</td>
+              <td>
+                <Badge tone={OUTCOME_TONES[row.outcome]}>{OUTCOME_LABELS[row.outcome]}</Badge>
+                {row.reject_reason && <span className="ledger-reason">Why: {row.reject_reason}</span>}
+                <span className="ledger-sub">
+                  agent told <span className="mono">{row.status}</span>
+                </span>
+              </td>
               <td>{decidedBy(row)}</td>
               <td>{row.decided_at_ms === null ? '—' : formatFull(row.decided_at_ms)}</td>
               <td>

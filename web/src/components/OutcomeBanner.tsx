@@ -4,7 +4,7 @@ import type { Repair } from '../../../shared/entries.ts';
 import { isJsonObject } from '../../../shared/json.ts';
 import { LANDED_STATUSES, type Status } from '../../../shared/statuses.ts';
 import { formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
-import { levelLabel, outcomeOf, STATE_SENTENCES, type Tone } from '../labels.ts';
+import { levelLabel, OUTCOME_LABELS, outcomeOf, STATE_SENTENCES, type Tone } from '../labels.ts';
 import { Link } from './Link.tsx';
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
@@ -57,6 +57,8 @@ interface OutcomeBannerProps {
 /** What the decision did, in the server's words, and where the item stands now. */
 export function OutcomeBanner({ status, message, detail, myGroups, repair, currency, decided, appNowMs, ref }: OutcomeBannerProps) {
   let { title, tone }: { title: string; tone: Tone } = outcomeOf(status);
+  // The agent's CLOSED is a rejection, a repair or a closed ambiguity: say which.
+  if (status === 'CLOSED') title = OUTCOME_LABELS[detail.outcome];
   const child = repairChild(detail);
   const item = detail.item;
   let now = item

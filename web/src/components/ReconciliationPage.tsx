@@ -1,4 +1,4 @@
-import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type FormEvent, type ReactNode, type Ref, useCallback, useEffect, useRef, useState } from 'react';
 import type { ReconciliationRow, ReconciliationRun, ReconciliationRunDetail } from '../../../shared/api.ts';
 import { RECONCILIATION_CATEGORIES, type ReconciliationCategory, type ReconciliationPhase } from '../../../shared/reconciliation.ts';
 import { callApi, messageOf } from '../api-client.ts';
@@ -212,65 +212,126 @@ function RunView({ run }: { run: ReconciliationRunDetail }) {
         <progress id="reconcile-progress-bar" max={progress.payment_intents_total ?? 1} value={progress.payment_intents_total === null ? 0 : progress.payment_intents_done} />
       </div>
       {run.state === 'failed' && <p className="notice notice-warning">{run.error}</p>}
-      {run.result && (
-        <>
-          <ul className="reconcile-counts" aria-label="Refunds by category">
-            {RECONCILIATION_CATEGORIES.map((category) => (
-              <li key={category}>
-                <a href={`#reconcile-${category}`} data-category={category} data-count={run.result![category].count}>
-                  <Badge tone={run.result![category].count === 0 ? 'neutral' : CATEGORY_COPY[category].tone}>{run.result![category].count}</Badge> {CATEGORY_COPY[category].title}
-                </a>
-              </li>
-            ))}
-          </ul>
-          {RECONCILIATION_CATEGORIES.map((category) => (
-            <CategoryTable key={category} category={category} result={run.result![category]} />
+      {run.result && <RunResult result={run.result} />}
+    </section>
+  );
+}
+
+type RunResultShown = NonNullable<ReconciliationRunDetail['result']>;
+type CategoryResult = RunResultShown[ReconciliationCategory];
+
+/**
+ * A finished run: its counts, then the exceptions (every category but matched that holds a
+ * refund) first, so one is in view without scrolling; the matched refunds after them, their rows
+ * folded away while there is an exception to read; the empty categories named in one line.
+ */
+function RunResult({ result }: { result: RunResultShown }) {
+  const matched = useRef<HTMLDetailsElement>(null);
+  const exceptions = RECONCILIATION_CATEGORIES.filter((category) => category !== 'matched' && result[category].count > 0);
+  const empty = RECONCILIATION_CATEGORIES.filter((category) => category !== 'matched' && result[category].count === 0);
+  // The count's link opens the folded rows it points to.
+  const handleOpen = (category: ReconciliationCategory) => {
+    if (category === 'matched' && matched.current) matched.current.open = true;
+  };
+  return (
+    <>
+      <ul className="reconcile-counts" aria-label="Refunds by category">
+        {RECONCILIATION_CATEGORIES.map((category) => (
+          <li key={category}>
+            <a href={`#reconcile-${category}`} data-category={category} data-count={result[category].count} onClick={() => handleOpen(category)}>
+              <Badge tone={result[category].count === 0 ? 'neutral' : CATEGORY_COPY[category].tone}>{result[category].count}</Badge> {CATEGORY_COPY[category].title}
+            </a>
+          </li>
+        ))}
+      </ul>
+      {exceptions.length === 0 ? (
+        <p className="notice notice-success reconcile-verdict">No exception: every refund of the period is in the journal and in Stripe, with the same amount.</p>
+      ) : (
+        <p className="reconcile-verdict">
+          <strong>
+            {exceptions.reduce((n, category) => n + result[category].count, 0)} to look at
+          </strong>
+          , listed first; the matched refunds follow.
+        </p>
+      )}
+      {exceptions.map((category) => (
+        <CategoryTable key={category} category={category} result={result[category]} />
+      ))}
+      <CategoryTable category="matched" result={result.matched} folded={exceptions.length > 0} foldRef={matched} />
+      {empty.length > 0 && (
+        <p className="reconcile-none">
+          None in this period:{' '}
+          {empty.map((category, i) => (
+            <span key={category} id={`reconcile-${category}`} data-category={category}>
+              {i > 0 && ' · '}
+              {CATEGORY_COPY[category].title}
+            </span>
           ))}
-        </>
+          .
+        </p>
+      )}
+    </>
+  );
+}
+
+/** One category: what it means, its sums per currency, and its refunds (with `foldRef`, in a fold, closed while `folded`). */
+function CategoryTable({ category, result, folded = false, foldRef }: { category: ReconciliationCategory; result: CategoryResult; folded?: boolean; foldRef?: Ref<HTMLDetailsElement> }) {
+  const copy = CATEGORY_COPY[category];
+  const sums = Object.entries(result.amounts).map(([currency, cents]) => formatMoney(cents, currency === 'unknown' ? null : currency));
+  const id = `reconcile-${category}`;
+  const table =
+    result.rows.length === 0 ? (
+      <p className="muted">None in this period.</p>
+    ) : (
+      <CategoryRows category={category} result={result} labelledBy={id} />
+    );
+  return (
+    <section className="reconcile-category" aria-labelledby={id} data-category={category}>
+      <h3 id={id} tabIndex={-1}>
+        {copy.title} <span className="muted">({result.count}{sums.length ? `: ${sums.join(', ')}` : ''})</span>
+      </h3>
+      <p className="reconcile-means">{copy.means}</p>
+      {/* Folded only where there are exceptions to read first; open when they are all there is. */}
+      {result.rows.length > 0 && foldRef !== undefined ? (
+        <details className="reconcile-fold" open={!folded} ref={foldRef}>
+          <summary>
+            The {result.count} {copy.title.toLowerCase()} {result.count === 1 ? 'refund' : 'refunds'}
+          </summary>
+          {table}
+        </details>
+      ) : (
+        table
       )}
     </section>
   );
 }
 
-type CategoryResult = NonNullable<ReconciliationRunDetail['result']>[ReconciliationCategory];
-
-/** One category: what it means, its sums per currency, and its refunds. */
-function CategoryTable({ category, result }: { category: ReconciliationCategory; result: CategoryResult }) {
-  const copy = CATEGORY_COPY[category];
-  const sums = Object.entries(result.amounts).map(([currency, cents]) => formatMoney(cents, currency === 'unknown' ? null : currency));
-  const id = `reconcile-${category}`;
+/** A category's refunds, and a note when there are more than the run keeps. */
+function CategoryRows({ category, result, labelledBy }: { category: ReconciliationCategory; result: CategoryResult; labelledBy: string }) {
   return (
-    <section className="reconcile-category" aria-labelledby={id}>
-      <h3 id={id} tabIndex={-1}>
-        {copy.title} <span className="muted">({result.count}{sums.length ? `: ${sums.join(', ')}` : ''})</span>
-      </h3>
-      <p className="reconcile-means">{copy.means}</p>
-      {result.rows.length === 0 ? (
-        <p className="muted">None in this period.</p>
-      ) : (
-        <table className="history-table reconcile-table" aria-labelledby={id}>
-          <thead>
-            <tr>
-              <th scope="col">{category === 'by_hand' ? 'Stripe refund' : 'Request'}</th>
-              <th scope="col">Payment</th>
-              <th scope="col">In the journal</th>
-              <th scope="col">In Stripe</th>
-              <th scope="col">Links</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.rows.map((row) => (
-              <RowView key={`${row.effect_id ?? ''}:${row.stripe_refund ?? ''}`} row={row} byHand={category === 'by_hand'} />
-            ))}
-          </tbody>
-        </table>
-      )}
+    <>
+      <table className="history-table reconcile-table" aria-labelledby={labelledBy}>
+        <thead>
+          <tr>
+            <th scope="col">{category === 'by_hand' ? 'Stripe refund' : 'Request'}</th>
+            <th scope="col">Payment</th>
+            <th scope="col">In the journal</th>
+            <th scope="col">In Stripe</th>
+            <th scope="col">Links</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.rows.map((row) => (
+            <RowView key={`${row.effect_id ?? ''}:${row.stripe_refund ?? ''}`} row={row} byHand={category === 'by_hand'} />
+          ))}
+        </tbody>
+      </table>
       {result.count > result.rows.length && (
         <p className="muted">
           Showing the first {result.rows.length} of {result.count}; a shorter period shows the rest.
         </p>
       )}
-    </section>
+    </>
   );
 }
 

@@ -1,0 +1,39 @@
+import { LEDGER_OUTCOMES, type LedgerCurrencyTotals, type LedgerOutcome, type LedgerOutcomeTotal, type LedgerRow } from '../../shared/ledger.ts';
+
+/** The key of rows whose facts named no currency: their money is never put with a real currency's. */
+export const UNKNOWN_CURRENCY = 'unknown';
+
+/** Totals over some rows, per currency; each row counts once, in its own currency. */
+export interface TotalsFound {
+  count: number;
+  currencies: Record<string, LedgerCurrencyTotals>;
+}
+
+function emptyCurrency(): LedgerCurrencyTotals {
+  const byOutcome = Object.fromEntries(LEDGER_OUTCOMES.map((outcome) => [outcome, { count: 0, asked_minor: 0 }])) as Record<LedgerOutcome, LedgerOutcomeTotal>;
+  return { count: 0, asked_minor: 0, sent_minor: 0, failed_minor: 0, by_outcome: byOutcome };
+}
+
+/**
+ * Add up rows per currency: asked (every row, at the amount it asked for), sent (what Stripe
+ * refunded: sent and not reported failed), failed (sent, then reported failed or canceled), and
+ * each outcome's count and amount asked. Pure: the same rows give the same totals, in currency order.
+ */
+export function totalRows(rows: Iterable<LedgerRow>): TotalsFound {
+  const currencies: Record<string, LedgerCurrencyTotals> = {};
+  let count = 0;
+  for (const row of rows) {
+    const key = row.currency ?? UNKNOWN_CURRENCY;
+    const totals = currencies[key] ?? emptyCurrency();
+    currencies[key] = totals;
+    totals.count += 1;
+    totals.asked_minor += row.amount_asked_minor;
+    totals.sent_minor += row.amount_sent_minor ?? 0;
+    totals.failed_minor += row.amount_failed_minor ?? 0;
+    totals.by_outcome[row.outcome].count += 1;
+    totals.by_outcome[row.outcome].asked_minor += row.amount_asked_minor;
+    count += 1;
+  }
+  const sorted = Object.keys(currencies).sort();
+  return { count, currencies: Object.fromEntries(sorted.map((key) => [key, currencies[key]!])) };
+}
