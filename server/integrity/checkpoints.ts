@@ -6,7 +6,7 @@ import { type Checkpoint, readCheckpoint, signCheckpoint } from './checkpoint.ts
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { JournalDamagedError } from './damage.ts';
-import { checkpointDamage, type Epochs, originOf, readEpochs } from './epoch.ts';
+import { checkpointDamage, type Epochs, originOf, parseOrigin, readEpochs } from './epoch.ts';
 import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 // Signed checkpoints of the global chain: every `checkpoint_every_entries` entries or
@@ -74,7 +74,11 @@ export class Checkpointer {
     this.#journalId = journalId;
     const epochs = await readEpochs(views.journal, key, journalId, databaseFile);
     this.#epoch = epochs.current;
-    if (stored !== null) this.#hold(journal.size, epochs, stored.note, 'the store');
+    if (stored !== null) {
+      const problem = storedRowProblem(stored, key);
+      if (problem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${problem}`, { databaseFile });
+      this.#hold(journal.size, epochs, stored.note, 'the store');
+    }
     for (const mirror of mirrors) {
       let note: string | null;
       try {
@@ -125,7 +129,8 @@ export class Checkpointer {
     if (!whenGrown && head.size - this.#knownSize < config.checkpointEveryEntries) return null;
     // A build started without the start-up check (a test's) names its journal here.
     this.#journalId ??= store.ensureJournalId();
-    const newest = store.latest();
+    const newest = this.#newest();
+    if (newest === undefined) return null;
     this.#knownSize = Math.max(this.#knownSize, newest?.size ?? 0);
     const grown = head.size - (newest?.size ?? 0);
     if (grown <= 0 || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
@@ -158,8 +163,9 @@ export class Checkpointer {
   async verifyTail(journal: JournalStore): Promise<boolean> {
     const { store, views } = this.#parts;
     const head = views.head;
-    const newest = store.latest();
     if (head === null || views.unavailable !== null) return views.unavailable === null;
+    const newest = this.#newest();
+    if (newest === undefined) return false;
     const fromSize = newest === null || newest.epoch !== this.#epoch ? 0 : newest.size;
     let previous = fromSize === 0 ? null : newest?.head ?? null;
     let after = store.seqAtSize(fromSize) ?? 0;
@@ -181,6 +187,22 @@ export class Checkpointer {
       if (views.report(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * The store's newest checkpoint, once its size, head and epoch are the ones its note signed:
+   * those columns decide what is signed next and where the tail's check starts, and a row
+   * inserted with a size beyond its note would silence both. A row that disagrees is damage, and
+   * makes the views unavailable (undefined).
+   */
+  #newest(): StoredCheckpoint | null | undefined {
+    const { store, key, views } = this.#parts;
+    const newest = store.latest();
+    if (newest === null) return null;
+    const problem = storedRowProblem(newest, key);
+    if (problem === null) return newest;
+    views.report(new JournalCorruptError(`the newest checkpoint in the store ${problem}`, { seq: views.head?.seq ?? 0, effectId: 'unknown' }));
+    return undefined;
   }
 
   /** Sign as the journal grows: after each catch-up past the entry count, and on the timer when it grew at all. */
@@ -206,4 +228,16 @@ export class Checkpointer {
   #failed(error: unknown): void {
     this.#parts.log.warn({ event: 'checkpoint_failed', err: error }, 'a checkpoint could not be signed; the next one tries again');
   }
+}
+
+/** What is wrong with a stored checkpoint row: its note does not verify, or its columns are not what the note signed; null when it holds. */
+export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'>): string | null {
+  const read = readCheckpoint(row.note, key);
+  if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
+  const { size, head, origin } = read.checkpoint;
+  const epoch = parseOrigin(origin)?.epoch ?? null;
+  if (row.size !== size || row.head !== head || row.epoch !== epoch) {
+    return `says size ${row.size}, head ${row.head}, epoch ${row.epoch}, but its note signed ${size}, ${head}, epoch ${epoch ?? origin}: the row was written without the journal`;
+  }
+  return null;
 }
