@@ -2,7 +2,7 @@ import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpo
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views.ts';
-import { type Checkpoint, readCheckpoint, signCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { JournalDamagedError } from './damage.ts';
@@ -230,11 +230,23 @@ export class Checkpointer {
   }
 }
 
-/** What is wrong with a stored checkpoint row: its note does not verify, or its columns are not what the note signed; null when it holds. */
-export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'>): string | null {
-  const read = readCheckpoint(row.note, key);
-  if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
-  const { size, head, origin } = read.checkpoint;
+/**
+ * What is wrong with a stored checkpoint row: its note does not verify with `key`, or its columns
+ * are not what the note signed; null when it holds. With no key (an offline check given none),
+ * the note's body is read unverified and only the columns are held against it.
+ */
+export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'> | null): string | null {
+  let checkpoint: Checkpoint;
+  if (key === null) {
+    const body = unverifiedCheckpoint(row.note);
+    if (body === null) return 'is not a checkpoint note';
+    checkpoint = body;
+  } else {
+    const read = readCheckpoint(row.note, key);
+    if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
+    checkpoint = read.checkpoint;
+  }
+  const { size, head, origin } = checkpoint;
   const epoch = parseOrigin(origin)?.epoch ?? null;
   if (row.size !== size || row.head !== head || row.epoch !== epoch) {
     return `says size ${row.size}, head ${row.head}, epoch ${row.epoch}, but its note signed ${size}, ${head}, epoch ${epoch ?? origin}: the row was written without the journal`;
