@@ -50,6 +50,17 @@ const cases: Array<{ name: string; edit: (sqlite: Database.Database) => void; hi
     seq: 13,
   },
   {
+    name: 'a chain stored below seq 1, where reading the journal in order never looks',
+    edit: (s) => {
+      // Well-formed and hash-valid, with no seal: a replay that starts after seq 0 never reads it,
+      // but a read of its effect's chain would find a request already made.
+      const forged = rowOf(sealNext('PROPOSED', effectIdOf(9), fields('PROPOSED') as never, undefined, 1_700_000_000_000));
+      s.prepare('INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (-1, @effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)').run(forged);
+    },
+    says: /seq -1 .*outside the journal's order/,
+    seq: -1,
+  },
+  {
     name: 'two entries swapped within a chain',
     edit: (s) => {
       const a = row(s, 'seq = 2');
