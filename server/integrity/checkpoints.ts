@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
@@ -17,6 +18,8 @@ import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 /** Entries read a page while the tail is verified again. */
 const TAIL_PAGE = 1_000;
+/** A journal id as `CheckpointStore.ensureJournalId` makes one: 8 random bytes in hex. */
+const JOURNAL_ID = /^[0-9a-f]{16}$/;
 
 export { originOf } from './epoch.ts';
 
@@ -66,11 +69,7 @@ export class Checkpointer {
   async checkAtStart(journal: { size: number; head: string | null }): Promise<void> {
     const { store, log, mirrors, databaseFile, key, views } = this.#parts;
     const stored = store.latest();
-    const id = store.journalId();
-    if (id === null && stored !== null) {
-      throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
-    }
-    const journalId = id ?? store.ensureJournalId();
+    const journalId = storedJournalId(store, stored !== null, databaseFile) ?? store.ensureJournalId();
     this.#journalId = journalId;
     const epochs = await readEpochs(views.journal, key, journalId, databaseFile);
     this.#epoch = epochs.current;
@@ -268,4 +267,22 @@ export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'k
     return `says size ${row.size}, head ${row.head}, epoch ${row.epoch}, but its note signed ${size}, ${head}, epoch ${epoch ?? origin}: the row was written without the journal`;
   }
   return null;
+}
+
+/**
+ * The journal's id as the store keeps it, null when it has none yet. It names the journal in every
+ * checkpoint, and no trigger guards its table: a table removed, an id removed while checkpoints
+ * remain, or an id that is not one is damage, told as start-up tells damage.
+ */
+export function storedJournalId(store: CheckpointStore, hasCheckpoints: boolean, databaseFile: string): string | null {
+  let id: string | null;
+  try {
+    id = store.journalId();
+  } catch (error) {
+    if (!(error instanceof Database.SqliteError)) throw error;
+    throw new JournalDamagedError('journal_corrupt', `the journal id cannot be read (${error.message}): its table was removed or changed`, { databaseFile });
+  }
+  if (id === null && hasCheckpoints) throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
+  if (id !== null && !JOURNAL_ID.test(id)) throw new JournalDamagedError('journal_corrupt', 'the journal id is not one (16 lowercase hex characters): it was changed', { databaseFile });
+  return id;
 }
