@@ -57,8 +57,9 @@ export class JournalDamagedError extends Error {
  * other error, which is not the journal's.
  */
 export function unreadableDatabaseDamage(error: unknown, databaseFile: string): JournalDamagedError | null {
-  const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : null;
-  if (code === null || !(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
-  const said = (error as Error).message.replace(/\s+/g, ' ');
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return null;
+  const code = error.code;
+  if (!(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
+  const said = error.message.replace(/\s+/g, ' ');
   return new JournalDamagedError('journal_corrupt', `the database file cannot be read by SQLite (${code}: ${said}): its bytes were overwritten or damaged`, { databaseFile });
 }

@@ -14,7 +14,7 @@ export const VERIFY_USAGE =
   '  --keys  the JSON served at /.well-known/interlock-keys\n' +
   '  Without a key the chain is still checked, but entries cut off the end cannot be detected.\n' +
   '       npm run verify -- --journal <interlock.sqlite> [--key <public-key.pem> [--checkpoint <note>]]\n' +
-  '  Checks a journal database offline and read-only as start-up does (guards, every entry, both\n' +
+  '  Checks a journal database offline and read-only, the way start-up does (guards, every entry, both\n' +
   '  chains, its epochs and newest stored checkpoint, their signatures with --key), and with\n' +
   '  --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
 
