@@ -188,7 +188,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       assertTimeMs(entry.ts_ms);
       const row = rowOf(entry);
       try {
-        entryOfRow({ ...row, seq: i });
+        entryOfRow({ ...row, seq: i + 1 });
       } catch (error) {
         throw new TypeError(`sealed[${i}] is not a sealed entry whose hash holds: ${error instanceof Error ? error.message : String(error)}`);
       }

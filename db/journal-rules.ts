@@ -163,6 +163,9 @@ export interface CheckedBodies {
  * again (it is still parsed, so the caller gets an entry of its own, and checked against the row).
  */
 export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
+  // The journal numbers entries from 1; a row below that was put there by hand, where reading the
+  // journal in order (the replay, the global chain, the checkpoints) never looks.
+  if (!(row.seq >= 1)) throw corruptRow(row, "is stored outside the journal's order (its entries are numbered from 1)");
   let parsed: unknown;
   try {
     parsed = JSON.parse(row.body);

@@ -142,6 +142,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   });
   app = built;
   const stops: Array<() => Promise<void> | void> = [];
+  /** True once start-up's check held the journal: only then is its epoch known and a checkpoint signed at stop. */
+  let checked = false;
   const checkpointer = new Checkpointer({
     store: services.checkpoints,
     views,
@@ -160,6 +162,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       await checkpointer.checkAtStart(outcome);
       // A first checkpoint of what start-up verified, when the journal grew since the last one.
       await checkpointer.sign(true);
+      checked = true;
       return outcome;
     },
     async start() {
@@ -219,6 +222,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     async close() {
       for (const stop of stops.splice(0).reverse()) await stop();
       await built.close();
+      // Every request has been answered: the last checkpoint covers all this process verified.
+      if (checked) await checkpointer.signAtStop();
       // Last, once nothing of this process calls Stripe any more: a request still answering could wait on it.
       await services.budget.stop();
       ownChannels?.close();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase } from '../db/open.ts';
+import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { loadConfig } from './config/load.ts';
@@ -11,7 +11,7 @@ import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
-import { JournalDamagedError } from './integrity/damage.ts';
+import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damage.ts';
 import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
@@ -53,6 +53,15 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
   return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})`, sandboxUrl: sandbox.url };
 }
 
+/** Open the journal's database; a file SQLite cannot read is journal damage, told in one line like any other. */
+function openJournalDatabase(file: string): OpenDatabase {
+  try {
+    return openDatabase(file);
+  } catch (error) {
+    throw unreadableDatabaseDamage(error, file) ?? error;
+  }
+}
+
 /**
  * Start Interlock from the parsed environment: config, data folder, Stripe, the app (built by
  * `buildInterlock`, as the tests build it), listen, then recovery. `/readyz` answers ready only
@@ -71,7 +80,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   mkdirSync(env.dataDir, { recursive: true });
   // Read before anything is opened or started, so a key that cannot be used stops the start at once.
   const signing = resolveSigningKey(env);
-  const database = openDatabase(env.dbPath);
+  const database = openJournalDatabase(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
   const interlock = await buildInterlock({
     config,
@@ -93,7 +102,8 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
   try {
     await interlock.check();
-  } catch (error) {
+  } catch (caught) {
+    const error = unreadableDatabaseDamage(caught, database.file) ?? caught;
     if (error instanceof JournalDamagedError) {
       app.log.fatal({ code: error.code, seq: error.site?.seq ?? null, effectId: error.site?.effectId ?? null }, error.message);
       await interlock.close();

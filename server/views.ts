@@ -110,7 +110,11 @@ export class Views {
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal);
-    this.#journal = guardJournal(options.journal, { assertAvailable: () => this.assertAvailable(), report: (error) => this.report(error) });
+    this.#journal = guardJournal(options.journal, {
+      assertAvailable: () => this.assertAvailable(),
+      report: (error) => this.report(error),
+      holdChain: (effectId, chain) => this.#holdChain(effectId, chain),
+    });
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
     this.#ledger = new LedgerProjection(options.inboxName);
@@ -282,13 +286,32 @@ export class Views {
     return change.after === null ? change : { ...change, after: this.#decorate(change.after) };
   }
 
+  /**
+   * A chain read from the journal now must extend the chain as the views verified it: the entry
+   * they applied last is still at its place. Rows removed or rewritten under the running server
+   * (every hash of what is left may hold) would otherwise make a refund already sent look new.
+   */
+  #holdChain(effectId: string, chain: readonly Entry[]): void {
+    const tail = this.#follower.tail(effectId);
+    if (tail === undefined || chain[tail.length - 1]?.hash === tail.hash) return;
+    throw new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified: the chain was cut or rewritten behind the journal`, { seq: tail.seq, effectId });
+  }
+
   /** One chain as far as the views verified it (`CaughtUp.chain`). */
   async #verifiedChain(effectId: string): Promise<Entry[]> {
     const tail = this.#follower.tail(effectId);
     if (tail === undefined) return [];
     // The journal checks every hash and link of the chain again; the last entry the views applied
     // must then be the very one they verified, which pins every entry before it.
-    const chain = (await this.#journal.entries(effectId)).slice(0, tail.length);
+    let read: Entry[];
+    try {
+      read = await this.#journal.entries(effectId);
+    } catch (error) {
+      // The guard has reported it already; the caller is told the views stand failed.
+      if (error instanceof JournalCorruptError) throw this.#fail(error);
+      throw error;
+    }
+    const chain = read.slice(0, tail.length);
     if (chain.at(-1)?.hash !== tail.hash) {
       throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
     }

@@ -131,15 +131,33 @@ export function readCheckpoint(note: string, key: { publicKeyPem: string; keyId:
     signedByKey = true;
   }
   if (!signedByKey) return fail('unknown_key', `the note has no signature by ${name}`);
+  const read = checkpointOfBody(body);
+  if (typeof read === 'string') return fail('malformed_checkpoint', read);
+  return { ok: true, checkpoint: read, keyName: name };
+}
+
+/**
+ * What a note's body says, its signatures unchecked: for an offline check given no key, which
+ * still holds the journal against what the checkpoint claims (a journal short of it was cut, or
+ * the checkpoint was forged; either is damage). Null for text that is not a checkpoint note.
+ */
+export function unverifiedCheckpoint(note: string): Checkpoint | null {
+  if (typeof note !== 'string') return null;
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0) return null;
+  const read = checkpointOfBody(note.slice(0, split + 1));
+  return typeof read === 'string' ? null : read;
+}
+
+/** The checkpoint a note's body (its lines up to the empty one) holds, or what is wrong with it. */
+function checkpointOfBody(body: string): Checkpoint | string {
   const [origin = '', sizeText = '', root = '', ...extensions] = body.slice(0, -1).split('\n');
   const rootBytes = Buffer.from(root, 'base64');
   if (!/^(0|[1-9][0-9]*)$/.test(sizeText) || rootBytes.length !== 32 || rootBytes.toString('base64') !== root || extensions.some((line) => line.length === 0)) {
-    return fail('malformed_checkpoint', 'a checkpoint is its origin, its size in decimal and its 32-byte head in base64, one a line');
+    return 'a checkpoint is its origin, its size in decimal and its 32-byte head in base64, one a line';
   }
   const checkpoint = { origin, size: Number(sizeText), head: rootBytes.toString('hex') };
-  const problem = checkpointProblem(checkpoint);
-  if (problem !== null) return fail('malformed_checkpoint', problem);
-  return { ok: true, checkpoint, keyName: name };
+  return checkpointProblem(checkpoint) ?? checkpoint;
 }
 
 /**

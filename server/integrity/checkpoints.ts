@@ -1,12 +1,13 @@
+import Database from 'better-sqlite3';
 import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views.ts';
-import { type Checkpoint, readCheckpoint, signCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { JournalDamagedError } from './damage.ts';
-import { checkpointDamage, type Epochs, originOf, readEpochs } from './epoch.ts';
+import { checkpointDamage, type Epochs, originOf, parseOrigin, readEpochs } from './epoch.ts';
 import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 // Signed checkpoints of the global chain: every `checkpoint_every_entries` entries or
@@ -17,6 +18,8 @@ import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 /** Entries read a page while the tail is verified again. */
 const TAIL_PAGE = 1_000;
+/** A journal id as `CheckpointStore.ensureJournalId` makes one: 8 random bytes in hex. */
+const JOURNAL_ID = /^[0-9a-f]{16}$/;
 
 export { originOf } from './epoch.ts';
 
@@ -66,15 +69,15 @@ export class Checkpointer {
   async checkAtStart(journal: { size: number; head: string | null }): Promise<void> {
     const { store, log, mirrors, databaseFile, key, views } = this.#parts;
     const stored = store.latest();
-    const id = store.journalId();
-    if (id === null && stored !== null) {
-      throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
-    }
-    const journalId = id ?? store.ensureJournalId();
+    const journalId = storedJournalId(store, stored !== null, databaseFile) ?? store.ensureJournalId();
     this.#journalId = journalId;
     const epochs = await readEpochs(views.journal, key, journalId, databaseFile);
     this.#epoch = epochs.current;
-    if (stored !== null) this.#hold(journal.size, epochs, stored.note, 'the store');
+    if (stored !== null) {
+      const problem = storedRowProblem(stored, key);
+      if (problem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${problem}`, { databaseFile });
+      this.#hold(journal.size, epochs, stored.note, 'the store');
+    }
     for (const mirror of mirrors) {
       let note: string | null;
       try {
@@ -125,7 +128,8 @@ export class Checkpointer {
     if (!whenGrown && head.size - this.#knownSize < config.checkpointEveryEntries) return null;
     // A build started without the start-up check (a test's) names its journal here.
     this.#journalId ??= store.ensureJournalId();
-    const newest = store.latest();
+    const newest = this.#newest();
+    if (newest === undefined) return null;
     this.#knownSize = Math.max(this.#knownSize, newest?.size ?? 0);
     const grown = head.size - (newest?.size ?? 0);
     if (grown <= 0 || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
@@ -158,8 +162,9 @@ export class Checkpointer {
   async verifyTail(journal: JournalStore): Promise<boolean> {
     const { store, views } = this.#parts;
     const head = views.head;
-    const newest = store.latest();
     if (head === null || views.unavailable !== null) return views.unavailable === null;
+    const newest = this.#newest();
+    if (newest === undefined) return false;
     const fromSize = newest === null || newest.epoch !== this.#epoch ? 0 : newest.size;
     let previous = fromSize === 0 ? null : newest?.head ?? null;
     let after = store.seqAtSize(fromSize) ?? 0;
@@ -180,6 +185,38 @@ export class Checkpointer {
     } catch (error) {
       if (views.report(error)) return false;
       throw error;
+    }
+  }
+
+  /**
+   * The store's newest checkpoint, once its size, head and epoch are the ones its note signed:
+   * those columns decide what is signed next and where the tail's check starts, and a row
+   * inserted with a size beyond its note would silence both. A row that disagrees is damage, and
+   * makes the views unavailable (undefined).
+   */
+  #newest(): StoredCheckpoint | null | undefined {
+    const { store, key, views } = this.#parts;
+    const newest = store.latest();
+    if (newest === null) return null;
+    const problem = storedRowProblem(newest, key);
+    if (problem === null) return newest;
+    views.report(new JournalCorruptError(`the newest checkpoint in the store ${problem}`, { seq: views.head?.seq ?? 0, effectId: 'unknown' }));
+    return undefined;
+  }
+
+  /**
+   * At a graceful stop, once nothing writes any more: sign everything the views verified. The
+   * entries since the last checkpoint are covered by no signature, so cut off the end while the
+   * server is stopped they would leave a journal that agrees with every mirror (and a refund
+   * among them would look new when asked again). Never throws: a stop goes on regardless.
+   */
+  async signAtStop(): Promise<void> {
+    const { views } = this.#parts;
+    try {
+      await views.current();
+      await this.sign(true);
+    } catch (error) {
+      if (!views.report(error)) this.#failed(error);
     }
   }
 
@@ -206,4 +243,46 @@ export class Checkpointer {
   #failed(error: unknown): void {
     this.#parts.log.warn({ event: 'checkpoint_failed', err: error }, 'a checkpoint could not be signed; the next one tries again');
   }
+}
+
+/**
+ * What is wrong with a stored checkpoint row: its note does not verify with `key`, or its columns
+ * are not what the note signed; null when it holds. With no key (an offline check given none),
+ * the note's body is read unverified and only the columns are held against it.
+ */
+export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'> | null): string | null {
+  let checkpoint: Checkpoint;
+  if (key === null) {
+    const body = unverifiedCheckpoint(row.note);
+    if (body === null) return 'is not a checkpoint note';
+    checkpoint = body;
+  } else {
+    const read = readCheckpoint(row.note, key);
+    if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
+    checkpoint = read.checkpoint;
+  }
+  const { size, head, origin } = checkpoint;
+  const epoch = parseOrigin(origin)?.epoch ?? null;
+  if (row.size !== size || row.head !== head || row.epoch !== epoch) {
+    return `says size ${row.size}, head ${row.head}, epoch ${row.epoch}, but its note signed ${size}, ${head}, epoch ${epoch ?? origin}: the row was written without the journal`;
+  }
+  return null;
+}
+
+/**
+ * The journal's id as the store keeps it, null when it has none yet. It names the journal in every
+ * checkpoint, and no trigger guards its table: a table removed, an id removed while checkpoints
+ * remain, or an id that is not one is damage, told as start-up tells damage.
+ */
+export function storedJournalId(store: CheckpointStore, hasCheckpoints: boolean, databaseFile: string): string | null {
+  let id: string | null;
+  try {
+    id = store.journalId();
+  } catch (error) {
+    if (!(error instanceof Database.SqliteError)) throw error;
+    throw new JournalDamagedError('journal_corrupt', `the journal id cannot be read (${error.message}): its table was removed or changed`, { databaseFile });
+  }
+  if (id === null && hasCheckpoints) throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });
+  if (id !== null && !JOURNAL_ID.test(id)) throw new JournalDamagedError('journal_corrupt', 'the journal id is not one (16 lowercase hex characters): it was changed', { databaseFile });
+  return id;
 }

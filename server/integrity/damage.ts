@@ -50,3 +50,16 @@ export class JournalDamagedError extends Error {
     return new JournalDamagedError('journal_corrupt', corrupt.message, { site: { seq: corrupt.seq, effectId: corrupt.effectId }, databaseFile });
   }
 }
+
+/**
+ * The damage SQLite itself reports: a file that is not a database (SQLITE_NOTADB) or whose pages
+ * are broken (SQLITE_CORRUPT and its kinds), as bytes written over the file leave it. Null for any
+ * other error, which is not the journal's.
+ */
+export function unreadableDatabaseDamage(error: unknown, databaseFile: string): JournalDamagedError | null {
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return null;
+  const code = error.code;
+  if (!(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
+  const said = error.message.replace(/\s+/g, ' ');
+  return new JournalDamagedError('journal_corrupt', `the database file cannot be read by SQLite (${code}: ${said}): its bytes were overwritten or damaged`, { databaseFile });
+}

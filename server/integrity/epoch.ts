@@ -4,7 +4,7 @@ import type { JsonObject } from '../../shared/json.ts';
 import { canonical } from '../../shared/receipts/canonical.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { SigningKey } from '../receipts/keys.ts';
-import { type Checkpoint, readCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { JournalDamagedError } from './damage.ts';
 
 // Epochs: a restored journal is behind its mirrors by design, so a restore starts a new epoch.
@@ -46,9 +46,10 @@ export interface Epochs {
 /**
  * Read and check the journal's epoch entries: numbered 1, 2, … in order, each signed with the
  * receipt key, each naming (when it names one) a checkpoint of this journal's epoch before it
- * that verifies. Anything else is damage.
+ * that verifies. Anything else is damage. With no key (an offline check given none), the
+ * signatures go unchecked and the rest is checked as far as the entries themselves say.
  */
-export async function readEpochs(journal: JournalStore, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'>, journalId: string, databaseFile: string): Promise<Epochs> {
+export async function readEpochs(journal: JournalStore, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'> | null, journalId: string, databaseFile: string): Promise<Epochs> {
   const starts = (await journal.entries(EPOCH_CHAIN_ID)).filter((entry): entry is EpochEntry => entry.kind === 'EPOCH');
   starts.forEach((entry, i) => {
     const problem = epochProblem(entry, i + 1, key, journalId);
@@ -57,15 +58,23 @@ export async function readEpochs(journal: JournalStore, key: Pick<SigningKey, 'k
   return { current: starts.length, starts };
 }
 
-function epochProblem(entry: EpochEntry, epoch: number, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'>, journalId: string): string | null {
+function epochProblem(entry: EpochEntry, epoch: number, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'> | null, journalId: string): string | null {
   if (entry.epoch !== epoch) return `says it began epoch ${entry.epoch}`;
-  if (entry.key_id !== key.keyId) return `is signed with key ${entry.key_id}, not the receipt key ${key.keyId}`;
-  const signed = verify(null, Buffer.from(epochSigningInput(entry), 'utf8'), createPublicKey(key.publicKeyPem), Buffer.from(entry.signature, 'base64url'));
-  if (!signed) return 'does not verify with the receipt key: it was not written by a restore that held the key';
+  if (key !== null) {
+    if (entry.key_id !== key.keyId) return `is signed with key ${entry.key_id}, not the receipt key ${key.keyId}`;
+    const signed = verify(null, Buffer.from(epochSigningInput(entry), 'utf8'), createPublicKey(key.publicKeyPem), Buffer.from(entry.signature, 'base64url'));
+    if (!signed) return 'does not verify with the receipt key: it was not written by a restore that held the key';
+  }
   if (entry.previous === null) return null;
-  const read = readCheckpoint(entry.previous.note, key);
-  if (!read.ok) return `names a checkpoint that does not verify (${read.code})`;
-  const { origin, size, head } = read.checkpoint;
+  let named: Checkpoint | null;
+  if (key === null) named = unverifiedCheckpoint(entry.previous.note);
+  else {
+    const read = readCheckpoint(entry.previous.note, key);
+    if (!read.ok) return `names a checkpoint that does not verify (${read.code})`;
+    named = read.checkpoint;
+  }
+  if (named === null) return 'names a checkpoint that is not a checkpoint note';
+  const { origin, size, head } = named;
   if (origin !== entry.previous.origin || size !== entry.previous.size || head !== entry.previous.head) return 'names a checkpoint other than the note it carries';
   if (origin !== originOf(journalId, epoch - 1)) return `names a checkpoint of ${origin}, not of this journal's epoch ${epoch - 1}`;
   return null;

@@ -3,7 +3,7 @@ import { needsSealing, SealRefusedError, sealUnsealedJournal } from '../../db/jo
 import type { OpenDatabase } from '../../db/open.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { Views } from '../views.ts';
-import { JournalDamagedError } from './damage.ts';
+import { type DamageSite, JournalDamagedError } from './damage.ts';
 
 // Start-up's integrity check, before the server listens: the schema's guards, the global chain
 // (sealing a journal an earlier Interlock wrote), the replay that verifies every entry, and the
@@ -32,6 +32,11 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
   const databaseFile = database.file;
   const problems = guardProblems(database.sqlite);
   if (problems.length > 0) throw new JournalDamagedError('journal_guard_missing', describeGuardProblems(problems), { databaseFile });
+  // Before sealing: a journal with a row the replay never reads is refused, not sealed.
+  const hidden = rowOutsideTheOrder(database);
+  if (hidden !== null) {
+    throw new JournalDamagedError('journal_corrupt', `journal entry seq ${hidden.seq} is stored outside the journal's order (its entries are numbered from 1), where the replay never reads it`, { site: hidden, databaseFile });
+  }
   const sealed = parts.seal === false ? refuseUnsealed(database) : await sealIfUnsealed(database, parts.log);
   const corrupt = await views.replayAtStart();
   if (corrupt !== null) throw JournalDamagedError.fromCorrupt(corrupt, databaseFile);
@@ -44,6 +49,16 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
     throw new JournalDamagedError('journal_corrupt', `the global chain goes on to seq ${stored?.seq ?? 0} but the entries end at seq ${replayed?.seq ?? 0}: entries were removed from the end`, { site, databaseFile });
   }
   return { size: replayed?.size ?? 0, head: replayed?.globalHash ?? null, sealed };
+}
+
+/**
+ * A row the replay did not read: it reads every entry numbered from 1, so a row stored below that
+ * (by hand: hash-valid, its chain's own, and read by anyone who asks for its effect) would go
+ * unchecked. Found by key, at once; null when there is none.
+ */
+function rowOutsideTheOrder(database: OpenDatabase): DamageSite | null {
+  const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
+  return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
 }
 
 /** A read-only check cannot seal: a journal with entries and no global chain is reported. */

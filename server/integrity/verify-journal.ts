@@ -6,14 +6,16 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import type { OpenDatabase } from '../../db/open.ts';
 import * as schema from '../../db/schema.ts';
 import { Views } from '../views.ts';
-import { readCheckpoint } from './checkpoint.ts';
+import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
+import { storedJournalId, storedRowProblem } from './checkpoints.ts';
 import { JournalDamagedError } from './damage.ts';
 import { checkpointDamage, readEpochs } from './epoch.ts';
 import { checkJournalAtStart } from './start-check.ts';
 
 // `npm run verify -- --journal <file>`: the start-up check, offline and read-only, on a copy of
 // the database (or the database itself, which it never writes): the guards, every entry, the
-// global chain, and with `--checkpoint` a signed checkpoint it must agree with.
+// global chain, the journal's id, epochs and newest stored checkpoint (their signatures with
+// `--key`), and with `--checkpoint` a signed checkpoint it must agree with.
 
 /** What the journal check found. */
 export interface JournalReport {
@@ -27,8 +29,13 @@ export interface JournalReport {
   problem: { code: string; message: string; seq: number | null; effect_id: string | null } | null;
 }
 
-/** Check a journal database file, and with a checkpoint note and its key, that the journal agrees with it. */
-export async function verifyJournalFile(file: string, against?: { note: string; publicKeyPem: string; keyId: string }): Promise<JournalReport> {
+/**
+ * Check a journal database file as start-up does, read-only: the guards, every entry, both chains,
+ * its id, its epochs and its newest stored checkpoint; with the public key, the signatures of
+ * those (without, what they claim is still held against the journal); and with a checkpoint note
+ * too, that the journal agrees with it.
+ */
+export async function verifyJournalFile(file: string, against?: { note?: string; publicKeyPem: string; keyId: string }): Promise<JournalReport> {
   const report: JournalReport = { valid: false, file, size: null, head: null, checkpoint: null, problem: null };
   const problem = (code: string, message: string, site: { seq: number; effectId: string } | null = null): JournalReport => ({
     ...report,
@@ -44,14 +51,24 @@ export async function verifyJournalFile(file: string, against?: { note: string; 
     const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log: { info: () => {} }, seal: false });
     report.size = outcome.size;
     report.head = outcome.head;
-    if (against !== undefined) {
+    const key = against === undefined ? null : { publicKeyPem: against.publicKeyPem, keyId: against.keyId };
+    const store = new CheckpointStore(db);
+    const stored = store.latest();
+    const journalId = storedJournalId(store, stored !== null, file) ?? '';
+    const epochs = await readEpochs(views.journal, key, journalId, file);
+    const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
+    if (stored !== null) {
+      // As start-up holds it: a row that is not its note, or a journal short of it, is damage.
+      const rowProblem = storedRowProblem(stored, key);
+      if (rowProblem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${rowProblem}`, { databaseFile: file });
+      const claimed = unverifiedCheckpoint(stored.note);
+      const damage = claimed === null ? null : checkpointDamage(claimed, held, 'the store', file);
+      if (damage !== null) throw damage;
+    }
+    if (against?.note !== undefined) {
       const read = readCheckpoint(against.note, { publicKeyPem: against.publicKeyPem, keyId: against.keyId });
       if (!read.ok) return problem('checkpoint_invalid', `the checkpoint does not verify: ${read.code}: ${read.message}`);
       report.checkpoint = read.checkpoint;
-      const store = new CheckpointStore(db);
-      const journalId = store.journalId() ?? '';
-      const epochs = await readEpochs(views.journal, against, journalId, file);
-      const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
       const damage = checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
       if (damage !== null) throw damage;
     }

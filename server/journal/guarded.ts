@@ -1,3 +1,4 @@
+import type { Entry } from '../../shared/entries.ts';
 import type { JournalStore } from './store.ts';
 
 /** What a guarded journal asks of whoever judges the journal (server/views.ts). */
@@ -6,6 +7,11 @@ export interface JournalWatch {
   assertAvailable(): void;
   /** Told every error a call met: a corrupt row makes the journal stand failed from then on. */
   report(error: unknown): boolean;
+  /**
+   * Throws (a JournalCorruptError) when `chain`, read from the journal just now, does not extend
+   * the chain as the watch verified it: rows removed or rewritten behind the journal's back.
+   */
+  holdChain(effectId: string, chain: readonly Entry[]): void;
 }
 
 /**
@@ -25,9 +31,29 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     }
   };
   return {
-    entries: (effectId) => guarded(() => journal.entries(effectId)),
+    // Every chain read for a decision is held against the one the watch verified first, so a
+    // chain cut or rewritten under the running server is never taken for what it says.
+    entries: (effectId) =>
+      guarded(async () => {
+        const chain = await journal.entries(effectId);
+        watch.holdChain(effectId, chain);
+        return chain;
+      }),
     append: (kind, effectId, fields, options) => guarded(() => journal.append(kind, effectId, fields, options)),
-    appendIf: (kind, effectId, check, fields, claim, guard) => guarded(() => journal.appendIf(kind, effectId, check, fields, claim, guard)),
+    appendIf: (kind, effectId, check, fields, claim, guard) =>
+      guarded(() =>
+        journal.appendIf(
+          kind,
+          effectId,
+          (chain) => {
+            watch.holdChain(effectId, chain);
+            return check(chain);
+          },
+          fields,
+          claim,
+          guard,
+        ),
+      ),
     reservations: (key) => guarded(() => journal.reservations(key)),
     claim: (effectId, owner, ttlMs) => guarded(() => journal.claim(effectId, owner, ttlMs)),
     release: (effectId, owner) => guarded(() => journal.release(effectId, owner)),

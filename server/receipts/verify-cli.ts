@@ -13,9 +13,10 @@ export const VERIFY_USAGE =
   '  --key   a PEM public key (receipt-signing-key.pub.pem)\n' +
   '  --keys  the JSON served at /.well-known/interlock-keys\n' +
   '  Without a key the chain is still checked, but entries cut off the end cannot be detected.\n' +
-  '       npm run verify -- --journal <interlock.sqlite> [--checkpoint <note> --key <public-key.pem>]\n' +
-  '  Checks a journal database offline and read-only (guards, every entry, the global chain), and\n' +
-  '  with --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
+  '       npm run verify -- --journal <interlock.sqlite> [--key <public-key.pem> [--checkpoint <note>]]\n' +
+  '  Checks a journal database offline and read-only, the way start-up does (guards, every entry, both\n' +
+  '  chains, its epochs and newest stored checkpoint, their signatures with --key), and with\n' +
+  '  --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
 
 /** What one run of the verifier prints and how it exits. */
 export interface CliOutcome {
@@ -45,12 +46,13 @@ async function runJournalMode(args: readonly string[]): Promise<CliOutcome> {
     parseArgs({ args: [...args], allowPositionals: true, strict: true, options: { journal: { type: 'string' }, checkpoint: { type: 'string' }, key: { type: 'string' } } }),
   );
   if (positionals.length > 0) throw new UsageError(`--journal takes no receipt file, got ${positionals.join(' ')}`);
-  if ((values.checkpoint === undefined) !== (values.key === undefined)) throw new UsageError('--checkpoint needs --key, the public key it was signed with');
+  if (values.checkpoint !== undefined && values.key === undefined) throw new UsageError('--checkpoint needs --key, the public key it was signed with');
   const file = values.journal ?? '';
-  let against: { note: string; publicKeyPem: string; keyId: string } | undefined;
-  if (values.checkpoint !== undefined && values.key !== undefined) {
+  let against: { note?: string; publicKeyPem: string; keyId: string } | undefined;
+  if (values.key !== undefined) {
     const publicKeyPem = readPemKey(values.key);
-    against = { note: noteOf(readTextFile(values.checkpoint, 'checkpoint')), publicKeyPem, keyId: keyIdFor(createPublicKey(publicKeyPem)) };
+    against = { publicKeyPem, keyId: keyIdFor(createPublicKey(publicKeyPem)) };
+    if (values.checkpoint !== undefined) against.note = noteOf(readTextFile(values.checkpoint, 'checkpoint'));
   }
   const report = await verifyJournalFile(file, against);
   return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalCorruptError } from '../../server/journal/store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
+import { rowOf, sealNext } from '../../db/journal-rules.ts';
 import { blockWhileDispatched, cleanUpDatabases, effectIdOf, fakeClock, fields, openTempDatabase } from '../support/db-journals.ts';
 
 afterEach(cleanUpDatabases);
@@ -80,5 +81,20 @@ describe('SqliteJournal on a tampered file', () => {
     sqlite.exec(`UPDATE entries SET body = json_set(body, '$.lease', 'forged') WHERE seq = 2`);
     expect(await journal.scan(0, 1)).toHaveLength(1);
     await expect(journal.scan(0, 10)).rejects.toThrow(/seq 2 does not match its hash/);
+  });
+
+  it('a chain stored below seq 1 (where reading the journal in order never looks) is refused by every read of it, not taken as a request already made', async () => {
+    const { journal, sqlite, rowCount } = await tamperableJournal();
+    // Hash-valid and linked, a whole chain of its own: no trigger refuses an INSERT.
+    const proposed = sealNext('PROPOSED', movedEid, fields('PROPOSED') as never, undefined, 1_700_000_000_000);
+    const dispatched = sealNext('DISPATCHED', movedEid, fields('DISPATCHED') as never, proposed, 1_700_000_000_000);
+    const insert = sqlite.prepare('INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (@seq, @effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)');
+    insert.run({ ...rowOf(proposed), seq: -2 });
+    insert.run({ ...rowOf(dispatched), seq: 0 });
+    await expect(journal.entries(movedEid)).rejects.toThrow(/seq -2 .*outside the journal's order/);
+    // A forged open dispatch must not start a recovery.
+    await expect(journal.inFlight()).rejects.toThrow(JournalCorruptError);
+    await expect(journal.append('COMMITTED', movedEid, fields('COMMITTED'))).rejects.toThrow(JournalCorruptError);
+    expect(rowCount()).toBe(5);
   });
 });

@@ -1,7 +1,10 @@
+import fs from 'node:fs';
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
+import { parseEnv } from '../../server/env.ts';
+import { startInterlock } from '../../server/runtime.ts';
 import { rowOf, sealNext } from '../../db/journal-rules.ts';
 import { cleanUpDatabases, effectIdOf, fields } from '../support/db-journals.ts';
 import { runServerToExit } from '../support/server-process.ts';
@@ -48,6 +51,17 @@ const cases: Array<{ name: string; edit: (sqlite: Database.Database) => void; hi
     },
     says: /seq 13 has no global seal: it was not written by the journal/,
     seq: 13,
+  },
+  {
+    name: 'a chain stored below seq 1, where reading the journal in order never looks',
+    edit: (s) => {
+      // Well-formed and hash-valid, with no seal: a replay that starts after seq 0 never reads it,
+      // but a read of its effect's chain would find a request already made.
+      const forged = rowOf(sealNext('PROPOSED', effectIdOf(9), fields('PROPOSED') as never, undefined, 1_700_000_000_000));
+      s.prepare('INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (-1, @effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)').run(forged);
+    },
+    says: /seq -1 .*outside the journal's order/,
+    seq: -1,
   },
   {
     name: 'two entries swapped within a chain',
@@ -125,6 +139,24 @@ describe('start-up refuses a journal changed behind its back', () => {
       if (c.seq !== undefined) expect(report.problem.seq).toBe(c.seq);
     });
   }
+
+  it.each([
+    ['overwritten with bytes that are not SQLite at all', (file: string) => fs.writeFileSync(file, Buffer.alloc(8_192, 0x5a))],
+    [
+      'with its pages’ headers broken',
+      (file: string) => {
+        const fd = fs.openSync(file, 'r+');
+        for (let at = 4_096; at < fs.statSync(file).size; at += 4_096) fs.writeSync(fd, Buffer.alloc(8, 0xff), 0, 8, at);
+        fs.closeSync(fd);
+      },
+    ],
+  ])('a database file %s is journal damage, told in the one line (npm start prints it and exits 2)', async (_how, damage) => {
+    const file = copyJournal(await writeJournal(40));
+    damage(file);
+    const started = startInterlock(parseEnv({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent' }));
+    await expect(started).rejects.toThrow(JournalDamagedError);
+    await expect(started).rejects.toThrow(/^journal damaged: the database file cannot be read by SQLite \(SQLITE_[A-Z_]+: [^\n]*\): its bytes were overwritten or damaged; restore the database from a backup/);
+  });
 
   it('npm start prints the one line and exits 2, with no stack trace, and serves nothing', async () => {
     const file = copyJournal(await writeJournal());
