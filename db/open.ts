@@ -62,7 +62,7 @@ function switchToWal(sqlite: Database.Database): void {
       sqlite.pragma('journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= giveUpAtMs) throw error;
+      if (!(error instanceof Database.SqliteError) || error.code !== 'SQLITE_BUSY' || Date.now() >= giveUpAtMs) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, walSwitchPauseMs);
     }
   }

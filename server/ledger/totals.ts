@@ -10,7 +10,9 @@ export interface TotalsFound {
 }
 
 function emptyCurrency(): LedgerCurrencyTotals {
-  const byOutcome = Object.fromEntries(LEDGER_OUTCOMES.map((outcome) => [outcome, { count: 0, asked_minor: 0 }])) as Record<LedgerOutcome, LedgerOutcomeTotal>;
+  const none = (): LedgerOutcomeTotal => ({ count: 0, asked_minor: 0 });
+  // Every outcome spelled out: a new one in LEDGER_OUTCOMES does not compile until it is here.
+  const byOutcome: Record<LedgerOutcome, LedgerOutcomeTotal> = { open: none(), refunded: none(), failed_at_stripe: none(), rejected: none(), repaired: none(), refused: none(), ambiguous: none(), closed: none() };
   return { count: 0, asked_minor: 0, sent_minor: 0, failed_minor: 0, by_outcome: byOutcome };
 }
 

@@ -51,6 +51,7 @@ const PURE_CORE = [
   'server/inbox/escalation.ts',
   'server/inbox/summary.ts',
   'server/inbox/decide.ts',
+  'server/ledger/outcome.ts',
 ];
 
 function offenders(files: string[], bad: (imports: { local: string[]; packages: string[] }, file: string) => string[]): string[] {
