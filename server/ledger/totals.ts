@@ -1,4 +1,4 @@
-import { type LedgerCurrencyTotals, type LedgerOutcome, type LedgerOutcomeTotal, type LedgerRow } from '../../shared/ledger.ts';
+import type { LedgerCurrencyTotals, LedgerOutcome, LedgerOutcomeTotal, LedgerRow } from '../../shared/ledger.ts';
 
 /** The key of rows whose facts named no currency: their money is never put with a real currency's. */
 export const UNKNOWN_CURRENCY = 'unknown';
