@@ -51,6 +51,10 @@ const PURE_CORE = [
   'server/inbox/escalation.ts',
   'server/inbox/summary.ts',
   'server/inbox/decide.ts',
+  'server/throttle/login.ts',
+  'server/throttle/rate.ts',
+  'server/throttle/client-address.ts',
+  'server/http/served-hosts.ts',
 ];
 
 function offenders(files: string[], bad: (imports: { local: string[]; packages: string[] }, file: string) => string[]): string[] {
