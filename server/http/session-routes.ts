@@ -117,6 +117,7 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
     if (!person || !ok) throw new AppError('unauthorized', 'that name and password do not match');
     throttle.succeeded(name, request.ip);
     const { id, session } = sessions.create(person.name);
+    // The session cookie first: clients that keep one cookie of a login keep the first.
     cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
     deviceCookie(reply, person.name);
     return sessionInfo(services, person, session);

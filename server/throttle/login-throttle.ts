@@ -23,7 +23,7 @@ export class LoginThrottle {
   ) {}
 
   /** Ask before hashing: a `try` is counted as a failure until `succeeded` takes it back. */
-  check(name: string, address: string, knownDevice: boolean): LoginCheck {
+  check(name: string, address: string | undefined, knownDevice: boolean): LoginCheck {
     const nowMs = this.options.wallMs();
     const pairKey = pairKeyOf(name, address);
     const verdict = decideLoginAttempt({
@@ -40,13 +40,13 @@ export class LoginThrottle {
   }
 
   /** The password was right: that address starts again from nothing, and the name's count loses the attempt. */
-  succeeded(name: string, address: string): void {
+  succeeded(name: string, address: string | undefined): void {
     this.#pairs.delete(pairKeyOf(name, address));
     this.#names.set(name, nameAfterSuccess(this.#names.get(name), this.options.wallMs(), this.options.failuresPerHour));
   }
 }
 
 /** Names are `[a-z0-9._-]` in the config, but a login may send anything: JSON keeps the two parts apart. */
-function pairKeyOf(name: string, address: string): string {
+function pairKeyOf(name: string, address: string | undefined): string {
   return JSON.stringify([name, addressKeyOf(address)]);
 }
