@@ -7,6 +7,7 @@ import { readIntegrity } from './integrity.ts';
 import { type ConfigEnv, NotificationsReader, readNotifications } from './notifications.ts';
 import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeConfig } from './schema.ts';
 import { readNetwork, readThrottle } from './network.ts';
+import { refusePublishedSecrets } from './published-secrets.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
 
 export { ConfigError } from './check.ts';
@@ -107,6 +108,8 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
     throttle: readThrottle(c, top.throttle),
     testMode,
   };
+  // Last, so a file with mistakes is told of those first: this one is about where it runs.
+  refusePublishedSecrets(c, config.stripe.mode, people, agents);
   return config;
 }
 
