@@ -26,7 +26,6 @@ declare module 'fastify' {
 /** A scrypt hash of nothing anyone types: an unknown name costs as much time as a wrong password. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-
 /** What a person is told when a login must wait: the same for a name that exists and one that does not. */
 function waitMessage(check: Extract<LoginCheck, { kind: 'wait' }>, waitS: number): string {
   const wait = waitS < 120 ? `${waitS} second${waitS === 1 ? '' : 's'}` : `${Math.ceil(waitS / 60)} minutes`;
