@@ -53,7 +53,10 @@ export interface InterlockParts {
   reconcileMs?: number | undefined;
   /** Where the built web inbox is (default `dist/web/`). */
   webDist?: string | undefined;
+  /** Cookies only over https (default: when the config's public_url is https). */
   secureCookies?: boolean | undefined;
+  /** The address the server listens on (`HOST`): a host name it answers to besides the config's. */
+  listenHost?: string | undefined;
   /** Run the ticker, the journal poll, the reconciler and the outbox once started (default true); tests drive them by hand. */
   background?: boolean | undefined;
   /** How messages travel (default: the channels the config names, over SMTP and HTTPS). */
@@ -138,6 +141,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     logger: parts.logger ?? false,
     ...(parts.webDist === undefined ? {} : { webDist: parts.webDist }),
     ...(parts.secureCookies === undefined ? {} : { secureCookies: parts.secureCookies }),
+    ...(parts.listenHost === undefined ? {} : { listenHost: parts.listenHost }),
     ...(parts.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: parts.refundsInFlightMax }),
   });
   app = built;

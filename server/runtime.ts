@@ -92,6 +92,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     sandbox: config.stripe.mode === 'sandbox',
     webhookSecrets: stripe.secrets,
     logger: env.logLevel === 'silent' ? false : { level: env.logLevel },
+    listenHost: env.host,
     killHook: killHookFromEnv(env.killAt.join(',')),
     claimTtlMs: env.claimTtlMs ?? undefined,
     reconcileMs: env.reconcileMs,

@@ -20,6 +20,11 @@ export const ERROR_CODES = {
   currency_mismatch: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /**
+   * A request whose Host names none of the server's names (public_url's host, allowed_hosts, the
+   * loopback names): a page on another name that resolves here is not served. `/healthz` answers any.
+   */
+  host_not_allowed: 421,
   rate_limited: 429,
   internal_error: 500,
   stripe_unavailable: 503,

@@ -76,6 +76,30 @@ export const limits = {
   /** A person's name at login is short, and scrypt is never asked to hash an unbounded password. */
   loginNameCharsMax: 64,
   loginPasswordCharsMax: 1024,
+  /**
+   * Failed logins for one name from one address wait 1 s after the first, doubling with each
+   * failure after it, up to 15 minutes: a person who mistypes waits a second and nobody else does,
+   * while one address guessing one name gets about a hundred guesses a day.
+   */
+  loginDelayFirstMs: 1_000,
+  loginDelayMaxMs: 900_000,
+  /** A name and address with no failure for a day start again from nothing. */
+  loginFailuresForgetMs: 86_400_000,
+  /** The window the config's failures per name (`throttle.login_failures_per_name_per_hour`) drain over. */
+  loginNameWindowMs: 3_600_000,
+  /**
+   * A device cookie, set at a successful login, keeps its browser past the per-name ceiling for
+   * this long after that login: about the gap between two logins of someone back from a long leave.
+   */
+  deviceCookieMaxAgeMs: 90 * 86_400_000,
+  /**
+   * Entries each throttle keeps (failed logins by name and address, by name; agents' requests by
+   * token and by address): about 100 bytes each, so 10 MB at most. Beyond it the entry used least
+   * recently is forgotten; pushing one out by filling the store takes this many failed logins
+   * (each an scrypt the attacker waits for) or addresses of their own, while the entry under attack
+   * is used at every try.
+   */
+  throttleEntriesMax: 100_000,
   /** What an approver searches the done and closed lists for: a request id or a payment intent. */
   searchCharsMax: 200,
   /** Request bodies from agents and approvers. */
@@ -88,6 +112,35 @@ export const limits = {
    * wait seconds for: latency stays bounded under overload, and memory too.
    */
   refundsInFlightMax: 128,
+  /**
+   * Node's bound on a request's headers, the request line included (its own default, written out):
+   * an agent's call and a browser's carry a few hundred bytes, and a path parameter is checked by
+   * its route, not by being long.
+   */
+  headerBytesMax: 16 * 1024,
+  /**
+   * A request's headers and body must arrive within this long (Node's requestTimeout): a 16 KiB
+   * body over the slowest real link takes well under a second, while a client that trickles bytes
+   * to hold a connection open (slowloris) is cut off.
+   */
+  requestReceiveMs: 30_000,
+  /**
+   * A connection that carries nothing either way for this long is closed (Fastify's
+   * connectionTimeout): longer than any answer takes to start (an MCP wait answers within 45 s, a
+   * stalled CSV download is stopped at 60 s), so only a connection nobody uses is closed.
+   */
+  connectionIdleMs: 120_000,
+  /**
+   * Requests one keep-alive connection carries before the server asks the client to open another
+   * (Connection: close on the last one): a long-lived connection is spread again across the servers
+   * behind a balancer, and the bench's connections (a few hundred requests each) never reach it.
+   */
+  requestsPerConnectionMax: 10_000,
+  /**
+   * How long a browser that saw the site over https keeps to https (HSTS max-age): a year, as
+   * browsers' preload lists expect. Subdomains are left out: they may be other teams' sites.
+   */
+  hstsMaxAgeS: 31_536_000,
   /**
    * Connections the kernel holds for the server before it accepts them (Node's default is 511; the
    * kernel caps it at net.core.somaxconn). A burst of agents connecting at once beyond the queue

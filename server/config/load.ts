@@ -6,6 +6,8 @@ import { Checker, ConfigError, type Mapping } from './check.ts';
 import { readIntegrity } from './integrity.ts';
 import { type ConfigEnv, NotificationsReader, readNotifications } from './notifications.ts';
 import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeConfig } from './schema.ts';
+import { readNetwork, readThrottle } from './network.ts';
+import { refusePublishedSecrets } from './published-secrets.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
 
 export { ConfigError } from './check.ts';
@@ -29,6 +31,9 @@ const TOP_KEYS = [
   'notifications',
   'reject_reasons',
   'integrity',
+  'trust_proxy',
+  'allowed_hosts',
+  'throttle',
 ] as const;
 
 /**
@@ -85,7 +90,7 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
   const groups = readGroups(c, top.groups, people);
   const rules = readRules(c, top.rules);
   const testMode = top.test_mode === undefined ? CONFIG_DEFAULTS.testMode : c.boolean(top.test_mode, 'test_mode');
-  return {
+  const config: InterlockConfig = {
     inboxName: readInboxName(c, top.inbox_name),
     approvalMaxAgeMs: top.approval_max_age_minutes === null ? null : c.minutesAsMs(top.approval_max_age_minutes, 'approval_max_age_minutes'),
     slaTickMs: readTickMs(c, top.sla_tick_seconds),
@@ -99,8 +104,13 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
     notifications: readNotifications(c, top, { people, agents, groups, testMode }, env),
     integrity: readIntegrity(c, top.integrity, new NotificationsReader(c, env, testMode, null)),
     rejectReasons: readRejectReasons(c, top.reject_reasons),
+    network: readNetwork(c, top),
+    throttle: readThrottle(c, top.throttle),
     testMode,
   };
+  // Last, so a file with mistakes is told of those first: this one is about where it runs.
+  refusePublishedSecrets(c, config.stripe.mode, people, agents);
+  return config;
 }
 
 /** Quick reasons an approver picks with one click when rejecting: short, distinct, at most 20. */

@@ -139,6 +139,34 @@ export interface IntegrityConfig {
   tailVerifyMs: number;
 }
 
+/** A request rate: `burst` requests at once after a quiet spell, `perSecond` sustained. */
+export interface RateRuleConfig {
+  burst: number;
+  perSecond: number;
+}
+
+/** How the server meets the network (server/config/network.ts). */
+export interface NetworkConfig {
+  /**
+   * Whose word on the client's address is believed (Fastify's trustProxy): false, the connection's
+   * own address; a number, that many proxies in front, each adding to X-Forwarded-For; a list,
+   * proxies at these addresses or ranges.
+   */
+  trustProxy: false | number | string[];
+  /** Host names served besides the loopback names, the listening address and public_url's host. */
+  allowedHosts: string[];
+}
+
+/** Login throttling and agents' request rates on /v1 (server/throttle/). */
+export interface ThrottleConfig {
+  /** Requests one agent token may send to /v1. */
+  agentToken: RateRuleConfig;
+  /** Requests one address (an IPv6 /64) may send to /v1, whatever token they carry. */
+  agentAddress: RateRuleConfig;
+  /** Failed logins an hour, per name, past which browsers without a device cookie for it wait. */
+  loginFailuresPerHour: number;
+}
+
 /** The loaded configuration: camelCase, durations in ms, money in minor units by currency. */
 export interface InterlockConfig {
   inboxName: string;
@@ -161,6 +189,10 @@ export interface InterlockConfig {
   rejectReasons: string[];
   /** Checkpoints of the journal, their mirrors and who reads them (server/config/integrity.ts). */
   integrity: IntegrityConfig;
+  /** Proxies believed and Host names served (server/config/network.ts). */
+  network: NetworkConfig;
+  /** Login throttling and agents' request rates on /v1. */
+  throttle: ThrottleConfig;
   /** Enables the clock-moving endpoint; never in production. */
   testMode: boolean;
 }
@@ -174,6 +206,20 @@ export const CONFIG_DEFAULTS = {
   testMode: false,
   /** Interlock uses 80% of Stripe's rate limits, leaving the rest to the Dashboard and other integrations. */
   stripeBudgetShare: 0.8,
+  /**
+   * One agent token on /v1: a burst of twice the largest the bench sends (1,000 agents at once,
+   * all on one token, each asking again once a second while it waits), and twice the 2,000
+   * refunds a second one server is meant to carry, so a lone agent is never held below the
+   * server's own pace; what it stops is a client looping without pause.
+   */
+  agentTokenRate: { burst: 2_000, perSecond: 4_000 },
+  /** One address on /v1, whatever token (or none) it sends: the same, since the bench's agents share one address. */
+  agentAddressRate: { burst: 2_000, perSecond: 4_000 },
+  /**
+   * Failed logins an hour per name before browsers without a device cookie for it wait: about
+   * two a minute from everywhere together, far above a person's own mistakes, far below guessing.
+   */
+  loginFailuresPerHour: 100,
 } as const;
 
 /** Bounds on the file itself, each with why. */
@@ -202,4 +248,10 @@ export const configLimits = {
   secretFileBytesMax: 64 * 1024,
   /** Stripe raises an account's limits on request, to a few thousand operations a second at most. */
   stripeOpsPerSecondMax: 10_000,
+  /** Proxies in front of one server: a TLS proxy, a balancer, a CDN; more is a misreading of the setting. */
+  proxyHopsMax: 10,
+  /** An agent rate beyond this is no limit at all: one server answers a few thousand requests a second. */
+  requestsPerSecondMax: 1_000_000,
+  /** A per-name ceiling beyond this is no ceiling: it is a guess every few ms. */
+  loginFailuresPerHourMax: 1_000_000,
 } as const;

@@ -15,6 +15,8 @@ import { requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
 import { withStripeClass } from '../stripe/paced-client.ts';
+import { addressKeyOf } from '../throttle/client-address.ts';
+import { RateLimiter } from '../throttle/rate-limiter.ts';
 import {
   answerHttpStatus,
   boundBeforeReasonsKept,
@@ -58,6 +60,14 @@ function authenticate(services: Services, request: FastifyRequest): AgentConfig 
   return agent;
 }
 
+/** A request over its rate (throttle.agent_token, throttle.agent_address): 429 with the wait, nothing written. */
+function refuseOverRate(reply: FastifyReply, waitMs: number | null, who: string): void {
+  if (waitMs === null) return;
+  const waitS = Math.max(1, Math.ceil(waitMs / 1000));
+  reply.header('retry-after', String(waitS));
+  throw new AppError('rate_limited', `${who} sent requests faster than its rate allows; nothing was written, send this one again in ${waitS} s`);
+}
+
 /** A Stripe read that failed before anything was written: say so plainly. */
 function stripeFailure(error: unknown): AppError | null {
   if (!(error instanceof Stripe.errors.StripeError)) return null;
@@ -82,8 +92,15 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   const { services } = opts;
   const inFlightMax = opts.refundsInFlightMax ?? limits.refundsInFlightMax;
   let inFlight = 0;
-  app.addHook('onRequest', async (request) => {
-    request.agent = authenticate(services, request);
+  const wallMs = () => services.clock.wallMs();
+  const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs);
+  const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs);
+  app.addHook('onRequest', async (request, reply) => {
+    // The address first, so guessing tokens is paced as well; then the agent the token names.
+    refuseOverRate(reply, byAddress.take(addressKeyOf(request.ip)), 'this address');
+    const agent = authenticate(services, request);
+    refuseOverRate(reply, byToken.take(agent.name), `agent ${agent.name}`);
+    request.agent = agent;
   });
 
   const agents = { tags: ['agents'], security: [{ agentToken: [] }] };
@@ -263,7 +280,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     return chain.length === 0 ? facts : undefined;
   }
 
-  const readErrors = ['unauthorized', 'not_found', 'internal_error', 'journal_unavailable'] as const;
+  const readErrors = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'journal_unavailable'] as const;
   const statusSchema = {
     ...agents,
     summary: "a refund request's current status",

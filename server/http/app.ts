@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import fastifyWebsocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { NetworkConfig } from '../config/schema.ts';
 import { limits } from '../../shared/limits.ts';
 import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
 import { Type } from 'typebox';
@@ -22,9 +24,17 @@ import { openApi } from './openapi.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
+import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers whatever Host a request names (liveness, probed by address). */
+    anyHost?: boolean;
+  }
+}
 
 /** Where `vite build` puts the React inbox. */
 export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
@@ -50,7 +60,10 @@ export interface AppOptions {
   webhookSecrets: readonly string[];
   /** Whether `/readyz` answers ready: true once start-up recovery has finished. */
   ready: () => boolean;
+  /** Cookies only over https (default: when the config's public_url is https). */
   secureCookies?: boolean;
+  /** The address the server listens on (`HOST`): a name it answers to besides the config's. */
+  listenHost?: string;
   logger?: boolean | object;
   webDist?: string;
   /** Agents' refund requests worked on at once before 429 (default limits.refundsInFlightMax). */
@@ -74,6 +87,22 @@ const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, _request,
 };
 
 /**
+ * Whose word on the client's address is believed. A number of proxies is the hops nearest the
+ * server, whatever their addresses (Fastify believes no one for a bare number): for a server
+ * reachable only through its proxies, such as one listening on 127.0.0.1 behind a proxy on the
+ * same machine.
+ */
+function trustProxyOf(trust: NetworkConfig['trustProxy']): NonNullable<FastifyServerOptions['trustProxy']> {
+  if (typeof trust !== 'number') return trust;
+  return (_address: string, hop: number) => hop < trust;
+}
+
+/** Whether browsers are told to keep to https, and cookies kept from plain http: when the config's public_url is https. */
+function isHttps(services: Services): boolean {
+  return services.config.notifications.publicUrl?.startsWith('https://') ?? false;
+}
+
+/**
  * The Fastify app, built but not listening: `main.ts` listens, tests use `inject`. Each audience
  * is its own encapsulated plugin with its own authentication; no decision logic lives here.
  */
@@ -82,7 +111,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: limits.bodyBytesMax,
-    trustProxy: false,
+    trustProxy: trustProxyOf(services.config.network.trustProxy),
+    connectionTimeout: limits.connectionIdleMs,
+    requestTimeout: limits.requestReceiveMs,
+    maxRequestsPerSocket: limits.requestsPerConnectionMax,
+    http: { maxHeaderSize: limits.headerBytesMax },
     // Fastify's default of 100 refused a request id of 101 to 200 characters in GET
     // /v1/refunds/:request_id after POST had taken it; each route's schema judges its ids.
     routerOptions: { maxParamLength: limits.pathParamCharsMax },
@@ -100,10 +133,27 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
   app.removeContentTypeParser('text/plain');
+  const https = options.secureCookies ?? isHttps(services);
+  // Helmet's headers on every answer (nosniff, no referrer, no framing, same-origin opener and
+  // resources, HSTS over https); the content security policy is ours, chosen by URL below.
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: false,
+    xFrameOptions: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    strictTransportSecurity: https ? { maxAge: limits.hstsMaxAgeS, includeSubDomains: false } : false,
+  });
+  // Only the names the server is reached by are answered (DNS rebinding); a route configured with
+  // `anyHost` (liveness) answers any, so a balancer may probe it by address.
+  const served = servedHosts({
+    allowedHosts: services.config.network.allowedHosts,
+    publicUrl: services.config.notifications.publicUrl,
+    listenHost: options.listenHost ?? null,
+  });
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.anyHost === true || isServedHost(request.hostname, served)) return;
+    throw new AppError('host_not_allowed', 'this server does not answer for that host name; use its public address');
+  });
   app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
     // Chosen by URL, not content type: a 304 for a page has no content type, and the browser
     // applies this header to the cached page.
     const api = API_PATHS.test(request.url);
@@ -117,7 +167,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await openApi(app);
 
   const operators = { tags: ['operators'] };
-  app.get('/healthz', { schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
+  app.get('/healthz', { config: { anyHost: true }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
     ok: true as const,
   }));
   app.get(
@@ -153,7 +203,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     installSessionAuth(scope, services, sessions);
     // Logging in and the directory show nothing of the journal: they answer whatever it holds.
-    await scope.register(sessionRoutes, { services, sessions, secureCookies: options.secureCookies ?? false });
+    await scope.register(sessionRoutes, { services, sessions, secureCookies: https });
     await scope.register(async (journalScope) => {
       requireJournal(journalScope, services.views);
       await journalScope.register(approverRoutes, { services });

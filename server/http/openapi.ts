@@ -21,7 +21,7 @@ export async function openApi(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
     // The generator sees only the routes with a schema: the websocket and the page over this
     // document are added here, so the document lists every route.
-    transformObject: (document) => ('openapiObject' in document ? withUnseenRoutes(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) => ('openapiObject' in document ? withHostRefusal(withUnseenRoutes(document.openapiObject)) : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -96,4 +96,30 @@ function withUnseenRoutes<T extends { paths?: Record<string, unknown> }>(documen
     },
   };
   return { ...document, paths: { ...document.paths, [LIVE_PATH]: live, [DOCS_PATH]: docs } };
+}
+
+/** Routes answering whatever Host a request names (their route config says `anyHost`). */
+const ANY_HOST_PATHS = new Set(['/healthz']);
+
+/**
+ * Every route but liveness refuses a Host the server does not answer for (app.ts, before any
+ * route runs): added here once rather than to each route's schema.
+ */
+function withHostRefusal<T extends { paths?: Record<string, unknown> }>(document: T): T {
+  const refusal = answersOf({}, ['host_not_allowed']);
+  const paths = Object.fromEntries(
+    Object.entries(document.paths ?? {}).map(([path, operations]) => {
+      if (ANY_HOST_PATHS.has(path) || !isRecord(operations)) return [path, operations];
+      const withRefusal = Object.entries(operations).map(([method, operation]) => [
+        method,
+        isRecord(operation) ? { ...operation, responses: { ...(isRecord(operation.responses) ? operation.responses : {}), ...refusal } } : operation,
+      ]);
+      return [path, Object.fromEntries(withRefusal)];
+    }),
+  );
+  return { ...document, paths };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

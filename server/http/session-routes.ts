@@ -5,8 +5,11 @@ import type { ErrorCode, SessionInfo } from '../../shared/api.ts';
 import { LoginBodySchema, responses, SessionInfoSchema } from '../../shared/schemas.ts';
 import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
+import { limits } from '../../shared/limits.ts';
 import { demoTrafficRuns } from '../demo/status.ts';
 import type { Services } from '../services.ts';
+import { DEVICE_COOKIE, DeviceCookies } from '../throttle/device-cookie.ts';
+import { type LoginCheck, LoginThrottle } from '../throttle/login-throttle.ts';
 import { groupsOf } from './approver-routes.ts';
 import { AppError } from './errors.ts';
 import type { Session, SessionStore } from './sessions.ts';
@@ -23,9 +26,12 @@ declare module 'fastify' {
 /** A scrypt hash of nothing anyone types: an unknown name costs as much time as a wrong password. */
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-/** Failed logins per name before a pause, and the pause. */
-const LOGIN_FAILURES_MAX = 5;
-const LOGIN_PAUSE_MS = 60_000;
+/** What a person is told when a login must wait: the same for a name that exists and one that does not. */
+function waitMessage(check: Extract<LoginCheck, { kind: 'wait' }>, waitS: number): string {
+  const wait = waitS < 120 ? `${waitS} second${waitS === 1 ? '' : 's'}` : `${Math.ceil(waitS / 60)} minutes`;
+  if (check.why === 'address') return `too many failed logins for this name from here; try again in ${wait}`;
+  return `too many failed logins for this name from browsers it has not logged in from; try again in ${wait}, or from a browser where it has logged in before`;
+}
 
 export interface SessionRouteOptions {
   services: Services;
@@ -75,9 +81,20 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
   const approvers = { tags: ['approvers'], security: [{ session: [] }] };
   /** What every call behind a session can be answered besides its own refusals. */
   const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error'];
-  const failures = new Map<string, { count: number; untilMs: number }>();
+  const wallMs = () => services.clock.wallMs();
+  const throttle = new LoginThrottle({ failuresPerHour: services.config.throttle.loginFailuresPerHour, wallMs });
+  const devices = new DeviceCookies(services.signingKey.privateKey, wallMs);
   const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
     reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
+  // Sent back to the login route only: nothing else needs to know which browser this is.
+  const deviceCookie = (reply: FastifyReply, name: string) =>
+    reply.setCookie(DEVICE_COOKIE, devices.issue(name), {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: opts.secureCookies,
+      path: '/api/session',
+      maxAge: Math.floor(limits.deviceCookieMaxAgeMs / 1000),
+    });
 
   const loginSchema = {
     tags: ['approvers'],
@@ -87,20 +104,21 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
   };
   app.post('/api/session', { schema: loginSchema }, async (request, reply) => {
     const { name, password } = request.body;
-    const paused = failures.get(name);
-    if (paused && paused.count >= LOGIN_FAILURES_MAX && paused.untilMs > Date.now()) {
-      throw new AppError('rate_limited', 'too many failed attempts; wait a minute and try again');
+    // Asked before the password is hashed, so a throttled guess costs the server nothing.
+    const check = throttle.check(name, request.ip, devices.names(request.cookies[DEVICE_COOKIE], name));
+    if (check.kind === 'wait') {
+      const waitS = Math.max(1, Math.ceil(check.waitMs / 1000));
+      reply.header('retry-after', String(waitS));
+      throw new AppError('rate_limited', waitMessage(check, waitS));
     }
     const person = services.config.people.find((p) => p.name === name);
     const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
-    if (!person || !ok) {
-      const entry = failures.get(name) ?? { count: 0, untilMs: 0 };
-      failures.set(name, { count: entry.count + 1, untilMs: Date.now() + LOGIN_PAUSE_MS });
-      throw new AppError('unauthorized', 'that name and password do not match');
-    }
-    failures.delete(name);
+    if (!person || !ok) throw new AppError('unauthorized', 'that name and password do not match');
+    throttle.succeeded(name, request.ip);
     const { id, session } = sessions.create(person.name);
+    // The session cookie first: clients that keep one cookie of a login keep the first.
     cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
+    deviceCookie(reply, person.name);
     return sessionInfo(services, person, session);
   });
 

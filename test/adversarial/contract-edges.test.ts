@@ -157,7 +157,7 @@ describe('errors Fastify raises before a route runs', () => {
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1', () =>
         socket.end(
-          `POST /v1/refunds HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${AGENT_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\n{"a":\r\nzz\r\n`,
+          `POST /v1/refunds HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${AGENT_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\n{"a":\r\nzz\r\n`,
         ),
       );
       let text = '';

@@ -6,7 +6,7 @@ import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { demoTrafficRuns } from '../../server/demo/status.ts';
 import { EnvError, parseEnv } from '../../server/env.ts';
 import { startInterlock } from '../../server/runtime.ts';
-import { clientFor, freePort, runServerToExit, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, freePort, runServerToExit, type ServerProcess, startServerProcess, withOwnSecrets, writeTestConfig } from '../support/server-process.ts';
 
 // How `npm start` switches demo traffic on and off, in process and as a real server process.
 
@@ -26,10 +26,10 @@ function dataDir(): string {
   return dir;
 }
 
-/** interlock.yaml with Stripe test mode instead of the sandbox. */
+/** interlock.yaml with Stripe test mode instead of the sandbox, and secrets of its own (the published ones are refused there). */
 function stripeTestModeConfig(dir: string): string {
   const path = join(dir, 'interlock.stripe-test.yaml');
-  writeFileSync(path, readFileSync(DEFAULT_CONFIG_PATH, 'utf8').replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: test }'));
+  writeFileSync(path, withOwnSecrets(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')).replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: test }'));
   return path;
 }
 

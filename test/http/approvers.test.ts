@@ -17,7 +17,8 @@ async function queued(requestId: string, amountCents = 8_000, paymentCents = 10_
 
 describe('approvers API', () => {
   it('logs in with the right password only, and the cookie is HttpOnly and SameSite=Strict', async () => {
-    const wrong = await world.app.inject({ method: 'POST', url: '/api/session', payload: { name: 'ana', password: 'nope' } });
+    // From another address: a failure makes the next try from the same one wait a second (login-throttle.test.ts).
+    const wrong = await world.app.inject({ method: 'POST', url: '/api/session', remoteAddress: '192.0.2.50', payload: { name: 'ana', password: 'nope' } });
     expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, 'unauthorized']);
     const ok = await world.app.inject({ method: 'POST', url: '/api/session', payload: { name: 'ana', password: 'interlock-demo' } });
     expect(ok.statusCode).toBe(200);

@@ -97,6 +97,40 @@ describe('reconciliation runs', () => {
   });
 });
 
+describe('reconciliation runs kept and running', () => {
+  /** Runs against a Stripe nobody answers at: each fails at its first list call. */
+  async function failingRuns() {
+    return new ReconciliationRuns({
+      journal: world.services.journal,
+      stripe: sandboxStripe('127.0.0.1', await closedPort()),
+      wallMs: () => world.clock.wallMs(),
+      pacing: fakePacingClock(),
+    });
+  }
+  const periodNumber = (n: number) => ({ fromMs: period.fromMs - n * DAY_MS, toMs: period.toMs - n * DAY_MS });
+
+  it('a run that fails gives its slot back: with every slot taken by runs that fail, another period may start once they have', async () => {
+    const runs = await failingRuns();
+    const started = Array.from({ length: limits.reconcileRunsRunningMax }, (_, n) => runs.start(periodNumber(n), 'fin').run);
+    expect(runs.mayStart(periodNumber(99))).toBe(false);
+    for (const run of started) await runs.settled(run.id);
+    expect(started.map((run) => run.state)).toEqual(started.map(() => 'failed'));
+    expect(runs.mayStart(periodNumber(99))).toBe(true);
+  });
+
+  it('only the last runs are kept: past limits.reconcileRunsKept the oldest finished one is forgotten', async () => {
+    const runs = await failingRuns();
+    const ids: string[] = [];
+    for (let n = 0; n <= limits.reconcileRunsKept; n++) {
+      const { run } = runs.start(periodNumber(n), 'fin');
+      await runs.settled(run.id);
+      ids.push(run.id);
+    }
+    expect(runs.list().map((run) => run.id)).toEqual(ids.slice(1).reverse());
+    expect(runs.get(ids[0]!)).toBeUndefined();
+  });
+});
+
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(condition()).toBe(true);

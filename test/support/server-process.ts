@@ -4,6 +4,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
+import { PUBLISHED_PASSWORD_HASHES, PUBLISHED_TOKEN_SHA256S } from '../../server/config/published-secrets.ts';
+import { hashToken } from '../../server/config/secrets.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,6 +36,16 @@ export function writeTestConfig(dir: string, options: { unpaced?: boolean } = {}
   if (options.unpaced) text = text.replace(/^stripe: .*$/m, UNPACED_STRIPE_YAML);
   writeFileSync(path, text);
   return path;
+}
+
+/**
+ * Config text with every secret the shipped interlock.yaml publishes replaced by one of an
+ * operator's own (well-formed, never published, and not the password of anyone): what Stripe test
+ * mode needs before it starts.
+ */
+export function withOwnSecrets(text: string): string {
+  const passwords = PUBLISHED_PASSWORD_HASHES.reduce((out, hash, i) => out.replace(hash, hash.replace(/.{8}=$/, `${String(i).padStart(7, 'x')}A=`)), text);
+  return PUBLISHED_TOKEN_SHA256S.reduce((out, hash, i) => out.replace(hash, hashToken(`sk_agent_own_${i}`)), passwords);
 }
 
 /** A real Interlock server process. */

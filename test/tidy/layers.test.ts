@@ -52,6 +52,10 @@ const PURE_CORE = [
   'server/inbox/summary.ts',
   'server/inbox/decide.ts',
   'server/ledger/outcome.ts',
+  'server/throttle/login.ts',
+  'server/throttle/rate.ts',
+  'server/throttle/client-address.ts',
+  'server/http/served-hosts.ts',
 ];
 
 function offenders(files: string[], bad: (imports: { local: string[]; packages: string[] }, file: string) => string[]): string[] {

@@ -12,6 +12,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode | ClientErrorCode,
     message: string,
     readonly httpStatus: number,
+    /** From `Retry-After` (on `429 rate_limited`): how long to wait before sending the same call again. */
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
   }
@@ -64,7 +66,8 @@ export async function callApi<T>(method: 'GET' | 'POST' | 'DELETE', path: string
   if (!isErrorBody(data)) throw new ApiError('bad_answer', `The server answered HTTP ${response.status} without an explanation.`, response.status);
   const { code, message } = data.error;
   if ((code === 'session_expired' || code === 'unauthorized') && path !== '/api/session') onSessionLost?.(code);
-  throw new ApiError(code, message, response.status);
+  const retryAfter = response.headers.get('retry-after');
+  throw new ApiError(code, message, response.status, retryAfter !== null && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : null);
 }
 
 /** A sentence for any thrown value. */

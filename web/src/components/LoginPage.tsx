@@ -13,6 +13,24 @@ const NOTICES: Record<LoginNotice, { tone: 'warning' | 'info'; text: string }> =
   logged_out: { tone: 'info', text: 'You are logged out.' },
 };
 
+/**
+ * The longest wait the page sits out by itself before sending a login again: the second after a
+ * mistyped password, so a person who types it right at once is let in without being told to wait.
+ */
+const LOGIN_WAIT_BY_ITSELF_S = 2;
+
+/** A login, sent again once after a short wait the server asks for. */
+async function logIn(name: string, password: string): Promise<SessionInfo> {
+  try {
+    return await callApi<SessionInfo>('POST', '/api/session', { name, password });
+  } catch (caught) {
+    const wait = caught instanceof ApiError && caught.code === 'rate_limited' ? caught.retryAfterS : null;
+    if (wait === null || wait > LOGIN_WAIT_BY_ITSELF_S) throw caught;
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    return callApi<SessionInfo>('POST', '/api/session', { name, password });
+  }
+}
+
 /** A sentence from a server message: capital first letter, a full stop. */
 export function sentence(message: string): string {
   const text = message.trim();
@@ -49,7 +67,7 @@ export function LoginPage({ notice, onLogin }: { notice: LoginNotice | null; onL
     setBusy(true);
     setError(null);
     try {
-      onLogin(await callApi<SessionInfo>('POST', '/api/session', { name: name.trim(), password }));
+      onLogin(await logIn(name.trim(), password));
     } catch (caught) {
       const wrong = caught instanceof ApiError && caught.code === 'unauthorized';
       setError(wrong ? 'That name and password do not match. Check both and try again.' : sentence(messageOf(caught)));

@@ -1,0 +1,90 @@
+import { limits } from '../../shared/limits.ts';
+
+// Login throttling, decided on values (no clock, no store): the shell (login-throttle.ts) reads
+// the counts, asks here, and writes back what it is told. Two counts, both checked before the
+// password is hashed:
+// - per name and address: a delay after each failure, 1 s doubling up to 15 minutes, so a person
+//   who mistypes waits a second and nobody else waits at all;
+// - per name, across addresses: a ceiling on failures an hour, which refuses only browsers
+//   without a device cookie for that name (set at an earlier successful login), so guessing from
+//   many addresses is bounded and the person still gets in.
+// An attempt is counted as a failure when it is let through, before its password is checked, so
+// attempts sent at once cannot all slip past a count none of them has written yet; a success
+// takes it back.
+
+/** Failures of one name from one address. */
+export interface PairCount {
+  failures: number;
+  lastFailureMs: number;
+}
+
+/** Failures of one name from anywhere: a count draining at the ceiling's rate, as of `atMs`. */
+export interface NameCount {
+  failures: number;
+  atMs: number;
+}
+
+/** What a login attempt is told before its password is hashed. */
+export type LoginVerdict =
+  | { kind: 'try'; pair: PairCount; name: NameCount }
+  | { kind: 'wait'; waitMs: number; why: 'address' | 'name' };
+
+export interface LoginAttempt {
+  pair: PairCount | undefined;
+  name: NameCount | undefined;
+  /** The browser carries a device cookie, signed by this server, naming this name. */
+  knownDevice: boolean;
+  nowMs: number;
+  /** The per-name ceiling: failures an hour from browsers without a device cookie. */
+  failuresPerHour: number;
+}
+
+/** How long a name and address wait after their `failures`-th failure in a row. */
+export function loginDelayMs(failures: number): number {
+  if (failures <= 0) return 0;
+  // 2^20 s is far past the cap, and keeps the power finite for any count.
+  const doublings = Math.min(failures - 1, 20);
+  return Math.min(limits.loginDelayFirstMs * 2 ** doublings, limits.loginDelayMaxMs);
+}
+
+/** A name and address's failures as they stand at `nowMs`: forgotten after a day without one. */
+export function pairAt(pair: PairCount | undefined, nowMs: number): PairCount {
+  if (pair === undefined || nowMs - pair.lastFailureMs >= limits.loginFailuresForgetMs) return { failures: 0, lastFailureMs: nowMs };
+  return pair;
+}
+
+/** A name's failures as they stand at `nowMs`: drained at the ceiling's rate since they were counted. */
+export function nameAt(name: NameCount | undefined, nowMs: number, failuresPerHour: number): NameCount {
+  if (name === undefined) return { failures: 0, atMs: nowMs };
+  const drained = (Math.max(0, nowMs - name.atMs) * failuresPerHour) / limits.loginNameWindowMs;
+  return { failures: Math.max(0, name.failures - drained), atMs: nowMs };
+}
+
+/**
+ * Whether an attempt may have its password checked now, and the counts to keep if it does (the
+ * attempt counted as a failure until it succeeds). The address's own delay comes first: it is the
+ * one a person who mistyped meets, and it holds whatever cookie the browser has.
+ */
+export function decideLoginAttempt(attempt: LoginAttempt): LoginVerdict {
+  const { nowMs, failuresPerHour } = attempt;
+  const pair = pairAt(attempt.pair, nowMs);
+  const pairWaitMs = pair.lastFailureMs + loginDelayMs(pair.failures) - nowMs;
+  if (pair.failures > 0 && pairWaitMs > 0) return { kind: 'wait', waitMs: pairWaitMs, why: 'address' };
+  const name = nameAt(attempt.name, nowMs, failuresPerHour);
+  if (!attempt.knownDevice && name.failures + 1 > failuresPerHour) {
+    // The time until the count has drained enough for one more attempt.
+    const waitMs = Math.ceil(((name.failures + 1 - failuresPerHour) * limits.loginNameWindowMs) / failuresPerHour);
+    return { kind: 'wait', waitMs: Math.max(1, waitMs), why: 'name' };
+  }
+  return {
+    kind: 'try',
+    pair: { failures: pair.failures + 1, lastFailureMs: nowMs },
+    name: { failures: name.failures + 1, atMs: nowMs },
+  };
+}
+
+/** The name's count once an attempt it counted succeeded: that attempt was no failure. */
+export function nameAfterSuccess(name: NameCount | undefined, nowMs: number, failuresPerHour: number): NameCount {
+  const now = nameAt(name, nowMs, failuresPerHour);
+  return { failures: Math.max(0, now.failures - 1), atMs: nowMs };
+}
