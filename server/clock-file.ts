@@ -18,7 +18,8 @@ export function clockFile(path: string): ClockOffsetStore {
       if (!existsSync(path)) return 0;
       let offsetMs: unknown;
       try {
-        offsetMs = (JSON.parse(readFileSync(path, 'utf8')) as { offset_ms?: unknown }).offset_ms;
+        const kept: unknown = JSON.parse(readFileSync(path, 'utf8'));
+        offsetMs = typeof kept === 'object' && kept !== null && 'offset_ms' in kept ? kept.offset_ms : undefined;
       } catch {
         offsetMs = undefined;
       }
