@@ -4,6 +4,8 @@ import { expectAccessible, shoot } from './journey-helpers.ts';
 // The agents' contract, read in a browser: the page at /docs renders the OpenAPI document the
 // server validates with, under the same content security policy as the inbox.
 test('the API docs page renders every route of the document, with no serious or critical axe violation', async ({ page }) => {
+  // Swagger UI's page is long (about 6,800 px open): its scan and full-page shots take a while on a loaded machine.
+  test.setTimeout(120_000);
   const blocked: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error') blocked.push(message.text());
