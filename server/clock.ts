@@ -5,9 +5,18 @@
  * can be crossed without waiting; the wall clock never moves by hand.
  */
 export class AppClock {
-  #offsetMs = 0;
+  #offsetMs: number;
 
-  constructor(private readonly wall: () => number = Date.now) {}
+  /**
+   * `store` keeps how far the clock was moved (test mode: clock-file.ts), so a restart goes on
+   * from there instead of moving the application clock back behind what the journal recorded.
+   */
+  constructor(
+    private readonly wall: () => number = Date.now,
+    private readonly store: ClockOffsetStore | null = null,
+  ) {
+    this.#offsetMs = store?.read() ?? 0;
+  }
 
   nowMs(): number {
     return this.wall() + this.#offsetMs;
@@ -17,14 +26,25 @@ export class AppClock {
     return this.wall();
   }
 
-  /** Move the application clock forward; returns the new time. */
+  /** Move the application clock forward, kept by the store before it counts; returns the new time. */
   advance(ms: number): number {
     if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError('the clock only moves forward by a whole number of ms');
-    this.#offsetMs += ms;
+    const offsetMs = this.#offsetMs + ms;
+    if (!Number.isSafeInteger(offsetMs)) throw new RangeError('the clock cannot move that far');
+    this.store?.write(offsetMs);
+    this.#offsetMs = offsetMs;
     return this.nowMs();
   }
 
   get offsetMs(): number {
     return this.#offsetMs;
   }
+}
+
+/** Where a moved application clock keeps its offset from the wall clock. */
+export interface ClockOffsetStore {
+  /** The offset kept, 0 when none was. */
+  read(): number;
+  /** Keep this offset; durable when it returns. */
+  write(offsetMs: number): void;
 }

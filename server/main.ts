@@ -1,3 +1,4 @@
+import { ClockFileError } from './clock-file.ts';
 import { ConfigError } from './config/load.ts';
 import { EnvError, parseEnv } from './env.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
@@ -18,9 +19,10 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (error) {
-  // A bad environment, config or signing key, or a damaged journal, is the operator's to fix: say which, with no stack, and exit 2.
-  if (error instanceof ConfigError || error instanceof EnvError || error instanceof SigningKeyError || error instanceof JournalDamagedError) {
-    console.error(`Interlock did not start: ${error.message}`);
+  // A bad environment, config, signing key or test clock file, or a damaged journal, is the operator's to fix: say which, with no stack, and exit 2.
+  const operators = [ConfigError, EnvError, SigningKeyError, JournalDamagedError, ClockFileError];
+  if (operators.some((kind) => error instanceof kind)) {
+    console.error(`Interlock did not start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(2);
   }
   throw error;

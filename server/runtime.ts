@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
+import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
 import { loadConfig } from './config/load.ts';
 import { decideDemoTraffic } from './demo/switch.ts';
 import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
@@ -80,11 +81,13 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   mkdirSync(env.dataDir, { recursive: true });
   // Read before anything is opened or started, so a key that cannot be used stops the start at once.
   const signing = resolveSigningKey(env);
+  // A test clock moved by hand goes on from where it was (a bad file stops the start here); a production clock is never moved.
+  const clock = config.testMode ? new AppClock(Date.now, clockFile(join(env.dataDir, TEST_CLOCK_FILE))) : new AppClock();
   const database = openJournalDatabase(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
   const interlock = await buildInterlock({
     config,
-    clock: new AppClock(),
+    clock,
     database,
     dataDir: env.dataDir,
     signingKey: signing.key,

@@ -217,8 +217,12 @@ export interface NotificationRecord {
    * digest is, and its attempts, times and errors are the digest's.
    */
   status: 'pending' | 'delivered' | 'retrying' | 'given_up' | 'in_digest';
-  /** Wall clock. */
+  /**
+   * When it was delivered, on the application clock like `decided_at_ms` (the wall-clock time of
+   * the attempt, moved by the gap between the two clocks when the message was decided).
+   */
   delivered_at_ms: number | null;
+  /** When the next attempt may go, on the same clock. */
   next_attempt_at_ms: number | null;
   last_error: string | null;
   gave_up_reason: string | null;

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { errorBody } from '../../shared/schemas.ts';
+import { DOCS_THEME_CSS } from './docs-theme.ts';
 
 /** Where the document and its page are served. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -48,7 +49,15 @@ export async function openApi(app: FastifyInstance): Promise<void> {
       ],
     },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: DOCS_PATH, staticCSP: false, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // BaseLayout drops Swagger UI's top bar (a URL field without a label, a logo without alt text);
+  // no deep links, whose anchors sat inside each operation's toggle button; examples as plain
+  // text, since the highlighter's colours fail contrast. docs-theme.ts mends the colours.
+  await app.register(fastifySwaggerUi, {
+    routePrefix: DOCS_PATH,
+    staticCSP: false,
+    theme: { title: 'Interlock API reference', css: [{ filename: 'interlock-docs.css', content: DOCS_THEME_CSS }] },
+    uiConfig: { docExpansion: 'list', deepLinking: false, layout: 'BaseLayout', syntaxHighlight: false },
+  });
   const documentSchema = {
     tags: ['operators'],
     summary: 'this document: every route, its parameters, bodies and answers, as OpenAPI 3.1',

@@ -119,6 +119,11 @@ function deliveryOf(message: MessageState): 'delivered' | 'given_up' | 'retrying
  */
 function notificationRecord(message: MessageState, digest: MessageState | null): NotificationRecord {
   const sent = message.held === null ? message : digest;
+  // Attempts are stamped on the wall clock; the page shows them beside `decided_at_ms`, on the
+  // application clock. They are moved by the gap between the two clocks when the message sent was
+  // decided: the application clock only moves forward, so a delivery never reads as earlier than
+  // the decision (in test mode, where the clock is moved by hand, it otherwise did, by hours).
+  const onAppClock = (wallMs: number | null | undefined) => (wallMs === null || wallMs === undefined || sent === null ? null : wallMs + (sent.atMs - sent.decidedTsMs));
   const delivery = sent === null ? 'pending' : deliveryOf(sent);
   const status = message.held !== null && delivery === 'pending' ? 'in_digest' : delivery;
   return {
@@ -130,8 +135,8 @@ function notificationRecord(message: MessageState, digest: MessageState | null):
     decided_at_ms: message.atMs,
     attempts: sent?.attempts ?? 0,
     status,
-    delivered_at_ms: sent?.delivered?.atMs ?? null,
-    next_attempt_at_ms: status === 'retrying' ? (sent?.nextAtMs ?? null) : null,
+    delivered_at_ms: onAppClock(sent?.delivered?.atMs),
+    next_attempt_at_ms: status === 'retrying' ? onAppClock(sent?.nextAtMs) : null,
     last_error: sent?.lastError ?? null,
     gave_up_reason: sent?.gaveUp?.reason ?? null,
     digest: digest?.id ?? null,

@@ -112,6 +112,9 @@ describe('server restart', () => {
     // The people stay logged in across the restart: their sessions are in the database.
     loggedIn.rebase(server!.url);
     expect(await views(loggedIn)).toEqual(before);
+    // The test clock moved 4 h forward is still as far ahead after the restart (DATA_DIR/test-clock.json).
+    const nowMs = (await loggedIn.as('ana', 'GET', '/api/inbox')).body.now_ms as number;
+    expect(nowMs - Date.now()).toBeGreaterThanOrEqual(4 * 3_600_000);
     await kill();
     expect(journalSize()).toBe(entries);
     expect(await sandbox.remote.refunds()).toEqual(ledger);

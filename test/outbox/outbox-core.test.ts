@@ -376,6 +376,22 @@ describe('the outbox', () => {
     expect([record?.status, record?.digest, record?.delivered_at_ms]).toEqual(['delivered', digestId, expect.any(Number)]);
   });
 
+  it('a delivery is shown on the application clock, like its decision: with the clock moved 4 h on, it is never hours before it', async () => {
+    const w = world({ config: { ...CONFIG, groups: {} } });
+    const item = effectIdOf(300);
+    // Test mode: the application clock was moved 4 h past the wall clock before the escalation.
+    w.advanceApp(4 * HOUR);
+    await w.journal.append('PROPOSED', item, proposed(8_000));
+    await w.journal.append('ESCALATED', item, escalated(w.appMs, { routed_to: ['ana'] }));
+    const outbox = w.outbox();
+    await outbox.kick();
+    w.wall.advance(1_000);
+    const [record] = (await w.views.current()).outbox.notificationsAbout(item);
+    expect(record?.status).toBe('delivered');
+    expect(record!.delivered_at_ms! - record!.decided_at_ms).toBeGreaterThanOrEqual(0);
+    expect(record!.delivered_at_ms! - record!.decided_at_ms).toBeLessThan(60_000);
+  });
+
   it('calls the agent back once when its request is final, with the answer GET gives; not for one final before the delivery window', async () => {
     const w = world();
     const item = effectIdOf(6);

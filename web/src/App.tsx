@@ -15,7 +15,7 @@ import { ReconciliationPage } from './components/ReconciliationPage.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
 import { ErrorState, LoadingState } from './components/StateViews.tsx';
 import { Toasts } from './components/Toasts.tsx';
-import { VerifyPage } from './components/VerifyPage.tsx';
+import { SignedInVerifyPage, VerifyPage } from './components/VerifyPage.tsx';
 import { resetDirectory } from './directory.ts';
 import { useShortcuts } from './hooks.ts';
 import { LiveContext, LiveFeed } from './live.ts';
@@ -192,7 +192,7 @@ function pageFor(route: Route, session: SessionInfo): ReactNode {
     case 'ledger':
       return <LedgerPage />;
     case 'verify':
-      return <VerifyPage />;
+      return <SignedInVerifyPage />;
     case 'not_found':
       return (
         <section className="page narrow">

@@ -31,17 +31,24 @@ export function formatMoney(minorUnits: number, currency: string | null | undefi
   }
 }
 
-/** A duration for a countdown: `3h 59m 12s`, `12m 05s`, `2d 4h`. */
+/** Under this long, a countdown shows seconds: near a deadline every second counts; further off, minutes are calm enough. */
+const COUNTDOWN_SECONDS_UNDER_MS = 2 * 60_000;
+
+/**
+ * A duration for a countdown, never finer than a person needs: `2d 4h` when days away, `3h 05m`,
+ * `47m`, and to the second only in the last two minutes (`1m 05s`, `45s`). Whole units are cut,
+ * never rounded up, so the words change once a minute while a deadline is minutes away.
+ */
 export function formatDuration(ms: number): string {
   const totalS = Math.max(0, Math.floor(ms / 1000));
   const d = Math.floor(totalS / 86_400);
   const h = Math.floor((totalS % 86_400) / 3600);
   const m = Math.floor((totalS % 3600) / 60);
   const s = totalS % 60;
-  if (d > 0) return `${d}d ${h}h`;
-  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m ${String(s).padStart(2, '0')}s`;
-  if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
-  return `${s}s`;
+  if (ms < COUNTDOWN_SECONDS_UNDER_MS) return m > 0 ? `${m}m ${String(s).padStart(2, '0')}s` : `${s}s`;
+  if (d > 0) return h > 0 ? `${d}d ${h}h` : `${d}d`;
+  if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+  return `${m}m`;
 }
 
 const timeOnly = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });

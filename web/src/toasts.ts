@@ -74,3 +74,22 @@ function subscribe(listener: () => void): () => void {
 export function useToasts(): readonly Toast[] {
   return useSyncExternalStore(subscribe, () => toasts);
 }
+
+/** At most this many of a person's own repairs are remembered: each is needed only until its repair arrives. */
+const OWN_REPAIRS_MAX = 50;
+const ownRepairs: string[] = [];
+
+/**
+ * This person is sending a repair of `requestId`: the request the repair creates is their own
+ * doing, so when it reaches their inbox it is not announced back to them as new. Noted before the
+ * decision is sent, since the live feed can bring the repair before the decision's answer.
+ */
+export function noteOwnRepair(requestId: string): void {
+  ownRepairs.push(requestId);
+  if (ownRepairs.length > OWN_REPAIRS_MAX) ownRepairs.shift();
+}
+
+/** True when an arriving request is a repair this person sent (its `repair_of` is a request they repaired). */
+export function isOwnRepair(repairOf: string | undefined): boolean {
+  return repairOf !== undefined && ownRepairs.includes(repairOf);
+}

@@ -3,14 +3,15 @@ import { itemCurrency } from './currency.ts';
 import { formatMoney } from './format.ts';
 import type { LiveFeed } from './live.ts';
 import { itemPath } from './router.ts';
-import { showToast, toastWithKey } from './toasts.ts';
+import { isOwnRepair, showToast, toastWithKey } from './toasts.ts';
 
 /** Arrivals close together share one toast, counting up, instead of stacking. */
 const ARRIVALS_KEY = 'arrivals';
 
 /**
  * A toast for each item new in my inbox, on every page: the person may be on another item. Items
- * the page already knew (an update, a reconnect) say nothing; several at once become one count.
+ * the page already knew (an update, a reconnect) and the repairs this person sent say nothing;
+ * several at once become one count.
  */
 export function useArrivalToasts(feed: LiveFeed | null): void {
   useEffect(() => {
@@ -31,6 +32,8 @@ export function useArrivalToasts(feed: LiveFeed | null): void {
       }
       if (known.has(effectId)) return;
       known.add(effectId);
+      // A person's own action is not announced back to them: the decision's own toast said it.
+      if (isOwnRepair(item.request.repair_of)) return;
       counted = toastWithKey(ARRIVALS_KEY) ? counted + 1 : 1;
       const one = `New: ${formatMoney(item.request.amount, itemCurrency(item))} refund ${item.request.id}`;
       showToast({

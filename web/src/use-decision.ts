@@ -4,6 +4,7 @@ import type { Repair } from '../../shared/entries.ts';
 import { LANDED_STATUSES, type Status } from '../../shared/statuses.ts';
 import { callApi, messageOf } from './api-client.ts';
 import type { PendingDecision } from './components/ConfirmDialog.tsx';
+import { noteOwnRepair } from './toasts.ts';
 
 /** What the last decision from this page answered. */
 export interface Outcome extends Pick<DecisionAnswer, 'status' | 'message'> {
@@ -52,6 +53,7 @@ export function useDecision(
       ...(reason === undefined ? {} : { reason }),
     };
     setBusy(true);
+    if (pending.action === 'repair') noteOwnRepair(pending.requestId);
     try {
       const answer = await callApi<DecisionAnswer>('POST', `/api/items/${effectId}/decisions`, body);
       const decided = pending;

@@ -1,12 +1,15 @@
 import type { ItemDetail } from '../../../shared/api.ts';
 import { isJsonObject } from '../../../shared/json.ts';
+import { useDirectory } from '../directory.ts';
 import { confirmationLabel } from '../labels.ts';
 import { VERIFY_PATH } from '../router.ts';
 import { Link } from './Link.tsx';
 import { Badge } from './StateViews.tsx';
+import { personLabel } from './VerifyReportView.tsx';
 
 /** The signed receipt, verified by the server against its published key, and the download. */
 export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
+  const directory = useDirectory();
   const v = detail.verification;
   const valid = v.valid === true;
   const keyId = typeof v.key_id === 'string' ? v.key_id : null;
@@ -39,7 +42,8 @@ export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
         {typeof v.approved_by === 'string' && (
           <div>
             <dt>Approved by</dt>
-            <dd>{v.approved_by}</dd>
+            {/* The receipt records the login; the name is the directory's, beside it. */}
+            <dd>{personLabel(v.approved_by, (login) => directory.people.find((person) => person.name === login)?.display_name ?? null)}</dd>
           </div>
         )}
         <div>

@@ -1,4 +1,4 @@
-import { formatDuration, formatFull, formatWhen, isoOf } from '../format.ts';
+import { formatDuration, formatFull, formatMinute, isoOf } from '../format.ts';
 import { useNowMs } from '../hooks.ts';
 
 /** Under this long left, the countdown turns amber. */
@@ -20,7 +20,7 @@ interface SlaCountdownProps {
   told?: string | null;
 }
 
-/** Time left before the deadline, or how long it is overdue, ticking on the server's clock. */
+/** Time left before the deadline, or how long it is overdue, on the server's clock: to the minute, and to the second in its last two minutes. */
 export function SlaCountdown({ dueMs, breach, offsetMs, compact = false, missedDueMs = null, told = null }: SlaCountdownProps) {
   const serverNowMs = useNowMs() + offsetMs;
   if (dueMs === null && breach && missedDueMs !== null) {
@@ -62,7 +62,7 @@ export function SlaCountdown({ dueMs, breach, offsetMs, compact = false, missedD
       <span className="sla-sub">
         {leftMs > 0 ? 'deadline ' : 'was due '}
         <time dateTime={isoOf(dueMs)} title={formatFull(dueMs)}>
-          {formatWhen(dueMs, serverNowMs)}
+          {formatMinute(dueMs, serverNowMs)}
         </time>
       </span>
     </p>

@@ -1,12 +1,35 @@
+import { useLayoutEffect, useRef } from 'react';
 import { dismissToast, holdToast, useToasts } from '../toasts.ts';
 import { Link } from './Link.tsx';
 
-/** The toasts, in one polite live region at the bottom of the screen; each can be dismissed. */
+/** The CSS variable the page reads to keep room for the toasts (styles.css). */
+const TOASTS_HEIGHT_VAR = '--toasts-height';
+
+/**
+ * The toasts, in one polite live region at the bottom of the screen; each can be dismissed. They
+ * never cover an item's buttons: the page keeps room below its end as tall as the toasts, focus
+ * scrolls clear of them, and on a two-column item page they sit on the left, away from the
+ * decision and the receipt.
+ */
 export function Toasts() {
   const toasts = useToasts();
+  const list = useRef<HTMLOListElement>(null);
+  useLayoutEffect(() => {
+    const element = list.current;
+    if (element === null) return;
+    const root = document.documentElement;
+    const keepRoom = () => root.style.setProperty(TOASTS_HEIGHT_VAR, `${Math.ceil(element.getBoundingClientRect().height)}px`);
+    keepRoom();
+    const observer = new ResizeObserver(keepRoom);
+    observer.observe(element);
+    return () => {
+      observer.disconnect();
+      root.style.removeProperty(TOASTS_HEIGHT_VAR);
+    };
+  }, []);
   return (
     <section className="toasts" aria-label="Notices">
-      <ol className="toast-list" aria-live="polite">
+      <ol className="toast-list" aria-live="polite" ref={list}>
         {toasts.map((toast) => (
           <li
             key={toast.id}

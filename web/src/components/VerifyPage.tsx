@@ -1,8 +1,10 @@
-import { type DragEvent, type FormEvent, type ReactNode, useEffect, useId, useState } from 'react';
+import { type DragEvent, type FormEvent, useEffect, useId, useState } from 'react';
+import { isJsonObject } from '../../../shared/json.ts';
+import { type ReceiptSubject, receiptSubject } from '../../../shared/receipts/subject.ts';
 import { keysFromKeySet, type ReceiptKeys, type VerifyReport, verifyReceipt } from '../../../shared/receipts/verify.ts';
+import { useDirectory } from '../directory.ts';
 import { useDocumentTitle } from '../hooks.ts';
-import { confirmationLabel, type Tone } from '../labels.ts';
-import { Badge } from './StateViews.tsx';
+import { type NameOf, ReportView } from './VerifyReportView.tsx';
 
 /** Where anyone can read the keys receipts are signed with; no session needed. */
 const KEYS_PATH = '/.well-known/interlock-keys';
@@ -13,14 +15,34 @@ const receiptFileBytesMax = 10 * 1024 * 1024;
 type KeysState = { phase: 'loading' } | { phase: 'ready'; keys: Map<string, string> } | { phase: 'failed'; message: string };
 
 /** What the last check came to: nothing yet, checking, a report, or why the text is no receipt at all. */
-type Outcome = { phase: 'idle' } | { phase: 'checking' } | { phase: 'done'; report: VerifyReport; signatureChecked: boolean } | { phase: 'unreadable'; message: string };
+type Outcome =
+  | { phase: 'idle' }
+  | { phase: 'checking' }
+  | { phase: 'done'; report: VerifyReport; subject: ReceiptSubject | null; signatureChecked: boolean }
+  | { phase: 'unreadable'; message: string };
+
+/** What a receipt's entries are about, when it has a list of entries at all. */
+function subjectOf(receipt: unknown): ReceiptSubject | null {
+  if (!isJsonObject(receipt) || !Array.isArray(receipt.entries)) return null;
+  return receiptSubject(receipt.entries.filter(isJsonObject));
+}
+
+/** Nobody's name is known: the page shows the logins the receipt records. */
+const LOGINS_ONLY: NameOf = () => null;
+
+/** The verify page for a signed-in person: people are named from the directory, beside their logins. */
+export function SignedInVerifyPage() {
+  const directory = useDirectory();
+  const nameOf: NameOf = (login) => directory.people.find((person) => person.name === login)?.display_name ?? null;
+  return <VerifyPage nameOf={nameOf} namesKnown />;
+}
 
 /**
  * Check a signed receipt here, in the browser: the text is parsed and verified by the same
  * verifier the server and the command line use (shared/receipts/verify.ts), against the keys the
  * server publishes. Nothing but the key set is fetched, and the receipt is never uploaded.
  */
-export function VerifyPage() {
+export function VerifyPage({ nameOf = LOGINS_ONLY, namesKnown = false }: { nameOf?: NameOf; namesKnown?: boolean }) {
   useDocumentTitle('Verify a receipt');
   const keys = usePublishedKeys();
   const [text, setText] = useState('');
@@ -47,7 +69,8 @@ export function VerifyPage() {
     setOutcome({ phase: 'checking' });
     const given: ReceiptKeys | undefined = keys.phase === 'ready' ? keys.keys : undefined;
     try {
-      setOutcome({ phase: 'done', report: await verifyReceipt(receipt, given), signatureChecked: given !== undefined });
+      const report = await verifyReceipt(receipt, given);
+      setOutcome({ phase: 'done', report, subject: subjectOf(receipt), signatureChecked: given !== undefined });
     } catch (error) {
       // Only the browser can fail here (no WebCrypto outside https); a bad receipt is a report.
       setOutcome({ phase: 'unreadable', message: error instanceof Error ? error.message : String(error) });
@@ -85,6 +108,11 @@ export function VerifyPage() {
       <p className="lede">
         Check a signed Interlock receipt yourself. It is checked here, in your browser, against the key Interlock publishes: the chain of entries,
         the signature, and what the entries prove. The receipt is not sent anywhere.
+      </p>
+      <p className="muted">
+        A valid receipt proves which refund was asked for (the request, the agent, the payment, the amount and its currency), whether it was sent to
+        Stripe and how many times, that it was sent under authority and on facts that still held, who approved it, and what Stripe confirmed. A
+        receipt that fails proves none of it.
       </p>
       <KeysNote keys={keys} />
 
@@ -143,7 +171,9 @@ export function VerifyPage() {
             {outcome.message}
           </p>
         )}
-        {outcome.phase === 'done' && <ReportView report={outcome.report} signatureChecked={outcome.signatureChecked} />}
+        {outcome.phase === 'done' && (
+          <ReportView report={outcome.report} subject={outcome.subject} signatureChecked={outcome.signatureChecked} nameOf={nameOf} namesKnown={namesKnown} />
+        )}
       </div>
     </section>
   );
@@ -183,126 +213,5 @@ function KeysNote({ keys }: { keys: KeysState }) {
     <p className="muted keys-note">
       Published {ids.length === 1 ? 'key' : 'keys'}: <span className="mono">{ids.join(', ') || 'none'}</span>
     </p>
-  );
-}
-
-/** One claim of the report: what it asks, the short answer as a badge, and a sentence. */
-function Claim({ label, tone, answer, children }: { label: string; tone: Tone; answer: string; children?: ReactNode }) {
-  return (
-    <div>
-      <dt>{label}</dt>
-      <dd>
-        <Badge tone={tone}>{answer}</Badge> {children}
-      </dd>
-    </div>
-  );
-}
-
-type Answer = { tone: Tone; answer: string };
-
-/** A yes/no claim that has nothing to judge when null. */
-function yesNo(value: boolean | null, none: string): Answer {
-  if (value === null) return { tone: 'neutral', answer: none };
-  return value ? { tone: 'success', answer: 'Yes' } : { tone: 'danger', answer: 'No' };
-}
-
-/** The claims of a report as short answers, each with a sentence where a word is not enough. */
-function claimsOf(report: VerifyReport, signatureChecked: boolean) {
-  const unreadable = report.problems.some((problem) => problem.code === 'malformed_receipt' && problem.entry === undefined);
-  const chain: Answer & { text: string } = report.tamper_evident
-    ? { tone: 'success', answer: 'Intact', text: 'Every entry matches its hash and links to the one before it.' }
-    : unreadable
-      ? { tone: 'danger', answer: 'Unreadable', text: 'The receipt could not be read as a chain of entries.' }
-      : { tone: 'danger', answer: 'Broken', text: 'An entry was altered, moved, removed or added.' };
-  const signature: Answer & { text: string | null } =
-    report.signed === true
-      ? { tone: 'success', answer: 'Valid', text: null }
-      : report.signed === false
-        ? { tone: 'danger', answer: 'Not valid', text: null }
-        : { tone: 'warning', answer: 'Not checked', text: signatureChecked ? null : 'No published key was available, so entries cut off the end would go unnoticed.' };
-  const happened: Answer & { text: string } =
-    report.happened === true
-      ? { tone: 'success', answer: 'Yes', text: 'The refund was sent to Stripe.' }
-      : report.happened === false
-        ? { tone: 'neutral', answer: 'No', text: 'Nothing was sent to Stripe.' }
-        : { tone: 'warning', answer: 'Unknown', text: 'A send is unresolved, so whether it landed is not known.' };
-  const approval: Answer =
-    report.approval_verified === false
-      ? { tone: 'danger', answer: 'Does not check out' }
-      : report.approved_by !== null
-        ? { tone: 'info', answer: report.approved_by }
-        : { tone: 'neutral', answer: 'No person' };
-  const stripe: Answer = { tone: confirmationLabel(report.confirmed_by_target).tone, answer: STRIPE_ANSWERS[String(report.confirmed_by_target)] ?? 'No confirmation' };
-  const said: Record<'happened' | 'once' | 'authorized' | 'held' | 'approval' | 'stripe', Answer> = {
-    happened,
-    once: report.happened_once ? { tone: 'success', answer: 'Yes' } : { tone: 'danger', answer: 'No' },
-    authorized: yesNo(report.authorized_when_fired, 'Nothing sent'),
-    held: yesNo(report.assumptions_held, 'Nothing sent'),
-    approval,
-    stripe,
-  };
-  // What entries that do not verify say proves nothing, so none of it is shown as good news.
-  if (!report.valid) for (const claim of Object.values(said)) if (claim.tone === 'success') claim.tone = 'neutral';
-  return { chain, signature, ...said, happened };
-}
-
-/** What Stripe's confirmations came to, by `confirmed_by_target`. */
-const STRIPE_ANSWERS: Record<string, string> = { true: 'Succeeded', pending: 'Pending', false: 'Failed', null: 'No confirmation' };
-
-/** The verdict, the claims, and the problems in plain words with their codes. */
-function ReportView({ report, signatureChecked }: { report: VerifyReport; signatureChecked: boolean }) {
-  const claims = claimsOf(report, signatureChecked);
-  return (
-    <section className="panel verify-report" aria-labelledby="verify-verdict">
-      <h2 id="verify-verdict" className={`receipt-verdict ${report.valid ? 'ok' : 'bad'}`} data-testid="verify-verdict">
-        <span className="verdict-icon" aria-hidden="true">
-          {report.valid ? '✓' : '✕'}
-        </span>
-        {report.valid ? 'This receipt is valid' : 'This receipt does NOT verify'}
-      </h2>
-      <p className="muted">
-        Effect <span className="mono">{report.effect_id ?? 'unnamed'}</span>
-        {report.key_id && (
-          <>
-            , signed with key <span className="mono">{report.key_id}</span>
-          </>
-        )}
-        . Checked in this browser.
-      </p>
-      {!report.valid && <p className="muted">The claims below are what the entries say; since the receipt does not verify, they prove nothing.</p>}
-      <dl className="receipt-facts verify-claims">
-        <Claim label="Chain of entries" {...claims.chain}>
-          {claims.chain.text}
-        </Claim>
-        <Claim label="Signature" {...claims.signature}>
-          {claims.signature.text}
-        </Claim>
-        <Claim label="Happened" {...claims.happened}>
-          {claims.happened.text}
-        </Claim>
-        <Claim label="At most once" {...claims.once} />
-        <Claim label="Authorized when sent" {...claims.authorized} />
-        <Claim label="Assumptions held" {...claims.held} />
-        <Claim label="Approved by" {...claims.approval} />
-        <Claim label="Confirmed by Stripe" {...claims.stripe} />
-        {typeof report.refused === 'string' && <Claim label="Refused" tone="neutral" answer={report.refused} />}
-      </dl>
-      {report.problems.length > 0 && (
-        <div className="verify-problems">
-          <h3>
-            {report.problems.length} {report.problems.length === 1 ? 'problem' : 'problems'} found
-          </h3>
-          <ul className="problem-list">
-            {report.problems.map((problem, index) => (
-              // A receipt can repeat one problem on several entries; the position keeps them apart.
-              // biome-ignore lint/suspicious/noArrayIndexKey: the list is rebuilt whole for each report.
-              <li key={index} data-code={problem.code}>
-                {problem.message} <span className="mono problem-code">{problem.code}</span>
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
-    </section>
   );
 }

@@ -38,7 +38,7 @@ function When({ ms, todayMs }: { ms: number; todayMs?: number }) {
 }
 
 /** Where one message stands: delivered, retrying, given up, carried by a digest, or not tried yet. */
-function DeliveryStatus({ message }: { message: NotificationRecord }) {
+function DeliveryStatus({ message, todayMs }: { message: NotificationRecord; todayMs: number }) {
   const { status } = message;
   const badge = (
     <Badge tone={NOTIFICATION_STATUS_TONES[status]}>
@@ -54,7 +54,7 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
           {message.delivered_at_ms !== null && (
             <span>
               {' '}
-              at <When ms={message.delivered_at_ms} />
+              at <When ms={message.delivered_at_ms} todayMs={todayMs} />
             </span>
           )}
           {message.digest !== null && <span>, in a digest with other waiting items</span>}
@@ -67,7 +67,7 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
             {badge} <span>after {message.digest !== null && 'the digest’s '}attempt {message.attempts}</span>
             {message.next_attempt_at_ms !== null && (
               <span>
-                , next at <When ms={message.next_attempt_at_ms} />
+                , next at <When ms={message.next_attempt_at_ms} todayMs={todayMs} />
               </span>
             )}
           </p>
@@ -102,7 +102,7 @@ function DeliveryStatus({ message }: { message: NotificationRecord }) {
 interface WhoWasToldProps {
   notifications: readonly NotificationRecord[];
   session: SessionInfo;
-  /** Server application clock minus this browser's: `decided_at_ms` is on the application clock. */
+  /** Server application clock minus this browser's: every time of a message is on the application clock. */
   offsetMs: number;
 }
 
@@ -128,7 +128,7 @@ export function WhoWasToldPanel({ notifications, session, offsetMs }: WhoWasTold
                   {' · '}decided <When ms={message.decided_at_ms} todayMs={Date.now() + offsetMs} />
                 </span>
               </p>
-              <DeliveryStatus message={message} />
+              <DeliveryStatus message={message} todayMs={Date.now() + offsetMs} />
             </li>
           ))}
         </ol>
