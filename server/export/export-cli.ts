@@ -9,6 +9,7 @@ import { type Destination, DestinationBusyError, fileDestination, otlpDestinatio
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';
 import { OtlpSendError } from './otlp.ts';
+import { verifyJournalFile } from '../integrity/verify-journal.ts';
 import { ExportInputError, type Period, readSigningKey } from './read-journal.ts';
 
 /** How to call the exporter; printed with every usage error. */
@@ -119,8 +120,14 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
   }
   try {
     const key = readSigningKey(paths);
+    // Each receipt's own chain is verified as it is read; the journal as a whole (the global chain,
+    // its checkpoints and epochs) is held first as start-up holds it, so a chain rewritten and
+    // rehashed by someone without the key is not exported as verified under a fresh signature.
+    const journal = await verifyJournalFile(paths.dbPath, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
+    const journalProblem = journal.valid || journal.problem === null ? null : `journal_damaged: ${journal.problem.code}${journal.problem.seq === null ? '' : ` at seq ${journal.problem.seq}`}: ${journal.problem.message}`;
+    if (journalProblem !== null) say(`export: the journal fails the check start-up makes (${journalProblem}); no receipt is exported as verified`);
     const destination = await openDestination(parsed, paths.dataDir, io.stdout);
-    const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination });
+    const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination, journalProblem });
     // An endpoint is named by origin and path, as every failure names it: a query may carry the receiver's key.
     const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : `${parsed.target.url.origin}${parsed.target.url.pathname}`;
     say(`export: ${summary.receipts} receipts and ${summary.decisions} decisions as ${parsed.format}; ${summary.written} records written to ${where}, ${summary.offered - summary.written} already there`);

@@ -58,10 +58,18 @@ export interface ExportSummary {
 }
 
 /** Export the receipts and decisions of a period from a journal to a destination, one receipt at a time. */
-export async function exportPeriod(options: { dbPath: string; key: SigningKey; period: Period; format: ExportFormat; destination: Destination }): Promise<ExportSummary> {
+export async function exportPeriod(options: {
+  dbPath: string;
+  key: SigningKey;
+  period: Period;
+  format: ExportFormat;
+  destination: Destination;
+  /** Why the journal fails start-up's check, or null: then no receipt is exported as verified. */
+  journalProblem?: string | null;
+}): Promise<ExportSummary> {
   const summary: ExportSummary = { receipts: 0, decisions: 0, offered: 0, written: 0, unverifiedCount: 0, unverified: [] };
   try {
-    for await (const read of readReceipts(options.dbPath, options.key, options.period)) {
+    for await (const read of readReceipts(options.dbPath, options.key, options.period, options.journalProblem ?? null)) {
       const records = exportRecords(read, options.period);
       summary.receipts += 1;
       summary.decisions += records.decisions.length;

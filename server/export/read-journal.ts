@@ -25,6 +25,11 @@ export interface ReadReceipt {
   entries: Json[];
   receipt: StoredReceipt;
   report: VerifyReport;
+  /**
+   * Why the journal as a whole fails the check start-up makes (`code: message at seq N`), or null:
+   * a receipt over a journal that fails it is not vouched for, however its own chain verifies.
+   */
+  journalProblem: string | null;
 }
 
 /** The journal or the signing key is not where the environment says: nothing can be exported. */
@@ -59,7 +64,7 @@ export function readSigningKey(env: SigningKeyEnv): SigningKey {
  * hash does not hold; here such a receipt is handed to the verifier, which says what is wrong.
  * One chain is in memory at a time; the list of chains is SQLite's to hold (it spills to disk).
  */
-export async function* readReceipts(dbPath: string, key: SigningKey, period: Period): AsyncGenerator<ReadReceipt> {
+export async function* readReceipts(dbPath: string, key: SigningKey, period: Period, journalProblem: string | null = null): AsyncGenerator<ReadReceipt> {
   if (!existsSync(dbPath)) throw new ExportInputError(`no journal at ${dbPath}: DB_PATH or DATA_DIR must name the server's journal`);
   const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
   const keys = new Map([[key.keyId, key.publicKeyPem]]);
@@ -83,7 +88,7 @@ export async function* readReceipts(dbPath: string, key: SigningKey, period: Per
       const first = entries[0];
       if (!isJsonObject(first) || first.kind !== 'PROPOSED') continue;
       const receipt = signStored(effectId, entries, key);
-      yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys) };
+      yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys), journalProblem };
     }
   } finally {
     if (sqlite.inTransaction) sqlite.exec('COMMIT');

@@ -78,7 +78,7 @@ const shortHash = (hash: string | null): string => (hash ?? 'none').slice(0, exp
 
 /** The rows of one receipt read from the journal: pure, so the same receipt gives the same rows on every export. */
 export function exportRecords(read: ReadReceipt, period: Period): ExportRecords {
-  const { effectId, entries, receipt, report } = read;
+  const { effectId, entries, receipt, report, journalProblem } = read;
   const objects = entries.filter(isJsonObject);
   const whole = objects.filter(isEntry);
   const chain: Entry[] | null = whole.length === entries.length ? whole : null;
@@ -87,11 +87,11 @@ export function exportRecords(read: ReadReceipt, period: Period): ExportRecords 
   const lastHash = typeof last?.hash === 'string' ? last.hash : null;
   const request = chain === null ? null : boundRequest(chain);
   const facts = isJsonObject(first?.premises) ? first.premises : null;
-  const verifyProblems = report.problems.map((problem) => `${problem.code}: ${problem.message}`);
+  const verifyProblems = [...report.problems.map((problem) => `${problem.code}: ${problem.message}`), ...(journalProblem === null ? [] : [journalProblem])];
   const common = {
     request_id: request?.id ?? null,
     currency: text(facts?.currency),
-    verified: report.valid,
+    verified: report.valid && journalProblem === null,
     verify_problems: verifyProblems,
   };
   const receiptRecord: ReceiptRecord = {
@@ -114,7 +114,7 @@ export function exportRecords(read: ReadReceipt, period: Period): ExportRecords 
     last_at_ms: number(last?.ts_ms),
     last_hash: lastHash,
     key_id: receipt.key_id,
-    verified: report.valid,
+    verified: common.verified,
     verify_problems: verifyProblems,
     receipt_json: JSON.stringify(receipt),
   };

@@ -274,9 +274,13 @@ describe('npm run export: what it refuses', () => {
     exported.push(run.stdout);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`receipt ${w.effects.routine} does not verify: altered_entry`);
+    // The journal as a whole fails the check start-up makes (an edited row, a dropped trigger), so
+    // no receipt of it is vouched for under a fresh signature, however its own chain verifies.
+    expect(run.stderr).toContain('the journal fails the check start-up makes (journal_damaged: ');
     const receipts = receiptRows(run.stdout);
-    expect(receipts.map((r) => [r.effect_id, r.verified])).toEqual(receiptRows(dayOne.ndjson!).map((r) => [r.effect_id, r.effect_id !== w.effects.routine]));
-    expect(receipts[0]!.verify_problems).toEqual([expect.stringMatching(/^altered_entry: /)]);
+    expect(receipts.map((r) => [r.effect_id, r.verified])).toEqual(receiptRows(dayOne.ndjson!).map((r) => [r.effect_id, false]));
+    expect(receipts[0]!.verify_problems).toEqual([expect.stringMatching(/^altered_entry: /), expect.stringMatching(/^journal_damaged: /)]);
+    for (const receipt of receipts.slice(1)) expect(receipt.verify_problems).toEqual([expect.stringMatching(/^journal_damaged: /)]);
     const decisionsOfRoutine = rows(run.stdout).filter((row) => row.record === 'decision' && row.effect_id === w.effects.routine);
     expect(decisionsOfRoutine).toEqual([]);
   }, 60_000);
