@@ -163,7 +163,12 @@ export interface PaymentPanel {
   customer: { name: string | null; email: string | null } | null;
   card: { brand: string; last4: string } | null;
   refunds: PaymentRefund[];
-  dispute: { status: string; reason: string | null } | null;
+  /**
+   * The latest dispute, from Stripe's Dispute object: its status and reason, the amount the bank
+   * took back (in the dispute's currency, its smallest unit) and when evidence is due (wall clock
+   * ms, Stripe's `evidence_details.due_by`; null when Stripe names no deadline).
+   */
+  dispute: { status: string; reason: string | null; amount: number; currency: string; due_by_ms: number | null } | null;
   /** The payment in Stripe's dashboard (test mode), null for the local sandbox. */
   dashboard_url: string | null;
   as_of_ms: number;
