@@ -48,10 +48,8 @@ export function newsOf(before: ItemDetail, after: ItemDetail, myGroups: readonly
     }
     return before.item === null && before.state === after.state ? null : { kind: 'finished', state: after.state };
   }
-  if (!myGroups.includes(item.group)) {
-    return before.item?.group === item.group && before.item.escalation === item.escalation ? null : { kind: 'moved', group: item.group, level: item.level };
-  }
   if (before.item?.escalation === item.escalation) return null;
+  if (before.item?.group !== item.group && !myGroups.includes(item.group)) return { kind: 'moved', group: item.group, level: item.level };
   return { kind: 'reshown', repairs: item.repairs.length };
 }
 
