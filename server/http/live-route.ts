@@ -38,7 +38,8 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       throw new AppError('validation_failed', 'the live feed is a websocket: connect with Upgrade: websocket');
     },
     wsHandler: async (socket, request) => {
-      const session = sessions.touch(request.cookies[SESSION_COOKIE]);
+      // Opening (or reopening, after a dropped connection) the feed is no activity of the person's: it does not keep the session alive.
+      const session = sessions.check(request.cookies[SESSION_COOKIE]);
       const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
       if (person === undefined || session === null || session === 'expired') {
         socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');

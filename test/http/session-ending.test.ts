@@ -80,6 +80,20 @@ describe('a session ending under an open page', () => {
   });
 });
 
+describe('a live feed opened again', () => {
+  it('does not keep the session alive: a feed reopened halfway is still closed at the first end', async () => {
+    const ana = await world.login('ana');
+    const startedMs = Date.now();
+    const first = await feedOf(ana);
+    await new Promise((r) => setTimeout(r, IDLE_MS / 2));
+    first.socket.close();
+    const again = await feedOf(ana);
+    const closed = await again.closed;
+    expect(closed).toMatchObject({ code: 4401, reason: 'session_expired' });
+    expect(closed.atMs - startedMs).toBeLessThan(IDLE_MS + 1_000);
+  });
+});
+
 describe('SessionStore', () => {
   it('check() answers the session without refreshing it; endsAtMs names the limit that ends it first', () => {
     let nowMs = 1_000_000;
