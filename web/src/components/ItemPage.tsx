@@ -85,7 +85,15 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     navigate(next ? itemPath(next, search) : inboxPath(search));
     return true;
   };
-  const decision = useDecision(effectId, detail, show, handleFinished);
+  // A decision's answer shows the item as it is after it: older news of the live feed no longer applies.
+  const showAnswer = useCallback(
+    (next: ItemDetail) => {
+      show(next);
+      setNews(null);
+    },
+    [show],
+  );
+  const decision = useDecision(effectId, detail, showAnswer, handleFinished);
   useDocumentTitle(detail ? `${formatMoney(detail.request.amount, currency)} · ${detail.request.id}` : 'Item');
 
   // Others see who has this item open; the server forgets this tab when it leaves the item or closes.
