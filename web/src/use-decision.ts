@@ -39,7 +39,7 @@ function unsentMessage(caught: unknown, pending: PendingDecision): string {
   const words = decisionInWords(pending);
   return navigator.onLine
     ? `The server could not be reached, so ${words} may not have arrived. Nothing is sent without a record in Interlock: reload the item to see whether it was, then decide again if not.`
-    : `You are offline: nothing was sent. Decide again once you are back online (${words}).`;
+    : `You are offline: nothing was sent. Make ${words} again once you are back online.`;
 }
 
 /**
