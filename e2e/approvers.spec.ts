@@ -134,6 +134,16 @@ test('the payment panel: customer, card, charge date, every earlier refund and w
   await expect(panel.locator('.payment-refund[data-by="interlock"]')).not.toContainText(small);
   await expect(panel.locator('.payment-refund[data-by="outside"]')).toContainText('$10.00 outside Interlock');
   await expect(panel).toContainText(/Disputed: (needs response|warning needs response)/);
+  // What the bank took back, and by when Stripe wants the evidence (a week after the dispute).
+  await expect(panel.getByTestId('dispute-figures')).toHaveText(/^\$200\.00 disputed · evidence due \d+ \w{3},? \d\d:\d\d \(in 6d 23h\)$/);
+  // The payment comes first, as Stripe shows it: above the fold at 1280×800, before the facts table.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const top = await panel.evaluate((el) => el.getBoundingClientRect().top);
+  expect(top).toBeLessThan(800 - 200);
+  expect(await comesBefore(page, '.payment-panel', '.facts-panel')).toBe(true);
+  // The table below says only what can change: which payment and its currency are said above it.
+  await expect(page.locator('tr[data-fact="payment_intent"]')).toHaveCount(0);
   await expect(panel).toContainText(/as of \d\d:\d\d/);
   // The local sandbox has no dashboard: no link to one.
   await expect(panel.getByRole('link', { name: /Stripe’s dashboard/ })).toHaveCount(0);
@@ -145,6 +155,29 @@ test('the payment panel: customer, card, charge date, every earlier refund and w
   await expect(ticket).toHaveAttribute('target', '_blank');
   await expect(ticket).toHaveAttribute('rel', 'noopener noreferrer');
   await shootAndScan(page, 'item-payment-panel');
+});
+
+test('a done item says what is left after its own refund, as the payment panel lists it', async ({ page, request }) => {
+  const { paymentIntent, requestId, effectId } = await queuedRefund(request, 6_500, 16_734, 'after');
+  await logIn(page, 'ana');
+  await page.goto(`/items/${effectId}`);
+  await expect(page.locator('tr[data-fact="left_to_refund"]')).toContainText('$167.34');
+  await page.getByRole('button', { name: 'Approve $65.00' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Send $65.00 refund' }).click();
+  await expect(page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: `Sent $65.00 refund ${requestId}` })).toBeVisible();
+  expect((await ledger(request, paymentIntent)).map((r) => r.amount)).toEqual([6_500]);
+
+  // The item as it is now: the facts after the send, which the payment panel agrees with.
+  await page.goto(`/items/${effectId}`);
+  await expect(page.locator('.state-badge')).toHaveText('Done: refund sent');
+  await expect(page.locator('.payment-panel .payment-refund[data-by="interlock"]')).toContainText(`$65.00 by Interlock for request ${requestId}`);
+  await expect(page.locator('tr[data-fact="sent_by_this_request"]')).toContainText('$65.00');
+  const left = page.locator('tr[data-fact="left_to_refund"]');
+  await expect(left).toContainText('$102.34');
+  await expect(left).not.toContainText('$167.34 →');
+  await expect(left).not.toHaveClass(/changed/);
+  await expect(page.locator('.facts-panel thead')).toContainText('after this refund');
+  await shootAndScan(page, 'item-done-facts');
 });
 
 test('a rejection says why: blank is refused in the page, a quick reason is one click, and the agent is told it', async ({ page, request }) => {
@@ -232,6 +265,16 @@ test('Escape then a key at once: the confirmation backs out at the Escape, so th
 
 test('the race notice names who decided first, what and when', async ({ page, browser, request }) => {
   const { effectId } = await queuedRefund(request, 6_700, 10_000, 'race');
+  // ana's live feed misses the news of this item (a feed that is slow, or reconnecting), so she
+  // decides on what her page shows: the server refuses it, and says who came first.
+  await page.routeWebSocket('**/api/live', (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((message) => server.send(message));
+    server.onMessage((message) => {
+      const said = JSON.parse(String(message)) as { type?: string; effect_id?: string };
+      if (said.type !== 'item' || said.effect_id !== effectId) ws.send(message);
+    });
+  });
   await logIn(page, 'ana');
   await page.goto(`/items/${effectId}`);
   await expect(page.getByRole('button', { name: 'Approve $67.00' })).toBeVisible();

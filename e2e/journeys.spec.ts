@@ -112,7 +112,7 @@ test('3. a hand refund before the decision: the item comes back on the new facts
   expect(amounts).toEqual([3_000, 7_000]);
 });
 
-test('4. the clock crosses the SLA: the item leaves ana’s inbox for fm’s with a breach badge, and a decision from ana’s stale tab is refused plainly', async ({ page, browser, request }) => {
+test('4. the clock crosses the SLA: the item leaves ana’s inbox for fm’s with a breach badge, and ana’s open tab says where it went, with nothing left to decide', async ({ page, browser, request }) => {
   const { paymentIntent, requestId, effectId } = await queuedRefund(request, 8_000, 10_000, 'j4');
   await logIn(page, 'ana');
   await page.goto(`/items/${effectId}`);
@@ -127,16 +127,12 @@ test('4. the clock crosses the SLA: the item leaves ana’s inbox for fm’s wit
   await expect(fmRow.locator('[data-trouble="breached"]')).toContainText('Breached');
   await expect(fmRow).toContainText('finance-manager');
   await expect(fmRow).toContainText('Level 2');
-  await expect(page.getByText('This item left your inbox while you were looking.')).toBeVisible();
-
-  // ana's tab still shows the old escalation: deciding from it is refused, and the page says where the item is now.
-  await page.getByRole('button', { name: 'Approve $80.00' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Send $80.00 refund' }).click();
-  const outcome = page.locator('.outcome');
-  await expect(outcome).toHaveAttribute('data-status', /^(SUPERSEDED|REFUSED:lease)$/);
-  await expect(outcome).toContainText(/Not recorded: the item changed while you looked|you cannot decide this item/);
-  await expect(outcome).toContainText('With finance-manager (Level 2); only its members can decide it.');
+  // ana's tab says where the item went, at once, and offers nothing to decide on the escalation it left.
+  await expect(page.locator('.live-change[data-news="moved"]')).toContainText('It moved up to finance-manager (Level 2) while you were looking.');
   await expect(page.getByRole('button', { name: 'Approve $80.00' })).toHaveCount(0);
+  await expect(page.locator('.decision-panel')).toContainText('It is with finance-manager now (Level 2). Only its members can decide it.');
+  await page.keyboard.press('a');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
   expect(await ledger(request, paymentIntent)).toEqual([]);
 
   await page.getByRole('link', { name: /Inbox/ }).first().click();
@@ -160,14 +156,9 @@ test('5. ana and bea of one group: ana decides, bea sees the item go and cannot 
   await expect(page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: 'Sent $80.00 refund' })).toBeVisible();
 
   await expect(inboxRow(beaInbox, requestId)).toHaveCount(0);
-  await expect(beaItem.getByText('This item left your inbox while you were looking.')).toBeVisible();
-  await beaItem.getByRole('button', { name: 'Approve $80.00' }).click();
-  await beaItem.getByRole('dialog').getByRole('button', { name: 'Send $80.00 refund' }).click();
-  const outcome = beaItem.locator('.outcome');
-  await expect(outcome).toHaveAttribute('data-status', 'ALREADY_DECIDED');
-  await expect(outcome).toContainText('Not recorded: someone already decided');
-  await expect(outcome).toContainText('Someone already decided this item.');
-  await expect(outcome.getByTestId('race-notice')).toHaveText(/^Ana Lopez approved it at \d\d:\d\d\.$/);
+  // bea's open item says at once who decided it, and she cannot decide it twice.
+  await expect(beaItem.locator('.live-change').getByTestId('race-notice')).toHaveText(/^Ana Lopez approved it at \d\d:\d\d\.$/);
+  await expect(beaItem.getByRole('button', { name: 'Approve $80.00' })).toHaveCount(0);
   await expect(beaItem.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
   await expect(beaItem.locator('.timeline')).toContainText('Approved');
   await expect(beaItem.locator('.timeline')).toContainText(/by (ana|Ana Lopez)/);

@@ -164,7 +164,12 @@ export interface PaymentPanel {
   customer: { name: string | null; email: string | null } | null;
   card: { brand: string; last4: string } | null;
   refunds: PaymentRefund[];
-  dispute: { status: string; reason: string | null } | null;
+  /**
+   * The latest dispute, from Stripe's Dispute object: its status and reason, the amount the bank
+   * took back (in the dispute's currency, its smallest unit) and when evidence is due (wall clock
+   * ms, Stripe's `evidence_details.due_by`; null when Stripe names no deadline).
+   */
+  dispute: { status: string; reason: string | null; amount: number; currency: string; due_by_ms: number | null } | null;
   /** The payment in Stripe's dashboard (test mode), null for the local sandbox. */
   dashboard_url: string | null;
   as_of_ms: number;
@@ -301,7 +306,13 @@ export type LiveMessage =
   /** An item's payment facts were read again (display only). */
   | { type: 'facts'; effect_id: string; current: CurrentFacts; now_ms: number }
   /** Who is looking at an item now. */
-  | { type: 'presence'; effect_id: string; viewers: Viewer[]; now_ms: number };
+  | { type: 'presence'; effect_id: string; viewers: Viewer[]; now_ms: number }
+  /**
+   * The session is ending (`warning`: in `ends_in_ms`, within limits.sessionWarningMs), or is no
+   * longer about to (a call kept it alive). `renewable`: a call now would keep it alive (the idle
+   * limit ends it, not the absolute one). At its end the feed is closed with 4401 session_expired.
+   */
+  | { type: 'session'; warning: boolean; ends_in_ms: number; renewable: boolean; now_ms: number };
 
 /** Websocket messages from the page: which item the person is looking at (null: none). */
 export type LiveClientMessage = { type: 'viewing'; effect_id: string | null };

@@ -226,4 +226,15 @@ export const limits = {
   mcpWaitSecondsMax: 45,
   /** How long a `wait_for_decision` call waits unless told: half the client's default timeout. */
   mcpWaitSecondsDefault: 30,
+  /**
+   * How long before a session's end an open page warns that it is ending (with "Stay signed in"
+   * while the idle limit is the one that ends it): long enough to come back to the tab and click.
+   * An idle limit shorter than twice this is warned at its half, so the page is not warned at once.
+   */
+  sessionWarningMs: 120_000,
+  /**
+   * While a warning stands, how often a live feed reads its session again: a click on "Stay signed
+   * in" in another tab (or any other call) takes the warning away from this one within it.
+   */
+  sessionWarningRecheckMs: 5_000,
 } as const;

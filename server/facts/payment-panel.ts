@@ -144,7 +144,7 @@ export class PaymentPanels {
       customer: customer === null ? null : { name: 'deleted' in customer ? null : (customer.name ?? null), email: 'deleted' in customer ? null : customer.email },
       card: cardOf(expanded(intent.payment_method), charge),
       refunds: oldestFirst.map((refund) => paymentRefund(refund, () => null)),
-      dispute: dispute === undefined ? null : { status: dispute.status, reason: dispute.reason ?? null },
+      dispute: dispute === undefined ? null : disputeOf(dispute),
       dashboard_url: this.#options.dashboard ? dashboardUrl(intent.id) : null,
       as_of_ms: asOfMs,
     };
@@ -171,6 +171,18 @@ export function paymentRefund(refund: Stripe.Refund, requestIdOf: (effectId: str
     created_ms: refund.created * 1000,
     by: effectId === undefined ? 'outside' : 'interlock',
     request_id: effectId === undefined ? null : requestIdOf(effectId),
+  };
+}
+
+/** A dispute as the panel shows it: what the bank took back, and by when the evidence is due. */
+function disputeOf(dispute: Stripe.Dispute): NonNullable<PaymentPanel['dispute']> {
+  const dueBy = dispute.evidence_details?.due_by;
+  return {
+    status: dispute.status,
+    reason: dispute.reason ?? null,
+    amount: dispute.amount,
+    currency: dispute.currency,
+    due_by_ms: typeof dueBy === 'number' ? dueBy * 1000 : null,
   };
 }
 

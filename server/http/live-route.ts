@@ -3,6 +3,7 @@ import type { Services } from '../services.ts';
 import { groupsOf, readableGroupsOf } from './approver-routes.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
+import { watchSession } from '../live/session-watch.ts';
 import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';
 import type { SessionStore } from './sessions.ts';
@@ -37,22 +38,31 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       throw new AppError('validation_failed', 'the live feed is a websocket: connect with Upgrade: websocket');
     },
     wsHandler: async (socket, request) => {
-      const session = sessions.touch(request.cookies[SESSION_COOKIE]);
+      // Opening (or reopening, after a dropped connection) the feed is no activity of the person's: it does not keep the session alive.
+      const session = sessions.check(request.cookies[SESSION_COOKIE]);
       const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
       if (person === undefined || session === null || session === 'expired') {
         socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');
         return;
       }
-      // The feed lives only as long as its session: a logout, or a timeout found, closes it.
-      const stopWatching = sessions.onEnded((ended) => {
-        if (ended === session) socket.close(4401, 'unauthorized');
+      // The feed lives only as long as its session: a logout, or a timeout found, closes it, saying which.
+      const stopListening = sessions.onEnded((ended, why) => {
+        if (ended === session) socket.close(4401, why === 'expired' ? 'session_expired' : 'unauthorized');
+      });
+      socket.on('close', stopListening);
+      // Nor beyond its idle or absolute limit, however quiet the page (no request comes to find it),
+      // and the page is warned before: watching never keeps a session alive.
+      const stopWatching = watchSession({
+        sessions,
+        session,
+        idleMs: services.config.sessions.idleMs,
+        wallMs: () => services.clock.wallMs(),
+        nowMs: () => services.clock.nowMs(),
+        send: (message) => {
+          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+        },
       });
       socket.on('close', stopWatching);
-      // Nor beyond the session's absolute limit, however quiet the page: no request comes to find it.
-      const endsInMs = session.createdAtMs + services.config.sessions.absoluteMs - services.clock.wallMs();
-      const limit = setTimeout(() => socket.close(4401, 'session_expired'), Math.max(0, endsInMs));
-      limit.unref();
-      socket.on('close', () => clearTimeout(limit));
       let leave: () => void;
       try {
         // Finance hears every group's items, read only.

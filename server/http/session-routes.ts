@@ -15,6 +15,8 @@ import { AppError } from './errors.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
 export const SESSION_COOKIE = 'interlock_session';
+/** The header of a read a page makes by itself, not its person (web/src/api-client.ts): it leaves the session's idle time running. */
+export const BACKGROUND_HEADER = 'x-interlock-background';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,7 +60,10 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
 export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
   scope.addHook('onRequest', async (request) => {
     if (request.url === '/api/session' && request.method === 'POST') return;
-    const found = sessions.touch(request.cookies[SESSION_COOKIE]);
+    // A read the page made by itself (the live feed said something moved) does not keep the session alive.
+    const background = (request.method === 'GET' || request.method === 'HEAD') && request.headers[BACKGROUND_HEADER] === '1';
+    const cookie = request.cookies[SESSION_COOKIE];
+    const found = background ? sessions.check(cookie) : sessions.touch(cookie);
     if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');
     const person = found ? services.config.people.find((p) => p.name === found.name) : undefined;
     if (!found || !person) throw new AppError('unauthorized', 'log in first');

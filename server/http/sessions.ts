@@ -8,6 +8,9 @@ export interface Session {
   lastSeenAtMs: number;
 }
 
+/** Why a session ended: it timed out (idle or absolute), or it was ended (a logout, the oldest dropped). */
+export type SessionEnd = 'expired' | 'ended';
+
 /** Sessions held at once: far above a real approver team; the oldest go first beyond it. */
 const SESSIONS_MAX = 10_000;
 /** How stale the stored last-seen time may get: persisting every request would cost a write per read. */
@@ -24,7 +27,9 @@ function idHash(id: string): string {
 export class SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #persistedSeenMs = new Map<string, number>();
-  readonly #endedListeners = new Set<(session: Session) => void>();
+  readonly #endedListeners = new Set<(session: Session, why: SessionEnd) => void>();
+  /** Each live session's key in the store, so a session found by a watcher can be ended. */
+  readonly #hashes = new WeakMap<Session, string>();
 
   constructor(
     private readonly options: {
@@ -34,7 +39,10 @@ export class SessionStore {
       persist?: { save(hash: string, session: Session | null): void; load(): Iterable<[string, Session]> };
     },
   ) {
-    for (const [hash, session] of options.persist?.load() ?? []) this.#sessions.set(hash, session);
+    for (const [hash, session] of options.persist?.load() ?? []) {
+      this.#sessions.set(hash, session);
+      this.#hashes.set(session, hash);
+    }
   }
 
   /** Start a session; returns the id for the cookie. */
@@ -48,21 +56,55 @@ export class SessionStore {
     const session: Session = { name, csrfToken: randomBytes(24).toString('base64url'), createdAtMs: now, lastSeenAtMs: now };
     const hash = idHash(id);
     this.#sessions.set(hash, session);
+    this.#hashes.set(session, hash);
     this.options.persist?.save(hash, session);
     return { id, session };
   }
 
   /** The live session for a cookie id, refreshed; 'expired' when it timed out, null when unknown. */
   touch(id: string | undefined): Session | 'expired' | null {
+    return this.#find(id, true);
+  }
+
+  /**
+   * The live session for a cookie id, as `touch`, without refreshing it: for what a page reads by
+   * itself (the live feed said something moved), so watching a page never keeps a session alive.
+   */
+  check(id: string | undefined): Session | 'expired' | null {
+    return this.#find(id, false);
+  }
+
+  /** When a session ends unless a call refreshes it first: its idle limit, or its absolute one if sooner. */
+  endsAtMs(session: Session): { atMs: number; renewable: boolean } {
+    const idleEndMs = session.lastSeenAtMs + this.options.idleMs;
+    const absoluteEndMs = session.createdAtMs + this.options.absoluteMs;
+    return idleEndMs < absoluteEndMs ? { atMs: idleEndMs, renewable: true } : { atMs: absoluteEndMs, renewable: false };
+  }
+
+  /** End a session whose time is up, as a call would have found it; true when it was (or had already) ended. */
+  expireIfDue(session: Session): boolean {
+    const hash = this.#hashes.get(session);
+    if (hash === undefined || this.#sessions.get(hash) !== session) return true;
+    if (!this.#timedOut(session, this.options.wallMs())) return false;
+    this.drop(hash, 'expired');
+    return true;
+  }
+
+  #timedOut(session: Session, now: number): boolean {
+    return now - session.lastSeenAtMs > this.options.idleMs || now - session.createdAtMs > this.options.absoluteMs;
+  }
+
+  #find(id: string | undefined, refresh: boolean): Session | 'expired' | null {
     if (!id) return null;
     const hash = idHash(id);
     const session = this.#sessions.get(hash);
     if (!session) return null;
     const now = this.options.wallMs();
-    if (now - session.lastSeenAtMs > this.options.idleMs || now - session.createdAtMs > this.options.absoluteMs) {
-      this.drop(hash);
+    if (this.#timedOut(session, now)) {
+      this.drop(hash, 'expired');
       return 'expired';
     }
+    if (!refresh) return session;
     session.lastSeenAtMs = now;
     if (now - (this.#persistedSeenMs.get(hash) ?? session.createdAtMs) >= PERSIST_SEEN_EVERY_MS) {
       this.#persistedSeenMs.set(hash, now);
@@ -76,17 +118,17 @@ export class SessionStore {
     if (id) this.drop(idHash(id));
   }
 
-  /** Be told of every session that ends (a logout, a timeout found, the oldest dropped); the answer stops it. */
-  onEnded(listener: (session: Session) => void): () => void {
+  /** Be told of every session that ends (a logout, a timeout found, the oldest dropped), and why; the answer stops it. */
+  onEnded(listener: (session: Session, why: SessionEnd) => void): () => void {
     this.#endedListeners.add(listener);
     return () => this.#endedListeners.delete(listener);
   }
 
-  private drop(hash: string): void {
+  private drop(hash: string, why: SessionEnd = 'ended'): void {
     const session = this.#sessions.get(hash);
     this.#sessions.delete(hash);
     this.#persistedSeenMs.delete(hash);
     this.options.persist?.save(hash, null);
-    if (session) for (const listener of [...this.#endedListeners]) listener(session);
+    if (session) for (const listener of [...this.#endedListeners]) listener(session, why);
   }
 }

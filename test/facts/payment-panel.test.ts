@@ -29,13 +29,13 @@ async function busyPayment(tag: string) {
   world.sandbox.handRefund(intent.id, 2_000);
   const judged = await world.agent('POST', '/v1/refunds', { request_id: `${tag}-judged`, payment_intent: intent.id, amount: 8_000 });
   expect(judged.json().status).toBe('QUEUED');
-  world.sandbox.openDispute(intent.id);
-  return { pi: intent.id, chargedAtMs, effectId: judged.json().effect_id as string };
+  const dispute = world.sandbox.openDispute(intent.id);
+  return { pi: intent.id, chargedAtMs, effectId: judged.json().effect_id as string, dispute };
 }
 
 describe('the payment panel of GET /api/items/:effect_id', () => {
   it('says who paid, with which card, when, every refund with who made it (the request id for Interlock, outside for a hand refund), and the dispute', async () => {
-    const { pi, chargedAtMs, effectId } = await busyPayment('panel');
+    const { pi, chargedAtMs, effectId, dispute } = await busyPayment('panel');
     // Finance reads every request, so the one the rules cleared is named (an approver is not told it).
     const fin = await world.login('fin');
     const page = (await world.as(fin, 'GET', `/api/items/${effectId}`)).json();
@@ -53,11 +53,13 @@ describe('the payment panel of GET /api/items/:effect_id', () => {
         { id: routine.id, amount: 1_000, status: 'succeeded', created_ms: routine.created * 1000, by: 'interlock', request_id: 'panel-routine' },
         { id: hand.id, amount: 2_000, status: 'succeeded', created_ms: hand.created * 1000, by: 'outside', request_id: null },
       ],
-      dispute: { status: 'needs_response', reason: 'general' },
+      // The whole payment disputed, with the week Stripe gives for evidence.
+      dispute: { status: 'needs_response', reason: 'general', amount: 20_000, currency: 'usd', due_by_ms: dispute.evidence_details.due_by! * 1000 },
       // The local sandbox has no dashboard.
       dashboard_url: null,
       as_of_ms: expect.any(Number),
     } satisfies PaymentPanel);
+    expect(dispute.evidence_details.due_by! * 1000 - world.clock.wallMs()).toBeGreaterThan(6 * DAY_MS);
   });
 
   it('is read from Stripe once per minute per item: a second open is served from the cache; a webhook naming the payment, or the item moving, reads it again', async () => {

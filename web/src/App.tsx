@@ -1,6 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { SessionInfo } from '../../shared/api.ts';
-import { ApiError, callApi, messageOf, type SessionLoss, setCsrfToken, setSessionLostHandler } from './api-client.ts';
+import { ApiError, callApi, messageOf, type SessionLoss, type SessionLostHandler, setCsrfToken, setSessionLostHandler } from './api-client.ts';
 import { useNewItemNotifications } from './browser-notifications.ts';
 import { AppHeader } from './components/AppHeader.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
@@ -12,6 +12,7 @@ import { ItemPage } from './components/ItemPage.tsx';
 import { LedgerPage } from './components/LedgerPage.tsx';
 import { LoginPage, type LoginNotice } from './components/LoginPage.tsx';
 import { ReconciliationPage } from './components/ReconciliationPage.tsx';
+import { SessionEndingBanner } from './components/SessionEndingBanner.tsx';
 import { ScoreboardPage } from './components/ScoreboardPage.tsx';
 import { ErrorState, LoadingState } from './components/StateViews.tsx';
 import { Toasts } from './components/Toasts.tsx';
@@ -25,7 +26,7 @@ import { useArrivalToasts } from './use-arrival-toasts.ts';
 type SessionState =
   | { phase: 'checking' }
   | { phase: 'unreachable'; message: string }
-  | { phase: 'out'; notice: LoginNotice | null }
+  | { phase: 'out'; notice: LoginNotice | null; unsent?: string | undefined }
   | { phase: 'in'; session: SessionInfo };
 
 /** The app: who is logged in decides between the log-in page and the approver's shell. */
@@ -37,11 +38,11 @@ export function App() {
   // logout, not one from another tab: the page says "You are logged out" whichever comes first.
   const loggingOut = useRef(false);
 
-  const handleSessionLost = useCallback((code: SessionLoss) => {
+  const handleSessionLost = useCallback((code: SessionLoss, unsent?: string) => {
     if (loggingOut.current) return;
     setCsrfToken('');
     resetDirectory();
-    setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere' });
+    setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere', unsent });
   }, []);
 
   const checkSession = useCallback(async () => {
@@ -101,7 +102,7 @@ export function App() {
     case 'out':
       // Anyone holding a receipt may check it: the page needs only the published keys.
       if (route.page === 'verify') return <PublicFrame />;
-      return <LoginPage notice={state.notice} onLogin={handleLogin} />;
+      return <LoginPage notice={state.notice} unsent={state.unsent ?? null} onLogin={handleLogin} />;
     case 'in':
       return <Shell session={state.session} onLogout={handleLogout} onSessionLost={handleSessionLost} />;
   }
@@ -110,7 +111,7 @@ export function App() {
 interface ShellProps {
   session: SessionInfo;
   onLogout: () => Promise<void>;
-  onSessionLost: (code: SessionLoss) => void;
+  onSessionLost: SessionLostHandler;
 }
 
 /** The logged-in frame: header, connection banner, the page for the address, help. */
@@ -140,6 +141,7 @@ function Shell({ session, onLogout, onSessionLost }: ShellProps) {
       </a>
       <AppHeader session={session} route={route} onLogout={onLogout} onHelp={() => setHelpOpen(true)} />
       <ConnectionBanner />
+      <SessionEndingBanner />
       <main id="main" tabIndex={-1}>
         {page}
       </main>

@@ -23,7 +23,10 @@ export class ApiError extends Error {
 export type SessionLoss = Extract<ErrorCode, 'unauthorized' | 'session_expired'>;
 
 let csrfToken = '';
-let onSessionLost: ((code: SessionLoss) => void) | null = null;
+/** Told when a call finds the session gone; `unsent` names the decision that call carried, which was not recorded. */
+export type SessionLostHandler = (code: SessionLoss, unsent?: string) => void;
+
+let onSessionLost: SessionLostHandler | null = null;
 
 /** The CSRF token of the current session; every non-GET call carries it. */
 export function setCsrfToken(token: string): void {
@@ -31,7 +34,7 @@ export function setCsrfToken(token: string): void {
 }
 
 /** Who to tell when a call finds the session gone (expired, or logged out elsewhere). */
-export function setSessionLostHandler(handler: ((code: SessionLoss) => void) | null): void {
+export function setSessionLostHandler(handler: SessionLostHandler | null): void {
   onSessionLost = handler;
 }
 
@@ -39,11 +42,22 @@ function isErrorBody(value: unknown): value is ErrorBody {
   return isJsonObject(value) && isJsonObject(value.error) && typeof value.error.code === 'string' && Object.hasOwn(ERROR_CODES, value.error.code);
 }
 
+/** The header of a read the page makes on its own (the live feed said something moved): it does not keep the session alive. */
+export const BACKGROUND_HEADER = 'x-interlock-background';
+
+export interface CallOptions {
+  /** A read the page makes by itself, not the person: the session's idle time runs on. */
+  background?: boolean;
+  /** What this call carries, in words, for the notice when the session turns out to have ended: it was not recorded. */
+  unsent?: string;
+}
+
 /** Call the approvers' API: JSON in and out, the CSRF header on writes, `{error}` answers thrown as ApiError. */
-export async function callApi<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function callApi<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  if (options.background) headers[BACKGROUND_HEADER] = '1';
   let response: Response;
   try {
     response = await fetch(path, {
@@ -65,7 +79,7 @@ export async function callApi<T>(method: 'GET' | 'POST' | 'DELETE', path: string
   if (response.ok) return data as T;
   if (!isErrorBody(data)) throw new ApiError('bad_answer', `The server answered HTTP ${response.status} without an explanation.`, response.status);
   const { code, message } = data.error;
-  if ((code === 'session_expired' || code === 'unauthorized') && path !== '/api/session') onSessionLost?.(code);
+  if ((code === 'session_expired' || code === 'unauthorized') && path !== '/api/session') onSessionLost?.(code, options.unsent);
   const retryAfter = response.headers.get('retry-after');
   throw new ApiError(code, message, response.status, retryAfter !== null && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) : null);
 }

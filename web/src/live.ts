@@ -20,6 +20,14 @@ export interface LiveState {
   error: string | null;
   /** Who is looking at which item now, by effect id (presence messages; never journaled). */
   viewers: ReadonlyMap<string, Viewer[]>;
+  /** The session is about to end: when (this browser's clock) and whether a call would keep it alive; null otherwise. */
+  sessionEnding: SessionEnding | null;
+}
+
+/** A session the server warned is ending. */
+export interface SessionEnding {
+  atMs: number;
+  renewable: boolean;
 }
 
 /** Reconnect backoff: doubling from the first delay up to the cap, with ±20% jitter so tabs spread out. */
@@ -42,7 +50,7 @@ type ItemListener = (effectId: string, item: InboxItem | null) => void;
  * nothing missed while away stays missed.
  */
 export class LiveFeed {
-  #state: LiveState = { status: 'connecting', items: null, offsetMs: 0, retryAtMs: null, error: null, viewers: new Map() };
+  #state: LiveState = { status: 'connecting', items: null, offsetMs: 0, retryAtMs: null, error: null, viewers: new Map(), sessionEnding: null };
   /** The item this tab shows now, told to the server on every (re)connect. */
   #viewing: string | null = null;
   #socket: WebSocket | null = null;
@@ -93,6 +101,11 @@ export class LiveFeed {
     if (this.#socket?.readyState !== WebSocket.OPEN) return;
     const message: LiveClientMessage = { type: 'viewing', effect_id: this.#viewing };
     this.#socket.send(JSON.stringify(message));
+  }
+
+  /** A call kept the session alive (Stay signed in): the warning goes at once, before the server says so. */
+  sessionKept(): void {
+    this.#set({ sessionEnding: null });
   }
 
   /** Skip the wait and reconnect now (the banner's button, or the browser coming back online). */
@@ -187,6 +200,9 @@ export class LiveFeed {
         this.#set({ items, offsetMs });
         return;
       }
+      case 'session':
+        this.#set({ offsetMs, sessionEnding: message.warning ? { atMs: Date.now() + message.ends_in_ms, renewable: message.renewable } : null });
+        return;
       case 'presence': {
         const viewers = new Map(this.#state.viewers);
         if (message.viewers.length === 0) viewers.delete(message.effect_id);

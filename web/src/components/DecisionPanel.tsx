@@ -1,4 +1,4 @@
-import type { ItemDetail, SessionInfo } from '../../../shared/api.ts';
+import type { InboxItem, ItemDetail, SessionInfo } from '../../../shared/api.ts';
 import type { Change } from '../../../shared/entries.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
@@ -45,6 +45,15 @@ export function staleReasonOf(detail: ItemDetail, currency: string | null): stri
   return changes.length > 0 ? `the payment changed since this item was shown (${changes.map((c) => describeChange(c, currency)).join('; ')})` : null;
 }
 
+/**
+ * The repair that sends the same refund on the new facts ("$60.00 still fits"), when it is
+ * offered: accepting it is approving, so the page shows one button for both.
+ */
+export function stillFitsIndex(item: Pick<InboxItem, 'repairs'>): number | null {
+  const index = item.repairs.findIndex((repair) => Object.keys(repair.set).length === 0);
+  return index < 0 ? null : index;
+}
+
 /** True when the freshest read says the payment is disputed: no repair is ever offered then. */
 function disputedNow(detail: ItemDetail): boolean {
   return detail.facts_now?.disputed === true || detail.item?.current?.disputed === true;
@@ -54,6 +63,8 @@ interface DecisionPanelProps {
   detail: ItemDetail;
   session: SessionInfo;
   currency: string | null;
+  /** The item moved under the page and is being read again: nothing may be decided on what it showed. */
+  held: boolean;
   onChoose: (pending: PendingDecision) => void;
 }
 
@@ -62,7 +73,7 @@ interface DecisionPanelProps {
  * facts changed, the repair comes first and approving the original is second, with the reason it
  * is refused.
  */
-export function DecisionPanel({ detail, session, currency, onChoose }: DecisionPanelProps) {
+export function DecisionPanel({ detail, session, currency, held, onChoose }: DecisionPanelProps) {
   const item = detail.item;
   const amount = formatMoney(detail.request.amount, currency);
   const base = { amountCents: detail.request.amount, currency, paymentIntent: detail.request.payment_intent, requestId: detail.request.id };
@@ -81,9 +92,22 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
     );
   }
 
+  if (held) {
+    return (
+      <section className="panel decision-panel" aria-labelledby="decide-title">
+        <h2 id="decide-title">Your decision</h2>
+        <p className="decide-closed">This item changed while you were looking. Nothing can be decided until the page shows what it is now.</p>
+      </section>
+    );
+  }
+
   const ambiguous = item.reason === AMBIGUOUS;
   const staleBecause = staleReasonOf(detail, currency);
-  const hasRepairs = item.repairs.length > 0;
+  // The same refund on the new facts is the approval itself: one button, not a repair and an approval.
+  const fits = stillFitsIndex(item);
+  const fitting = fits === null ? undefined : item.repairs[fits];
+  const repairs = item.repairs.map((repair, index) => ({ repair, index })).filter(({ index }) => index !== fits);
+  const hasRepairs = repairs.length > 0;
   return (
     <section className="panel decision-panel" aria-labelledby="decide-title">
       <h2 id="decide-title">Your decision</h2>
@@ -95,7 +119,7 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
           <strong>The facts changed:</strong> {staleBecause}.
         </p>
       )}
-      {item.repairs.map((repair, index) => (
+      {repairs.map(({ repair, index }) => (
         <button
           key={`${repair.code}-${repair.set.amount ?? 'same'}`}
           type="button"
@@ -119,16 +143,33 @@ export function DecisionPanel({ detail, session, currency, onChoose }: DecisionP
             </p>
           )}
           {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
-          <button
-            type="button"
-            className={`button wide decide-button approve-button${hasRepairs || staleBecause ? '' : ' primary'}`}
-            aria-keyshortcuts="a"
-            aria-describedby={staleBecause ? 'stale-because' : undefined}
-            onClick={() => onChoose({ ...base, action: 'approve', staleBecause })}
-          >
-            <span className="decide-main">{staleBecause ? `Approve the original ${amount}` : `${ACTION_LABELS.approve} ${amount}`}</span>
-            <span className="key-hint" aria-hidden="true">a</span>
-          </button>
+          {fitting !== undefined && fits !== null ? (
+            <button
+              type="button"
+              className="button wide decide-button approve-button primary"
+              aria-keyshortcuts="a p"
+              onClick={() => onChoose({ ...base, action: 'repair', repairIndex: fits, repair: fitting })}
+            >
+              <span className="decide-main">
+                {ACTION_LABELS.approve} {amount}
+                <span className="decide-sub">
+                  on the facts now: {fitting.why}
+                </span>
+              </span>
+              <span className="key-hint" aria-hidden="true">a</span>
+            </button>
+          ) : (
+            <button
+              type="button"
+              className={`button wide decide-button approve-button${hasRepairs || staleBecause ? '' : ' primary'}`}
+              aria-keyshortcuts="a"
+              aria-describedby={staleBecause ? 'stale-because' : undefined}
+              onClick={() => onChoose({ ...base, action: 'approve', staleBecause })}
+            >
+              <span className="decide-main">{staleBecause ? `Approve the original ${amount}` : `${ACTION_LABELS.approve} ${amount}`}</span>
+              <span className="key-hint" aria-hidden="true">a</span>
+            </button>
+          )}
           <button type="button" className="button wide decide-button danger-outline" aria-keyshortcuts="r" onClick={() => onChoose({ ...base, action: 'reject' })}>
             <span className="decide-main">{ACTION_LABELS.reject}</span>
             <span className="key-hint" aria-hidden="true">r</span>

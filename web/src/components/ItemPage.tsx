@@ -1,5 +1,5 @@
 import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
-import type { DecisionAnswer, ItemDetail, SessionInfo, Viewer } from '../../../shared/api.ts';
+import type { ChainState, DecisionAnswer, ItemDetail, SessionInfo, Viewer } from '../../../shared/api.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { ApiError, callApi, messageOf } from '../api-client.ts';
 import { clockGaps } from '../app-time.ts';
@@ -9,14 +9,16 @@ import { formatMoney } from '../format.ts';
 import { useDocumentTitle, useShortcuts } from '../hooks.ts';
 import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
+import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
 import { finishedToast, nextAfter } from '../next-item.ts';
 import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
-import { DecisionPanel, staleReasonOf } from './DecisionPanel.tsx';
-import { FactTable } from './FactTable.tsx';
+import { DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
+import { FactTable, sentByThisRequest } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
+import { LiveChangeNotice } from './LiveChangeNotice.tsx';
 import { Link } from './Link.tsx';
 import { OutcomeBanner } from './OutcomeBanner.tsx';
 import { PaymentPanel } from './PaymentPanel.tsx';
@@ -31,11 +33,11 @@ type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; mess
 
 const AMBIGUOUS: WhyCode = 'ambiguous';
 const NO_VIEWERS: readonly Viewer[] = [];
-
-/** The escalation I could decide on this page: the item's, when it sits in one of my groups. */
-function myEscalation(detail: ItemDetail, groups: readonly string[]): string | null {
-  return detail.item && groups.includes(detail.item.group) ? detail.item.escalation : null;
-}
+/** States an item passes through on its own after a decision: the page reads it again until it leaves them. */
+const SETTLING: ReadonlySet<ChainState> = new Set<ChainState>(['APPROVED', 'SENDING', 'NEW', 'NEEDS_ESCALATION']);
+/** Reads of an item the live feed said moved: the first, then a few while it settles, a second apart. */
+const LIVE_READS_MAX = 5;
+const SETTLE_READ_MS = 1_000;
 
 /**
  * The queue this page was opened from (the inbox's order under the filters in the address bar),
@@ -61,8 +63,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const directory = useDirectory();
   const search = useSearch();
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
-  /** The latest live news of this item: its escalation if in my groups, null if it left them; undefined: none. */
-  const [liveEscalation, setLiveEscalation] = useState<string | null | undefined>(undefined);
+  /** What changed under the page while it was open, said at once; null: nothing to tell. */
+  const [news, setNews] = useState<LiveNews | null>(null);
   const detail = load.phase === 'ready' ? load.detail : null;
   const currency = detail ? detailCurrency(detail) : null;
   const show = useCallback((next: ItemDetail) => {
@@ -83,7 +85,15 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     navigate(next ? itemPath(next, search) : inboxPath(search));
     return true;
   };
-  const decision = useDecision(effectId, detail, show, handleFinished);
+  // A decision's answer shows the item as it is after it: older news of the live feed no longer applies.
+  const showAnswer = useCallback(
+    (next: ItemDetail) => {
+      show(next);
+      setNews(null);
+    },
+    [show],
+  );
+  const decision = useDecision(effectId, detail, showAnswer, handleFinished);
   useDocumentTitle(detail ? `${formatMoney(detail.request.amount, currency)} · ${detail.request.id}` : 'Item');
 
   // Others see who has this item open; the server forgets this tab when it leaves the item or closes.
@@ -95,7 +105,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const refresh = useCallback(async () => {
     try {
       show(await callApi<ItemDetail>('GET', `/api/items/${effectId}`));
-      setLiveEscalation(undefined);
+      setNews(null);
     } catch (error) {
       setLoad(error instanceof ApiError && error.code === 'not_found' ? { phase: 'missing' } : { phase: 'error', message: messageOf(error) });
     }
@@ -105,19 +115,50 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     void refresh();
   }, [refresh]);
 
+  // The live feed says this item moved: hold the decisions at once, read it again, and say what happened.
+  const latest = useRef({ detail, busy: decision.busy, drop: decision.drop, forget: decision.forget });
+  latest.current = { detail, busy: decision.busy, drop: decision.drop, forget: decision.forget };
+  const liveReads = useRef(0);
   useEffect(
     () =>
-      feed.onItem((id, item) => {
-        if (id === effectId) setLiveEscalation(item && session.groups.includes(item.group) ? item.escalation : null);
+      feed.onItem((id) => {
+        const now = latest.current;
+        // A decision of this page is being answered: its answer shows the item as it is then.
+        if (id !== effectId || now.busy || now.detail === null) return;
+        const before = now.detail;
+        const read = ++liveReads.current;
+        now.drop();
+        setNews({ kind: 'checking' });
+        // An item another person approved is being sent: read it again until Stripe has answered, so the page ends on the outcome.
+        const readAgain = (settling: number) =>
+          callApi<ItemDetail>('GET', `/api/items/${effectId}`, undefined, { background: true }).then(
+            (after) => {
+              if (read !== liveReads.current) return;
+              latest.current.forget();
+              show(after);
+              if (settling === LIVE_READS_MAX) setNews(newsOf(before, after, session.groups, directory.displayName));
+              if (SETTLING.has(after.state) && settling > 1) setTimeout(() => void readAgain(settling - 1), SETTLE_READ_MS);
+            },
+            (error: unknown) => {
+              if (read === liveReads.current && settling === LIVE_READS_MAX) setNews({ kind: 'unread', message: messageOf(error) });
+            },
+          );
+        void readAgain(LIVE_READS_MAX);
       }),
-    [feed, effectId, session.groups],
+    [feed, effectId, session.groups, show, directory.displayName],
   );
 
   // Shortcuts open the same confirmation as the buttons; the action must fit the item.
   const choose = (action: PendingDecision['action'], repairIndex?: number) => () => {
     const item = detail?.item;
-    if (!detail || !item || !detail.may_decide || decision.pending) return;
+    if (!detail || !item || !detail.may_decide || decision.pending || holdsDecisions(news)) return;
     if ((action === 'close') !== (item.reason === AMBIGUOUS)) return;
+    // Where the repair is the same refund on the new facts, approving is accepting it: one decision, one button.
+    const fits = stillFitsIndex(item);
+    if (action === 'approve' && fits !== null) {
+      choose('repair', fits)();
+      return;
+    }
     const repair = repairIndex === undefined ? undefined : item.repairs[repairIndex];
     if (repairIndex !== undefined && !repair) return;
     decision.choose({
@@ -171,7 +212,9 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   // Render time on the application clock, for "today" in times; the countdowns tick on their own.
   const appNowMs = Date.now() + offsetMs;
   const viewers = (allViewers.get(effectId) ?? NO_VIEWERS).filter((v) => v.name !== session.name);
-  const changedUnderMe = !decision.busy && liveEscalation !== undefined && liveEscalation !== myEscalation(d, session.groups);
+  const payment = (d.payment !== undefined || d.payment_error !== undefined) && (
+    <PaymentPanel payment={d.payment ?? null} error={d.payment_error ?? null} clock={{ gaps: clockGaps(d.history), offsetMs, appNowMs }} />
+  );
   return (
     <section className="page item-page">
       <div className="item-topline">
@@ -195,9 +238,10 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           appNowMs={appNowMs}
         />
       )}
-      {changedUnderMe && (
+      {news && (
         <LiveChangeNotice
-          left={liveEscalation === null}
+          news={news}
+          appNowMs={appNowMs}
           onRefresh={() => {
             decision.forget();
             void refresh();
@@ -207,14 +251,19 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       <div className="item-grid">
         <div className="item-main">
           <ItemSummary detail={d} currency={currency} appNowMs={appNowMs} />
+          {payment}
           {d.item && <WhyPanel detail={d} session={session} currency={currency} offsetMs={offsetMs} />}
           <section className="panel facts-panel" aria-labelledby="facts-title">
             <h2 id="facts-title">Facts</h2>
-            <FactTable then={d.facts_then} now={d.facts_now} nowError={d.facts_now_error} changes={d.changes} currency={currency} />
+            <FactTable
+              then={d.facts_then}
+              now={d.facts_now}
+              nowError={d.facts_now_error}
+              changes={d.changes}
+              currency={currency}
+              sentMinor={sentByThisRequest(d)}
+            />
           </section>
-          {(d.payment !== undefined || d.payment_error !== undefined) && (
-            <PaymentPanel payment={d.payment ?? null} error={d.payment_error ?? null} clock={{ gaps: clockGaps(d.history), offsetMs, appNowMs }} />
-          )}
           <section className="panel history-panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
             <Timeline history={d.history} currency={currency} appNowMs={appNowMs} displayName={directory.displayName} />
@@ -222,7 +271,11 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
         <aside className="item-side" aria-label={session.role === 'approver' ? 'Decision and receipt' : 'Read only, and the receipt'}>
-          {session.role === 'approver' ? <DecisionPanel detail={d} session={session} currency={currency} onChoose={decision.choose} /> : <ReadOnlyPanel />}
+          {session.role === 'approver' ? (
+            <DecisionPanel detail={d} session={session} currency={currency} held={holdsDecisions(news)} onChoose={decision.choose} />
+          ) : (
+            <ReadOnlyPanel />
+          )}
           <ReceiptPanel detail={d} />
         </aside>
       </div>
@@ -245,23 +298,6 @@ function ReadOnlyPanel() {
       <h2 id="read-only-title">Read only</h2>
       <p className="decide-closed">Finance sees the inbox, the history and the scoreboard but decides nothing: only the approvers of the item’s group can decide it.</p>
     </section>
-  );
-}
-
-/** The live feed says this item changed while the page was open. */
-function LiveChangeNotice({ left, onRefresh }: { left: boolean; onRefresh: () => void }) {
-  return (
-    <div className="notice notice-warning live-change" role="alert">
-      <p>
-        <strong>{left ? 'This item left your inbox while you were looking.' : 'This item changed while you were looking.'}</strong>{' '}
-        {left
-          ? 'Someone decided it, or it moved up to another group. A decision from this page is checked and refused if it is stale.'
-          : 'It was escalated again or its facts changed. Look at the current state before deciding.'}
-      </p>
-      <button type="button" className="button small" onClick={onRefresh}>
-        Show the current state
-      </button>
-    </div>
   );
 }
 

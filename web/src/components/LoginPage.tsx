@@ -8,7 +8,7 @@ import { SandboxMarker } from './AppHeader.tsx';
 export type LoginNotice = 'session_expired' | 'signed_out_elsewhere' | 'logged_out';
 
 const NOTICES: Record<LoginNotice, { tone: 'warning' | 'info'; text: string }> = {
-  session_expired: { tone: 'warning', text: 'Your session expired, so nothing more was sent under your name. Log in again to continue.' },
+  session_expired: { tone: 'warning', text: 'Your session expired: nothing was sent under your name after it ended. Log in again to go on where you were.' },
   signed_out_elsewhere: { tone: 'warning', text: 'You were logged out (perhaps in another tab). Log in again to continue.' },
   logged_out: { tone: 'info', text: 'You are logged out.' },
 };
@@ -39,7 +39,21 @@ export function sentence(message: string): string {
 }
 
 /** Log in with a name and a password; says plainly what went wrong. */
-export function LoginPage({ notice, onLogin }: { notice: LoginNotice | null; onLogin: (session: SessionInfo) => void }) {
+/** The notice, naming the decision a lost session refused when there was one: it was not recorded, and nothing was sent. */
+function noticeText(notice: LoginNotice, unsent: string | null): string {
+  if (unsent === null) return NOTICES[notice].text;
+  const when = notice === 'session_expired' ? 'Your session had expired' : 'You were logged out';
+  return `${when}, so ${unsent} was not recorded: nothing was sent. Log in again to decide it.`;
+}
+
+interface LoginPageProps {
+  notice: LoginNotice | null;
+  /** The decision the call that found the session gone carried, in words ("your approval of $56.00 (request x)"). */
+  unsent?: string | null;
+  onLogin: (session: SessionInfo) => void;
+}
+
+export function LoginPage({ notice, unsent = null, onLogin }: LoginPageProps) {
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -90,9 +104,9 @@ export function LoginPage({ notice, onLogin }: { notice: LoginNotice | null; onL
           </p>
           <h1 id="page-title">Log in to the refund inbox</h1>
           <p className="muted">Approve, reject or repair the refunds AI agents ask for.</p>
-          {shown && (
-            <p className={`notice notice-${shown.tone}`} role="status">
-              {shown.text}
+          {shown && notice && (
+            <p className={`notice notice-${shown.tone}`} role="status" data-notice={notice}>
+              {noticeText(notice, unsent)}
             </p>
           )}
           <form onSubmit={handleSubmit} noValidate aria-describedby={error ? 'login-error' : undefined}>

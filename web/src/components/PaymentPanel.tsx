@@ -1,6 +1,6 @@
 import type { PaymentPanel as Payment, PaymentRefund } from '../../../shared/api.ts';
 import { pastWallToAppMs, wallToAppMs } from '../app-time.ts';
-import { formatFull, formatMinute, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { formatDuration, formatFull, formatMinute, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { humanize } from '../labels.ts';
 import { Badge } from './StateViews.tsx';
 
@@ -71,6 +71,33 @@ function RefundLine({ refund, currency, clock }: { refund: PaymentRefund; curren
   );
 }
 
+/** The dispute: its state, what the bank took back, and by when Stripe wants the evidence (a future time, on the application clock). */
+function DisputeLine({ dispute, clock }: { dispute: NonNullable<Payment['dispute']>; clock: Clock }) {
+  const dueMs = dispute.due_by_ms === null ? null : wallToAppMs(dispute.due_by_ms, clock.offsetMs);
+  const open = dispute.status !== 'won' && dispute.status !== 'lost';
+  return (
+    <>
+      <Badge tone="danger">
+        <span aria-hidden="true">⚑</span>
+        Disputed: {humanize(dispute.status).toLowerCase()}
+        {dispute.reason ? ` (${humanize(dispute.reason).toLowerCase()})` : ''}
+      </Badge>
+      <span className="dispute-figures" data-testid="dispute-figures">
+        <strong>{formatMoney(dispute.amount, dispute.currency)}</strong> disputed
+        {dueMs !== null && open && (
+          <>
+            {' · evidence due '}
+            <time dateTime={isoOf(dueMs)} title={formatFull(dueMs)}>
+              {formatMinute(dueMs, clock.appNowMs)}
+            </time>
+            {dueMs > clock.appNowMs ? ` (in ${formatDuration(dueMs - clock.appNowMs)})` : ' (past due)'}
+          </>
+        )}
+      </span>
+    </>
+  );
+}
+
 /** The payment as Stripe has it: who paid, with what, when, every earlier refund and by whom, any dispute. */
 export function PaymentPanel({ payment, error, clock }: PaymentPanelProps) {
   if (!payment) {
@@ -124,15 +151,7 @@ export function PaymentPanel({ payment, error, clock }: PaymentPanelProps) {
         <div>
           <dt>Dispute</dt>
           <dd>
-            {payment.dispute ? (
-              <Badge tone="danger">
-                <span aria-hidden="true">⚑</span>
-                Disputed: {humanize(payment.dispute.status).toLowerCase()}
-                {payment.dispute.reason ? ` (${humanize(payment.dispute.reason).toLowerCase()})` : ''}
-              </Badge>
-            ) : (
-              'None'
-            )}
+            {payment.dispute ? <DisputeLine dispute={payment.dispute} clock={clock} /> : 'None'}
           </dd>
         </div>
       </dl>

@@ -1,0 +1,49 @@
+import type { LiveMessage } from '../../shared/api.ts';
+import { limits } from '../../shared/limits.ts';
+import type { Session, SessionStore } from '../http/sessions.ts';
+
+/** How long before its end a session with this idle limit is warned: the warning's lead, or half the limit when that is short. */
+export function sessionWarningLeadMs(idleMs: number): number {
+  return Math.min(limits.sessionWarningMs, Math.floor(idleMs / 2));
+}
+
+export interface SessionWatchOptions {
+  sessions: SessionStore;
+  session: Session;
+  idleMs: number;
+  wallMs(): number;
+  /** The application clock, for `now_ms` as every live message carries it. */
+  nowMs(): number;
+  send(message: LiveMessage): void;
+}
+
+/**
+ * Watches one live feed's session: a warning `limits.sessionWarningMs` before it ends, the warning
+ * taken back when a call keeps it alive (read again every `sessionWarningRecheckMs` meanwhile),
+ * and the session ended at its time, though no call came to find it (the store then tells the
+ * feed, which closes with 4401 session_expired). The feed itself never keeps the session alive.
+ * Returns the function that stops watching.
+ */
+export function watchSession(options: SessionWatchOptions): () => void {
+  const leadMs = sessionWarningLeadMs(options.idleMs);
+  let warned = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const check = () => {
+    timer = null;
+    if (options.sessions.expireIfDue(options.session)) return;
+    const { atMs, renewable } = options.sessions.endsAtMs(options.session);
+    const leftMs = atMs - options.wallMs();
+    const warning = leftMs <= leadMs;
+    if (warning || warned) options.send({ type: 'session', warning, ends_in_ms: Math.max(0, leftMs), renewable, now_ms: options.nowMs() });
+    warned = warning;
+    // Just past the end (a session is over once the limit has passed), else at the warning, else soon again while warned.
+    const waitMs = warning ? Math.min(leftMs + 1, limits.sessionWarningRecheckMs) : leftMs - leadMs;
+    timer = setTimeout(check, Math.max(0, waitMs));
+    timer.unref();
+  };
+  check();
+  return () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  };
+}
