@@ -1,9 +1,16 @@
 import { useEffect } from 'react';
 import { itemCurrency } from './currency.ts';
-import { formatMoney } from './format.ts';
+import { formatMinute, formatMoney } from './format.ts';
+import type { MovedUp } from '../../shared/api.ts';
 import type { LiveFeed } from './live.ts';
 import { itemPath } from './router.ts';
 import { showToast, toastWithKey } from './toasts.ts';
+
+/** What the group an item left is told: where it went and whose deadline passed when. */
+export function movedUpText(moved: MovedUp, appNowMs: number): string {
+  const at = moved.missed_due_ms === null ? '' : ` at ${formatMinute(moved.missed_due_ms, appNowMs)}`;
+  return `Moved up: ${formatMoney(moved.amount, moved.currency)} refund ${moved.request_id} went to ${moved.to_group}; ${moved.from_group} missed its deadline${at}`;
+}
 
 /** Arrivals close together share one toast, counting up, instead of stacking. */
 const ARRIVALS_KEY = 'arrivals';
@@ -23,10 +30,11 @@ export function useArrivalToasts(feed: LiveFeed | null): void {
     };
     seed();
     const unsubscribe = feed.subscribe(seed);
-    const unlisten = feed.onItem((effectId, item) => {
+    const unlisten = feed.onItem((effectId, item, movedUp) => {
       if (known === null) return;
       if (!item) {
         known.delete(effectId);
+        if (movedUp) showToast({ tone: 'info', text: movedUpText(movedUp, Date.now() + feed.getState().offsetMs), link: { href: itemPath(effectId), label: 'Open' } });
         return;
       }
       if (known.has(effectId)) return;

@@ -45,11 +45,12 @@ function myEscalation(detail: ItemDetail, groups: readonly string[]): string | n
 function useQueueAround(effectId: string, search: string): () => { next: string | null } {
   const live = useLiveState();
   const queue = useRef<string[]>([]);
-  const ids = applyFilters(live.items ?? [], parseFilters(search)).map((i) => i.effect_id);
+  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs });
+  const ids = applyFilters(live.items ?? [], parseFilters(search), clock()).map((i) => i.effect_id);
   if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
   const feed = useLiveFeed();
   return () => {
-    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search)).map((i) => i.effect_id));
+    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()).map((i) => i.effect_id));
     return { next: nextAfter(queue.current, effectId, open) };
   };
 }
