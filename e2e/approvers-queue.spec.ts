@@ -202,6 +202,11 @@ test('trouble before Stripe is read again: a payment disputed when the agent ask
   await expect(page).toHaveURL(/[?&]trouble=disputed(&|$)/);
   await expect.poll(() => rowOrder(page)).toEqual([disputed.request_id]);
   await shootAndScan(page, 'inbox-trouble-filter');
+  // The same screen at phone width, filters open: axe again, and nothing wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectNoHorizontalOverflow(page, 'the trouble filters at 390');
+  await expectAccessible(page, 'the trouble filters at 390');
+  await page.setViewportSize({ width: 1280, height: 900 });
   await disputedToggle.click();
   // And a sort: most trouble first puts the disputed one above the plain one, whatever the queue order.
   await page.getByLabel('Order', { exact: true }).selectOption('trouble');
