@@ -315,7 +315,9 @@ test('breached first, longest overdue first; at the last group there is no "move
   const ana = await personPage(browser, 'ana');
   await expect(inboxRow(ana, x1.requestId)).toBeVisible();
   await advanceClock(page, PAST_SLA_MS);
-  await expect(ana.locator('.toast').filter({ hasText: new RegExp(`^Moved up: \\$72\\.01 refund ${x1.requestId} went to finance-manager; ap-leads missed its deadline at \\d\\d:\\d\\d`) })).toBeVisible();
+  // One toast names the item; items that moved up together (every earlier journey's) are counted in one.
+  const alone = new RegExp(`^Moved up: \\$72\\.01 refund ${x1.requestId} went to finance-manager; ap-leads missed its deadline at \\d\\d:\\d\\d`);
+  await expect(ana.locator('.toast').filter({ hasText: new RegExp(`${alone.source}|^\\d+ items moved up to finance-manager; ap-leads missed their deadlines`) })).toHaveCount(1);
   await expect(inboxRow(ana, x1.requestId)).toHaveCount(0);
   await shoot(ana, 'inbox-moved-up-notice');
   await ana.context().close();

@@ -12,6 +12,16 @@ export function movedUpText(moved: MovedUp, appNowMs: number): string {
   return `Moved up: ${formatMoney(moved.amount, moved.currency)} refund ${moved.request_id} went to ${moved.to_group}; ${moved.from_group} missed its deadline${at}`;
 }
 
+/** Several items moved up at once: how many, where to, and which of my groups missed their deadlines. */
+export function movedUpCountText(moved: readonly MovedUp[]): string {
+  const from = [...new Set(moved.map((m) => m.from_group))].join(', ');
+  const to = [...new Set(moved.map((m) => m.to_group))].join(', ');
+  return `${moved.length} items moved up to ${to}; ${from} missed their deadlines`;
+}
+
+/** Moved-up items close together share one toast. */
+const MOVED_KEY = 'moved-up';
+
 /** Arrivals close together share one toast, counting up, instead of stacking. */
 const ARRIVALS_KEY = 'arrivals';
 
@@ -24,6 +34,8 @@ export function useArrivalToasts(feed: LiveFeed | null): void {
     if (!feed) return;
     let known: Set<string> | null = null;
     let counted = 0;
+    // Items that moved up together (an SLA tick after a quiet hour) share one toast too.
+    let moved: MovedUp[] = [];
     const seed = () => {
       const items = feed.getState().items;
       if (known === null && items !== null) known = new Set(items.map((i) => i.effect_id));
@@ -34,7 +46,11 @@ export function useArrivalToasts(feed: LiveFeed | null): void {
       if (known === null) return;
       if (!item) {
         known.delete(effectId);
-        if (movedUp) showToast({ tone: 'info', text: movedUpText(movedUp, Date.now() + feed.getState().offsetMs), link: { href: itemPath(effectId), label: 'Open' } });
+        if (movedUp) {
+          moved = toastWithKey(MOVED_KEY) ? [...moved, movedUp] : [movedUp];
+          const text = moved.length === 1 ? movedUpText(movedUp, Date.now() + feed.getState().offsetMs) : movedUpCountText(moved);
+          showToast({ key: MOVED_KEY, tone: 'info', text, link: moved.length === 1 ? { href: itemPath(effectId), label: 'Open' } : null });
+        }
         return;
       }
       if (known.has(effectId)) return;
