@@ -1,5 +1,5 @@
 import { devices, expect, type Page, test } from '@playwright/test';
-import type { DecisionAnswer, ItemDetail, SessionInfo } from '../shared/api.ts';
+import type { DecisionAnswer, ItemDetail, LiveMessage, SessionInfo } from '../shared/api.ts';
 import {
   advanceClock,
   askRefund,
@@ -8,6 +8,7 @@ import {
   expectNoHorizontalOverflow,
   handRefund,
   inboxRow,
+  openDispute,
   logIn,
   PAST_SLA_MS,
   personPage,
@@ -83,45 +84,52 @@ test('filters live in the address bar: a reload and a shared link keep them, and
 
   await page.getByLabel('Amount from', { exact: true }).fill('');
   await page.getByLabel('to', { exact: true }).fill('');
-  await page.getByLabel('Failed rule', { exact: true }).selectOption('no flag that needs a person');
-  await page.getByLabel('Agent', { exact: true }).selectOption('support-bot');
-  await page.getByLabel('Reason', { exact: true }).selectOption('needs_judgment');
-  await expect(page).toHaveURL(/\/\?agent=support-bot&rule=no\+flag\+that\+needs\+a\+person&reason=needs_judgment$/);
+  // Why, in one select: each failed rule in the words it failed with, then the other reasons.
+  const why = page.getByLabel('Why', { exact: true });
+  await expect(why.locator('option', { hasText: /^flag: vip \(\d+\)$/ })).toHaveCount(1);
+  await expect(why.locator('option', { hasText: 'no flag that needs a person' })).toHaveCount(0);
+  await why.selectOption({ label: (await why.locator('option', { hasText: /^flag: vip/ }).textContent()) ?? '' });
+  await page.getByLabel('Agent', { exact: true }).selectOption({ value: 'support-bot' });
+  await expect(page).toHaveURL(/\/\?agent=support-bot&rule=no\+flag\+that\+needs\+a\+person$/);
   await expect.poll(() => rowOrder(page)).toEqual([vip.request_id]);
   await shootAndScan(page, 'inbox-filtered');
 
   // A reload keeps them; so does the link, for someone else of the group.
   await page.reload();
-  await expect(page.getByLabel('Failed rule', { exact: true })).toHaveValue('no flag that needs a person');
+  await expect(page.getByLabel('Why', { exact: true })).toHaveValue('rule:no flag that needs a person');
   await expect.poll(() => rowOrder(page)).toEqual([vip.request_id]);
   const bea = await personPage(browser, 'bea');
   await bea.goto(new URL(page.url()).pathname + new URL(page.url()).search);
   await expect.poll(() => rowOrder(bea)).toEqual([vip.request_id]);
   await bea.context().close();
 
-  // Breached only: nothing in ap-leads is (a breach moves the item up to finance-manager).
-  await page.getByLabel('Breached only', { exact: true }).check();
-  await expect(page).toHaveURL(/&breached=1$/);
+  // Breached, by its chip: nothing in ap-leads is (a breach moves the item up to finance-manager).
+  const breached = page.getByRole('button', { name: /^Breached \d+$/ });
+  await breached.click();
+  await expect(breached).toHaveAttribute('aria-pressed', 'true');
+  await expect(page).toHaveURL(/&trouble=breached$/);
   await expect(page.getByRole('heading', { name: 'No item matches these filters' })).toBeVisible();
-  await page.getByLabel('Breached only', { exact: true }).uncheck();
+  await breached.click();
 
   // An item opened from the filtered list keeps the filters on its way back.
   await inboxRow(page, vip.request_id).locator('.row-link').click();
   await expect(page).toHaveURL(new RegExp(`/items/${vip.effect_id}\\?agent=support-bot&rule=`));
   await page.getByRole('link', { name: '← Inbox' }).click();
-  await expect(page.getByLabel('Reason', { exact: true })).toHaveValue('needs_judgment');
+  await expect(page.getByLabel('Why', { exact: true })).toHaveValue('rule:no flag that needs a person');
   await page.getByRole('button', { name: 'Clear filters' }).first().click();
   await expect(page).toHaveURL(/\/$/);
   await expect(inboxRow(page, plain.requestId)).toBeVisible();
 });
 
-test('compact density: one line per item, at least 12 in view at 1280 × 800, remembered per person', async ({ page, request }) => {
+test('compact density: one line per item with its flag and age, at least 15 in view at 1280 × 800, remembered per person', async ({ page, request }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   // One with trouble first, so its chips are in the picture near the top.
   const stale = await queuedRefund(request, 7_350, 10_000, 'compact-stale');
   await handRefund(request, stale.paymentIntent, 4_000);
   const queued = [];
-  for (let i = 0; i < 13; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
+  for (let i = 0; i < 15; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
+  // A flag the failed rules do not name is tagged on its line; one they name is not said twice.
+  const flagged = await askRefund(request, { request_id: uniqueId('compact-flag'), payment_intent: await createPayment(request, 10_000), amount: 7_316, flags: ['vip', 'repeat_customer'] });
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Compact', exact: true }).click();
@@ -129,6 +137,10 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
   await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toBeVisible({ timeout: STALE_CHIP_MS });
   // Why, in one line: how its rule failed as the escalation worded it, not the rule's name.
   await expect(inboxRow(page, queued[0]!.requestId).locator('.c-why')).toHaveText('Failed rules: over $50.00');
+  await expect(inboxRow(page, queued[0]!.requestId).locator('.c-asked')).toHaveText(/^asked (just now|\d+m ago)$/);
+  const flaggedRow = inboxRow(page, flagged.request_id);
+  await expect(flaggedRow.locator('.c-why-text')).toHaveText('over $50.00 · flag: vip');
+  await expect(flaggedRow.locator('.flag-tag')).toHaveText(['⚑ repeat_customer']);
 
   const visible = await page.locator('li.inbox-row').evaluateAll((rows) =>
     rows.filter((row) => {
@@ -136,7 +148,7 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
       return box.top >= 0 && box.bottom <= window.innerHeight;
     }).length,
   );
-  expect(visible).toBeGreaterThanOrEqual(12);
+  expect(visible).toBeGreaterThanOrEqual(15);
   const heights = await page.locator('li.inbox-row').evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
   expect(Math.max(...heights)).toBeLessThan(48);
   await expectAccessible(page, 'compact inbox');
@@ -149,6 +161,62 @@ test('compact density: one line per item, at least 12 in view at 1280 × 800, re
   await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Compact', exact: true })).toHaveAttribute('aria-pressed', 'true');
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
+});
+
+test('trouble before Stripe is read again: a payment disputed when the agent asked is marked from the first render, with the facts read then; trouble filters and sorts', async ({ page, request }) => {
+  // A payment already disputed when the agent asks: the facts read for the request say so.
+  const disputedPayment = await createPayment(request, 10_000);
+  await openDispute(request, disputedPayment);
+  const disputed = await askRefund(request, { request_id: uniqueId('trouble-disputed'), payment_intent: disputedPayment, amount: 3_000, flags: ['vip'] });
+  expect(disputed.status).toBe('QUEUED');
+  const plain = await queuedRefund(request, 7_701, 10_000, 'trouble-plain');
+  // The page as it is before the display cache has read Stripe (a new item, a restart): no
+  // current facts on the items, no facts messages. The rows show what was journaled.
+  await page.routeWebSocket('**/api/live', (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((message) => server.send(message));
+    server.onMessage((message) => {
+      const data = JSON.parse(String(message)) as LiveMessage;
+      if (data.type === 'facts') return;
+      if (data.type === 'snapshot') data.items = data.items.map((item) => ({ ...item, current: null }));
+      if (data.type === 'item' && data.item) data.item = { ...data.item, current: null };
+      ws.send(JSON.stringify(data));
+    });
+  });
+  await logIn(page, 'ana');
+  await page.goto('/?min=30&max=77.01');
+  const row = inboxRow(page, disputed.request_id);
+  await expect(row).toBeVisible();
+  // How the rules failed, the flag, the chip and the facts, all from the first render.
+  await expect(row.locator('.failed-rules')).toHaveText('flag: vip · disputed');
+  await expect(row.locator('.flag-tag')).toHaveText(['⚑ vip']);
+  await expect(row.locator('[data-trouble="disputed"]')).toHaveText(/Disputed/);
+  await expect(row.locator('.facts-now')).toHaveText(/^\$100\.00 left of \$100\.00 paid · as of \d\d:\d\d, when queued$/);
+  await expect(page.locator('.facts-now', { hasText: 'Stripe not read yet' })).toHaveCount(0);
+  await expect(row.locator('.row-escalation')).toHaveText(/^asked \d\d:\d\d · waiting \d+(s|m)$/);
+
+  // Trouble is a filter: the Disputed chip keeps the disputed item only, and the address bar keeps it.
+  const disputedToggle = page.getByRole('button', { name: /^Disputed \d+$/ });
+  await disputedToggle.click();
+  await expect(page).toHaveURL(/[?&]trouble=disputed(&|$)/);
+  await expect.poll(() => rowOrder(page)).toEqual([disputed.request_id]);
+  await shootAndScan(page, 'inbox-trouble-filter');
+  // The same screen at phone width, filters open: axe again, and nothing wider than the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectNoHorizontalOverflow(page, 'the trouble filters at 390');
+  await expectAccessible(page, 'the trouble filters at 390');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await disputedToggle.click();
+  // And a sort: most trouble first puts the disputed one above the plain one, whatever the queue order.
+  await page.getByLabel('Order', { exact: true }).selectOption('trouble');
+  await expect(page).toHaveURL(/[?&]sort=trouble$/);
+  const order = await rowOrder(page);
+  expect(order.indexOf(disputed.request_id)).toBeLessThan(order.indexOf(plain.requestId));
+  await page.getByRole('button', { name: 'Compact', exact: true }).click();
+  await expect(row.locator('[data-trouble="disputed"]')).toBeVisible();
+  await expect(row.locator('.c-asked')).toHaveText(/^asked (just now|\d+m ago)$/);
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/compact-inbox-trouble-1280.png`, animations: 'disabled' });
   await page.getByRole('button', { name: 'Cards', exact: true }).click();
 });
 
@@ -237,12 +305,22 @@ test('a phone at 390 px: the diff before the buttons, a small offline banner, no
   await context.close();
 });
 
-test('breached first, longest overdue first; at the last group there is no "moves up", only how long overdue and who was told', async ({ page, request }) => {
+test('breached first, longest overdue first; at the last group there is no "moves up", only how long overdue and who was told; the group an item left is told, the next one reads who missed it', async ({ page, browser, request }) => {
+  test.setTimeout(240_000);
   // fm is finance-manager, the last group of the default route. Three SLAs pass, one by one:
   // x1 goes to fm and then breaches there, x2 does the same one SLA later, x3 only reaches fm.
   await logIn(page, 'fm');
   const x1 = await queuedRefund(request, 7_201, 10_000, 'late-1');
+  // ana (ap-leads) watches her inbox as x1's deadline passes: she is told where it went and why.
+  const ana = await personPage(browser, 'ana');
+  await expect(inboxRow(ana, x1.requestId)).toBeVisible();
   await advanceClock(page, PAST_SLA_MS);
+  // One toast names the item; items that moved up together (every earlier journey's) are counted in one.
+  const alone = new RegExp(`^Moved up: \\$72\\.01 refund ${x1.requestId} went to finance-manager; ap-leads missed its deadline at \\d\\d:\\d\\d`);
+  await expect(ana.locator('.toast').filter({ hasText: new RegExp(`${alone.source}|^\\d+ items moved up to finance-manager; ap-leads missed their deadlines`) })).toHaveCount(1);
+  await expect(inboxRow(ana, x1.requestId)).toHaveCount(0);
+  await shoot(ana, 'inbox-moved-up-notice');
+  await ana.context().close();
   const x2 = await queuedRefund(request, 7_202, 10_000, 'late-2');
   await advanceClock(page, PAST_SLA_MS);
   const x3 = await queuedRefund(request, 7_203, 10_000, 'late-3');
@@ -257,7 +335,13 @@ test('breached first, longest overdue first; at the last group there is no "move
   await expect(first.locator('[data-trouble="breached"]')).toHaveText(/Breached · overdue 4h \d\dm/);
   await expect(first.locator('.sla-main')).toContainText('Overdue by');
   await expect(first).not.toContainText('moves up');
-  await expect(inboxRow(page, x3.requestId).locator('[data-trouble="breached"]')).toHaveText(/^⚠Breached\./);
+  // x3 moved up and is not due at finance-manager yet: no "Breached" beside "Due in", but who
+  // missed it, when, and how long it has waited since it reached a person.
+  const moved = inboxRow(page, x3.requestId);
+  await expect(moved.locator('[data-trouble="breached"]')).toHaveText(/^⚠Missed by ap-leads at \d\d:\d\d\./);
+  await expect(moved.locator('.sla-main')).toContainText('Due in');
+  await expect(moved.locator('.row-escalation')).toHaveText(/^Missed by ap-leads at \d\d:\d\d · asked \d\d:\d\d · waiting 4h \d\dm$/);
+  await expect(first.locator('.row-escalation')).toHaveText(/^Missed by ap-leads at \d\d:\d\d · asked \d\d:\d\d · waiting 12h \d\dm$/);
   await shootAndScan(page, 'inbox-breached-order');
 
   await first.locator('.row-link').click();
@@ -269,4 +353,19 @@ test('breached first, longest overdue first; at the last group there is no "move
   await expect(steps.nth(1)).toContainText('Moved up after the SLA passed');
   await expect(steps.nth(2)).toContainText('Deadline missed at finance-manager');
   await shoot(page, 'item-breached-top');
+
+  // The scoreboard draws in red only the deadlines a group missed: finance-manager received
+  // three items ap-leads missed, and is not painted for them.
+  const fin = await (await browser.newContext()).newPage();
+  await logIn(fin, 'fin');
+  const seriesRead = fin.waitForResponse((response) => response.url().includes('/api/scoreboard/series'));
+  await fin.goto('/scoreboard');
+  const series = (await (await seriesRead).json()) as { breaches_by_group: Record<string, number>; breaches_missed_by_group: Record<string, number> };
+  const fmRow = fin.locator('.breach-table tr[data-group="finance-manager"]');
+  await expect(fmRow).toHaveAttribute('data-missed', String(series.breaches_missed_by_group['finance-manager'] ?? 0));
+  await expect(fmRow.locator('td.breach-received')).toHaveText(String(series.breaches_by_group['finance-manager']));
+  expect(series.breaches_missed_by_group['finance-manager'] ?? 0).toBeLessThan(series.breaches_by_group['finance-manager'] ?? 0);
+  await expect(fin.locator('.chart', { hasText: 'Escalations by reason and group' })).toContainText('Needs judgment → ap-leads');
+  await shootAndScan(fin, 'scoreboard-breaches');
+  await fin.context().close();
 });

@@ -176,7 +176,8 @@ test('other people: an empty inbox, an item outside my groups, a finance login, 
 
   const fm = await personPage(browser, 'fm');
   await advanceClock(fm, PAST_SLA_MS);
-  await expect(inboxRow(fm, requestId).locator('[data-trouble="breached"]')).toContainText('Breached');
+  // Moved up, not due at finance-manager yet: the chip says who missed the deadline, not "Breached".
+  await expect(inboxRow(fm, requestId).locator('[data-trouble="breached"]')).toContainText('Missed by ap-leads');
   await shoot(fm, 'inbox-breached');
   await fm.context().close();
 });

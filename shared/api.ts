@@ -99,7 +99,11 @@ export interface InboxItem {
   reason: string;
   why: string;
   detail: Json;
-  /** Each failed rule and its words, as the escalation kept them; missing on escalations journaled before they were kept. */
+  /**
+   * Each failed rule and its words, as the escalation kept them; for an escalation journaled
+   * before they were kept, worded again from the facts it kept (server/inbox/rule-words-before.ts).
+   * Missing when no rule failed.
+   */
   failed_rules?: FailedRule[];
   facts: JsonObject;
   changes: Change[];
@@ -118,6 +122,15 @@ export interface InboxItem {
   missed_due_ms: number | null;
   /** The hash of the escalation a decision must name. */
   escalation: string;
+  /** When the agent asked, on the application clock. */
+  asked_at_ms: number;
+  /** When this trip to a person began (the first escalation since the last decision): how long it has waited. */
+  waiting_since_ms: number;
+  /**
+   * The group it last moved up from because its deadline passed there, that deadline and when the
+   * move was recorded (application clock); null when it has not moved up since it reached a person.
+   */
+  moved_from: { group: string; due_ms: number | null; at_ms: number } | null;
   /** The payment's facts now (display only), when they have been read. */
   current?: CurrentFacts | null;
 }
@@ -297,10 +310,26 @@ export type ReconciliationRun = Static<typeof ReconciliationRunSchema>;
 /** A run with its result (`POST /api/reconciliation`, `GET /api/reconciliation/:run_id`). */
 export type ReconciliationRunDetail = Static<typeof ReconciliationRunDetailSchema>;
 
+/**
+ * An item moved up its chain because its deadline passed in a group: told to that group only (its
+ * members may still open the item), so the row does not vanish without a word.
+ */
+export interface MovedUp {
+  request_id: string;
+  amount: number;
+  /** The payment's currency as the item's facts name it, or null when they do not. */
+  currency: string | null;
+  /** The group that missed the deadline, and the deadline (application clock). */
+  from_group: string;
+  missed_due_ms: number | null;
+  to_group: string;
+}
+
 /** Websocket messages from the server. */
 export type LiveMessage =
   | { type: 'snapshot'; items: InboxItem[]; now_ms: number }
-  | { type: 'item'; effect_id: string; item: InboxItem | null; now_ms: number }
+  /** An item changed; `item: null` when it left the person's groups, with `moved_up` when it left because their group missed its deadline. */
+  | { type: 'item'; effect_id: string; item: InboxItem | null; now_ms: number; moved_up?: MovedUp }
   | { type: 'scoreboard'; now_ms: number }
   | { type: 'clock'; now_ms: number }
   /** An item's payment facts were read again (display only). */

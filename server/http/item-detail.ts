@@ -5,7 +5,7 @@ import { PageReadsSpentError } from '../facts/payment-panel.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
-import { summaryItem } from '../inbox/summary.ts';
+import { openItem } from '../inbox/rule-words-before.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
@@ -45,7 +45,7 @@ export async function itemDetail(
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
   if (request === null) throw new Error(`item ${effectId} has no bound request`);
   const summary = views.inbox.chains.get(effectId);
-  const found = summary ? summaryItem(summary) : null;
+  const found = summary ? openItem(summary) : null;
   const item = found === null ? null : services.currentFacts.decorate(found);
   // The panel is read beside the facts now, not after them.
   const paymentRead = services.paymentPanels

@@ -6,7 +6,7 @@ import { csvAnswer, responses, ScoreboardQuery, ScoreboardSchema } from '../../s
 import { mayReadGroup, type ReadBound, readable } from '../config/readable.ts';
 import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
-import { moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
+import { escalationsByReasonAndGroup, moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
 
@@ -82,7 +82,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
 
   const seriesSchema = {
     ...finance,
-    summary: 'the series behind the charts: volume, money refunded by currency, waits, breaches by group, escalations by reason',
+    summary: 'the series behind the charts: volume, money refunded by currency, waits, breaches by group, escalations by reason and by reason and group',
     response: responses({ 200: Type.Object({}, { additionalProperties: true }) }, errors),
   };
   app.get('/api/scoreboard/series', { schema: seriesSchema }, async (request) => {
@@ -100,6 +100,8 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
       breaches_by_group: current.sla_breaches_by_group,
       breaches_missed_by_group: current.sla_breaches_missed_by_group,
       escalated_by_reason: current.escalated_by_reason,
+      // The same trips by reason and the group they went to first, over the board's own slice.
+      escalated_by_reason_and_group: escalationsByReasonAndGroup(all.filter((f) => inSlice(f, filter))),
       // The groups the page may ask for: an approver's own, finance every group a request went to.
       groups: filter.within === undefined ? [...new Set(all.flatMap((f) => f.groups))].sort() : [...filter.within].sort(),
       from_ms: fromMs,

@@ -4,7 +4,8 @@ import { sortQueue } from '../../shared/queue-order.ts';
 import { statusRank } from '../journal/confirmations.ts';
 import type { InboxRequest, InboxWork } from './core.ts';
 import { repairChildOf } from './state.ts';
-import { type ChainSummary, emptySummary, foldEntry, summaryHistory, summaryItem, summaryState } from './summary.ts';
+import { openItem } from './rule-words-before.ts';
+import { type ChainSummary, emptySummary, foldEntry, summaryHistory, summaryState } from './summary.ts';
 import { InboxWorkIndex } from './work.ts';
 
 /** Something a view shows changed: before and after, so a live feed can remove as well as add. */
@@ -30,9 +31,9 @@ export class InboxProjection {
   /** Fold an entry and say what changed for the queue. */
   apply(entry: Entry): ItemChange {
     const summary = this.summaryOf(entry.effect_id);
-    const before = summaryItem(summary);
+    const before = openItem(summary);
     this.foldInto(summary, entry);
-    return { effectId: entry.effect_id, before, after: summaryItem(summary) };
+    return { effectId: entry.effect_id, before, after: openItem(summary) };
   }
 
   /** Fold an entry when nobody is watching the queue (a replay at start-up): no items are built. */
@@ -65,7 +66,7 @@ export class InboxProjection {
   queue(groups: ReadonlySet<string>): InboxItem[] {
     const items: InboxItem[] = [];
     for (const s of this.chains.values()) {
-      const item = this.owned(s) ? summaryItem(s) : null;
+      const item = this.owned(s) ? openItem(s) : null;
       if (item && groups.has(item.group)) items.push(item);
     }
     return sortQueue(items);

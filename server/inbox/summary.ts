@@ -22,6 +22,12 @@ export interface ChainSummary {
   missedDueMs: number | null;
   /** The latest escalation is a breach, or shows again (on new facts) one that was. */
   breached: boolean;
+  /** When the agent asked, on the application clock: the first PROPOSED's, else the first escalation's. */
+  askedAtMs: number | null;
+  /** When the open trip to a person began: the first escalation since the last decision. */
+  waitingSinceMs: number | null;
+  /** The group the item last moved up from because its deadline passed there, and that deadline, while the item is still unanswered. */
+  movedFrom: { group: string; dueMs: number | null; atMs: number } | null;
   latestDecision: Decided | null;
   owesSinceDecision: boolean;
   escalated: boolean;
@@ -46,6 +52,9 @@ export function emptySummary(effectId: string): ChainSummary {
     latest: null,
     missedDueMs: null,
     breached: false,
+    askedAtMs: null,
+    waitingSinceMs: null,
+    movedFrom: null,
     latestDecision: null,
     owesSinceDecision: false,
     escalated: false,
@@ -61,6 +70,7 @@ export function emptySummary(effectId: string): ChainSummary {
 export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = entry.agent;
   if (summary.request === null && entry.kind === 'PROPOSED' && isRefundRequest(entry.request)) summary.request = entry.request;
+  if (summary.askedAtMs === null && entry.kind === 'PROPOSED' && typeof entry.at_ms === 'number') summary.askedAtMs = entry.at_ms;
   if (entry.kind === 'DISPATCHED') {
     summary.openDispatch = true;
     summary.lastDispatchLease = entry.lease;
@@ -75,6 +85,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     if (!reshown && (entry.due_ms !== null || !entry.breach)) summary.missedDueMs = null;
     else if (!reshown && summary.latest?.due_ms != null) summary.missedDueMs = summary.latest.due_ms;
     summary.breached = entry.breach || (reshown && summary.breached);
+    foldTrip(summary, entry);
     summary.latest = entry;
     summary.latestDecision = null;
     summary.escalated = true;
@@ -93,6 +104,24 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   }
   if (entry.kind === 'CONFIRMED') summary.confirmations.push(entry.status);
   if ('at_ms' in entry && typeof entry.at_ms === 'number') summary.updatedAtMs = entry.at_ms;
+}
+
+/**
+ * Keep when the open trip to a person began and which group it last moved up from: an SLA move
+ * (a breach to another group) names the group that missed its deadline; a breach at the top of
+ * the chain or a re-show keeps what was there; a new trip (after a decision) starts afresh.
+ */
+function foldTrip(summary: ChainSummary, entry: Escalated): void {
+  const previous = summary.latest;
+  const open = previous !== null && summary.latestDecision === null;
+  summary.askedAtMs ??= entry.at_ms;
+  if (!open) {
+    summary.waitingSinceMs = entry.at_ms;
+    summary.movedFrom = null;
+    return;
+  }
+  summary.waitingSinceMs ??= entry.at_ms;
+  if (entry.breach && previous.group !== entry.group) summary.movedFrom = { group: previous.group, dueMs: previous.due_ms, atMs: entry.at_ms };
 }
 
 /** The chain's state from its summary; equal to `chainState` of its entries. */
@@ -116,7 +145,7 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     reason: e.reason,
     why: e.why,
     detail: e.detail,
-    // Only when the escalation kept them, so an older journal's items read as they always did.
+    // Only when the escalation kept them; an older one's are worded by `openItem` (rule-words-before.ts).
     ...(e.failed_rules === undefined ? {} : { failed_rules: e.failed_rules }),
     facts: e.facts,
     changes: e.changes,
@@ -130,6 +159,9 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     breach: s.breached,
     missed_due_ms: s.breached && e.due_ms === null ? s.missedDueMs : null,
     escalation: e.hash,
+    asked_at_ms: s.askedAtMs ?? e.at_ms,
+    waiting_since_ms: s.waitingSinceMs ?? e.at_ms,
+    moved_from: s.movedFrom === null ? null : { group: s.movedFrom.group, due_ms: s.movedFrom.dueMs, at_ms: s.movedFrom.atMs },
   };
 }
 

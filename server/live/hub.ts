@@ -1,4 +1,4 @@
-import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
+import type { CurrentFacts, InboxItem, LiveMessage, MovedUp } from '../../shared/api.ts';
 import type { ItemChange } from '../inbox/projection.ts';
 
 /** What the hub needs of a socket. */
@@ -54,7 +54,11 @@ export class LiveHub {
       const seesBefore = change.before !== null && subscriber.groups.has(change.before.group);
       const seesAfter = change.after !== null && subscriber.groups.has(change.after.group);
       if (!seesBefore && !seesAfter) continue;
-      this.send(subscriber, { type: 'item', effect_id: change.effectId, item: seesAfter ? change.after : null, now_ms: this.nowMs() });
+      if (seesAfter) this.send(subscriber, { type: 'item', effect_id: change.effectId, item: change.after, now_ms: this.nowMs() });
+      else {
+        const movedUp = movedUpFrom(change);
+        this.send(subscriber, { type: 'item', effect_id: change.effectId, item: null, now_ms: this.nowMs(), ...(movedUp === null ? {} : { moved_up: movedUp }) });
+      }
     }
   }
 
@@ -83,4 +87,12 @@ export class LiveHub {
     }
     subscriber.socket.send(JSON.stringify(message));
   }
+}
+
+/** What the group an item left is told when it left because their deadline passed, or null for any other change. */
+export function movedUpFrom(change: ItemChange): MovedUp | null {
+  const { before, after } = change;
+  if (before === null || after === null || after.moved_from === null || after.moved_from.group !== before.group || after.group === before.group) return null;
+  const currency = typeof after.facts.currency === 'string' ? after.facts.currency : null;
+  return { request_id: after.request.id, amount: after.request.amount, currency, from_group: before.group, missed_due_ms: after.moved_from.due_ms, to_group: after.group };
 }

@@ -33,6 +33,8 @@ export interface ChainFigures {
   open: boolean;
   escalated: boolean;
   reasons: string[];
+  /** The group each of those trips went to first, in the same order. */
+  reasonGroups: string[];
   staleCaught: number;
   crashToPerson: number;
   repairsSuggested: number;
@@ -120,6 +122,7 @@ export class ChainTally {
   #crashToPerson = 0;
   #repairsSuggested = 0;
   #reasons: string[] | null = null;
+  #reasonGroups: string[] | null = null;
   #breachesByGroup: Record<string, number> | null = null;
   #breachesMissedByGroup: Record<string, number> | null = null;
   #laterWaitsMs: number[] | null = null;
@@ -237,6 +240,8 @@ export class ChainTally {
     const reason = e.reason;
     this.#reasons ??= [];
     this.#reasons.push(reason);
+    this.#reasonGroups ??= [];
+    this.#reasonGroups.push(group);
     if (STALE_REASONS.has(reason) && this.#approvedEarlier) this.#staleCaught += 1;
     if (CRASH_REASONS.has(reason)) this.#crashToPerson += 1;
     if (e.repairs.length > 0) this.#repairsSuggested += 1;
@@ -289,6 +294,7 @@ export class ChainTally {
       open: latest !== null && !(this.#answered?.has(latest) ?? false),
       escalated: this.#escalated,
       reasons: this.#reasons === null ? [] : [...this.#reasons],
+      reasonGroups: this.#reasonGroups === null ? [] : [...this.#reasonGroups],
       breachesByGroup: { ...this.#breachesByGroup },
       breachesMissedByGroup: { ...this.#breachesMissedByGroup },
       confirmed: this.#standing === 'succeeded',

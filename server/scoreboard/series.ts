@@ -52,6 +52,25 @@ export function volumeSeries(chains: readonly ChainFigures[], fromMs: number, to
   return points;
 }
 
+/**
+ * Trips to a person by the reason they went and the group they went to first, most first: what
+ * "escalations by reason" means once nearly every trip is a rule's (`needs_judgment`). Counted
+ * from the chains of the slice the caller gives, a trip as the board counts it.
+ */
+export function escalationsByReasonAndGroup(chains: readonly ChainFigures[]): { reason: string; group: string; count: number }[] {
+  const counts = new Map<string, { reason: string; group: string; count: number }>();
+  for (const f of chains) {
+    f.reasons.forEach((reason, i) => {
+      const group = f.reasonGroups[i] ?? 'unknown';
+      const key = JSON.stringify([reason, group]);
+      const row = counts.get(key) ?? { reason, group, count: 0 };
+      row.count += 1;
+      counts.set(key, row);
+    });
+  }
+  return [...counts.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason) || a.group.localeCompare(b.group));
+}
+
 /** Time-to-decision histogram edges, in minutes: what an approver team actually sees. */
 const WAIT_EDGES_MIN = [5, 15, 30, 60, 120, 240, 480, 1440] as const;
 

@@ -87,3 +87,12 @@ export function formatAgo(ms: number, nowMs: number): string {
   if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86_400)} d ago`;
 }
+
+/** A short age for a one-line row: `just now`, `4m ago`, `2h ago`, `3d ago`. */
+export function formatAgoShort(ms: number, nowMs: number): string {
+  const s = Math.round((nowMs - ms) / 1000);
+  if (s < 45) return 'just now';
+  if (s < 3600) return `${Math.max(1, Math.round(s / 60))}m ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86_400)}d ago`;
+}

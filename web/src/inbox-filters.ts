@@ -1,12 +1,26 @@
 import type { InboxItem } from '../../shared/api.ts';
 import { itemCurrency } from './currency.ts';
 import { toMajorUnits } from './format.ts';
+import { TROUBLE_KINDS, type TroubleKind, troublesOf } from './trouble.ts';
 
-// The inbox's filters, kept in the address bar (`/?agent=support-bot&breached=1`) so a link
-// shares them, a reload keeps them and the back button undoes them. Pure: the page reads the
-// query, these functions say which items it keeps.
+// The inbox's filters and order, kept in the address bar (`/?agent=support-bot&trouble=disputed`)
+// so a link shares them, a reload keeps them and the back button undoes them. Pure: the page
+// reads the query, these functions say which items it keeps and in what order.
 
-/** What the approver narrowed the inbox to; null or false is "any". */
+/** The orders the inbox can be read in; the first is the queue's own. */
+export const SORT_KEYS = ['urgent', 'trouble', 'waiting', 'amount'] as const;
+/** One order. */
+export type SortKey = (typeof SORT_KEYS)[number];
+
+/** What each order is called in the select. */
+export const SORT_LABELS: Record<SortKey, string> = {
+  urgent: 'Most urgent first',
+  trouble: 'Most trouble first',
+  waiting: 'Waiting longest first',
+  amount: 'Largest amount first',
+};
+
+/** What the approver narrowed the inbox to; null, false or empty is "any". */
 export interface InboxFilters {
   /** Amounts in major units of each item's own currency (what a person types: 50 for $50.00). */
   min: number | null;
@@ -17,10 +31,18 @@ export interface InboxFilters {
   /** The reason code the item is in front of a person for (`needs_judgment`, `stale_premise`, ...). */
   reason: string | null;
   group: string | null;
-  breached: boolean;
+  /** Items showing any of these trouble chips. */
+  trouble: readonly TroubleKind[];
+  sort: SortKey;
 }
 
-export const NO_FILTERS: InboxFilters = { min: null, max: null, agent: null, rule: null, reason: null, group: null, breached: false };
+export const NO_FILTERS: InboxFilters = { min: null, max: null, agent: null, rule: null, reason: null, group: null, trouble: [], sort: 'urgent' };
+
+/** The application clock now and the feed's offset: trouble chips depend on both. */
+export interface FilterClock {
+  appNowMs: number;
+  offsetMs: number;
+}
 
 /** The text filters and their query keys, in the order the query is written. */
 const TEXT_KEYS = ['agent', 'rule', 'reason', 'group'] as const;
@@ -35,9 +57,21 @@ function textOf(value: string | null): string | null {
   return value === null || value === '' ? null : value;
 }
 
+function isTroubleKind(value: string): value is TroubleKind {
+  return (TROUBLE_KINDS as readonly string[]).includes(value);
+}
+
+/** The trouble kinds of a query, in chip order; `breached=1` (a link from before trouble filters) is the breached chip. */
+function troubleOf(q: URLSearchParams): TroubleKind[] {
+  const asked = new Set((q.get('trouble') ?? '').split(',').filter(isTroubleKind));
+  if (q.get('breached') === '1') asked.add('breached');
+  return TROUBLE_KINDS.filter((kind) => asked.has(kind));
+}
+
 /** The filters a query string holds; anything unreadable is ignored, not an error. */
 export function parseFilters(search: string): InboxFilters {
   const q = new URLSearchParams(search);
+  const sort = q.get('sort') ?? '';
   return {
     min: amountOf(q.get('min')),
     max: amountOf(q.get('max')),
@@ -45,7 +79,8 @@ export function parseFilters(search: string): InboxFilters {
     rule: textOf(q.get('rule')),
     reason: textOf(q.get('reason')),
     group: textOf(q.get('group')),
-    breached: q.get('breached') === '1',
+    trouble: troubleOf(q),
+    sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as SortKey) : 'urgent',
   };
 }
 
@@ -58,18 +93,19 @@ export function filtersQuery(filters: InboxFilters): string {
     const value = filters[key];
     if (value !== null) q.set(key, value);
   }
-  if (filters.breached) q.set('breached', '1');
+  if (filters.trouble.length > 0) q.set('trouble', filters.trouble.join(','));
+  if (filters.sort !== 'urgent') q.set('sort', filters.sort);
   const text = q.toString();
   return text === '' ? '' : `?${text}`;
 }
 
-/** How many filters are on. */
+/** How many filters are on (the order is not a filter). */
 export function activeFilterCount(filters: InboxFilters): number {
   return (
     Number(filters.min !== null) +
     Number(filters.max !== null) +
     TEXT_KEYS.filter((key) => filters[key] !== null).length +
-    Number(filters.breached)
+    Number(filters.trouble.length > 0)
   );
 }
 
@@ -78,8 +114,13 @@ export function rulesOf(item: InboxItem): string[] {
   return Array.isArray(item.detail) ? item.detail.filter((rule): rule is string => typeof rule === 'string') : [];
 }
 
+/** The kinds of trouble an item shows now. */
+function troubleKindsOf(item: InboxItem, clock: FilterClock): Set<TroubleKind> {
+  return new Set(troublesOf(item, clock.appNowMs, clock.offsetMs).map((trouble) => trouble.kind));
+}
+
 /** True when an item passes every filter. */
-export function matchesFilters(item: InboxItem, filters: InboxFilters): boolean {
+export function matchesFilters(item: InboxItem, filters: InboxFilters, clock: FilterClock): boolean {
   const amount = toMajorUnits(item.request.amount, itemCurrency(item));
   if (filters.min !== null && amount < filters.min) return false;
   if (filters.max !== null && amount > filters.max) return false;
@@ -87,21 +128,87 @@ export function matchesFilters(item: InboxItem, filters: InboxFilters): boolean 
   if (filters.rule !== null && !rulesOf(item).includes(filters.rule)) return false;
   if (filters.reason !== null && item.reason !== filters.reason) return false;
   if (filters.group !== null && item.group !== filters.group) return false;
-  return !filters.breached || item.breach;
+  if (filters.trouble.length === 0) return true;
+  const kinds = troubleKindsOf(item, clock);
+  return filters.trouble.some((kind) => kinds.has(kind));
 }
 
-/** The items that pass, in the order given. */
-export function applyFilters(items: readonly InboxItem[], filters: InboxFilters): InboxItem[] {
-  return items.filter((item) => matchesFilters(item, filters));
+/**
+ * The items that pass, in the order asked: the queue's own as given, or most trouble first
+ * (chips by urgency: one breached before any stale), waiting longest, largest amount (in major
+ * units, currencies side by side). Ties keep the queue's order.
+ */
+export function applyFilters(items: readonly InboxItem[], filters: InboxFilters, clock: FilterClock): InboxItem[] {
+  const kept = items.filter((item) => matchesFilters(item, filters, clock));
+  if (filters.sort === 'urgent') return kept;
+  const rank = new Map(kept.map((item, i) => [item.effect_id, i]));
+  const key = (item: InboxItem): number[] => {
+    switch (filters.sort) {
+      case 'trouble': {
+        const kinds = troubleKindsOf(item, clock);
+        return [-kinds.size, ...TROUBLE_KINDS.map((kind) => (kinds.has(kind) ? 0 : 1))];
+      }
+      case 'waiting':
+        return [item.waiting_since_ms];
+      case 'amount':
+        return [-toMajorUnits(item.request.amount, itemCurrency(item))];
+      default:
+        return [];
+    }
+  };
+  const keys = new Map(kept.map((item) => [item.effect_id, key(item)]));
+  return [...kept].sort((a, b) => {
+    const x = keys.get(a.effect_id) ?? [];
+    const y = keys.get(b.effect_id) ?? [];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
+    return (rank.get(a.effect_id) ?? 0) - (rank.get(b.effect_id) ?? 0);
+  });
 }
 
-/** The values each select can offer: those the inbox holds now, plus the one chosen (so a shared link still shows it). */
+/** How many items show each kind of trouble now. */
+export function troubleCounts(items: readonly InboxItem[], clock: FilterClock): Record<TroubleKind, number> {
+  const counts: Record<TroubleKind, number> = { breached: 0, stale: 0, disputed: 0, refunded_outside: 0 };
+  for (const item of items) for (const kind of troubleKindsOf(item, clock)) counts[kind] += 1;
+  return counts;
+}
+
+/** One choice of a select: its value, its words, and how many open items it keeps. */
+export interface FilterChoice {
+  value: string;
+  label: string;
+  count: number;
+}
+
+/**
+ * The values each select can offer: those the inbox holds now with how many items each keeps,
+ * plus the one chosen (so a shared link still shows it). A failed rule is offered in the words it
+ * failed with ("over $50.00", "flag: vip"), never by its name, which reads as if it had passed.
+ */
 export function filterChoices(items: readonly InboxItem[], filters: InboxFilters) {
-  const collect = (values: Iterable<string>, chosen: string | null) => [...new Set([...values, ...(chosen === null ? [] : [chosen])])].sort();
+  const tally = (values: Iterable<string>, chosen: string | null, label: (value: string) => string = (v) => v): FilterChoice[] => {
+    const counts = new Map<string, number>();
+    for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+    if (chosen !== null && !counts.has(chosen)) counts.set(chosen, 0);
+    return [...counts].map(([value, count]) => ({ value, label: label(value), count })).sort((a, b) => a.label.localeCompare(b.label));
+  };
+  // A rule's words, as its items failed it (one rule can read "over $50.00" and "over ¥7,000").
+  const words = new Map<string, Set<string>>();
+  for (const item of items) {
+    for (const rule of item.failed_rules ?? []) words.set(rule.rule, (words.get(rule.rule) ?? new Set()).add(rule.words));
+  }
   return {
-    agents: collect(items.map((i) => i.request.agent), filters.agent),
-    rules: collect(items.flatMap(rulesOf), filters.rule),
-    reasons: collect(items.map((i) => i.reason), filters.reason),
-    groups: collect(items.map((i) => i.group), filters.group),
+    agents: tally(
+      items.map((i) => i.request.agent),
+      filters.agent,
+    ),
+    rules: tally(items.flatMap(rulesOf), filters.rule, (name) => [...(words.get(name) ?? [name])].join(' / ')),
+    reasons: tally(
+      items.map((i) => i.reason),
+      filters.reason,
+    ),
+    groups: tally(
+      items.map((i) => i.group),
+      filters.group,
+    ),
   };
 }

@@ -1,5 +1,5 @@
 import { createContext, useContext, useSyncExternalStore } from 'react';
-import type { InboxItem, LiveClientMessage, LiveMessage, Viewer } from '../../shared/api.ts';
+import type { InboxItem, LiveClientMessage, LiveMessage, MovedUp, Viewer } from '../../shared/api.ts';
 import { sortQueue } from '../../shared/queue-order.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { callApi, messageOf, type SessionLoss } from './api-client.ts';
@@ -42,7 +42,8 @@ export function sortItems(items: InboxItem[]): InboxItem[] {
   return sortQueue(items);
 }
 
-type ItemListener = (effectId: string, item: InboxItem | null) => void;
+/** Told of each change to one of my items: null when it left my groups, with `movedUp` when it left because my group missed its deadline. */
+type ItemListener = (effectId: string, item: InboxItem | null, movedUp?: MovedUp) => void;
 
 /**
  * The approver's live inbox over `/api/live`: a snapshot first, then one message per item change.
@@ -187,7 +188,7 @@ export class LiveFeed {
         const others = (this.#state.items ?? []).filter((i) => i.effect_id !== message.effect_id);
         if (message.item) rememberItems([message.item]);
         this.#set({ items: sortItems(message.item ? [...others, message.item] : others), offsetMs });
-        for (const listener of this.#itemListeners) listener(message.effect_id, message.item);
+        for (const listener of this.#itemListeners) listener(message.effect_id, message.item, message.moved_up);
         return;
       }
       case 'clock':

@@ -1,11 +1,14 @@
 import type { CurrentFacts, InboxItem } from '../../shared/api.ts';
+import { wallToAppMs } from './app-time.ts';
 import { itemCurrency } from './currency.ts';
-import { formatMoney } from './format.ts';
+import { formatMinute, formatMoney } from './format.ts';
 import type { Tone } from './labels.ts';
 
 // What is wrong with an item before anyone opens it: the payment moved under the request, it is
 // disputed, someone refunded it by hand, its deadline passed. Worked out from the item and its
-// current facts alone, so the inbox and the item page say the same thing.
+// current facts alone, so the inbox and the item page say the same thing. Until Stripe has been
+// read for the display (a new item, a restart), the facts its escalation was journaled with stand
+// in, with their own read time: a payment disputed when the agent asked is marked from the start.
 
 /** The kinds of trouble a row can show, most urgent first (the order chips are shown in). */
 export const TROUBLE_KINDS = ['breached', 'stale', 'disputed', 'refunded_outside'] as const;
@@ -26,6 +29,53 @@ export const TROUBLE_TONES: Record<TroubleKind, Tone> = {
   disputed: 'danger',
   refunded_outside: 'info',
 };
+
+/** What a filter chip calls each kind. */
+export const TROUBLE_LABELS: Record<TroubleKind, string> = {
+  breached: 'Breached',
+  stale: 'Stale',
+  disputed: 'Disputed',
+  refunded_outside: 'Refunded outside',
+};
+
+/** The payment's figures a row shows, and where they come from. */
+export interface ShownFacts {
+  figures: CurrentFacts;
+  /** When they were read, on the application clock. */
+  asOfAppMs: number;
+  /** `stripe`: the display cache's latest read; `queued`: the facts journaled when the item reached a person, until Stripe is read again. */
+  source: 'stripe' | 'queued';
+}
+
+function minorUnits(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : null;
+}
+
+/** The facts the item's escalation was journaled with, as figures; null when they lack one a row needs. */
+export function queuedFactsOf(item: InboxItem): CurrentFacts | null {
+  const f = item.facts;
+  const received = minorUnits(f.amount_received);
+  const byOthers = minorUnits(f.refunded_by_others);
+  if (received === null || byOthers === null || typeof f.disputed !== 'boolean') return null;
+  return {
+    payment_intent: item.request.payment_intent,
+    currency: typeof f.currency === 'string' ? f.currency : (itemCurrency(item) ?? ''),
+    amount_received: received,
+    refunded_by_others: byOthers,
+    refunded_outside: minorUnits(f.refunded_outside) ?? 0,
+    remaining: received - byOthers,
+    disputed: f.disputed,
+    as_of_ms: item.escalated_at_ms,
+    error: null,
+  };
+}
+
+/** The figures to show for an item: Stripe's latest read, else those journaled when it reached a person (read then). */
+export function shownFactsOf(item: InboxItem, offsetMs: number): ShownFacts | null {
+  if (item.current) return { figures: item.current, asOfAppMs: wallToAppMs(item.current.as_of_ms, offsetMs), source: 'stripe' };
+  const queued = queuedFactsOf(item);
+  return queued === null ? null : { figures: queued, asOfAppMs: item.escalated_at_ms, source: 'queued' };
+}
 
 /** One chip: its words, and a longer sentence for its tooltip. */
 export interface Trouble {
@@ -66,21 +116,32 @@ export function isShort(current: CurrentFacts | null | undefined, amount: number
   return !!current && current.remaining < amount;
 }
 
-/** Every trouble of an item now, most urgent first. */
-export function troublesOf(item: InboxItem, appNowMs: number): Trouble[] {
+/** The breach chip: how long overdue, or, moved up and due again later, which group missed it. */
+function breachTrouble(item: InboxItem, appNowMs: number): Trouble {
+  const since = overdueSinceMs(item, appNowMs);
+  if (since !== null) {
+    return {
+      kind: 'breached',
+      text: `Breached · overdue ${formatShortDuration(appNowMs - since)}`,
+      detail: atTopOfChain(item) ? 'Its deadline passed at the last group of its chain: nobody else will get it.' : 'Its deadline here passed; it moves up at the next check.',
+    };
+  }
+  const moved = item.moved_from;
+  const missedAt = moved?.due_ms == null ? '' : ` at ${formatMinute(moved.due_ms, appNowMs)}`;
+  return {
+    kind: 'breached',
+    text: moved ? `Missed by ${moved.group}${missedAt}` : 'Breached earlier',
+    detail: moved ? `${moved.group} did not decide by its deadline${missedAt}, so it moved up to ${item.group}, which has a deadline of its own.` : 'A deadline passed earlier and it moved up its chain.',
+  };
+}
+
+/** Every trouble of an item now, most urgent first (`offsetMs`: the server's application clock minus the browser's). */
+export function troublesOf(item: InboxItem, appNowMs: number, offsetMs = 0): Trouble[] {
   const out: Trouble[] = [];
   const currency = item.current?.currency ?? itemCurrency(item);
   const money = (cents: number) => formatMoney(cents, currency);
-  if (item.breach) {
-    const since = overdueSinceMs(item, appNowMs);
-    const overdue = since === null ? '' : ` · overdue ${formatShortDuration(appNowMs - since)}`;
-    out.push({
-      kind: 'breached',
-      text: `Breached${overdue}`,
-      detail: atTopOfChain(item) ? 'Its deadline passed at the last group of its chain: nobody else will get it.' : 'A deadline passed and it moved up its chain.',
-    });
-  }
-  const current = item.current;
+  if (item.breach) out.push(breachTrouble(item, appNowMs));
+  const current = shownFactsOf(item, offsetMs)?.figures;
   if (current) {
     if (isShort(current, item.request.amount)) {
       out.push({

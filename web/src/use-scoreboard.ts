@@ -37,6 +37,8 @@ export interface ScoreboardSeries {
   /** The same breaches by the group that missed them (absent from an older server). */
   breaches_missed_by_group?: Record<string, number>;
   escalated_by_reason: Record<string, number>;
+  /** The same trips by reason and the group they went to first, most first (absent from an older server). */
+  escalated_by_reason_and_group?: { reason: string; group: string; count: number }[];
   /** Money refunded per bucket, by currency (absent from an older server). */
   money?: Record<string, MoneyPoint[]>;
   from_ms: number;

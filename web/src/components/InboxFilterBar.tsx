@@ -1,14 +1,28 @@
 import { type ChangeEvent, useEffect, useState } from 'react';
 import type { InboxItem } from '../../../shared/api.ts';
 import { whyFor } from '../../../shared/statuses.ts';
-import { activeFilterCount, filterChoices, type InboxFilters, NO_FILTERS } from '../inbox-filters.ts';
+import {
+  activeFilterCount,
+  type FilterChoice,
+  type FilterClock,
+  filterChoices,
+  type InboxFilters,
+  NO_FILTERS,
+  SORT_KEYS,
+  SORT_LABELS,
+  type SortKey,
+  troubleCounts,
+} from '../inbox-filters.ts';
 import { humanize } from '../labels.ts';
+import { TROUBLE_ICONS, TROUBLE_KINDS, TROUBLE_LABELS, TROUBLE_TONES, type TroubleKind } from '../trouble.ts';
 
 interface InboxFilterBarProps {
   items: readonly InboxItem[];
   filters: InboxFilters;
   /** How many items pass, of how many. */
   shown: number;
+  /** Trouble chips depend on the time and the feed's clock offset. */
+  clock: FilterClock;
   onChange: (filters: InboxFilters) => void;
 }
 
@@ -31,7 +45,7 @@ function AmountField({ id, label, value, onChange }: { id: string; label: string
   );
 }
 
-function SelectField({ id, label, value, options, onChange }: { id: string; label: string; value: string | null; options: { value: string; label: string }[]; onChange: (value: string | null) => void }) {
+function SelectField({ id, label, value, options, onChange }: { id: string; label: string; value: string | null; options: FilterChoice[]; onChange: (value: string | null) => void }) {
   return (
     <div className="filter-field">
       <label htmlFor={id}>{label}</label>
@@ -39,7 +53,7 @@ function SelectField({ id, label, value, options, onChange }: { id: string; labe
         <option value="">Any</option>
         {options.map((option) => (
           <option key={option.value} value={option.value}>
-            {option.label}
+            {option.label} ({option.count})
           </option>
         ))}
       </select>
@@ -47,12 +61,97 @@ function SelectField({ id, label, value, options, onChange }: { id: string; labe
   );
 }
 
-/** Narrow the inbox by amount, agent, failed rule, reason, group and breach; the address bar keeps the choice. */
-export function InboxFilterBar({ items, filters, shown, onChange }: InboxFilterBarProps) {
+/**
+ * Why items are here, in one select: each failed rule in the words it failed with, then each other
+ * reason (a stale approval, a crash). The old Reason select offered `needs_judgment` alone on a
+ * day of rule failures; the failed rules are what tell those items apart.
+ */
+function WhyField({ filters, choices, onChange }: { filters: InboxFilters; choices: ReturnType<typeof filterChoices>; onChange: (patch: Partial<InboxFilters>) => void }) {
+  const value = filters.rule !== null ? `rule:${filters.rule}` : filters.reason !== null ? `reason:${filters.reason}` : '';
+  const ruled = choices.reasons.find((choice) => choice.value === 'needs_judgment');
+  const others = choices.reasons.filter((choice) => choice.value !== 'needs_judgment');
+  const handleChange = (event: ChangeEvent<HTMLSelectElement>) => {
+    const [kind, ...rest] = event.target.value.split(':');
+    const picked = rest.join(':');
+    onChange(kind === 'rule' ? { rule: picked, reason: null } : kind === 'reason' ? { reason: picked, rule: null } : { rule: null, reason: null });
+  };
+  return (
+    <div className="filter-field">
+      <label htmlFor="filter-why">Why</label>
+      <select id="filter-why" value={value} onChange={handleChange}>
+        <option value="">Any</option>
+        {(choices.rules.length > 0 || ruled) && (
+          <optgroup label="Failed rule">
+            {ruled && <option value="reason:needs_judgment">Any failed rule ({ruled.count})</option>}
+            {choices.rules.map((choice) => (
+              <option key={choice.value} value={`rule:${choice.value}`}>
+                {choice.label} ({choice.count})
+              </option>
+            ))}
+          </optgroup>
+        )}
+        {others.length > 0 && (
+          <optgroup label="Other reason">
+            {others.map((choice) => (
+              <option key={choice.value} value={`reason:${choice.value}`} title={whyFor(choice.value)}>
+                {humanize(choice.value)} ({choice.count})
+              </option>
+            ))}
+          </optgroup>
+        )}
+      </select>
+    </div>
+  );
+}
+
+/** One toggle per kind of trouble, with how many items show it now; any toggled kind keeps an item. */
+function TroubleToggles({ filters, counts, onChange }: { filters: InboxFilters; counts: Record<TroubleKind, number>; onChange: (trouble: TroubleKind[]) => void }) {
+  const on = new Set(filters.trouble);
+  const toggle = (kind: TroubleKind) => onChange(TROUBLE_KINDS.filter((k) => (k === kind ? !on.has(k) : on.has(k))));
+  return (
+    <fieldset className="filter-field filter-trouble">
+      <legend>Trouble</legend>
+      <div className="trouble-toggles">
+        {TROUBLE_KINDS.map((kind) => (
+          <button
+            key={kind}
+            type="button"
+            className={`trouble-toggle chip-${TROUBLE_TONES[kind]}`}
+            aria-pressed={on.has(kind)}
+            data-trouble-filter={kind}
+            onClick={() => toggle(kind)}
+          >
+            <span aria-hidden="true">{TROUBLE_ICONS[kind]} </span>
+            {TROUBLE_LABELS[kind]} <span className="trouble-count">{counts[kind]}</span>
+          </button>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+/** The order the inbox is read in: the queue's own, or most trouble, waiting longest, largest amount first. */
+export function SortField({ sort, onChange }: { sort: SortKey; onChange: (sort: SortKey) => void }) {
+  return (
+    <div className="sort-field">
+      <label htmlFor="filter-sort">Order</label>
+      <select id="filter-sort" value={sort} onChange={(event) => onChange(event.target.value as SortKey)}>
+        {SORT_KEYS.map((key) => (
+          <option key={key} value={key}>
+            {SORT_LABELS[key]}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Narrow the inbox by amount, agent, why, group and trouble; the address bar keeps the choice. */
+export function InboxFilterBar({ items, filters, shown, clock, onChange }: InboxFilterBarProps) {
   const choices = filterChoices(items, filters);
+  const counts = troubleCounts(items, clock);
   const active = activeFilterCount(filters);
   const set = (patch: Partial<InboxFilters>) => onChange({ ...filters, ...patch });
-  const plain = (values: string[]) => values.map((value) => ({ value, label: value }));
   // On a phone the filters fold away behind one button (open while any is on); wider screens always show them.
   const [open, setOpen] = useState(active > 0);
   return (
@@ -68,25 +167,16 @@ export function InboxFilterBar({ items, filters, shown, onChange }: InboxFilterB
       >
         <AmountField id="filter-min" label="Amount from" value={filters.min} onChange={(min) => set({ min })} />
         <AmountField id="filter-max" label="to" value={filters.max} onChange={(max) => set({ max })} />
-        <SelectField id="filter-agent" label="Agent" value={filters.agent} options={plain(choices.agents)} onChange={(agent) => set({ agent })} />
-        <SelectField id="filter-rule" label="Failed rule" value={filters.rule} options={plain(choices.rules)} onChange={(rule) => set({ rule })} />
-        <SelectField
-          id="filter-reason"
-          label="Reason"
-          value={filters.reason}
-          options={choices.reasons.map((value) => ({ value, label: `${humanize(value)}: ${whyFor(value)}` }))}
-          onChange={(reason) => set({ reason })}
-        />
-        <SelectField id="filter-group" label="Group" value={filters.group} options={plain(choices.groups)} onChange={(group) => set({ group })} />
-        <div className="filter-field filter-check">
-          <input id="filter-breached" type="checkbox" checked={filters.breached} onChange={(event) => set({ breached: event.target.checked })} />
-          <label htmlFor="filter-breached">Breached only</label>
-        </div>
+        <SelectField id="filter-agent" label="Agent" value={filters.agent} options={choices.agents} onChange={(agent) => set({ agent })} />
+        <WhyField filters={filters} choices={choices} onChange={set} />
+        <SelectField id="filter-group" label="Group" value={filters.group} options={choices.groups} onChange={(group) => set({ group })} />
+        <TroubleToggles filters={filters} counts={counts} onChange={(trouble) => set({ trouble })} />
+        {/* With no filter on, the live indicator above already says how many are open. */}
         <p className="filter-count" aria-live="polite">
-          {active > 0 ? `${shown} of ${items.length} shown` : `${items.length} open`}
+          {active > 0 ? `${shown} of ${items.length} shown` : ''}
         </p>
         {active > 0 && (
-          <button type="button" className="button small ghost" onClick={() => onChange(NO_FILTERS)}>
+          <button type="button" className="button small ghost" onClick={() => onChange({ ...NO_FILTERS, sort: filters.sort })}>
             Clear filters
           </button>
         )}

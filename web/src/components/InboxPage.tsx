@@ -3,12 +3,12 @@ import type { SessionInfo, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
 import { type Density, useDensity } from '../density.ts';
 import { formatMoney } from '../format.ts';
-import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
-import { activeFilterCount, applyFilters, filtersQuery, type InboxFilters, NO_FILTERS, parseFilters } from '../inbox-filters.ts';
+import { useDocumentTitle, useListKeys, useNowMs, useShortcuts } from '../hooks.ts';
+import { activeFilterCount, applyFilters, filtersQuery, type InboxFilters, NO_FILTERS, parseFilters, SORT_LABELS } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { inboxPath, navigate, openItemToDecide, useSearch } from '../router.ts';
 import { CompactInboxRow, InboxRow } from './InboxRow.tsx';
-import { InboxFilterBar } from './InboxFilterBar.tsx';
+import { InboxFilterBar, SortField } from './InboxFilterBar.tsx';
 import { NotifyButton } from './NotifyButton.tsx';
 import { EmptyState, ErrorState, LoadingState } from './StateViews.tsx';
 
@@ -58,14 +58,15 @@ export function InboxPage({ session }: { session: SessionInfo }) {
 
   // Mark new and changed rows for a moment; say when one leaves (arrivals get a toast from the shell).
   useEffect(() => {
-    return feed.onItem((effectId, item) => {
+    return feed.onItem((effectId, item, movedUp) => {
       if (item) {
         if (known.current.has(effectId)) setAnnouncement(`Item updated: ${formatMoney(item.request.amount, itemCurrency(item))} refund, request ${item.request.id}.`);
         setFresh((prev) => new Set(prev).add(effectId));
         setTimeout(() => setFresh((prev) => new Set([...prev].filter((id) => id !== effectId))), FRESH_MS);
       } else {
         const requestId = known.current.get(effectId);
-        if (requestId) setAnnouncement(`Request ${requestId} left your inbox.`);
+        if (movedUp) setAnnouncement(`Request ${movedUp.request_id} moved up to ${movedUp.to_group}: ${movedUp.from_group} missed its deadline.`);
+        else if (requestId) setAnnouncement(`Request ${requestId} left your inbox.`);
       }
     });
   }, [feed]);
@@ -74,7 +75,8 @@ export function InboxPage({ session }: { session: SessionInfo }) {
   }, [live.items]);
 
   const query = filtersQuery(filters);
-  const matching = applyFilters(live.items ?? [], filters);
+  const clock = { appNowMs: useNowMs() + live.offsetMs, offsetMs: live.offsetMs };
+  const matching = applyFilters(live.items ?? [], filters, clock);
   const order = useSteadyOrder(
     matching.map((i) => i.effect_id),
     query,
@@ -115,7 +117,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
     body = (
       <EmptyState title="No item matches these filters" icon="∅">
         <p>{live.items.length} open items are hidden by the filters.</p>
-        <button type="button" className="button" onClick={() => handleFilters(NO_FILTERS)}>
+        <button type="button" className="button" onClick={() => handleFilters({ ...NO_FILTERS, sort: filters.sort })}>
           Clear filters
         </button>
       </EmptyState>
@@ -139,12 +141,16 @@ export function InboxPage({ session }: { session: SessionInfo }) {
             Inbox
           </h1>
           <p className="lede">
-            Refunds waiting for <strong>{groups || 'your groups'}</strong>: breached first, then the longest overdue, then the soonest due.
+            Refunds waiting for <strong>{groups || 'your groups'}</strong>:{' '}
+            {filters.sort === 'urgent' ? 'breached first, then the longest overdue, then the soonest due.' : `${SORT_LABELS[filters.sort].toLowerCase()}.`}
             {readOnly && ' Read only: finance sees every item and decides none.'}
           </p>
         </div>
         <div className="inbox-tools">
-          <LiveIndicator status={live.status} count={live.items?.length ?? null} />
+          <div className="tool-row">
+            {live.items && live.items.length > 0 && <SortField sort={filters.sort} onChange={(sort) => handleFilters({ ...filters, sort })} />}
+            <LiveIndicator status={live.status} count={live.items?.length ?? null} />
+          </div>
           <div className="tool-row">
             <DensityToggle density={density} onChange={setDensity} />
             {!readOnly && <NotifyButton user={session.name} />}
@@ -152,7 +158,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
         </div>
       </div>
       {live.items && live.items.length > 0 && (
-        <InboxFilterBar items={live.items} filters={filters} shown={matching.length} onChange={handleFilters} />
+        <InboxFilterBar items={live.items} filters={filters} shown={matching.length} clock={clock} onChange={handleFilters} />
       )}
       <p className="sr-only" aria-live="polite">
         {announcement}

@@ -1,6 +1,6 @@
 import type { InboxItem, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
-import { formatMoney } from '../format.ts';
+import { formatAgoShort, formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
 import { useNowMs } from '../hooks.ts';
 import { levelLabel } from '../labels.ts';
 import { itemPath } from '../router.ts';
@@ -10,6 +10,7 @@ import { ReasonSummary } from './ReasonSummary.tsx';
 import { SlaCountdown } from './SlaCountdown.tsx';
 import { FactsNow, TroubleChips } from './TroubleChips.tsx';
 import { escalationWhy, failedRuleWords } from '../../../shared/escalation-words.ts';
+import { formatShortDuration } from '../trouble.ts';
 
 interface InboxRowProps {
   item: InboxItem;
@@ -30,6 +31,63 @@ function RowLink({ item, search, amount }: { item: InboxItem; search: string; am
       <span className="amount">{amount}</span>
       <span className="sr-only"> refund, request {item.request.id}</span>
     </Link>
+  );
+}
+
+/** The agent's flags on the request (`vip`, `repeat_customer`), as they sent them. */
+function flagsOf(item: InboxItem): string[] {
+  return Array.isArray(item.request.flags) ? item.request.flags.filter((flag): flag is string => typeof flag === 'string') : [];
+}
+
+/** The agent's flags as tags. */
+function FlagTags({ flags }: { flags: readonly string[] }) {
+  if (flags.length === 0) return null;
+  return (
+    <span className="flag-tags">
+      <span className="sr-only">Flags: </span>
+      {flags.map((flag) => (
+        <span key={flag} className="flag-tag" data-flag={flag}>
+          <span aria-hidden="true">⚑ </span>
+          {flag}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/**
+ * Where the item has been, as an incident view says it: when the agent (named beside the ids)
+ * asked, how long it has waited for a person, and, after it moved up, which group missed its
+ * deadline and when.
+ */
+function EscalationFacts({ item, appNowMs }: { item: InboxItem; appNowMs: number }) {
+  const moved = item.moved_from;
+  return (
+    <p className="row-escalation">
+      {moved && (
+        <span className="row-missed" data-missed-by={moved.group}>
+          Missed by <strong>{moved.group}</strong>
+          {moved.due_ms !== null && (
+            <>
+              {' '}
+              at{' '}
+              <time dateTime={isoOf(moved.due_ms)} title={formatFull(moved.due_ms)}>
+                {formatMinute(moved.due_ms, appNowMs)}
+              </time>
+            </>
+          )}
+          {' · '}
+        </span>
+      )}
+      <span className="row-asked">
+        asked{' '}
+        <time dateTime={isoOf(item.asked_at_ms)} title={formatFull(item.asked_at_ms)}>
+          {formatMinute(item.asked_at_ms, appNowMs)}
+        </time>
+      </span>
+      {' · '}
+      <span className="row-waited">waiting {formatShortDuration(appNowMs - item.waiting_since_ms)}</span>
+    </p>
   );
 }
 
@@ -56,9 +114,11 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
           <span className="row-agent">
             by <strong>{item.request.agent}</strong>
           </span>
+          <FlagTags flags={flagsOf(item)} />
         </p>
-        <TroubleChips item={item} appNowMs={appNowMs} />
+        <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
         <ReasonSummary item={item} currency={currency} reader={reader} />
+        <EscalationFacts item={item} appNowMs={appNowMs} />
         {item.request.reason && <p className="agent-reason">“{item.request.reason}”</p>}
       </div>
       <div className="row-side">
@@ -66,7 +126,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
         <p className="row-group">
           <span className="group-name">{item.group}</span> <span className="muted">· {levelLabel(item.level)}</span>
         </p>
-        <FactsNow current={item.current} currency={currency} offsetMs={offsetMs} appNowMs={appNowMs} />
+        <FactsNow item={item} currency={currency} offsetMs={offsetMs} appNowMs={appNowMs} />
         {viewers.length > 0 && (
           <p className="row-viewers">
             <span aria-hidden="true">👁 </span>
@@ -78,7 +138,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
   );
 }
 
-/** One open item on one line, for working a long queue: amount, request, why, trouble, deadline, group. */
+/** One open item on one line, for working a long queue: amount, request and agent, when asked, why and flags, trouble, deadline, group. */
 export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
@@ -86,6 +146,10 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
   // How each rule failed, as the escalation worded them ("over $50.00 · disputed"), else the reason.
   const failed = failedRuleWords(item).length > 0;
   const why = escalationWhy(item);
+  // A flag the failed rules' words already name ("flag: vip") is not tagged twice.
+  const named = new Set(why.split(/[\s:,·]+/));
+  const flags = flagsOf(item);
+  const tagged = flags.filter((flag) => !named.has(flag));
   return (
     <li
       className={`inbox-row compact-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`}
@@ -95,15 +159,21 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
       <div className="c-amount">
         <RowLink item={item} search={search} amount={amount} />
       </div>
-      <div className="c-request" title={`${item.request.payment_intent} · by ${item.request.agent}`}>
+      <div className="c-request" title={`${item.request.id} · ${item.request.payment_intent} · by ${item.request.agent}`}>
         <span className="mono">{item.request.id}</span> <span className="muted">· {item.request.agent}</span>
       </div>
-      <div className="c-why" title={why}>
+      <div className="c-asked">
+        <time dateTime={isoOf(item.asked_at_ms)} title={`Asked ${formatFull(item.asked_at_ms)}`}>
+          asked {formatAgoShort(item.asked_at_ms, appNowMs)}
+        </time>
+      </div>
+      <div className="c-why" title={flags.length > 0 ? `${why} · flags: ${flags.join(', ')}` : why}>
+        <FlagTags flags={tagged} />
         {failed && <span className="sr-only">Failed rules: </span>}
-        {why}
+        <span className="c-why-text">{why}</span>
       </div>
       <div className="c-trouble">
-        <TroubleChips item={item} appNowMs={appNowMs} />
+        <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
         {viewers.length > 0 && (
           <span className="row-viewers" title={viewersSentence(viewers)}>
             <span aria-hidden="true">👁</span>

@@ -47,11 +47,12 @@ const SETTLE_READ_MS = 1_000;
 function useQueueAround(effectId: string, search: string): () => { next: string | null } {
   const live = useLiveState();
   const queue = useRef<string[]>([]);
-  const ids = applyFilters(live.items ?? [], parseFilters(search)).map((i) => i.effect_id);
+  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs });
+  const ids = applyFilters(live.items ?? [], parseFilters(search), clock()).map((i) => i.effect_id);
   if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
   const feed = useLiveFeed();
   return () => {
-    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search)).map((i) => i.effect_id));
+    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()).map((i) => i.effect_id));
     return { next: nextAfter(queue.current, effectId, open) };
   };
 }

@@ -8,6 +8,7 @@ import { navigate } from '../router.ts';
 import { FIGURES, formatCount, formatWait } from '../scoreboard-copy.ts';
 import { IDLE_PAUSE_MS, RANGES, type RangeId, REFRESH_MS, type ScoreboardFilter, type ScoreboardSnapshot, useScoreboard } from '../use-scoreboard.ts';
 import { BarChart } from './charts/BarChart.tsx';
+import { BreachTable } from './charts/BreachTable.tsx';
 import { MoneyChart } from './charts/MoneyChart.tsx';
 import { VolumeChart } from './charts/VolumeChart.tsx';
 import { FigureTable, HeadlineFigures, MoneyHeadline, MoneyTable } from './ScoreboardFigures.tsx';
@@ -138,15 +139,12 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
   const period = RANGE_WORDS[filter.range];
   const empty = board.requests === 0 && board.escalated === 0 && board.sent_after_person === 0;
   const times = board.time_to_decision;
-  const reasons = Object.entries(series.escalated_by_reason)
-    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
-    .map(([reason, count]) => ({ key: reason, label: humanize(reason), note: whyFor(reason), count }));
-  const byCount = (counts: Record<string, number>) =>
-    Object.entries(counts)
+  // Nearly every trip is a rule's: the group it went to is what tells them apart.
+  const reasons =
+    series.escalated_by_reason_and_group?.map(({ reason, group, count }) => ({ key: `${reason} ${group}`, label: `${humanize(reason)} → ${group}`, note: whyFor(reason), count })) ??
+    Object.entries(series.escalated_by_reason)
       .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
-      .map(([group, count]) => ({ key: group, label: group, count }));
-  const breaches = byCount(series.breaches_by_group);
-  const missed = byCount(series.breaches_missed_by_group ?? {});
+      .map(([reason, count]) => ({ key: reason, label: humanize(reason), note: whyFor(reason), count }));
   const volumePeriod = filter.range === 'all' ? 'the last 30 days' : period;
   const waits = series.waits.map((bin) => ({ key: bin.label, label: bin.label, count: bin.count }));
   return (
@@ -188,29 +186,14 @@ function BoardBody({ snapshot, busy, onShowAllTime }: { snapshot: ScoreboardSnap
               empty="Nobody has decided anything in this period yet."
             />
             <BarChart
-              title="Escalations by reason"
-              note="Each trip to a person, counted once by the reason it first went."
+              title="Escalations by reason and group"
+              note="Each trip to a person, counted once by the reason it first went and the group it went to first."
               bars={reasons}
-              nameHeading="Reason"
+              nameHeading="Reason and group"
               empty="Nothing went to a person in this period."
               tone="warning"
             />
-            <BarChart
-              title="SLA breaches by the group that missed them"
-              note="Every deadline missed, by the group the item was with when its deadline passed."
-              bars={missed}
-              nameHeading="Group"
-              empty="No deadline was missed in this period."
-              tone="danger"
-            />
-            <BarChart
-              title="SLA breaches by group"
-              note="Every deadline missed, by the group the item moved to or stayed with."
-              bars={breaches}
-              nameHeading="Group"
-              empty="No deadline was missed in this period."
-              tone="danger"
-            />
+            <BreachTable missed={series.breaches_missed_by_group ?? {}} received={series.breaches_by_group} />
           </div>
         </>
       )}

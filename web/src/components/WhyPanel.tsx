@@ -51,7 +51,7 @@ export function WhyPanel({ detail, session, currency, offsetMs }: WhyPanelProps)
           <span className="group-name">{item.group}</span> <span className="muted">· {levelLabel(item.level)}</span>
         </p>
       </div>
-      <TroubleChips item={item} appNowMs={appNowMs} />
+      <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
       <ReasonSummary item={item} currency={currency} reader={session.role !== 'approver'} />
       <div className="why-sla">
         <SlaCountdown
