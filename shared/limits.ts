@@ -237,4 +237,9 @@ export const limits = {
    * in" in another tab (or any other call) takes the warning away from this one within it.
    */
   sessionWarningRecheckMs: 5_000,
+  /**
+   * The shortest of those rereads: under a short idle limit (a test's, a strict deployment's) they
+   * come at a quarter of the warning's lead, but never more often than this.
+   */
+  sessionWarningRecheckMinMs: 50,
 } as const;

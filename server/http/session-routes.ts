@@ -60,8 +60,10 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
 export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
   scope.addHook('onRequest', async (request) => {
     if (request.url === '/api/session' && request.method === 'POST') return;
-    // A read the page made by itself (the live feed said something moved) does not keep the session alive.
-    const background = (request.method === 'GET' || request.method === 'HEAD') && request.headers[BACKGROUND_HEADER] === '1';
+    // A read the page made by itself (the live feed said something moved) does not keep the session
+    // alive, and neither does opening the live feed (or opening it again after a dropped connection).
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    const background = read && (request.headers[BACKGROUND_HEADER] === '1' || request.headers.upgrade?.toLowerCase() === 'websocket');
     const cookie = request.cookies[SESSION_COOKIE];
     const found = background ? sessions.check(cookie) : sessions.touch(cookie);
     if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');

@@ -37,7 +37,10 @@ export function watchSession(options: SessionWatchOptions): () => void {
     if (warning || warned) options.send({ type: 'session', warning, ends_in_ms: Math.max(0, leftMs), renewable, now_ms: options.nowMs() });
     warned = warning;
     // Just past the end (a session is over once the limit has passed), else at the warning, else soon again while warned.
-    const waitMs = warning ? Math.min(leftMs + 1, limits.sessionWarningRecheckMs) : leftMs - leadMs;
+    // While warned, look again often enough to take the warning back soon after a call kept the
+    // session alive: every recheck period, or a quarter of the lead when the limit is that short.
+    const recheckMs = Math.max(limits.sessionWarningRecheckMinMs, Math.min(limits.sessionWarningRecheckMs, Math.floor(leadMs / 4)));
+    const waitMs = warning ? Math.min(leftMs + 1, recheckMs) : leftMs - leadMs;
     timer = setTimeout(check, Math.max(0, waitMs));
     timer.unref();
   };
