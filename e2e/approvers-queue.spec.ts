@@ -121,7 +121,7 @@ test('filters live in the address bar: a reload and a shared link keep them, and
   await expect(inboxRow(page, plain.requestId)).toBeVisible();
 });
 
-test('compact density: one line per item with its flag and age, at least 15 in view at 1280 × 800, remembered per person', async ({ page, request }) => {
+test('compact density: one line per item with its customer, flag and age, at least 15 in view at 1280 × 800, remembered per person', async ({ page, request }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   // One with trouble first, so its chips are in the picture near the top.
   const stale = await queuedRefund(request, 7_350, 10_000, 'compact-stale');
@@ -130,6 +130,18 @@ test('compact density: one line per item with its flag and age, at least 15 in v
   for (let i = 0; i < 15; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
   // A flag the failed rules do not name is tagged on its line; one they name is not said twice.
   const flagged = await askRefund(request, { request_id: uniqueId('compact-flag'), payment_intent: await createPayment(request, 10_000), amount: 7_316, flags: ['vip', 'repeat_customer'] });
+  // Who paid, as the charge's billing details name them: the name, else the email, else nothing.
+  const named = await askRefund(request, {
+    request_id: uniqueId('compact-named'),
+    payment_intent: await createPayment(request, 10_000, { customer: { name: 'Mara Quist', email: 'mara@example.com' } }),
+    amount: 7_317,
+  });
+  const emailOnly = await askRefund(request, {
+    request_id: uniqueId('compact-email'),
+    payment_intent: await createPayment(request, 10_000, { customer: { name: null, email: 'only-email@example.com' } }),
+    amount: 7_318,
+  });
+  const nobody = await askRefund(request, { request_id: uniqueId('compact-nobody'), payment_intent: await createPayment(request, 10_000, { customer: null }), amount: 7_319 });
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Compact', exact: true }).click();
@@ -141,6 +153,10 @@ test('compact density: one line per item with its flag and age, at least 15 in v
   const flaggedRow = inboxRow(page, flagged.request_id);
   await expect(flaggedRow.locator('.c-why-text')).toHaveText('over $50.00 · flag: vip');
   await expect(flaggedRow.locator('.flag-tag')).toHaveText(['⚑ repeat_customer']);
+  await expect(inboxRow(page, named.request_id).locator('.c-customer')).toHaveText('Customer: Mara Quist', { timeout: STALE_CHIP_MS });
+  await expect(inboxRow(page, emailOnly.request_id).locator('.c-customer')).toHaveText('Customer: only-email@example.com', { timeout: STALE_CHIP_MS });
+  await expect(inboxRow(page, nobody.request_id)).toBeVisible();
+  await expect(inboxRow(page, nobody.request_id).locator('.c-customer')).toHaveText('');
 
   const visible = await page.locator('li.inbox-row').evaluateAll((rows) =>
     rows.filter((row) => {
@@ -162,6 +178,9 @@ test('compact density: one line per item with its flag and age, at least 15 in v
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Compact', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Cards', exact: true }).click();
+  // A card names who paid too.
+  await expect(inboxRow(page, named.request_id).locator('.row-customer')).toHaveText('Customer: Mara Quist');
+  await expect(inboxRow(page, nobody.request_id).locator('.row-customer')).toHaveCount(0);
 });
 
 test('trouble before Stripe is read again: a payment disputed when the agent asked is marked from the first render, with the facts read then; trouble filters and sorts', async ({ page, request }) => {

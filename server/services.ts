@@ -257,7 +257,7 @@ export function createServices(options: ServiceOptions): Services {
   const currentFacts = new CurrentFactsCache({
     ...(options.factsScheduler === undefined ? {} : { scheduler: options.factsScheduler }),
     // As the inbox reads facts: this item's own refund aside, open dispatches counted as refunded.
-    capture: async (effectId, paymentIntent) => target.capture(paymentIntent, effectId, (await journal.reservations(paymentIntent)).open),
+    capture: async (effectId, paymentIntent) => target.captureForDisplay(paymentIntent, effectId, (await journal.reservations(paymentIntent)).open),
     openItems: async () => openItemsOf((await views.current()).inbox),
     watch: (listener) => views.onChainsMoved((moved, projection) => listener(moved, (effectId) => openPaymentIntentOf(projection, effectId))),
     publish: (effectId, current) => views.publishFacts(effectId, current),

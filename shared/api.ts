@@ -154,6 +154,14 @@ export interface CurrentFacts {
   /** Wall clock of the read these figures come from. */
   as_of_ms: number;
   error: string | null;
+  /** Who paid, as the charge's billing details name them; null when they name no one (or before a read). */
+  customer: PaymentCustomer | null;
+}
+
+/** A payment's customer: a name, an email, either or both. */
+export interface PaymentCustomer {
+  name: string | null;
+  email: string | null;
 }
 
 /** One earlier refund on a payment, and who made it. */
@@ -174,7 +182,7 @@ export interface PaymentPanel {
   currency: string;
   /** When the charge was made (wall clock ms), null when Stripe has no charge yet. */
   charged_at_ms: number | null;
-  customer: { name: string | null; email: string | null } | null;
+  customer: PaymentCustomer | null;
   card: { brand: string; last4: string } | null;
   refunds: PaymentRefund[];
   /**

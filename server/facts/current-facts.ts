@@ -1,4 +1,4 @@
-import type { CurrentFacts, InboxItem } from '../../shared/api.ts';
+import type { CurrentFacts, InboxItem, PaymentCustomer } from '../../shared/api.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { summaryItem } from '../inbox/summary.ts';
@@ -44,8 +44,8 @@ export interface MovedFactsHook {
 export type ChainsMoved = (moved: ReadonlySet<string>, openPaymentOf: (effectId: string) => string | null) => void;
 
 export interface CurrentFactsOptions {
-  /** The payment's facts now, as the gate would read them for this item. */
-  capture(effectId: string, paymentIntent: string): Promise<PaymentFacts>;
+  /** The payment's facts now, as the gate would read them for this item, and who paid (for the rows only). */
+  capture(effectId: string, paymentIntent: string): Promise<DisplayRead>;
   /** Every open item now, caught up with the journal: effect id to payment intent. */
   openItems(): Promise<ReadonlyMap<string, string>>;
   /** Be told after each catch-up which chains moved; the answer stops it. */
@@ -57,6 +57,16 @@ export interface CurrentFactsOptions {
   /** Told when a read finds an item's payment moved under it; its reads take turns of the same pace. */
   moved?: MovedFactsHook;
   scheduler?: FactsScheduler;
+}
+
+/**
+ * One read for the display: the payment's facts, and who paid as the charge's billing details
+ * name them (from the same read). The customer is shown on the rows and nowhere else: it is never
+ * journaled, and nothing decides on it.
+ */
+export interface DisplayRead {
+  facts: PaymentFacts;
+  customer: PaymentCustomer | null;
 }
 
 /** What an item shows when a read fails after a good one. */
@@ -311,7 +321,7 @@ export class CurrentFactsCache {
 }
 
 /** The facts of a good read, as people are shown them. */
-export function currentFactsOf(facts: PaymentFacts, asOfMs: number): CurrentFacts {
+export function currentFactsOf({ facts, customer }: DisplayRead, asOfMs: number): CurrentFacts {
   return {
     payment_intent: facts.payment_intent,
     currency: facts.currency,
@@ -322,6 +332,7 @@ export function currentFactsOf(facts: PaymentFacts, asOfMs: number): CurrentFact
     disputed: facts.disputed,
     as_of_ms: asOfMs,
     error: null,
+    customer,
   };
 }
 

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
+import type { PaymentCustomer } from '../../shared/api.ts';
 import type { Dispatched } from '../../shared/entries.ts';
 import { isRefundFacts, judgeRefundFacts } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, type SendTurn, type Target, TargetBusyError, TargetRejectedError, TargetRetryableError } from '../gate/target.ts';
@@ -31,6 +32,44 @@ export interface PaymentFacts extends JsonObject {
   disputed: boolean;
 }
 
+/** One read of a payment: the intent, its latest charge (null before any), whether that is disputed, and every refund on it. */
+export interface PaymentRead {
+  intent: Stripe.PaymentIntent;
+  charge: Stripe.Charge | null;
+  disputed: boolean;
+  refunds: Stripe.Refund[];
+}
+
+/**
+ * The facts of a read: what others refunded (failed refunds returned nothing) or have
+ * dispatched, and whether a dispute is open. `reserved` are the open dispatches on the payment,
+ * read from the journal before the read: each counts as refunded until Stripe shows its refund.
+ */
+function factsOf(paymentIntent: string, read: PaymentRead, exceptEffectId: string | undefined, reserved: readonly Dispatched[]): PaymentFacts {
+  const { intent, disputed, refunds } = read;
+  const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled');
+  const sentBy = (r: Stripe.Refund) => r.metadata?.[EFFECT_METADATA_KEY];
+  const shown = new Set(live.map(sentBy));
+  const refundedCents = live.filter((r) => exceptEffectId === undefined || sentBy(r) !== exceptEffectId).reduce((sum, r) => sum + r.amount, 0);
+  const reservedCents = reserved
+    .filter((dispatched) => dispatched.effect_id !== exceptEffectId && !shown.has(dispatched.effect_id))
+    .reduce((sum, dispatched) => sum + amountOf(dispatched.effect), 0);
+  return {
+    payment_intent: paymentIntent,
+    currency: intent.currency,
+    amount_received: intent.amount_received,
+    refunded_by_others: refundedCents + reservedCents,
+    refunded_outside: live.filter((r) => sentBy(r) === undefined).reduce((sum, r) => sum + r.amount, 0),
+    disputed,
+  };
+}
+
+/** Who paid, as a charge's billing details name them (Stripe always sends them, each part nullable); null when they name no one. */
+export function billedCustomerOf(charge: Stripe.Charge): PaymentCustomer | null {
+  const name = charge.billing_details?.name?.trim() || null;
+  const email = charge.billing_details?.email?.trim() || null;
+  return name === null && email === null ? null : { name, email };
+}
 
 export { createStripeClient, LiveKeyError, type StripeEndpoint } from '../stripe/client.ts';
 
@@ -121,22 +160,16 @@ export class StripeRefunds implements Target {
    * expanded (`readPayment`).
    */
   async capture(paymentIntent: string, exceptEffectId?: string, reserved: readonly Dispatched[] = []): Promise<PaymentFacts> {
-    const { intent, disputed, refunds } = await this.readPayment(paymentIntent);
-    const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled');
-    const sentBy = (r: Stripe.Refund) => r.metadata?.[EFFECT_METADATA_KEY];
-    const shown = new Set(live.map(sentBy));
-    const refundedCents = live.filter((r) => exceptEffectId === undefined || sentBy(r) !== exceptEffectId).reduce((sum, r) => sum + r.amount, 0);
-    const reservedCents = reserved
-      .filter((dispatched) => dispatched.effect_id !== exceptEffectId && !shown.has(dispatched.effect_id))
-      .reduce((sum, dispatched) => sum + amountOf(dispatched.effect), 0);
-    return {
-      payment_intent: paymentIntent,
-      currency: intent.currency,
-      amount_received: intent.amount_received,
-      refunded_by_others: refundedCents + reservedCents,
-      refunded_outside: live.filter((r) => sentBy(r) === undefined).reduce((sum, r) => sum + r.amount, 0),
-      disputed,
-    };
+    return factsOf(paymentIntent, await this.readPayment(paymentIntent), exceptEffectId, reserved);
+  }
+
+  /**
+   * `capture`, and who paid as the charge's billing details name them, from the same read: for
+   * the display only. The customer never joins the facts, which are journaled and decided on.
+   */
+  async captureForDisplay(paymentIntent: string, exceptEffectId?: string, reserved: readonly Dispatched[] = []): Promise<{ facts: PaymentFacts; customer: PaymentCustomer | null }> {
+    const read = await this.readPayment(paymentIntent);
+    return { facts: factsOf(paymentIntent, read, exceptEffectId, reserved), customer: read.charge === null ? null : billedCustomerOf(read.charge) };
   }
 
   /**
@@ -146,23 +179,23 @@ export class StripeRefunds implements Target {
    * Stripe that ignores `expand` (an id where an object was asked for) is read the long way, the
    * charge and the refunds apart, so an open dispute never reads as `false` and no refund is missed.
    */
-  async readPayment(paymentIntent: string): Promise<{ intent: Stripe.PaymentIntent; disputed: boolean; refunds: Stripe.Refund[] }> {
+  async readPayment(paymentIntent: string): Promise<PaymentRead> {
     const intent = await this.stripe.paymentIntents.retrieve(paymentIntent, { expand: ['latest_charge.refunds'] });
     const latest = intent.latest_charge;
     // Nothing was charged, so there is nothing to dispute or to have refunded.
-    if (latest === null || latest === undefined) return { intent, disputed: false, refunds: [] };
+    if (latest === null || latest === undefined) return { intent, charge: null, disputed: false, refunds: [] };
     if (typeof latest === 'string') {
       const [charge, refunds] = await Promise.all([this.stripe.charges.retrieve(latest), this.listRefunds(paymentIntent)]);
-      return { intent, disputed: disputedOf(charge), refunds };
+      return { intent, charge, disputed: disputedOf(charge), refunds };
     }
-    const disputed = disputedOf(latest);
+    const base = { intent, charge: latest, disputed: disputedOf(latest) };
     const expanded = latest.refunds;
     if (expanded === null || expanded === undefined || !Array.isArray(expanded.data)) {
-      return { intent, disputed, refunds: await this.listRefunds(paymentIntent) };
+      return { ...base, refunds: await this.listRefunds(paymentIntent) };
     }
-    if (!expanded.has_more) return { intent, disputed, refunds: expanded.data };
+    if (!expanded.has_more) return { ...base, refunds: expanded.data };
     const last = expanded.data.at(-1);
-    return { intent, disputed, refunds: [...expanded.data, ...(await this.listRefunds(paymentIntent, last?.id))] };
+    return { ...base, refunds: [...expanded.data, ...(await this.listRefunds(paymentIntent, last?.id))] };
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {

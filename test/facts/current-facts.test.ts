@@ -37,7 +37,7 @@ const isFactsOf = (effectId: string, test: (current: CurrentFacts) => boolean = 
 
 describe('current facts of open items', () => {
   it('an item arriving in the inbox is read once; GET /api/inbox, the item page and the live snapshot carry its facts as of that read', async () => {
-    const capture = vi.spyOn(world.services.target, 'capture');
+    const capture = vi.spyOn(world.services.target, 'captureForDisplay');
     const beforeMs = Date.now();
     const { pi, effectId } = await queued('facts-arrive');
     await factsSettled();
@@ -57,6 +57,8 @@ describe('current facts of open items', () => {
       disputed: false,
       as_of_ms: expect.any(Number),
       error: null,
+      // The sandbox's demo payment is for its named test customer.
+      customer: { name: 'Jenny Rosen', email: 'jenny.rosen@example.com' },
     });
     expect(current!.as_of_ms).toBeGreaterThanOrEqual(beforeMs);
     expect(current!.as_of_ms).toBeLessThanOrEqual(afterMs);
@@ -99,12 +101,46 @@ describe('current facts of open items', () => {
     cyFeed.close();
   });
 
+  it("who paid comes from the charge's billing details in the same read (name, email, or no one), and is never journaled", async () => {
+    const customers = [
+      { name: 'Mara Quist', email: 'mara@example.com' },
+      { name: null, email: 'only-email@example.com' },
+      null,
+    ];
+    const { target } = world.services;
+    const reads = vi.spyOn(target, 'readPayment');
+    const displayReads = vi.spyOn(target, 'captureForDisplay');
+    const intents = vi.spyOn(target.stripe.paymentIntents, 'retrieve');
+    const charges = vi.spyOn(target.stripe.charges, 'retrieve');
+    const queuedFor: string[] = [];
+    for (const [i, customer] of customers.entries()) {
+      const pi = (await world.sandbox.createPaymentIntent(10_000, undefined, { customer })).id;
+      const posted = await world.agent('POST', '/v1/refunds', { request_id: `facts-customer-${i}`, payment_intent: pi, amount: 8_000 });
+      expect(posted.json().status).toBe('QUEUED');
+      queuedFor.push(posted.json().effect_id as string);
+    }
+    await factsSettled();
+    // One display read per item, and each read of a payment is the one Stripe call its figures need: none for the customer.
+    for (const effectId of queuedFor) expect(displayReads.mock.calls.filter(([, except]) => except === effectId)).toHaveLength(1);
+    expect(reads.mock.calls.length).toBeGreaterThanOrEqual(queuedFor.length);
+    expect(intents).toHaveBeenCalledTimes(reads.mock.calls.length);
+    expect(charges).not.toHaveBeenCalled();
+    for (const spy of [reads, displayReads, intents, charges]) spy.mockRestore();
+    const ana = await world.login('ana');
+    const shown = await Promise.all(queuedFor.map(async (effectId) => (await inboxItem(ana, effectId))?.current?.customer));
+    expect(shown).toEqual(customers);
+    // The journal, which decisions read, never holds it.
+    const journaled = JSON.stringify(await world.services.journal.scan(0, 1_000_000));
+    expect(journaled).not.toContain('Mara Quist');
+    expect(journaled).not.toContain('only-email@example.com');
+  });
+
   it('a read that fails keeps the last good figures and their time, marked with error, until a read succeeds', async () => {
     const { effectId } = await queued('facts-fail');
     await factsSettled();
     const good = world.services.currentFacts.get(effectId);
     expect(good).toMatchObject({ error: null });
-    const capture = vi.spyOn(world.services.target, 'capture').mockRejectedValueOnce(new Error('Stripe is down'));
+    const capture = vi.spyOn(world.services.target, 'captureForDisplay').mockRejectedValueOnce(new Error('Stripe is down'));
     expect(await world.services.currentFacts.refresh(effectId)).toEqual({ ...good, error: READ_FAILED });
     capture.mockRestore();
     const ana = await world.login('ana');

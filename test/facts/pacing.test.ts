@@ -30,7 +30,7 @@ async function buildCache(
       reads.push({ effectId, atMs: scheduler.nowMs() });
       await options.held;
       if (options.fail?.(effectId)) throw new Error('Stripe is down');
-      return facts(paymentIntent, refunded.get(paymentIntent) ?? 0);
+      return { facts: facts(paymentIntent, refunded.get(paymentIntent) ?? 0), customer: null };
     },
     openItems: async () => new Map(items),
     watch: (next) => {

@@ -67,6 +67,8 @@ export function queuedFactsOf(item: InboxItem): CurrentFacts | null {
     disputed: f.disputed,
     as_of_ms: item.escalated_at_ms,
     error: null,
+    // Who paid is read for the display only, never journaled: until Stripe is read, nobody is named.
+    customer: null,
   };
 }
 

@@ -34,6 +34,15 @@ function RowLink({ item, search, amount }: { item: InboxItem; search: string; am
   );
 }
 
+/**
+ * Who paid, as Stripe's latest read of the charge's billing details names them: the name, else
+ * the email; null when they name no one or Stripe was not read yet.
+ */
+export function customerOf(item: InboxItem): string | null {
+  const customer = item.current?.customer;
+  return customer?.name ?? customer?.email ?? null;
+}
+
 /** The agent's flags on the request (`vip`, `repeat_customer`), as they sent them. */
 function flagsOf(item: InboxItem): string[] {
   return Array.isArray(item.request.flags) ? item.request.flags.filter((flag): flag is string => typeof flag === 'string') : [];
@@ -97,6 +106,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
   const paid = typeof item.facts.amount_received === 'number' ? formatMoney(item.facts.amount_received, currency) : null;
+  const customer = customerOf(item);
   return (
     <li className={`inbox-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`} data-effect-id={item.effect_id} data-request-id={item.request.id}>
       <div className="row-amount">
@@ -111,6 +121,12 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
           <span className="id-chip mono" title="Payment intent">
             {item.request.payment_intent}
           </span>
+          {customer && (
+            <span className="row-customer" title="Customer, as the charge's billing details name them">
+              <span className="sr-only">Customer: </span>
+              {customer}
+            </span>
+          )}
           <span className="row-agent">
             by <strong>{item.request.agent}</strong>
           </span>
@@ -138,7 +154,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
   );
 }
 
-/** One open item on one line, for working a long queue: amount, request and agent, when asked, why and flags, trouble, deadline, group. */
+/** One open item on one line, for working a long queue: amount, request and agent, who paid, when asked, why and flags, trouble, deadline, group. */
 export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
@@ -150,6 +166,7 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
   const named = new Set(why.split(/[\s:,·]+/));
   const flags = flagsOf(item);
   const tagged = flags.filter((flag) => !named.has(flag));
+  const customer = customerOf(item);
   return (
     <li
       className={`inbox-row compact-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`}
@@ -161,6 +178,14 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
       </div>
       <div className="c-request" title={`${item.request.id} · ${item.request.payment_intent} · by ${item.request.agent}`}>
         <span className="mono">{item.request.id}</span> <span className="muted">· {item.request.agent}</span>
+      </div>
+      <div className="c-customer" title={customer ? `Customer: ${customer}` : undefined}>
+        {customer && (
+          <>
+            <span className="sr-only">Customer: </span>
+            {customer}
+          </>
+        )}
       </div>
       <div className="c-asked">
         <time dateTime={isoOf(item.asked_at_ms)} title={`Asked ${formatFull(item.asked_at_ms)}`}>
