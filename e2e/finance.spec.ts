@@ -273,7 +273,8 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.evaluate(() => window.scrollTo(0, 0));
   await expect(byHand.getByRole('heading', { name: /In Stripe, not made by Interlock/ })).toBeInViewport();
-  await expect(handRow).toBeInViewport();
+  // Other journeys of the run refund by hand too, in the same period: the first exception is in view, whichever it is.
+  await expect(byHand.locator('tr[data-refund]').first()).toBeInViewport();
   const matched = page.locator('section.reconcile-category', { has: page.getByRole('heading', { name: /^Matched/ }) });
   const byHandTop = (await byHand.boundingBox())!.y;
   expect(byHandTop).toBeLessThan((await matched.boundingBox())!.y);
