@@ -15,8 +15,8 @@ function item(group: string, escalation: string, repairs = 0): InboxItem {
 
 const decided = { kind: 'DECIDED', hash: 'h-decided', by: 'bea', decision: 'reject', at_ms: 1_000, reason: 'store credit' } as unknown as Entry;
 
-function detail(state: ItemDetail['state'], shown: InboxItem | null, history: Entry[] = []): ItemDetail {
-  return { state, item: shown, history } as unknown as ItemDetail;
+function detail(state: ItemDetail['state'], shown: InboxItem | null, history: Entry[] = [], outcome: ItemDetail['outcome'] = 'open'): ItemDetail {
+  return { state, item: shown, history, outcome } as unknown as ItemDetail;
 }
 
 const waiting = detail('ESCALATED', item('ap-leads', 'e1'));
@@ -25,10 +25,10 @@ const cases: [string, ItemDetail, ItemDetail, LiveNews | null][] = [
   [
     'someone else decided: who, what, when and why',
     waiting,
-    detail('CLOSED', null, [decided]),
-    { kind: 'decided', state: 'CLOSED', decided: { action: 'reject', by: 'bea', display_name: 'Bea Novak', at_ms: 1_000, reason: 'store credit' } },
+    detail('CLOSED', null, [decided], 'rejected'),
+    { kind: 'decided', state: 'CLOSED', outcome: 'rejected', decided: { action: 'reject', by: 'bea', display_name: 'Bea Novak', at_ms: 1_000, reason: 'store credit' } },
   ],
-  ['it left with no person deciding (a decision the page already showed is not news)', detail('ESCALATED', item('ap-leads', 'e1'), [decided]), detail('DONE', null, [decided]), { kind: 'finished', state: 'DONE' }],
+  ['it left with no person deciding (a decision the page already showed is not news)', detail('ESCALATED', item('ap-leads', 'e1'), [decided]), detail('DONE', null, [decided], 'refunded'), { kind: 'finished', state: 'DONE', outcome: 'refunded' }],
   ['it moved up to a group not mine', waiting, detail('ESCALATED', item('finance-manager', 'e2')), { kind: 'moved', group: 'finance-manager', level: 1 }],
   ['shown again on new facts in my group, with a repair', waiting, detail('ESCALATED', item('ap-leads', 'e2', 1)), { kind: 'reshown', repairs: 1 }],
   ['shown again in a group not mine that it was already in (finance reading)', detail('ESCALATED', item('finance-manager', 'e1')), detail('ESCALATED', item('finance-manager', 'e2')), { kind: 'reshown', repairs: 0 }],

@@ -26,6 +26,23 @@ export const STATE_SENTENCES: Record<ChainState, string> = {
   APPROVED: 'It is approved and is sent as soon as Stripe answers.',
 };
 
+/** How a closed request ended, as a sentence: a rejection reads as a rejection everywhere. */
+const CLOSED_SENTENCES: Record<LedgerOutcome, string> = {
+  open: STATE_SENTENCES.CLOSED,
+  refunded: STATE_SENTENCES.CLOSED,
+  failed_at_stripe: STATE_SENTENCES.CLOSED,
+  rejected: 'It was rejected and never sent.',
+  repaired: 'A repair replaced it; it was never sent.',
+  refused: 'It was refused and never sent.',
+  ambiguous: STATE_SENTENCES.CLOSED,
+  closed: 'It was closed with its outcome unknown, and is never sent again.',
+};
+
+/** Where an item stands, as a sentence, naming how a closed one ended. */
+export function stateSentence(state: ChainState, outcome: LedgerOutcome): string {
+  return state === 'CLOSED' ? CLOSED_SENTENCES[outcome] : STATE_SENTENCES[state];
+}
+
 /** The colour family of a badge or banner. */
 export type Tone = 'success' | 'neutral' | 'warning' | 'danger' | 'info';
 

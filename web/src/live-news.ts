@@ -1,4 +1,5 @@
 import type { ChainState, DecisionShown, ItemDetail } from '../../shared/api.ts';
+import type { LedgerOutcome } from '../../shared/ledger.ts';
 import type { Decided } from '../../shared/entries.ts';
 
 /**
@@ -10,9 +11,9 @@ export type LiveNews =
   /** The feed said the item moved; the page is reading what it is now (no decision may start meanwhile). */
   | { kind: 'checking' }
   /** Someone decided it: who, what, when and why. */
-  | { kind: 'decided'; decided: DecisionShown; state: ChainState }
+  | { kind: 'decided'; decided: DecisionShown; state: ChainState; outcome: LedgerOutcome }
   /** It left the inbox with no person's decision (sent or closed by Interlock itself). */
-  | { kind: 'finished'; state: ChainState }
+  | { kind: 'finished'; state: ChainState; outcome: LedgerOutcome }
   /** It moved up to a group this person is not in. */
   | { kind: 'moved'; group: string; level: number }
   /** It is shown again on new facts, with the repairs that fit them now (none while disputed). */
@@ -43,10 +44,11 @@ export function newsOf(before: ItemDetail, after: ItemDetail, myGroups: readonly
       return {
         kind: 'decided',
         state: after.state,
+        outcome: after.outcome,
         decided: { action: decided.decision, by: decided.by, display_name: displayName(decided.by), at_ms: decided.at_ms, reason: decided.reason ?? null },
       };
     }
-    return before.item === null && before.state === after.state ? null : { kind: 'finished', state: after.state };
+    return before.item === null && before.state === after.state ? null : { kind: 'finished', state: after.state, outcome: after.outcome };
   }
   if (before.item?.escalation === item.escalation) return null;
   if (before.item?.group !== item.group && !myGroups.includes(item.group)) return { kind: 'moved', group: item.group, level: item.level };

@@ -2,7 +2,7 @@ import type { InboxItem, ItemDetail, SessionInfo } from '../../../shared/api.ts'
 import type { Change } from '../../../shared/entries.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
-import { ACTION_LABELS, levelLabel, STATE_SENTENCES } from '../labels.ts';
+import { ACTION_LABELS, levelLabel, stateSentence } from '../labels.ts';
 import type { PendingDecision } from './ConfirmDialog.tsx';
 import { describeChange } from './FactTable.tsx';
 
@@ -86,7 +86,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
         <p className="decide-closed">
           {elsewhere
             ? `It is with ${item.group} now (${levelLabel(item.level)}). Only its members can decide it.`
-            : `Nothing to decide. ${STATE_SENTENCES[detail.state]}`}
+            : `Nothing to decide. ${stateSentence(detail.state, detail.outcome)}`}
         </p>
       </section>
     );

@@ -1,5 +1,5 @@
 import { assertNever } from '../../../shared/statuses.ts';
-import { levelLabel, STATE_SENTENCES } from '../labels.ts';
+import { levelLabel, stateSentence } from '../labels.ts';
 import type { LiveNews } from '../live-news.ts';
 import { RaceNotice } from './OutcomeBanner.tsx';
 
@@ -27,7 +27,7 @@ export function LiveChangeNotice({ news, appNowMs, onRefresh }: LiveChangeNotice
           <div>
             <RaceNotice decided={news.decided} appNowMs={appNowMs} />
             <p>
-              Nothing was sent from this page. {STATE_SENTENCES[news.state]}
+              Nothing was sent from this page. {stateSentence(news.state, news.outcome)}
             </p>
           </div>
         </div>
@@ -36,7 +36,7 @@ export function LiveChangeNotice({ news, appNowMs, onRefresh }: LiveChangeNotice
       return (
         <div className="notice notice-warning live-change" role="alert" data-news={news.kind}>
           <p>
-            <strong>This item left your inbox while you were looking.</strong> {STATE_SENTENCES[news.state]}
+            <strong>This item left your inbox while you were looking.</strong> {stateSentence(news.state, news.outcome)}
           </p>
         </div>
       );

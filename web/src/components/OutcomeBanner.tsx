@@ -4,7 +4,7 @@ import type { Repair } from '../../../shared/entries.ts';
 import { isJsonObject } from '../../../shared/json.ts';
 import { LANDED_STATUSES, type Status } from '../../../shared/statuses.ts';
 import { formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
-import { levelLabel, OUTCOME_LABELS, outcomeOf, STATE_SENTENCES, type Tone } from '../labels.ts';
+import { levelLabel, OUTCOME_LABELS, outcomeOf, stateSentence, type Tone } from '../labels.ts';
 import { Link } from './Link.tsx';
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
@@ -65,7 +65,7 @@ export function OutcomeBanner({ status, message, detail, myGroups, repair, curre
     ? myGroups.includes(item.group)
       ? `Back in your inbox for ${item.group}, waiting for a decision.`
       : `With ${item.group} (${levelLabel(item.level)}); only its members can decide it.`
-    : STATE_SENTENCES[detail.state];
+    : stateSentence(detail.state, detail.outcome);
   // A repair closes this request and sends a new one: say which amount went out, and which never will.
   if (repair && child) {
     const newAmount = repair.set.amount === undefined ? formatMoney(detail.request.amount, currency) : formatMoney(repair.set.amount, currency);

@@ -10,7 +10,7 @@ import { describeChange } from './FactTable.tsx';
 /** A person's decision in the journal, in words; a missing decision does not compile. */
 const DECISION_TITLES: Record<Decision, string> = {
   approve: 'Approved',
-  reject: 'Rejected: never to be sent',
+  reject: 'Rejected: never sent',
   repair: 'Accepted the repair',
 };
 const DECISION_TONES: Record<Decision, Tone> = { approve: 'success', reject: 'neutral', repair: 'success' };
