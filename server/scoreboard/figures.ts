@@ -9,7 +9,7 @@ import { closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
 import { isReadable, type ReadBound } from '../config/readable.ts';
-import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
+import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, laterCurrencyOf, type MoneyFigures, STALE_CODES, UNKNOWN_CURRENCY } from './money.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);
@@ -95,7 +95,7 @@ export class ChainTally {
   readonly repairChildKey: string | null;
   /** The agent of the chain's request: the repairs it accepts are for that agent's requests. */
   readonly #agent: unknown;
-  readonly #currency: string;
+  #currency: string;
   readonly #amountMinor: number;
   #check: ChainCheck | null;
   // Lists stay null until the chain has something to put in them: most chains never do.
@@ -132,6 +132,7 @@ export class ChainTally {
   #owesEscalation = false;
   #closed = false;
   #refusedStale = false;
+  #refusedForGood = false;
   #approvedRepair = false;
 
   /**
@@ -187,10 +188,13 @@ export class ChainTally {
 
   /** Keep what `chainState` and the money figures need: open dispatch, owed escalation, closing decision, stale refusals. */
   #follow(entry: Entry): void {
+    // A request that waited its turn was bound with no facts: its currency is the one read at its turn.
+    if (this.#currency === UNKNOWN_CURRENCY) this.#currency = laterCurrencyOf(entry);
     if (entry.kind === 'DISPATCHED') this.#openDispatch = true;
     else if (closesDispatch(entry)) this.#openDispatch = false;
     if (owesEscalation(entry)) this.#owesEscalation = true;
     if (entry.kind === 'REFUSED' && STALE_CODES.has(entry.code)) this.#refusedStale = true;
+    if (entry.kind === 'REFUSED' && entry.code === 'payment_missing') this.#refusedForGood = true;
     if (entry.kind === 'DECIDED') {
       // The first decision on the latest escalation starts the window in which the chain can owe one again.
       if (entry.escalation === this.#latestEscalation && !(this.#answered?.has(entry.escalation) ?? false)) this.#owesEscalation = false;
@@ -309,6 +313,7 @@ export class ChainTally {
         rejected: this.#rejected > 0,
         refusedStale: this.#refusedStale,
         failedAtStripe: this.#committed && (this.#standing === 'failed' || this.#standing === 'canceled'),
+        refusedForGood: this.#refusedForGood,
       }),
     };
   }

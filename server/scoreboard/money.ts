@@ -47,8 +47,21 @@ export function emptyMoney(): MoneyFigures {
 
 /** The currency of a chain, from the facts its first entry recorded (lowercase), or `unknown`. */
 export function currencyOf(first: Entry): string {
-  const premises = first.kind === 'PROPOSED' ? first.premises : null;
-  const currency = isJsonObject(premises) ? premises.currency : undefined;
+  return currencyOfFacts(first.kind === 'PROPOSED' ? first.premises : null);
+}
+
+/**
+ * The currency a chain's later entry names, for a chain bound with no facts (a request that waited
+ * its turn for Stripe): the facts its escalation showed a person, or the premises of its send.
+ */
+export function laterCurrencyOf(entry: Entry): string {
+  if (entry.kind === 'ESCALATED') return currencyOfFacts(entry.facts);
+  if (entry.kind === 'DISPATCHED') return currencyOfFacts(entry.premises);
+  return UNKNOWN_CURRENCY;
+}
+
+function currencyOfFacts(facts: unknown): string {
+  const currency = isJsonObject(facts) ? facts.currency : undefined;
   return typeof currency === 'string' && /^[A-Za-z]{3}$/.test(currency) ? currency.toLowerCase() : UNKNOWN_CURRENCY;
 }
 
@@ -70,13 +83,15 @@ export interface ChainMoneyFacts {
   refusedStale: boolean;
   /** Sent, then reported failed (or canceled) by Stripe: the money did not go back. */
   failedAtStripe: boolean;
+  /** Refused for good with no person to ask (Stripe knows no such payment): nothing is owed or open. */
+  refusedForGood: boolean;
 }
 
 /** One chain's money, each figure at the amount it asked for, once. */
 export function chainMoney(facts: ChainMoneyFacts): MoneyFigures {
   const amount = facts.amountMinor;
-  const queued = QUEUED_STATES.has(facts.state) ? amount : 0;
-  const approved = APPROVED_STATES.has(facts.state) ? amount : 0;
+  const queued = !facts.refusedForGood && QUEUED_STATES.has(facts.state) ? amount : 0;
+  const approved = !facts.refusedForGood && APPROVED_STATES.has(facts.state) ? amount : 0;
   // Refunded: sent, and Stripe has not reported the refund failed since.
   const refunded = facts.committed && !facts.failedAtStripe;
   return {
