@@ -6,6 +6,12 @@ const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', '
 /** Stripe's three-decimal currencies. */
 const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
 
+/**
+ * The key money is kept under when the facts named no currency (a payment never read): its amounts
+ * are never put with a real currency's, on the scoreboard, the ledger's totals or a reconciliation.
+ */
+export const UNKNOWN_CURRENCY = 'unknown';
+
 /** How many decimals the currency's major unit has, the way Stripe counts it (0 for yen, 3 for dinars, else 2). */
 export function decimalsOf(currency: string): number {
   const code = currency.toLowerCase();

@@ -1,7 +1,6 @@
 import type { LedgerCurrencyTotals, LedgerOutcome, LedgerOutcomeTotal, LedgerRow } from '../../shared/ledger.ts';
 
-/** The key of rows whose facts named no currency: their money is never put with a real currency's. */
-export const UNKNOWN_CURRENCY = 'unknown';
+import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 
 /** Totals over some rows, per currency; each row counts once, in its own currency. */
 export interface TotalsFound {

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { ReconciliationResult, ReconciliationRow } from '../../shared/api.ts';
 import { RECONCILIATION_CATEGORIES, type ReconciliationCategory } from '../../shared/reconciliation.ts';
+import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 import type { JournalRefund, JournalSide } from './journal-side.ts';
 
 /** A period of wall-clock time: `fromMs` in it, `toMs` not. */
@@ -141,7 +142,7 @@ function byTime(a: ReconciliationRow, b: ReconciliationRow): number {
 function sumByCurrency(rows: readonly ReconciliationRow[]): Record<string, number> {
   const sums: Record<string, number> = {};
   for (const row of rows) {
-    const currency = row.currency ?? 'unknown';
+    const currency = row.currency ?? UNKNOWN_CURRENCY;
     sums[currency] = (sums[currency] ?? 0) + (row.stripe_amount ?? row.journal_amount ?? 0);
   }
   return sums;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { createStripeClient } from '../stripe/client.ts';
 import { handleStripeApi } from './api.ts';
 import { handleControl } from './control.ts';

@@ -9,7 +9,8 @@ import { closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
 import { isReadable, type ReadBound } from '../config/readable.ts';
-import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, laterCurrencyOf, type MoneyFigures, STALE_CODES, UNKNOWN_CURRENCY } from './money.ts';
+import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, laterCurrencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
+import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);

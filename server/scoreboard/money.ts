@@ -1,6 +1,7 @@
 import type { ChainState, MoneyFigures } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject } from '../../shared/json.ts';
+import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 
 export type { MoneyFigures } from '../../shared/api.ts';
 
@@ -18,8 +19,6 @@ export const MONEY_FIELDS = [
   'failed_at_stripe_minor',
 ] as const satisfies readonly (keyof MoneyFigures)[];
 
-/** The key of a chain whose facts named no currency: its money is never put with a real currency's. */
-export const UNKNOWN_CURRENCY = 'unknown';
 
 /** Refusals that say a fact the decision relied on changed before the send. */
 export const STALE_CODES: ReadonlySet<string> = new Set(['stale_premise', 'stale_premise_at_recovery']);

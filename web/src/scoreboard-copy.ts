@@ -1,4 +1,5 @@
 import type { MoneyFigures, Scoreboard } from '../../shared/api.ts';
+import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 import { formatMoney } from './format.ts';
 
 /** A scoreboard figure that is one number (the nested ones are drawn as charts). */
@@ -179,8 +180,6 @@ export const MONEY_ORDER: readonly (keyof MoneyFigures)[] = [
   'failed_at_stripe_minor',
 ];
 
-/** The key the server uses for money whose facts named no currency. */
-export const UNKNOWN_CURRENCY = 'unknown';
 
 /** An amount of one currency as finance reads it: `$80.00`, `¥5,000`; never guessed for an unknown currency. */
 export function formatMinor(minorUnits: number, currency: string): string {

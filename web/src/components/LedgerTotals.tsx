@@ -1,4 +1,5 @@
 import { LEDGER_OUTCOMES, type LedgerCurrencyTotals, type LedgerTotals } from '../../../shared/ledger.ts';
+import { UNKNOWN_CURRENCY } from '../../../shared/money.ts';
 import { formatMoney } from '../format.ts';
 import { OUTCOME_LABELS } from '../labels.ts';
 
@@ -6,7 +7,7 @@ import { OUTCOME_LABELS } from '../labels.ts';
 export type TotalsLoad = { phase: 'loading' } | { phase: 'error'; message: string } | { phase: 'ready'; totals: LedgerTotals };
 
 /** A currency key as the API gives it; `unknown` holds rows whose facts named none. */
-const currencyOrNull = (key: string) => (key === 'unknown' ? null : key);
+const currencyOrNull = (key: string) => (key === UNKNOWN_CURRENCY ? null : key);
 
 /** An amount with the raw figure beside it, so a check can read what is shown. */
 function Money({ name, minor, currency }: { name: string; minor: number; currency: string }) {
@@ -76,7 +77,7 @@ function CurrencyRow({ currency, totals }: { currency: string; totals: LedgerCur
   const outcomes = LEDGER_OUTCOMES.filter((outcome) => totals.by_outcome[outcome].count > 0);
   return (
     <tr data-currency={currency}>
-      <th scope="row">{currency === 'unknown' ? 'Not known' : currency.toUpperCase()}</th>
+      <th scope="row">{currency === UNKNOWN_CURRENCY ? 'Not known' : currency.toUpperCase()}</th>
       <td className="num">{totals.count}</td>
       <td className="num">
         <Money name="asked_minor" minor={totals.asked_minor} currency={currency} />

@@ -2,6 +2,7 @@ import { type FormEvent, type ReactNode, type Ref, useCallback, useEffect, useRe
 import type { ReconciliationRow, ReconciliationRun, ReconciliationRunDetail } from '../../../shared/api.ts';
 import { RECONCILIATION_CATEGORIES, type ReconciliationCategory, type ReconciliationPhase } from '../../../shared/reconciliation.ts';
 import { callApi, messageOf } from '../api-client.ts';
+import { UNKNOWN_CURRENCY } from '../../../shared/money.ts';
 import { formatFull, formatMoney } from '../format.ts';
 import { useDocumentTitle } from '../hooks.ts';
 import type { Tone } from '../labels.ts';
@@ -277,7 +278,7 @@ function RunResult({ result }: { result: RunResultShown }) {
 /** One category: what it means, its sums per currency, and its refunds (with `foldRef`, in a fold, closed while `folded`). */
 function CategoryTable({ category, result, folded = false, foldRef }: { category: ReconciliationCategory; result: CategoryResult; folded?: boolean; foldRef?: Ref<HTMLDetailsElement> }) {
   const copy = CATEGORY_COPY[category];
-  const sums = Object.entries(result.amounts).map(([currency, cents]) => formatMoney(cents, currency === 'unknown' ? null : currency));
+  const sums = Object.entries(result.amounts).map(([currency, cents]) => formatMoney(cents, currency === UNKNOWN_CURRENCY ? null : currency));
   const id = `reconcile-${category}`;
   const table =
     result.rows.length === 0 ? (
