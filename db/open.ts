@@ -18,6 +18,8 @@ export interface OpenDatabase {
   close(): void;
 }
 
+// Beside this module in the sources (db/migrations), and beside the compiled server once `npm run
+// build` has copied them there (dist/server/migrations), which is where this module then runs from.
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
 
 // Processes that open a fresh file together race to migrate it. drizzle's migrator reads the

@@ -1,21 +1,32 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { buildSync } from 'esbuild';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { limits } from '../../shared/limits.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 import type { ExportRequest, FromExport, ToExport } from './export.ts';
 
+/**
+ * The export worker built ahead by `npm run build`: the compiled server (dist/server/main.js) finds
+ * it beside itself, so production starts it from a file and needs no bundler at run time.
+ */
+const BUILT_WORKER = new URL('./export-worker.js', import.meta.url);
+const workerIsBuilt = existsSync(BUILT_WORKER);
+
 let workerCode: string | null = null;
 
 /**
- * The export worker's code as one plain script: export-worker.ts and what it imports, bundled by
- * esbuild once per process (about 0.1 s), better-sqlite3 left to Node. Loaded through tsx instead,
- * every worker compiled its modules again and started 25 MiB heavier (36 MiB against 11).
+ * The export worker's code as one plain script, for the server run from its TypeScript sources
+ * (`npm start`, tests): export-worker.ts and what it imports, bundled by esbuild once per process
+ * (about 0.1 s), better-sqlite3 left to Node. Loaded through tsx instead, every worker compiled its
+ * modules again and started 25 MiB heavier (36 MiB against 11). esbuild is a development
+ * dependency, so it is loaded only here, never by the compiled server.
  */
 export function exportWorkerCode(): string {
   if (workerCode !== null) return workerCode;
+  const requireHere = createRequire(import.meta.url);
+  const { buildSync }: typeof import('esbuild') = requireHere('esbuild');
   const built = buildSync({
     entryPoints: [fileURLToPath(new URL('./export-worker.ts', import.meta.url))],
     bundle: true,
@@ -31,9 +42,14 @@ export function exportWorkerCode(): string {
     throw new Error(`the ledger export worker did not bundle cleanly: ${built.warnings.map((w) => w.text).join('; ')}`);
   }
   // The script runs as `node -e` would, with require resolving from the working folder: give it this module's.
-  const nativeRequire = JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'));
+  const nativeRequire = JSON.stringify(requireHere.resolve('better-sqlite3'));
   workerCode = `(function (require) {\n${built.outputFiles[0]!.text}\n})(require('node:module').createRequire(${nativeRequire}));`;
   return workerCode;
+}
+
+/** A worker thread running export-worker: the built file when there is one, else the code bundled now. */
+function startExportWorker(options: WorkerOptions): Worker {
+  return workerIsBuilt ? new Worker(BUILT_WORKER, options) : new Worker(exportWorkerCode(), { ...options, eval: true });
 }
 
 /**
@@ -53,7 +69,7 @@ const WORKER_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 }
  */
 export function ledgerCsvStream(request: ExportRequest & { onError: (error: unknown) => void; stallMs?: number }): Readable {
   const { onError, stallMs = limits.ledgerCsvStallMs, ...workerData } = request;
-  const worker = new Worker(exportWorkerCode(), { eval: true, workerData, resourceLimits: WORKER_HEAP });
+  const worker = startExportWorker({ workerData, resourceLimits: WORKER_HEAP });
   let waiting = false;
   // A client that stops reading holds a worker and one of the few download slots: once a chunk
   // waits for the client, stallMs with nothing taken stops the download. The time the worker
