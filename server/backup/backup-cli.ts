@@ -19,7 +19,7 @@ export const BACKUP_USAGE =
   "  SQLite's online backup of the journal (DATA_DIR, DB_PATH) into <dir> (new or empty), safe while the server\n" +
   '  runs, with the config (INTERLOCK_CONFIG) and manifest.json (journal id, last seq, global chain head, time,\n' +
   '  every file and its sha256).\n' +
-  '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can sign as Interlock)\n' +
+  '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can then sign receipts)\n' +
   '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal); 64: bad arguments.';
 
 export const RESTORE_USAGE =
