@@ -7,9 +7,11 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { EPOCH_CHAIN_ID, type EpochEntry } from '../../shared/entries.ts';
 import { BACKUP_EXIT_CODES, runBackupCli, runRestoreCli } from '../../server/backup/backup-cli.ts';
+import { restoredLedgerViolations } from './restored-ledger.ts';
 import { parseEnv } from '../../server/env.ts';
 import { startInterlock } from '../../server/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
+import { scanAll } from '../fixtures/journals/replay.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
 
 /**
@@ -102,6 +104,7 @@ describe('backup and restore', () => {
     expect(named).toEqual(expect.arrayContaining(afterIds));
     expect(epoch!.stripe.receipts_after_backup).toEqual(named);
     expect(named.length).toBeLessThanOrEqual(12);
+    expect(restoredLedgerViolations(await scanAll(journal), sandbox.refunds())).toEqual([]);
     database.close();
     expect(existsSync(join(dir, 'data', 'interlock.sqlite.restoring'))).toBe(false);
 

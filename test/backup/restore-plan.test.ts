@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, type RestoreStep } from '../../server/backup/restore-plan.ts';
 import { manifestOf } from '../../server/backup/manifest.ts';
+import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
+import { restoredLedgerViolations } from './restored-ledger.ts';
 import { buildChain, committedSteps, dispatchedSteps, EFFECT_ID, type Step } from '../support/entries.ts';
 
 const proposedOnly: Step[] = dispatchedSteps().slice(0, 1);
@@ -57,5 +59,28 @@ describe('manifestOf', () => {
     ['no point', { ...good, point: null }],
   ])('refuses %s', (_name, value) => {
     expect(manifestOf(value)).toBeNull();
+  });
+});
+
+describe('restoredLedgerViolations: invariant 3 on a restored journal', () => {
+  const refund = { id: 're_1', metadata: { interlock_effect_id: EFFECT_ID } };
+  const epoch = (named: string[]) =>
+    buildChain(EPOCH_CHAIN_ID, [['EPOCH', { epoch: 1, at_ms: 0, previous: null, stripe: { refunds_not_in_backup: named.map((id) => ({ effect_id: EFFECT_ID, refund: id })) }, key_id: 'k', signature: 's' }]]);
+  const lone = buildChain(EFFECT_ID, [['COMMITTED', { via: 'recovery-query', rechecked: null, found: 're_1' }]]);
+  it.each([
+    ['a refund sent and committed before the backup', buildChain(EFFECT_ID, committedSteps()), []],
+    ['a refund known only from Stripe, named by the epoch', [...epoch(['re_1']), ...lone], []],
+    ['a refund known only from Stripe that no epoch names', lone, ['a refund the restored journal shows no send of is named by the epoch: abc123def456 is not']],
+    ['a refund the restored journal does not hold at all', epoch([]), [
+      'the journal holds what landed: abc123def456 has a refund but no COMMITTED',
+      'a refund the restored journal shows no send of is named by the epoch: abc123def456 is not',
+    ]],
+  ])('%s', (_name, entries, expected) => {
+    expect(restoredLedgerViolations(entries, [refund])).toEqual(expected);
+  });
+  it('two refunds for one effect', () => {
+    expect(restoredLedgerViolations(buildChain(EFFECT_ID, committedSteps()), [refund, { ...refund, id: 're_2' }])).toEqual([
+      'never two refunds for one effect: abc123def456 has re_1, re_2',
+    ]);
   });
 });
