@@ -73,6 +73,8 @@ export const limits = {
   refundAnswerWithinMs: 10_000,
   /** Stripe lists at most 100 objects per page. */
   stripeListLimit: 100,
+  /** Refunds a restore reads from Stripe since its backup point: far beyond a day of this server's refunds; more is refused, not cut short. */
+  restoreRefundsListedMax: 100_000,
   /** A person's name at login is short, and scrypt is never asked to hash an unbounded password. */
   loginNameCharsMax: 64,
   loginPasswordCharsMax: 1024,

@@ -1,0 +1,116 @@
+import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { ConfigError } from '../config/load.ts';
+import { EnvError, parseEnv } from '../env.ts';
+import { SigningKeyError } from '../receipts/keys.ts';
+import { takeBackup } from './backup.ts';
+import { BackupError } from './manifest.ts';
+import { RESTORE_LOSES, restoreBackup } from './restore.ts';
+
+/** How the backup and restore commands end. */
+export const BACKUP_EXIT_CODES = { ok: 0, failed: 1, refused: 2, usage: 64 } as const;
+/** One exit code of the backup and restore commands. */
+export type BackupExitCode = (typeof BACKUP_EXIT_CODES)[keyof typeof BACKUP_EXIT_CODES];
+
+export const BACKUP_USAGE =
+  'usage: npm run backup -- <dir> [--with-key]\n' +
+  "  SQLite's online backup of the journal (DATA_DIR, DB_PATH) into <dir> (new or empty), safe while the server\n" +
+  '  runs, with the config (INTERLOCK_CONFIG) and manifest.json (journal id, last seq, global chain head, time,\n' +
+  '  every file and its sha256).\n' +
+  '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can then sign receipts)\n' +
+  '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal); 64: bad arguments.';
+
+export const RESTORE_USAGE =
+  'usage: npm run restore -- <dir> [--replace]\n' +
+  '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
+  '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
+  '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
+  '  --replace  put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
+  '  Exit 0: done; 1: failed; 2: refused (a journal is there, a server has it open, the backup does not check); 64: bad arguments.';
+
+interface Streams {
+  stdout: Writable;
+  stderr: Writable;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The one positional argument and the flags; null for --help. */
+function readArguments(args: readonly string[], flag: 'with-key' | 'replace'): { dir: string; flag: boolean } | null {
+  const { values, positionals } = asUsage(() =>
+    parseArgs({ args: [...args], strict: true, allowPositionals: true, options: { [flag]: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }),
+  );
+  if (values.help === true) return null;
+  if (positionals.length !== 1) throw new UsageError('name one backup folder');
+  return { dir: resolve(positionals[0]!), flag: values[flag] === true };
+}
+
+/** `npm run backup`: its exit code. */
+export async function runBackupCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
+  return run(io, BACKUP_USAGE, async () => {
+    const read = readArguments(args, 'with-key');
+    if (read === null) return 'help';
+    const { manifest, warnings } = await takeBackup({ env: parseEnv(env), dir: read.dir, withKey: read.flag });
+    for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
+    const { point } = manifest;
+    io.stdout.write(
+      `backup in ${read.dir}: journal ${point.journal_id ?? '(no id yet)'}, ${point.entries} entries to seq ${point.last_seq}, ` +
+        `global head ${point.global_head ?? '(none)'}, taken ${new Date(manifest.taken_at_ms).toISOString()}; files: ${Object.values(manifest.files)
+          .map((f) => f.name)
+          .join(', ')}\n`,
+    );
+    return 'done';
+  });
+}
+
+/** `npm run restore`: its exit code. */
+export async function runRestoreCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
+  return run(io, RESTORE_USAGE, async () => {
+    const read = readArguments(args, 'replace');
+    if (read === null) return 'help';
+    const result = await restoreBackup({ env: parseEnv(env), dir: read.dir, replace: read.flag });
+    const { findings } = result;
+    for (const warning of result.warnings) io.stderr.write(`warning: ${warning}\n`);
+    const lines = [
+      `restored ${read.dir} (taken ${new Date(result.manifest.taken_at_ms).toISOString()}, ${findings.backup.entries} entries to seq ${findings.backup.last_seq}); epoch ${result.epoch} begins.`,
+      ...(result.replacedTo === null ? [] : [`the journal that was there is kept as ${result.replacedTo}`]),
+      `Stripe, since ${new Date(findings.listed_since_ms).toISOString()}: ${findings.refunds_listed} refunds, ${findings.refunds_ours} sent by Interlock; ` +
+        `${findings.refunds_not_in_backup.length} of them not in the backup, now journaled as committed:`,
+      ...findings.refunds_not_in_backup.map((r) => `  ${r.effect_id}  ${r.refund}  ${r.amount} ${r.currency}  ${r.payment_intent}  ${r.status}`),
+      ...(findings.refunds_ambiguous_in_backup.length === 0 ? [] : [`${findings.refunds_ambiguous_in_backup.length} refunds are AMBIGUOUS in the backup and stay so for a person: ${findings.refunds_ambiguous_in_backup.map((r) => r.effect_id).join(', ')}`]),
+      'What a restore loses:',
+      ...RESTORE_LOSES.map((line) => `  - ${line}`),
+      `Receipts issued after the backup, by effect id: ${findings.receipts_after_backup.length === 0 ? '(none found)' : findings.receipts_after_backup.join(', ')}`,
+    ];
+    io.stdout.write(`${lines.join('\n')}\n`);
+    return 'done';
+  });
+}
+
+/** Run a command: print its usage for --help or a bad argument, one line for a refusal, and its exit code. */
+async function run(io: Streams, usage: string, work: () => Promise<'help' | 'done'>): Promise<BackupExitCode> {
+  try {
+    if ((await work()) === 'help') {
+      io.stdout.write(`${usage}\n`);
+    }
+    return BACKUP_EXIT_CODES.ok;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`${error.message}\n${usage}\n`);
+      return BACKUP_EXIT_CODES.usage;
+    }
+    if ([BackupError, EnvError, ConfigError, SigningKeyError].some((kind) => error instanceof kind)) {
+      io.stderr.write(`refused: ${messageOf(error)}\n`);
+      return BACKUP_EXIT_CODES.refused;
+    }
+    io.stderr.write(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return BACKUP_EXIT_CODES.failed;
+  }
+}
+
+if (isMainModule(import.meta.url)) {
+  const command = process.argv[2] === 'restore' ? runRestoreCli : runBackupCli;
+  process.exitCode = await command(process.argv.slice(3), process.env, { stdout: process.stdout, stderr: process.stderr });
+}

@@ -1,0 +1,72 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { InterlockEnv } from '../env.ts';
+import { signingKeyLocation } from '../receipts/key-file.ts';
+import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFEST_FILE, MANIFEST_FORMAT, readBackupPoint, sha256OfFile } from './manifest.ts';
+
+// `npm run backup -- <dir>`: SQLite's online backup of the journal's database, safe while the
+// server runs (WAL: the copy is one read transaction, a consistent snapshot, and the server goes on
+// writing beside it), with the config, and the receipt key only when asked.
+
+/** Pages copied per step: all of them, so the copy is one read of one snapshot and a busy writer cannot make it start over. */
+const ALL_PAGES = 0x7fffffff;
+
+/** What the backup needs of the environment. */
+export type BackupEnv = Pick<InterlockEnv, 'dbPath' | 'configPath' | 'dataDir' | 'receiptKeyPath' | 'credentialsDirectory'>;
+
+/** What a backup wrote, and what its operator must hear. */
+export interface BackupResult {
+  dir: string;
+  manifest: BackupManifest;
+  warnings: string[];
+}
+
+/** The warning a backup with the key prints: whoever holds the folder can sign receipts and start epochs. */
+export const KEY_IN_BACKUP_WARNING =
+  'the backup holds the receipt signing key: whoever can read it can sign receipts and checkpoints as this Interlock. Keep it apart from the data and encrypted, or back the key up once, by itself, and leave --with-key off';
+
+/**
+ * Take a backup into `dir` (new, or empty): the journal's database first, then the config and
+ * (with `withKey`) the receipt key, then `manifest.json` last, so a folder with a manifest is a
+ * whole backup.
+ */
+export async function takeBackup(options: { env: BackupEnv; dir: string; withKey: boolean; wallMs?: () => number }): Promise<BackupResult> {
+  const { env, dir, withKey } = options;
+  const wallMs = options.wallMs ?? Date.now;
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty folder, never over another`);
+  if (!existsSync(env.dbPath)) throw new BackupError(`there is no journal at ${env.dbPath} to back up (DB_PATH, or DATA_DIR/interlock.sqlite)`);
+  mkdirSync(dir, { recursive: true });
+  const journalCopy = join(dir, BACKUP_FILES.journal);
+  const partial = `${journalCopy}.partial`;
+  const source = new Database(env.dbPath, { fileMustExist: true });
+  try {
+    source.pragma('busy_timeout = 5000');
+    await source.backup(partial, { progress: () => ALL_PAGES });
+  } finally {
+    source.close();
+  }
+  renameSync(partial, journalCopy);
+  const takenAtMs = wallMs();
+  const copied: BackupRole[] = ['journal'];
+  const warnings: string[] = [];
+  if (existsSync(env.configPath)) {
+    copyFileSync(env.configPath, join(dir, BACKUP_FILES.config));
+    copied.push('config');
+  } else warnings.push(`the config ${env.configPath} does not exist, so the backup holds none`);
+  if (withKey) {
+    const { path } = signingKeyLocation(env);
+    if (!existsSync(path)) throw new BackupError(`--with-key: there is no receipt key at ${path}`);
+    copyFileSync(path, join(dir, BACKUP_FILES.key));
+    copied.push('key');
+    warnings.push(KEY_IN_BACKUP_WARNING);
+  }
+  const files: BackupManifest['files'] = {};
+  for (const role of copied) {
+    const path = join(dir, BACKUP_FILES[role]);
+    files[role] = { name: BACKUP_FILES[role], sha256: sha256OfFile(path), bytes: statSync(path).size };
+  }
+  const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: readBackupPoint(journalCopy), files };
+  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  return { dir, manifest, warnings };
+}

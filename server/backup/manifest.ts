@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { isJsonObject } from '../../shared/json.ts';
+
+// A backup is a folder: the journal's database as SQLite's online backup copied it, the config,
+// the receipt key when asked, and `manifest.json`, written last, which says what the backup holds
+// and the sha256 of every file, so a restore refuses a folder that was cut short or changed.
+
+/** The manifest's file name; a folder without it is no finished backup. */
+export const MANIFEST_FILE = 'manifest.json';
+/** The manifest's format, so a later one can still read an older backup. */
+export const MANIFEST_FORMAT = 'interlock-backup-v1';
+
+/** The files a backup may hold, by role. */
+export const BACKUP_FILES = { journal: 'interlock.sqlite', config: 'interlock.yaml', key: 'receipt-signing-key.pem' } as const;
+/** One role of a file in a backup. */
+export type BackupRole = keyof typeof BACKUP_FILES;
+/** The roles, journal first. */
+export const BACKUP_ROLES = ['journal', 'config', 'key'] as const satisfies readonly BackupRole[];
+
+/** Where the journal stood when the backup was taken. */
+export interface BackupPoint {
+  /** The journal's id (the origin of its checkpoints), null for a journal that has none yet. */
+  journal_id: string | null;
+  /** The journal's epoch (0 before any restore). */
+  epoch: number;
+  /** Entries in the journal, and the seq of the last one (0 for none). */
+  entries: number;
+  last_seq: number;
+  /** The global chain's hash after the last entry, null for an empty journal. */
+  global_head: string | null;
+  /** The oldest dispatch still open at the backup point (wall ms), null for none: its refund may be at Stripe already. */
+  oldest_open_dispatch_ms: number | null;
+}
+
+/** What `manifest.json` says. */
+export interface BackupManifest {
+  format: typeof MANIFEST_FORMAT;
+  /** Wall clock when the online backup finished: every entry after it is not in the backup. */
+  taken_at_ms: number;
+  point: BackupPoint;
+  /** Every file of the backup but the manifest, with its sha256 (hex) and size. */
+  files: Partial<Record<BackupRole, { name: string; sha256: string; bytes: number }>>;
+}
+
+/** A backup folder that cannot be restored: the message says why. */
+export class BackupError extends Error {}
+
+/** The sha256 (hex) of a file's bytes. */
+export function sha256OfFile(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** Where a journal's database stands, read from the file (a backup's copy, opened read-only). */
+export function readBackupPoint(file: string): BackupPoint {
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const count = sqlite.prepare<[], { n: number; last: number | null }>('SELECT count(*) AS n, max(seq) AS last FROM entries').get();
+    const seal = sqlite.prepare<[], { global_hash: string }>('SELECT global_hash FROM journal_seals ORDER BY seq DESC LIMIT 1').get();
+    const id = sqlite.prepare<[], { value: string }>("SELECT value FROM journal_meta WHERE name = 'journal_id'").get();
+    const epochs = sqlite.prepare<[], { n: number }>("SELECT count(*) AS n FROM entries WHERE kind = 'EPOCH'").get();
+    return {
+      journal_id: id?.value ?? null,
+      epoch: epochs?.n ?? 0,
+      entries: count?.n ?? 0,
+      last_seq: count?.last ?? 0,
+      global_head: seal?.global_hash ?? null,
+      oldest_open_dispatch_ms: oldestOpenDispatchMs(sqlite),
+    };
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** The wall time of the oldest DISPATCHED no entry has closed yet (`closes` marks the closing entries). */
+function oldestOpenDispatchMs(sqlite: Database.Database): number | null {
+  const row = sqlite
+    .prepare<[], { ts: number | null }>(
+      `SELECT min(d.ts_ms) AS ts FROM entries d WHERE d.kind = 'DISPATCHED'
+         AND NOT EXISTS (SELECT 1 FROM entries c WHERE c.effect_id = d.effect_id AND c.seq > d.seq AND c.closes = 1)`,
+    )
+    .get();
+  return row?.ts ?? null;
+}
+
+/** Read and check a backup's manifest, and every file it names against its sha256. */
+export function readManifest(dir: string): BackupManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'));
+  } catch (error) {
+    throw new BackupError(`${dir} holds no readable ${MANIFEST_FILE}, so it is no finished backup (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const manifest = manifestOf(parsed);
+  if (manifest === null) throw new BackupError(`${join(dir, MANIFEST_FILE)} is not an Interlock backup manifest (${MANIFEST_FORMAT})`);
+  if (manifest.files.journal === undefined) throw new BackupError(`${join(dir, MANIFEST_FILE)} names no journal database`);
+  for (const [role, file] of Object.entries(manifest.files)) {
+    const path = join(dir, file.name);
+    let sha256: string;
+    try {
+      sha256 = sha256OfFile(path);
+    } catch {
+      throw new BackupError(`the backup's ${role} file ${path} is missing or unreadable`);
+    }
+    if (sha256 !== file.sha256) throw new BackupError(`the backup's ${role} file ${path} is not the one the manifest names (sha256 ${sha256}, manifest ${file.sha256}): it was changed or cut short`);
+  }
+  return manifest;
+}
+
+/** The manifest a parsed `manifest.json` is, or null when it is not one. */
+export function manifestOf(value: unknown): BackupManifest | null {
+  if (!isJsonObject(value) || value.format !== MANIFEST_FORMAT || !isWholeMs(value.taken_at_ms)) return null;
+  const point = pointOf(value.point);
+  if (point === null || !isJsonObject(value.files)) return null;
+  const files: BackupManifest['files'] = {};
+  for (const role of BACKUP_ROLES) {
+    const file = value.files[role];
+    if (file === undefined) continue;
+    if (!isJsonObject(file) || file.name !== BACKUP_FILES[role] || typeof file.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(file.sha256) || !isWholeMs(file.bytes)) return null;
+    files[role] = { name: file.name, sha256: file.sha256, bytes: file.bytes };
+  }
+  return { format: MANIFEST_FORMAT, taken_at_ms: value.taken_at_ms, point, files };
+}
+
+function pointOf(value: unknown): BackupPoint | null {
+  if (!isJsonObject(value)) return null;
+  const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms } = value;
+  if (!(journal_id === null || typeof journal_id === 'string') || !(global_head === null || typeof global_head === 'string')) return null;
+  if (!isWholeMs(epoch) || !isWholeMs(entries) || !isWholeMs(last_seq)) return null;
+  if (!(oldest_open_dispatch_ms === null || isWholeMs(oldest_open_dispatch_ms))) return null;
+  return { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms };
+}
+
+/** A whole, non-negative number (ms, a count, a seq). */
+function isWholeMs(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}

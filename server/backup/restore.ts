@@ -1,0 +1,247 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import type Stripe from 'stripe';
+import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { openDatabase } from '../../db/open.ts';
+import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
+import { limits } from '../../shared/limits.ts';
+import { loadConfig } from '../config/load.ts';
+import type { InterlockConfig } from '../config/schema.ts';
+import type { InterlockEnv } from '../env.ts';
+import { readCheckpoint } from '../integrity/checkpoint.ts';
+import { originOf, startEpoch } from '../integrity/epoch.ts';
+import { openMirror } from '../integrity/mirrors.ts';
+import { resolveSigningKey, signingKeyLocation } from '../receipts/key-file.ts';
+import type { SigningKey } from '../receipts/keys.ts';
+import { startSandbox } from '../sandbox/index.ts';
+import { budgetFromConfig, stripeAccountOf } from '../services.ts';
+import { attachBudget } from '../stripe/paced-client.ts';
+import { createStripeClient } from '../targets/stripe-refunds.ts';
+import { BACKUP_FILES, type BackupManifest, BackupError, readManifest, sha256OfFile } from './manifest.ts';
+import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings } from './restore-plan.ts';
+import { refundsSince } from './stripe-refunds-since.ts';
+
+// `npm run restore -- <dir>`: put a backup back as the data folder's journal, then, before anything
+// serves it, ask Stripe what was refunded since the backup point: each refund the backup does not
+// know is journaled COMMITTED (so it is never sent again), and a new epoch begins, naming what was
+// found. Everything happens on a copy beside the journal, renamed into place only at the end, so a
+// restore cut short leaves nothing a server would start on.
+
+/** What the restore needs of the environment. */
+export type RestoreEnv = Pick<
+  InterlockEnv,
+  'dbPath' | 'dataDir' | 'configPath' | 'receiptKeyPath' | 'credentialsDirectory' | 'secrets' | 'stripeSecretKey' | 'stripeSandboxUrl' | 'sandboxRateLimits'
+>;
+
+/** What a restore did. */
+export interface RestoreResult {
+  manifest: BackupManifest;
+  epoch: number;
+  findings: RestoreFindings;
+  /** Where the journal it replaced was put, null when there was none. */
+  replacedTo: string | null;
+  warnings: string[];
+}
+
+/**
+ * Refunds made this long before the backup point are read too: Stripe's clock and ours may differ,
+ * as the gate allows for at the end of a key's window (core §4.7, `dedupMarginMs`).
+ */
+const LOOKBACK_MS = limits.dedupMarginMs;
+
+/** What a restore loses, said by the command and the docs alike. */
+export const RESTORE_LOSES = [
+  'Requests queued, decided or rejected after the backup point are not in the restored journal: their agents ask again, and a person decides again.',
+  'Refunds sent after the backup point are known again from Stripe (journaled as committed, never sent twice).',
+  'Receipts issued after the backup still verify offline, but no longer match the restored journal; the new epoch names their effect ids.',
+] as const;
+
+/** Restore the backup in `dir` into the configured data folder; `replace` lets it put aside a journal already there. */
+export async function restoreBackup(options: { env: RestoreEnv; dir: string; replace: boolean; wallMs?: () => number }): Promise<RestoreResult> {
+  const { env, dir, replace } = options;
+  const wallMs = options.wallMs ?? Date.now;
+  const manifest = readManifest(dir);
+  const config = loadConfig(env.configPath, env.secrets);
+  const warnings: string[] = [];
+  if (existsSync(env.dbPath)) {
+    if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
+    refuseWhileOpen(env.dbPath);
+  }
+  const key = placeKey(env, dir, manifest);
+  placeConfig(env, dir, manifest, warnings);
+  mkdirSync(dirname(env.dbPath), { recursive: true });
+  const restoring = `${env.dbPath}.restoring`;
+  removeDatabaseFiles(restoring);
+  copyFileSync(join(dir, BACKUP_FILES.journal), restoring);
+  let result: Omit<RestoreResult, 'replacedTo' | 'warnings'>;
+  try {
+    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs });
+  } catch (error) {
+    removeDatabaseFiles(restoring);
+    throw error;
+  }
+  let replacedTo: string | null = null;
+  if (existsSync(env.dbPath)) {
+    // Checked again just before the swap: a server started meanwhile would write on a file that is going.
+    refuseWhileOpen(env.dbPath);
+    replacedTo = `${env.dbPath}.before-restore-${wallMs()}`;
+    renameSync(env.dbPath, replacedTo);
+  }
+  // A write-ahead log or its index left beside the old file would be read as the restored one's.
+  for (const suffix of ['-wal', '-shm']) rmSync(`${env.dbPath}${suffix}`, { force: true });
+  renameSync(restoring, env.dbPath);
+  return { ...result, replacedTo, warnings };
+}
+
+/** Refuse while any process holds the database open (a server, a backup): an exclusive lock is refused then. */
+function refuseWhileOpen(file: string): void {
+  const sqlite = new Database(file, { fileMustExist: true, timeout: 200 });
+  try {
+    sqlite.pragma('locking_mode = EXCLUSIVE');
+    sqlite.exec('BEGIN EXCLUSIVE');
+    sqlite.exec('COMMIT');
+  } catch (error) {
+    if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')) {
+      throw new BackupError(`${file} is open in another process (a running server?): stop it before restoring`);
+    }
+    throw error;
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** Remove a database file and its write-ahead log and index. */
+function removeDatabaseFiles(file: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+}
+
+/**
+ * The receipt key the epoch is signed with: the one where the server will read it. The backup's
+ * (when it holds one) is put there if none is; a different key there is refused, because the old
+ * epoch's checkpoints and receipts verify with the backup's key only.
+ */
+function placeKey(env: RestoreEnv, dir: string, manifest: BackupManifest): SigningKey {
+  const { path } = signingKeyLocation(env);
+  const inBackup = manifest.files.key;
+  if (inBackup !== undefined) {
+    if (!existsSync(path)) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, readFileSync(join(dir, inBackup.name)), { mode: 0o600 });
+    } else if (sha256OfFile(path) !== inBackup.sha256) {
+      throw new BackupError(`${path} holds another receipt key than the backup's: the journal's checkpoints verify with the backup's key only; move it away or restore without the key`);
+    }
+  } else if (!existsSync(path)) {
+    throw new BackupError(`there is no receipt key at ${path} and the backup holds none: the new epoch must be signed with the journal's key; put it back there (or take backups with --with-key)`);
+  }
+  return resolveSigningKey(env, { readOnly: true }).key;
+}
+
+/** The backup's config is written where the config is read when none is there; a config already there is kept. */
+function placeConfig(env: RestoreEnv, dir: string, manifest: BackupManifest, warnings: string[]): void {
+  const inBackup = manifest.files.config;
+  if (inBackup === undefined) return;
+  if (!existsSync(env.configPath)) {
+    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)));
+    return;
+  }
+  if (sha256OfFile(env.configPath) !== inBackup.sha256) {
+    warnings.push(`${env.configPath} differs from the backup's config; it was kept (the backup's is ${join(dir, inBackup.name)})`);
+  }
+}
+
+/** Ask Stripe what it holds since the backup point, journal what the backup does not know, and begin the new epoch. */
+async function reconcile(parts: {
+  file: string;
+  config: InterlockConfig;
+  env: RestoreEnv;
+  key: SigningKey;
+  manifest: BackupManifest;
+  wallMs: () => number;
+}): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings'>> {
+  const { file, config, env, key, manifest, wallMs } = parts;
+  const database = openDatabase(file);
+  const connection = await connectStripe(env, config);
+  const budget = budgetFromConfig(config, { database, account: stripeAccountOf(config, connection.sandboxUrl) });
+  attachBudget(connection.stripe, budget);
+  budget.start();
+  try {
+    const journal = new SqliteJournal({ db: database.db, wallClockMs: wallMs });
+    const store = new CheckpointStore(database.db);
+    const journalId = store.journalId() ?? store.ensureJournalId();
+    const epochNow = (await journal.entries(EPOCH_CHAIN_ID)).length;
+    const previousNote = await newestCheckpoint(config, store, key, originOf(journalId, epochNow));
+    const point = manifest.point;
+    const listedSinceMs = Math.min(manifest.taken_at_ms, point.oldest_open_dispatch_ms ?? Number.POSITIVE_INFINITY) - LOOKBACK_MS;
+    const { listed, ours } = await refundsSince(connection.stripe, listedSinceMs);
+    const readAtMs = wallMs();
+    const { kept, copies } = oneRefundPerEffect(ours);
+    const toCommit: RefundAtStripe[] = [];
+    const ambiguous: RefundAtStripe[] = [];
+    for (const refund of kept) {
+      const step = decideRestoreStep(await journal.entries(refund.effect_id));
+      if (step === 'commit') toCommit.push(refund);
+      else if (step === 'known_ambiguous') ambiguous.push(refund);
+    }
+    const findings: RestoreFindings = {
+      read_at_ms: readAtMs,
+      listed_since_ms: listedSinceMs,
+      backup: { taken_at_ms: manifest.taken_at_ms, entries: point.entries, last_seq: point.last_seq, global_head: point.global_head },
+      refunds_listed: listed,
+      refunds_ours: ours.length,
+      refunds_not_in_backup: toCommit,
+      refunds_ambiguous_in_backup: ambiguous,
+      refunds_copied_metadata: copies,
+      receipts_after_backup: toCommit.map((refund) => refund.effect_id),
+    };
+    const entry = await startEpoch({ journal, key, journalId, previousNote, stripe: findings, atMs: readAtMs });
+    for (const refund of toCommit) {
+      await journal.appendIf('COMMITTED', refund.effect_id, (chain) => (decideRestoreStep(chain) === 'commit' ? null : 'known'), restoreCommitFields(refund));
+    }
+    return { manifest, epoch: entry.epoch, findings };
+  } finally {
+    await budget.stop();
+    await connection.close();
+    database.close();
+  }
+}
+
+/**
+ * The newest checkpoint of the journal's current epoch that a mirror or the restored store holds:
+ * the one the new epoch names, so the journal is held against the old epoch only that far. A
+ * mirror that cannot be read stops the restore: the epoch would name less than it holds.
+ */
+async function newestCheckpoint(config: InterlockConfig, store: CheckpointStore, key: SigningKey, origin: string): Promise<string | null> {
+  const notes = [store.latest()?.note ?? null];
+  for (const mirror of config.integrity.mirrors.map(openMirror)) {
+    try {
+      notes.push(await mirror.latest());
+    } catch (error) {
+      throw new BackupError(`checkpoint mirror ${mirror.name} could not be read, so the new epoch could not name its newest checkpoint: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  let newest: { note: string; size: number } | null = null;
+  for (const note of notes) {
+    if (note === null) continue;
+    const read = readCheckpoint(note, key);
+    if (!read.ok || read.checkpoint.origin !== origin) continue;
+    if (newest === null || read.checkpoint.size > newest.size) newest = { note, size: read.checkpoint.size };
+  }
+  return newest?.note ?? null;
+}
+
+/** Stripe as the config reaches it: test mode, a sandbox elsewhere, or the embedded sandbox's file in the data folder. */
+async function connectStripe(env: RestoreEnv, config: InterlockConfig): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
+  if (config.stripe.mode === 'test') {
+    if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
+    return { stripe: createStripeClient(env.stripeSecretKey), sandboxUrl: undefined, close: async () => {} };
+  }
+  const url = env.stripeSandboxUrl;
+  if (url !== null) {
+    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
+    return { stripe, sandboxUrl: url.origin, close: async () => {} };
+  }
+  const sandbox = await startSandbox({ port: 0, file: join(env.dataDir, 'sandbox.sqlite'), rateLimits: env.sandboxRateLimits });
+  return { stripe: sandbox.stripe(), sandboxUrl: undefined, close: () => sandbox.close() };
+}
