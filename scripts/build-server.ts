@@ -23,6 +23,7 @@ export const SERVER_ENTRY_POINTS = {
   export: 'server/export/export-cli.ts',
   mcp: 'server/mcp/main.ts',
   'hash-secret': 'server/config/hash-secret.ts',
+  backup: 'server/backup/backup-cli.ts',
 } as const;
 
 /** Compile the server into `outDir` (emptied first) and copy the migrations beside it. */
