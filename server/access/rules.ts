@@ -110,9 +110,37 @@ export function reachOf(role: Role, ask: Ask): Reach {
   return reach;
 }
 
+/** The questions of one resource, verb by verb. */
+function asksOf(resource: Resource): Ask[] {
+  switch (resource) {
+    case 'item':
+      return VERBS.item.map((verb) => ({ resource, verb }));
+    case 'decision':
+      return VERBS.decision.map((verb) => ({ resource, verb }));
+    case 'ledger_row':
+      return VERBS.ledger_row.map((verb) => ({ resource, verb }));
+    case 'receipt':
+      return VERBS.receipt.map((verb) => ({ resource, verb }));
+    case 'scoreboard_breakdown':
+      return VERBS.scoreboard_breakdown.map((verb) => ({ resource, verb }));
+    case 'reconciliation':
+      return VERBS.reconciliation.map((verb) => ({ resource, verb }));
+    case 'live_feed':
+      return VERBS.live_feed.map((verb) => ({ resource, verb }));
+    case 'payment_panel':
+      return VERBS.payment_panel.map((verb) => ({ resource, verb }));
+    case 'export':
+      return VERBS.export.map((verb) => ({ resource, verb }));
+    case 'directory':
+      return VERBS.directory.map((verb) => ({ resource, verb }));
+    default:
+      return assertNever(resource);
+  }
+}
+
 /** Every question the rules answer, resource by resource and verb by verb. */
 export function everyAsk(): Ask[] {
-  return RESOURCES.flatMap((resource) => (VERBS[resource] as readonly string[]).map((verb) => ({ resource, verb }) as Ask));
+  return RESOURCES.flatMap(asksOf);
 }
 
 /** The groups a person is a member of (decides for, as an approver), from the config's groups now. */
