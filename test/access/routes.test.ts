@@ -121,4 +121,19 @@ describe('every route says who may call it', () => {
       'approver GET /api/reconciliation/:run_id',
     ]);
   });
+
+  it("the config's groups are read at each request: someone taken out of a group reads none of it at their next request", async () => {
+    const ana = await world.login('ana');
+    const groups = world.services.config.groups;
+    const before = groups['ap-leads']!;
+    expect((await world.as(ana, 'GET', '/api/scoreboard?group=ap-leads')).statusCode).toBe(200);
+    expect((await world.as(ana, 'GET', '/api/session')).json().groups).toEqual(['ap-leads']);
+    groups['ap-leads'] = before.filter((name) => name !== 'ana');
+    try {
+      expect((await world.as(ana, 'GET', '/api/scoreboard?group=ap-leads')).json().error.code).toBe('forbidden');
+      expect((await world.as(ana, 'GET', '/api/session')).json().groups).toEqual([]);
+    } finally {
+      groups['ap-leads'] = before;
+    }
+  });
 });
