@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reachOf } from '../../server/access/rules.ts';
+import { ROLES } from '../../shared/api.ts';
+import { everyAsk, reachOf } from '../../server/access/rules.ts';
 import Fastify from 'fastify';
 import { requireDeclaredAccess, type RouteAccess } from '../../server/http/access-guard.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
@@ -104,9 +105,10 @@ describe('every route says who may call it', () => {
     const refused: string[] = [];
     for (const [method, url, asked] of ROUTES) {
       if (asked === 'public' || asked === 'signedIn') continue;
-      const [resource, verb] = asked.split(' ') as [never, never];
-      for (const role of ['approver', 'finance'] as const) {
-        if (reachOf(role, { resource, verb }) !== 'none') continue;
+      const ask = everyAsk().find((a) => `${a.resource} ${a.verb}` === asked);
+      if (ask === undefined) throw new Error(`${method} ${url} asks ${asked}, which the rules do not know`);
+      for (const role of ROLES) {
+        if (reachOf(role, ask) !== 'none') continue;
         const path = url.replace(':effect_id', '0123456789ab').replace(':run_id', 'rec_0123456789abcdef');
         const body = method !== 'POST' ? undefined : url.endsWith('/decisions') ? { action: 'approve', escalation: 'e'.repeat(64) } : { from_ms: 0, to_ms: 1_000 };
         const answer = await world.as(people[role], method, path, body);
