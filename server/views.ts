@@ -7,7 +7,7 @@ import { guardJournal } from './journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from './journal/store.ts';
 import { JournalFollower } from './live/follower.ts';
 import { OutboxProjection } from './outbox/projection.ts';
-import { LiveHub, type LiveSocket } from './live/hub.ts';
+import { type Audience, LiveHub, type LiveSocket } from './live/hub.ts';
 import { ScoreboardProjection } from './scoreboard/projection.ts';
 import { LedgerProjection } from './ledger/projection.ts';
 
@@ -243,7 +243,7 @@ export class Views {
   }
 
   /** Add a live socket for these groups, caught up first: it is sent the inbox now, then every change. */
-  async join(socket: LiveSocket, groups: ReadonlySet<string>): Promise<() => void> {
+  async join(socket: LiveSocket, groups: Audience): Promise<() => void> {
     const { inbox } = await this.current();
     return this.#hub.join(socket, groups, inbox.queue(groups).map(this.#decorate));
   }

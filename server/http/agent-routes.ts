@@ -11,7 +11,7 @@ import type { AgentConfig } from '../config/schema.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { type FreshFacts, InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
-import { requestKeyOf, type Services } from '../services.ts';
+import { displayNameOf, requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
 import { withStripeClass } from '../stripe/paced-client.ts';
@@ -26,7 +26,7 @@ import {
   refundAnswer,
   refundHttpStatus,
 } from './answers.ts';
-import { displayName } from './approver-routes.ts';
+import { declarePublic } from './access-guard.ts';
 import { AppError } from './errors.ts';
 import {
   ConflictingPayloadSchema,
@@ -95,6 +95,8 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   const wallMs = () => services.clock.wallMs();
   const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs);
   const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs);
+  // No person is asked about: every route here is an agent's, behind the token checked below.
+  declarePublic(app, "an agent's route: its bearer token is checked by the agents' scope");
   app.addHook('onRequest', async (request, reply) => {
     // The address first, so guessing tokens is paced as well; then the agent the token names.
     refuseOverRate(reply, byAddress.take(addressKeyOf(request.ip)), 'this address');
@@ -185,7 +187,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     // the inbox and the gate wrote nothing for this one (they check the binding as they write).
     const lost = conflictWith(chain);
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
-    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayName(services, name));
+    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayNameOf(services.config, name));
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
 
@@ -251,7 +253,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     }
     services.turns.enqueue(effectId);
     const chain = await chainOf(effectId);
-    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
+    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
     if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
@@ -293,7 +295,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
     const chain = await chainOf(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
-    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayName(services, name));
+    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
     // Still waiting its turn for Stripe: when to ask again, from its place in the queue.
     if (waitsItsTurn(chain)) reply.header('retry-after', String(Math.max(1, Math.ceil(services.turns.expectedWaitMs(effectId) / 1000))));
     return reply.status(refundHttpStatus(answer.status)).send(answer);

@@ -15,6 +15,7 @@ import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
 import { agentRoutes } from './agent-routes.ts';
+import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './access-guard.ts';
 import { approverRoutes } from './approver-routes.ts';
 import { checkpointRoute } from './checkpoint-route.ts';
 import { AppError, installErrorHandler } from './errors.ts';
@@ -25,7 +26,7 @@ import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
-import { installSessionAuth, sessionRoutes } from './session-routes.ts';
+import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
 
@@ -33,6 +34,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers whatever Host a request names (liveness, probed by address). */
     anyHost?: boolean;
+  }
+  interface FastifyInstance {
+    /** Every route added, with who may call it (access-guard.ts): for the tests that walk them. */
+    declaredRoutes: () => DeclaredRoute[];
   }
 }
 
@@ -129,6 +134,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       else socket.destroy();
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Before any route: each says who may call it, or the app does not start.
+  app.decorate('declaredRoutes', requireDeclaredAccess(app));
   installErrorHandler(app, services.views);
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
@@ -167,12 +174,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await openApi(app);
 
   const operators = { tags: ['operators'] };
-  app.get('/healthz', { config: { anyHost: true }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
+  app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
     ok: true as const,
   }));
   app.get(
     '/readyz',
     {
+      config: { access: { public: 'readiness: says only whether start-up recovery has finished' } },
       schema: {
         ...operators,
         summary: 'ready once recovery after start has finished',
@@ -188,7 +196,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   app.get(
     '/.well-known/interlock-keys',
-    { schema: { ...operators, summary: 'the public keys receipts are signed with', response: { 200: PublicKeySetSchema } } },
+    { config: { access: { public: 'public keys, for anyone to verify a receipt offline' } }, schema: { ...operators, summary: 'the public keys receipts are signed with', response: { 200: PublicKeySetSchema } } },
     async () => publicKeySet([services.signingKey]),
   );
 
@@ -200,9 +208,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
     await scope.register(checkpointRoute, { services });
   });
+  // Logging in is how a session starts: outside the session's scope, and no URL is exempted in it.
+  await app.register(loginRoute, { services, sessions, secureCookies: https });
   await app.register(async (scope) => {
     installSessionAuth(scope, services, sessions);
-    // Logging in and the directory show nothing of the journal: they answer whatever it holds.
+    // Who am I, logging out and the directory show nothing of the journal: they answer whatever it holds.
     await scope.register(sessionRoutes, { services, sessions, secureCookies: https });
     await scope.register(async (journalScope) => {
       requireJournal(journalScope, services.views);
@@ -217,6 +227,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     // Nothing is written to a journal that failed a check: Stripe is told 503 and delivers again later.
     requireJournal(scope, services.views);
+    declarePublic(scope, "Stripe's webhooks: each delivery's signature is checked by the plugin");
     await scope.register(webhookRoutes, {
       journal: services.journal,
       secrets: options.webhookSecrets,
@@ -227,15 +238,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // One not-found handler: the web inbox's pages fall back to index.html; everything else is a 404.
+  // The pages' files are the same for everyone: what they show comes from the routes above.
   const webDist = options.webDist ?? WEB_DIST;
   const hasWeb = existsSync(join(webDist, 'index.html'));
-  if (hasWeb) await app.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    if (!hasWeb || request.method !== 'GET' || API_PATHS.test(path)) {
-      throw new AppError('not_found', `no route ${request.method} ${path}`);
-    }
-    return reply.type('text/html').sendFile('index.html');
+  await app.register(async (pages) => {
+    declarePublic(pages, "the web inbox's files: the same for everyone, showing only what the routes above answer");
+    if (hasWeb) await pages.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
+    pages.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? '';
+      if (!hasWeb || request.method !== 'GET' || API_PATHS.test(path)) {
+        throw new AppError('not_found', `no route ${request.method} ${path}`);
+      }
+      return reply.type('text/html').sendFile('index.html');
+    });
   });
   return app;
 }

@@ -4,9 +4,10 @@ import { Type } from 'typebox';
 import type { DecisionAnswer, DecisionBody } from '../../shared/api.ts';
 import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
-import type { PersonConfig } from '../config/schema.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../services.ts';
+import { type Ask, allowsOn, groupsWithin } from '../access/rules.ts';
+import { askOf, personOf } from './access-guard.ts';
 import { isJournalFailure } from '../views.ts';
 import { lastOf } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
@@ -45,36 +46,12 @@ async function decide(services: Services, effectId: string, by: string, body: De
   }
 }
 
-/** A person's configured display name, else their name. */
-export function displayName(services: Services, name: string): string {
-  return displayNameOf(services.config, name);
-}
-
-/** The groups a person decides for, from the config. */
-export function groupsOf(services: Services, name: string): Set<string> {
-  return new Set(Object.entries(services.config.groups).filter(([, members]) => members.includes(name)).map(([group]) => group));
-}
-
-/**
- * The groups whose items a person may read: an approver their own; finance every group, read
- * only ("finance sees the inbox, the history and the scoreboard but decides nothing").
- */
-export function readableGroupsOf(services: Services, person: PersonConfig): Set<string> {
-  switch (person.role) {
-    case 'approver':
-      return groupsOf(services, person.name);
-    case 'finance':
-      return new Set(Object.keys(services.config.groups));
-    default:
-      return assertNever(person.role);
-  }
-}
-
 /**
  * The approvers' API behind the React inbox, registered behind a session (session-routes.ts) and
  * inside the journal's scope (journal-scope.ts): the inbox, history, items, their receipts and
- * decisions. Who may see and decide is checked against the config's groups here, and again by the
- * gate when anything is sent. Every chain shown or signed is read through the views.
+ * decisions. Who may see and decide is asked of the access rules (server/access/rules.ts), with the
+ * config's groups as they are now, and checked again by the gate when anything is sent. Every
+ * chain shown or signed is read through the views.
  */
 export async function approverRoutes(scope: FastifyInstance, opts: ApproverRouteOptions): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -86,35 +63,23 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   // A path that cannot be read (a malformed %-escape) is 400 before the route; a well-read effect id that is not one is 404.
   const itemErrors: ErrorCode[] = [...sessionErrors, 'forbidden', 'not_found', 'validation_failed'];
 
-  /** The groups this person decides for; finance decides nothing. */
-  const approverOnly = (request: FastifyRequest) => {
-    if (request.person!.role !== 'approver') throw new AppError('forbidden', 'only approvers decide; finance reads the inbox and its history');
-    return groupsOf(services, request.person!.name);
-  };
-  /** The groups whose items this person may read. */
-  const readable = (request: FastifyRequest) => readableGroupsOf(services, request.person!);
-  /**
-   * Whether this person may see a request routed to these groups, as the ledger says: finance
-   * every request (one the rules cleared too), an approver those ever routed to their groups.
-   */
-  const readsRequest = (request: FastifyRequest) => {
-    if (request.person!.role !== 'approver') return () => true;
-    const own = groupsOf(services, request.person!.name);
-    return (groups: ReadonlySet<string>) => [...groups].some((group) => own.has(group));
-  };
-  /** Whether this person may decide for a group: never for finance, who reads every group. */
-  const decidesFor = (request: FastifyRequest) => {
-    const own = request.person!.role === 'approver' ? groupsOf(services, request.person!.name) : new Set<string>();
-    return (group: string) => own.has(group);
-  };
+  const itemList: Ask = { resource: 'item', verb: 'list' };
+  const decisionMake: Ask = { resource: 'decision', verb: 'make' };
+  /** The groups whose open items and history this person's lists cover. */
+  const listed = (request: FastifyRequest) => groupsWithin(personOf(request), services.config.groups, itemList);
+  /** Whether this person may see another request on the same payment, routed to these groups. */
+  const readsPanel = (request: FastifyRequest) => (groups: ReadonlySet<string>) =>
+    allowsOn(personOf(request), services.config.groups, { resource: 'payment_panel', verb: 'read' }, groups);
+  /** Whether this person may decide an escalation of this group: never for finance, who reads every group. */
+  const decidesFor = (request: FastifyRequest) => (group: string) => allowsOn(personOf(request), services.config.groups, decisionMake, [group]);
 
   const inboxSchema = {
     ...approvers,
     summary: 'open escalations routed to my groups (every group, read only, for finance), breached and longest overdue first',
     response: responses({ 200: Type.Object({ items: Type.Array(InboxItemSchema), now_ms: Type.Integer() }) }, [...sessionErrors, 'forbidden']),
   };
-  app.get('/api/inbox', { schema: inboxSchema }, async (request) => {
-    const groups = readable(request);
+  app.get('/api/inbox', { schema: inboxSchema, config: { access: itemList } }, async (request) => {
+    const groups = listed(request);
     const { inbox } = await services.views.current();
     // Each item with its payment's current facts, read apart from the views (display only).
     const items = inbox.queue(groups).map((item) => services.currentFacts.decorate(item));
@@ -128,33 +93,36 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     response: responses({ 200: Type.Object({ items: Type.Array(HistoryItemSchema) }) }, [...sessionErrors, 'forbidden', 'validation_failed']),
   });
   const history = (kind: 'done' | 'closed') => async (request: FastifyRequest<{ Querystring: { q?: string } }>) => {
-    const groups = readable(request);
+    const groups = listed(request);
     const { inbox } = await services.views.current();
     return { items: inbox.history(kind, groups, request.query.q ?? '') };
   };
-  app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent') }, history('done'));
-  app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent') }, history('closed'));
+  app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent'), config: { access: itemList } }, history('done'));
+  app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent'), config: { access: itemList } }, history('closed'));
 
-  /** An item a person may look at: one ever routed to a group they may read. Anything else does not exist for them. */
-  async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>, groups: ReadonlySet<string>) {
+  /**
+   * An item the route's question allows this person on: one ever routed to a group they may read
+   * (or decide for). Anything else does not exist for them.
+   */
+  async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const effectId = request.params.effect_id;
     const views = await services.views.current();
     const summary = views.inbox.chains.get(effectId);
-    if (!summary || !views.inbox.owned(summary) || ![...summary.groups].some((g) => groups.has(g))) {
+    if (!summary || !views.inbox.owned(summary) || !allowsOn(personOf(request), services.config.groups, askOf(request), summary.groups)) {
       throw new AppError('not_found', 'no such item in your groups');
     }
-    return { effectId, groups, views, chain: await views.chain(effectId) };
+    return { effectId, views, chain: await views.chain(effectId) };
   }
 
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
-  app.get('/api/items/:effect_id', { schema: itemSchema }, async (request) => {
-    const { effectId, views, chain } = await visibleChain(request, readable(request));
-    return itemDetail(services, views, effectId, chain, decidesFor(request), readsRequest(request));
+  app.get('/api/items/:effect_id', { schema: itemSchema, config: { access: { resource: 'item', verb: 'read' } } }, async (request) => {
+    const { effectId, views, chain } = await visibleChain(request);
+    return itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request));
   });
 
   const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
-  app.get('/api/items/:effect_id/receipt', { schema: itemReceiptSchema }, async (request, reply) => {
-    const { effectId, chain } = await visibleChain(request, readable(request));
+  app.get('/api/items/:effect_id/receipt', { schema: itemReceiptSchema, config: { access: { resource: 'receipt', verb: 'read' } } }, async (request, reply) => {
+    const { effectId, chain } = await visibleChain(request);
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, chain, services.signingKey);
   });
@@ -177,9 +145,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
       [...itemErrors, ...changeErrors],
     ),
   };
-  app.post('/api/items/:effect_id/decisions', { schema: decisionSchema }, async (request): Promise<DecisionAnswer> => {
-    // Finance reads every item and decides none: refused before anything is looked up.
-    const { effectId, groups } = await visibleChain(request, approverOnly(request));
+  // Finance reads every item and decides none: refused before anything is looked up (access-guard.ts).
+  app.post('/api/items/:effect_id/decisions', { schema: decisionSchema, config: { access: decisionMake } }, async (request): Promise<DecisionAnswer> => {
+    const { effectId } = await visibleChain(request);
     const { body } = request;
     // The one rule a field's schema cannot say alone: a repair names which, and only a repair does.
     if (body.action === 'repair' && body.repair_index === undefined) throw new AppError('validation_failed', 'repair_index: which repair to accept, from 0');
@@ -193,7 +161,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
       throw new AppError('validation_failed', `reason: say why, 1 to ${limits.rejectReasonCharsMax} characters`);
     }
     if (!rejecting && body.reason !== undefined) throw new AppError('validation_failed', 'reason: only for action reject or close');
-    const by = request.person!.name;
+    const by = personOf(request).name;
     let answered: Status | null = null;
     try {
       answered = await decide(services, effectId, by, body);
@@ -210,13 +178,13 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     const status = answered ?? currentStatus(chain);
     // Someone else's decision came first: say who, what and when, so nobody decides blind.
     const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
-    const decided = first ? { action: first.decision, by: first.by, display_name: displayName(services, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
+    const decided = first ? { action: first.decision, by: first.by, display_name: displayNameOf(services.config, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
     const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
     const message = unreachable
       ? status === 'APPROVED'
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, (group) => groups.has(group), readsRequest(request)) };
+    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request)) };
   });
 }

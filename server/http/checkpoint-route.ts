@@ -27,6 +27,8 @@ export const checkpointRoute: FastifyPluginAsync<{ services: Services }> = async
   app.get(
     '/.well-known/interlock-checkpoint',
     {
+      // Asked of no person: an agent's token or the checkpoint token, checked below, or anyone when the config says so.
+      config: { access: { public: 'a token of its own (mayRead), or anyone with integrity.checkpoint_public' } },
       schema: {
         tags: ['operators'],
         summary: "the latest signed checkpoint of the journal's global chain (C2SP signed note)",

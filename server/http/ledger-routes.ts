@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ErrorCode, Role } from '../../shared/api.ts';
+import type { ErrorCode } from '../../shared/api.ts';
 import { isLedgerOutcome, type LedgerPage, type LedgerTotals } from '../../shared/ledger.ts';
 import { limits } from '../../shared/limits.ts';
 import { csvAnswer, EffectParams, LedgerFilterQuery, LedgerPageSchema, LedgerQuery, LedgerTotalsSchema, ReceiptSchema, responses } from '../../shared/schemas.ts';
@@ -10,7 +10,8 @@ import { openLedgerReader } from '../ledger/export.ts';
 import { decodeCursor, encodeCursor, type LedgerFilter, rowMatches } from '../ledger/filter.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../services.ts';
-import { readable } from '../config/readable.ts';
+import { boundOf } from '../access/rules.ts';
+import { askOf, personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';
 
 type Query = {
@@ -27,9 +28,6 @@ type Query = {
 
 /** When a download refused because others are being made may be asked again, in seconds. */
 const CSV_BUSY_RETRY_S = 5;
-
-/** Who may read the ledger, by role: a role added later must be decided here before it compiles. */
-const READS_LEDGER: Record<Role, boolean> = { finance: true, approver: true };
 
 /** The filter asked for; the schema let through digits only for times, and the pattern of each name. */
 function parseFilter(services: Services, query: Query): LedgerFilter {
@@ -74,13 +72,12 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
   const finance = { tags: ['finance'], security: [{ session: [] }], querystring: LedgerQuery };
   const displayName = (login: string) => displayNameOf(services.config, login);
-  const allowed = (request: FastifyRequest) => {
-    if (!READS_LEDGER[request.person!.role]) throw new AppError('forbidden', 'only finance and approvers read the ledger');
-  };
+  /** The rows the route's question lets this person read, from the access rules (finance every row, an approver their groups'). */
+  const bound = (request: FastifyRequest) => boundOf(personOf(request), services.config.groups, askOf(request));
   /** The filter asked for, narrowed to what this person may read. */
   const readableFilter = (request: FastifyRequest<{ Querystring: Query }>): LedgerFilter => ({
     ...parseFilter(services, request.query),
-    ...readable(services.config, request.person!),
+    ...bound(request),
   });
   /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
   let exporting = 0;
@@ -90,8 +87,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     summary: 'the refund ledger: one row per request, newest first, a page at a time (cursor from next_cursor)',
     response: responses({ 200: LedgerPageSchema }, errors),
   };
-  app.get('/api/ledger', { schema: pageSchema }, async (request): Promise<LedgerPage> => {
-    allowed(request);
+  app.get('/api/ledger', { schema: pageSchema, config: { access: { resource: 'ledger_row', verb: 'list' } } }, async (request): Promise<LedgerPage> => {
     const filter = readableFilter(request);
     const page = parsePage(request.query);
     const { ledger } = await services.views.current();
@@ -106,8 +102,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     summary: "totals per currency over every row of the ledger's filter: asked, sent, failed at Stripe, and per outcome",
     response: responses({ 200: LedgerTotalsSchema }, errors),
   };
-  app.get('/api/ledger/totals', { schema: totalsSchema }, async (request): Promise<LedgerTotals> => {
-    allowed(request);
+  app.get('/api/ledger/totals', { schema: totalsSchema, config: { access: { resource: 'ledger_row', verb: 'list' } } }, async (request): Promise<LedgerTotals> => {
     const filter = readableFilter(request);
     const { ledger } = await services.views.current();
     return { ...ledger.totals(filter, displayName), now_ms: services.clock.nowMs() };
@@ -120,8 +115,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
     response: responses({ 200: csvAnswer('the ledger rows of the filter, newest first') }, [...errors, 'rate_limited']),
   };
-  app.get('/api/ledger.csv', { schema: csvSchema }, async (request, reply) => {
-    allowed(request);
+  app.get('/api/ledger.csv', { schema: csvSchema, config: { access: { resource: 'export', verb: 'download' } } }, async (request, reply) => {
     const filter = readableFilter(request);
     // Each download is a worker with a heap and a journal connection of its own: a flood of them
     // from one session must not start a flood of workers.
@@ -159,12 +153,11 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   };
   // Finance ties each row to its receipt: any request in the ledger, whichever group had it, or none;
   // an approver, the requests of their own groups.
-  app.get('/api/ledger/:effect_id/receipt', { schema: receiptSchema }, async (request, reply) => {
-    allowed(request);
+  app.get('/api/ledger/:effect_id/receipt', { schema: receiptSchema, config: { access: { resource: 'receipt', verb: 'read' } } }, async (request, reply) => {
     const effectId = request.params.effect_id;
     const views = await services.views.current();
     const row = views.ledger.rowOf(effectId, displayName);
-    if (row === null || !rowMatches(row, readable(services.config, request.person!))) throw new AppError('not_found', 'no such request in the ledger');
+    if (row === null || !rowMatches(row, bound(request))) throw new AppError('not_found', 'no such request in the ledger');
     const chain = await views.chain(effectId);
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
     return signReceipt(effectId, chain, services.signingKey);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { groupsOf, readableGroupsOf } from './approver-routes.ts';
+import { type Ask, allows, allowsOn } from '../access/rules.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
 import { watchSession } from '../live/session-watch.ts';
@@ -15,6 +15,8 @@ import type { SessionStore } from './sessions.ts';
  */
 export async function liveRoute(app: FastifyInstance, opts: { services: Services; sessions: SessionStore }): Promise<void> {
   const { services, sessions } = opts;
+  const join: Ask = { resource: 'live_feed', verb: 'join' };
+  const presenceAsk: Ask = { resource: 'live_feed', verb: 'presence' };
   // Who views which item: told to everyone who may see it, never journaled. The item's groups
   // are read from the views as they last caught up (presence is a courtesy, not a decision).
   let latestInbox: Awaited<ReturnType<Services['views']['current']>>['inbox'] | null = null;
@@ -33,6 +35,7 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     method: 'GET',
     url: LIVE_PATH,
     schema: { hide: true },
+    config: { access: join },
     preValidation: viewsAvailable,
     handler: async () => {
       throw new AppError('validation_failed', 'the live feed is a websocket: connect with Upgrade: websocket');
@@ -65,8 +68,9 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       socket.on('close', stopWatching);
       let leave: () => void;
       try {
-        // Finance hears every group's items, read only.
-        leave = await services.views.join(socket, readableGroupsOf(services, person));
+        // Finance hears every group's items, read only. Asked of the access rules at each change,
+        // with the config's groups as they are then.
+        leave = await services.views.join(socket, { has: (group) => allowsOn(person, services.config.groups, join, [group]) });
       } catch (error) {
         // The views could not catch up (a journal that failed a check is reported by the views).
         if (!services.views.report(error)) request.log.error({ err: error }, 'live feed could not start');
@@ -80,13 +84,13 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       }
       latestInbox = (await services.views.current()).inbox;
       // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
-      if (person.role !== 'approver') {
+      if (!allows(person, presenceAsk)) {
         socket.on('close', leave);
         socket.on('error', leave);
         return;
       }
       const viewer = { name: person.name, display_name: person.displayName };
-      presence.join(socket, viewer, groupsOf(services, person.name));
+      presence.join(socket, viewer, (itemGroups) => allowsOn(person, services.config.groups, presenceAsk, itemGroups));
       socket.on('message', (data: Buffer) => {
         const said = readViewing(data.toString('utf8'));
         if (said === null) return;

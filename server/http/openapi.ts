@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { errorBody } from '../../shared/schemas.ts';
+import { declarePublic } from './access-guard.ts';
 import { DOCS_THEME_CSS } from './docs-theme.ts';
 
 /** Where the document and its page are served. */
@@ -52,18 +53,21 @@ export async function openApi(app: FastifyInstance): Promise<void> {
   // BaseLayout drops Swagger UI's top bar (a URL field without a label, a logo without alt text);
   // no deep links, whose anchors sat inside each operation's toggle button; examples as plain
   // text, since the highlighter's colours fail contrast. docs-theme.ts mends the colours.
-  await app.register(fastifySwaggerUi, {
-    routePrefix: DOCS_PATH,
-    staticCSP: false,
-    theme: { title: 'Interlock API reference', css: [{ filename: 'interlock-docs.css', content: DOCS_THEME_CSS }] },
-    uiConfig: { docExpansion: 'list', deepLinking: false, layout: 'BaseLayout', syntaxHighlight: false },
+  await app.register(async (docs) => {
+    declarePublic(docs, 'the API reference page: the same for everyone');
+    await docs.register(fastifySwaggerUi, {
+      routePrefix: DOCS_PATH,
+      staticCSP: false,
+      theme: { title: 'Interlock API reference', css: [{ filename: 'interlock-docs.css', content: DOCS_THEME_CSS }] },
+      uiConfig: { docExpansion: 'list', deepLinking: false, layout: 'BaseLayout', syntaxHighlight: false },
+    });
   });
   const documentSchema = {
     tags: ['operators'],
     summary: 'this document: every route, its parameters, bodies and answers, as OpenAPI 3.1',
     response: { 200: Type.Object({ openapi: Type.Literal('3.1.0') }, { additionalProperties: true, description: 'the OpenAPI document' }) },
   };
-  app.get(OPENAPI_PATH, { schema: documentSchema }, async () => app.swagger());
+  app.get(OPENAPI_PATH, { schema: documentSchema, config: { access: { public: 'the API document: the same for everyone' } } }, async () => app.swagger());
 }
 
 /** The answers of a route the generator cannot see, each error status with the codes it carries. */

@@ -12,6 +12,7 @@ import {
 } from '../../shared/schemas.ts';
 import { ReconciliationRuns } from '../reconcile/runs.ts';
 import type { Services } from '../services.ts';
+import { personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';
 
 /** The seconds a refused start is told to wait: a run of a few hundred payments lists them in about that long. */
@@ -19,9 +20,9 @@ const RUN_BUSY_RETRY_S = 10;
 
 /**
  * Reconciliation with Stripe, for finance (registered inside the session scope and the journal's,
- * so nothing of a run is shown, and none starts, while the journal stands failed; an approver is
- * refused: a run compares every group's refunds with Stripe, and an approver reads their own
- * groups only). A POST starts a run in the background and answers at once; GETs read its
+ * so nothing of a run is shown, and none starts, while the journal stands failed; the access rules
+ * refuse an approver: a run compares every group's refunds with Stripe, and an approver reads
+ * their own groups only). A POST starts a run in the background and answers at once; GETs read its
  * progress and result. The runs live in this plugin, apart from the journal and its views.
  */
 export async function reconciliationRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -35,9 +36,6 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
   });
   const finance = { tags: ['finance'], security: [{ session: [] }] };
   const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
-  app.addHook('preHandler', async (request) => {
-    if (request.person?.role !== 'finance') throw new AppError('forbidden', "reconciliation is finance's: it compares every group's refunds with Stripe");
-  });
 
   const startSchema = {
     ...finance,
@@ -52,7 +50,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
       'rate_limited',
     ]),
   };
-  app.post('/api/reconciliation', { schema: startSchema }, async (request, reply) => {
+  app.post('/api/reconciliation', { schema: startSchema, config: { access: { resource: 'reconciliation', verb: 'start' } } }, async (request, reply) => {
     const { from_ms: fromMs, to_ms: toMs } = request.body;
     if (toMs <= fromMs) throw new AppError('validation_failed', 'to_ms: must be after from_ms');
     if (toMs - fromMs > limits.reconcilePeriodMsMax) {
@@ -64,7 +62,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
       reply.header('retry-after', String(RUN_BUSY_RETRY_S));
       throw new AppError('rate_limited', `${limits.reconcileRunsRunningMax} reconciliation runs are running; start this period once one has finished`);
     }
-    const { run } = runs.start({ fromMs, toMs }, request.person!.name);
+    const { run } = runs.start({ fromMs, toMs }, personOf(request).name);
     return reply.code(202).send(run);
   });
 
@@ -73,7 +71,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
     summary: 'the reconciliation runs kept (the last few, in memory), newest first, without their rows',
     response: responses({ 200: Type.Object({ runs: Type.Array(ReconciliationRunSchema) }) }, sessionErrors),
   };
-  app.get('/api/reconciliation', { schema: listSchema }, async () => ({ runs: runs.list() }));
+  app.get('/api/reconciliation', { schema: listSchema, config: { access: { resource: 'reconciliation', verb: 'read' } } }, async () => ({ runs: runs.list() }));
 
   const runSchema = {
     ...finance,
@@ -81,7 +79,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
     params: ReconciliationRunParams,
     response: responses({ 200: ReconciliationRunDetailSchema }, [...sessionErrors, 'validation_failed', 'not_found']),
   };
-  app.get('/api/reconciliation/:run_id', { schema: runSchema }, async (request) => {
+  app.get('/api/reconciliation/:run_id', { schema: runSchema, config: { access: { resource: 'reconciliation', verb: 'read' } } }, async (request) => {
     const run = runs.get(request.params.run_id);
     if (run === undefined) throw new AppError('not_found', `no reconciliation run ${request.params.run_id} (runs are kept in memory until a restart)`);
     return run;

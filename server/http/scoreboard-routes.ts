@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { ErrorCode } from '../../shared/api.ts';
 import { csvAnswer, responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
-import { mayReadGroup, type ReadBound, readable } from '../config/readable.ts';
+import { boundOf, mayAskForGroup, type ReadBound } from '../access/rules.ts';
+import { askOf, personOf } from './access-guard.ts';
 import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
 import { escalationsByReasonAndGroup, moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
@@ -29,7 +30,7 @@ function parseFilter(services: Services, query: Query, bound: ReadBound): BoardF
   }
   if (query.group !== undefined && query.group !== '') {
     if (!Object.hasOwn(services.config.groups, query.group)) throw new AppError('validation_failed', 'group: not a group in the config');
-    if (!mayReadGroup(bound, query.group)) {
+    if (!mayAskForGroup(bound, query.group)) {
       throw new AppError('forbidden', `group: not one of your groups (${(bound.within ?? []).join(', ')}); an approver's scoreboard covers their own groups`);
     }
     filter.group = query.group;
@@ -47,13 +48,17 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
   const { services } = opts;
   const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
   const finance = { tags: ['finance'], security: [{ session: [] }], querystring: ScoreboardQuery };
+  const breakdown = { resource: 'scoreboard_breakdown', verb: 'read' } as const;
   const board = async (scoreboard: ScoreboardProjection, filter: BoardFilter): Promise<Scoreboard> => {
     const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined && filter.within === undefined;
     return whole ? scoreboard.board() : scoreboard.slice(filter);
   };
-  /** The filter asked for within what the person may read, checked first, and the scoreboard caught up with the journal. */
+  /**
+   * The filter asked for within what the route's question lets the person read (the access rules),
+   * checked first, and the scoreboard caught up with the journal.
+   */
   const read = async (request: FastifyRequest<{ Querystring: Query }>) => {
-    const filter = parseFilter(services, request.query, readable(services.config, request.person!));
+    const filter = parseFilter(services, request.query, boundOf(personOf(request), services.config.groups, askOf(request)));
     const { scoreboard } = await services.views.current();
     return { filter, scoreboard };
   };
@@ -63,7 +68,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     summary: 'the scoreboard: whole, or over from_ms..to_ms, or for one group',
     response: responses({ 200: Type.Object({ board: ScoreboardSchema, now_ms: Type.Integer() }) }, errors),
   };
-  app.get('/api/scoreboard', { schema: boardSchema }, async (request) => {
+  app.get('/api/scoreboard', { schema: boardSchema, config: { access: breakdown } }, async (request) => {
     const { filter, scoreboard } = await read(request);
     return { board: await board(scoreboard, filter), now_ms: services.clock.nowMs() };
   });
@@ -73,7 +78,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     summary: 'the same figures as CSV',
     response: responses({ 200: csvAnswer('one figure a line: name, value; lines only ever added after the others') }, errors),
   };
-  app.get('/api/scoreboard.csv', { schema: csvSchema }, async (request, reply) => {
+  app.get('/api/scoreboard.csv', { schema: csvSchema, config: { access: { resource: 'export', verb: 'download' } } }, async (request, reply) => {
     const { filter, scoreboard } = await read(request);
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', 'attachment; filename="interlock-scoreboard.csv"');
@@ -85,7 +90,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     summary: 'the series behind the charts: volume, money refunded by currency, waits, breaches by group, escalations by reason and by reason and group',
     response: responses({ 200: Type.Object({}, { additionalProperties: true }) }, errors),
   };
-  app.get('/api/scoreboard/series', { schema: seriesSchema }, async (request) => {
+  app.get('/api/scoreboard/series', { schema: seriesSchema, config: { access: breakdown } }, async (request) => {
     const { filter, scoreboard } = await read(request);
     const toMs = filter.toMs ?? services.clock.nowMs();
     const fromMs = filter.fromMs ?? toMs - DAY_MS;

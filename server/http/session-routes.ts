@@ -10,7 +10,8 @@ import { demoTrafficRuns } from '../demo/status.ts';
 import type { Services } from '../services.ts';
 import { DEVICE_COOKIE, DeviceCookies } from '../throttle/device-cookie.ts';
 import { type LoginCheck, LoginThrottle } from '../throttle/login-throttle.ts';
-import { groupsOf } from './approver-routes.ts';
+import { groupsOf, showsPerson } from '../access/rules.ts';
+import { personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
@@ -46,7 +47,7 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
     name: person.name,
     display_name: person.displayName,
     role: person.role,
-    groups: [...groupsOf(services, person.name)].sort(),
+    groups: [...groupsOf(person.name, services.config.groups)].sort(),
     csrf_token: session.csrfToken,
     sandbox: services.sandbox,
     demo: demoTrafficRuns(services),
@@ -56,10 +57,10 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
 /**
  * Every route of the approvers' scope needs a live session, and every state-changing call the
  * session's CSRF token: installed on the scope, so each plugin registered in it inherits it.
+ * Logging in is no route of it (`loginRoute` is registered beside the scope, not in it).
  */
 export function installSessionAuth(scope: FastifyInstance, services: Services, sessions: SessionStore): void {
   scope.addHook('onRequest', async (request) => {
-    if (request.url === '/api/session' && request.method === 'POST') return;
     // A read the page made by itself (the live feed said something moved) does not keep the session
     // alive, and neither does opening the live feed (or opening it again after a dropped connection).
     const read = request.method === 'GET' || request.method === 'HEAD';
@@ -77,22 +78,23 @@ export function installSessionAuth(scope: FastifyInstance, services: Services, s
   });
 }
 
+/** The session cookie, set on logging in and cleared on logging out. */
+function setSessionCookie(reply: FastifyReply, secure: boolean, value: string, maxAgeS: number): void {
+  reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure, path: '/', maxAge: maxAgeS });
+}
+
 /**
- * Logging in and out, who am I, and the directory: a session cookie (HttpOnly, SameSite=Strict)
- * and a CSRF token header on every state-changing call. They show nothing of the journal, so they
- * answer while it stands failed (a person can still log in and be told 503 by everything else).
+ * Logging in: a session cookie (HttpOnly, SameSite=Strict) and the CSRF token every
+ * state-changing call sends back. Registered outside the session's scope, since it is how a
+ * session starts; it shows nothing of the journal, so it answers while the journal stands failed
+ * (a person can still log in and be told 503 by everything else).
  */
-export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOptions): Promise<void> {
+export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptions): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services, sessions } = opts;
-  const approvers = { tags: ['approvers'], security: [{ session: [] }] };
-  /** What every call behind a session can be answered besides its own refusals. */
-  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error'];
   const wallMs = () => services.clock.wallMs();
   const throttle = new LoginThrottle({ failuresPerHour: services.config.throttle.loginFailuresPerHour, wallMs });
   const devices = new DeviceCookies(services.signingKey.privateKey, wallMs);
-  const cookie = (reply: FastifyReply, value: string, maxAgeS: number) =>
-    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', secure: opts.secureCookies, path: '/', maxAge: maxAgeS });
   // Sent back to the login route only: nothing else needs to know which browser this is.
   const deviceCookie = (reply: FastifyReply, name: string) =>
     reply.setCookie(DEVICE_COOKIE, devices.issue(name), {
@@ -109,7 +111,7 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
     body: LoginBodySchema,
     response: responses({ 200: SessionInfoSchema }, ['validation_failed', 'unauthorized', 'rate_limited', 'payload_too_large', 'unsupported_media_type', 'internal_error']),
   };
-  app.post('/api/session', { schema: loginSchema }, async (request, reply) => {
+  app.post('/api/session', { schema: loginSchema, config: { access: { public: 'logging in: the name and password are what it checks' } } }, async (request, reply) => {
     const { name, password } = request.body;
     // Asked before the password is hashed, so a throttled guess costs the server nothing.
     const check = throttle.check(name, request.ip, devices.names(request.cookies[DEVICE_COOKIE], name));
@@ -124,19 +126,33 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
     throttle.succeeded(name, request.ip);
     const { id, session } = sessions.create(person.name);
     // The session cookie first: clients that keep one cookie of a login keep the first.
-    cookie(reply, id, Math.floor(services.config.sessions.absoluteMs / 1000));
+    setSessionCookie(reply, opts.secureCookies, id, Math.floor(services.config.sessions.absoluteMs / 1000));
     deviceCookie(reply, person.name);
     return sessionInfo(services, person, session);
   });
+}
 
-  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) } }, async (request) =>
-    sessionInfo(services, request.person!, request.session!),
+/**
+ * Who am I, logging out, and the directory, behind a session (`installSessionAuth`). They show
+ * nothing of the journal, so they answer while it stands failed.
+ */
+export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOptions): Promise<void> {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { services, sessions } = opts;
+  const approvers = { tags: ['approvers'], security: [{ session: [] }] };
+  /** What every call behind a session can be answered besides its own refusals. */
+  const sessionErrors: ErrorCode[] = ['unauthorized', 'session_expired', 'internal_error'];
+  /** Any signed-in person, about their own session. */
+  const signedIn = { access: { signedIn: 'about their own session' } };
+
+  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) }, config: signedIn }, async (request) =>
+    sessionInfo(services, personOf(request), request.session!),
   );
 
   const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
-  app.delete('/api/session', { schema: logoutSchema }, async (request, reply) => {
+  app.delete('/api/session', { schema: logoutSchema, config: signedIn }, async (request, reply) => {
     sessions.end(request.cookies[SESSION_COOKIE]);
-    cookie(reply, '', 0);
+    setSessionCookie(reply, opts.secureCookies, '', 0);
     return { ok: true as const };
   });
 
@@ -153,9 +169,12 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
       sessionErrors,
     ),
   };
-  // Names only: no password hash, no group membership beyond what the session already says.
-  app.get('/api/directory', { schema: directorySchema }, async () => ({
-    people: services.config.people.map((p) => ({ name: p.name, display_name: p.displayName, role: p.role })),
+  // Names only: no password hash, no group membership beyond what the session already says; the
+  // people the access rules show this person.
+  app.get('/api/directory', { schema: directorySchema, config: { access: { resource: 'directory', verb: 'list' } } }, async (request) => ({
+    people: services.config.people
+      .filter((p) => showsPerson(personOf(request), services.config.groups, p))
+      .map((p) => ({ name: p.name, display_name: p.displayName, role: p.role })),
     reject_reasons: services.config.rejectReasons,
   }));
 }

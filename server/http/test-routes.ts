@@ -30,7 +30,7 @@ export async function testRoutes(scope: FastifyInstance, opts: { services: Servi
   };
 
   /** Move the application clock forward, run the SLA tick at once, and tell every live page. */
-  app.post('/api/test/clock', { schema: clockSchema }, async (request) => {
+  app.post('/api/test/clock', { schema: clockSchema, config: { access: { signedIn: 'test mode only: any signed-in person moves the clock' } } }, async (request) => {
     const { advance_ms: advanceMs } = request.body;
     const nowMs = services.clock.advance(advanceMs);
     await services.inbox.tick();

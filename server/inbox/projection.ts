@@ -63,7 +63,7 @@ export class InboxProjection {
   }
 
   /** The open escalations routed to any of these groups, in the queue order (`sortQueue`). */
-  queue(groups: ReadonlySet<string>): InboxItem[] {
+  queue(groups: Pick<ReadonlySet<string>, 'has'>): InboxItem[] {
     const items: InboxItem[] = [];
     for (const s of this.chains.values()) {
       const item = this.owned(s) ? openItem(s) : null;
@@ -73,7 +73,7 @@ export class InboxProjection {
   }
 
   /** Finished (DONE) or closed chains, newest first, optionally filtered by request id or payment intent. */
-  history(kind: 'done' | 'closed', groups: ReadonlySet<string>, search = '', limit = 200): HistoryItem[] {
+  history(kind: 'done' | 'closed', groups: Pick<ReadonlySet<string>, 'has'>, search = '', limit = 200): HistoryItem[] {
     const needle = search.trim().toLowerCase();
     const out: HistoryItem[] = [];
     for (const s of this.chains.values()) {

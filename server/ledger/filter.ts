@@ -1,5 +1,5 @@
 import type { LedgerOutcome, LedgerRow } from '../../shared/ledger.ts';
-import { isReadable, type ReadBound } from '../config/readable.ts';
+import { isWithin, type ReadBound } from '../access/rules.ts';
 
 /** Which rows a reader asked for, within what they may read (`within`); every field left out matches everything. */
 export interface LedgerFilter extends ReadBound {
@@ -24,7 +24,7 @@ export function rowMatches(row: LedgerRow, filter: LedgerFilter): boolean {
   if (filter.toMs !== undefined && (at === null || at >= filter.toMs)) return false;
   if (filter.agent !== undefined && row.agent !== filter.agent) return false;
   if (filter.group !== undefined && !row.groups.includes(filter.group)) return false;
-  if (!isReadable(filter, row.groups)) return false;
+  if (!isWithin(filter, row.groups)) return false;
   if (filter.status !== undefined && row.status !== filter.status) return false;
   if (filter.currency !== undefined && row.currency !== filter.currency) return false;
   if (filter.outcome !== undefined && row.outcome !== filter.outcome) return false;

@@ -13,9 +13,14 @@ const OPEN = 1;
 /** Sockets held at once: bounds memory if clients misbehave. */
 const SOCKETS_MAX = 5_000;
 
+/** The groups whose items a socket hears of: asked at each change, so a config read again applies at once. */
+export interface Audience {
+  has(group: string): boolean;
+}
+
 interface Subscriber {
   socket: LiveSocket;
-  groups: ReadonlySet<string>;
+  groups: Audience;
 }
 
 /**
@@ -33,7 +38,7 @@ export class LiveHub {
   }
 
   /** Add a socket and send it the current state first, so a reconnecting client is whole again. */
-  join(socket: LiveSocket, groups: ReadonlySet<string>, snapshot: InboxItem[]): () => void {
+  join(socket: LiveSocket, groups: Audience, snapshot: InboxItem[]): () => void {
     if (this.#subscribers.size >= SOCKETS_MAX) throw new Error('too many live connections');
     const subscriber = { socket, groups };
     this.#subscribers.add(subscriber);

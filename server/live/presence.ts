@@ -11,9 +11,12 @@ export interface PresenceSocket {
 const OPEN = 1;
 const effectIdPattern = new RegExp(`^[0-9a-f]{${limits.effectIdHexChars}}$`);
 
+/** Whether a person may see an item routed to these groups (asked of the access rules by the live route). */
+export type SeesItem = (itemGroups: ReadonlySet<string>) => boolean;
+
 interface Watcher {
   viewer: Viewer;
-  groups: ReadonlySet<string>;
+  sees: SeesItem;
   viewing: string | null;
 }
 
@@ -48,15 +51,15 @@ export class Presence {
   ) {}
 
   /**
-   * A socket joined: it is told at once who views each item its groups may see (a page opened
+   * A socket joined: it is told at once who views each item its person may see (a page opened
    * while someone is viewing shows it without waiting for a change), then hears changes.
    */
-  join(socket: PresenceSocket, viewer: Viewer, groups: ReadonlySet<string>): void {
-    this.#watchers.set(socket, { viewer, groups, viewing: null });
+  join(socket: PresenceSocket, viewer: Viewer, sees: SeesItem): void {
+    this.#watchers.set(socket, { viewer, sees, viewing: null });
     const viewed = new Set<string>();
     for (const watcher of this.#watchers.values()) if (watcher.viewing !== null) viewed.add(watcher.viewing);
     for (const effectId of viewed) {
-      if (!this.#sees(groups, effectId)) continue;
+      if (!this.#sees(sees, effectId)) continue;
       this.#send(socket, this.#message(effectId));
     }
   }
@@ -65,7 +68,7 @@ export class Presence {
   view(socket: PresenceSocket, effectId: string | null): void {
     const watcher = this.#watchers.get(socket);
     if (!watcher) return;
-    const allowed = effectId === null || this.#sees(watcher.groups, effectId);
+    const allowed = effectId === null || this.#sees(watcher.sees, effectId);
     const next = allowed ? effectId : null;
     const before = watcher.viewing;
     if (before === next) {
@@ -92,15 +95,15 @@ export class Presence {
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Tell everyone whose groups may see the item who views it now. */
+  /** Tell everyone who may see the item who views it now. */
   #tell(effectId: string): void {
     const text = this.#message(effectId);
-    for (const [socket, watcher] of this.#watchers) if (this.#sees(watcher.groups, effectId)) this.#send(socket, text);
+    for (const [socket, watcher] of this.#watchers) if (this.#sees(watcher.sees, effectId)) this.#send(socket, text);
   }
 
-  /** Whether someone in these groups may see the item (it was routed to one of them). */
-  #sees(groups: ReadonlySet<string>, effectId: string): boolean {
-    return [...this.options.groupsOfItem(effectId)].some((g) => groups.has(g));
+  /** Whether a watcher may see the item, by the groups it was ever routed to. */
+  #sees(sees: SeesItem, effectId: string): boolean {
+    return sees(this.options.groupsOfItem(effectId));
   }
 
   #message(effectId: string): string {

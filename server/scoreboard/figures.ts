@@ -8,7 +8,7 @@ import { statusRank } from '../journal/confirmations.ts';
 import { closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
-import { isReadable, type ReadBound } from '../config/readable.ts';
+import { isWithin, type ReadBound } from '../access/rules.ts';
 import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, laterCurrencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
 import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 
@@ -403,7 +403,7 @@ export function inSlice(f: ChainFigures, filter: BoardFilter): boolean {
     (filter.fromMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs >= filter.fromMs)) &&
     (filter.toMs === undefined || (f.requestedAtMs !== null && f.requestedAtMs < filter.toMs)) &&
     (filter.group === undefined || f.groups.includes(filter.group)) &&
-    isReadable(filter, f.groups)
+    isWithin(filter, f.groups)
   );
 }
 

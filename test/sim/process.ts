@@ -88,7 +88,7 @@ export function createProcess(world: World): Process {
   const life = new ProcessLife(world);
   const journal = new ProcessJournal(world.journal, life);
   const target = new ProcessTarget(world, life);
-  const authority = world.authority();
+  const authority = world.processAuthority();
   const killHook = (point: KillPoint, effectId: string) => {
     world.hit(`reached.${point}`);
     life.maybeCrash(`kill:${point}`);

@@ -22,6 +22,8 @@ const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
     /no message is delivered for an event that did not happen: \w+ \(final of \w+ to agent support-bot over callback:0\) arrived at step \d+ when its item was not final|nothing owed is left undecided: the live outbox never decided \w+ \(final of \w+ to agent support-bot over callback:0\)/,
   // A send left open on a 429, which recovery of a target with no key and no lookup can only call ambiguous.
   busy_as_unknown: /no refund goes to a person for a 429: \w+ \(req-\d+\S*\), whose send Stripe answered 429, is AMBIGUOUS/,
+  // An outsider's decision is written: the access rules refuse it the instant it lands.
+  anyone_decides: /no decision by someone the access rules refuse: \w+ decided \w+ \((approve|reject|repair)\) for [\w-]+, whose members are/,
   busy_as_rejected: /no refund goes to a person for a 429: \w+ \(req-\d+\S*\), whose send Stripe answered 429, was refused as a target error \(target reported failure: 429/,
 };
 

@@ -99,6 +99,7 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'approver.reject',
   'approver.repair',
   'approver.outsider',
+  'check.decision_allowed',
   'check.stale_tab',
   'approver.stale_tab.SUPERSEDED',
   'inbox.reshow.written',

@@ -10,6 +10,7 @@ import { boundRequest, repairChildOf } from '../../server/inbox/state.ts';
 import { closingDecision, recordedEffect } from '../../server/journal/chain.ts';
 import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
 import { PyRandom } from '../support/py-random.ts';
+import { judgeDecision } from './access-invariants.ts';
 import { judgeDispatch } from './oracle.ts';
 import type { Process } from './process.ts';
 import { simNotifications, Receivers } from './outbox-channels.ts';
@@ -39,6 +40,8 @@ export const PLANTS = [
   'busy_as_unknown',
   // The target takes Stripe's 429 on a send for a definite failure: a person is asked to look.
   'busy_as_rejected',
+  // The inbox's processes read every person as a member of every group: anyone decides anything.
+  'anyone_decides',
 ] as const;
 /** One planted bug. */
 export type Plant = (typeof PLANTS)[number];
@@ -156,7 +159,10 @@ export class World {
     this.crashScale = this.pick([0, 0.5, 1, 1, 2]);
     this.target = new MemoryRefunds(this.tier, () => this.clock.wallMs);
     this.journal = new SimJournal({ wallClockMs: () => this.clock.wallMs });
-    this.journal.onInsert = (entry) => judgeDispatch(this, entry);
+    this.journal.onInsert = (entry) => {
+      judgeDispatch(this, entry);
+      judgeDecision(this, entry);
+    };
     this.groups = Object.fromEntries(Object.entries(CONFIG.groups).map(([g, members]) => [g, [...members]]));
     this.truth = this.authority();
   }
@@ -164,6 +170,13 @@ export class World {
   /** An Authority over this world's groups and clock, as services.ts builds one. */
   authority(): Authority {
     return new Authority({ members: (group) => this.groups[group] ?? [], maxAgeMs: CONFIG.approvalMaxAgeMs, nowMs: () => this.clock.wallMs });
+  }
+
+  /** The authority a process decides and sends under: the world's, unless the planted bug `anyone_decides` makes everyone a member. */
+  processAuthority(): Authority {
+    if (this.options.plant !== 'anyone_decides') return this.authority();
+    const everyone = CONFIG.people.map((p) => p.name);
+    return new Authority({ members: () => everyone, maxAgeMs: CONFIG.approvalMaxAgeMs, nowMs: () => this.clock.wallMs });
   }
 
   /**

@@ -56,6 +56,7 @@ const PURE_CORE = [
   'server/throttle/rate.ts',
   'server/throttle/client-address.ts',
   'server/http/served-hosts.ts',
+  'server/access/rules.ts',
 ];
 
 function offenders(files: string[], bad: (imports: { local: string[]; packages: string[] }, file: string) => string[]): string[] {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { isReadable, mayReadGroup, readable } from '../../server/config/readable.ts';
+import { boundOf, isWithin, mayAskForGroup, type Person } from '../../server/access/rules.ts';
 
-// Which requests a person may read: the one bound the ledger and the scoreboard put on a reader.
+// Which requests a person may read: the one bound the ledger and the scoreboard put on a reader,
+// asked of the access rules.
 
-const config = { groups: { 'ap-leads': ['ana', 'bea'], controller: ['cy'], risk: ['rita'], both: ['ana'] } };
+const groups = { 'ap-leads': ['ana', 'bea'], controller: ['cy'], risk: ['rita'], both: ['ana'] };
+const readable = (person: Person) => boundOf(person, groups, { resource: 'ledger_row', verb: 'list' });
 
 describe('readable: the bound a person reads within', () => {
   it.each([
@@ -12,7 +14,7 @@ describe('readable: the bound a person reads within', () => {
     ['cy', 'approver', { within: ['controller'] }],
     ['nobody', 'approver', { within: [] }],
   ] as const)('%s (%s) reads within %j', (name, role, bound) => {
-    expect(readable(config, { name, role })).toEqual(bound);
+    expect(readable({ name, role })).toEqual(bound);
   });
 
   it.each([
@@ -25,7 +27,7 @@ describe('readable: the bound a person reads within', () => {
     ['ana, a request no person saw', false, 'ana', 'approver', []],
     ['an approver of no group, any request', false, 'nobody', 'approver', ['ap-leads']],
   ] as const)('%s: readable %s', (_case, expected, name, role, groups) => {
-    expect(isReadable(readable(config, { name, role }), groups)).toBe(expected);
+    expect(isWithin(readable({ name, role }), groups)).toBe(expected);
   });
 
   it.each([
@@ -34,6 +36,6 @@ describe('readable: the bound a person reads within', () => {
     ['ana', 'approver', 'risk', false],
     ['rita', 'approver', 'risk', true],
   ] as const)("%s (%s) may ask for %s's figures: %s", (name, role, group, expected) => {
-    expect(mayReadGroup(readable(config, { name, role }), group)).toBe(expected);
+    expect(mayAskForGroup(readable({ name, role }), group)).toBe(expected);
   });
 });
