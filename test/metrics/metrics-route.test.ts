@@ -38,7 +38,7 @@ describe('GET /metrics', () => {
   });
 
   it('refuses any other address without the token, in the contract shape', async () => {
-    for (const headers of [{}, { authorization: 'Bearer not-the-metrics-token' }]) {
+    for (const headers of [{}, { authorization: 'Bearer not-the-metrics-token' }] as Array<Record<string, string>>) {
       const response = await scrape(headers, '203.0.113.9');
       expect(response.statusCode).toBe(401);
       expect(response.json().error.code).toBe('unauthorized');
