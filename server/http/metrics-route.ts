@@ -12,20 +12,31 @@ import { AppError } from './errors.ts';
 /** The answer is Prometheus' text exposition format, not JSON: the document says so. */
 const PROMETHEUS_TEXT = Type.Unsafe<string>({
   description: "Prometheus' text exposition format 0.0.4",
-  content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
+  content: { 'text/plain': { schema: Type.String() } },
 });
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{8,512})$/;
+
+/** The named ranges, as proxy-addr (and so `trust_proxy`) defines them. */
+const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
+  loopback: ['127.0.0.1/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
 
 /** Whether an address is one of `allowFrom`: an address, a CIDR range, or a named range (loopback). */
 export function isAllowedAddress(address: string | undefined, allowFrom: readonly string[]): boolean {
   if (address === undefined || !ipaddr.isValid(address)) return false;
   // An IPv4 client on a dual-stack socket reads ::ffff:127.0.0.1: judged as the IPv4 address it is.
   const parsed = ipaddr.process(address);
-  return allowFrom.some((allowed) => {
-    if (!allowed.includes('/')) return ipaddr.isValid(allowed) ? ipaddr.process(allowed).toString() === parsed.toString() : parsed.range() === allowed;
-    const [range, bits] = ipaddr.parseCIDR(allowed);
+  const within = (cidr: string) => {
+    const [range, bits] = ipaddr.parseCIDR(cidr);
     return range.kind() === parsed.kind() && parsed.match(range, bits);
+  };
+  return allowFrom.some((allowed) => {
+    const named = NAMED_RANGES[allowed];
+    if (named !== undefined) return named.some(within);
+    return allowed.includes('/') ? within(allowed) : ipaddr.process(allowed).toString() === parsed.toString();
   });
 }
 

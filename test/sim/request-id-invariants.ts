@@ -34,14 +34,16 @@ export function checkRequestIds(world: World, chains: ReadonlyMap<string, Entry[
   const byEffect = asked.get(world) ?? new Map<string, Set<string>>();
   for (const [effectId, chain] of chains) {
     for (const entry of chain) {
-      if (!('http_request_id' in entry)) continue;
+      // Read off any kind: the invariant is that only a PROPOSED has one.
+      const kept: unknown = Reflect.get(entry, 'http_request_id');
+      if (kept === undefined) continue;
       if (entry.kind !== 'PROPOSED') {
         world.violation(`an x-request-id is kept on PROPOSED only: ${effectId} has one on ${entry.kind}`);
         continue;
       }
       world.hit('check.http_request_id');
-      if (!byEffect.get(effectId)?.has(String(entry.http_request_id))) {
-        world.violation(`${effectId}: PROPOSED keeps x-request-id ${String(entry.http_request_id)}, which no call about it was given`);
+      if (!byEffect.get(effectId)?.has(String(kept))) {
+        world.violation(`${effectId}: PROPOSED keeps x-request-id ${String(kept)}, which no call about it was given`);
       }
     }
   }
