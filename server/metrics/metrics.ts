@@ -64,8 +64,9 @@ export class InterlockMetrics {
   readonly #ambiguous = this.#gauge('interlock_ambiguous_items', 'Refunds whose outcome nobody can know (AMBIGUOUS): never sent again, a person must look.');
   readonly #stripeCalls = this.#counterOf('interlock_stripe_calls_total', 'Stripe calls this process made, by endpoint.');
   readonly #stripe429s = this.#counterOf('interlock_stripe_rate_limited_total', 'Stripe 429 answers this process met, by endpoint.');
-  readonly #budgetLimit = this.#gauge('interlock_stripe_budget_calls_per_second', 'Stripe calls this process may start a second now (halved for a while after a 429): in all, and per endpoint.', ['scope']);
-  readonly #budgetLeft = this.#gauge('interlock_stripe_budget_left', 'Stripe calls this process could still start in the current second.');
+  readonly #budgetLimit = this.#gauge('interlock_stripe_budget_calls_per_second', 'Stripe calls a second Interlock allows itself on the account (its configured share of Stripe\'s limits, halved for a while after a 429): in all, and per endpoint.', ['scope']);
+  readonly #budgetHeld = this.#gauge('interlock_stripe_budget_held', 'Places in the Stripe budget this process holds now: calls granted, out, or in their second after the answer.');
+  readonly #budgetLeft = this.#gauge('interlock_stripe_budget_left', 'Stripe calls still free in the current second, as this process sees it: the limit less the places it holds (processes sharing the account each count their own).');
   readonly #entries = this.#gauge('interlock_journal_entries', 'Entries in the journal.');
   readonly #lag = this.#gauge('interlock_views_lag_entries', 'Journal entries the views had not applied yet when scraped (another process writing, or a slow catch-up).');
   readonly #available = this.#gauge('interlock_journal_available', '1 while the journal passes its checks; 0 once one failed (every journal route answers 503 until a restart).');
@@ -124,11 +125,16 @@ export class InterlockMetrics {
   #readBudget(budget: StripeBudget): void {
     setCounter(this.#stripeCalls, budget.counts.calls);
     setCounter(this.#stripe429s, budget.counts.rateLimited);
-    const now = budget.current();
-    this.#budgetLimit.set({ scope: 'all' }, now.globalPerWindow);
-    this.#budgetLimit.set({ scope: 'endpoint' }, now.endpointPerWindow);
+    // The account's limit for Interlock at today's penalty, not the leases held this instant: an
+    // idle process sharing the account holds none, yet its next call would get one.
+    const capacity = budget.capacity;
+    const { penalty } = budget;
+    const all = Math.floor(capacity.globalPerWindow * penalty);
+    this.#budgetLimit.set({ scope: 'all' }, all);
+    this.#budgetLimit.set({ scope: 'endpoint' }, Math.floor(capacity.endpointPerWindow * penalty));
     const held = budget.demand().get(GLOBAL_FAMILY)?.held ?? 0;
-    this.#budgetLeft.set(Math.max(0, now.globalPerWindow - held));
+    this.#budgetHeld.set(held);
+    this.#budgetLeft.set(Math.max(0, all - held));
     this.#callsWaiting.set(budget.waiting);
   }
 }

@@ -62,7 +62,9 @@ describe('GET /metrics', () => {
     expect(seriesValue(text, 'interlock_journal_entries')).toBe(await world.entryCount());
     expect(seriesValue(text, 'interlock_views_lag_entries')).toBe(0);
     expect(seriesValue(text, 'interlock_journal_available')).toBe(1);
-    expect(seriesValue(text, 'interlock_stripe_budget_left')).toBeGreaterThan(0);
+    // The unpaced test budget: 10,000 calls a second, two of them held for their second after the answer.
+    expect(seriesValue(text, 'interlock_stripe_budget_calls_per_second{scope="all"}')).toBe(10_000);
+    expect(seriesValue(text, 'interlock_stripe_budget_left')).toBe(10_000 - (seriesValue(text, 'interlock_stripe_budget_held') ?? Number.NaN));
     // The route's pattern, never the raw URL with the request id in it.
     expect(text).toContain('interlock_http_request_duration_seconds_count{route="/v1/refunds/:request_id",method="GET",status_code="202"} 1');
     expect(text).not.toContain('metrics-person"');
