@@ -18,6 +18,7 @@ import type { ViewsLog } from './views.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from './integrity/start-check.ts';
 import { Checkpointer } from './integrity/checkpoints.ts';
 import { openMirror } from './integrity/mirrors.ts';
+import { watchRefundOutcomes } from './metrics/refund-outcomes.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
@@ -182,6 +183,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       }
       ready = true;
       stops.push(() => services.turns.stop());
+      // From here on, each refund's change of status is one info line (what stood before is not told again).
+      stops.push(await watchRefundOutcomes(views, built.log));
       // Current facts follow the inbox from now on: arrivals and webhooks are read in every build,
       // the 10-minute background rereads only with the background on.
       const background = parts.background !== false;

@@ -12,6 +12,7 @@ import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
 import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
+import { loggerOptions } from './log-options.ts';
 import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damage.ts';
 import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
@@ -94,7 +95,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     stripe: stripe.stripe,
     sandbox: config.stripe.mode === 'sandbox',
     webhookSecrets: stripe.secrets,
-    logger: env.logLevel === 'silent' ? false : { level: env.logLevel },
+    logger: loggerOptions(env.logLevel, process.stdout.isTTY === true),
     listenHost: env.host,
     killHook: killHookFromEnv(env.killAt.join(',')),
     claimTtlMs: env.claimTtlMs ?? undefined,

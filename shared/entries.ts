@@ -98,8 +98,15 @@ export type CommitVia = (typeof COMMIT_VIAS)[number];
 /** A decision recorded with a repair: which suggestion, what it set, and the request it became. */
 export type DecidedRepair = { code: string; set: JsonObject; request_id: string };
 
-/** An agent's (or the inbox's) proposal: binds the payload at the first one (core §4.4). */
-export type Proposed = Sealed<'PROPOSED', { agent: string; lease: Json; premises: Json; effect: JsonObject; request?: JsonObject; at_ms?: number }>;
+/**
+ * An agent's (or the inbox's) proposal: binds the payload at the first one (core §4.4).
+ * `http_request_id` is the `x-request-id` of the HTTP request that asked (to find its log lines);
+ * it is no part of the payload, and never reaches Stripe. Missing on entries written before it was kept.
+ */
+export type Proposed = Sealed<
+  'PROPOSED',
+  { agent: string; lease: Json; premises: Json; effect: JsonObject; request?: JsonObject; at_ms?: number; http_request_id?: string }
+>;
 /** The lease was live when the proposal was checked. */
 export type Authorized = Sealed<'AUTHORIZED', { lease: Json }>;
 /** Durable before the send starts: what was sent, under which authority, on which facts; `reserves` names the payment it holds. */

@@ -13,6 +13,12 @@ export const limits = {
   /** An agent's request id: 1 to 200 characters of a safe alphabet. */
   requestIdCharsMax: 200,
   /**
+   * An `x-request-id` header taken as the HTTP request's id: 1 to 128 characters of letters,
+   * digits and `._:-` (a UUID, a ULID, a W3C trace id, a proxy's id all fit); anything else is
+   * replaced, so a log line or the journal never carries what a client wrote unchecked.
+   */
+  httpRequestIdCharsMax: 128,
+  /**
    * The router's bound on one path parameter, decoded. It is the request line Node reads at all
    * (its 16 KiB header limit), not an id's length: every id reaches its route's schema, which
    * knows how long that id may be (a request id 200 characters, an effect id 12) and answers as

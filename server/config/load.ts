@@ -6,6 +6,7 @@ import { Checker, ConfigError, type Mapping } from './check.ts';
 import { readIntegrity } from './integrity.ts';
 import { type ConfigEnv, NotificationsReader, readNotifications } from './notifications.ts';
 import { CONFIG_DEFAULTS, configLimits, type InterlockConfig, STRIPE_MODES, type StripeConfig } from './schema.ts';
+import { readMetrics } from './metrics.ts';
 import { readNetwork, readThrottle } from './network.ts';
 import { refusePublishedSecrets } from './published-secrets.ts';
 import { readAgents, readGroups, readPeople, readRoutes, readRules } from './sections.ts';
@@ -34,6 +35,7 @@ const TOP_KEYS = [
   'trust_proxy',
   'allowed_hosts',
   'throttle',
+  'metrics',
 ] as const;
 
 /**
@@ -106,6 +108,7 @@ function readConfig(c: Checker, value: unknown, env: ConfigEnv): InterlockConfig
     rejectReasons: readRejectReasons(c, top.reject_reasons),
     network: readNetwork(c, top),
     throttle: readThrottle(c, top.throttle),
+    metrics: readMetrics(c, top.metrics),
     testMode,
   };
   // Last, so a file with mistakes is told of those first: this one is about where it runs.

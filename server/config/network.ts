@@ -3,7 +3,7 @@ import { type Checker, describeHost, describeValue, type Mapping } from './check
 import { CONFIG_DEFAULTS, configLimits, type NetworkConfig, type RateRuleConfig, type ThrottleConfig } from './schema.ts';
 
 /** Names proxy-addr (Fastify's trustProxy) gives to address ranges, besides addresses and CIDRs. */
-const PROXY_RANGE_NAMES: readonly string[] = ['loopback', 'linklocal', 'uniquelocal'];
+export const PROXY_RANGE_NAMES: readonly string[] = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** A host name as a Host header carries it (without its port): DNS labels, or an IP address. */
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -33,7 +33,7 @@ function readTrustProxy(c: Checker, value: unknown): NetworkConfig['trustProxy']
 }
 
 /** A proxy's address, a range of them in CIDR form, or one of proxy-addr's named ranges. */
-function readProxyAddress(c: Checker, value: unknown, path: string): string {
+export function readProxyAddress(c: Checker, value: unknown, path: string): string {
   const text = c.string(value, path);
   if (PROXY_RANGE_NAMES.includes(text)) return text;
   if (isIpAddress(text) || ipaddr.IPv4.isValidCIDRFourPartDecimal(text) || ipaddr.IPv6.isValidCIDR(text)) return text;

@@ -157,6 +157,14 @@ export interface NetworkConfig {
   allowedHosts: string[];
 }
 
+/** Who may scrape `GET /metrics` (server/config/metrics.ts): an allowed address, or a bearer token. */
+export interface MetricsConfig {
+  /** Addresses, CIDR ranges or named ranges (`loopback`) scraped from without a token; by default loopback only. */
+  allowFrom: string[];
+  /** SHA-256 (hex) of a bearer token that may scrape from any address; null for none. */
+  tokenSha256: string | null;
+}
+
 /** Login throttling and agents' request rates on /v1 (server/throttle/). */
 export interface ThrottleConfig {
   /** Requests one agent token may send to /v1. */
@@ -193,6 +201,8 @@ export interface InterlockConfig {
   network: NetworkConfig;
   /** Login throttling and agents' request rates on /v1. */
   throttle: ThrottleConfig;
+  /** Who may scrape `GET /metrics`. */
+  metrics: MetricsConfig;
   /** Enables the clock-moving endpoint; never in production. */
   testMode: boolean;
 }

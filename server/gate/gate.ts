@@ -36,6 +36,8 @@ export interface Proposal {
   request?: JsonObject;
   /** When it was asked, on the application clock; recorded on the PROPOSED for reports. */
   atMs?: number;
+  /** The `x-request-id` of the HTTP request that asked, recorded on the PROPOSED for finding its log lines; never sent. */
+  httpRequestId?: string;
   /**
    * Whether a payload that conflicts with the one bound is recorded (PROPOSED then REFUSED, the
    * default) or only answered. The inbox answers only: its callers are told the conflict by the
@@ -141,6 +143,7 @@ export class Gate {
       effect,
       ...(request === undefined ? {} : { request }),
       ...(proposal.atMs === undefined ? {} : { at_ms: proposal.atMs }),
+      ...(proposal.httpRequestId === undefined ? {} : { http_request_id: proposal.httpRequestId }),
     };
     const step = decideSubmit(prior, { effect, lease, premises, recordConflict: proposal.recordConflict !== false }, (l) => this.leases.authority?.(l) ?? l);
     if (step.next === 'answer') return done(step.status);

@@ -168,17 +168,17 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
           reply.header('retry-after', String(Math.max(1, Math.ceil(services.turns.expectedWaitMs() / 1000))));
           throw new AppError('rate_limited', 'Stripe’s rate budget has no room to check the payment’s currency now; nothing was written, send this request again later');
         }
-        return waitTurn(reply, body.request_id, effectId, bound, before, conflictWith);
+        return waitTurn(request, reply, effectId, bound, before, conflictWith);
       }
       const decide = async () => {
         const read = await checkCurrency(body, before, bound);
-        return read === undefined || !isFresh(read) ? services.inbox.submit(bound, read) : services.inbox.submit(bound, undefined, read);
+        return read === undefined || !isFresh(read) ? services.inbox.submit(bound, read, undefined, request.id) : services.inbox.submit(bound, undefined, read, request.id);
       };
       status = await submitWithin(request, effectId, () => withStripeClass('request', decide, grant), () => grant.release());
     } else {
       // The same payload again: the inbox is given the request exactly as it was bound.
       await checkCurrency(body, before, bound);
-      status = await submitWithin(request, effectId, () => services.inbox.submit(boundRequest(before) ?? bound));
+      status = await submitWithin(request, effectId, () => services.inbox.submit(boundRequest(before) ?? bound, undefined, undefined, request.id));
     }
     // The answer is the chain's own, read as the views verified it; catching up with it also
     // tells the live pages now rather than at the next poll.
@@ -231,8 +231,8 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
    * budget sends in ten minutes, it is answered 429 with nothing written.
    */
   async function waitTurn(
+    request: FastifyRequest,
     reply: FastifyReply,
-    requestId: string,
     effectId: string,
     bound: RefundRequest,
     before: readonly Entry[],
@@ -244,7 +244,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
         reply.header('retry-after', retryAfterS);
         throw new AppError('rate_limited', `${services.turns.length} refund requests already wait their turn for Stripe; nothing was written, send this one again later`);
       }
-      if (!(await services.turns.accept(effectId, bound))) {
+      if (!(await services.turns.accept(effectId, bound, request.id))) {
         // Another request under this id bound it first: a conflict, or the same request's status.
         const chain = await chainOf(effectId);
         const lost = conflictWith(chain);
@@ -253,7 +253,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     }
     services.turns.enqueue(effectId);
     const chain = await chainOf(effectId);
-    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
+    const answer = refundAnswer(bound.id, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
     if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }

@@ -21,10 +21,12 @@ import { checkpointRoute } from './checkpoint-route.ts';
 import { AppError, installErrorHandler } from './errors.ts';
 import { requireJournal } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
+import { installMetrics } from './metrics-route.ts';
 import { openApi } from './openapi.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
+import { echoRequestIds, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
@@ -50,7 +52,7 @@ const PAGE_CSP =
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** Everything that is not a page of the web inbox. */
-const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|openapi\.json)(\/|\?|$)/;
+const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
 
 /**
  * How every route's schema is checked: nothing coerced (`"1500"` is not an amount), nothing
@@ -115,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, sessions } = options;
   const app = Fastify({
     logger: options.logger ?? false,
+    ...REQUEST_ID_OPTIONS,
     bodyLimit: limits.bodyBytesMax,
     trustProxy: trustProxyOf(services.config.network.trustProxy),
     connectionTimeout: limits.connectionIdleMs,
@@ -137,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before any route: each says who may call it, or the app does not start.
   app.decorate('declaredRoutes', requireDeclaredAccess(app));
   installErrorHandler(app, services.views);
+  echoRequestIds(app);
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
   app.removeContentTypeParser('text/plain');
@@ -172,6 +176,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
 
   await openApi(app);
+  installMetrics(app, services);
 
   const operators = { tags: ['operators'] };
   app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({

@@ -115,7 +115,8 @@ export class InboxCore {
   }
 
   /** Clear it under policy, or bind its payload and put it in front of a person (inbox §6). */
-  async submit(request: InboxRequest, givenFacts?: JsonObject, givenFresh?: FreshFacts): Promise<Status> {
+  async submit(request: InboxRequest, givenFacts?: JsonObject, givenFresh?: FreshFacts, httpRequestId?: string): Promise<Status> {
+    const asked = httpRequestId === undefined ? {} : { http_request_id: httpRequestId };
     const effectId = this.effectIdOf(request);
     let facts = givenFresh?.facts ?? givenFacts;
     for (let attempt = 0; attempt < RACE_RETRIES_MAX; attempt++) {
@@ -135,7 +136,7 @@ export class InboxCore {
       }
       facts ??= bindingFacts(chain) ?? (await this.capturePlain(request));
       const verdict = this.options.policy.evaluate(request, facts);
-      if (verdict.passed) return this.send(request, this.policyLease(), facts, fresh);
+      if (verdict.passed) return this.send(request, this.policyLease(), facts, fresh, httpRequestId);
       if (chain.length === 0) {
         const bound = await this.journal.appendIf('PROPOSED', effectId, (c) => (c.length > 0 ? 'bound' : null), {
           agent: this.name,
@@ -144,6 +145,7 @@ export class InboxCore {
           effect: this.options.effectOf(request),
           request,
           at_ms: this.options.nowMs(),
+          ...asked,
         });
         if (bound.blocker !== null) continue;
       }
@@ -169,7 +171,7 @@ export class InboxCore {
   }
 
   /** Send through the gate; a refusal that owes a person a look is escalated at once. */
-  async send(request: InboxRequest, lease: Json, facts: JsonObject, fresh?: FreshFacts): Promise<Status> {
+  async send(request: InboxRequest, lease: Json, facts: JsonObject, fresh?: FreshFacts, httpRequestId?: string): Promise<Status> {
     const effectId = this.effectIdOf(request);
     const { status } = await this.options.gate.submit({
       ...(fresh === undefined ? {} : { fresh }),
@@ -180,6 +182,7 @@ export class InboxCore {
       effect: this.options.effectOf(request),
       request,
       atMs: this.options.nowMs(),
+      ...(httpRequestId === undefined ? {} : { httpRequestId }),
       recordConflict: false,
     });
     // A conflict means another request owns the chain: whatever it owes is its own sender's to do.

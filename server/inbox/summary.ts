@@ -24,6 +24,8 @@ export interface ChainSummary {
   breached: boolean;
   /** When the agent asked, on the application clock: the first PROPOSED's, else the first escalation's. */
   askedAtMs: number | null;
+  /** The `x-request-id` of the call that asked (the first PROPOSED that kept one), for finding its log lines. */
+  httpRequestId: string | null;
   /** When the open trip to a person began: the first escalation since the last decision. */
   waitingSinceMs: number | null;
   /** The group the item last moved up from because its deadline passed there, and that deadline, while the item is still unanswered. */
@@ -53,6 +55,7 @@ export function emptySummary(effectId: string): ChainSummary {
     missedDueMs: null,
     breached: false,
     askedAtMs: null,
+    httpRequestId: null,
     waitingSinceMs: null,
     movedFrom: null,
     latestDecision: null,
@@ -71,6 +74,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (summary.agent === null && entry.kind === 'PROPOSED') summary.agent = entry.agent;
   if (summary.request === null && entry.kind === 'PROPOSED' && isRefundRequest(entry.request)) summary.request = entry.request;
   if (summary.askedAtMs === null && entry.kind === 'PROPOSED' && typeof entry.at_ms === 'number') summary.askedAtMs = entry.at_ms;
+  if (summary.httpRequestId === null && entry.kind === 'PROPOSED' && entry.http_request_id !== undefined) summary.httpRequestId = entry.http_request_id;
   if (entry.kind === 'DISPATCHED') {
     summary.openDispatch = true;
     summary.lastDispatchLease = entry.lease;

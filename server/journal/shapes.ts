@@ -35,7 +35,7 @@ const failedRule = fields({ rule: string, words: string });
 
 /** Each kind's fields and what each must hold. */
 const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
-  PROPOSED: { agent: string, lease: any, premises: any, effect: object, request: optional(object), at_ms: optional(number) },
+  PROPOSED: { agent: string, lease: any, premises: any, effect: object, request: optional(object), at_ms: optional(number), http_request_id: optional(string) },
   AUTHORIZED: { lease: any },
   DISPATCHED: { effect: object, lease: any, premises: any, checks, reserves: optional(string) },
   COMMITTED: {

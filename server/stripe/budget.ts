@@ -321,6 +321,11 @@ export class StripeBudget {
     return this.#grant(klass, endpoints);
   }
 
+  /** The factor the limits are held at now: 1, or less for a while after a 429 (for the metrics). */
+  get penalty(): number {
+    return this.#penalty();
+  }
+
   /** Calls waiting for a place. */
   get waiting(): number {
     return this.#waiters.reduce((sum, w) => sum + w.endpoints.length, 0);

@@ -94,10 +94,11 @@ export class TurnQueue {
   }
 
   /**
-   * Journal a new request as waiting its turn: bound to its payload with no facts yet. False when
-   * the chain was bound first by another request under the same id (nothing written).
+   * Journal a new request as waiting its turn: bound to its payload with no facts yet, with the
+   * `x-request-id` it came with. False when the chain was bound first by another request under the
+   * same id (nothing written).
    */
-  async accept(effectId: string, request: RefundRequest): Promise<boolean> {
+  async accept(effectId: string, request: RefundRequest, httpRequestId?: string): Promise<boolean> {
     const { inbox } = this.#options;
     const written = await this.#options.journal.appendIf('PROPOSED', effectId, (chain) => (chain.length > 0 ? 'bound' : null), {
       agent: inbox.name,
@@ -106,6 +107,7 @@ export class TurnQueue {
       effect: inbox.options.effectOf(request),
       request,
       at_ms: this.#options.nowMs(),
+      ...(httpRequestId === undefined ? {} : { http_request_id: httpRequestId }),
     });
     return written.blocker === null;
   }

@@ -13,6 +13,7 @@ import { ScoreboardProjection } from '../../server/scoreboard/projection.ts';
 import { OutboxProjection } from '../../server/outbox/projection.ts';
 import { checkOutbox, outboxViews } from './outbox-invariants.ts';
 import { checkRateLimits } from './rate-limit-invariants.ts';
+import { checkRequestIds } from './request-id-invariants.ts';
 import { allEntries } from './sim-journal.ts';
 import { caughtUp } from './process.ts';
 import { CONFIG, type World } from './world.ts';
@@ -51,6 +52,7 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
   checkReshows(world, chains);
   checkRateLimits(world, chains);
   checkOutbox(world, chains);
+  checkRequestIds(world, chains);
   await checkViews(world, entries);
   return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length, chains };
 }

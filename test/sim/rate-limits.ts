@@ -7,6 +7,7 @@ import { boundRequest, waitsItsTurn } from '../../server/inbox/state.ts';
 import { READ_PAYMENT } from '../../server/stripe/paced-client.ts';
 import type { Process } from './process.ts';
 import type { World } from './world.ts';
+import { nextHttpRequestId } from './request-id-invariants.ts';
 
 // Stripe's answers when it has no room (server/stripe/): a send answered 429 `rate_limit` or
 // `lock_timeout` did nothing and kept nothing under its key, and the gate tries it again on the
@@ -98,23 +99,25 @@ export function fillBudget(world: World, p: Process): void {
  */
 export async function askAsAgent(world: World, p: Process, request: InboxRequest): Promise<Status> {
   const effectId = p.inbox.effectIdOf(request);
+  // Each call comes with an x-request-id of its own, as agents' calls over HTTP do.
+  const httpRequestId = nextHttpRequestId(world, effectId);
   const before = await p.journal.entries(effectId);
   const bound = boundRequest(before);
   const waiting = waitsItsTurn(before);
-  if (bound !== null && !(waiting && jsonEqual(plain(bound), plain(request)))) return p.inbox.submit(request);
+  if (bound !== null && !(waiting && jsonEqual(plain(bound), plain(request)))) return p.inbox.submit(request, undefined, undefined, httpRequestId);
   if (!waiting && world.fault('budget_full')) fillBudget(world, p);
   const grant = waiting ? null : await p.turns.admit();
   if (grant !== null) {
     // The simulated target is not paced, so the grant only holds its places while the inbox decides.
     try {
-      return await p.inbox.submit(request);
+      return await p.inbox.submit(request, undefined, undefined, httpRequestId);
     } finally {
       grant.release();
     }
   }
   if (!waiting) {
     if (!isRefundRequest(request)) throw new Error(`${request.id} is not a request as the agents' API binds one`);
-    const accepted = await p.turns.accept(effectId, request);
+    const accepted = await p.turns.accept(effectId, request, httpRequestId);
     // Another request under this id bound it first: another payload is a conflict, nothing written.
     const winner = accepted ? null : boundRequest(await p.journal.entries(effectId));
     if (winner !== null && !jsonEqual(plain(winner), plain(request))) return 'REFUSED:conflicting_payload';

@@ -148,6 +148,8 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'turn.decided',
   'turn.queued_at_start_up',
   'check.waited_turn',
+  // Agents' calls carry an x-request-id, kept on the PROPOSED they wrote and nowhere else.
+  'check.http_request_id',
 ];
 
 /** Runs of fewer seeds than this are not failed for coverage (a replay of one seed fires little). */

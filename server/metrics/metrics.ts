@@ -1,0 +1,153 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JournalStore } from '../journal/store.ts';
+import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
+import type { Views } from '../views.ts';
+import { itemFigures, messageFigures } from './figures.ts';
+
+/** What the metrics read, all of it already kept by the services. */
+export interface MetricsSources {
+  views: Views;
+  /** The journal the views follow (through their guard): its head, to measure how far behind they are. */
+  journal: JournalStore;
+  budget: StripeBudget;
+  /** The configured groups: each has a queue figure, 0 when nothing waits for it. */
+  groups: readonly string[];
+}
+
+/**
+ * Latency buckets in seconds: a status read answers in milliseconds; a refund's answer waits for
+ * its Stripe calls (a second or two) and is given up on at `limits.refundAnswerWithinMs`.
+ */
+const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The process's own figures (CPU, memory, event loop lag, GC, handles) are the process's, not an
+ * app's: they are collected once per process, however many apps it builds (tests build hundreds),
+ * and shown by each.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * Interlock's metrics in Prometheus' text format. Requests and webhooks are observed as they are
+ * answered; everything else is read when scraped, from the views, the journal's head and the
+ * Stripe budget, so a figure is never counted twice or missed across restarts.
+ */
+export class InterlockMetrics {
+  readonly #sources: MetricsSources;
+  readonly #registry = new Registry();
+  readonly #latency = new Histogram({
+    name: 'interlock_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route pattern (not the raw URL), method and status code.',
+    labelNames: ['route', 'method', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS_S,
+    registers: [this.#registry],
+  });
+  readonly #webhooks = new Counter({
+    name: 'interlock_stripe_webhooks_total',
+    help: "Stripe webhook deliveries answered, by status code (200 taken, 400 refused signature or body, 503 the journal is unavailable and Stripe delivers again).",
+    labelNames: ['status_code'] as const,
+    registers: [this.#registry],
+  });
+  readonly #gauge = (name: string, help: string, labelNames: readonly string[] = []) => new Gauge({ name, help, labelNames, registers: [this.#registry] });
+  readonly #queued = this.#gauge('interlock_queue_items', 'Open escalations waiting for a person, by the group they are routed to now.', ['group']);
+  readonly #breached = this.#gauge('interlock_breached_items', 'Open escalations past the deadline at the top of their route, by group.', ['group']);
+  readonly #sending = this.#gauge('interlock_sends_in_flight', 'Refunds dispatched to Stripe with no outcome journaled yet.');
+  readonly #waitingTurn = this.#gauge('interlock_requests_waiting_turn', 'Refund requests journaled to wait their turn for the Stripe budget.');
+  readonly #callsWaiting = this.#gauge('interlock_stripe_calls_waiting', 'Stripe calls of this process waiting for a place in the Stripe budget.');
+  readonly #ambiguous = this.#gauge('interlock_ambiguous_items', 'Refunds whose outcome nobody can know (AMBIGUOUS): never sent again, a person must look.');
+  readonly #stripeCalls = this.#counterOf('interlock_stripe_calls_total', 'Stripe calls this process made, by endpoint.');
+  readonly #stripe429s = this.#counterOf('interlock_stripe_rate_limited_total', 'Stripe 429 answers this process met, by endpoint.');
+  readonly #budgetLimit = this.#gauge('interlock_stripe_budget_calls_per_second', 'Stripe calls a second Interlock allows itself on the account (its configured share of Stripe\'s limits, halved for a while after a 429): in all, and per endpoint.', ['scope']);
+  readonly #budgetHeld = this.#gauge('interlock_stripe_budget_held', 'Places in the Stripe budget this process holds now: calls granted, out, or in their second after the answer.');
+  readonly #budgetLeft = this.#gauge('interlock_stripe_budget_left', 'Stripe calls still free in the current second, as this process sees it: the limit less the places it holds (processes sharing the account each count their own).');
+  readonly #entries = this.#gauge('interlock_journal_entries', 'Entries in the journal.');
+  readonly #lag = this.#gauge('interlock_views_lag_entries', 'Journal entries the views had not applied yet when scraped (another process writing, or a slow catch-up).');
+  readonly #available = this.#gauge('interlock_journal_available', '1 while the journal passes its checks; 0 once one failed (every journal route answers 503 until a restart).');
+  readonly #messages = this.#gauge('interlock_outbox_messages', 'Messages to people and agents, by channel (callback: agents) and delivery state.', ['channel', 'delivery']);
+
+  constructor(sources: MetricsSources) {
+    this.#sources = sources;
+  }
+
+  /** A Prometheus counter whose value is read at scrape time from a count the budget keeps. */
+  #counterOf(name: string, help: string): Counter<'endpoint'> {
+    return new Counter({ name, help, labelNames: ['endpoint'] as const, registers: [this.#registry] });
+  }
+
+  /** One answered request: its route pattern (`(unmatched)` for a 404 no route took), method, status and time. */
+  observeRequest(route: string, method: string, statusCode: number, seconds: number): void {
+    this.#latency.observe({ route, method, status_code: String(statusCode) }, seconds);
+  }
+
+  /** One Stripe webhook delivery answered. */
+  observeWebhook(statusCode: number): void {
+    this.#webhooks.inc({ status_code: String(statusCode) });
+  }
+
+  /** Every metric, read now, in Prometheus' text format. */
+  async scrape(): Promise<{ contentType: string; text: string }> {
+    await this.#read();
+    const merged = Registry.merge([processMetrics(), this.#registry]);
+    return { contentType: this.#registry.contentType, text: await merged.metrics() };
+  }
+
+  async #read(): Promise<void> {
+    const { views, journal, budget } = this.#sources;
+    this.#readBudget(budget);
+    const unavailable = views.unavailable !== null;
+    this.#available.set(unavailable ? 0 : 1);
+    if (unavailable) return;
+    // The lag is measured before the views catch up (reading them makes it nothing).
+    const head = await journal.head();
+    this.#entries.set(head?.size ?? 0);
+    this.#lag.set(Math.max(0, (head?.seq ?? 0) - (views.head?.seq ?? 0)));
+    const caught = await views.current();
+    const items = itemFigures(caught.inbox.chains.values(), (summary) => caught.inbox.owned(summary));
+    setByLabel(this.#queued, 'group', items.queuedByGroup, this.#sources.groups);
+    setByLabel(this.#breached, 'group', items.breachedByGroup, this.#sources.groups);
+    this.#sending.set(items.sending);
+    this.#ambiguous.set(items.ambiguous);
+    this.#waitingTurn.set(views.waitingTurns);
+    this.#messages.reset();
+    for (const [key, count] of messageFigures(caught.outbox.messages.values())) {
+      const [channel = '', delivery = ''] = key.split(' ');
+      this.#messages.set({ channel, delivery }, count);
+    }
+  }
+
+  #readBudget(budget: StripeBudget): void {
+    setCounter(this.#stripeCalls, budget.counts.calls);
+    setCounter(this.#stripe429s, budget.counts.rateLimited);
+    // The account's limit for Interlock at today's penalty, not the leases held this instant: an
+    // idle process sharing the account holds none, yet its next call would get one.
+    const capacity = budget.capacity;
+    const { penalty } = budget;
+    const all = Math.floor(capacity.globalPerWindow * penalty);
+    this.#budgetLimit.set({ scope: 'all' }, all);
+    this.#budgetLimit.set({ scope: 'endpoint' }, Math.floor(capacity.endpointPerWindow * penalty));
+    const held = budget.demand().get(GLOBAL_FAMILY)?.held ?? 0;
+    this.#budgetHeld.set(held);
+    this.#budgetLeft.set(Math.max(0, all - held));
+    this.#callsWaiting.set(budget.waiting);
+  }
+}
+
+/** A gauge with one series per label value (0 for each of `zeros` it lacks); values gone since the last scrape are dropped. */
+function setByLabel(gauge: Gauge, label: string, counts: ReadonlyMap<string, number>, zeros: readonly string[] = []): void {
+  gauge.reset();
+  for (const value of zeros) gauge.set({ [label]: value }, 0);
+  for (const [value, count] of counts) gauge.set({ [label]: value }, count);
+}
+
+/** A counter set to the counts kept elsewhere (they only grow while the process runs). */
+function setCounter(counter: Counter<'endpoint'>, counts: Readonly<Record<string, number>>): void {
+  counter.reset();
+  for (const [endpoint, count] of Object.entries(counts)) counter.inc({ endpoint }, count);
+}
