@@ -147,7 +147,7 @@ function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecret
     read.refuse('STRIPE_SECRET_KEY', 'must be a Stripe test-mode key (sk_test_... or rk_test_...); a live key goes in STRIPE_LIVE_KEY', null);
   }
   const liveKey = read.raw('STRIPE_LIVE_KEY');
-  if (liveKey !== null && liveKey.startsWith('sk_live_')) {
+  if (liveKey?.startsWith('sk_live_')) {
     read.refuse(
       'STRIPE_LIVE_KEY',
       "is a full live secret key (sk_live_...), which may do anything on the Stripe account; give Interlock a restricted key (rk_live_...) with only the permissions it uses (README, Going live), so a leaked key can do no more than Interlock does",
