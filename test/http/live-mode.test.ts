@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LiveModeError } from '../../server/config/live-guards.ts';
-import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
+import { ConfigError, DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
 import { EnvError, parseEnv } from '../../server/env.ts';
 import { SIGNING_KEY_FILE } from '../../server/receipts/keys.ts';
 import { type Running, startInterlock } from '../../server/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
+import { createStripeClient, LiveKeyError } from '../../server/stripe/client.ts';
 import { buildAppWorld, testConfig, UNPACED_STRIPE, WEBHOOK_SECRET } from '../support/app-world.ts';
 import { freePort, runServerToExit, withOwnSecrets } from '../support/server-process.ts';
 
@@ -135,8 +136,22 @@ describe('a start in live mode', () => {
       /^STRIPE_LIVE_KEY is a full live secret key \(sk_live_\.\.\.\), which may do anything on the Stripe account; give Interlock a restricted key \(rk_live_\.\.\.\)/,
     );
     expect(() => parseEnv({ ...env, STRIPE_LIVE_KEY: 'rk_test_interlock' })).toThrow(/^STRIPE_LIVE_KEY must be a Stripe live restricted key/);
+    // The client itself takes nothing but a restricted key in live mode, whoever builds it.
+    expect(() => createStripeClient('sk_live_interlock_full', {}, { live: true })).toThrow(LiveKeyError);
+    expect(() => createStripeClient(LIVE_KEY)).toThrow(LiveKeyError);
     const { STRIPE_LIVE_KEY: _live, ...withoutLiveKey } = env;
     await expect(startInterlock(parseEnv({ ...withoutLiveKey, STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRETS: 'whsec_x' }))).rejects.toThrow(/^STRIPE_LIVE_KEY must be set/);
+  });
+
+  it('refuses the demo credentials of the shipped interlock.yaml by their entry', async () => {
+    const sandbox = await liveSandbox();
+    const { env } = liveFolder();
+    const published = join(env.DATA_DIR!, '..', 'interlock.published.yaml');
+    writeFileSync(published, `${readFileSync(DEFAULT_CONFIG_PATH, 'utf8').replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: live }')}\npublic_url: "https://interlock.example.com"\n`);
+    const start = startLive({ ...env, INTERLOCK_CONFIG: published }, sandbox);
+    await expect(start).rejects.toThrow(ConfigError);
+    await expect(start).rejects.toThrow(/people\[0\]\.password: ana still has the demo password .* with stripe\.mode: live/);
+    expect(sandbox.requestCounts().total.through).toBe(0);
   });
 
   it('main.ts prints a refused live start in one line and exits 2', async () => {
