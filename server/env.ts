@@ -36,6 +36,13 @@ export interface InterlockEnv {
   stripeSecretKey: string | null;
   /** `STRIPE_WEBHOOK_SECRETS`: comma-separated `whsec_` secrets, for Stripe test mode. */
   stripeWebhookSecrets: string[];
+  /**
+   * `STRIPE_LIVE_KEY`: a live restricted key (`rk_live_...`), read only when the config says
+   * `stripe.mode: live`; a full live secret key (`sk_live_...`) is refused.
+   */
+  stripeLiveKey: string | null;
+  /** `STRIPE_LIVE_WEBHOOK_SECRETS`: comma-separated `whsec_` secrets of the live-mode webhook endpoint. */
+  stripeLiveWebhookSecrets: string[];
   /** `STRIPE_SANDBOX_URL`: a sandbox running elsewhere, instead of the embedded one. */
   stripeSandboxUrl: URL | null;
   /** `INTERLOCK_CONFIG` (`interlock.yaml` at the project root). */
@@ -134,16 +141,33 @@ function readSandboxUrl(read: EnvReader): URL | null {
 }
 
 // Secrets are never echoed in a refusal: the message goes to logs and terminals.
-function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecrets: string[] } {
+function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecrets: string[]; liveKey: string | null; liveWebhookSecrets: string[] } {
   const key = read.raw('STRIPE_SECRET_KEY');
   if (key !== null && !/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(key)) {
-    read.refuse('STRIPE_SECRET_KEY', 'must be a Stripe test-mode key (sk_test_... or rk_test_...); live keys are refused', null);
+    read.refuse('STRIPE_SECRET_KEY', 'must be a Stripe test-mode key (sk_test_... or rk_test_...); a live key goes in STRIPE_LIVE_KEY', null);
   }
-  const webhookSecrets = (read.raw('STRIPE_WEBHOOK_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  if (webhookSecrets.some((secret) => !/^whsec_\S+$/.test(secret))) {
-    read.refuse('STRIPE_WEBHOOK_SECRETS', 'must be whsec_... secrets separated by commas', null);
+  const liveKey = read.raw('STRIPE_LIVE_KEY');
+  if (liveKey?.startsWith('sk_live_')) {
+    read.refuse(
+      'STRIPE_LIVE_KEY',
+      "is a full live secret key (sk_live_...), which may do anything on the Stripe account; give Interlock a restricted key (rk_live_...) with only the permissions it uses (README, Going live), so a leaked key can do no more than Interlock does",
+      null,
+    );
+  } else if (liveKey !== null && !/^rk_live_[A-Za-z0-9_]+$/.test(liveKey)) {
+    read.refuse('STRIPE_LIVE_KEY', 'must be a Stripe live restricted key (rk_live_...)', null);
   }
-  return { key, webhookSecrets };
+  return {
+    key,
+    webhookSecrets: readWebhookSecrets(read, 'STRIPE_WEBHOOK_SECRETS'),
+    liveKey,
+    liveWebhookSecrets: readWebhookSecrets(read, 'STRIPE_LIVE_WEBHOOK_SECRETS'),
+  };
+}
+
+function readWebhookSecrets(read: EnvReader, name: string): string[] {
+  const secrets = (read.raw(name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (secrets.some((secret) => !/^whsec_\S+$/.test(secret))) read.refuse(name, 'must be whsec_... secrets separated by commas', null);
+  return secrets;
 }
 
 function absoluteOrNull(path: string | null): string | null {
@@ -170,6 +194,8 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
     stripeSecretKey: stripe.key,
     stripeWebhookSecrets: stripe.webhookSecrets,
+    stripeLiveKey: stripe.liveKey,
+    stripeLiveWebhookSecrets: stripe.liveWebhookSecrets,
     stripeSandboxUrl: readSandboxUrl(read),
     configPath: read.raw('INTERLOCK_CONFIG') ?? DEFAULT_CONFIG_PATH,
     killAt: readKillPoints(read),

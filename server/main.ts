@@ -1,4 +1,5 @@
 import { ClockFileError } from './clock-file.ts';
+import { LiveModeError } from './config/live-guards.ts';
 import { ConfigError } from './config/load.ts';
 import { EnvError, parseEnv } from './env.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
@@ -19,8 +20,9 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 } catch (error) {
-  // A bad environment, config, signing key or test clock file, or a damaged journal, is the operator's to fix: say which, with no stack, and exit 2.
-  const operators = [ConfigError, EnvError, SigningKeyError, JournalDamagedError, ClockFileError];
+  // A bad environment, config, signing key or test clock file, a damaged journal, or a live mode whose guards or key
+  // probes failed, is the operator's to fix: say which, with no stack, and exit 2.
+  const operators = [ConfigError, EnvError, SigningKeyError, JournalDamagedError, ClockFileError, LiveModeError];
   if (operators.some((kind) => error instanceof kind)) {
     console.error(`Interlock did not start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(2);

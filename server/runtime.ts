@@ -2,11 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type Stripe from 'stripe';
 import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
+import { decideLiveGuards, describeFailedGuards, LiveModeError } from './config/live-guards.ts';
 import { loadConfig } from './config/load.ts';
+import { holdsPublishedSecret } from './config/published-secrets.ts';
+import type { InterlockConfig, StripeMode } from './config/schema.ts';
 import { decideDemoTraffic } from './demo/switch.ts';
 import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
@@ -14,10 +18,11 @@ import { killHookFromEnv } from './gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
 import { loggerOptions } from './log-options.ts';
 import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damage.ts';
-import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES } from './receipts/key-file.ts';
+import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES, signingKeyLocation } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
-import { createStripeClient } from './targets/stripe-refunds.ts';
+import { describeFailedProbes, probeKey } from './stripe/key-probes.ts';
+import { createStripeClient, type StripeEndpoint } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
 export interface Running {
@@ -31,8 +36,27 @@ export interface Running {
 /** Demo payments made at the first start of an empty sandbox, so there is something to refund. */
 const DEMO_PAYMENTS_CENTS = [10_000, 25_000, 4_000] as const;
 
-/** How the server reaches Stripe: the embedded sandbox, an external sandbox, or Stripe test mode. */
-async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhookUrl: string) {
+/** What a start may be given besides the environment: only tests give anything. */
+export interface StartOptions {
+  /**
+   * Where live mode's Stripe is: a test points it at the sandbox answering as live mode would;
+   * `npm start` gives nothing, and live mode reaches api.stripe.com.
+   */
+  liveStripeEndpoint?: StripeEndpoint;
+  /** Where the log lines go instead of standard output: a test reads them. */
+  logStream?: { write(line: string): void };
+}
+
+/** How the server reaches Stripe: the embedded sandbox, an external sandbox, Stripe test mode or Stripe live mode. */
+async function connectStripe(env: InterlockEnv, mode: StripeMode, webhookUrl: string, options: StartOptions) {
+  if (mode === 'live') {
+    if (env.stripeLiveKey === null) throw new EnvError('STRIPE_LIVE_KEY must be set to a restricted key (rk_live_...) when the config says stripe.mode: live');
+    if (env.stripeLiveWebhookSecrets.length === 0) {
+      throw new EnvError('STRIPE_LIVE_WEBHOOK_SECRETS must list the live webhook endpoint\'s whsec_... secret when the config says stripe.mode: live');
+    }
+    const stripe = createStripeClient(env.stripeLiveKey, options.liveStripeEndpoint ?? {}, { live: true });
+    return { stripe, sandbox: null, secrets: env.stripeLiveWebhookSecrets, note: 'Stripe LIVE mode: real money', sandboxUrl: undefined };
+  }
   if (mode === 'test') {
     if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test');
     if (env.stripeWebhookSecrets.length === 0) throw new EnvError('STRIPE_WEBHOOK_SECRETS must list a whsec_... secret when the config says stripe.mode: test');
@@ -55,6 +79,36 @@ async function connectStripe(env: InterlockEnv, mode: 'sandbox' | 'test', webhoo
   return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})`, sandboxUrl: sandbox.url };
 }
 
+/**
+ * Live mode starts only when every production guard holds (config/live-guards.ts); otherwise one
+ * line names each failed guard. Checked before anything is created or opened, so a receipt key
+ * that would be made inside the data folder is never made.
+ */
+function refuseUnguardedLive(env: InterlockEnv, config: InterlockConfig): void {
+  const location = signingKeyLocation(env);
+  // A key named outside the data folder may still resolve into it (a link): judged by its real path once read.
+  const keyInside = location.source === 'data_dir' || resolveSigningKey(env, { readOnly: true }).warnings.includes('receipt_key_in_data_dir');
+  const failed = decideLiveGuards({
+    publishedSecretHeld: holdsPublishedSecret(config.people, config.agents),
+    publicUrl: config.notifications.publicUrl,
+    receiptKeyInDataDir: keyInside,
+    testMode: config.testMode,
+    demoAsked: env.demo === true,
+    sandboxUrlSet: env.stripeSandboxUrl !== null,
+  });
+  if (failed.length > 0) throw new LiveModeError(describeFailedGuards(failed));
+}
+
+/** The live key's permission probes (stripe/key-probes.ts), through the paced client; a key that fails any stops the start. */
+async function refuseUnprovedKey(stripe: Stripe, services: Services, app: FastifyInstance): Promise<void> {
+  // The budget's share of the account first (starting it again at start-up is harmless): the probes draw on it.
+  services.budget.start();
+  const results = await probeKey(stripe);
+  const refusal = describeFailedProbes(results);
+  if (refusal !== null) throw new LiveModeError(refusal);
+  app.log.info({ probes: results.map((r) => r.probe.call) }, `LIVE: the restricted key holds every permission Interlock uses (${results.length} probes passed)`);
+}
+
 /** Open the journal's database; a file SQLite cannot read is journal damage, told in one line like any other. */
 function openJournalDatabase(file: string): OpenDatabase {
   try {
@@ -69,8 +123,10 @@ function openJournalDatabase(file: string): OpenDatabase {
  * `buildInterlock`, as the tests build it), listen, then recovery. `/readyz` answers ready only
  * once recovery after start has finished.
  */
-export async function startInterlock(env: InterlockEnv): Promise<Running> {
+export async function startInterlock(env: InterlockEnv, options: StartOptions = {}): Promise<Running> {
   const config = loadConfig(env.configPath, env.secrets);
+  const live = config.stripe.mode === 'live';
+  if (live) refuseUnguardedLive(env, config);
   const demo = decideDemoTraffic({
     demo: env.demo,
     sandboxDemo: env.sandboxDemo,
@@ -85,7 +141,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   // A test clock moved by hand goes on from where it was (a bad file stops the start here); a production clock is never moved.
   const clock = config.testMode ? new AppClock(Date.now, clockFile(join(env.dataDir, TEST_CLOCK_FILE))) : new AppClock();
   const database = openJournalDatabase(env.dbPath);
-  const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`);
+  const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`, options);
   const interlock = await buildInterlock({
     config,
     clock,
@@ -95,7 +151,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     stripe: stripe.stripe,
     sandbox: config.stripe.mode === 'sandbox',
     webhookSecrets: stripe.secrets,
-    logger: loggerOptions(env.logLevel, process.stdout.isTTY === true),
+    logger: options.logStream && env.logLevel !== 'silent' ? { level: env.logLevel, stream: options.logStream } : loggerOptions(env.logLevel, process.stdout.isTTY === true),
     listenHost: env.host,
     killHook: killHookFromEnv(env.killAt.join(',')),
     claimTtlMs: env.claimTtlMs ?? undefined,
@@ -106,11 +162,12 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   const { app, services } = interlock;
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
   try {
+    if (live) await refuseUnprovedKey(stripe.stripe, services, app);
     await interlock.check();
   } catch (caught) {
     const error = unreadableDatabaseDamage(caught, database.file) ?? caught;
-    if (error instanceof JournalDamagedError) {
-      app.log.fatal({ code: error.code, seq: error.site?.seq ?? null, effectId: error.site?.effectId ?? null }, error.message);
+    if (error instanceof JournalDamagedError || error instanceof LiveModeError) {
+      if (error instanceof JournalDamagedError) app.log.fatal({ code: error.code, seq: error.site?.seq ?? null, effectId: error.site?.effectId ?? null }, error.message);
       await interlock.close();
       await stripe.sandbox?.close();
       database.close();
@@ -119,6 +176,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   }
   const address = await app.listen({ host: env.host, port: env.port, backlog: limits.listenBacklog });
   app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
+  if (live) app.log.warn({ mode: 'live' }, 'LIVE: refunds Interlock sends move real money (stripe.mode: live; every production guard held and the key passed its probes)');
   if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {
       const intent = await stripe.sandbox.createPaymentIntent(cents);

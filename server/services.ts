@@ -130,11 +130,11 @@ export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharin
 
 /**
  * The Stripe account a config reaches when nothing more is known: every process in Stripe test
- * mode on one database shares one account (a database normally serves one), and so does every
+ * (or live) mode on one database shares one account (a database normally serves one), and so does every
  * process on the sandbox unless its address is given (`sandbox <url>`).
  */
 export function stripeAccountOf(config: Pick<InterlockConfig, 'stripe'>, sandboxUrl?: string): string {
-  if (config.stripe.mode === 'test') return 'stripe test mode';
+  if (config.stripe.mode !== 'sandbox') return `stripe ${config.stripe.mode} mode`;
   return sandboxUrl === undefined ? 'sandbox' : `sandbox ${new URL(sandboxUrl).origin}`;
 }
 

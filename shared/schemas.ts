@@ -273,6 +273,7 @@ export const SessionInfoSchema = Type.Object({
   csrf_token: Type.String({ description: 'send it as x-csrf-token on every call that changes anything' }),
   sandbox: Type.Boolean(),
   demo: Type.Boolean({ description: 'an agent named demo asks for refunds now and then (npm start on the embedded sandbox; INTERLOCK_DEMO=0 turns it off)' }),
+  live: Type.Boolean({ description: 'refunds go to Stripe live mode and move real money (stripe.mode: live)' }),
 });
 
 /** `POST /api/items/:effect_id/decisions`. */

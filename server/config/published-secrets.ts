@@ -21,8 +21,13 @@ export const PUBLISHED_TOKEN_SHA256S: readonly string[] = ['53b6ad39466f9cc8e863
 
 const HASH_HINT = 'npx tsx server/config/hash-secret.ts';
 
+/** True when a person or agent still holds a secret the shipped interlock.yaml publishes. */
+export function holdsPublishedSecret(people: readonly Pick<PersonConfig, 'passwordHash'>[], agents: readonly Pick<AgentConfig, 'tokenSha256'>[]): boolean {
+  return people.some((person) => PUBLISHED_PASSWORD_HASHES.includes(person.passwordHash)) || agents.some((agent) => PUBLISHED_TOKEN_SHA256S.includes(agent.tokenSha256));
+}
+
 /**
- * Outside the embedded sandbox (Stripe test mode, and live mode once it exists) a published
+ * Outside the embedded sandbox (Stripe test mode and live mode) a published
  * secret would let anyone act with real Stripe: the first person or agent still holding one is
  * refused by its entry, and the server does not start.
  */

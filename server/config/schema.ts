@@ -36,8 +36,11 @@ function isWhyCode(code: string): code is WhyCode {
   return Object.hasOwn(WHY, code);
 }
 
-/** Which Stripe the server talks to: the embedded local sandbox, or real Stripe in test mode. */
-export const STRIPE_MODES = ['sandbox', 'test'] as const;
+/**
+ * Which Stripe the server talks to: the embedded local sandbox, real Stripe in test mode, or real
+ * Stripe in live mode with real money, behind the production guards (server/config/live-guards.ts).
+ */
+export const STRIPE_MODES = ['sandbox', 'test', 'live'] as const;
 /** One Stripe mode. */
 export type StripeMode = (typeof STRIPE_MODES)[number];
 

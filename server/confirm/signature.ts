@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import Stripe from 'stripe';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 
 /** Why a webhook request is not trusted (core §8.1). Each has one fixed message. */
-export const WEBHOOK_REFUSALS = ['unsigned', 'stale_timestamp', 'bad_signature', 'live_mode', 'not_raw_bytes', 'bad_json'] as const;
+export const WEBHOOK_REFUSALS = ['unsigned', 'stale_timestamp', 'bad_signature', 'live_mode', 'test_mode', 'api_version', 'not_raw_bytes', 'bad_json'] as const;
 /** One reason a webhook request was refused. */
 export type WebhookRefusal = (typeof WEBHOOK_REFUSALS)[number];
 
@@ -14,6 +15,8 @@ const REFUSAL_MESSAGES: Readonly<Record<WebhookRefusal, string>> = {
   stale_timestamp: 'the signature timestamp is outside the tolerance window',
   bad_signature: 'no signature matches the body for any configured endpoint secret',
   live_mode: 'only test-mode events are accepted',
+  test_mode: 'only live-mode events are accepted in live mode',
+  api_version: `the event's API version is not ${Stripe.API_VERSION}, the one Interlock's Stripe SDK reads; set the webhook endpoint's API version to it`,
   not_raw_bytes: 'the body must be verified as the raw bytes received',
   bad_json: 'the signed body is not a JSON object',
 };
@@ -34,8 +37,8 @@ export class WebhookConfigError extends Error {
   readonly code = 'webhook_misconfigured';
 }
 
-/** A verified test-mode event: a JSON object whose `livemode` is exactly false. Other fields are unchecked. */
-export type StripeEventLike = JsonObject & { livemode: false };
+/** A verified event: a JSON object whose `livemode` is exactly the server's mode. Other fields are unchecked. */
+export type StripeEventLike = JsonObject & { livemode: boolean };
 
 const SECRET_PREFIX = 'whsec_';
 const SIGNATURE_SCHEME = 'v1';
@@ -105,7 +108,7 @@ function anySignatureMatches(expected: readonly Buffer[], candidates: readonly s
   return matched;
 }
 
-function parseEvent(payload: Buffer): StripeEventLike {
+function parseEvent(payload: Buffer, livemode: boolean): StripeEventLike {
   let event: unknown;
   try {
     event = JSON.parse(payload.toString('utf8'));
@@ -113,13 +116,13 @@ function parseEvent(payload: Buffer): StripeEventLike {
     throw new WebhookError('bad_json');
   }
   if (!isJsonObject(event)) throw new WebhookError('bad_json');
-  if (!isTestModeEvent(event)) throw new WebhookError('live_mode');
-  return event;
-}
-
-/** True for an event that says it is not live: Interlock only ever confirms test-mode refunds. */
-function isTestModeEvent(event: JsonObject): event is StripeEventLike {
-  return event.livemode === false;
+  const mode = event.livemode;
+  if (typeof mode !== 'boolean' || mode !== livemode) throw new WebhookError(livemode ? 'test_mode' : 'live_mode');
+  // Live money is confirmed only from events shaped as the SDK's types say: an endpoint on another
+  // API version sends other shapes, so its events are refused (Stripe delivers them again for
+  // three days, long enough to set the endpoint's version right) rather than misread.
+  if (livemode && event.api_version !== Stripe.API_VERSION) throw new WebhookError('api_version');
+  return { ...event, livemode: mode };
 }
 
 /**
@@ -134,6 +137,7 @@ export function verifyWebhook(
   secrets: readonly string[],
   nowMs: number,
   toleranceMs: number = limits.webhookToleranceMs,
+  livemode = false,
 ): StripeEventLike {
   assertWebhookConfig(secrets, toleranceMs);
   // A decoded string (or a parsed object) has already lost the exact bytes Stripe signed.
@@ -147,7 +151,7 @@ export function verifyWebhook(
   if (Math.abs(nowMs - timestampSeconds * 1000) > toleranceMs) throw new WebhookError('stale_timestamp');
   const expected = secrets.map((secret) => expectedSignature(secret, timestampSeconds, bytes));
   if (!anySignatureMatches(expected, parsed.candidates)) throw new WebhookError('bad_signature');
-  return parseEvent(bytes);
+  return parseEvent(bytes, livemode);
 }
 
 /** The `Stripe-Signature` header for a body, as Stripe would send it: for tests and local tooling. */

@@ -12,6 +12,8 @@ export interface WebhookRoutesOptions {
   journal: JournalStore;
   /** Every live endpoint secret (`whsec_...`); two during a rotation. */
   secrets: readonly string[];
+  /** True in live mode: only `livemode: true` events on the SDK's API version are taken; else only `livemode: false` ones. */
+  livemode?: boolean;
   /** The clock signature timestamps are judged on: the wall clock, as Stripe's are. */
   nowMs: () => number;
   /** Told after a CONFIRMED is durable, e.g. to refresh live views. */
@@ -101,11 +103,13 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
     const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     let event: ReturnType<typeof verifyWebhook>;
     try {
-      event = verifyWebhook(payload, typeof header === 'string' ? header : undefined, secrets, opts.nowMs());
+      event = verifyWebhook(payload, typeof header === 'string' ? header : undefined, secrets, opts.nowMs(), undefined, opts.livemode === true);
     } catch (error) {
       if (!(error instanceof WebhookError)) throw error;
       // The reason is logged for operators; the answer never echoes the header, body or secret.
-      request.log.warn({ reason: error.reason }, 'webhook refused');
+      // An event of the other mode or API version is our endpoint's misconfiguration: said loudly.
+      if (error.reason === 'api_version' || error.reason === 'test_mode') request.log.error({ reason: error.reason }, `webhook refused: ${error.message}`);
+      else request.log.warn({ reason: error.reason }, 'webhook refused');
       return refuse(reply, 'signature_invalid', error.message);
     }
     const result = await confirmEvent(opts.journal, event);

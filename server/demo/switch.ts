@@ -1,3 +1,5 @@
+import type { StripeMode } from '../config/schema.ts';
+
 /** What decides whether demo traffic runs: the environment, the config and where refunds go. */
 export interface DemoSettings {
   /** `INTERLOCK_DEMO`: null when unset. */
@@ -7,7 +9,7 @@ export interface DemoSettings {
   /** The config's `test_mode`. */
   testMode: boolean;
   /** The config's `stripe.mode`. */
-  stripeMode: 'sandbox' | 'test';
+  stripeMode: StripeMode;
   /** True when refunds go to the sandbox this process embeds (not one at `STRIPE_SANDBOX_URL`). */
   embeddedSandbox: boolean;
 }
@@ -26,15 +28,14 @@ export function decideDemoTraffic(settings: DemoSettings): DemoSwitch {
   if (settings.demo === false) return { run: 'off', why: 'INTERLOCK_DEMO=0' };
   if (!settings.sandboxDemo) return { run: 'off', why: 'SANDBOX_DEMO=0' };
   if (settings.testMode) return { run: 'off', why: 'the config says test_mode: true' };
-  if (settings.stripeMode === 'test') {
+  if (settings.stripeMode !== 'sandbox') {
     if (settings.demo === true) {
       return {
         run: 'refused',
-        message:
-          'INTERLOCK_DEMO=1 asks for demo traffic, which needs the embedded Stripe sandbox, but the config says stripe.mode: test; set INTERLOCK_DEMO=0 (or leave it unset)',
+        message: `INTERLOCK_DEMO=1 asks for demo traffic, which needs the embedded Stripe sandbox, but the config says stripe.mode: ${settings.stripeMode}; set INTERLOCK_DEMO=0 (or leave it unset)`,
       };
     }
-    return { run: 'off', why: 'refunds go to Stripe test mode' };
+    return { run: 'off', why: `refunds go to Stripe ${settings.stripeMode} mode` };
   }
   if (!settings.embeddedSandbox) return { run: 'off', why: 'refunds go to a sandbox at STRIPE_SANDBOX_URL, not the embedded one' };
   return { run: 'on' };

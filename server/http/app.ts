@@ -236,6 +236,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await scope.register(webhookRoutes, {
       journal: services.journal,
       secrets: options.webhookSecrets,
+      livemode: services.config.stripe.mode === 'live',
       nowMs: () => services.clock.wallMs(),
       onConfirmed: () => services.views.refresh(),
       onPaymentEvent: (paymentIntent) => services.onPaymentEvent(paymentIntent),

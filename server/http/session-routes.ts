@@ -51,6 +51,7 @@ function sessionInfo(services: Services, person: PersonConfig, session: Session)
     csrf_token: session.csrfToken,
     sandbox: services.sandbox,
     demo: demoTrafficRuns(services),
+    live: services.config.stripe.mode === 'live',
   };
 }
 

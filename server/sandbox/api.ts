@@ -10,6 +10,7 @@ import {
   idempotencyMismatch,
   invalidRequest,
   lockTimeout,
+  maskKey,
   missingInParam,
   rateLimited,
   resourceMissing,
@@ -22,12 +23,14 @@ import { canonicalParams, type FormObject, parseForm } from './form.ts';
 import { headerOf, matchPath, readBody, sendJsonText } from './http.ts';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
-import { type OperationName, operationOf } from './operations.ts';
+import { type OperationName, operationOf, UNRECOGNIZED_OPERATION } from './operations.ts';
 import type { Read } from './params.ts';
 import { decideConfirm, decidePaymentIntent, readConfirmRequest, readPaymentIntentRequest } from './payments.ts';
 import { serveGet } from './reads.ts';
 import { decideRefund, readRefundRequest } from './refunds.ts';
-import { renderPaymentIntent, renderRefund } from './render.ts';
+import { renderPaymentIntent, renderRefund, stringifyInMode } from './render.ts';
+import { permissionRefusal } from './permissions.ts';
+import type { KeyMode } from './settings.ts';
 import { renderCustomer } from './render-cards.ts';
 import type { FaultTarget, PaymentIntentRecord, SandboxRecord, StripeFailure } from './types.ts';
 import type { EventCause } from './webhooks.ts';
@@ -86,9 +89,12 @@ export async function handleStripeApi(
 
 async function serveApi(ex: Exchange, url: URL, operation: OperationName): Promise<void> {
   const { engine, req } = ex;
-  const authFailure = checkApiKey(headerOf(req, 'authorization'));
-  if (authFailure) return fail(ex, authFailure);
+  const settings = engine.settings();
+  const auth = readApiKey(headerOf(req, 'authorization'), settings.mode);
+  if ('failure' in auth) return fail(ex, auth.failure);
   if (!engine.limiter.admit(operation, engine.nowMs())) return fail(ex, rateLimited());
+  const forbidden = operation === UNRECOGNIZED_OPERATION ? null : permissionRefusal(auth.key, operation, settings.deniedPermissions);
+  if (forbidden) return fail(ex, forbidden);
   if (req.method === 'GET') {
     const query = parseForm(url.search.slice(1));
     if (!query.ok) return fail(ex, query.failure);
@@ -112,27 +118,23 @@ async function serveApi(ex: Exchange, url: URL, operation: OperationName): Promi
 }
 
 /**
- * Only test-mode secret or restricted keys open the sandbox: a live key is never accepted. The
- * refusals are Stripe's 401s, in its words, with no code (Stripe sends none for a missing or
- * wrong key), the key masked but for its prefix and last four characters as Stripe masks it.
+ * Only keys of the mode the sandbox answers as open it: test-mode secret or restricted keys, or
+ * in live mode live ones. The refusals are Stripe's 401s, in its words, with no code (Stripe sends
+ * none for a missing or wrong key), the key masked but for its prefix and last four characters as
+ * Stripe masks it. The key is answered for the permission check.
  */
-function checkApiKey(authorization: string | undefined): StripeFailure | null {
+function readApiKey(authorization: string | undefined, mode: KeyMode): { key: string } | { failure: StripeFailure } {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
   if (!match) {
-    return unauthorized(
-      "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
-    );
+    return {
+      failure: unauthorized(
+        "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
+      ),
+    };
   }
   const key = match[1]!;
-  if (!key.startsWith('sk_test_') && !key.startsWith('rk_test_')) return unauthorized(`Invalid API Key provided: ${maskKey(key)}`);
-  return null;
-}
-
-/** `sk_live_51Hab…1234` as Stripe shows a refused key: the prefix, stars, the last four. */
-function maskKey(key: string): string {
-  const shownChars = 8 + 4;
-  if (key.length <= shownChars) return `${key.slice(0, 8)}****`;
-  return `${key.slice(0, 8)}${'*'.repeat(key.length - shownChars)}${key.slice(-4)}`;
+  if (!key.startsWith(`sk_${mode}_`) && !key.startsWith(`rk_${mode}_`)) return { failure: unauthorized(`Invalid API Key provided: ${maskKey(key)}`) };
+  return { key };
 }
 
 /**
@@ -209,7 +211,7 @@ async function execute(
   const fault = target === null ? null : engine.faults.take(target, 'executing');
   const answer =
     fault === null || fault.action === 'drop_after_commit'
-      ? { statusCode: 200, text: JSON.stringify(plan.value.body, null, 2) }
+      ? { statusCode: 200, text: stringifyInMode(plan.value.body, engine.settings().mode === 'live') }
       : { statusCode: 500, text: JSON.stringify(errorJson(apiError()), null, 2) };
   const writes = fault?.action === 'error_500' ? [] : plan.value.writes;
   const saved =
@@ -303,7 +305,7 @@ function paymentPlan(engine: SandboxEngine, writes: Read<SandboxRecord[]>): Read
 }
 
 function answerRead(ex: Exchange, read: Read<unknown>): void {
-  if (read.ok) sendJsonText(ex.res, 200, JSON.stringify(read.value, null, 2), ex.headers);
+  if (read.ok) sendJsonText(ex.res, 200, stringifyInMode(read.value, ex.engine.settings().mode === 'live'), ex.headers);
   else fail(ex, read.failure);
 }
 
@@ -312,10 +314,11 @@ function fail(ex: Exchange, failure: StripeFailure): void {
   sendJsonText(ex.res, failure.statusCode, JSON.stringify(errorJson(failure), null, 2), ex.headers);
 }
 
-/** What a refusal counts as: the limiter's and a lock's 429s and a refused key apart from the rest. */
+/** What a refusal counts as: the limiter's and a lock's 429s, a refused key and a missing permission apart from the rest. */
 function outcomeOf(failure: StripeFailure): RequestOutcome {
   if (failure.statusCode === 401) return 'unauthorized';
   if (failure.error.code === 'rate_limit') return 'rate_limited';
   if (failure.error.code === 'lock_timeout') return 'lock_timeout';
+  if (failure.statusCode === 403) return 'forbidden';
   return 'through';
 }

@@ -4,9 +4,10 @@ import type { OperationName } from './operations.ts';
 /**
  * What the sandbox answered a request to `/v1/...`, each counted once: it went through to the
  * endpoint (whatever the endpoint answered), the rate limiter refused it (429 `rate_limit`, a
- * `error_429` fault included), it met a held lock (429 `lock_timeout`), or its key was refused (401).
+ * `error_429` fault included), it met a held lock (429 `lock_timeout`), its key was refused (401),
+ * or its restricted key lacked the permission (403).
  */
-export const REQUEST_OUTCOMES = ['through', 'rate_limited', 'lock_timeout', 'unauthorized'] as const;
+export const REQUEST_OUTCOMES = ['through', 'rate_limited', 'lock_timeout', 'unauthorized', 'forbidden'] as const;
 export type RequestOutcome = (typeof REQUEST_OUTCOMES)[number];
 
 /** How many requests came to each outcome. */
@@ -60,5 +61,5 @@ export class RequestCounter {
 }
 
 function noCounts(): OutcomeCounts {
-  return { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0 };
+  return { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0, forbidden: 0 };
 }

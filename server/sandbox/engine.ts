@@ -10,7 +10,8 @@ import { renderDispute, renderPaymentIntent, renderRefund } from './render.ts';
 import { RequestCounter } from './counts.ts';
 import { chargeView, EXPAND_NOTHING, type ExpandMode } from './expand.ts';
 import { RateLimiter, type RateLimitMode } from './rate-limits.ts';
-import { DEFAULT_SETTINGS, type SandboxSettings, type SettleMode } from './settings.ts';
+import type { RestrictedKeyPermission } from './permissions.ts';
+import { DEFAULT_SETTINGS, type KeyMode, type SandboxSettings, type SettleMode } from './settings.ts';
 import { SandboxStore } from './store.ts';
 import {
   type DemoPaymentOptions,
@@ -33,6 +34,8 @@ export interface EngineOptions {
   settle?: SettleMode;
   rateLimits?: RateLimitMode;
   expand?: ExpandMode;
+  mode?: KeyMode;
+  deniedPermissions?: RestrictedKeyPermission[];
   webhook?: WebhookConfig;
 }
 
@@ -50,6 +53,8 @@ export class SandboxEngine {
   readonly counts = new RequestCounter();
   private settleMode: SettleMode;
   private expandMode: ExpandMode;
+  private keyMode: KeyMode;
+  private deniedPermissions: RestrictedKeyPermission[];
   private readonly baseClockMs: () => number;
   private offsetMs: number;
   private closed = false;
@@ -61,12 +66,20 @@ export class SandboxEngine {
     this.settleMode = options.settle ?? DEFAULT_SETTINGS.settle;
     this.limiter = new RateLimiter(options.rateLimits ?? DEFAULT_SETTINGS.rateLimits);
     this.expandMode = options.expand ?? DEFAULT_SETTINGS.expand;
-    this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null);
+    this.keyMode = options.mode ?? DEFAULT_SETTINGS.mode;
+    this.deniedPermissions = [...(options.deniedPermissions ?? DEFAULT_SETTINGS.deniedPermissions)];
+    this.webhooks = new WebhookSender(() => this.nowMs(), options.webhook ?? null, () => this.keyMode === 'live');
   }
 
   /** The settings in force. */
   settings(): SandboxSettings {
-    return { rateLimits: this.limiter.current(), settle: this.settleMode, expand: this.expandMode };
+    return {
+      rateLimits: this.limiter.current(),
+      settle: this.settleMode,
+      expand: this.expandMode,
+      mode: this.keyMode,
+      deniedPermissions: [...this.deniedPermissions],
+    };
   }
 
   /** Change the settings given, from the next request on; the others stay as they are. */
@@ -74,6 +87,8 @@ export class SandboxEngine {
     if (settings.rateLimits !== undefined) this.limiter.setMode(settings.rateLimits);
     if (settings.settle !== undefined) this.settleMode = settings.settle;
     if (settings.expand !== undefined) this.expandMode = settings.expand;
+    if (settings.mode !== undefined) this.keyMode = settings.mode;
+    if (settings.deniedPermissions !== undefined) this.deniedPermissions = [...settings.deniedPermissions];
     return this.settings();
   }
 

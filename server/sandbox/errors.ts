@@ -29,6 +29,13 @@ export function unauthorized(message: string): StripeFailure {
   return { statusCode: 401, error: { type: 'invalid_request_error', message } };
 }
 
+/** `sk_live_51Hab…1234` as Stripe shows a key in its refusals: the prefix, stars, the last four. */
+export function maskKey(key: string): string {
+  const shownChars = 8 + 4;
+  if (key.length <= shownChars) return `${key.slice(0, 8)}****`;
+  return `${key.slice(0, 8)}${'*'.repeat(key.length - shownChars)}${key.slice(-4)}`;
+}
+
 /** 400: the key was first used with other parameters or another endpoint. */
 export function idempotencyMismatch(key: string, detail: string): StripeFailure {
   return {

@@ -5,13 +5,16 @@ import { matchPath } from './http.ts';
  * rate limit: `POST /v1/refunds`, `GET /v1/refunds` and `GET /v1/refunds/:id` are three.
  */
 export const STRIPE_OPERATIONS = [
+  'GET /v1/payment_intents',
   'GET /v1/payment_intents/:id',
+  'GET /v1/charges',
   'GET /v1/charges/:id',
   'GET /v1/charges/:id/refunds',
   'GET /v1/refunds',
   'GET /v1/refunds/:id',
   'GET /v1/disputes',
   'GET /v1/disputes/:id',
+  'GET /v1/customers',
   'GET /v1/customers/:id',
   'GET /v1/payment_methods/:id',
   'POST /v1/refunds',

@@ -77,6 +77,9 @@ export function serveGet(engine: SandboxEngine, path: string, params: FormObject
   const chargeRefunds = matchPath('/v1/charges/:id/refunds', path);
   if (chargeRefunds !== null) return listChargeRefunds(engine, chargeRefunds['id']!, params);
   if (path === '/v1/disputes') return listDisputes(engine, params);
+  if (path === '/v1/payment_intents') return listAll(params, [...store.paymentIntents.values()], 'payment_intent', '/v1/payment_intents', (intent) => intentView(store, intent, EXPAND_NOTHING));
+  if (path === '/v1/charges') return listAll(params, [...store.charges.values()], 'charge', '/v1/charges', (charge) => chargeView(store, charge, EXPAND_NOTHING));
+  if (path === '/v1/customers') return listAll(params, [...store.customers.values()], 'customer', '/v1/customers', renderCustomer);
   for (const retrieve of RETRIEVES) {
     const match = matchPath(retrieve.pattern, path);
     if (match === null) continue;
@@ -133,6 +136,21 @@ function listDisputes(engine: SandboxEngine, params: FormObject): Read<Stripe.Ap
   const items = tree.value.get('data') ?? EXPAND_NOTHING;
   const data = page.value.data.map((dispute) => disputeView(engine.store, dispute, items));
   return { ok: true, value: renderList('/v1/disputes', data, page.value.hasMore) };
+}
+
+/**
+ * `GET /v1/payment_intents`, `/v1/charges`, `/v1/customers`: every object of the kind, newest
+ * first, paged by `limit` and the cursors; no filters, no expansions (Interlock lists them only
+ * to check a key may read them).
+ */
+function listAll<T extends { id: string }, R>(params: FormObject, oldestFirst: T[], what: string, url: string, render: (item: T) => R): Read<Stripe.ApiList<R>> {
+  const unknown = rejectUnknown(params, ['limit', 'starting_after', 'ending_before']);
+  if (unknown) return { ok: false, failure: unknown };
+  const query = readListQuery(params);
+  if (!query.ok) return query;
+  const page = pageOf(oldestFirst.reverse(), query.value, what);
+  if (!page.ok) return page;
+  return { ok: true, value: renderList(url, page.value.data.map(render), page.value.hasMore) };
 }
 
 function maybe<T, R>(value: T | undefined, render: (value: T) => R): R | undefined {

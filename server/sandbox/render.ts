@@ -229,3 +229,12 @@ function emptyEvidence(): Stripe.Dispute.Evidence {
     uncategorized_text: null,
   };
 }
+
+/**
+ * An answer's JSON text in the mode the sandbox answers as: every object is rendered test-mode
+ * (`livemode: false`, typed by the SDK), and in live mode each `livemode` in it, nested and
+ * expanded objects included, reads true, as a live key's answers and events do.
+ */
+export function stringifyInMode(value: unknown, live: boolean): string {
+  return JSON.stringify(value, (key, item: unknown) => (key === 'livemode' && live ? true : item), 2);
+}

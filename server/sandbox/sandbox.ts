@@ -10,7 +10,8 @@ import { readFault } from './faults.ts';
 import { sendJson } from './http.ts';
 import type { ExpandMode } from './expand.ts';
 import type { RateLimitMode } from './rate-limits.ts';
-import { readSettings, type SandboxSettings, type SettleMode } from './settings.ts';
+import type { RestrictedKeyPermission } from './permissions.ts';
+import { type KeyMode, readSettings, type SandboxSettings, type SettleMode } from './settings.ts';
 import type {
   DemoPaymentOptions,
   Delivery,
@@ -41,6 +42,10 @@ export interface SandboxOptions {
   rateLimits?: RateLimitMode;
   /** `honour` (default): nested `expand[]` as Stripe honours it. `ignore`: every field answers as an id. */
   expand?: ExpandMode;
+  /** `test` (default): test keys, `livemode: false`. `live`: live keys, objects and events `livemode: true`. */
+  mode?: KeyMode;
+  /** Permissions a restricted key lacks: the operations needing them answer 403 as Stripe does. */
+  deniedPermissions?: RestrictedKeyPermission[];
   /** Where to send signed webhooks. */
   webhook?: WebhookConfig;
 }
@@ -107,6 +112,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.settle !== undefined) engineOptions.settle = opts.settle;
   if (opts.rateLimits !== undefined) engineOptions.rateLimits = opts.rateLimits;
   if (opts.expand !== undefined) engineOptions.expand = opts.expand;
+  if (opts.mode !== undefined) engineOptions.mode = opts.mode;
+  if (opts.deniedPermissions !== undefined) engineOptions.deniedPermissions = opts.deniedPermissions;
   if (opts.webhook !== undefined) engineOptions.webhook = opts.webhook;
   const engine = new SandboxEngine(engineOptions);
   const inFlightKeys = new Set<string>();

@@ -1,6 +1,7 @@
 import { invalidRequest } from './errors.ts';
 import { EXPAND_MODES, type ExpandMode } from './expand.ts';
 import type { Read } from './params.ts';
+import { RESTRICTED_KEY_PERMISSIONS, type RestrictedKeyPermission } from './permissions.ts';
 import { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
 
 /**
@@ -10,6 +11,14 @@ import { RATE_LIMIT_MODES, type RateLimitMode } from './rate-limits.ts';
  */
 export const SETTLE_MODES = ['immediate', 'manual', 'at_create'] as const;
 export type SettleMode = (typeof SETTLE_MODES)[number];
+
+/**
+ * Which Stripe mode the sandbox answers as: `test` takes test keys (`sk_test_`, `rk_test_`) and
+ * answers `livemode: false`; `live` takes live keys (`sk_live_`, `rk_live_`) and answers objects
+ * and events with `livemode: true`, as Stripe answers a live key. No real money either way.
+ */
+export const KEY_MODES = ['test', 'live'] as const;
+export type KeyMode = (typeof KEY_MODES)[number];
 
 /**
  * How the sandbox behaves where Stripe accounts differ or tests need a choice; each is set when
@@ -23,10 +32,14 @@ export interface SandboxSettings {
   settle: SettleMode;
   /** `honour` (default): `expand[]` as Stripe honours it; `ignore`: every field an id, as a Stripe that ignored it would answer. */
   expand: ExpandMode;
+  /** `test` (default) or `live`: the keys taken and the `livemode` answered. */
+  mode: KeyMode;
+  /** What a restricted key (`rk_...`) may not do: each operation needing one of these answers 403 (none by default). */
+  deniedPermissions: RestrictedKeyPermission[];
 }
 
 /** What a sandbox holds unless told otherwise: today's behaviour, no limits. */
-export const DEFAULT_SETTINGS: SandboxSettings = { rateLimits: 'off', settle: 'immediate', expand: 'honour' };
+export const DEFAULT_SETTINGS: SandboxSettings = { rateLimits: 'off', settle: 'immediate', expand: 'honour', mode: 'test', deniedPermissions: [] };
 
 /** The settings a control route or a test asks for, each checked against its closed list; absent ones stay as they are. */
 export function readSettings(body: Record<string, unknown>): Read<Partial<SandboxSettings>> {
@@ -38,17 +51,34 @@ export function readSettings(body: Record<string, unknown>): Read<Partial<Sandbo
   if (!settle.ok) return settle;
   const expand = readOne(body, 'expand', EXPAND_MODES);
   if (!expand.ok) return expand;
+  const mode = readOne(body, 'mode', KEY_MODES);
+  if (!mode.ok) return mode;
+  const denied = readPermissions(body);
+  if (!denied.ok) return denied;
   return {
     ok: true,
     value: {
       ...(rateLimits.value === undefined ? {} : { rateLimits: rateLimits.value }),
       ...(settle.value === undefined ? {} : { settle: settle.value }),
       ...(expand.value === undefined ? {} : { expand: expand.value }),
+      ...(mode.value === undefined ? {} : { mode: mode.value }),
+      ...(denied.value === undefined ? {} : { deniedPermissions: denied.value }),
     },
   };
 }
 
-const SETTING_NAMES = ['rateLimits', 'settle', 'expand'] as const satisfies ReadonlyArray<keyof SandboxSettings>;
+/** `deniedPermissions`: a list of restricted-key permissions, each from the closed list. */
+function readPermissions(body: Record<string, unknown>): Read<RestrictedKeyPermission[] | undefined> {
+  const given = body['deniedPermissions'];
+  if (given === undefined) return { ok: true, value: undefined };
+  const known = Array.isArray(given) ? given.flatMap((item) => RESTRICTED_KEY_PERMISSIONS.filter((permission) => permission === item)) : [];
+  if (!Array.isArray(given) || known.length !== given.length) {
+    return refuse(`deniedPermissions must be a list of ${RESTRICTED_KEY_PERMISSIONS.join(', ')}.`, 'deniedPermissions');
+  }
+  return { ok: true, value: known };
+}
+
+const SETTING_NAMES = ['rateLimits', 'settle', 'expand', 'mode', 'deniedPermissions'] as const satisfies ReadonlyArray<keyof SandboxSettings>;
 
 /** One setting's value from its closed list, or undefined when the body leaves it out. */
 function readOne<T extends string>(body: Record<string, unknown>, name: keyof SandboxSettings, values: readonly T[]): Read<T | undefined> {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { newId } from './ids.ts';
 import { sandboxLimits } from './limits.ts';
-import { unixSeconds } from './render.ts';
+import { stringifyInMode, unixSeconds } from './render.ts';
 import {
   type ChargeEvent,
   type ChargeEventType,
@@ -118,6 +118,7 @@ export class WebhookSender {
   constructor(
     private readonly nowMs: () => number,
     config: WebhookConfig | null,
+    private readonly live: () => boolean = () => false,
   ) {
     this.config = config;
   }
@@ -175,7 +176,7 @@ export class WebhookSender {
     try {
       for (const event of events) {
         const copies = this.mode.duplicate ? 2 : 1;
-        const body = JSON.stringify(event, null, 2);
+        const body = stringifyInMode(event, this.live());
         for (let copy = 0; copy < copies; copy += 1) await this.attempt({ event, body, attempt: 1 });
       }
     } finally {

@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { limits } from '../../shared/limits.ts';
 import { PacedHttpClient, registerPacedClient } from './paced-client.ts';
 
-/** A live key was offered: Interlock only ever talks to Stripe test mode. */
+/** A key Interlock does not take: a live key outside live mode, or a full live secret key at all. */
 export class LiveKeyError extends Error {
   readonly code = 'live_key_refused';
 }
@@ -15,13 +15,16 @@ export interface StripeEndpoint {
 }
 
 /**
- * A real `stripe` SDK client, refusing live keys, with no hidden retries (the gate owns retries),
- * on the paced transport: once the services attach the process's Stripe budget, every call it
- * makes waits for its place.
+ * A real `stripe` SDK client with no hidden retries (the gate owns retries), on the paced
+ * transport: once the services attach the process's Stripe budget, every call it makes waits for
+ * its place. It takes test-mode keys; with `live`, a live restricted key (`rk_live_`) and nothing
+ * else. A full live secret key (`sk_live_`) is never taken.
  */
-export function createStripeClient(apiKey: string, endpoint: StripeEndpoint = {}): Stripe {
-  if (!/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(apiKey)) {
-    throw new LiveKeyError('only Stripe test-mode keys (sk_test_ or rk_test_) are accepted; live keys are refused');
+export function createStripeClient(apiKey: string, endpoint: StripeEndpoint = {}, options: { live?: boolean } = {}): Stripe {
+  const live = options.live === true;
+  if (live && !/^rk_live_[A-Za-z0-9_]+$/.test(apiKey)) throw new LiveKeyError('live mode takes a live restricted key (rk_live_) only');
+  if (!live && !/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(apiKey)) {
+    throw new LiveKeyError('only Stripe test-mode keys (sk_test_ or rk_test_) are accepted outside live mode');
   }
   const transport = new PacedHttpClient();
   const stripe = new Stripe(apiKey, {

@@ -196,7 +196,7 @@ const BAD_FIELDS: [string, Mutation, string][] = [
   ['two agents with one name', (f) => f.agents.push({ name: 'support-bot', token_sha256: 'a'.repeat(64) }), 'agents[1].name: "support-bot" is defined twice'],
   ['two agents on one token', (f) => f.agents.push({ name: 'other-bot', token_sha256: DEMO_TOKEN_SHA256 }), 'agents[1].token_sha256: is the same token as agent "support-bot"'],
   ['an agent named policy', (f) => (f.agents[0]!.name = 'policy'), 'agents[0].name: "policy" is reserved'],
-  ['a live Stripe mode', (f) => (f.stripe = { mode: 'live' }), 'stripe.mode: "live" is not a Stripe mode (expected one of sandbox, test)'],
+  ['a Stripe mode of its own', (f) => (f.stripe = { mode: 'prod' }), 'stripe.mode: "prod" is not a Stripe mode (expected one of sandbox, test, live)'],
   ['a Stripe section with no mode', (f) => (f.stripe = {}), 'stripe.mode: is required'],
   ['a Stripe key in the file', (f) => (f.stripe = { mode: 'test', secret_key: 'sk_test_x' }), 'stripe.secret_key: unknown key (expected one of mode, rate_limits)'],
   ['a zero idle timeout', (f) => (f.sessions = { idle_minutes: 0 }), 'sessions.idle_minutes: must be a positive whole number of minutes, got 0'],

@@ -204,7 +204,8 @@ describe('verifyWebhook: core §8.1', () => {
   it('no error text carries the secret, the header, the payload, the refund id or the timestamp', () => {
     const live = deliver(buildRefundEvent({ livemode: true }));
     const badJson = Buffer.from('{"id":', 'utf8');
-    const attempts: Array<[Buffer, string | undefined, number]> = [
+    const otherVersion = deliver({ ...buildRefundEvent({ livemode: true }), api_version: '2020-08-27' });
+    const attempts: Array<[Buffer, string | undefined, number, boolean?]> = [
       [body, undefined, NOW_MS],
       [body, `t=${SIGNED_AT_S}`, NOW_MS],
       [body, header, NOW_MS + 3_600_000],
@@ -212,11 +213,14 @@ describe('verifyWebhook: core §8.1', () => {
       [live.body, live.header, NOW_MS],
       [badJson, signWebhook(badJson, SECRET, SIGNED_AT_S), NOW_MS],
       [body.toString('utf8') as unknown as Buffer, header, NOW_MS],
+      // In live mode: a test-mode event, and a live one from an endpoint on another API version.
+      [body, header, NOW_MS, true],
+      [otherVersion.body, otherVersion.header, NOW_MS, true],
     ];
     const reasons = new Set<WebhookRefusal>();
-    for (const [payload, sent, nowMs] of attempts) {
+    for (const [payload, sent, nowMs, livemode] of attempts) {
       try {
-        verifyWebhook(payload, sent, [SECRET], nowMs);
+        verifyWebhook(payload, sent, [SECRET], nowMs, undefined, livemode === true);
         throw new Error('expected a refusal');
       } catch (error) {
         expect(error).toBeInstanceOf(WebhookError);

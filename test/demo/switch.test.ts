@@ -17,6 +17,8 @@ describe('decideDemoTraffic', () => {
     ['test_mode: true even with INTERLOCK_DEMO=1', { demo: true, testMode: true }, 'off: the config says test_mode: true'],
     ['Stripe test mode, INTERLOCK_DEMO unset', { stripeMode: 'test', embeddedSandbox: false }, 'off: refunds go to Stripe test mode'],
     ['Stripe test mode with INTERLOCK_DEMO=1', { demo: true, stripeMode: 'test', embeddedSandbox: false }, 'refused'],
+    ['Stripe live mode, INTERLOCK_DEMO unset', { stripeMode: 'live', embeddedSandbox: false }, 'off: refunds go to Stripe live mode'],
+    ['Stripe live mode with INTERLOCK_DEMO=1', { demo: true, stripeMode: 'live', embeddedSandbox: false }, 'refused'],
     ['a sandbox at STRIPE_SANDBOX_URL', { embeddedSandbox: false }, 'off: refunds go to a sandbox at STRIPE_SANDBOX_URL, not the embedded one'],
   ])('%s: %o', (_name, overrides, expected) => {
     const decided = decideDemoTraffic({ ...npmStart, ...overrides });

@@ -127,7 +127,7 @@ describe('parseEnv', () => {
   it('names every bad variable at once, and never echoes a secret', () => {
     const message = refusal({ PORT: 'abc', STRIPE_SECRET_KEY: 'sk_live_secret123', STRIPE_WEBHOOK_SECRETS: 'whsec_ok,hunter2' });
     expect(message).toBe(
-      'STRIPE_SECRET_KEY must be a Stripe test-mode key (sk_test_... or rk_test_...); live keys are refused; ' +
+      'STRIPE_SECRET_KEY must be a Stripe test-mode key (sk_test_... or rk_test_...); a live key goes in STRIPE_LIVE_KEY; ' +
         'STRIPE_WEBHOOK_SECRETS must be whsec_... secrets separated by commas; ' +
         'PORT must be a whole number from 0 to 65535, not "abc"',
     );

@@ -155,7 +155,7 @@ describe('sandbox durable state', () => {
     const answers = await Promise.allSettled(Array.from({ length: 60 }, () => remote.stripe().paymentIntents.retrieve(intent.id)));
     const through = answers.filter((answer) => answer.status === 'fulfilled').length;
     expect(through).toBeLessThan(60);
-    expect((await remote.requestCounts()).endpoints['GET /v1/payment_intents/:id']).toEqual({ through, rate_limited: 60 - through, lock_timeout: 0, unauthorized: 0 });
+    expect((await remote.requestCounts()).endpoints['GET /v1/payment_intents/:id']).toEqual({ through, rate_limited: 60 - through, lock_timeout: 0, unauthorized: 0, forbidden: 0 });
     await remote.resetRequestCounts();
     expect(await remote.configure({ rateLimits: 'off' })).toMatchObject({ rateLimits: 'off' });
     expect((await remote.requestCounts()).total.through).toBe(0);

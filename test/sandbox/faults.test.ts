@@ -149,7 +149,7 @@ describe('sandbox faults on refund creation', () => {
     const made = await stripe.refunds.create(params, { idempotencyKey: 'locked-1' });
     expect(made.lastResponse.headers['idempotent-replayed']).toBeUndefined();
     expect(sandbox.refunds(locked.id).map((refund) => refund.id)).toEqual([made.id]);
-    expect(sandbox.requestCounts().endpoints['POST /v1/refunds']).toEqual({ through: 2, rate_limited: 0, lock_timeout: 2, unauthorized: 0 });
+    expect(sandbox.requestCounts().endpoints['POST /v1/refunds']).toEqual({ through: 2, rate_limited: 0, lock_timeout: 2, unauthorized: 0, forbidden: 0 });
   });
 
   it('lock_timeout with a share: that share of the matching refund creates meets the lock, spread evenly, until its times are used', async () => {

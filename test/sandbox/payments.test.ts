@@ -138,7 +138,7 @@ describe('sandbox payment intents, charges and disputes through the real SDK', (
 
   it('unknown URLs answer 404 in Stripe error shape', async () => {
     const sandbox = await useSandbox();
-    const response = await fetch(`${sandbox.url}/v1/customers`, {
+    const response = await fetch(`${sandbox.url}/v1/payouts`, {
       headers: { authorization: `Bearer ${sandbox.apiKey}` },
     });
     expect(response.status).toBe(404);

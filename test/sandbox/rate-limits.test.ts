@@ -135,9 +135,9 @@ describe('sandbox rate limits, as Stripe publishes them', () => {
     await outcomes(Array.from({ length: 27 }, () => () => stripe.paymentIntents.retrieve(intent.id)));
     await fetch(`${sandbox.url}/v1/refunds`);
     const counts = sandbox.requestCounts();
-    expect(counts.endpoints['GET /v1/payment_intents/:id']).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 0 });
-    expect(counts.endpoints['GET /v1/refunds']).toEqual({ through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 1 });
-    expect(counts.total).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 1 });
+    expect(counts.endpoints['GET /v1/payment_intents/:id']).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 0, forbidden: 0 });
+    expect(counts.endpoints['GET /v1/refunds']).toEqual({ through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 1, forbidden: 0 });
+    expect(counts.total).toEqual({ through: 25, rate_limited: 2, lock_timeout: 0, unauthorized: 1, forbidden: 0 });
     // Each request as it arrived, on the sandbox clock (a manual one here, so all at one instant).
     expect(counts.arrivals).toHaveLength(28);
     expect(counts.arrivals.filter((a) => a.operation === 'GET /v1/payment_intents/:id' && a.outcome === 'rate_limited')).toHaveLength(2);
@@ -146,7 +146,7 @@ describe('sandbox rate limits, as Stripe publishes them', () => {
     const overHttp = (await (await fetch(`${sandbox.url}${path}`, { method })).json()) as RequestCounts;
     expect(overHttp).toEqual(counts);
     sandbox.resetRequestCounts();
-    expect(sandbox.requestCounts()).toEqual({ total: { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0 }, endpoints: {}, arrivals: [] });
+    expect(sandbox.requestCounts()).toEqual({ total: { through: 0, rate_limited: 0, lock_timeout: 0, unauthorized: 0, forbidden: 0 }, endpoints: {}, arrivals: [] });
   });
 
   it('the limit changes at run time over the control route, and the health route says which is in force', async () => {

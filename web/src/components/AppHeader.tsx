@@ -28,7 +28,7 @@ const APPROVER_PAGES: ReadonlySet<string> = new Set(['inbox', 'done', 'closed', 
 
 const noItems = () => () => {};
 
-/** The top of every page: the sandbox marker, where you are, who you are. */
+/** The top of every page: the sandbox or LIVE marker, where you are, who you are. */
 export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) {
   const feed = useLiveFeedOrNull();
   const items = useSyncExternalStore(feed?.subscribe ?? noItems, () => feed?.getState().items ?? null);
@@ -36,6 +36,7 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
   return (
     <>
       {session.sandbox && <SandboxMarker demo={session.demo} />}
+      {session.live && <LiveMarker />}
       <header className="app-header">
         <div className="header-inner">
           <Link
@@ -83,6 +84,15 @@ export function AppHeader({ session, route, onLogout, onHelp }: AppHeaderProps) 
 }
 
 /** Unmissable, on every page: nothing here moves real money (and, with demo traffic, who asks). */
+/** Live mode: every refund sent moves real money, said on every page. */
+export function LiveMarker() {
+  return (
+    <div className="live-marker" role="note">
+      <strong>LIVE</strong> <span className="live-detail">Refunds go to Stripe live mode and move real money.</span>
+    </div>
+  );
+}
+
 export function SandboxMarker({ demo = false }: { demo?: boolean }) {
   return (
     <div className="sandbox-marker" role="note">
