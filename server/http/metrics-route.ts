@@ -72,6 +72,8 @@ export function installMetrics(app: FastifyInstance, services: Services): Interl
   app.get(
     '/metrics',
     {
+      // No person's route: a scraper is let in by metrics.allow_from or the metrics token, checked below.
+      config: { access: { public: 'operators: metrics.allow_from or the metrics token' } },
       schema: {
         tags: ['operators'],
         summary: "Prometheus metrics: queues, Stripe budget, journal, outbox, latency by route, the process's own",

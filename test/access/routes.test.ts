@@ -14,6 +14,7 @@ const ROUTES: ReadonlyArray<readonly [string, string, 'public' | 'signedIn' | `$
   ['GET', '/openapi.json', 'public'],
   ['GET', '/healthz', 'public'],
   ['GET', '/readyz', 'public'],
+  ['GET', '/metrics', 'public'],
   ['GET', '/.well-known/interlock-keys', 'public'],
   ['GET', '/.well-known/interlock-checkpoint', 'public'],
   ['POST', '/v1/refunds', 'public'],
