@@ -21,6 +21,7 @@ import { AppError, installErrorHandler } from './errors.ts';
 import { requireJournal } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
 import { openApi } from './openapi.ts';
+import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
@@ -66,7 +67,7 @@ export interface AppOptions {
   listenHost?: string;
   logger?: boolean | object;
   webDist?: string;
-  /** Agents' refund requests worked on at once before 429 (default limits.refundsInFlightMax). */
+  /** Agents' refund requests worked on at once before 429, shed before any work (default limits.refundsInFlightMax). */
   refundsInFlightMax?: number;
 }
 
@@ -142,6 +143,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     referrerPolicy: { policy: 'no-referrer' },
     strictTransportSecurity: https ? { maxAge: limits.hstsMaxAgeS, includeSubDomains: false } : false,
   });
+  // Agents beyond what the server can take are shed before any other work (only Helmet's headers).
+  installOverloadShedding(app, options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
   // `anyHost` (liveness) answers any, so a balancer may probe it by address.
   const served = servedHosts({
@@ -197,7 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // answers 503 journal_unavailable there, and a route added to one cannot forget it.
   await app.register(async (scope) => {
     requireJournal(scope, services.views);
-    await scope.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
+    await scope.register(agentRoutes, { services });
     await scope.register(checkpointRoute, { services });
   });
   await app.register(async (scope) => {
