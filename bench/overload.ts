@@ -21,6 +21,11 @@ export const OVERLOAD_FACTOR = 4;
 const ESCALATED_CENTS = 6_000;
 /** Requests the load generator leaves outstanding at most; beyond it a due request is counted unsent. */
 const OUTSTANDING_MAX = 4_000;
+/**
+ * The agents' keep-alive connections, all opened before the flood: agents keep theirs open, and a
+ * storm of new connections would measure the kernel's accept queue, not Interlock.
+ */
+const FLOOD_SOCKETS = 512;
 /** Payment intents the flood cycles through per second of its rate: two seconds apart, no two in flight share one. */
 const INTENT_SECONDS = 2;
 /** How often the balancer's probe asks /healthz during the flood. */
@@ -68,7 +73,8 @@ function judge(spec: RequestSpec, reply: Reply): 'answered' | 'shed' | string {
 
 /** Requests at `ratePerS` for `durationMs`, each timed from when it was due (an open loop, as http-load.ts openLoop). */
 async function flood(serverUrl: string, ratePerS: number, durationMs: number, next: (n: number) => RequestSpec): Promise<FloodResult> {
-  const client = new LoadClient(serverUrl, OUTSTANDING_MAX);
+  const client = new LoadClient(serverUrl, FLOOD_SOCKETS);
+  await Promise.all(Array.from({ length: FLOOD_SOCKETS }, () => client.request({ method: 'GET', path: '/healthz' })));
   const result: FloodResult = { answeredMs: [], shedMs: [], failures: {}, unsent: 0, elapsedMs: 0 };
   const outstanding = new Set<Promise<void>>();
   const total = Math.floor((durationMs / 1000) * ratePerS);
@@ -168,7 +174,7 @@ async function probeDuring(serverUrl: string, durationMs: number): Promise<numbe
   return slowestMs;
 }
 
-function describe(result: FloodResult): string {
+function describeFailures(result: FloodResult): string {
   const failures = Object.entries(result.failures).map(([label, n]) => `${label} ×${n}`);
   return failures.length === 0 ? 'no failures' : failures.join(', ');
 }
@@ -210,7 +216,7 @@ async function overloadRep(plan: Plan, server: Started, sandbox: Started, rep: n
   say(
     `overload rep ${rep}: capacity ${Math.round(capacityPerS)}/s, offered ${Math.round(offeredPerS)}/s; answered ${Math.round(figures.overload_answered_per_s)}/s ` +
       `(p99 ${figures.overload_answered_p99_ms.toFixed(0)} ms), shed ${(100 * figures.overload_shed_share).toFixed(0)}% (p99 ${figures.overload_shed_p99_ms.toFixed(1)} ms); ` +
-      `slowest decision ${figures.overload_decision_max_ms.toFixed(0)} ms (${decisions.failed} failed), slowest /healthz ${healthzMaxMs.toFixed(0)} ms; ${flooded.unsent} unsent, ${describe(flooded)}`,
+      `slowest decision ${figures.overload_decision_max_ms.toFixed(0)} ms (${decisions.failed} failed), slowest /healthz ${healthzMaxMs.toFixed(0)} ms; ${flooded.unsent} unsent, ${describeFailures(flooded)}`,
   );
   // A figure with no sample (no request shed at all) is not measured, rather than a number made up.
   push(samples, Object.fromEntries(Object.entries(figures).filter(([, value]) => Number.isFinite(value))));
