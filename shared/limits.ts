@@ -121,10 +121,11 @@ export const limits = {
    */
   eventLoopDelayShedMs: 50,
   /**
-   * Agents' calls in flight below which a late event loop sheds none: with so few, the lag is not
-   * theirs (a start-up, a download, a busy machine) and turning them away would not cure it.
+   * Agents' calls in flight below which a late event loop sheds none: with fewer than half the
+   * refund requests' bound, the lag is not theirs (a start-up, a download, a busy machine) and
+   * turning them away would not cure it; 50 agents at once on a busy machine are still all taken.
    */
-  eventLoopShedAgentsMin: 32,
+  eventLoopShedAgentsMin: 64,
   /** How finely the event loop's delay is sampled (Node's histogram timer). */
   eventLoopResolutionMs: 10,
   /** The window over which the largest delay is kept: a lag is acted on within it and forgotten after the next. */
