@@ -81,7 +81,7 @@ function keyOfCopy(copy: string): string {
  * or webhook is left from the load before. The server's own background work after a load is
  * measured separately (http_server_idle_cpu_share).
  */
-async function waitForQuiet(sandbox: Started): Promise<number> {
+export async function waitForQuiet(sandbox: Started): Promise<number> {
   const startMs = Date.now();
   let before = cpuSecondsOf(sandbox.child.pid);
   while (Date.now() - startMs < QUIET_WAIT_MS_MAX) {

@@ -30,6 +30,10 @@ export const FULL: Plan = {
   staleItems: 30,
   burstRefunds: { test: 200, live: 1_000 },
   burstWarmupRefunds: 20,
+  overloadCapacityMs: 10_000,
+  overloadMs: 15_000,
+  overloadDecisions: 10,
+  overloadOfferedMinPerS: 0,
 };
 
 /** The sizes of the smoke run inside `npm test`: every code path, in seconds. */
@@ -62,4 +66,8 @@ export const SMOKE: Plan = {
   staleItems: 2,
   burstRefunds: { test: 20, live: 20 },
   burstWarmupRefunds: 0,
+  overloadCapacityMs: 1_000,
+  overloadMs: 2_000,
+  overloadDecisions: 2,
+  overloadOfferedMinPerS: 400,
 };

@@ -19,6 +19,7 @@ import { staleChipStage } from './stale-chip.ts';
 import { stripeLimitsStage } from './stripe-limits.ts';
 import { ledgerStage } from './ledger.ts';
 import { outboxStage } from './outbox.ts';
+import { overloadStage } from './overload.ts';
 import { profileIn, summarizeProfile } from './profile.ts';
 import { REPO_ROOT } from './processes.ts';
 import { runRebuildChild } from './rebuild.ts';
@@ -59,7 +60,7 @@ const smoke = process.argv.includes('--smoke');
 const record = process.argv.includes('--record');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'outbox', 'stale-chip', 'rebuild'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'overload', 'outbox', 'stale-chip', 'rebuild'] as const;
 const only = readOnly();
 if (record && (only === null || smoke)) {
   process.stderr.write('--record takes --only <stage> and a full-size run (not --smoke)\n');
@@ -144,6 +145,7 @@ const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
 const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
 const STRIPE_LIMITS_FIGURES = ALL_FIGURES.filter((f) => f === 'stripe_calls_per_refund' || f.startsWith('burst_'));
+const OVERLOAD_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('overload_'));
 
 async function runAll(dir: string): Promise<void> {
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw', 'journal_rows_per_s_raw_sealed', 'global_chain_us_per_entry'], () => fsyncStage(plan, dir)));
@@ -167,6 +169,7 @@ async function runAll(dir: string): Promise<void> {
     );
   }
   merge(await stage('stripe-limits', STRIPE_LIMITS_FIGURES, () => stripeLimitsStage(plan, dir)));
+  merge(await stage('overload', OVERLOAD_FIGURES, () => overloadStage(plan, dir)));
   merge(await stage('outbox', NOTIFY_FIGURES, () => outboxStage(plan, dir)));
   merge(await stage('stale-chip', STALE_FIGURES, () => staleChipStage(plan, dir)));
   if (templates) {

@@ -47,6 +47,13 @@ export interface Plan {
   burstRefunds: Record<BurstMode, number>;
   /** Routine refunds a fresh server is warmed up with before its burst. */
   burstWarmupRefunds: number;
+  /** How long the overload stage measures a fresh server's capacity, then floods it at four times that. */
+  overloadCapacityMs: number;
+  overloadMs: number;
+  /** Items a person approves one at a time during each flood. */
+  overloadDecisions: number;
+  /** A floor on the flood's rate (0 in the full run): the smoke run's tiny capacity loop is too short to load a server. */
+  overloadOfferedMinPerS: number;
 }
 
 /** The config every server process of the bench runs with: the repository's own. */

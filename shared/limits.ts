@@ -115,11 +115,31 @@ export const limits = {
   /** Webhook bodies from Stripe. */
   webhookBodyBytesMax: 256 * 1024,
   /**
-   * Refund requests one server works on at once. Beyond it an agent is told 429 at once (nothing
-   * written; the same request id is safe to send again) rather than queued behind work it would
-   * wait seconds for: latency stays bounded under overload, and memory too.
+   * Refund requests one server works on at once, counted from the moment each arrives (before its
+   * body is read) until it is answered and its work is done. Beyond it an agent is told 429 at
+   * once (nothing written; the same request id is safe to send again) rather than queued behind
+   * work it would wait seconds for: latency stays bounded under overload, and memory too. At the
+   * few hundred refunds a second a server answers, 128 is well under a second of work.
    */
   refundsInFlightMax: 128,
+  /**
+   * The event loop's delay past which agents' calls are shed (429, nothing written) before any of
+   * their work: a loop this late already makes every answer, a person's decision among them, wait
+   * as long again. Ordinary garbage collection stays well under it.
+   */
+  eventLoopDelayShedMs: 50,
+  /**
+   * Agents' calls in flight below which a late event loop sheds none: with fewer than half the
+   * refund requests' bound, the lag is not theirs (a start-up, a download, a busy machine) and
+   * turning them away would not cure it; 50 agents at once on a busy machine are still all taken.
+   */
+  eventLoopShedAgentsMin: 64,
+  /** How finely the event loop's delay is sampled (Node's histogram timer). */
+  eventLoopResolutionMs: 10,
+  /** The window over which the largest delay is kept: a lag is acted on within it and forgotten after the next. */
+  eventLoopSampleMs: 100,
+  /** The Retry-After of a request shed under overload: a second, as long as the work the bound holds. */
+  shedRetryAfterS: 1,
   /**
    * Node's bound on a request's headers, the request line included (its own default, written out):
    * an agent's call and a browser's carry a few hundred bytes, and a path parameter is checked by

@@ -28,6 +28,7 @@ import {
 } from './answers.ts';
 import { declarePublic } from './access-guard.ts';
 import { AppError } from './errors.ts';
+import { whileWorking } from './overload.ts';
 import {
   ConflictingPayloadSchema,
   EffectParams,
@@ -87,11 +88,9 @@ function stripeFailure(error: unknown): AppError | null {
  * the journal's scope (journal-scope.ts), and every chain it answers from is read through the
  * views. A retry is always safe: the same request id answers the current status and changes nothing.
  */
-export async function agentRoutes(scope: FastifyInstance, opts: { services: Services; refundsInFlightMax?: number }): Promise<void> {
+export async function agentRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services } = opts;
-  const inFlightMax = opts.refundsInFlightMax ?? limits.refundsInFlightMax;
-  let inFlight = 0;
   const wallMs = () => services.clock.wallMs();
   const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs);
   const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs);
@@ -125,19 +124,9 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
       'journal_unavailable',
     ]),
   };
-  app.post('/v1/refunds', { schema: refundSchema }, async (request, reply) => {
-    const { body } = request;
-    if (inFlight >= inFlightMax) {
-      reply.header('retry-after', '1');
-      throw new AppError('rate_limited', `the server is working on ${inFlightMax} refund requests already; nothing was written, send this one again in a second`);
-    }
-    inFlight += 1;
-    try {
-      return await answerRefund(request, reply, body);
-    } finally {
-      inFlight -= 1;
-    }
-  });
+  // Beyond the refund requests in flight, an agent was told 429 before any of this (overload.ts);
+  // its place is held while the work goes on, even if the agent hangs up.
+  app.post('/v1/refunds', { schema: refundSchema }, async (request, reply) => whileWorking(request, () => answerRefund(request, reply, request.body)));
 
   /** The request's chain as the views verified it, caught up with everything durable now. */
   const chainOf = async (effectId: string) => (await services.views.current()).chain(effectId);

@@ -23,6 +23,7 @@ import { requireJournal } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
 import { installMetrics } from './metrics-route.ts';
 import { openApi } from './openapi.ts';
+import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
@@ -73,7 +74,7 @@ export interface AppOptions {
   listenHost?: string;
   logger?: boolean | object;
   webDist?: string;
-  /** Agents' refund requests worked on at once before 429 (default limits.refundsInFlightMax). */
+  /** Agents' refund requests worked on at once before 429, shed before any work (default limits.refundsInFlightMax). */
   refundsInFlightMax?: number;
 }
 
@@ -153,6 +154,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     referrerPolicy: { policy: 'no-referrer' },
     strictTransportSecurity: https ? { maxAge: limits.hstsMaxAgeS, includeSubDomains: false } : false,
   });
+  // Agents beyond what the server can take are shed before any other work (only Helmet's headers).
+  installOverloadShedding(app, options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
   // `anyHost` (liveness) answers any, so a balancer may probe it by address.
   const served = servedHosts({
@@ -210,7 +213,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // answers 503 journal_unavailable there, and a route added to one cannot forget it.
   await app.register(async (scope) => {
     requireJournal(scope, services.views);
-    await scope.register(agentRoutes, { services, ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }) });
+    await scope.register(agentRoutes, { services });
     await scope.register(checkpointRoute, { services });
   });
   // Logging in is how a session starts: outside the session's scope, and no URL is exempted in it.

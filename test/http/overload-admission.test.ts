@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { limits } from '../../shared/limits.ts';
+import { type Admission, decideAdmission, type Pressure, type ShedClass, shedClassOf } from '../../server/http/overload.ts';
+
+// Who is shed under overload, decided before any route's work: agents only, by the refund requests
+// in flight and the event loop's delay; people, health probes and Stripe's webhooks never.
+
+describe('shedClassOf', () => {
+  it.each<[string, string, ShedClass]>([
+    ['POST', '/v1/refunds', 'refund_request'],
+    ['POST', '/v1/refunds?x=1', 'refund_request'],
+    ['GET', '/v1/refunds/r-1', 'agent_read'],
+    ['GET', '/v1/receipts/0123456789ab/verify', 'agent_read'],
+    ['POST', '/v1/nothing-here', 'agent_read'],
+    ['GET', '/healthz', 'exempt'],
+    ['GET', '/readyz', 'exempt'],
+    ['POST', '/webhooks/stripe', 'exempt'],
+    ['POST', '/api/items/0123456789ab/decisions', 'exempt'],
+    ['GET', '/api/inbox', 'exempt'],
+    ['GET', '/v1x', 'exempt'],
+    ['GET', '/', 'exempt'],
+  ])('%s %s is %s', (method, url, expected) => {
+    expect(shedClassOf(method, url)).toBe(expected);
+  });
+});
+
+describe('decideAdmission', () => {
+  const calm: Pressure = { agentsInFlight: 0, refundsInFlight: 0, refundsInFlightMax: 128, eventLoopDelayMs: 0, eventLoopDelayMaxMs: 50 };
+  const crowd = limits.eventLoopShedAgentsMin;
+  it.each<[string, ShedClass, Partial<Pressure>, Admission]>([
+    ['a refund request on a calm server', 'refund_request', {}, { admit: true }],
+    ['the last place among refunds in flight', 'refund_request', { refundsInFlight: 127 }, { admit: true }],
+    ['a refund request beyond the refunds in flight', 'refund_request', { refundsInFlight: 128 }, { admit: false, why: 'refunds_in_flight' }],
+    ['an agent read beyond the refunds in flight', 'agent_read', { refundsInFlight: 128 }, { admit: true }],
+    ['an agent read with the loop late and a crowd of agents in', 'agent_read', { agentsInFlight: crowd, eventLoopDelayMs: 51 }, { admit: false, why: 'event_loop_delay' }],
+    ['a refund request with the loop late and a crowd in, the loop named first', 'refund_request', { agentsInFlight: crowd, refundsInFlight: 128, eventLoopDelayMs: 51 }, { admit: false, why: 'event_loop_delay' }],
+    ['an agent read with the loop late but few agents in', 'agent_read', { agentsInFlight: crowd - 1, eventLoopDelayMs: 500 }, { admit: true }],
+    ['an agent read with the loop at its bound', 'agent_read', { agentsInFlight: crowd, eventLoopDelayMs: 50 }, { admit: true }],
+    ['an exempt request on a swamped server', 'exempt', { agentsInFlight: 10_000, refundsInFlight: 10_000, eventLoopDelayMs: 10_000 }, { admit: true }],
+  ])('%s', (_what, shedClass, pressure, expected) => {
+    expect(decideAdmission(shedClass, { ...calm, ...pressure })).toEqual(expected);
+  });
+});
