@@ -25,6 +25,7 @@ const HEADLINES: Record<PlainStatus, string> = {
   AMBIGUOUS: 'Outcome unknown; it is never sent again',
   QUEUED: 'Waiting for a person',
   APPROVED: 'Approved, being sent',
+  PARTLY_APPROVED: 'Approved by one person; waiting for a second approver',
   REJECTED: 'Rejected; never sent',
   CLOSED: 'Closed; never sent',
   SUPERSEDED: 'Superseded',

@@ -75,6 +75,7 @@ const PLAIN_TITLES: Record<PlainStatus, string> = {
   AMBIGUOUS: 'Outcome unknown',
   QUEUED: 'Now waiting for its approver group',
   APPROVED: 'Approved; it is sent as soon as Stripe answers',
+  PARTLY_APPROVED: 'Your approval is recorded: 1 of 2; it waits for a second approver',
   REJECTED: 'Rejected: never sent',
   CLOSED: 'Closed: never sent',
   SUPERSEDED: 'Not recorded: the item changed while you looked',
@@ -97,6 +98,8 @@ const REFUSAL_TITLES: Record<RefusalCode, string> = {
   no_repair: 'Not sent: that repair is no longer offered',
   repair_not_expressible: 'Not sent: that repair cannot be expressed as a refund',
   payment_missing: 'Not sent: Stripe knows no such payment',
+  beneficiary: 'Not recorded: the refund is for your own benefit',
+  same_approver: 'Not recorded: you already approved it; it needs someone else',
 };
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
