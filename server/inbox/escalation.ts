@@ -25,7 +25,7 @@ function assertExactFields(kind: string, fields: object, expected: readonly stri
  */
 export function escalationRecord(fields: EscalationFields): EscalationFields {
   const { approvals_required, ...rest } = fields;
-  const record: EscalationFields = approvals_required === undefined || approvals_required <= 1 ? rest : { ...rest, approvals_required };
+  const record: EscalationFields = approvals_required !== undefined && approvals_required <= 1 ? rest : fields;
   assertExactFields('ESCALATED', record, ESCALATED_FIELDS, ESCALATED_OPTIONAL_FIELDS);
   return record;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Escalated } from '../../shared/entries.ts';
+import type { Json } from '../../shared/json.ts';
 import { approvalsRequiredFor, approvalStanding, beneficiaryMatch, decideApproval } from '../../server/inbox/approvals.ts';
 import { chainState } from '../../server/inbox/state.ts';
 import { dispatchBlocker } from '../../server/journal/chain.ts';
@@ -99,7 +100,7 @@ describe('decideApproval: first match wins', () => {
 
 describe('chainState and the dispatch rule count distinct approvals of the latest escalation', () => {
   const hashOf = (chain: ReturnType<typeof chainOf>) => latest(chain).hash;
-  const lease = (chain: ReturnType<typeof chainOf>, co?: unknown) => ({
+  const lease = (chain: ReturnType<typeof chainOf>, co?: Json) => ({
     by: 'bea',
     at_ms: 3_000,
     group: 'controller',
