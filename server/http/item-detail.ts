@@ -132,7 +132,7 @@ async function approvalBlockFor(services: Services, effectId: string, chain: rea
     code: 'beneficiary',
     why:
       step.match === 'on_behalf_of'
-        ? `You cannot approve this refund: it is made on behalf of you (${request.on_behalf_of}).`
-        : "You cannot approve this refund: the payment's customer email is yours.",
+        ? `It is made for your benefit: the request names you (on behalf of ${request.on_behalf_of}). Someone else must approve it.`
+        : "It is made for your benefit: the payment's customer email is yours. Someone else must approve it.",
   };
 }

@@ -115,7 +115,7 @@ describe('nobody approves a refund for their own benefit', () => {
     const bea = await world.login('bea');
     const shown = await page(bea, effectId);
     expect(shown.request.on_behalf_of).toBe('BEA');
-    expect(shown.approval_block).toEqual({ code: 'beneficiary', why: 'You cannot approve this refund: it is made on behalf of you (BEA).' });
+    expect(shown.approval_block).toEqual({ code: 'beneficiary', why: 'It is made for your benefit: the request names you (on behalf of BEA). Someone else must approve it.' });
     const before = await world.entryCount();
     const answer = await approve(bea, effectId);
     expect([answer.statusCode, answer.json().error.code]).toEqual([403, 'self_approval']);

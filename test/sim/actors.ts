@@ -80,6 +80,8 @@ export function newRequest(world: World, paymentIntent = pickPayment(world)): In
     amount: askAmount(world, paymentIntent),
     ...(world.chance(0.3) ? { reason: 'arrived damaged' } : {}),
     flags,
+    // Now and then for the benefit of an approver, who may then not approve it (the same roll, no new draw).
+    ...(roll >= 0.15 && roll < 0.25 ? { on_behalf_of: 'bea' } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
+import type { ApprovalVoidReason, ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
 import type { LedgerOutcome } from '../../shared/ledger.ts';
 import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, REFUSAL_CODES, type RefusalCode, type Status } from '../../shared/statuses.ts';
 
@@ -233,3 +233,12 @@ export function channelLabel(channel: string): string {
   const n = Number(index);
   return Number.isSafeInteger(n) && n > 0 ? `${label} ${n + 1}` : label;
 }
+
+/** Why an approval of a two-approver item no longer counts, after "no longer counts,". */
+export const VOID_REASON_WORDS: Record<ApprovalVoidReason, string> = {
+  moved_up: 'because the item moved up its chain to another group',
+  facts_changed: 'because the payment changed and the item was shown again on the new facts',
+  approval_expired: 'because it expired before a second person approved',
+  approver_removed: 'because the approver is no longer in the group',
+  escalated_again: 'because the item was put in front of people again',
+};
