@@ -56,15 +56,15 @@ export const AGENT = 'support-bot';
 export const CONFIG = fourEyes({ ...loadConfig(DEFAULT_CONFIG_PATH), notifications: simNotifications(AGENT) });
 
 /**
- * The shipped config with four-eyes on the default route: two distinct approvers from $150.00,
- * €150.00 or ¥20,000 (and in any other currency), with a second member in finance-manager so both
+ * The shipped config with four-eyes on the default route: two distinct approvers from $80.00,
+ * €80.00 or ¥12,000 (and in any other currency), with a second member in finance-manager so both
  * levels of its chain can give two.
  */
 function fourEyes<C extends ReturnType<typeof loadConfig>>(config: C): C {
   return {
     ...config,
     groups: { ...config.groups, 'finance-manager': [...(config.groups['finance-manager'] ?? []), 'cy'] },
-    routes: config.routes.map((r) => (r.name === 'default' ? { ...r, twoApproversFrom: { usd: 15_000, eur: 15_000, jpy: 20_000 } } : r)),
+    routes: config.routes.map((r) => (r.name === 'default' ? { ...r, twoApproversFrom: { usd: 8_000, eur: 8_000, jpy: 12_000 } } : r)),
   };
 }
 const START_MS = 1_700_000_000_000;
