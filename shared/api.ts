@@ -288,7 +288,9 @@ export interface ItemDetail {
 }
 
 /** Why an approval no longer counts: the item moved up its chain, its facts were read again, the approval expired, its approver left the group, or it was escalated again. */
-export type ApprovalVoidReason = 'moved_up' | 'facts_changed' | 'approval_expired' | 'approver_removed' | 'escalated_again';
+export const APPROVAL_VOID_REASONS = ['moved_up', 'facts_changed', 'approval_expired', 'approver_removed', 'escalated_again'] as const;
+/** One reason an approval no longer counts. */
+export type ApprovalVoidReason = (typeof APPROVAL_VOID_REASONS)[number];
 
 /** One approval of a two-approver item, as its page shows it. */
 export interface ApprovalShown {

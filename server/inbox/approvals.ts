@@ -1,3 +1,4 @@
+import type { ApprovalVoidReason } from '../../shared/api.ts';
 import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 import { allOf, approvalsOf, approvalsRequired, latestEscalation } from '../journal/chain.ts';
 
@@ -77,10 +78,8 @@ export function decideApproval(chain: readonly Entry[], escalation: Escalated, a
   return { next: 'record', completes: count >= required, count, required };
 }
 
-/** Why an approval no longer counts. */
-export const VOID_REASONS = ['moved_up', 'facts_changed', 'approval_expired', 'approver_removed', 'escalated_again'] as const;
-/** One reason an approval no longer counts. */
-export type VoidReason = (typeof VOID_REASONS)[number];
+/** Why an approval no longer counts (shared/api.ts). */
+export type VoidReason = ApprovalVoidReason;
 
 /** One approval of a four-eyes escalation, as the item shows it. */
 export interface ApprovalShown {
