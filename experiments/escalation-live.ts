@@ -51,7 +51,7 @@ export interface EscalationLiveRun {
 
 const config: Pick<InterlockConfig, 'rules' | 'routes'> = {
   rules: [{ kind: 'amount_at_most', name: 'amount at most 1000 cents', amount: { usd: 1_000 } }],
-  routes: [{ name: 'refunds', when: null, chain: ['ap-leads', 'finance-manager'], slaMs: 4 * HOUR_MS }],
+  routes: [{ name: 'refunds', when: null, chain: ['ap-leads', 'finance-manager'], slaMs: 4 * HOUR_MS, twoApproversFrom: null }],
 };
 
 /** Run the story once; ids Stripe made are replaced by stable names so the results file is reproducible. */

@@ -18,6 +18,8 @@ pairs=(
   "item-finance-read-only.png item-finance-read-only-1280.png"
   "ledger-rejected.png ledger-rejected-1280.png"
   "verify.png verify-valid-1280.png"
+  "item-four-eyes-voided.png item-four-eyes-voided-1280.png"
+  "item-self-approval.png item-self-approval-1280.png"
 )
 for pair in "${pairs[@]}"; do
   read -r to source <<< "$pair"

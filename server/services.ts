@@ -238,6 +238,14 @@ export function createServices(options: ServiceOptions): Services {
     onError: (effectId, error) => {
       if (!views.report(error)) options.onError?.(effectId, error);
     },
+    emailsOf: (name) => emailsOfPerson(config, name),
+    // Who paid, from the payment read the item page shows (read once now when it has none yet).
+    customerEmail: async (effectId, request) => {
+      const shown = currentFacts.get(effectId)?.customer;
+      if (shown !== undefined && shown !== null) return shown.email;
+      const paymentIntent = String(request.payment_intent);
+      return (await target.captureForDisplay(paymentIntent, effectId, (await journal.reservations(paymentIntent)).open)).customer?.email ?? null;
+    },
   });
   const outbox = new Outbox({
     journal,
@@ -354,4 +362,11 @@ export async function queueWaiting(services: Pick<Services, 'views' | 'journal' 
 export async function recoverInFlight(services: Pick<Services, 'views' | 'gate'>): Promise<Map<string, Status>> {
   const { inbox } = await services.views.current();
   return services.gate.recover({ candidates: inbox.work.sending() });
+}
+
+/** Every email address the config knows a person by: their own, and those they are notified at. */
+export function emailsOfPerson(config: Pick<InterlockConfig, 'people' | 'notifications'>, name: string): string[] {
+  const own = config.people.find((p) => p.name === name)?.email ?? null;
+  const notified = (config.notifications.people[name] ?? []).flatMap((channel) => (channel.kind === 'email' ? [channel.to] : []));
+  return [...(own === null ? [] : [own]), ...notified];
 }

@@ -34,7 +34,7 @@ export type RefundRequestBody = Static<typeof RefundRequestBodySchema>;
 /**
  * What a request asks for, normalised: two requests under one request id are the same decision
  * only when these are equal. `flags` is a sorted set (missing is `[]`); a missing `reason` stays
- * missing, which is not the same as `""`; so does a missing `context_url`.
+ * missing, which is not the same as `""`; so does a missing `context_url` or `on_behalf_of`.
  */
 export type RequestPayload = {
   payment_intent: string;
@@ -43,6 +43,8 @@ export type RequestPayload = {
   flags: string[];
   /** The ticket or conversation behind the request, shown to approvers as a link. */
   context_url?: string;
+  /** The person the refund benefits, by name or email address: they may not approve it. */
+  on_behalf_of?: string;
 };
 
 /** The normalised payload of a request body or of a request bound in the journal. */
@@ -52,6 +54,7 @@ export function requestPayload(request: {
   reason?: string;
   flags?: readonly string[];
   context_url?: string;
+  on_behalf_of?: string;
 }): RequestPayload {
   return {
     payment_intent: request.payment_intent,
@@ -59,6 +62,7 @@ export function requestPayload(request: {
     ...(request.reason === undefined ? {} : { reason: request.reason }),
     flags: [...new Set(request.flags ?? [])].sort(),
     ...(request.context_url === undefined ? {} : { context_url: request.context_url }),
+    ...(request.on_behalf_of === undefined ? {} : { on_behalf_of: request.on_behalf_of }),
   };
 }
 
@@ -277,6 +281,37 @@ export interface ItemDetail {
   /** The payment as Stripe has it (read through the SDK, cached per item), and why it could not be read. */
   payment?: PaymentPanel | null;
   payment_error?: string | null;
+  /** Where the approvals stand when two distinct people must approve it; null when one is enough. */
+  approvals?: ApprovalsShown | null;
+  /** Why the reader may not approve it although their group decides it (they are its beneficiary, or approved it already); null when nothing stops them. */
+  approval_block?: ApprovalBlock | null;
+}
+
+/** Why an approval no longer counts: the item moved up its chain, its facts were read again, the approval expired, its approver left the group, or it was escalated again. */
+export const APPROVAL_VOID_REASONS = ['moved_up', 'facts_changed', 'approval_expired', 'approver_removed', 'escalated_again'] as const;
+/** One reason an approval no longer counts. */
+export type ApprovalVoidReason = (typeof APPROVAL_VOID_REASONS)[number];
+
+/** One approval of a two-approver item, as its page shows it. */
+export interface ApprovalShown {
+  by: string;
+  display_name: string;
+  at_ms: number;
+  /** Null while it counts; else why it no longer does. */
+  voided: ApprovalVoidReason | null;
+}
+
+/** A two-approver item's approvals: those of the escalation shown, and those voided just before it. */
+export interface ApprovalsShown {
+  required: number;
+  approvals: ApprovalShown[];
+  voided: ApprovalShown[];
+}
+
+/** Why the reader may not approve: they benefit from the refund (`beneficiary`), or already approved it (`same_approver`). */
+export interface ApprovalBlock {
+  code: 'beneficiary' | 'same_approver';
+  why: string;
 }
 
 

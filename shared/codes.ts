@@ -9,6 +9,13 @@ export const ERROR_CODES = {
   session_expired: 401,
   forbidden: 403,
   csrf_failed: 403,
+  /**
+   * An approval by the person the refund benefits: named by the request's `on_behalf_of`, or the
+   * payment's customer email is the approver's. Nothing was recorded or sent.
+   */
+  self_approval: 403,
+  /** A second approval of a two-approver item by the person who gave the first: nothing was recorded. */
+  same_approver: 409,
   not_found: 404,
   /** A request id already used with another payload (api.md): nothing was written or sent. */
   conflicting_payload: 409,

@@ -54,12 +54,23 @@ export type FailedRule = {
 /** The lease the gate records: a grant id, a policy lease, a person lease, or null (binding only). */
 export type Lease = Json;
 
-/** A person's approval of one escalation, as a lease. */
+/** One more person's approval of the same escalation, carried by a four-eyes lease. */
+export type CoApproval = {
+  by: string;
+  at_ms: number;
+};
+
+/**
+ * A person's approval of one escalation, as a lease: the approval that completed it (`by`,
+ * `at_ms`), and for an escalation that needs two approvers the earlier ones (`co_approvals`),
+ * each by another person of the same group. Every one of them must be live for the lease to be.
+ */
 export type PersonLease = {
   by: string;
   at_ms: number;
   group: string;
   escalation: string;
+  co_approvals?: CoApproval[];
 };
 
 /** The policy lease: every rule passed. */
@@ -152,9 +163,18 @@ export type Escalated = Sealed<
     level: number;
     due_ms: number | null;
     breach: boolean;
+    /**
+     * How many distinct people must approve it, pinned when it was routed (the route's
+     * `two_approvers_from`): written only when more than one; missing means one.
+     */
+    approvals_required?: number;
   }
 >;
-/** A person's decision on one escalation: exactly DECIDED_FIELDS. */
+/**
+ * A person's decision on one escalation: exactly DECIDED_FIELDS. On an escalation that needs two
+ * approvers, an approval by one person is journaled as a DECIDED too; the escalation is answered
+ * by the approval that brings the distinct approvers to the count (or by a reject or a repair).
+ */
 export type Decided = Sealed<
   'DECIDED',
   {
@@ -253,6 +273,9 @@ export const ESCALATED_FIELDS = [
   'due_ms',
   'breach',
 ] as const;
+
+/** ESCALATED may also carry these: written only when they say something (more than one approver). */
+export const ESCALATED_OPTIONAL_FIELDS = ['approvals_required'] as const;
 
 /** DECIDED carries exactly these fields. */
 export const DECIDED_FIELDS = ['at_ms', 'by', 'decision', 'escalation', 'group', 'members', 'repair', 'reason'] as const;

@@ -32,6 +32,8 @@ export const limits = {
   reasonCharsMax: 1000,
   /** The link to the ticket or conversation behind a request. */
   contextUrlCharsMax: 2000,
+  /** `on_behalf_of`: a person's name or email address; SMTP carries no longer address (RFC 5321's path limit less its brackets). */
+  onBehalfOfCharsMax: 254,
   /** Why a person rejected a request: told to the agent, so a sentence or two. */
   rejectReasonCharsMax: 500,
   /** Flags on one request, and the length of each. */

@@ -90,6 +90,16 @@ export const RefundRequestBodySchema = Type.Object(
         description: `an http(s) URL of at most ${limits.contextUrlCharsMax} characters: the ticket or conversation behind the request, shown to approvers as a link`,
       }),
     ),
+    on_behalf_of: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: limits.onBehalfOfCharsMax,
+        pattern: '^[^\\s]+$',
+        description:
+          `the person the refund benefits, by their name in Interlock or their email address (no spaces, at most ${limits.onBehalfOfCharsMax} characters): ` +
+          'that person may not approve it (compared without regard to case). Part of the bound payload',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -103,6 +113,7 @@ export const RefundRequestBodySchema = Type.Object(
         reason: 'cracked jar',
         flags: ['vip'],
         context_url: 'https://support.example/tickets/4471',
+        on_behalf_of: 'jo@example.com',
       },
     ],
   },
@@ -168,6 +179,7 @@ const RequestPayloadSchema = Type.Object({
   reason: Type.Optional(Type.String()),
   flags: Type.Array(Type.String()),
   context_url: Type.Optional(Type.String()),
+  on_behalf_of: Type.Optional(Type.String()),
 });
 
 /** The body of every error answer, with the codes a route can answer under one HTTP status. */

@@ -13,6 +13,8 @@ export const REFUSAL_CODES = [
   'no_repair',
   'repair_not_expressible',
   'payment_missing',
+  'beneficiary',
+  'same_approver',
 ] as const;
 /** One refusal code. */
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
@@ -33,6 +35,7 @@ export const PLAIN_STATUSES = [
   'AMBIGUOUS',
   'QUEUED',
   'APPROVED',
+  'PARTLY_APPROVED',
   'REJECTED',
   'CLOSED',
   'SUPERSEDED',
@@ -76,6 +79,9 @@ export const WHY = {
   closed: 'a person closed it; it is never sent',
   refused: 'it could not be sent safely',
   payment_missing: 'Stripe knows no such payment intent, so nothing was sent',
+  beneficiary: 'the refund is made for the benefit of the person approving it, who may not approve it',
+  same_approver: 'it needs two different people to approve it, and this person has already approved it',
+  partly_approved: 'it needs a second approver, someone other than the first',
   waiting_turn: 'it is waiting its turn to reach Stripe: Interlock paces its calls to stay within Stripe’s rate limits; nothing has been sent yet',
 } as const;
 /** One reason code with plain words. */

@@ -32,7 +32,8 @@ const SMTP_PORT = { starttls: 587, tls: 465 } as const;
 
 // A plain address: no display name, no comments, no quoting; a dotted domain. Deliberately
 // narrower than RFC 5322: what it refuses is a typo far more often than a real mailbox.
-const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+/** A plain email address, no display name. */
+export const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 /** `Display Name <address>`, the one place a display name is allowed (the From header). */
 const NAMED_ADDRESS = /^([^<>"\r\n]*?)\s*<([^<>\s]+)>$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -107,6 +107,8 @@ export interface RouteConfig {
   when: RouteWhen | null;
   chain: string[];
   slaMs: number | null;
+  /** From this amount upwards, per currency, two distinct people must approve; null for one always. */
+  twoApproversFrom: MinorUnitsByCurrency | null;
 }
 
 /** Someone who logs in to the inbox. */
@@ -116,6 +118,8 @@ export interface PersonConfig {
   role: Role;
   /** `scrypt$N$r$p$salt$hash`, never the password itself. */
   passwordHash: string;
+  /** Their own email address: they may not approve a refund of a payment whose customer has it. */
+  email: string | null;
 }
 
 /** An agent that asks for refunds with a bearer token. */

@@ -2,9 +2,10 @@ import { ROLES } from '../../shared/api.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { POLICY } from '../gate/leases.ts';
 import { type Checker, keyPath } from './check.ts';
-import { AGENT_CALLBACK_KEYS, PERSON_NOTIFY_KEYS } from './notifications.ts';
+import { AGENT_CALLBACK_KEYS, EMAIL, PERSON_NOTIFY_KEYS } from './notifications.ts';
 import {
   type AgentConfig,
+  configLimits,
   type PersonConfig,
   REASON_CODES,
   RULE_KINDS,
@@ -36,7 +37,7 @@ export function readPeople(c: Checker, value: unknown): PersonConfig[] {
   const seen = new Set<string>();
   return c.list(value, 'people').map((item, i) => {
     const path = `people[${i}]`;
-    const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password', ...PERSON_NOTIFY_KEYS], ['name', 'display_name', 'role', 'password']);
+    const raw = c.mapping(item, path, ['name', 'display_name', 'role', 'password', 'email', ...PERSON_NOTIFY_KEYS], ['name', 'display_name', 'role', 'password']);
     const name = ownName(c, raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
     const role = c.oneOf(raw.role, `${path}.role`, ROLES, 'a role');
@@ -45,8 +46,16 @@ export function readPeople(c: Checker, value: unknown): PersonConfig[] {
       displayName: c.label(raw.display_name, `${path}.display_name`),
       role,
       passwordHash: readPasswordHash(c, raw.password, `${path}.password`),
+      email: raw.email === undefined ? null : readPersonEmail(c, raw.email, `${path}.email`),
     };
   });
+}
+
+/** A person's own email address: a payment whose customer has it is theirs, and they may not approve its refund. */
+function readPersonEmail(c: Checker, value: unknown, path: string): string {
+  const text = c.string(value, path).trim();
+  if (text.length > configLimits.emailCharsMax || !EMAIL.test(text)) c.fail(path, `${JSON.stringify(text)} is not a plain email address like ana@example.com (no display name)`);
+  return text;
 }
 
 /** The value is never echoed: a plaintext password pasted by mistake must not land in a log. */
@@ -140,7 +149,7 @@ export function readRoutes(c: Checker, value: unknown, groups: Record<string, st
   const items = c.list(value, 'routes', { nonEmpty: true });
   return items.map((item, i) => {
     const path = `routes[${i}]`;
-    const raw = c.mapping(item, path, ['name', 'when', 'chain', 'sla_minutes'], ['name', 'chain']);
+    const raw = c.mapping(item, path, ['name', 'when', 'chain', 'sla_minutes', 'two_approvers_from'], ['name', 'chain']);
     const name = c.name(raw.name, `${path}.name`);
     uniqueName(c, seen, name, `${path}.name`);
     const when = Object.hasOwn(raw, 'when') ? readWhen(c, raw.when, `${path}.when`, rules) : null;
@@ -159,7 +168,14 @@ export function readRoutes(c: Checker, value: unknown, groups: Record<string, st
     );
     const sla = raw.sla_minutes;
     const slaMs = sla === undefined || sla === null ? null : c.minutesAsMs(sla, `${path}.sla_minutes`);
-    return { name, when, chain, slaMs };
+    const twoApproversFrom = raw.two_approvers_from === undefined ? null : c.amounts(raw.two_approvers_from, `${path}.two_approvers_from`);
+    // Two distinct approvers must be possible at every level the item can reach, or it could never be sent.
+    if (twoApproversFrom !== null) {
+      for (const [j, group] of chain.entries()) {
+        if ((groups[group] ?? []).length < 2) c.fail(`${path}.chain[${j}]`, `group "${group}" has fewer than two members, and two_approvers_from needs two distinct approvers`);
+      }
+    }
+    return { name, when, chain, slaMs, twoApproversFrom };
   });
 }
 

@@ -40,8 +40,19 @@ export function isPersonLease(lease: Json): lease is PersonLease & JsonObject {
     lease.by.length > 0 &&
     Number.isSafeInteger(lease.at_ms) &&
     typeof lease.group === 'string' &&
-    typeof lease.escalation === 'string'
+    typeof lease.escalation === 'string' &&
+    (lease.co_approvals === undefined || (Array.isArray(lease.co_approvals) && lease.co_approvals.every(isCoApproval)))
   );
+}
+
+/** True for one more approval a four-eyes lease carries: a person (never policy) and when. */
+function isCoApproval(value: Json): boolean {
+  return isJsonObject(value) && typeof value.by === 'string' && value.by !== POLICY && value.by.length > 0 && Number.isSafeInteger(value.at_ms);
+}
+
+/** Every approval a person lease carries: the one that completed it, then the earlier ones. */
+export function approvalsIn(lease: PersonLease): { by: string; at_ms: number }[] {
+  return [{ by: lease.by, at_ms: lease.at_ms }, ...(lease.co_approvals ?? [])];
 }
 
 /** True for the policy lease: every rule passed. */
@@ -71,13 +82,18 @@ export class Authority implements LeaseStore {
     return this.options.members(group);
   }
 
-  /** The first reason a lease is not live, in the order a person would want to hear it. */
+  /**
+   * The first reason a lease is not live, in the order a person would want to hear it. A lease
+   * carrying two approvals is live only while both are: neither expired, both people still members.
+   */
   problem(lease: Json): PersonLeaseProblem | null {
     if (isPolicyLease(lease)) return null;
     if (!isPersonLease(lease)) return 'not_an_approval';
     const { maxAgeMs, nowMs } = this.options;
-    if (maxAgeMs !== null && nowMs() - lease.at_ms > maxAgeMs) return 'approval_expired';
-    if (!this.members(lease.group).includes(lease.by)) return 'approver_removed';
+    const approvals = approvalsIn(lease);
+    if (maxAgeMs !== null && approvals.some((a) => nowMs() - a.at_ms > maxAgeMs)) return 'approval_expired';
+    const members = this.members(lease.group);
+    if (approvals.some((a) => !members.includes(a.by))) return 'approver_removed';
     return null;
   }
 

@@ -144,7 +144,7 @@ export function currencyMismatch(offered: { currency?: string; amount: number; p
 }
 
 /** The fields of a payload, in the order an agent is told about them. */
-const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags', 'context_url'] as const;
+const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags', 'context_url', 'on_behalf_of'] as const;
 
 /**
  * The refusal of a request id reused with another payload (api.md), or null when the offered

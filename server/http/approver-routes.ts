@@ -13,7 +13,7 @@ import { lastOf } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
-import { DECISION_MESSAGES, decisionMessage } from './decision-messages.ts';
+import { DECISION_MESSAGES, DECISION_REFUSALS, decisionMessage } from './decision-messages.ts';
 import type { ErrorCode } from '../../shared/api.ts';
 import {
   DecisionBodySchema,
@@ -117,7 +117,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
   app.get('/api/items/:effect_id', { schema: itemSchema, config: { access: { resource: 'item', verb: 'read' } } }, async (request) => {
     const { effectId, views, chain } = await visibleChain(request);
-    return itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request));
+    return itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request), request.person!.name);
   });
 
   const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
@@ -142,7 +142,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
           item: ItemDetailSchema,
         }),
       },
-      [...itemErrors, ...changeErrors],
+      [...itemErrors, ...changeErrors, 'self_approval', 'same_approver'],
     ),
   };
   // Finance reads every item and decides none: refused before anything is looked up (access-guard.ts).
@@ -176,6 +176,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     // stands (APPROVED is sent by the next background pass, IN_FLIGHT is settled by recovery).
     const unreachable = answered === null;
     const status = answered ?? currentStatus(chain);
+    // Nothing was recorded: the approver benefits from the refund, or approved it already.
+    if (status === 'REFUSED:beneficiary') throw new AppError('self_approval', DECISION_REFUSALS.beneficiary);
+    if (status === 'REFUSED:same_approver') throw new AppError('same_approver', DECISION_REFUSALS.same_approver);
     // Someone else's decision came first: say who, what and when, so nobody decides blind.
     const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
     const decided = first ? { action: first.decision, by: first.by, display_name: displayNameOf(services.config, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
@@ -185,6 +188,6 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
         ? DECISION_MESSAGES.APPROVED
         : `Stripe could not be reached, so nothing was sent; the item stands as ${status}. Try again in a moment.`
       : known;
-    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request)) };
+    return { status, message, decided, item: await itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request), by) };
   });
 }

@@ -1,4 +1,4 @@
-import type { ItemDetail, PaymentPanel } from '../../shared/api.ts';
+import type { ApprovalBlock, ApprovalShown, ApprovalsShown, ItemDetail, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { PageReadsSpentError } from '../facts/payment-panel.ts';
@@ -8,9 +8,11 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { openItem } from '../inbox/rule-words-before.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
+import { approvalStanding, decideApproval } from '../inbox/approvals.ts';
+import { latestEscalation } from '../journal/chain.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
 import type { OutboxProjection } from '../outbox/projection.ts';
-import type { Services } from '../services.ts';
+import { displayNameOf, emailsOfPerson, type Services } from '../services.ts';
 
 /**
  * The item page: the item, with the payment as Stripe has it (`payment`, null with
@@ -40,6 +42,7 @@ export async function itemDetail(
   chain: Entry[],
   mayDecide: (group: string) => boolean,
   mayRead: (groups: ReadonlySet<string>) => boolean,
+  reader: string | null = null,
 ): Promise<ItemPage> {
   const request = boundRequest(chain);
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
@@ -76,6 +79,9 @@ export async function itemDetail(
     }
   }
   const { payment, error: paymentError } = await paymentRead;
+  const mayDecideIt = item !== null && mayDecide(item.group);
+  const approvals = approvalsShown(services, chain);
+  const approvalBlock = mayDecideIt && reader !== null ? await approvalBlockFor(services, effectId, chain, reader) : null;
   const receipt = signReceipt(effectId, chain, services.signingKey);
   const report = await verifyReceipt(receipt, new Map([[services.signingKey.keyId, services.signingKey.publicKeyPem]]));
   return {
@@ -91,9 +97,42 @@ export async function itemDetail(
     history: chain,
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,
-    may_decide: item !== null && mayDecide(item.group),
+    may_decide: mayDecideIt,
     notifications: views.outbox.notificationsAbout(effectId),
     payment,
     payment_error: paymentError,
+    approvals,
+    approval_block: approvalBlock,
+  };
+}
+
+/** A two-approver item's approvals now, with display names; null when one approver is enough. */
+function approvalsShown(services: Services, chain: readonly Entry[]): ApprovalsShown | null {
+  const standing = approvalStanding(chain, {
+    nowMs: services.clock.nowMs(),
+    maxAgeMs: services.config.approvalMaxAgeMs,
+    members: (group) => services.config.groups[group] ?? [],
+  });
+  if (standing === null) return null;
+  const named = (a: { by: string; at_ms: number; voided: ApprovalShown['voided'] }): ApprovalShown => ({ ...a, display_name: displayNameOf(services.config, a.by) });
+  return { required: standing.required, approvals: standing.approvals.map(named), voided: standing.voided.map(named) };
+}
+
+/** Why `reader` may not approve the open escalation (the same rules the approval itself meets), or null. */
+async function approvalBlockFor(services: Services, effectId: string, chain: readonly Entry[], reader: string): Promise<ApprovalBlock | null> {
+  const { escalation } = latestEscalation(chain);
+  const request = boundRequest(chain);
+  if (!escalation || !request) return null;
+  const shown = services.currentFacts.get(effectId)?.customer ?? null;
+  const beneficiary = { onBehalfOf: typeof request.on_behalf_of === 'string' ? request.on_behalf_of : null, customerEmail: shown?.email ?? null };
+  const step = decideApproval(chain, escalation, { name: reader, emails: emailsOfPerson(services.config, reader) }, beneficiary);
+  if (step.next !== 'refuse') return null;
+  if (step.code === 'same_approver') return { code: 'same_approver', why: 'You approved it already; it needs a second approver, someone other than you.' };
+  return {
+    code: 'beneficiary',
+    why:
+      step.match === 'on_behalf_of'
+        ? `It is made for your benefit: the request names you (on behalf of ${request.on_behalf_of}). Someone else must approve it.`
+        : "It is made for your benefit: the payment's customer email is yours. Someone else must approve it.",
   };
 }

@@ -19,6 +19,8 @@ export interface Route {
   name: string;
   chain: readonly string[];
   slaMs: number | null;
+  /** Distinct people who must approve this item (two from the route's amount upwards); one when absent. */
+  approvalsRequired?: number;
 }
 
 /** The rules and routes an inbox decides with. */
@@ -74,6 +76,10 @@ export interface InboxOptions {
   work?: InboxWork;
   /** Where a failure in one item of a sweep is reported while the others go on. */
   onError?(effectId: string, error: unknown): void;
+  /** Every email address the config knows a person by; none when absent. */
+  emailsOf?(name: string): readonly string[];
+  /** The payment's customer email, as Stripe knows it (a display read, never journaled); null when it names none. */
+  customerEmail?(effectId: string, request: InboxRequest): Promise<string | null>;
 }
 
 /** A sweep's bound on restarts after losing a write race; each restart re-reads the chain. */
@@ -245,6 +251,7 @@ export class InboxCore {
       level: 0,
       due_ms: route.slaMs === null ? null : atMs + route.slaMs,
       breach: false,
+      approvals_required: route.approvalsRequired ?? 1,
     });
     const written = await this.journal.appendIf('ESCALATED', effectId, (c) => (chainState(c) === expected ? null : 'state_moved'), fields);
     return written.entry;
@@ -268,7 +275,8 @@ export class InboxCore {
   unanswered(escalation: Entry, repair = false): ChainCheck {
     return (chain) => {
       if (lastOf(chain, 'ESCALATED')?.hash !== escalation.hash) return 'SUPERSEDED';
-      const answered = chain.some((e) => e.kind === 'DECIDED' && e.escalation === escalation.hash);
+      // An approval short of the count it needs answers nothing: the escalation stays open.
+      const answered = latestEscalation(chain).decision !== undefined;
       if (answered || isOpenDispatch(chain) || closingDecision(chain)) return 'ALREADY_DECIDED';
       if (repair && chain.some((e) => e.kind === 'COMMITTED' || e.kind === 'AMBIGUOUS')) return 'ALREADY_DECIDED';
       return null;

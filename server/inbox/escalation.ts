@@ -1,4 +1,4 @@
-import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, type Entry, type FieldsOf, type Repair } from '../../shared/entries.ts';
+import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, ESCALATED_OPTIONAL_FIELDS, type Entry, type FieldsOf, type Repair } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
 import { explainChain, lastOf } from '../journal/chain.ts';
 import { diffFacts } from '../gate/premises.ts';
@@ -9,17 +9,25 @@ export type EscalationFields = FieldsOf<'ESCALATED'>;
 /** The fields of a DECIDED entry. */
 export type DecisionFields = FieldsOf<'DECIDED'>;
 
-/** Assert an entry carries exactly its kind's fields: a missing or extra key is our bug, not the world's. */
-function assertExactFields(kind: string, fields: object, expected: readonly string[]): void {
-  const got = Object.keys(fields).sort().join(',');
+/** Assert an entry carries exactly its kind's fields (and any of `optional`): a missing or extra key is our bug, not the world's. */
+function assertExactFields(kind: string, fields: object, expected: readonly string[], optional: readonly string[] = []): void {
+  const got = Object.keys(fields)
+    .filter((key) => !optional.includes(key))
+    .sort()
+    .join(',');
   const want = [...expected].sort().join(',');
   if (got !== want) throw new Error(`${kind} fields must be exactly [${want}], got [${got}]`);
 }
 
-/** An ESCALATED body, checked for its exact field set. */
+/**
+ * An ESCALATED body, checked for its exact field set. `approvals_required` is written only when
+ * more than one person must approve, so an escalation needing one reads as it always did.
+ */
 export function escalationRecord(fields: EscalationFields): EscalationFields {
-  assertExactFields('ESCALATED', fields, ESCALATED_FIELDS);
-  return fields;
+  const { approvals_required, ...rest } = fields;
+  const record: EscalationFields = approvals_required !== undefined && approvals_required <= 1 ? rest : fields;
+  assertExactFields('ESCALATED', record, ESCALATED_FIELDS, ESCALATED_OPTIONAL_FIELDS);
+  return record;
 }
 
 /** A DECIDED body, checked for its exact field set. */
@@ -100,6 +108,8 @@ export function overdueEscalations(
       level,
       due_ms: up && route.slaMs !== null ? current.due_ms + route.slaMs : null,
       breach: true,
+      // Pinned when routed: a move up the chain keeps it (and starts the count of approvals again).
+      ...(current.approvals_required === undefined ? {} : { approvals_required: current.approvals_required }),
     });
     steps.push(next);
     current = next;

@@ -1,8 +1,10 @@
 import { isRefundRequest } from '../../shared/api.ts';
-import type { Change, Entry, Escalated, Repair } from '../../shared/entries.ts';
+import type { Change, Decided, Entry, Escalated, Repair } from '../../shared/entries.ts';
 import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
-import type { Status } from '../../shared/statuses.ts';
-import { allOf, closingDecision, latestEscalation } from '../journal/chain.ts';
+import { refused, type Status } from '../../shared/statuses.ts';
+import { allOf, approvalsOf, approvalsRequired, closingDecision, latestEscalation } from '../journal/chain.ts';
+import type { ChainCheck } from '../journal/store.ts';
+import { decideApproval } from './approvals.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
@@ -55,6 +57,7 @@ export class Inbox extends InboxCore {
     repair: DecisionFields['repair'],
     landedCheck = false,
     reason: string | null = null,
+    alsoCheck: ChainCheck | null = null,
   ): Promise<Entry | Status> {
     const fields = decisionRecord({
       at_ms: this.options.nowMs(),
@@ -66,17 +69,50 @@ export class Inbox extends InboxCore {
       repair,
       reason,
     });
-    const written = await this.journal.appendIf('DECIDED', effectId, this.unanswered(escalation, landedCheck), fields);
+    const unanswered = this.unanswered(escalation, landedCheck);
+    const check: ChainCheck = alsoCheck === null ? unanswered : (c) => unanswered(c) ?? alsoCheck(c);
+    const written = await this.journal.appendIf('DECIDED', effectId, check, fields);
     return written.entry ?? decisionBlocked(written.blocker);
   }
 
-  /** A person approves what they saw; by default it is sent at once under their approval. */
+  /**
+   * A person approves what they saw; by default it is sent at once under their approval. The
+   * refund's beneficiary never approves it; on an escalation that needs two approvers the first
+   * approval is recorded (PARTLY_APPROVED) and the second, by another person, completes it.
+   */
   async approve(effectId: string, by: string, options: DecideOptions = {}): Promise<Status> {
     const pending = await this.pending(effectId, by, options.seen, 'approve');
     if (typeof pending === 'string') return pending;
-    const decided = await this.record(effectId, pending.escalation, by, 'approve', null);
+    return this.approvePending(effectId, pending, by, null, options);
+  }
+
+  /** Record an approval (or a repair that is one) of a pending escalation under the four-eyes and beneficiary rules. */
+  private async approvePending(effectId: string, pending: Pending, by: string, repair: DecisionFields['repair'], options: DecideOptions): Promise<Status> {
+    const { chain, escalation } = pending;
+    const request = boundRequest(chain);
+    const beneficiary = {
+      onBehalfOf: typeof request?.on_behalf_of === 'string' ? request.on_behalf_of : null,
+      customerEmail: request && this.options.customerEmail ? await this.options.customerEmail(effectId, request) : null,
+    };
+    const step = decideApproval(chain, escalation, { name: by, emails: this.options.emailsOf?.(by) ?? [] }, beneficiary);
+    if (step.next === 'refuse') return refused(step.code);
+    if (step.completes && step.count > 1) {
+      // An earlier approval that lapsed (expired, or its approver left the group) no longer counts:
+      // the item is shown again, saying why, and the count starts again on what it shows.
+      const lapsedApproval = approvalsOf(chain, escalation).find((a) => this.options.authority.problem(personLease(a, escalation)) !== null);
+      if (lapsedApproval && request) return this.reshowAfterLapse(effectId, escalation, request);
+    }
+    const decided = await this.record(effectId, escalation, by, 'approve', repair, false, null, notApprovedBy(by, escalation));
     if (typeof decided === 'string') return decided;
-    return options.execute === false ? 'APPROVED' : this.execute(effectId, pending.escalation.hash);
+    if (!step.completes) return 'PARTLY_APPROVED';
+    return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
+  }
+
+  /** An earlier approval lapsed: show the item again on facts read now, so every approval counts afresh. */
+  private async reshowAfterLapse(effectId: string, escalation: Escalated, request: InboxRequest): Promise<Status> {
+    const facts = await this.capturePlain(request);
+    const written = await this.showAgain(effectId, escalation, facts, diffFacts(escalation.facts, facts), jsonEqual(facts, escalation.facts) ? escalation.repairs : []);
+    return written.entry ? 'SUPERSEDED' : decisionBlocked(written.blocker);
   }
 
   /** A person refuses it for good; this is also how an ambiguous item is closed. */
@@ -104,7 +140,17 @@ export class Inbox extends InboxCore {
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
     const request = boundRequest(chain);
     if (!request) throw new Error(`approved chain ${effectId} has no bound request`);
-    const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
+    // A four-eyes escalation is sent under both approvals: each must still be live at the send.
+    const earlier = approvalsOf(chain, escalation)
+      .filter((a) => a.by !== decision.by)
+      .map((a) => ({ by: a.by, at_ms: a.at_ms }));
+    const lease = {
+      by: decision.by,
+      at_ms: decision.at_ms,
+      group: escalation.group,
+      escalation: escalation.hash,
+      ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
+    };
     return this.send(request, lease, escalation.facts);
   }
 
@@ -125,11 +171,8 @@ export class Inbox extends InboxCore {
     const bound = boundRequest(chain);
     if (!suggestion || !bound) return 'REFUSED:no_repair';
     const set: JsonObject = { ...suggestion.set };
-    if (Object.keys(set).length === 0) {
-      const decided = await this.record(effectId, escalation, by, 'approve', { code: suggestion.code, set: {}, request_id: bound.id });
-      if (typeof decided === 'string') return decided;
-      return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
-    }
+    // The same payload, decided again: an approval, under the same rules as any other.
+    if (Object.keys(set).length === 0) return this.approvePending(effectId, pending, by, { code: suggestion.code, set: {}, request_id: bound.id }, options);
     const child = plain({ ...bound, ...set, id: childIdFor(bound.id, escalation.hash), repair_of: bound.id });
     if (!isRefundRequest(child)) return 'REFUSED:repair_not_expressible';
     if (!jsonEqual(this.options.effectOf(child), plain({ ...this.options.effectOf(bound), ...set }))) return 'REFUSED:repair_not_expressible';
@@ -213,6 +256,7 @@ export class Inbox extends InboxCore {
       level: escalation.level,
       due_ms: escalation.due_ms,
       breach: false,
+      ...(escalation.approvals_required === undefined ? {} : { approvals_required: escalation.approvals_required }),
     });
     return this.journal.appendIf('ESCALATED', effectId, this.unanswered(escalation), fields);
   }
@@ -260,8 +304,19 @@ export class Inbox extends InboxCore {
   }
 }
 
+/** A check that refuses a second approval of `escalation` by the same person (a race of their own two clicks). */
+function notApprovedBy(by: string, escalation: Escalated): ChainCheck {
+  return (chain) => (approvalsOf(chain, escalation).some((a) => a.by === by) ? 'same_approver' : null);
+}
+
+/** The lease one recorded approval stands for, to ask the authority whether it is still live. */
+function personLease(approval: Decided, escalation: Escalated): JsonObject {
+  return { by: approval.by, at_ms: approval.at_ms, group: escalation.group, escalation: escalation.hash };
+}
+
 /** What a decision's guarded write answers when the escalation moved on or was answered first. */
 function decisionBlocked(blocker: string): Status {
+  if (blocker === 'same_approver') return refused('same_approver');
   if (blocker === 'SUPERSEDED' || blocker === 'ALREADY_DECIDED') return blocker;
   throw new Error(`unexpected blocker of a decision: ${blocker}`);
 }

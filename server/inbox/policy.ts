@@ -1,10 +1,17 @@
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { evaluateRules, pickRoute } from '../config/rules.ts';
 import type { InterlockConfig, RouteConfig } from '../config/schema.ts';
+import { approvalsRequiredFor } from './approvals.ts';
 import type { InboxPolicy, InboxRequest, Route } from './core.ts';
 
 function asRoute(route: RouteConfig): Route {
   return { name: route.name, chain: route.chain, slaMs: route.slaMs };
+}
+
+/** The route an item takes, with the approvers its amount needs on it (in the payment's currency). */
+function routedItem(route: RouteConfig, request: InboxRequest, facts: JsonObject): Route {
+  const currency = typeof facts.currency === 'string' ? facts.currency : null;
+  return { ...asRoute(route), approvalsRequired: approvalsRequiredFor(route.twoApproversFrom ?? null, request.amount, currency) };
 }
 
 function ruleRequest(request: InboxRequest) {
@@ -18,13 +25,15 @@ export function policyFromConfig(config: Pick<InterlockConfig, 'rules' | 'routes
     ruleNames: config.rules.map((r) => r.name),
     evaluate: (request: InboxRequest, facts: JsonObject) => evaluateRules(config.rules, ruleRequest(request), facts),
     route: (item: { request: InboxRequest; facts: JsonObject; reason: string; detail: Json }) =>
-      asRoute(
+      routedItem(
         pickRoute(config.routes, {
           request: ruleRequest(item.request),
           facts: item.facts,
           reason: item.reason,
           failed: Array.isArray(item.detail) ? item.detail.map(String) : [],
         }),
+        item.request,
+        item.facts,
       ),
     routeByName: (name: string) => {
       const route = config.routes.find((r) => r.name === name);

@@ -1,7 +1,7 @@
 import { type ChainState, type HistoryItem, type InboxItem, isRefundRequest, type RefundRequest } from '../../shared/api.ts';
 import type { Committed, Decided, Entry, Escalated } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
-import { closesDispatch } from '../journal/chain.ts';
+import { approvalsRequired, closesDispatch } from '../journal/chain.ts';
 import { finalStatus } from '../journal/confirmations.ts';
 import { isPolicyLease } from '../gate/leases.ts';
 import { isStatus, type Status } from '../../shared/statuses.ts';
@@ -31,6 +31,8 @@ export interface ChainSummary {
   /** The group the item last moved up from because its deadline passed there, and that deadline, while the item is still unanswered. */
   movedFrom: { group: string; dueMs: number | null; atMs: number } | null;
   latestDecision: Decided | null;
+  /** The people who approved the latest escalation while it needs more than that (four-eyes). */
+  latestApprovers: Set<string>;
   owesSinceDecision: boolean;
   escalated: boolean;
   /** Every group the chain was ever routed to: who may look at it. */
@@ -59,6 +61,7 @@ export function emptySummary(effectId: string): ChainSummary {
     waitingSinceMs: null,
     movedFrom: null,
     latestDecision: null,
+    latestApprovers: new Set(),
     owesSinceDecision: false,
     escalated: false,
     groups: new Set(),
@@ -92,14 +95,19 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     foldTrip(summary, entry);
     summary.latest = entry;
     summary.latestDecision = null;
+    summary.latestApprovers = new Set();
     summary.escalated = true;
     summary.groups.add(entry.group);
   }
   if (entry.kind === 'DECIDED') {
     if (summary.closedBy === null && (entry.decision === 'reject' || entry.decision === 'repair')) summary.closedBy = entry;
     if (summary.latest && entry.escalation === summary.latest.hash && summary.latestDecision === null) {
-      summary.latestDecision = entry;
-      summary.owesSinceDecision = false;
+      // An approval short of the count the escalation needs answers nothing (latestEscalation's rule).
+      if (entry.decision === 'approve') summary.latestApprovers.add(entry.by);
+      if (entry.decision !== 'approve' || summary.latestApprovers.size >= approvalsRequired(summary.latest)) {
+        summary.latestDecision = entry;
+        summary.owesSinceDecision = false;
+      }
     }
   }
   if (owesEscalation(entry)) {

@@ -62,12 +62,40 @@ export function lastOf<K extends EntryKind>(chain: readonly Entry[], kind: K): E
   return undefined;
 }
 
-/** The latest escalation and the first decision that answers it. */
+/** How many distinct people must approve an escalation: what it pinned when routed, else one. */
+export function approvalsRequired(escalation: Escalated): number {
+  return escalation.approvals_required ?? 1;
+}
+
+/** The approvals of an escalation, in order, one per person (a later one by the same person is not another). */
+export function approvalsOf(chain: readonly Entry[], escalation: Escalated): Decided[] {
+  const seen = new Set<string>();
+  const approvals: Decided[] = [];
+  for (const e of allOf(chain, 'DECIDED')) {
+    if (e.escalation !== escalation.hash || e.decision !== 'approve' || seen.has(e.by)) continue;
+    seen.add(e.by);
+    approvals.push(e);
+  }
+  return approvals;
+}
+
+/**
+ * The latest escalation and the decision that answers it: the first reject or repair naming it,
+ * or the approval that brings its distinct approvers to the count it needs (the first approval,
+ * when it needs one), whichever comes first. An approval short of the count answers nothing.
+ */
 export function latestEscalation(chain: readonly Entry[]): { escalation?: Escalated; decision?: Decided } {
   const escalation = lastOf(chain, 'ESCALATED');
   if (!escalation) return {};
-  const decision = allOf(chain, 'DECIDED').find((e) => e.escalation === escalation.hash);
-  return decision ? { escalation, decision } : { escalation };
+  const needed = approvalsRequired(escalation);
+  const approvers = new Set<string>();
+  for (const e of allOf(chain, 'DECIDED')) {
+    if (e.escalation !== escalation.hash) continue;
+    if (e.decision !== 'approve') return { escalation, decision: e };
+    approvers.add(e.by);
+    if (approvers.size >= needed) return { escalation, decision: e };
+  }
+  return { escalation };
 }
 
 /** The first decision that closed the effect for good (a reject or an accepted repair). */
@@ -88,18 +116,35 @@ function targetErrorBlocks(chain: readonly Entry[]): boolean {
 /**
  * True when the lease is a person's approval of the latest escalation, recorded by a DECIDED
  * with the same person, time and group, and the premises are exactly the facts that person saw.
+ * For an escalation that needs more than one approver, the lease also carries the earlier
+ * approvals, each one recorded, and together they name as many distinct people as it needs.
  */
 function approvalCoversSend(chain: readonly Entry[], lease: Json, premises: Json): boolean {
   const { escalation, decision } = latestEscalation(chain);
   if (!escalation) return true;
   if (!isJsonObject(lease) || !decision || decision.decision !== 'approve') return false;
-  return (
+  const covers =
     lease.escalation === escalation.hash &&
     decision.by === lease.by &&
     decision.at_ms === lease.at_ms &&
     lease.group === escalation.group &&
-    jsonEqual(premises, escalation.facts)
-  );
+    jsonEqual(premises, escalation.facts);
+  return covers && coApprovalsHold(chain, escalation, decision, lease.co_approvals);
+}
+
+/** True when the lease's other approvals are recorded approvals of the escalation, by distinct people reaching its count. */
+function coApprovalsHold(chain: readonly Entry[], escalation: Escalated, decision: Decided, given: Json | undefined): boolean {
+  const needed = approvalsRequired(escalation);
+  if (given === undefined) return needed <= 1;
+  if (!Array.isArray(given)) return false;
+  const recorded = approvalsOf(chain, escalation);
+  const people = new Set([decision.by]);
+  for (const co of given) {
+    if (!isJsonObject(co) || typeof co.by !== 'string' || people.has(co.by)) return false;
+    if (!recorded.some((a) => a.by === co.by && a.at_ms === co.at_ms)) return false;
+    people.add(co.by);
+  }
+  return people.size >= needed;
 }
 
 /** Why a dispatch may not happen now, first match wins (core §2.4). */

@@ -82,6 +82,16 @@ const refundInput = toolArguments('request_refund', {
     .regex(/^https?:\/\/\S+$/)
     .optional()
     .describe('A link to the ticket or conversation behind the request, shown to the approver'),
+  on_behalf_of: z
+    .string()
+    .max(limits.onBehalfOfCharsMax)
+    .regex(/^\S+$/)
+    .optional()
+    .describe(
+      'The person the refund benefits, by their Interlock name or email address, when you know it (an employee refunding ' +
+        'their own order, a colleague asking for a refund for themselves). That person may not approve it; Interlock also ' +
+        "refuses an approver whose email is the payment's customer email. Part of the decision: the same request_id must carry it again.",
+    ),
 });
 
 const REQUEST_REFUND =

@@ -25,6 +25,7 @@ const HEADLINES: Record<PlainStatus, string> = {
   AMBIGUOUS: 'Outcome unknown; it is never sent again',
   QUEUED: 'Waiting for a person',
   APPROVED: 'Approved, being sent',
+  PARTLY_APPROVED: 'Approved by one person; waiting for a second approver',
   REJECTED: 'Rejected; never sent',
   CLOSED: 'Closed; never sent',
   SUPERSEDED: 'Superseded',
@@ -122,6 +123,7 @@ function describePayload(payload: RequestPayload): string {
   parts.push(payload.reason === undefined ? 'no reason' : `reason ${JSON.stringify(payload.reason)}`);
   parts.push(payload.flags.length === 0 ? 'no flags' : `flags ${payload.flags.join(', ')}`);
   if (payload.context_url !== undefined) parts.push(`context ${payload.context_url}`);
+  if (payload.on_behalf_of !== undefined) parts.push(`on behalf of ${payload.on_behalf_of}`);
   return parts.join(', ');
 }
 

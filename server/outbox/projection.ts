@@ -3,6 +3,7 @@ import { escalationWhy } from '../../shared/escalation-words.ts';
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import type { Json } from '../../shared/json.ts';
+import { approvalsRequired } from '../journal/chain.ts';
 import { type DigestItem, MESSAGE_EVENTS, type MessageContent, type MessageEvent } from './types.ts';
 
 const text = (value: Json | undefined): string | null => (typeof value === 'string' ? value : null);
@@ -74,8 +75,12 @@ export interface ItemContext {
     routed_to: string[];
     /** The level of the escalation before it, null for the first: a breach that moved it up, or one at the top. */
     previousLevel: number | null;
+    /** How many distinct people must approve it. */
+    approvalsRequired: number;
   } | null;
   decided: boolean;
+  /** Who approved the newest escalation so far, while it needs more than one (four-eyes). */
+  approvers?: string[] | null;
   /** The entry that made the request final (COMMITTED, AMBIGUOUS, a closing DECIDED), with its wall-clock time. */
   final: { kind: 'COMMITTED' | 'AMBIGUOUS' | 'CLOSED'; tsMs: number } | null;
   /** Stripe reported the committed refund failed or canceled, at this wall-clock time. */
@@ -298,12 +303,18 @@ export class OutboxProjection {
           breach: entry.breach,
           routed_to: entry.routed_to,
           previousLevel: item.escalation?.level ?? null,
+          approvalsRequired: approvalsRequired(entry),
         };
+        item.approvers = null;
         if (item.currency === null && typeof entry.facts.currency === 'string') item.currency = entry.facts.currency;
         item.decided = false;
         return;
       case 'DECIDED':
-        if (item.escalation?.hash === entry.escalation) item.decided = true;
+        // An approval short of the count a two-approver escalation needs leaves it waiting for the others.
+        if (item.escalation?.hash === entry.escalation) {
+          if (entry.decision === 'approve') item.approvers = [...new Set([...(item.approvers ?? []), entry.by])];
+          if (entry.decision !== 'approve' || (item.approvers?.length ?? 0) >= item.escalation.approvalsRequired) item.decided = true;
+        }
         if (entry.decision !== 'approve' && item.final === null) item.final = { kind: 'CLOSED', tsMs: entry.ts_ms };
         return;
       case 'COMMITTED':

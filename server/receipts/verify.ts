@@ -1,6 +1,6 @@
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
 import { canonical } from '../../shared/receipts/canonical.ts';
-import { checkDecision, checkPersonSend, leaseHeld, type ProblemSink, premisesHeld, type Send } from '../../shared/receipts/passes.ts';
+import { checkCoApprovals, checkDecision, checkPersonSend, DecisionTally, leaseHeld, type ProblemSink, premisesHeld, type Send } from '../../shared/receipts/passes.ts';
 import { sentRefund, type VerifyProblemCode } from '../../shared/receipts/report.ts';
 import { entryHashHolds } from '../journal/hash.ts';
 
@@ -65,7 +65,7 @@ export class ChainCheck {
   #refusedToLand = false;
   // People pass (§7.5).
   #latest: JsonObject | null = null;
-  #answered: Map<string, JsonObject> | null = null;
+  #tally: DecisionTally | null = null;
   #closed = false;
   // Confirmation pass (§7.6).
   #sent: JsonObject | undefined = undefined;
@@ -104,6 +104,8 @@ export class ChainCheck {
     else if (kind === 'ESCALATED') {
       this.#targetRejected = false;
       this.#latest = entry;
+      this.#tally ??= new DecisionTally();
+      this.#tally.escalated(entry);
     } else if (kind === 'DECIDED') this.#decide(index, entry);
     else if (kind === 'CONFIRMED') this.#confirm(entry);
   }
@@ -177,12 +179,8 @@ export class ChainCheck {
   /** A DECIDED in the people pass (§7.5), through the same checks. */
   #decide(index: number, entry: JsonObject): void {
     personProblems.count = 0;
-    const decidedBefore = this.#answerTo(entry.escalation) !== undefined;
-    checkDecision(index, entry, this.#latest, decidedBefore, personProblems);
-    if (!decidedBefore) {
-      this.#answered ??= new Map();
-      this.#answered.set(canonical(entry.escalation ?? null), entry);
-    }
+    this.#tally ??= new DecisionTally();
+    checkDecision(index, entry, this.#latest, this.#tally.decide(entry), personProblems);
     this.#closed ||= entry.decision === 'reject' || entry.decision === 'repair';
     this.#problems += personProblems.count;
   }
@@ -192,11 +190,12 @@ export class ChainCheck {
     personProblems.count = 0;
     const state = { latest: this.#latest, closed: this.#closed, answer: this.#answerTo(this.#latest?.hash) };
     checkPersonSend(index, entry, state, personProblems);
+    if (this.#latest !== null) checkCoApprovals(index, entry, this.#latest, this.#tally?.approvalsOf(this.#latest.hash) ?? [], personProblems);
     this.#problems += personProblems.count;
   }
 
   #answerTo(escalation: Json | undefined): JsonObject | undefined {
-    return this.#answered?.get(canonical(escalation ?? null));
+    return this.#tally?.answerTo(escalation);
   }
 
   /** A CONFIRMED in the confirmation pass (§7.6); what depends on the whole chain is judged in `valid`. */

@@ -5,7 +5,7 @@ export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import type { ChainState } from '../../shared/api.ts';
 import { statusRank } from '../journal/confirmations.ts';
-import { closesDispatch } from '../journal/chain.ts';
+import { approvalsRequired, closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
 import { isWithin, type ReadBound } from '../access/rules.ts';
@@ -116,6 +116,9 @@ export class ChainTally {
   #firstWaitMs: number | null = null;
   #latestEscalation: string | null = null;
   #answered: Set<string> | null = null;
+  /** How many distinct people the latest escalation needs, and who approved it so far (four-eyes). */
+  #approvalsRequired = 1;
+  #approvers: Set<string> | null = null;
   #rejected = 0;
   #closedByRepair = 0;
   #repairsAccepted = 0;
@@ -199,6 +202,7 @@ export class ChainTally {
     if (entry.kind === 'DECIDED') {
       // The first decision on the latest escalation starts the window in which the chain can owe one again.
       if (entry.escalation === this.#latestEscalation && !(this.#answered?.has(entry.escalation) ?? false)) this.#owesEscalation = false;
+      // #decide has run: an approval short of the count left the escalation open, and decided nothing.
       if (entry.decision !== 'approve') this.#closed = true;
       else if (entry.repair !== null) this.#approvedRepair = true;
     }
@@ -229,6 +233,8 @@ export class ChainTally {
     const group = e.group;
     this.#escalated = true;
     this.#latestEscalation = e.hash;
+    this.#approvalsRequired = approvalsRequired(e);
+    this.#approvers = null;
     this.#groups ??= [];
     if (!this.#groups.includes(group)) this.#groups.push(group);
     if (e.breach) {
@@ -253,6 +259,12 @@ export class ChainTally {
   }
 
   #decide(e: Decided): void {
+    // An approval short of the count its escalation needs answers nothing: no decision yet, the wait goes on.
+    if (e.decision === 'approve' && e.escalation === this.#latestEscalation && this.#approvalsRequired > 1) {
+      this.#approvers ??= new Set();
+      this.#approvers.add(e.by);
+      if (this.#approvers.size < this.#approvalsRequired) return;
+    }
     this.#answered ??= new Set();
     this.#answered.add(e.escalation);
     if (e.decision === 'approve') this.#approvedEarlier = true;

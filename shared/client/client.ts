@@ -37,7 +37,10 @@ export interface WaitProgress {
 
 /** The agents' API (api.md), typed. Every method throws an `InterlockClientError` when no answer of its kind came. */
 export interface InterlockClient {
-  /** `POST /v1/refunds`. `request_id` is your decision id: send the same one again on a retry, never a new one. */
+  /**
+   * `POST /v1/refunds`. `request_id` is your decision id: send the same one again on a retry, never a new one.
+   * `on_behalf_of` names the person the refund benefits, who may not approve it; it is part of the request.
+   */
   requestRefund(request: RefundRequestBody): Promise<RefundResult>;
   /** `GET /v1/refunds/:request_id`: the current status. */
   getRefund(requestId: string): Promise<RefundResult>;

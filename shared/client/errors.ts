@@ -101,6 +101,7 @@ function isRequestPayload(value: unknown): value is RequestPayload {
     typeof value.amount === 'number' &&
     (value.reason === undefined || typeof value.reason === 'string') &&
     (value.context_url === undefined || typeof value.context_url === 'string') &&
+    (value.on_behalf_of === undefined || typeof value.on_behalf_of === 'string') &&
     Array.isArray(value.flags) &&
     value.flags.every((flag) => typeof flag === 'string')
   );

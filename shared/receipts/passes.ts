@@ -99,8 +99,8 @@ export function walkPeople(entries: readonly JsonObject[], problems: ProblemSink
   const before = problems.count;
   const escalations: EscalationHistoryItem[] = [];
   const historyByHash = new Map<Json, EscalationHistoryItem>();
-  const answered = new Map<string, JsonObject>();
-  const answerTo = (escalation: Json | undefined) => answered.get(canonical(escalation ?? null));
+  const tally = new DecisionTally();
+  const answerTo = (escalation: Json | undefined) => tally.answerTo(escalation);
   let latest: JsonObject | null = null;
   let closed = false;
   let sent: Json = null;
@@ -108,12 +108,12 @@ export function walkPeople(entries: readonly JsonObject[], problems: ProblemSink
   for (const [index, entry] of entries.entries()) {
     if (entry.kind === 'ESCALATED') {
       latest = entry;
+      tally.escalated(entry);
       const item = escalationItem(entry);
       escalations.push(item);
       historyByHash.set(entry.hash ?? null, item);
     } else if (entry.kind === 'DECIDED') {
-      checkDecision(index, entry, latest, answerTo(entry.escalation) !== undefined, problems);
-      if (answerTo(entry.escalation) === undefined) answered.set(canonical(entry.escalation ?? null), entry);
+      checkDecision(index, entry, latest, tally.decide(entry), problems);
       const item = historyByHash.get(entry.escalation ?? null);
       if (item !== undefined && item.decision === null) {
         item.decision = { by: entry.by ?? null, decision: entry.decision ?? null, at_ms: entry.at_ms ?? null };
@@ -122,13 +122,17 @@ export function walkPeople(entries: readonly JsonObject[], problems: ProblemSink
     } else if (entry.kind === 'DISPATCHED') {
       sent = entry.lease ?? null;
       checkPersonSend(index, entry, { latest, closed, answer: answerTo(latest?.hash) }, problems);
+      if (latest !== null) checkCoApprovals(index, entry, latest, tally.approvalsOf(latest.hash), problems);
     } else if (entry.kind === 'COMMITTED' && landed === undefined) {
       landed = sent;
     }
   }
   const approvedBy = isJsonObject(landed) && typeof landed.by === 'string' && landed.by !== 'policy' ? landed.by : null;
+  const coApprovers = isJsonObject(landed) && Array.isArray(landed.co_approvals) ? landed.co_approvals.flatMap((a) => (isJsonObject(a) && typeof a.by === 'string' ? [a.by] : [])) : [];
   return {
     approved_by: approvedBy,
+    // Every approver of a two-approver send, the earlier first; only on such a send.
+    ...(approvedBy !== null && coApprovers.length > 0 ? { approvers: [...coApprovers, approvedBy] } : {}),
     approval_verified: problems.count > before ? false : escalations.length > 0 ? true : null,
     escalations,
   };
@@ -146,6 +150,72 @@ function escalationItem(entry: JsonObject): EscalationHistoryItem {
     repairs: Array.isArray(entry.repairs) ? entry.repairs.length : 0,
     decision: null,
   };
+}
+
+/**
+ * The decisions of a chain by escalation, as they come: which one answers each escalation, and the
+ * approvals of a two-approver escalation before the one that brings it to its count.
+ */
+export class DecisionTally {
+  readonly #answered = new Map<string, JsonObject>();
+  readonly #approvals = new Map<string, JsonObject[]>();
+  readonly #required = new Map<string, number>();
+
+  /** An escalation: how many approvers it needs. */
+  escalated(entry: JsonObject): void {
+    this.#required.set(canonical(entry.hash ?? null), approvalsRequiredOf(entry));
+  }
+
+  /**
+   * Count a decision; true when it decides an escalation already answered, or is a person's
+   * second approval of one (a person is never two of its approvers).
+   */
+  decide(entry: JsonObject): boolean {
+    const key = canonical(entry.escalation ?? null);
+    const earlier = this.#approvals.get(key) ?? [];
+    const again = entry.decision === 'approve' && earlier.some((a) => jsonEqual(a.by, entry.by));
+    const before = this.#answered.has(key);
+    if (before || again) return true;
+    if (entry.decision === 'approve' && earlier.length + 1 < (this.#required.get(key) ?? 1)) this.#approvals.set(key, [...earlier, entry]);
+    else this.#answered.set(key, entry);
+    return false;
+  }
+
+  /** The decision that answered an escalation, if any. */
+  answerTo(escalation: Json | undefined): JsonObject | undefined {
+    return this.#answered.get(canonical(escalation ?? null));
+  }
+
+  /** The approvals of an escalation before the one that answered it. */
+  approvalsOf(escalation: Json | undefined): JsonObject[] {
+    return this.#approvals.get(canonical(escalation ?? null)) ?? [];
+  }
+}
+
+/** How many distinct people an escalation needs to approve it: what it pinned, else one. */
+function approvalsRequiredOf(escalation: JsonObject): number {
+  const n = escalation.approvals_required;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 1 ? n : 1;
+}
+
+/**
+ * A send of an escalation that needs more than one approver carries, besides the approval that
+ * answered it, the earlier approvals of it: each recorded, each by another person, as many as it
+ * needs. Their being live when it was sent is what the send's recorded checks attest.
+ */
+export function checkCoApprovals(index: number, entry: JsonObject, latest: JsonObject, recorded: readonly JsonObject[], problems: ProblemSink): void {
+  const needed = approvalsRequiredOf(latest);
+  if (needed <= 1) return;
+  const lease = entry.lease;
+  if (!isJsonObject(lease) || lease.escalation !== latest.hash) return;
+  const given = Array.isArray(lease.co_approvals) ? lease.co_approvals : [];
+  const people = new Set([canonical(lease.by ?? null)]);
+  for (const co of given) {
+    const ok = isJsonObject(co) && recorded.some((a) => jsonEqual(a.by, co.by) && jsonEqual(a.at_ms, co.at_ms)) && !people.has(canonical(co.by ?? null));
+    if (!ok) break;
+    people.add(canonical(isJsonObject(co) ? (co.by ?? null) : null));
+  }
+  if (people.size < needed || given.length + 1 < needed) problems.at(index, entry, 'approvals_short');
 }
 
 /** A decision answers the latest escalation, by a member of the group it was routed to, once. */

@@ -69,6 +69,7 @@ export const VERIFY_PROBLEM_CODES = [
   'decision_mismatch',
   'facts_not_seen_by_approver',
   'cites_missing_escalation',
+  'approvals_short',
   // Confirmation pass (§7.6).
   'confirmation_without_send',
   'confirmed_amount_mismatch',
@@ -111,6 +112,7 @@ export const VERIFY_PROBLEM_MESSAGES: Readonly<Record<VerifyProblemCode, string>
   decision_mismatch: 'is a send whose approval does not match the recorded decision on the latest escalation.',
   facts_not_seen_by_approver: 'was sent on facts other than the ones the approver saw.',
   cites_missing_escalation: 'cites an escalation that is not in the receipt.',
+  approvals_short: 'is a send of an escalation that needs two approvers without two distinct recorded approvals of it.',
   confirmation_without_send: 'confirms a refund before anything was sent.',
   confirmed_amount_mismatch: 'confirms an amount other than the one sent.',
   confirmed_other_refund: 'confirms a refund other than the one the commit recorded.',
@@ -171,6 +173,8 @@ export type VerifyReport = {
   evidence: Json;
   rechecked_at_recovery: Json;
   approved_by: string | null;
+  /** Every approver of a send that needed two, the earlier first; absent when one approved it. */
+  approvers?: string[];
   approval_verified: boolean | null;
   escalations: EscalationHistoryItem[];
   confirmed_by_target: boolean | 'pending' | null;

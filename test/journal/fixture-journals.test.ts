@@ -10,7 +10,9 @@ import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entri
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { AppClock } from '../../server/clock.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
-import { waitsItsTurn } from '../../server/inbox/state.ts';
+import { boundRequest, chainState, waitsItsTurn } from '../../server/inbox/state.ts';
+import { summaryState } from '../../server/inbox/summary.ts';
+import { approvalsOf, latestEscalation } from '../../server/journal/chain.ts';
 import { entryShapeProblem } from '../../server/journal/shapes.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
@@ -344,5 +346,42 @@ describe('requests that waited their turn for Stripe, as day-3 kept them', () =>
     }
     expect(most).toBeGreaterThan(0);
     expect(projection.waitingTurn.size).toBe(0);
+  });
+});
+
+// Two-approver escalations (day-5 on): a first approval answers nothing, the second by another
+// person does, and the send carries both; the refund's beneficiary never approves it.
+describe('four-eyes and no self-approval, as day-5 kept them', () => {
+  const entries = readFixture(join(FIXTURES, 'day-5.jsonl'));
+  const chains = new Map<string, Entry[]>();
+  for (const entry of entries) chains.set(entry.effect_id, [...(chains.get(entry.effect_id) ?? []), entry]);
+  const byRequest = new Map([...chains.values()].map((chain) => [boundRequest(chain)?.id, chain]));
+
+  it('day-5: each send of a two-approver escalation carries two distinct approvals of it, and none by its beneficiary', () => {
+    const sent = ['four-eyes-sent', 'four-eyes-moved'].map((id) => byRequest.get(id)!);
+    for (const chain of sent) {
+      const { escalation } = latestEscalation(chain);
+      const dispatched = chain.find((e) => e.kind === 'DISPATCHED');
+      const lease = dispatched?.kind === 'DISPATCHED' ? dispatched.lease : null;
+      expect(escalation?.approvals_required).toBe(2);
+      const approvers = approvalsOf(chain, escalation!).map((a) => a.by);
+      expect(new Set(approvers).size).toBe(2);
+      expect(lease).toMatchObject({ by: approvers[1], co_approvals: [{ by: approvers[0] }] });
+    }
+    expect(approvalsOf(byRequest.get('four-eyes-moved')!, latestEscalation(byRequest.get('four-eyes-moved')!).escalation!).map((a) => a.by)).toEqual(['fm', 'cy']);
+    const behalf = byRequest.get('on-behalf')!;
+    expect(boundRequest(behalf)?.on_behalf_of).toBe('bea');
+    expect(behalf.filter((e) => e.kind === 'DECIDED').map((e) => (e.kind === 'DECIDED' ? e.by : null))).toEqual(['ana']);
+  });
+
+  it('day-5: after every entry the views hold each chain in the state its entries give (one approval of two leaves it open)', () => {
+    const projection = new InboxProjection('inbox');
+    const seen = new Map<string, Entry[]>();
+    for (const entry of entries) {
+      projection.fold(entry);
+      seen.set(entry.effect_id, [...(seen.get(entry.effect_id) ?? []), entry]);
+      for (const [id, chain] of seen) expect(summaryState(projection.chains.get(id)!)).toBe(chainState(chain));
+    }
+    expect(chainState(byRequest.get('four-eyes-open')!)).toBe('ESCALATED');
   });
 });

@@ -1,4 +1,5 @@
 import { canonical } from '../../server/journal/hash.ts';
+import { approvalsOf, latestEscalation } from '../../server/journal/chain.ts';
 import { jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
@@ -80,6 +81,8 @@ export function newRequest(world: World, paymentIntent = pickPayment(world)): In
     amount: askAmount(world, paymentIntent),
     ...(world.chance(0.3) ? { reason: 'arrived damaged' } : {}),
     flags,
+    // Now and then for the benefit of an approver, who may then not approve it (the same roll, no new draw).
+    ...(roll >= 0.15 && roll < 0.25 ? { on_behalf_of: 'bea' } : {}),
   };
 }
 
@@ -234,7 +237,12 @@ export async function approverDecide(world: World): Promise<void> {
     .concat(world.removed.map((r) => r.person))
     .filter((name) => !members.includes(name));
   const outsider = members.length === 0 || (outsiders.length > 0 && world.chance(0.08));
-  const by = outsider ? world.pick(outsiders.length > 0 ? outsiders : ['nobody']) : world.pick(members);
+  // Someone who approved this escalation already mostly leaves it to a colleague (four-eyes), now and then clicks again.
+  const shown = latestEscalation(world.journal.chainNow(item.effect_id)).escalation;
+  const approvedIt = shown ? approvalsOf(world.journal.chainNow(item.effect_id), shown).map((a) => a.by) : [];
+  const others = members.filter((m) => !approvedIt.includes(m));
+  const insider = approvedIt.length > 0 && others.length > 0 && !world.chance(0.1) ? others : members;
+  const by = outsider ? world.pick(outsiders.length > 0 ? outsiders : ['nobody']) : world.pick(insider);
   const facts = item.facts;
   const amount = item.request.amount;
   const fits = typeof facts.amount_received === 'number' && typeof facts.refunded_by_others === 'number' && amount <= facts.amount_received - facts.refunded_by_others;

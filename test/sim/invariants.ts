@@ -3,7 +3,8 @@ import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
 import { boundRequest, chainState, ownedBy } from '../../server/inbox/state.ts';
-import { has, isOpenDispatch } from '../../server/journal/chain.ts';
+import { allOf, approvalsOf, approvalsRequired, has, isOpenDispatch } from '../../server/journal/chain.ts';
+import { approvalsIn, isPersonLease } from '../../server/gate/leases.ts';
 import { canonical, sha256Hex } from '../../server/journal/hash.ts';
 import { keyIdFor, type SigningKey } from '../../server/receipts/keys.ts';
 import { signReceipt } from '../../server/receipts/receipts.ts';
@@ -50,6 +51,7 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
   checkLedger(world, chains);
   checkNothingStranded(world, chains);
   checkReshows(world, chains);
+  checkApprovals(world, chains);
   checkRateLimits(world, chains);
   checkOutbox(world, chains);
   checkRequestIds(world, chains);
@@ -213,4 +215,35 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
 function clip(text: string | undefined, max = 300): string {
   if (text === undefined) return 'nothing';
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * Four-eyes and no self-approval: every send under a person's approval of an escalation that needs
+ * two carries that many distinct people's recorded approvals of it, attested live when it was
+ * sent; and no approval of a refund is by the person it benefits (its `on_behalf_of`).
+ */
+function checkApprovals(world: World, chains: ReadonlyMap<string, Entry[]>): void {
+  for (const [effectId, chain] of chains) {
+    const request = boundRequest(chain);
+    const beneficiary = typeof request?.on_behalf_of === 'string' ? request.on_behalf_of.toLowerCase() : null;
+    for (const entry of chain) {
+      if (entry.kind === 'DECIDED' && entry.decision === 'approve' && beneficiary !== null && entry.by.toLowerCase() === beneficiary) {
+        world.violation(`${effectId} was approved by ${entry.by}, the person it benefits`);
+      }
+      if (entry.kind !== 'DISPATCHED' || !isPersonLease(entry.lease)) continue;
+      world.hit('check.four_eyes_send');
+      const escalation = allOf(chain, 'ESCALATED').find((e) => e.hash === (entry.lease as { escalation: string }).escalation);
+      if (!escalation) continue;
+      const needed = approvalsRequired(escalation);
+      const approvals = approvalsIn(entry.lease);
+      const people = new Set(approvals.map((a) => a.by));
+      const recorded = approvalsOf(chain, escalation);
+      const allRecorded = approvals.every((a) => recorded.some((r) => r.by === a.by && r.at_ms === a.at_ms));
+      if (people.size < needed || !allRecorded || people.size !== approvals.length) {
+        world.violation(`${effectId} was sent under ${approvals.length} approval(s) by ${[...people].join(', ')} of an escalation that needs ${needed} distinct recorded ones`);
+      }
+      if (needed > 1) world.hit('check.four_eyes_two');
+      if (!entry.checks.lease_live) world.violation(`${effectId} was sent under approvals not attested live`);
+    }
+  }
 }

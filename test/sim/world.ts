@@ -56,7 +56,20 @@ export const AGENT = 'support-bot';
  * The shipped configuration (the rules, routes, groups and approval window) with the simulator's
  * own notifications: the shipped file reaches nobody.
  */
-export const CONFIG = { ...loadConfig(DEFAULT_CONFIG_PATH), notifications: simNotifications(AGENT) };
+export const CONFIG = fourEyes({ ...loadConfig(DEFAULT_CONFIG_PATH), notifications: simNotifications(AGENT) });
+
+/**
+ * The shipped config with four-eyes on the default route: two distinct approvers from $80.00,
+ * €80.00 or ¥12,000 (and in any other currency), with a second member in finance-manager so both
+ * levels of its chain can give two.
+ */
+function fourEyes<C extends ReturnType<typeof loadConfig>>(config: C): C {
+  return {
+    ...config,
+    groups: { ...config.groups, 'finance-manager': [...(config.groups['finance-manager'] ?? []), 'cy'] },
+    routes: config.routes.map((r) => (r.name === 'default' ? { ...r, twoApproversFrom: { usd: 8_000, eur: 8_000, jpy: 12_000 } } : r)),
+  };
+}
 const START_MS = 1_700_000_000_000;
 
 /** Chance of a crash at each kill point of the gate, before the seed's scale. */

@@ -1,4 +1,4 @@
-import type { ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
+import type { ApprovalVoidReason, ChainState, DecisionAction, NotificationRecord } from '../../shared/api.ts';
 import type { LedgerOutcome } from '../../shared/ledger.ts';
 import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, REFUSAL_CODES, type RefusalCode, type Status } from '../../shared/statuses.ts';
 
@@ -75,6 +75,7 @@ const PLAIN_TITLES: Record<PlainStatus, string> = {
   AMBIGUOUS: 'Outcome unknown',
   QUEUED: 'Now waiting for its approver group',
   APPROVED: 'Approved; it is sent as soon as Stripe answers',
+  PARTLY_APPROVED: 'Your approval is recorded: 1 of 2; it waits for a second approver',
   REJECTED: 'Rejected: never sent',
   CLOSED: 'Closed: never sent',
   SUPERSEDED: 'Not recorded: the item changed while you looked',
@@ -97,6 +98,8 @@ const REFUSAL_TITLES: Record<RefusalCode, string> = {
   no_repair: 'Not sent: that repair is no longer offered',
   repair_not_expressible: 'Not sent: that repair cannot be expressed as a refund',
   payment_missing: 'Not sent: Stripe knows no such payment',
+  beneficiary: 'Not recorded: the refund is for your own benefit',
+  same_approver: 'Not recorded: you already approved it; it needs someone else',
 };
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
@@ -230,3 +233,12 @@ export function channelLabel(channel: string): string {
   const n = Number(index);
   return Number.isSafeInteger(n) && n > 0 ? `${label} ${n + 1}` : label;
 }
+
+/** Why an approval of a two-approver item no longer counts, after "no longer counts,". */
+export const VOID_REASON_WORDS: Record<ApprovalVoidReason, string> = {
+  moved_up: 'because the item moved up its chain to another group',
+  facts_changed: 'because the payment changed and the item was shown again on the new facts',
+  approval_expired: 'because it expired before a second person approved',
+  approver_removed: 'because the approver is no longer in the group',
+  escalated_again: 'because the item was put in front of people again',
+};

@@ -143,7 +143,11 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
             </p>
           )}
           {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
-          {fitting !== undefined && fits !== null ? (
+          {detail.approval_block ? (
+            <p className="decide-warning approval-block" role="note">
+              <strong>You cannot approve it.</strong> {detail.approval_block.why}
+            </p>
+          ) : fitting !== undefined && fits !== null ? (
             <button
               type="button"
               className="button wide decide-button approve-button primary"

@@ -15,6 +15,7 @@ import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
+import { ApprovalsPanel } from './ApprovalsPanel.tsx';
 import { DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
@@ -154,6 +155,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     const item = detail?.item;
     if (!detail || !item || !detail.may_decide || decision.pending || holdsDecisions(news)) return;
     if ((action === 'close') !== (item.reason === AMBIGUOUS)) return;
+    // Nobody approves a refund for their own benefit, nor twice: the page says why, and `a` does nothing.
+    if (detail.approval_block && (action === 'approve' || action === 'repair')) return;
     // Where the repair is the same refund on the new facts, approving is accepting it: one decision, one button.
     const fits = stillFitsIndex(item);
     if (action === 'approve' && fits !== null) {
@@ -272,6 +275,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
         <aside className="item-side" aria-label={session.role === 'approver' ? 'Decision and receipt' : 'Read only, and the receipt'}>
+          <ApprovalsPanel detail={d} appNowMs={appNowMs} />
           {session.role === 'approver' ? (
             <DecisionPanel detail={d} session={session} currency={currency} held={holdsDecisions(news)} onChoose={decision.choose} />
           ) : (

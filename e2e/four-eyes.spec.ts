@@ -1,0 +1,60 @@
+import { expect, test } from '@playwright/test';
+import { askRefund, createPayment, handRefund, ledger, personPage, shoot, uniqueId } from './journey-helpers.ts';
+
+// Four-eyes and no self-approval, in two browsers: from $5,000.00 (e2e/interlock.e2e.yaml, route
+// four-eyes) two different people of ap-leads approve; a first approval voided by a refund by hand
+// says why and the count starts again; the person a refund is made for is told they cannot approve it.
+
+test('two approvers in two browsers, a voided first approval, and no approval for one’s own benefit', async ({ browser, request }) => {
+  test.setTimeout(150_000);
+  const paymentIntent = await createPayment(request, 1_000_000);
+  const requestId = uniqueId('four-eyes');
+  const answer = await askRefund(request, { request_id: requestId, payment_intent: paymentIntent, amount: 600_000, reason: 'Order cancelled before shipping' });
+  expect(answer.status).toBe('QUEUED');
+  const item = `/items/${answer.effect_id}`;
+  const [ana, bea] = [await personPage(browser, 'ana'), await personPage(browser, 'bea')];
+  const approve = async (page: typeof ana) => {
+    await page.goto(item);
+    await page.getByRole('button', { name: /^Approve/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: /Send/ }).click();
+  };
+  const approvals = (page: typeof ana) => page.getByRole('region', { name: /Approvals/ });
+
+  await ana.goto(item);
+  await expect(approvals(ana)).toContainText('0 of 2');
+  await approve(ana);
+  await bea.goto(item);
+  await expect(approvals(bea)).toContainText('1 of 2');
+  await expect(approvals(bea)).toContainText('Approved by Ana Lopez at');
+
+  // A refund by hand moves the payment: the item is shown again on the new facts, and Ana's approval no longer counts.
+  await handRefund(request, paymentIntent, 10_000);
+  await expect(async () => {
+    await bea.goto(item);
+    await expect(approvals(bea)).toContainText('Voided: Ana Lopez’s approval', { timeout: 5_000 });
+  }).toPass({ timeout: 45_000 });
+  await expect(approvals(bea)).toContainText('because the payment changed and the item was shown again on the new facts');
+  await expect(approvals(bea)).toContainText('0 of 2');
+  await shoot(bea, 'item-four-eyes-voided');
+
+  // Bea approves first this time; Ana sees Bea's name and time, and her approval sends it under both.
+  await approve(bea);
+  await ana.goto(item);
+  await expect(approvals(ana)).toContainText('Approved by Bea Novak at');
+  await approve(ana);
+  await ana.goto(item);
+  await expect(ana.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
+  expect((await ledger(request, paymentIntent)).filter((r) => r.amount === 600_000)).toHaveLength(1);
+
+  // A refund made on behalf of Bea: her page says why she cannot approve it, and offers no approval.
+  const own = await askRefund(request, {
+    request_id: uniqueId('on-behalf'),
+    payment_intent: await createPayment(request, 10_000),
+    amount: 8_000,
+    on_behalf_of: 'bea',
+  });
+  await bea.goto(`/items/${own.effect_id}`);
+  await expect(bea.locator('.approval-block')).toContainText('You cannot approve it. It is made for your benefit: the request names you (on behalf of bea).');
+  await expect(bea.getByRole('button', { name: /^Approve/ })).toHaveCount(0);
+  await shoot(bea, 'item-self-approval');
+});

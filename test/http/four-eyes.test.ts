@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry } from '../../shared/entries.ts';
+import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
+
+// Four-eyes and no self-approval through the approvers' API: from $100.00 on the default route two
+// distinct people approve; the refund's beneficiary (on_behalf_of, or the payment's customer
+// email) never approves; a lapsed or out-of-date first approval is voided and says why.
+
+const MINUTE_MS = 60_000;
+let world: AppWorld;
+beforeAll(async () => {
+  const config = testConfig();
+  world = await buildAppWorld({
+    config: {
+      ...config,
+      groups: { ...config.groups, 'finance-manager': ['fm', 'cy'] },
+      people: config.people.map((p) => (p.name === 'ana' ? { ...p, email: 'ana@example.com' } : p)),
+      routes: config.routes.map((r) => (r.name === 'default' ? { ...r, twoApproversFrom: { usd: 10_000 } } : r)),
+    },
+  });
+});
+afterAll(async () => world.close());
+
+type Who = { cookie: string; csrf: string };
+
+async function queued(requestId: string, amount: number, extra: Record<string, unknown> = {}, customerEmail?: string) {
+  const pi = customerEmail
+    ? (await world.sandbox.createPaymentIntent(20_000, 'pm_card_visa', { customer: { name: 'Ana', email: customerEmail } })).id
+    : await world.payment(20_000);
+  const posted = await world.agent('POST', '/v1/refunds', { request_id: requestId, payment_intent: pi, amount, ...extra });
+  expect(posted.json().status).toBe('QUEUED');
+  return posted.json().effect_id as string;
+}
+
+async function page(who: Who, effectId: string) {
+  return (await world.as(who, 'GET', `/api/items/${effectId}`)).json();
+}
+
+async function approve(who: Who, effectId: string) {
+  const escalation = (await page(who, effectId)).item.escalation as string;
+  return world.as(who, 'POST', `/api/items/${effectId}/decisions`, { action: 'approve', escalation });
+}
+
+const kinds = (chain: readonly Entry[]) => chain.map((e) => e.kind);
+
+describe('four-eyes from the route amount', () => {
+  it('under the amount one approval sends it, and the escalation pins nothing', async () => {
+    const effectId = await queued('fe-small', 9_999);
+    const ana = await world.login('ana');
+    expect((await page(ana, effectId)).approvals).toBeNull();
+    expect((await approve(ana, effectId)).json().status).toBe('COMMITTED');
+    const escalated = (await world.services.journal.entries(effectId)).find((e) => e.kind === 'ESCALATED');
+    expect(escalated).not.toHaveProperty('approvals_required');
+  });
+
+  it('the first approval is journaled, 1 of 2; the same person again is refused; a second person sends it under both', async () => {
+    const effectId = await queued('fe-two', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    expect((await page(ana, effectId)).approvals).toEqual({ required: 2, approvals: [], voided: [] });
+    const first = await approve(ana, effectId);
+    expect([first.statusCode, first.json().status]).toEqual([200, 'PARTLY_APPROVED']);
+    const seen = await page(bea, effectId);
+    expect(seen.approvals.approvals).toEqual([expect.objectContaining({ by: 'ana', display_name: 'Ana Lopez', voided: null })]);
+    expect(seen.state).toBe('ESCALATED');
+    expect((await page(ana, effectId)).approval_block).toMatchObject({ code: 'same_approver' });
+    const before = await world.entryCount();
+    const again = await approve(ana, effectId);
+    expect([again.statusCode, again.json().error.code]).toEqual([409, 'same_approver']);
+    expect(await world.entryCount()).toBe(before);
+    expect((await approve(bea, effectId)).json().status).toBe('COMMITTED');
+    const chain = await world.services.journal.entries(effectId);
+    expect(kinds(chain).filter((k) => k === 'DECIDED')).toHaveLength(2);
+    const dispatched = chain.find((e) => e.kind === 'DISPATCHED');
+    expect(dispatched?.kind === 'DISPATCHED' && dispatched.lease).toMatchObject({ by: 'bea', co_approvals: [{ by: 'ana' }] });
+    const receipt = (await world.as(ana, 'GET', `/api/items/${effectId}/receipt`)).json();
+    const keys = new Map([[world.services.signingKey.keyId, world.services.signingKey.publicKeyPem]]);
+    expect(await verifyReceipt(receipt, keys)).toMatchObject({ valid: true, approved_by: 'bea', approvers: ['ana', 'bea'] });
+  });
+
+  it('an approval that expired before the second is voided: the item is shown again and says why', async () => {
+    const effectId = await queued('fe-expired', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    world.clock.advance(241 * MINUTE_MS);
+    const [ana2, bea2] = [await world.login('ana'), await world.login('bea')];
+    void ana;
+    void bea;
+    expect((await approve(bea2, effectId)).json().status).toBe('SUPERSEDED');
+    expect((await page(bea2, effectId)).approvals).toEqual({
+      required: 2,
+      approvals: [],
+      voided: [expect.objectContaining({ by: 'ana', voided: 'approval_expired' })],
+    });
+    expect((await approve(bea2, effectId)).json().status).toBe('PARTLY_APPROVED');
+    expect((await approve(ana2, effectId)).json().status).toBe('COMMITTED');
+  });
+
+  it('a move up the chain starts the count again, and the voided approval says so', async () => {
+    const effectId = await queued('fe-moved', 15_000);
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    world.clock.advance(241 * MINUTE_MS);
+    expect(await world.services.inbox.tick()).toEqual(new Map([[effectId, 'finance-manager']]));
+    const fm = await world.login('fm');
+    expect((await page(fm, effectId)).approvals).toEqual({ required: 2, approvals: [], voided: [expect.objectContaining({ by: 'ana', voided: 'moved_up' })] });
+    const escalations = (await world.services.journal.entries(effectId)).filter((e) => e.kind === 'ESCALATED');
+    expect(escalations.at(-1)).toMatchObject({ level: 1, approvals_required: 2 });
+  });
+});
+
+describe('nobody approves a refund for their own benefit', () => {
+  it('on_behalf_of names the approver: the page says why, the approval is 403 self_approval, nothing written', async () => {
+    const effectId = await queued('fe-self', 2_000 + 6_000, { on_behalf_of: 'BEA' });
+    const bea = await world.login('bea');
+    const shown = await page(bea, effectId);
+    expect(shown.request.on_behalf_of).toBe('BEA');
+    expect(shown.approval_block).toEqual({ code: 'beneficiary', why: 'It is made for your benefit: the request names you (on behalf of BEA). Someone else must approve it.' });
+    const before = await world.entryCount();
+    const answer = await approve(bea, effectId);
+    expect([answer.statusCode, answer.json().error.code]).toEqual([403, 'self_approval']);
+    expect(await world.entryCount()).toBe(before);
+    expect((await approve(await world.login('ana'), effectId)).json().status).toBe('COMMITTED');
+  });
+
+  it("the payment's customer email is the approver's config email: refused with the reason", async () => {
+    const effectId = await queued('fe-customer', 8_000, {}, 'Ana@Example.com');
+    const ana = await world.login('ana');
+    const answer = await approve(ana, effectId);
+    expect([answer.statusCode, answer.json().error.code]).toEqual([403, 'self_approval']);
+    expect(answer.json().error.message).toContain("the payment's customer email is yours");
+    expect((await approve(await world.login('bea'), effectId)).json().status).toBe('COMMITTED');
+  });
+
+  it('on_behalf_of is part of the bound payload: the same request id without it is a conflict', async () => {
+    const pi = await world.payment(20_000);
+    const body = { request_id: 'fe-bound', payment_intent: pi, amount: 8_000 };
+    expect((await world.agent('POST', '/v1/refunds', { ...body, on_behalf_of: 'jo@example.com' })).json().status).toBe('QUEUED');
+    expect((await world.agent('POST', '/v1/refunds', body)).statusCode).toBe(409);
+    const bad = await world.agent('POST', '/v1/refunds', { ...body, request_id: 'fe-bad', on_behalf_of: 'two words' });
+    expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'validation_failed']);
+  });
+});
