@@ -13,16 +13,19 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   expect(answer.status).toBe('QUEUED');
   const item = `/items/${answer.effect_id}`;
   const [ana, bea] = [await personPage(browser, 'ana'), await personPage(browser, 'bea')];
-  const approve = async (page: typeof ana) => {
+  // The first approval of two sends nothing, and its confirmation says so; the second sends.
+  const approve = async (page: typeof ana, first: boolean) => {
     await page.goto(item);
     await page.getByRole('button', { name: /^Approve/ }).click();
-    await page.getByRole('dialog').getByRole('button', { name: /Send/ }).click();
+    const dialog = page.getByRole('dialog');
+    if (first) await expect(dialog).toContainText('nothing is sent');
+    await dialog.getByRole('button', { name: first ? 'Approve (1 of 2)' : /Send/ }).click();
   };
   const approvals = (page: typeof ana) => page.getByRole('region', { name: /Approvals/ });
 
   await ana.goto(item);
   await expect(approvals(ana)).toContainText('0 of 2');
-  await approve(ana);
+  await approve(ana, true);
   await bea.goto(item);
   await expect(approvals(bea)).toContainText('1 of 2');
   await expect(approvals(bea)).toContainText('Approved by Ana Lopez at');
@@ -38,10 +41,10 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await shoot(bea, 'item-four-eyes-voided');
 
   // Bea approves first this time; Ana sees Bea's name and time, and her approval sends it under both.
-  await approve(bea);
+  await approve(bea, true);
   await ana.goto(item);
   await expect(approvals(ana)).toContainText('Approved by Bea Novak at');
-  await approve(ana);
+  await approve(ana, false);
   await ana.goto(item);
   await expect(ana.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
   expect((await ledger(request, paymentIntent)).filter((r) => r.amount === 600_000)).toHaveLength(1);

@@ -20,6 +20,8 @@ export interface PendingDecision {
    * of "if they changed".
    */
   staleBecause?: string | null;
+  /** Set when this approval is the first of the two the item needs: it sends nothing by itself. */
+  firstOfTwo?: boolean;
 }
 
 interface Copy {
@@ -44,6 +46,14 @@ export function confirmCopy(p: PendingDecision): Copy {
           title: `Approve the original ${amount}?`,
           body: `The facts already changed: ${p.staleBecause}. As things stand this approval is refused (Interlock checks the facts again before sending, and Stripe refunds no more than is left): nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}), and the item comes back to be decided again.`,
           confirm: `Approve ${amount} anyway`,
+          danger: false,
+        };
+      }
+      if (p.firstOfTwo) {
+        return {
+          title: `Approve ${amount} (1 of 2)?`,
+          body: `This refund needs two different approvers. Your approval is recorded and shown to the next approver; nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}) until someone else approves it too, and Interlock checks the facts again then.`,
+          confirm: `Approve (1 of 2)`,
           danger: false,
         };
       }

@@ -36,6 +36,13 @@ function movedSinceShown(detail: ItemDetail): Change[] {
  * be checked and sent: what is left no longer covers it, the payment is disputed, or a fact moved
  * since the item was shown.
  */
+/** True when an approval now would be the first of two: it is journaled and nothing is sent until another person approves too. */
+export function approvalLeavesOneToGo(detail: ItemDetail): boolean {
+  const approvals = detail.approvals;
+  if (!approvals) return false;
+  return approvals.approvals.filter((a) => a.voided === null).length + 1 < approvals.required;
+}
+
 export function staleReasonOf(detail: ItemDetail, currency: string | null): string | null {
   const amount = detail.request.amount;
   const left = remainingNow(detail);
@@ -168,7 +175,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
               className={`button wide decide-button approve-button${hasRepairs || staleBecause ? '' : ' primary'}`}
               aria-keyshortcuts="a"
               aria-describedby={staleBecause ? 'stale-because' : undefined}
-              onClick={() => onChoose({ ...base, action: 'approve', staleBecause })}
+              onClick={() => onChoose({ ...base, action: 'approve', staleBecause, firstOfTwo: approvalLeavesOneToGo(detail) })}
             >
               <span className="decide-main">{staleBecause ? `Approve the original ${amount}` : `${ACTION_LABELS.approve} ${amount}`}</span>
               <span className="key-hint" aria-hidden="true">a</span>

@@ -16,7 +16,7 @@ import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
 import { ApprovalsPanel } from './ApprovalsPanel.tsx';
-import { DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
+import { approvalLeavesOneToGo, DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { LiveChangeNotice } from './LiveChangeNotice.tsx';
@@ -172,7 +172,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       paymentIntent: detail.request.payment_intent,
       requestId: detail.request.id,
       ...(repair && repairIndex !== undefined ? { repair, repairIndex } : {}),
-      ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
+      ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency), firstOfTwo: approvalLeavesOneToGo(detail) } : {}),
     });
   };
   useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate(inboxPath(search)) });
