@@ -6,7 +6,7 @@ import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
-import { loadConfig } from './config/load.ts';
+import { loadConfigFile } from './config/load.ts';
 import { decideDemoTraffic } from './demo/switch.ts';
 import { type DemoTraffic, startDemoTraffic } from './demo/traffic.ts';
 import { EnvError, type InterlockEnv } from './env.ts';
@@ -16,6 +16,8 @@ import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damag
 import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
+import type { ReloadOutcome } from './reload.ts';
+import { removePidFile, writePidFile, writeReloadAnswer } from './reload-files.ts';
 import { createStripeClient } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -24,6 +26,11 @@ export interface Running {
   services: Services;
   url: string;
   sandbox: Sandbox | null;
+  /**
+   * Read the config file again and put it in force if it may be (SIGHUP, `npm run reload`); the
+   * answer is logged and written to the data folder for the command to print.
+   */
+  reload(): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -69,7 +76,8 @@ function openJournalDatabase(file: string): OpenDatabase {
  * once recovery after start has finished.
  */
 export async function startInterlock(env: InterlockEnv): Promise<Running> {
-  const config = loadConfig(env.configPath, env.secrets);
+  const loaded = loadConfigFile(env.configPath, env.secrets);
+  const { config } = loaded;
   const demo = decideDemoTraffic({
     demo: env.demo,
     sandboxDemo: env.sandboxDemo,
@@ -101,6 +109,7 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
     reconcileMs: env.reconcileMs,
     // Processes on one database share a Stripe budget when they reach the same Stripe.
     stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
+    configSha256: loaded.sha256,
   });
   const { app, services } = interlock;
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
@@ -130,12 +139,21 @@ export async function startInterlock(env: InterlockEnv): Promise<Running> {
   if (stripe.sandbox && demo.run === 'on') {
     traffic = startDemoTraffic({ services, sandbox: stripe.sandbox, log: app.log });
   } else if (demo.run === 'off' && env.demo === true) app.log.info(`demo traffic is off: ${demo.why}`);
+  writePidFile(env.dataDir);
+  let reloads = 0;
   return {
     app,
     services,
     url: address,
     sandbox: stripe.sandbox,
+    async reload() {
+      const outcome = await interlock.reload(() => loadConfigFile(env.configPath, env.secrets));
+      reloads += 1;
+      writeReloadAnswer(env.dataDir, { ...outcome, pid: process.pid, n: reloads, at: new Date().toISOString() });
+      return outcome;
+    },
     async close() {
+      removePidFile(env.dataDir);
       await traffic?.stop();
       await interlock.close();
       await stripe.sandbox?.close();
