@@ -29,9 +29,9 @@ export interface ReloadLog {
 
 /**
  * Reloads the config while running (SIGHUP, `npm run reload`): the file is read and checked as at
- * start, a change to what is fixed at start is refused, and otherwise the reload is journaled
- * (CONFIG, with the file's SHA-256 and who came and went) before the new config is put in force,
- * in one assignment. Then the sessions of people who lost authority end, with their live feeds, and
+ * start, a change to what is fixed at start is refused, and otherwise the new config is put in
+ * force in one assignment and journaled (CONFIG, with the file's SHA-256 and who came and went),
+ * or taken back if it cannot be. Then the sessions of people who lost authority end, with their live feeds, and
  * the approvals of people who left a group lapse. One reload at a time.
  */
 export class ConfigReloader {
@@ -75,7 +75,11 @@ export class ConfigReloader {
     const plan = planReload(services.configs.current, loaded.config);
     if (plan.kind === 'refused') return this.#refused(plan.why);
     const { changes } = plan;
-    // Journaled first: from this entry on, the journal says the removed could no longer decide.
+    // In force first, then journaled: nothing decided under the old config is journaled after the
+    // CONFIG entry, so from it on the journal shows no one it removed deciding. A reload that
+    // cannot be journaled is taken back: the config in force is always one the journal names.
+    const before = services.configs.current;
+    services.configs.replace(loaded.config);
     try {
       await services.journal.append('CONFIG', CONFIG_CHAIN_ID, {
         at_ms: services.clock.nowMs(),
@@ -86,10 +90,10 @@ export class ConfigReloader {
         left: changes.left,
       });
     } catch (error) {
+      services.configs.replace(before);
       services.views.report(error);
       return this.#refused(`the reload could not be journaled (${error instanceof Error ? error.message : String(error)})`);
     }
-    services.configs.replace(loaded.config);
     this.#sha256 = loaded.sha256;
     const sessionsEnded = sessions.endFor(sessionsToEnd(changes));
     const lapsed = Object.fromEntries(await services.inbox.lapseRemovedApprovals());
