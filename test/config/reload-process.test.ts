@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { openDatabase } from '../../db/open.ts';
 import { loadConfigFile } from '../../server/config/load.ts';
+import { verifyJournalFile } from '../../server/integrity/verify-journal.ts';
 import { PID_FILE, type ReloadAnswer, readReloadAnswer } from '../../server/reload-files.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, withoutPerson, writeTestConfig } from '../support/server-process.ts';
@@ -105,6 +106,8 @@ describe('npm run reload and SIGHUP (real process)', () => {
     expect(rows.map((row) => JSON.parse(row.body))).toEqual([
       expect.objectContaining({ sha256: createHash('sha256').update(good).digest('hex'), people_removed: ['bea'], left: [{ group: 'ap-leads', name: 'bea' }] }),
     ]);
+    // The journal holding it passes the integrity check a start makes (chains, global chain, replay).
+    expect(await verifyJournalFile(join(env.DATA_DIR, 'interlock.sqlite'))).toMatchObject({ valid: true });
     // Rebuilt in process from the journal the server wrote, with the file in force.
     const rebuilt = await buildAppWorld({ dir: env.DATA_DIR, config: loadConfigFile(config).config });
     try {
