@@ -1,5 +1,5 @@
 import { closesDispatch } from '../server/journal/chain.ts';
-import { ENTRY_KINDS, EPOCH_CHAIN_ID, type Entry, type EntryKind, type EntryOf, MESSAGE_KINDS } from '../shared/entries.ts';
+import { CONFIG_CHAIN_ID, ENTRY_KINDS, EPOCH_CHAIN_ID, type Entry, type EntryKind, type EntryOf, MESSAGE_KINDS } from '../shared/entries.ts';
 import { isJsonObject, type JsonObject, plain } from '../shared/json.ts';
 import { limits } from '../shared/limits.ts';
 import { canonical, entryHashHolds, sealEntry, storedTextHashHolds } from '../server/journal/hash.ts';
@@ -34,9 +34,11 @@ export function assertEffectId(effectId: string, kind?: EntryKind): void {
   const isEffect = typeof effectId === 'string' && effectIdPattern.test(effectId);
   const isMessage = typeof effectId === 'string' && messageIdPattern.test(effectId);
   const isEpoch = effectId === EPOCH_CHAIN_ID;
-  // The epochs' chain holds EPOCH entries and nothing else; an EPOCH goes nowhere else.
+  const isConfig = effectId === CONFIG_CHAIN_ID;
+  // The epochs' chain holds EPOCH entries and nothing else; an EPOCH goes nowhere else. So with the config's reloads.
   if (kind !== undefined && (kind === 'EPOCH') !== isEpoch) throw new TypeError(`${kind} does not belong on the chain ${String(effectId)}`);
-  if (isEpoch) return;
+  if (kind !== undefined && (kind === 'CONFIG') !== isConfig) throw new TypeError(`${kind} does not belong on the chain ${String(effectId)}`);
+  if (isEpoch || isConfig) return;
   if (!isEffect && !isMessage) {
     throw new TypeError(`effect id must be ${limits.effectIdHexChars} lowercase hex characters (or a message id): ${String(effectId)}`);
   }

@@ -19,6 +19,8 @@ import { checkJournalAtStart, type StartCheckOutcome } from './integrity/start-c
 import { Checkpointer } from './integrity/checkpoints.ts';
 import { openMirror } from './integrity/mirrors.ts';
 import { watchRefundOutcomes } from './metrics/refund-outcomes.ts';
+import type { LoadedConfig } from './config/load.ts';
+import { ConfigReloader, type ReloadOutcome } from './reload.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
 const JOURNAL_POLL_MS = 250;
@@ -66,6 +68,8 @@ export interface InterlockParts {
   factsScheduler?: FactsScheduler | undefined;
   /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`). */
   busyRetryMs?: number | undefined;
+  /** The SHA-256 of the file `config` was loaded from (default: none, so any file reloaded is new). */
+  configSha256?: string | undefined;
   /**
    * The Stripe account the budget is shared for with every process on the database (default: as
    * the config says, `stripeAccountOf`): the sandbox's address, or Stripe test mode.
@@ -88,6 +92,11 @@ export interface Interlock {
    * background work starts. Listening is the caller's business, before or after.
    */
   start(): Promise<void>;
+  /**
+   * Load the config again and put it in force if it may be (server/reload.ts): `load` reads and
+   * checks the file as at start, throwing a ConfigError for a bad one.
+   */
+  reload(load: () => LoadedConfig): Promise<ReloadOutcome>;
   /** Stop the background work and close the app. The database and Stripe are the caller's to close. */
   close(): Promise<void>;
 }
@@ -146,6 +155,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: parts.refundsInFlightMax }),
   });
   app = built;
+  const reloader = new ConfigReloader({ services, sessions, sha256: parts.configSha256 ?? '', log: built.log });
   const stops: Array<() => Promise<void> | void> = [];
   /** True once start-up's check held the journal: only then is its epoch known and a checkpoint signed at stop. */
   let checked = false;
@@ -162,6 +172,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   return {
     app: built,
     services,
+    reload: (load) => reloader.reload(load),
     async check() {
       const outcome = await checkJournalAtStart({ database, journal: services.journal, views, log: built.log });
       await checkpointer.checkAtStart(outcome);

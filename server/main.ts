@@ -6,7 +6,11 @@ import { JournalDamagedError } from './integrity/damage.ts';
 import { SigningKeyError } from './receipts/keys.ts';
 import { startInterlock } from './runtime.ts';
 
-/** `npm start`: read the environment once, listen, recover, and shut down gracefully on SIGTERM or SIGINT. */
+// `npm start`: read the environment once, listen, recover, reload the config on SIGHUP, and shut
+// down gracefully on SIGTERM or SIGINT. Until the server is up a SIGHUP has nothing to reload: it
+// is ignored rather than ending the start.
+let reload: (() => void) | null = null;
+process.on('SIGHUP', () => reload?.());
 try {
   const running = await startInterlock(parseEnv(process.env));
   let stopping = false;
@@ -19,6 +23,12 @@ try {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // SIGHUP reloads the config (server/reload.ts); the reload logs what it changed or why it was refused.
+  reload = () => {
+    if (stopping) return;
+    running.app.log.info('SIGHUP: reloading the config');
+    running.reload().catch((error: unknown) => running.app.log.error({ err: error }, 'config reload failed; the config in force stays'));
+  };
 } catch (error) {
   // A bad environment, config, signing key or test clock file, a damaged journal, or a live mode whose guards or key
   // probes failed, is the operator's to fix: say which, with no stack, and exit 2.

@@ -8,7 +8,7 @@ import { limits } from '../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
 import { decideLiveGuards, describeFailedGuards, LiveModeError } from './config/live-guards.ts';
-import { loadConfig } from './config/load.ts';
+import { loadConfigFile } from './config/load.ts';
 import { holdsPublishedSecret } from './config/published-secrets.ts';
 import type { InterlockConfig, StripeMode } from './config/schema.ts';
 import { decideDemoTraffic } from './demo/switch.ts';
@@ -22,6 +22,8 @@ import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES, signingKeyLocation } f
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
 import { describeFailedProbes, probeKey } from './stripe/key-probes.ts';
+import type { ReloadOutcome } from './reload.ts';
+import { removePidFile, writePidFile, writeReloadAnswer } from './reload-files.ts';
 import { createStripeClient, type StripeEndpoint } from './targets/stripe-refunds.ts';
 
 /** A running Interlock: the listening app, its services, and how to stop it. */
@@ -30,6 +32,11 @@ export interface Running {
   services: Services;
   url: string;
   sandbox: Sandbox | null;
+  /**
+   * Read the config file again and put it in force if it may be (SIGHUP, `npm run reload`); the
+   * answer is logged and written to the data folder for the command to print.
+   */
+  reload(): Promise<ReloadOutcome>;
   close(): Promise<void>;
 }
 
@@ -124,7 +131,8 @@ function openJournalDatabase(file: string): OpenDatabase {
  * once recovery after start has finished.
  */
 export async function startInterlock(env: InterlockEnv, options: StartOptions = {}): Promise<Running> {
-  const config = loadConfig(env.configPath, env.secrets);
+  const loaded = loadConfigFile(env.configPath, env.secrets);
+  const { config } = loaded;
   const live = config.stripe.mode === 'live';
   if (live) refuseUnguardedLive(env, config);
   const demo = decideDemoTraffic({
@@ -158,6 +166,7 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
     reconcileMs: env.reconcileMs,
     // Processes on one database share a Stripe budget when they reach the same Stripe.
     stripeAccount: stripeAccountOf(config, stripe.sandboxUrl),
+    configSha256: loaded.sha256,
   });
   const { app, services } = interlock;
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
@@ -189,12 +198,21 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
   if (stripe.sandbox && demo.run === 'on') {
     traffic = startDemoTraffic({ services, sandbox: stripe.sandbox, log: app.log });
   } else if (demo.run === 'off' && env.demo === true) app.log.info(`demo traffic is off: ${demo.why}`);
+  writePidFile(env.dataDir);
+  let reloads = 0;
   return {
     app,
     services,
     url: address,
     sandbox: stripe.sandbox,
+    async reload() {
+      const outcome = await interlock.reload(() => loadConfigFile(env.configPath, env.secrets));
+      reloads += 1;
+      writeReloadAnswer(env.dataDir, { ...outcome, pid: process.pid, n: reloads, at: new Date().toISOString() });
+      return outcome;
+    },
     async close() {
+      removePidFile(env.dataDir);
       await traffic?.stop();
       await interlock.close();
       await stripe.sandbox?.close();

@@ -13,7 +13,8 @@ import { loadOrCreateSigningKey, type SigningKey } from './receipts/keys.ts';
 import { Authority } from './gate/leases.ts';
 import type { JournalStore } from './journal/store.ts';
 import { Inbox, type InboxRequest } from './inbox/inbox.ts';
-import { policyFromConfig } from './inbox/policy.ts';
+import { livePolicy } from './inbox/policy.ts';
+import { LiveConfig } from './config/live.ts';
 import { StripeRefunds } from './targets/stripe-refunds.ts';
 import { Outbox, type OutboxLog } from './outbox/outbox.ts';
 import type { Channels } from './outbox/types.ts';
@@ -28,7 +29,10 @@ import { TurnQueue } from './stripe/turn-queue.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
-  config: InterlockConfig;
+  /** The config in force: `configs.current`, read again at each use, since a reload replaces it. */
+  readonly config: InterlockConfig;
+  /** The config in force, and its one way to change while running (server/reload.ts). */
+  configs: LiveConfig;
   clock: AppClock;
   database: OpenDatabase;
   /** The journal behind the views' guard (`views.journal`): refused once it failed a check. */
@@ -188,6 +192,9 @@ export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: str
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
   const { config, clock, database } = options;
+  // What a reload may change is read from `configs` at each use; the rest of `config` (the inbox's
+  // name, Stripe, the journal's wiring) is fixed for the life of the process (server/config/reload-plan.ts).
+  const configs = new LiveConfig(config);
   const sharing =
     options.stripeAccount === undefined
       ? undefined
@@ -201,8 +208,10 @@ export function createServices(options: ServiceOptions): Services {
   const { journal } = views;
   const target = new StripeRefunds(options.stripe);
   const authority = new Authority({
-    members: (group) => config.groups[group] ?? [],
-    maxAgeMs: config.approvalMaxAgeMs,
+    members: (group) => configs.current.groups[group] ?? [],
+    get maxAgeMs() {
+      return configs.current.approvalMaxAgeMs;
+    },
     nowMs: () => clock.nowMs(),
   });
   const gate = new Gate({
@@ -225,7 +234,7 @@ export function createServices(options: ServiceOptions): Services {
     name: config.inboxName,
     gate,
     authority,
-    policy: policyFromConfig(config),
+    policy: livePolicy(() => configs.current),
     // Open dispatches on the payment count as refunded, in every fact a rule or a person reads;
     // the journal is read before Stripe, as the gate's own check does.
     capture: async (request) => (await captureFresh(request)).facts,
@@ -238,7 +247,7 @@ export function createServices(options: ServiceOptions): Services {
     onError: (effectId, error) => {
       if (!views.report(error)) options.onError?.(effectId, error);
     },
-    emailsOf: (name) => emailsOfPerson(config, name),
+    emailsOf: (name) => emailsOfPerson(configs.current, name),
     // Who paid, from the payment read the item page shows (read once now when it has none yet).
     customerEmail: async (effectId, request) => {
       const shown = currentFacts.get(effectId)?.customer;
@@ -250,14 +259,16 @@ export function createServices(options: ServiceOptions): Services {
   const outbox = new Outbox({
     journal,
     current: async () => (await views.current()).outbox,
-    notifications: config.notifications,
+    get notifications() {
+      return configs.current.notifications;
+    },
     channels: options.channels ?? NO_CHANNELS,
     nowMs: () => clock.nowMs(),
     wallMs: () => clock.wallMs(),
     owner: `outbox:${process.pid}:${randomUUID()}`,
     ...(options.killHook ? { killHook: options.killHook } : {}),
     log: options.outboxLog ?? CONSOLE_LOG,
-    displayName: (name) => displayNameOf(config, name),
+    displayName: (name) => displayNameOf(configs.current, name),
     // A crash test's short claim (INTERLOCK_CLAIM_TTL_MS) holds a message as briefly as an effect.
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
@@ -303,7 +314,10 @@ export function createServices(options: ServiceOptions): Services {
     },
   });
   return {
-    config,
+    get config() {
+      return configs.current;
+    },
+    configs,
     clock,
     database,
     journal,

@@ -1,3 +1,4 @@
+import { ConfigReloadsProjection } from './config/reloads.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../shared/api.ts';
 import { type Entry, MESSAGE_KINDS } from '../shared/entries.ts';
 import type { InboxRequest, InboxWork } from './inbox/core.ts';
@@ -44,6 +45,8 @@ export interface CaughtUp {
   ledger: LedgerProjection;
   /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
   outbox: OutboxProjection;
+  /** The config's reloads while running (server/config/reloads.ts). */
+  configReloads: ConfigReloadsProjection;
   /** The last journal sequence number they include. */
   seq: number;
   /**
@@ -96,6 +99,7 @@ export class Views {
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerProjection;
   readonly #outbox = new OutboxProjection();
+  readonly #configReloads = new ConfigReloadsProjection();
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
   readonly #busyRetryDelaysMs: readonly number[];
@@ -126,8 +130,9 @@ export class Views {
     this.#follower.on('entry', (entry, seq) => {
       this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
-      // So is an epoch's first entry: the journal's, not a refund's.
-      if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH') return;
+      // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
+      this.#configReloads.note(entry, seq);
+      if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH' || entry.kind === 'CONFIG') return;
       this.#scoreboard.note(entry);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
@@ -195,6 +200,7 @@ export class Views {
       scoreboard: this.#scoreboard,
       ledger: this.#ledger,
       outbox: this.#outbox,
+      configReloads: this.#configReloads,
       seq: this.#follower.seq,
       chain: (effectId) => this.#verifiedChain(effectId),
     };

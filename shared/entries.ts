@@ -15,6 +15,7 @@ export const ENTRY_KINDS = [
   'ATTEMPT',
   'GAVE_UP',
   'EPOCH',
+  'CONFIG',
 ] as const;
 /** One journal entry kind. */
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -142,9 +143,17 @@ export type Refused = Sealed<
 /** Nobody can know whether it was sent; never sent again. */
 export type Ambiguous = Sealed<'AMBIGUOUS', { code: string; reason?: string; rechecked?: Checks; changes?: Change[] }>;
 /**
+ * The chain of groups and the SLA an item was routed with, copied from its route when it was
+ * routed, so a config reloaded later does not move it another way.
+ */
+export type Routing = { chain: string[]; sla_ms: number | null };
+
+/**
  * Put in front of a person: exactly ESCALATED_FIELDS. For a rule failure (`needs_judgment`),
  * `detail` names the failed rules and `failed_rules` words each; `why` is those words. Entries
  * written before the words were kept have no `failed_rules` (shared/escalation-words.ts reads both).
+ * `routing` is the route's chain and SLA as routed; escalations written before it was kept have
+ * none (or null), and read their route from the config by name.
  */
 export type Escalated = Sealed<
   'ESCALATED',
@@ -158,6 +167,7 @@ export type Escalated = Sealed<
     changes: Change[];
     repairs: Repair[];
     route: string;
+    routing?: Routing | null;
     group: string;
     routed_to: string[];
     level: number;
@@ -241,11 +251,27 @@ export type EpochEntry = Sealed<
 /** The one chain the journal's epochs are on. */
 export const EPOCH_CHAIN_ID = `j${'0'.repeat(23)}`;
 
+/** One person's membership of one group. */
+export type Membership = { group: string; name: string };
+
+/**
+ * The config was reloaded while running: the SHA-256 of the file's bytes, and who came and went
+ * (people by name, and memberships of groups). Journaled before the new config is used, on the one
+ * chain `CONFIG_CHAIN_ID`, so the journal says from when on someone could no longer decide.
+ */
+export type ConfigEntry = Sealed<
+  'CONFIG',
+  { at_ms: number; sha256: string; people_added: string[]; people_removed: string[]; joined: Membership[]; left: Membership[] }
+>;
+
+/** The one chain config reloads are on. */
+export const CONFIG_CHAIN_ID = `c${'0'.repeat(23)}`;
+
 /** Kinds that belong to message chains, never to an effect's chain. */
 export const MESSAGE_KINDS = ['MESSAGE', 'ATTEMPT', 'GAVE_UP'] as const;
 
 /** A sealed journal entry: one of the kinds, told apart by `kind`. */
-export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed | MessageEntry | Attempt | GaveUp | EpochEntry;
+export type Entry = Proposed | Authorized | Dispatched | Committed | Refused | Ambiguous | Escalated | Decided | Confirmed | MessageEntry | Attempt | GaveUp | EpochEntry | ConfigEntry;
 
 /** The entry of one kind. */
 export type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
@@ -267,6 +293,7 @@ export const ESCALATED_FIELDS = [
   'changes',
   'repairs',
   'route',
+  'routing',
   'group',
   'routed_to',
   'level',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { LineCounter, parseDocument } from 'yaml';
@@ -57,6 +58,17 @@ export function parseConfig(text: string, source: string, env: ConfigEnv = {}): 
 
 /** Load the config from `path` (server/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
 export function loadConfig(path?: string, env: ConfigEnv = {}): InterlockConfig {
+  return loadConfigFile(path, env).config;
+}
+
+/** A config as loaded, with the SHA-256 of the file's bytes: what the journal names a reloaded config by. */
+export interface LoadedConfig {
+  config: InterlockConfig;
+  sha256: string;
+}
+
+/** `loadConfig`, with the file's SHA-256: the same reads and checks at start and at every reload. */
+export function loadConfigFile(path?: string, env: ConfigEnv = {}): LoadedConfig {
   const file = path ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {
@@ -65,7 +77,7 @@ export function loadConfig(path?: string, env: ConfigEnv = {}): InterlockConfig 
     const reason = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : String(error);
     throw new ConfigError(file, '(file)', `cannot be read (${reason}); set INTERLOCK_CONFIG to the config file's path`);
   }
-  return parseConfig(text, file, env);
+  return { config: parseConfig(text, file, env), sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
 }
 
 function readYaml(c: Checker, text: string): unknown {

@@ -62,7 +62,7 @@ export function installMetrics(app: FastifyInstance, services: Services): Interl
     views: services.views,
     journal: services.journal,
     budget: services.budget,
-    groups: Object.keys(services.config.groups),
+    groups: () => Object.keys(services.config.groups),
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = routeOf(request);

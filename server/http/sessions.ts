@@ -118,6 +118,16 @@ export class SessionStore {
     if (id) this.drop(idHash(id));
   }
 
+  /**
+   * End every session of these people (a reload removed them, or took a group or their role
+   * away): each live feed on one of them is told and closes. Returns how many ended.
+   */
+  endFor(names: ReadonlySet<string>): number {
+    const ended = [...this.#sessions].filter(([, session]) => names.has(session.name)).map(([hash]) => hash);
+    for (const hash of ended) this.drop(hash);
+    return ended.length;
+  }
+
   /** Be told of every session that ends (a logout, a timeout found, the oldest dropped), and why; the answer stops it. */
   onEnded(listener: (session: Session, why: SessionEnd) => void): () => void {
     this.#endedListeners.add(listener);

@@ -82,6 +82,15 @@ export interface InboxOptions {
   customerEmail?(effectId: string, request: InboxRequest): Promise<string | null>;
 }
 
+/**
+ * The route an escalation was routed with, as copied into it; null for one written before the
+ * chain and SLA were copied, which follows its route by name in the config in force.
+ */
+export function routedWith(escalation: Escalated): Route | null {
+  const routing = escalation.routing;
+  return routing ? { name: escalation.route, chain: routing.chain, slaMs: routing.sla_ms } : null;
+}
+
 /** A sweep's bound on restarts after losing a write race; each restart re-reads the chain. */
 const RACE_RETRIES_MAX = 5;
 
@@ -246,6 +255,8 @@ export class InboxCore {
       changes: explained.changes,
       repairs: explained.repairs,
       route: route.name,
+      // The chain and SLA as routed now: a later reload that changes or removes the route moves this item as it was routed.
+      routing: { chain: [...route.chain], sla_ms: route.slaMs },
       group,
       routed_to: this.membersOf(group),
       level: 0,
@@ -350,7 +361,7 @@ export class InboxCore {
     const latest = latestEscalation(chain).escalation;
     const request = boundRequest(chain);
     if (!latest || !request || latest.due_ms === null || latest.due_ms > nowMs) return null;
-    const route = this.options.policy.routeByName(latest.route) ?? { name: latest.route, chain: [latest.group], slaMs: null };
+    const route = routedWith(latest) ?? this.options.policy.routeByName(latest.route) ?? { name: latest.route, chain: [latest.group], slaMs: null };
     const facts = await this.capturePlain(request);
     let previous: Escalated = latest;
     for (const step of overdueEscalations(latest, route, facts, nowMs, (g) => this.membersOf(g))) {

@@ -103,6 +103,7 @@ export function overdueEscalations(
       changes: changes.length ? changes : current.changes,
       repairs: jsonEqual(factsNow, current.facts) ? current.repairs : [],
       route: current.route,
+      routing: current.routing ?? null,
       group,
       routed_to: [...membersOf(group)].sort(),
       level,

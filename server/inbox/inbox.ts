@@ -160,6 +160,23 @@ export class Inbox extends InboxCore {
   }
 
   /**
+   * Approvals that lapsed because their approver left the group (a config reload): each is put
+   * through the gate now, which refuses it on the lease before anything reaches Stripe, and the
+   * item goes back in front of people with reason `approver_removed` (inbox §7.3). Approvals
+   * still live are left for `executeApproved`. Returns what each lapsed one came to.
+   */
+  async lapseRemovedApprovals(): Promise<Map<string, Status>> {
+    return this.sweep('execute', async (effectId, chain) => {
+      if (chainState(chain) !== 'APPROVED') return null;
+      const { escalation, decision } = latestEscalation(chain);
+      if (!escalation || !decision) return null;
+      const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
+      if (this.options.authority.problem(lease) !== 'approver_removed') return null;
+      return this.executeRead(effectId, chain);
+    });
+  }
+
+  /**
    * Accept a repair suggestion (inbox §11). The same payload is an approval on the new facts; a
    * new payload is a new request with its own effect id, which closes the original for good.
    */
@@ -251,6 +268,7 @@ export class Inbox extends InboxCore {
       changes,
       repairs,
       route: escalation.route,
+      routing: escalation.routing ?? null,
       group: escalation.group,
       routed_to: this.membersOf(escalation.group),
       level: escalation.level,

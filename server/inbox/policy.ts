@@ -21,12 +21,19 @@ function ruleRequest(request: InboxRequest) {
 
 /** The inbox's rules and routes, read from the declarative config. */
 export function policyFromConfig(config: Pick<InterlockConfig, 'rules' | 'routes'>): InboxPolicy {
+  return livePolicy(() => config);
+}
+
+/** The inbox's rules and routes, read from the config in force at each call, so a reload takes effect at the next decision. */
+export function livePolicy(current: () => Pick<InterlockConfig, 'rules' | 'routes'>): InboxPolicy {
   return {
-    ruleNames: config.rules.map((r) => r.name),
-    evaluate: (request: InboxRequest, facts: JsonObject) => evaluateRules(config.rules, ruleRequest(request), facts),
+    get ruleNames() {
+      return current().rules.map((r) => r.name);
+    },
+    evaluate: (request: InboxRequest, facts: JsonObject) => evaluateRules(current().rules, ruleRequest(request), facts),
     route: (item: { request: InboxRequest; facts: JsonObject; reason: string; detail: Json }) =>
       routedItem(
-        pickRoute(config.routes, {
+        pickRoute(current().routes, {
           request: ruleRequest(item.request),
           facts: item.facts,
           reason: item.reason,
@@ -36,7 +43,7 @@ export function policyFromConfig(config: Pick<InterlockConfig, 'rules' | 'routes
         item.facts,
       ),
     routeByName: (name: string) => {
-      const route = config.routes.find((r) => r.name === name);
+      const route = current().routes.find((r) => r.name === name);
       return route ? asRoute(route) : undefined;
     },
   };

@@ -32,6 +32,7 @@ const repair = fields({ code: oneOf(REPAIR_CODES), set: repairSet, why: string }
 const checks = fields({ lease_live: boolean, lease: any, violations: optional(listOf(string)), use_problems: optional(listOf(string)) });
 const decidedRepair = fields({ code: string, set: object, request_id: string });
 const failedRule = fields({ rule: string, words: string });
+const membership = fields({ group: string, name: string });
 
 /** Each kind's fields and what each must hold. */
 const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
@@ -65,6 +66,8 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     changes: listOf(change),
     repairs: listOf(repair),
     route: string,
+    // Missing on escalations journaled before the routed chain and SLA were kept.
+    routing: optional(nullable(fields({ chain: listOf(string), sla_ms: nullable(number) }))),
     group: string,
     routed_to: listOf(string),
     level: number,
@@ -109,6 +112,14 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     stripe: object,
     key_id: string,
     signature: string,
+  },
+  CONFIG: {
+    at_ms: number,
+    sha256: string,
+    people_added: listOf(string),
+    people_removed: listOf(string),
+    joined: listOf(membership),
+    left: listOf(membership),
   },
 };
 

@@ -10,8 +10,8 @@ export interface MetricsSources {
   /** The journal the views follow (through their guard): its head, to measure how far behind they are. */
   journal: JournalStore;
   budget: StripeBudget;
-  /** The configured groups: each has a queue figure, 0 when nothing waits for it. */
-  groups: readonly string[];
+  /** The configured groups, as the config in force names them: each has a queue figure, 0 when nothing waits for it. */
+  groups: () => readonly string[];
 }
 
 /**
@@ -110,8 +110,8 @@ export class InterlockMetrics {
     this.#lag.set(Math.max(0, (head?.seq ?? 0) - (views.head?.seq ?? 0)));
     const caught = await views.current();
     const items = itemFigures(caught.inbox.chains.values(), (summary) => caught.inbox.owned(summary));
-    setByLabel(this.#queued, 'group', items.queuedByGroup, this.#sources.groups);
-    setByLabel(this.#breached, 'group', items.breachedByGroup, this.#sources.groups);
+    setByLabel(this.#queued, 'group', items.queuedByGroup, this.#sources.groups());
+    setByLabel(this.#breached, 'group', items.breachedByGroup, this.#sources.groups());
     this.#sending.set(items.sending);
     this.#ambiguous.set(items.ambiguous);
     this.#waitingTurn.set(views.waitingTurns);

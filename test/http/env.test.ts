@@ -145,7 +145,8 @@ describe('the server and its environment', () => {
   // main.ts hands the environment to parseEnv and reads nothing of it itself; the sandbox's own
   // program (server/sandbox/main.ts), the MCP server (server/mcp/main.ts, `npm run mcp`) and the
   // audit export (server/export/export-cli.ts, `npm run export`, which hands it to runExportCli)
-  // are other processes, with variables of their own.
+  // are other processes, with variables of their own; so is `npm run reload` (server/reload-cli.ts),
+  // which reads the server's own environment through parseEnv to find its data folder.
   it('no server module reads process.env but main.ts, to hand it to parseEnv', () => {
     const sources = (dir: string): string[] =>
       readdirSync(join(root, dir)).flatMap((name) => {
@@ -153,7 +154,7 @@ describe('the server and its environment', () => {
         return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
       });
     const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
-    expect(readers.sort()).toEqual(['server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/sandbox/main.ts']);
+    expect(readers.sort()).toEqual(['server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/reload-cli.ts', 'server/sandbox/main.ts']);
     expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  const running = await startInterlock(parseEnv(process.env));']);
   });
 });

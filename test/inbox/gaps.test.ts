@@ -43,7 +43,7 @@ function inboxWithBrokenCapture(world: InboxWorld, brokenOrder: string): { inbox
 
 describe('escalation and decision records carry exactly their fields', () => {
   // seed: test_contract.py test_record_rejects_missing_or_unknown_fields
-  const escalation = escalatedFields() as EscalationFields;
+  const escalation = escalatedFields({ routing: { chain: ['refunds'], sla_ms: 3_600_000 } }) as EscalationFields;
 
   it('a complete record passes unchanged', () => {
     expect(escalationRecord(escalation)).toBe(escalation);

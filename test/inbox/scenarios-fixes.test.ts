@@ -4,7 +4,7 @@ import { SimulatedCrash } from '../../server/gate/target.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
 import { summaryItem } from '../../server/inbox/summary.ts';
 import { chainState } from '../../server/inbox/state.ts';
-import { buildInboxWorld, HOUR_MS, type InboxWorld, simulatorPolicy } from '../support/inbox-world.ts';
+import { buildInboxWorld, HOUR_MS, type InboxWorld } from '../support/inbox-world.ts';
 
 async function latest(world: InboxWorld, effectId: string) {
   return latestEscalation(await world.journal.entries(effectId)).escalation!;
@@ -14,6 +14,22 @@ async function project(world: InboxWorld) {
   const projection = new InboxProjection('inbox');
   for (const { entry } of await world.journal.scan(0, 1_000_000)) projection.apply(entry);
   return projection;
+}
+
+/** Run `write` with the inbox writing escalations as it did before they kept the chain and SLA they were routed with. */
+async function routedBeforeRoutingWasCopied(world: InboxWorld, write: () => Promise<unknown>): Promise<void> {
+  const { journal } = world;
+  const appendIf = journal.appendIf;
+  const legacy: typeof appendIf = (kind, effectId, check, fields, claim, guard) => {
+    const { routing: _routing, ...rest } = fields as { routing?: unknown };
+    return appendIf.call(journal, kind, effectId, check, (kind === 'ESCALATED' ? rest : fields) as typeof fields, claim, guard) as ReturnType<typeof appendIf<typeof kind>>;
+  };
+  journal.appendIf = legacy;
+  try {
+    await write();
+  } finally {
+    journal.appendIf = appendIf;
+  }
 }
 
 describe('inbox: fixes the earlier system needed (test_escalation_fixes.py)', () => {
@@ -65,16 +81,31 @@ describe('inbox: fixes the earlier system needed (test_escalation_fixes.py)', ()
 
   it('a tick after the SLA was removed from the config still moves the item, with no next deadline', async () => {
     // seed: test_escalation_fixes.py test_tick_after_sla_removed_from_config
+    // An item routed before escalations kept their chain and SLA reads its route from the config in force.
     const world = buildInboxWorld();
     const r = world.request(80);
-    await world.inbox.submit(r);
+    await routedBeforeRoutingWasCopied(world, () => world.inbox.submit(r));
     const noSla = world.newInbox();
-    noSla.options.policy = simulatorPolicy({ slaMs: null as unknown as number });
     const policy = noSla.options.policy;
     noSla.options.policy = { ...policy, routeByName: (name) => ({ ...policy.routeByName(name)!, slaMs: null }) };
     world.clock.nowMs += 4 * HOUR_MS;
     expect(await noSla.tick()).toEqual(new Map([[world.effectIdOf(r), 'finance-manager']]));
     expect(await latest(world, world.effectIdOf(r))).toMatchObject({ level: 1, due_ms: null, breach: true });
+  });
+
+  it("an item keeps the chain and SLA it was routed with when the config's route changes after", async () => {
+    const world = buildInboxWorld();
+    const r = world.request(80);
+    await world.inbox.submit(r);
+    const routed = await latest(world, world.effectIdOf(r));
+    const changed = world.newInbox();
+    const policy = changed.options.policy;
+    changed.options.policy = { ...policy, routeByName: (name) => ({ ...policy.routeByName(name)!, chain: ['nobody-else'], slaMs: null }) };
+    world.clock.nowMs += 4 * HOUR_MS;
+    expect(await changed.tick()).toEqual(new Map([[world.effectIdOf(r), 'finance-manager']]));
+    const moved = await latest(world, world.effectIdOf(r));
+    expect(moved).toMatchObject({ level: 1, group: 'finance-manager', breach: true, routing: routed.routing });
+    expect(moved.due_ms).toBe(routed.due_ms! + routed.routing!.sla_ms!);
   });
 
   it('a second hand refund after the repair was offered: the restart shows no stale repair', async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendSealedMax } from '../../db/journal-base.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
-import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
+import { CONFIG_CHAIN_ID, type ConfigEntry, type Entry, type Escalated, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { AppClock } from '../../server/clock.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
@@ -383,5 +383,42 @@ describe('four-eyes and no self-approval, as day-5 kept them', () => {
       for (const [id, chain] of seen) expect(summaryState(projection.chains.get(id)!)).toBe(chainState(chain));
     }
     expect(chainState(byRequest.get('four-eyes-open')!)).toBe('ESCALATED');
+  });
+});
+
+// A config reloaded while running (day-6 on): the reload on its own chain, the approval that
+// lapsed with it, and escalations that keep the route they were routed with.
+describe('a config reload, as day-6 kept it', () => {
+  const entries = readFixture(join(FIXTURES, 'day-6.jsonl'));
+  const escalated = entries.filter((e): e is Escalated => e.kind === 'ESCALATED');
+
+  it('day-6: one CONFIG, on the config chain, names bea removed and out of ap-leads; the views fold it and no item holds it', async () => {
+    const configs = entries.filter((e): e is ConfigEntry => e.kind === 'CONFIG');
+    expect(configs).toEqual([expect.objectContaining({ effect_id: CONFIG_CHAIN_ID, people_removed: ['bea'], people_added: [], left: [{ group: 'ap-leads', name: 'bea' }], joined: [] })]);
+    const journal = new MemoryJournal({ wallClockMs: () => Math.max(...entries.map((e) => e.ts_ms)) });
+    await load(journal, entries);
+    const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} } });
+    const { configReloads, inbox } = await views.current();
+    expect(configReloads.all()).toEqual([expect.objectContaining({ sha256: configs[0]!.sha256, peopleRemoved: ['bea'] })]);
+    expect([...inbox.chains.keys()]).not.toContain(CONFIG_CHAIN_ID);
+  });
+
+  it('day-6: bea’s approval made before the reload lapsed as approver_removed, and nothing was sent', () => {
+    expect(escalated.map((e) => e.reason)).toContain('approver_removed');
+    expect(entries.filter((e) => e.kind === 'REFUSED').map((e) => (e.kind === 'REFUSED' ? e.code : null))).toEqual(['lease']);
+    expect(entries.filter((e) => e.kind === 'DISPATCHED')).toEqual([]);
+  });
+
+  it('day-6: every escalation carries the chain and SLA it was routed with: routed before the route changed, it keeps them; routed again after, it takes the new ones', () => {
+    const before = { chain: ['ap-leads', 'finance-manager'], sla_ms: 240 * 60_000 };
+    const after = { chain: ['ap-leads', 'controller'], sla_ms: 30 * 60_000 };
+    expect(escalated.map((e) => [e.reason, e.group, e.routing])).toEqual([
+      ['needs_judgment', 'ap-leads', before],
+      ['needs_judgment', 'ap-leads', before],
+      ['approver_removed', 'ap-leads', after],
+      ['needs_judgment', 'ap-leads', after],
+      ['approver_removed', 'controller', after],
+      ['needs_judgment', 'controller', after],
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import { CONFIG_CHAIN_ID, type Membership } from '../../shared/entries.ts';
 import { canonical } from '../../server/journal/hash.ts';
 import { approvalsOf, latestEscalation } from '../../server/journal/chain.ts';
 import { jsonEqual, plain } from '../../shared/json.ts';
@@ -375,13 +376,34 @@ export async function revokeMember(world: World): Promise<void> {
   const person = approver?.kind === 'DECIDED' && members.includes(approver.by) ? approver.by : members.length > 0 ? world.pick(members) : null;
   if (person === null) return;
   world.groups[group] = members.filter((m) => m !== person);
+  // As a config reload does (server/reload.ts): in force, then journaled, or taken back; then the
+  // approvals of whoever left lapse at once.
+  if (!(await journalReload(world, { left: [{ group, name: person }] }))) {
+    world.groups[group] = members;
+    return;
+  }
   world.removed.push({ group, person });
+  const lapsed = await world.guarded('a reload lapsing approvals', () => world.process.inbox.lapseRemovedApprovals());
+  if (lapsed !== undefined && lapsed.size > 0) world.hit('world.revoke_member.lapsed');
 }
 
 export async function restoreMember(world: World): Promise<void> {
   if (world.removed.length === 0) return;
-  const { group, person } = world.removed.splice(world.rng.randbelow(world.removed.length), 1)[0]!;
-  if (!world.groups[group]!.includes(person)) world.groups[group]!.push(person);
+  const at = world.rng.randbelow(world.removed.length);
+  const { group, person } = world.removed[at]!;
+  const members = world.groups[group]!;
+  if (!members.includes(person)) world.groups[group] = [...members, person];
+  if (!(await journalReload(world, { joined: [{ group, name: person }] }))) {
+    world.groups[group] = members;
+    return;
+  }
+  world.removed.splice(at, 1);
+}
+
+/** Journal a reload that changed only group memberships; false when the journal refused it. */
+async function journalReload(world: World, change: { joined?: Membership[]; left?: Membership[] }): Promise<boolean> {
+  const fields = { at_ms: world.clock.wallMs, sha256: 'sim'.padEnd(64, '0'), people_added: [], people_removed: [], joined: change.joined ?? [], left: change.left ?? [] };
+  return (await world.guarded('a reload', () => world.journal.append('CONFIG', CONFIG_CHAIN_ID, fields))) !== undefined;
 }
 
 /** Stripe settles a refund: most succeed, some fail. */

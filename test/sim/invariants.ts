@@ -55,8 +55,29 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
   checkRateLimits(world, chains);
   checkOutbox(world, chains);
   checkRequestIds(world, chains);
+  checkReloads(world, entries);
   await checkViews(world, entries);
   return { hash: sha256Hex(entries.map((e) => e.hash).join('\n')), entries: entries.length, chains };
+}
+
+/**
+ * Read in journal order, the config reloads say who was in which group when: no refund is sent
+ * under the approval of someone a reload had taken out of the group it was given in (invariant 5
+ * as a rebuild sees it, from the journal alone).
+ */
+function checkReloads(world: World, entries: readonly Entry[]): void {
+  const groups = new Map(Object.entries(CONFIG.groups).map(([group, members]) => [group, new Set(members)]));
+  for (const entry of entries) {
+    if (entry.kind === 'CONFIG') {
+      world.hit('check.reload');
+      for (const { group, name } of entry.left) groups.get(group)?.delete(name);
+      for (const { group, name } of entry.joined) groups.get(group)?.add(name);
+    }
+    if (entry.kind !== 'DISPATCHED' || !isPersonLease(entry.lease)) continue;
+    if (!groups.get(entry.lease.group)?.has(entry.lease.by)) {
+      world.violation(`no send under an approval a reload took away: ${entry.effect_id} was dispatched under ${entry.lease.by} of ${entry.lease.group}, out of it since a CONFIG entry`);
+    }
+  }
 }
 
 /**
@@ -142,8 +163,8 @@ function attests(checks: Json | undefined): boolean {
  */
 export async function checkReceipts(world: World, chains: ReadonlyMap<string, Entry[]>): Promise<void> {
   // All at once: WebCrypto's hashing and signature checks run off the main thread, so they overlap.
-  // A message chain is the outbox's record, no refund's: it has no receipt (and no item's receipt holds one, see checkOutbox).
-  const items = [...chains].filter(([, chain]) => chain[0]?.kind !== 'MESSAGE');
+  // A message chain is the outbox's record, no refund's: it has no receipt (and no item's receipt holds one, see checkOutbox); nor has the config's.
+  const items = [...chains].filter(([, chain]) => chain[0]?.kind !== 'MESSAGE' && chain[0]?.kind !== 'CONFIG');
   const verified = items.map(async ([effectId, chain]) => ({ effectId, chain, report: await verifyReceipt(signReceipt(effectId, chain, SIGNING_KEY), VERIFY_KEY) }));
   for (const { effectId, chain, report } of await Promise.all(verified)) {
     world.hit('check.receipt');

@@ -96,6 +96,9 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'restart.second_server_died',
   'approver.approve',
   'approver.approve_later',
+  // A reload took someone out of a group while their approval waited to be sent: it lapsed at once.
+  'world.revoke_member.lapsed',
+  'check.reload',
   'approver.reject',
   'approver.repair',
   'approver.outsider',

@@ -6,7 +6,7 @@ import { openDatabase } from '../../db/open.ts';
 import { AppClock } from '../../server/clock.ts';
 import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
-import { buildInterlock } from '../../server/interlock.ts';
+import { buildInterlock, type Interlock } from '../../server/interlock.ts';
 import type { FactsScheduler } from '../../server/facts/current-facts.ts';
 import type { Channels } from '../../server/outbox/types.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
@@ -30,6 +30,8 @@ export interface AppWorld {
   as(who: { cookie: string; csrf: string }, method: string, url: string, body?: unknown): Promise<LightMyRequestResponse>;
   payment(amountCents: number): Promise<string>;
   entryCount(): Promise<number>;
+  /** Reload the config as SIGHUP does, from what `load` reads (server/reload.ts). */
+  reload: Interlock['reload'];
   close(): Promise<void>;
 }
 
@@ -45,6 +47,8 @@ export function testConfig(overrides: Partial<InterlockConfig> = {}): InterlockC
 /** How to build a world; a second world on the same `dir`, `clock` and `sandbox` is a restart. */
 export interface AppWorldOptions {
   config?: InterlockConfig;
+  /** The SHA-256 of the file `config` was loaded from, for a test that reloads it. */
+  configSha256?: string;
   /** The data folder (the journal, the signing key); a given one is not removed on close. */
   dir?: string;
   clock?: AppClock;
@@ -94,7 +98,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
   const clock = options.clock ?? new AppClock();
   const sandbox = options.sandbox ?? (await startSandbox({ clockMs: () => clock.wallMs() }));
   const database = openDatabase(join(dir, 'interlock.sqlite'));
-  const { app, services, start, close } = await buildInterlock({
+  const { app, services, start, close, reload } = await buildInterlock({
     config: options.config ?? testConfig(),
     clock,
     database,
@@ -109,6 +113,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     factsScheduler: options.factsScheduler,
     busyRetryMs: options.busyRetryMs,
     channels: options.channels,
+    configSha256: options.configSha256,
   });
   options.beforeStart?.(services);
   await start();
@@ -135,6 +140,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
       }),
     payment: async (amountCents) => (await sandbox.createPaymentIntent(amountCents)).id,
     entryCount: async () => (await services.journal.scan(0, 1_000_000)).length,
+    reload,
     async close() {
       await close();
       if (!options.sandbox) await sandbox.close();

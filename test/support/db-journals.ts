@@ -112,6 +112,7 @@ const MINIMAL_FIELDS: { [K in EntryKind]: FieldsOf<K> } = {
   ATTEMPT: { n: 1, at_ms: 0, outcome: 'delivered', status: 250, detail: 'accepted', next_at_ms: null },
   GAVE_UP: { at_ms: 0, attempts: 8, reason: 'a test' },
   EPOCH: { epoch: 1, at_ms: 0, previous: null, stripe: {}, key_id: 'k', signature: 's' },
+  CONFIG: { at_ms: 0, sha256: 'a'.repeat(64), people_added: [], people_removed: ['ana'], joined: [], left: [{ group: 'g', name: 'ana' }] },
   CONFIRMED: { via: 'webhook', event: null, refund: 're_test', status: 'succeeded', amount: 1, payment_intent: 'pi_test', created: null },
 };
 

@@ -48,6 +48,14 @@ export function withOwnSecrets(text: string): string {
   return PUBLISHED_TOKEN_SHA256S.reduce((out, hash, i) => out.replace(hash, hashToken(`sk_agent_own_${i}`)), passwords);
 }
 
+/** The config text without `name`: out of every group and out of `people`. */
+export function withoutPerson(text: string, name: string): string {
+  const groupsLess = text.replace(new RegExp(`^(  [a-z-]+: \\[.*)\\b${name}\\b,? ?(.*\\])$`, 'gm'), (_line, head: string, tail: string) =>
+    `${head}${tail}`.replace(', ]', ']').replace(/, \]$/, ']'),
+  );
+  return groupsLess.replace(new RegExp(`^  - name: ${name}\\n(?:    .*\\n)+`, 'm'), '');
+}
+
 /** A real Interlock server process. */
 export interface ServerProcess {
   url: string;

@@ -121,6 +121,7 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
     case 'ATTEMPT':
     case 'GAVE_UP':
     case 'EPOCH':
+    case 'CONFIG':
       return { title: `Message: ${humanize(entry.kind).toLowerCase()}`, who: 'Interlock', group: null, notes: [], tone: 'neutral' };
     default:
       return assertNever(entry);
