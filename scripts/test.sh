@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The one test command, run the same way by developers and by CI: type-check, lint, then the vitest
-# suite (unit, integration, crash and drift tests) beside the browser journeys, after making sure
+# The one test command, run the same way by developers and by CI: type-check, lint, the vitest
+# suite (unit, integration, crash and drift tests), then the browser journeys, after making sure
 # Debian's Chromium is there (scripts/ensure-chromium.sh installs it when run as root, or names the
 # command to run). It ends with the plain closing line "N passed, N failed" that CI reads.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
 # A count left by an earlier run is never read as this run's.
-rm -f test-results/vitest.json test-results/e2e.json test-results/vitest.out
+rm -f test-results/vitest.json test-results/e2e.json
 failed_steps=()
 
 step() {
@@ -20,35 +20,18 @@ step() {
 
 step typecheck npx tsc --noEmit -p .
 step lint npx biome check .
-vitest() { npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json; }
-journeys() { npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out); }
+step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json
 
-# The vitest suite and the journeys run side by side: each spends most of its time waiting (real
-# servers, processes killed and restarted, a browser), so on 2 cores the two together take little
-# more than the longer one (about 10 minutes instead of 17). Vitest's output is kept in a file and
-# printed after the journeys'. TEST_SERIAL=1 runs them one after the other, as a check for a test
-# that only fails beside the other suite.
 e2e_passed=0; e2e_failed=0
-e2e_ready=false
 if compgen -G "e2e/*.spec.ts" > /dev/null; then
+  step build npx vite build --logLevel warn
   # Without the browser every journey would fail the same way: stop before them, as one failed step.
-  step build npx vite build --logLevel warn && step chromium bash scripts/ensure-chromium.sh && e2e_ready=true
-fi
-if [ "${TEST_SERIAL:-0}" = 1 ] || [ "$e2e_ready" = false ]; then
-  step vitest vitest
-  [ "$e2e_ready" = true ] && step e2e journeys
-else
-  echo "== vitest (beside the journeys; its output follows theirs)"
-  vitest > test-results/vitest.out 2>&1 &
-  vitest_pid=$!
-  step e2e journeys
-  wait "$vitest_pid"; vitest_rc=$?
-  echo "== vitest output"
-  cat test-results/vitest.out
-  [ "$vitest_rc" -eq 0 ] || failed_steps+=(vitest)
-fi
-if [ -f test-results/e2e.json ]; then
-  read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+  if step chromium bash scripts/ensure-chromium.sh; then
+    step e2e npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out)
+    if [ -f test-results/e2e.json ]; then
+      read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+    fi
+  fi
 fi
 
 read -r v_passed v_failed < <(node -e '

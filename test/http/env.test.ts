@@ -33,6 +33,8 @@ describe('parseEnv', () => {
       sandboxPort: 12_111,
       stripeSecretKey: null,
       stripeWebhookSecrets: [],
+      stripeLiveKey: null,
+      stripeLiveWebhookSecrets: [],
       stripeSandboxUrl: null,
       configPath: DEFAULT_CONFIG_PATH,
       killAt: [],
@@ -154,7 +156,7 @@ describe('the server and its environment', () => {
         return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
       });
     const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
-    expect(readers.sort()).toEqual(['server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/reload-cli.ts', 'server/sandbox/main.ts']);
+    expect(readers.sort()).toEqual(['server/backup/backup-cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/reload-cli.ts', 'server/sandbox/main.ts']);
     expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  const running = await startInterlock(parseEnv(process.env));']);
   });
 });
