@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalStore } from '../journal/store.ts';
 import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
-import type { Views } from '../views.ts';
+import { JournalUnavailableError, type Views } from '../views.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 
 /** What the metrics read, all of it already kept by the services. */
@@ -108,7 +108,15 @@ export class InterlockMetrics {
     const head = await journal.head();
     this.#entries.set(head?.size ?? 0);
     this.#lag.set(Math.max(0, (head?.seq ?? 0) - (views.head?.seq ?? 0)));
-    const caught = await views.current();
+    let caught: Awaited<ReturnType<typeof views.current>>;
+    try {
+      caught = await views.current();
+    } catch (error) {
+      // This scrape is what found the journal damaged: say so in the figures, as the next one will.
+      if (!(error instanceof JournalUnavailableError)) throw error;
+      this.#available.set(0);
+      return;
+    }
     const items = itemFigures(caught.inbox.chains.values(), (summary) => caught.inbox.owned(summary));
     setByLabel(this.#queued, 'group', items.queuedByGroup, this.#sources.groups());
     setByLabel(this.#breached, 'group', items.breachedByGroup, this.#sources.groups());
