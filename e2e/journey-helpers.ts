@@ -194,7 +194,18 @@ export async function expectAccessible(page: Page, what: string, include?: strin
   expect(bad, `accessibility of ${what}`).toEqual([]);
 }
 
-/** Screenshots of the page at 1280 and 390 pixels wide: test-results/screenshots/NAME-WIDTH.png. */
+/**
+ * The widths `shoot` draws: 1280 always; 390 as well with `E2E_SHOTS=all`, to look at every state
+ * on a phone (the a11y sweep draws and scans each screen at 390 px in every run).
+ */
+const SHOT_SIZES = process.env.E2E_SHOTS === 'all'
+  ? ([
+      [1280, 900],
+      [390, 844],
+    ] as const)
+  : ([[1280, 900]] as const);
+
+/** Screenshots of the page at 1280 (and 390) pixels wide: test-results/screenshots/NAME-WIDTH.png. */
 export async function shoot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const original = page.viewportSize();
@@ -202,10 +213,7 @@ export async function shoot(page: Page, name: string): Promise<void> {
   const fullPage = (await page.locator('dialog[open]').count()) === 0;
   // From the top: a sticky header would otherwise be drawn where the page was scrolled to.
   if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
-  for (const [width, height] of [
-    [1280, 900],
-    [390, 844],
-  ] as const) {
+  for (const [width, height] of SHOT_SIZES) {
     await page.setViewportSize({ width, height });
     await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}-${width}.png`, fullPage, animations: 'disabled' });
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The one test command, run the same way by developers and by CI: type-check, lint, the vitest
-# suite (unit, integration, crash and drift tests), then the browser journeys, after making sure
+# The one test command, run the same way by developers and by CI: lint and the vitest suite (unit,
+# integration, crash and drift tests) with the type-check beside them, then the browser journeys, after making sure
 # Debian's Chromium is there (scripts/ensure-chromium.sh installs it when run as root, or names the
 # command to run). It ends with the plain closing line "N passed, N failed" that CI reads.
 set -uo pipefail
@@ -18,9 +18,15 @@ step() {
   return 1
 }
 
-step typecheck npx tsc --noEmit -p .
+# The type-check runs beside the lint and the vitest suite (it reads files and writes nothing);
+# its output is printed when it ends.
+npx tsc --noEmit -p . > test-results/typecheck.out 2>&1 &
+typecheck_pid=$!
 step lint npx biome check .
 step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json
+echo "== typecheck"
+wait "$typecheck_pid" || failed_steps+=(typecheck)
+cat test-results/typecheck.out
 
 e2e_passed=0; e2e_failed=0
 if compgen -G "e2e/*.spec.ts" > /dev/null; then
