@@ -20,7 +20,7 @@ export interface PendingDecision {
    * of "if they changed".
    */
   staleBecause?: string | null;
-  /** Set when this approval is the first of the two the item needs: it sends nothing by itself. */
+  /** Set when an approval now (or accepting the same refund on the new facts) is the first of the two the item needs: it sends nothing by itself. */
   firstOfTwo?: boolean;
 }
 
@@ -74,6 +74,14 @@ export function confirmCopy(p: PendingDecision): Copy {
       const repaired = p.repair?.set.amount;
       // The same payload on the facts as they are now: an approval, nothing is closed or replaced.
       if (p.repair && Object.keys(p.repair.set).length === 0) {
+        if (p.firstOfTwo) {
+          return {
+            title: `Approve ${amount} on the new facts (1 of 2)?`,
+            body: `${p.repair.why}. This refund needs two different approvers. Your approval is recorded and shown to the next approver; nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}) until someone else approves it too, and Interlock checks the facts again then.`,
+            confirm: `Approve (1 of 2)`,
+            danger: false,
+          };
+        }
         return {
           title: `Approve and send ${amount} on the new facts?`,
           body: `${p.repair.why}. Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking that the facts are still the ones shown now.`,

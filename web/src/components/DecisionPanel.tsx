@@ -83,7 +83,7 @@ interface DecisionPanelProps {
 export function DecisionPanel({ detail, session, currency, held, onChoose }: DecisionPanelProps) {
   const item = detail.item;
   const amount = formatMoney(detail.request.amount, currency);
-  const base = { amountCents: detail.request.amount, currency, paymentIntent: detail.request.payment_intent, requestId: detail.request.id };
+  const base = { amountCents: detail.request.amount, currency, paymentIntent: detail.request.payment_intent, requestId: detail.request.id, firstOfTwo: approvalLeavesOneToGo(detail) };
 
   if (!item || !detail.may_decide) {
     const elsewhere = item && !session.groups.includes(item.group);
@@ -175,7 +175,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
               className={`button wide decide-button approve-button${hasRepairs || staleBecause ? '' : ' primary'}`}
               aria-keyshortcuts="a"
               aria-describedby={staleBecause ? 'stale-because' : undefined}
-              onClick={() => onChoose({ ...base, action: 'approve', staleBecause, firstOfTwo: approvalLeavesOneToGo(detail) })}
+              onClick={() => onChoose({ ...base, action: 'approve', staleBecause })}
             >
               <span className="decide-main">{staleBecause ? `Approve the original ${amount}` : `${ACTION_LABELS.approve} ${amount}`}</span>
               <span className="key-hint" aria-hidden="true">a</span>

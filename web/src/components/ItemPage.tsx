@@ -171,8 +171,9 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       currency,
       paymentIntent: detail.request.payment_intent,
       requestId: detail.request.id,
+      firstOfTwo: approvalLeavesOneToGo(detail),
       ...(repair && repairIndex !== undefined ? { repair, repairIndex } : {}),
-      ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency), firstOfTwo: approvalLeavesOneToGo(detail) } : {}),
+      ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
     });
   };
   useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate(inboxPath(search)) });
