@@ -68,7 +68,10 @@ export interface InterlockParts {
   factsScheduler?: FactsScheduler | undefined;
   /** How long a send tries a busy Stripe again (default `limits.stripeBusyRetryMs`). */
   busyRetryMs?: number | undefined;
-  /** The SHA-256 of the file `config` was loaded from (default: none, so any file reloaded is new). */
+  /**
+   * The SHA-256 of the file `config` was loaded from (default: none, so any file reloaded is new).
+   * Given, the start compares it with the config the journal last named and journals a change.
+   */
   configSha256?: string | undefined;
   /**
    * The Stripe account the budget is shared for with every process on the database (default: as
@@ -185,6 +188,9 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       // The budget's share of the account first: start-up recovery already calls Stripe.
       services.budget.start();
       try {
+        // The config first, before recovery writes anything: a file edited while the server was
+        // down is journaled as a reload is, and approvals it took away lapse (server/reload.ts).
+        if (parts.configSha256 !== undefined) await reloader.atStart();
         await startServices(services);
       } catch (error) {
         // A corrupt journal does not stop the process: it stays up, logged once by the views,

@@ -1,5 +1,6 @@
-import { CONFIG_CHAIN_ID } from '../shared/entries.ts';
+import { CONFIG_CHAIN_ID, type ConfigEntry } from '../shared/entries.ts';
 import type { Status } from '../shared/statuses.ts';
+import { configEntryFields, decideConfigAtStart, describeRosterChanges, journaledConfig, peopleWhoLost, type RosterChanges, rosterOf } from './config/config-at-start.ts';
 import { ConfigError, type LoadedConfig } from './config/load.ts';
 import { type ConfigChanges, describeChanges, planReload, sessionsToEnd } from './config/reload-plan.ts';
 import type { SessionStore } from './http/sessions.ts';
@@ -20,6 +21,21 @@ export type ReloadOutcome =
       lapsed: Record<string, Status>;
     }
   | { outcome: 'unchanged'; sha256: string };
+
+/** What a start found of the config it loaded: the one the journal names, or a change it journaled. */
+export type StartConfigOutcome =
+  | { outcome: 'as_journaled'; sha256: string }
+  | {
+      outcome: 'journaled';
+      sha256: string;
+      /** The SHA-256 of the config compared with; null when the journal held no roster to compare with. */
+      comparedWith: string | null;
+      changes: RosterChanges;
+      /** What changed, in the operator's words, one line each. */
+      said: string[];
+      sessionsEnded: number;
+      lapsed: Record<string, Status>;
+    };
 
 /** Where a reload says what it did. */
 export interface ReloadLog {
@@ -55,6 +71,34 @@ export class ConfigReloader {
     return this.#sha256;
   }
 
+  /**
+   * At start, before anything else is journaled: compare the config loaded with the one the last
+   * CONFIG entry names (config/config-at-start.ts), and when they differ (the file was edited while
+   * the server was down, or the journal names none yet) journal a CONFIG entry as a reload does,
+   * end the sessions of people removed or out of a group, and lapse their unsent approvals
+   * (approver_removed), so the journal says why and a rebuild equals the live views.
+   */
+  async atStart(): Promise<StartConfigOutcome> {
+    const { services, sessions, log } = this.options;
+    const config = services.configs.current;
+    const sha256 = this.#sha256;
+    const last = (await services.journal.entries(CONFIG_CHAIN_ID)).filter((e): e is ConfigEntry => e.kind === 'CONFIG').at(-1);
+    const roster = rosterOf(config);
+    const step = decideConfigAtStart(journaledConfig(last), { sha256, roster });
+    if (step.step === 'none') return { outcome: 'as_journaled', sha256 };
+    const { changes, comparedWith } = step;
+    await services.journal.append('CONFIG', CONFIG_CHAIN_ID, configEntryFields({ atMs: services.clock.nowMs(), sha256, cause: 'start', comparedWith, roster, changes }));
+    const sessionsEnded = sessions.endFor(peopleWhoLost(changes));
+    const lapsed = Object.fromEntries(await services.inbox.lapseRemovedApprovals());
+    services.views.refresh();
+    const said = comparedWith === null ? ['no earlier config with its people in the journal to compare with'] : describeRosterChanges(changes);
+    log.info(
+      { code: 'config_journaled_at_start', sha256, comparedWith, sessionsEnded, lapsed: Object.keys(lapsed).length },
+      `the config in force is not the one the journal names; journaled it: ${said.join('; ')}`,
+    );
+    return { outcome: 'journaled', sha256, comparedWith, changes, said, sessionsEnded, lapsed };
+  }
+
   /** Load the file again with `load` (which throws a ConfigError for a bad one) and put it in force if it may be. */
   reload(load: () => LoadedConfig): Promise<ReloadOutcome> {
     const next = this.#running.then(() => this.#reload(load));
@@ -81,14 +125,18 @@ export class ConfigReloader {
     const before = services.configs.current;
     services.configs.replace(loaded.config);
     try {
-      await services.journal.append('CONFIG', CONFIG_CHAIN_ID, {
-        at_ms: services.clock.nowMs(),
-        sha256: loaded.sha256,
-        people_added: changes.peopleAdded,
-        people_removed: changes.peopleRemoved,
-        joined: changes.joined,
-        left: changes.left,
-      });
+      await services.journal.append(
+        'CONFIG',
+        CONFIG_CHAIN_ID,
+        configEntryFields({
+          atMs: services.clock.nowMs(),
+          sha256: loaded.sha256,
+          cause: 'reload',
+          comparedWith: this.#sha256 === '' ? null : this.#sha256,
+          roster: rosterOf(loaded.config),
+          changes,
+        }),
+      );
     } catch (error) {
       services.configs.replace(before);
       services.views.report(error);

@@ -254,14 +254,38 @@ export const EPOCH_CHAIN_ID = `j${'0'.repeat(23)}`;
 /** One person's membership of one group. */
 export type Membership = { group: string; name: string };
 
+/** How a config came into force: reloaded while running, or found at a start to differ from the one the journal names. */
+export const CONFIG_CAUSES = ['reload', 'start'] as const;
+/** One way a config came into force. */
+export type ConfigCause = (typeof CONFIG_CAUSES)[number];
+
 /**
- * The config was reloaded while running: the SHA-256 of the file's bytes, and who came and went
- * (people by name, and memberships of groups). Journaled before the new config is used, on the one
- * chain `CONFIG_CHAIN_ID`, so the journal says from when on someone could no longer decide.
+ * The config in force changed: reloaded while running, or found at a start to differ from the one
+ * the last CONFIG entry names (edited while the server was down, or the journal's first start).
+ * The SHA-256 of the file's bytes, and who came and went (people by name, and memberships of
+ * groups) since the config it names in `compared_with`. On the one chain `CONFIG_CHAIN_ID`, so the
+ * journal says from when on someone could no longer decide.
+ *
+ * `cause`, `compared_with`, `people` and `members` came with the start's entry; a reload's entry
+ * written before has none of them. `compared_with` null: there was no roster to compare with (the
+ * journal's first config, or one whose last CONFIG entry carried none), so no one is named added or
+ * removed. `people` and `members` are everyone in force from this entry on, what the next start
+ * compares with.
  */
 export type ConfigEntry = Sealed<
   'CONFIG',
-  { at_ms: number; sha256: string; people_added: string[]; people_removed: string[]; joined: Membership[]; left: Membership[] }
+  {
+    at_ms: number;
+    sha256: string;
+    people_added: string[];
+    people_removed: string[];
+    joined: Membership[];
+    left: Membership[];
+    cause?: ConfigCause;
+    compared_with?: string | null;
+    people?: string[];
+    members?: Membership[];
+  }
 >;
 
 /** The one chain config reloads are on. */

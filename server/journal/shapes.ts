@@ -1,4 +1,4 @@
-import { COMMIT_VIAS, DECISIONS, ENTRY_KINDS, type Entry, type EntryKind, type EntryOf, REPAIR_CODES } from '../../shared/entries.ts';
+import { COMMIT_VIAS, CONFIG_CAUSES, DECISIONS, ENTRY_KINDS, type Entry, type EntryKind, type EntryOf, REPAIR_CODES } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 
 /**
@@ -120,6 +120,10 @@ const SHAPES: { [K in EntryKind]: Record<string, Check> } = {
     people_removed: listOf(string),
     joined: listOf(membership),
     left: listOf(membership),
+    cause: optional(oneOf(CONFIG_CAUSES)),
+    compared_with: optional(nullable(string)),
+    people: optional(listOf(string)),
+    members: optional(listOf(membership)),
   },
 };
 
