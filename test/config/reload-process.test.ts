@@ -104,7 +104,8 @@ describe('npm run reload and SIGHUP (real process)', () => {
     const rows = database.sqlite.prepare("SELECT body FROM entries WHERE kind = 'CONFIG'").all() as { body: string }[];
     database.close();
     expect(rows.map((row) => JSON.parse(row.body))).toEqual([
-      expect.objectContaining({ sha256: createHash('sha256').update(good).digest('hex'), people_removed: ['bea'], left: [{ group: 'ap-leads', name: 'bea' }] }),
+      expect.objectContaining({ cause: 'start', compared_with: null }),
+      expect.objectContaining({ cause: 'reload', sha256: createHash('sha256').update(good).digest('hex'), people_removed: ['bea'], left: [{ group: 'ap-leads', name: 'bea' }] }),
     ]);
     // The journal holding it passes the integrity check a start makes (chains, global chain, replay).
     expect(await verifyJournalFile(join(env.DATA_DIR, 'interlock.sqlite'))).toMatchObject({ valid: true });

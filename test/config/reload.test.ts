@@ -61,8 +61,18 @@ describe('config reload', () => {
       lapsed: { [effectId]: 'REFUSED:lease' },
     });
     // The journal says so, on the config's own chain.
-    const [reloaded] = await world.services.journal.entries(CONFIG_CHAIN_ID);
-    expect(reloaded).toMatchObject({ kind: 'CONFIG', people_removed: ['bea'], left: [{ group: 'ap-leads', name: 'bea' }] });
+    // The start named the file it started on; the reload names who left since it, and everyone in force now.
+    const [started, reloaded] = await world.services.journal.entries(CONFIG_CHAIN_ID);
+    expect(started).toMatchObject({ kind: 'CONFIG', cause: 'start', sha256: createHash('sha256').update(before).digest('hex'), compared_with: null });
+    expect(reloaded).toMatchObject({
+      kind: 'CONFIG',
+      cause: 'reload',
+      compared_with: started!.kind === 'CONFIG' ? started!.sha256 : '',
+      people_removed: ['bea'],
+      left: [{ group: 'ap-leads', name: 'bea' }],
+      people: expect.not.arrayContaining(['bea']),
+      members: expect.not.arrayContaining([{ group: 'ap-leads', name: 'bea' }]),
+    });
     // Her session is over, and she cannot sign in again.
     expect((await world.as(bea, 'GET', '/api/inbox')).statusCode).toBe(401);
     expect((await world.app.inject({ method: 'POST', url: '/api/session', payload: { name: 'bea', password: 'interlock-demo' } })).statusCode).toBe(401);
