@@ -26,6 +26,7 @@ import { Views } from '../../server/views.ts';
 import { messageViews, type OutboxViewsFile } from '../fixtures/journals/outbox-replay.ts';
 import { fixtureSigningKey, fixtureText, journalViews, readFixture, scanAll, type ViewsFile, wireViews } from '../fixtures/journals/replay.ts';
 import { testConfig } from '../support/app-world.ts';
+import { decideConfigAtStart, journaledConfig, rosterChanges } from '../../server/config/config-at-start.ts';
 
 // Fixture journals (DESIGN "What wave 2 adds"): each test/fixtures/journals/day-N.jsonl was written
 // once by the code of its day (see its write-day-N.ts) and is never regenerated. Every later code
@@ -420,5 +421,47 @@ describe('a config reload, as day-6 kept it', () => {
       ['approver_removed', 'controller', after],
       ['needs_judgment', 'controller', after],
     ]);
+  });
+});
+
+// A config edited while the server was down (day-7 on): the start journals it before anything
+// else, compared with the roster the journal named last, and the approval it took away lapses.
+describe('a config edited while the server was down, as day-7 kept it', () => {
+  const entries = readFixture(join(FIXTURES, 'day-7.jsonl'));
+  const configs = entries.filter((e): e is ConfigEntry => e.kind === 'CONFIG');
+
+  it('day-7: three CONFIG entries, each compared with the one before it, and each roster the one before it with who came and went', () => {
+    expect(configs.map((c) => [c.cause, c.people_added, c.people_removed])).toEqual([
+      ['start', [], []],
+      ['start', [], ['bea']],
+      ['reload', ['bea'], []],
+    ]);
+    expect(configs.map((c) => c.compared_with)).toEqual([null, configs[0]!.sha256, configs[1]!.sha256]);
+    for (const [before, after] of [[configs[0]!, configs[1]!], [configs[1]!, configs[2]!]] as const) {
+      const roster = { people: before.people!, members: before.members! };
+      expect(rosterChanges(roster, { people: after.people!, members: after.members! })).toEqual({
+        peopleAdded: after.people_added,
+        peopleRemoved: after.people_removed,
+        joined: after.joined,
+        left: after.left,
+      });
+    }
+    // Started again on the file in force, the journal names it: nothing more is journaled.
+    const last = configs.at(-1)!;
+    expect(decideConfigAtStart(journaledConfig(last), { sha256: last.sha256, roster: { people: last.people!, members: last.members! } })).toEqual({ step: 'none' });
+  });
+
+  it('day-7: the start named bea removed before anything else it wrote; her approval lapsed after it, nothing sent', () => {
+    const at = (e: Entry) => entries.indexOf(e);
+    const refused = entries.filter((e) => e.kind === 'REFUSED');
+    expect(refused.map((e) => (e.kind === 'REFUSED' ? e.code : null))).toEqual(['lease']);
+    expect(at(refused[0]!)).toBeGreaterThan(at(configs[1]!));
+    expect(entries.slice(at(configs[1]!) + 1, at(refused[0]!)).map((e) => e.kind)).toEqual(['PROPOSED']);
+    const escalations = entries.filter((e): e is Escalated => e.kind === 'ESCALATED');
+    expect(escalations.map((e) => [e.reason, e.routed_to])).toEqual([
+      ['needs_judgment', ['ana', 'bea']],
+      ['approver_removed', ['ana']],
+    ]);
+    expect(entries.filter((e) => e.kind === 'DISPATCHED')).toEqual([]);
   });
 });
