@@ -4,6 +4,9 @@ import { configEntryFields, decideConfigAtStart, describeRosterChanges, journale
 import { ConfigError, type LoadedConfig } from './config/load.ts';
 import { type ConfigChanges, describeChanges, planReload, sessionsToEnd } from './config/reload-plan.ts';
 import type { SessionStore } from './http/sessions.ts';
+import type { Inbox } from './inbox/inbox.ts';
+import type { JournalStore } from './journal/store.ts';
+import type { InterlockConfig } from './config/schema.ts';
 import type { Services } from './services.ts';
 
 /** What a reload came to: refused with why (the config in force stays), or what it changed. */
@@ -72,31 +75,26 @@ export class ConfigReloader {
   }
 
   /**
-   * At start, before anything else is journaled: compare the config loaded with the one the last
-   * CONFIG entry names (config/config-at-start.ts), and when they differ (the file was edited while
-   * the server was down, or the journal names none yet) journal a CONFIG entry as a reload does,
-   * end the sessions of people removed or out of a group, and lapse their unsent approvals
-   * (approver_removed), so the journal says why and a rebuild equals the live views.
+   * At start, before anything else is journaled: `journalConfigAtStart` for the config in force,
+   * ending the sessions of people who lost authority; what it journaled is logged.
    */
   async atStart(): Promise<StartConfigOutcome> {
     const { services, sessions, log } = this.options;
-    const config = services.configs.current;
-    const sha256 = this.#sha256;
-    const last = (await services.journal.entries(CONFIG_CHAIN_ID)).filter((e): e is ConfigEntry => e.kind === 'CONFIG').at(-1);
-    const roster = rosterOf(config);
-    const step = decideConfigAtStart(journaledConfig(last), { sha256, roster });
-    if (step.step === 'none') return { outcome: 'as_journaled', sha256 };
-    const { changes, comparedWith } = step;
-    await services.journal.append('CONFIG', CONFIG_CHAIN_ID, configEntryFields({ atMs: services.clock.nowMs(), sha256, cause: 'start', comparedWith, roster, changes }));
-    const sessionsEnded = sessions.endFor(peopleWhoLost(changes));
-    const lapsed = Object.fromEntries(await services.inbox.lapseRemovedApprovals());
+    const outcome = await journalConfigAtStart({
+      journal: services.journal,
+      inbox: services.inbox,
+      nowMs: () => services.clock.nowMs(),
+      sha256: this.#sha256,
+      config: services.configs.current,
+      endSessions: (names) => sessions.endFor(names),
+    });
+    if (outcome.outcome === 'as_journaled') return outcome;
     services.views.refresh();
-    const said = comparedWith === null ? ['no earlier config with its people in the journal to compare with'] : describeRosterChanges(changes);
     log.info(
-      { code: 'config_journaled_at_start', sha256, comparedWith, sessionsEnded, lapsed: Object.keys(lapsed).length },
-      `the config in force is not the one the journal names; journaled it: ${said.join('; ')}`,
+      { code: 'config_journaled_at_start', sha256: outcome.sha256, comparedWith: outcome.comparedWith, sessionsEnded: outcome.sessionsEnded, lapsed: Object.keys(outcome.lapsed).length },
+      `the config in force is not the one the journal names; journaled it: ${outcome.said.join('; ')}`,
     );
-    return { outcome: 'journaled', sha256, comparedWith, changes, said, sessionsEnded, lapsed };
+    return outcome;
   }
 
   /** Load the file again with `load` (which throws a ConfigError for a bad one) and put it in force if it may be. */
@@ -155,4 +153,33 @@ export class ConfigReloader {
     this.options.log.error({ code: 'config_reload_refused' }, `config reload refused, the config in force stays: ${why}`);
     return { outcome: 'refused', why };
   }
+}
+
+/**
+ * At start, before anything else is journaled: compare the config loaded with the one the last
+ * CONFIG entry names (config/config-at-start.ts), and when they differ (the file was edited while
+ * the server was down, or the journal names none yet) journal a CONFIG entry as a reload does, end
+ * the sessions of people removed or out of a group, and lapse their unsent approvals
+ * (approver_removed), so the journal says why and a rebuild equals the live views.
+ */
+export async function journalConfigAtStart(parts: {
+  journal: Pick<JournalStore, 'entries' | 'append'>;
+  inbox: Pick<Inbox, 'lapseRemovedApprovals'>;
+  nowMs: () => number;
+  /** The SHA-256 of the file the config in force was loaded from. */
+  sha256: string;
+  config: Pick<InterlockConfig, 'people' | 'groups'>;
+  endSessions?: (names: ReadonlySet<string>) => number;
+}): Promise<StartConfigOutcome> {
+  const { journal, sha256 } = parts;
+  const last = (await journal.entries(CONFIG_CHAIN_ID)).filter((e): e is ConfigEntry => e.kind === 'CONFIG').at(-1);
+  const roster = rosterOf(parts.config);
+  const step = decideConfigAtStart(journaledConfig(last), { sha256, roster });
+  if (step.step === 'none') return { outcome: 'as_journaled', sha256 };
+  const { changes, comparedWith } = step;
+  await journal.append('CONFIG', CONFIG_CHAIN_ID, configEntryFields({ atMs: parts.nowMs(), sha256, cause: 'start', comparedWith, roster, changes }));
+  const sessionsEnded = parts.endSessions?.(peopleWhoLost(changes)) ?? 0;
+  const lapsed = Object.fromEntries(await parts.inbox.lapseRemovedApprovals());
+  const said = comparedWith === null ? ['no earlier config with its people in the journal to compare with'] : describeRosterChanges(changes);
+  return { outcome: 'journaled', sha256, comparedWith, changes, said, sessionsEnded, lapsed };
 }

@@ -1,4 +1,5 @@
 import { CONFIG_CHAIN_ID, type Membership } from '../../shared/entries.ts';
+import { configEntryFields, rosterChanges } from '../../server/config/config-at-start.ts';
 import { canonical } from '../../server/journal/hash.ts';
 import { approvalsOf, latestEscalation } from '../../server/journal/chain.ts';
 import { jsonEqual, plain } from '../../shared/json.ts';
@@ -402,9 +403,17 @@ export async function restoreMember(world: World): Promise<void> {
 
 /** Journal a reload that changed only group memberships; false when the journal refused it. */
 async function journalReload(world: World, change: { joined?: Membership[]; left?: Membership[] }): Promise<boolean> {
-  const fields = { at_ms: world.clock.wallMs, sha256: 'sim'.padEnd(64, '0'), people_added: [], people_removed: [], joined: change.joined ?? [], left: change.left ?? [] };
+  // As the reloader does: who came and went since the roster the journal names (a reload the
+  // journal kept although the step that made it crashed is in it), else as the change says.
+  const last = world.journal.chainNow(CONFIG_CHAIN_ID).at(-1);
+  const before = last?.kind === 'CONFIG' && last.people !== undefined && last.members !== undefined ? { people: last.people, members: last.members } : null;
+  const roster = world.roster();
+  const changes = before !== null ? rosterChanges(before, roster) : { peopleAdded: [], peopleRemoved: [], joined: change.joined ?? [], left: change.left ?? [] };
+  const comparedWith = before !== null && last?.kind === 'CONFIG' ? last.sha256 : null;
+  const fields = configEntryFields({ atMs: world.clock.wallMs, sha256: world.rosterSha256(), cause: 'reload', comparedWith, roster, changes });
   return (await world.guarded('a reload', () => world.journal.append('CONFIG', CONFIG_CHAIN_ID, fields))) !== undefined;
 }
+
 
 /** Stripe settles a refund: most succeed, some fail. */
 export async function settleRefund(world: World): Promise<void> {

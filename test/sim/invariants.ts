@@ -18,6 +18,7 @@ import { checkRequestIds } from './request-id-invariants.ts';
 import { allEntries } from './sim-journal.ts';
 import { caughtUp } from './process.ts';
 import { CONFIG, type World } from './world.ts';
+import { type Roster, rosterChanges } from '../../server/config/config-at-start.ts';
 
 /** The test key receipts are signed with. */
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -66,12 +67,24 @@ export async function checkInvariants(world: World): Promise<JournalSummary> {
  * as a rebuild sees it, from the journal alone).
  */
 function checkReloads(world: World, entries: readonly Entry[]): void {
-  const groups = new Map(Object.entries(CONFIG.groups).map(([group, members]) => [group, new Set(members)]));
+  let groups = new Map(Object.entries(CONFIG.groups).map(([group, members]) => [group, new Set(members)]));
+  let roster: Roster | null = null;
   for (const entry of entries) {
     if (entry.kind === 'CONFIG') {
-      world.hit('check.reload');
+      world.hit(entry.cause === 'start' ? 'check.config_at_start' : 'check.reload');
       for (const { group, name } of entry.left) groups.get(group)?.delete(name);
       for (const { group, name } of entry.joined) groups.get(group)?.add(name);
+      const next = entry.people !== undefined && entry.members !== undefined ? { people: entry.people, members: entry.members } : null;
+      // Who came and went is what the roster it was compared with and its own differ by.
+      if (next !== null && roster !== null && entry.compared_with !== null && entry.compared_with !== undefined) {
+        const said = { peopleAdded: entry.people_added, peopleRemoved: entry.people_removed, joined: entry.joined, left: entry.left };
+        if (canonical(rosterChanges(roster, next)) !== canonical(said)) world.violation(`CONFIG at ${entry.at_ms} names changes its roster and the one before it do not differ by: ${canonical(said)}`);
+      }
+      // From a roster on, the groups are what it says.
+      if (next !== null) {
+        groups = new Map(Object.keys(CONFIG.groups).map((group) => [group, new Set(next.members.filter((m) => m.group === group).map((m) => m.name))]));
+        roster = next;
+      }
     }
     if (entry.kind !== 'DISPATCHED' || !isPersonLease(entry.lease)) continue;
     if (!groups.get(entry.lease.group)?.has(entry.lease.by)) {

@@ -7,6 +7,7 @@ import type { InboxPolicy } from '../../server/inbox/core.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
 import { waitsItsTurn } from '../../server/inbox/state.ts';
+import { journalConfigAtStart } from '../../server/reload.ts';
 import { queueWaiting, recoverInFlight, requestKeyOf } from '../../server/services.ts';
 import { type BudgetCapacity, StripeBudget } from '../../server/stripe/budget.ts';
 import { TurnQueue } from '../../server/stripe/turn-queue.ts';
@@ -158,6 +159,12 @@ export function createProcess(world: World): Process {
  */
 export async function startUp(world: World, p: Process): Promise<void> {
   await p.views.current();
+  // The config first, as buildInterlock's start does: a group changed while down is journaled, and the approvals it took away lapse.
+  const config = await journalConfigAtStart({ journal: p.journal, inbox: p.inbox, nowMs: () => world.clock.wallMs, sha256: world.rosterSha256(), config: { people: CONFIG.people, groups: world.groups } });
+  if (config.outcome === 'journaled' && config.comparedWith !== null) {
+    world.hit('start.config_journaled');
+    if (Object.keys(config.lapsed).length > 0) world.hit('start.config_lapsed');
+  }
   await queueWaiting(p);
   world.hit('turn.queued_at_start_up', p.turns.length);
   const recovered = await recoverInFlight(p);
@@ -168,9 +175,32 @@ export async function startUp(world: World, p: Process): Promise<void> {
   await p.views.current();
 }
 
+/**
+ * While the server is down, someone is taken out of a group in the file: often one whose approval
+ * is recorded and not yet sent. The next start journals it (server/reload.ts journalConfigAtStart)
+ * and lapses the approval, as a reload would have.
+ */
+export function leaveWhileDown(world: World): void {
+  const approvals = world.journal.unsentApprovalsNow().filter((a) => (world.groups[a.group] ?? []).includes(a.by));
+  const approver = approvals.length > 0 && world.chance(0.6) ? world.pick(approvals) : null;
+  if (approver) world.hit('world.leave_while_down.approver_of_unsent');
+  const group = approver?.group ?? world.pick(Object.keys(world.groups));
+  const members = world.groups[group] ?? [];
+  const person = approver?.by ?? (members.length > 0 ? world.pick(members) : null);
+  if (person === null) return;
+  world.groups[group] = members.filter((m) => m !== person);
+  world.removed.push({ group, person });
+  world.hit('world.leave_while_down');
+}
+
+/** Chance that a restart finds a group changed in the file while the server was down. */
+const LEAVE_WHILE_DOWN_CHANCE = 0.15;
+
 /** Boot a new process after `downtimeMs`; a crash during start-up boots another, calm after a few tries. */
 export async function restart(world: World, downtimeMs: number): Promise<void> {
   let wait = downtimeMs;
+  // Sometimes someone is taken out of a group while the server is down (never before the first start).
+  if (wait > 0 && world.chance(LEAVE_WHILE_DOWN_CHANCE)) leaveWhileDown(world);
   for (let attempt = 0; ; attempt++) {
     world.clock.wallMs += wait;
     const scale = world.crashScale;

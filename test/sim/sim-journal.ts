@@ -3,7 +3,8 @@ import { chainOfRows, entryOfRow, type NewEntryRow } from '../../db/journal-rule
 import type { EntryRow } from '../../db/schema.ts';
 import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
-import { isOpenDispatch } from '../../server/journal/chain.ts';
+import { isOpenDispatch, latestEscalation } from '../../server/journal/chain.ts';
+import { chainState } from '../../server/inbox/state.ts';
 import { globalHashOf } from '../../server/journal/hash.ts';
 import type {
   AppendIfResult,
@@ -39,6 +40,17 @@ export class SimJournal extends MemoryJournal {
   /** How many entries one effect's chain has now (nothing parsed: the journal only grows, so the chain then is a prefix of the chain later). */
   chainLengthNow(effectId: string): number {
     return this.snapshot((tx) => this.chainRows(tx, effectId).length);
+  }
+
+  /** Approvals recorded and not yet sent, now: who approved, in which group. */
+  unsentApprovalsNow(): Array<{ by: string; group: string }> {
+    const effectIds = new Set(this.snapshot((tx) => tx.rows.map((row) => row.effectId)));
+    return [...effectIds].flatMap((effectId) => {
+      const chain = this.chainNow(effectId);
+      if (chainState(chain) !== 'APPROVED') return [];
+      const { escalation, decision } = latestEscalation(chain);
+      return escalation && decision ? [{ by: decision.by, group: escalation.group }] : [];
+    });
   }
 
   /** The effects with an open dispatch now. */

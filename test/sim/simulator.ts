@@ -99,6 +99,10 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   // A reload took someone out of a group while their approval waited to be sent: it lapsed at once.
   'world.revoke_member.lapsed',
   'check.reload',
+  // Someone left a group while the server was down: the start journaled it and the approval lapsed.
+  'start.config_journaled',
+  'start.config_lapsed',
+  'check.config_at_start',
   'approver.reject',
   'approver.repair',
   'approver.outsider',

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { LANDED_STATUSES, type Status } from '../../shared/statuses.ts';
+import { type Roster, rosterOf } from '../../server/config/config-at-start.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from '../../server/config/load.ts';
 import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { Authority } from '../../server/gate/leases.ts';
@@ -8,6 +9,7 @@ import { SimulatedCrash, type Tier } from '../../server/gate/target.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { boundRequest, repairChildOf } from '../../server/inbox/state.ts';
 import { closingDecision, recordedEffect } from '../../server/journal/chain.ts';
+import { sha256Hex } from '../../server/journal/hash.ts';
 import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
 import { PyRandom } from '../support/py-random.ts';
 import { judgeDecision } from './access-invariants.ts';
@@ -178,6 +180,16 @@ export class World {
     };
     this.groups = Object.fromEntries(Object.entries(CONFIG.groups).map(([g, members]) => [g, [...members]]));
     this.truth = this.authority();
+  }
+
+  /** Who works here now: the config's people, and this world's groups as the file now says them. */
+  roster(): Roster {
+    return rosterOf({ people: CONFIG.people, groups: this.groups });
+  }
+
+  /** The SHA-256 standing for the config file as it is now: one per roster. */
+  rosterSha256(): string {
+    return sha256Hex(JSON.stringify(this.roster()));
   }
 
   /** An Authority over this world's groups and clock, as services.ts builds one. */
