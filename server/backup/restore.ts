@@ -18,7 +18,7 @@ import type { SigningKey } from '../receipts/keys.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { budgetFromConfig, stripeAccountOf } from '../services.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
-import { createStripeClient } from '../targets/stripe-refunds.ts';
+import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refunds.ts';
 import { BACKUP_FILES, type BackupManifest, BackupError, readManifest, sha256OfFile } from './manifest.ts';
 import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings } from './restore-plan.ts';
 import { refundsSince } from './stripe-refunds-since.ts';
@@ -59,11 +59,20 @@ export const RESTORE_LOSES = [
 ] as const;
 
 /** Restore the backup in `dir` into the configured data folder; `replace` lets it put aside a journal already there. */
-export async function restoreBackup(options: { env: RestoreEnv; dir: string; replace: boolean; wallMs?: () => number }): Promise<RestoreResult> {
+export async function restoreBackup(options: {
+  env: RestoreEnv;
+  dir: string;
+  replace: boolean;
+  wallMs?: () => number;
+  /** Where Stripe test mode is: a test points it at the sandbox answering as test mode; the command gives nothing (api.stripe.com). */
+  stripeEndpoint?: StripeEndpoint;
+}): Promise<RestoreResult> {
   const { env, dir, replace } = options;
   const wallMs = options.wallMs ?? Date.now;
   const manifest = readManifest(dir);
   const config = loadConfig(env.configPath, env.secrets);
+  // Before anything is placed: a Stripe whose refunds cannot be read makes the restore refuse, not find nothing.
+  refuseLostSandbox(env, config);
   const warnings: string[] = [];
   if (existsSync(env.dbPath)) {
     if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
@@ -77,7 +86,7 @@ export async function restoreBackup(options: { env: RestoreEnv; dir: string; rep
   copyFileSync(join(dir, BACKUP_FILES.journal), restoring);
   let result: Omit<RestoreResult, 'replacedTo' | 'warnings'>;
   try {
-    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs });
+    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
   } catch (error) {
     removeDatabaseFiles(restoring);
     throw error;
@@ -159,10 +168,11 @@ async function reconcile(parts: {
   key: SigningKey;
   manifest: BackupManifest;
   wallMs: () => number;
+  stripeEndpoint: StripeEndpoint;
 }): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings'>> {
   const { file, config, env, key, manifest, wallMs } = parts;
   const database = openDatabase(file);
-  const connection = await connectStripe(env, config);
+  const connection = await connectStripe(env, config, parts.stripeEndpoint);
   const budget = budgetFromConfig(config, { database, account: stripeAccountOf(config, connection.sandboxUrl) });
   attachBudget(connection.stripe, budget);
   budget.start();
@@ -231,17 +241,40 @@ async function newestCheckpoint(config: InterlockConfig, store: CheckpointStore,
   return newest?.note ?? null;
 }
 
+/** Where the embedded sandbox keeps Stripe's side of the journal: every payment and refund it made. */
+function embeddedSandboxFile(env: Pick<RestoreEnv, 'dataDir'>): string {
+  return join(env.dataDir, 'sandbox.sqlite');
+}
+
+/**
+ * With the embedded sandbox, Stripe is the file the server kept beside the journal. When it is
+ * gone (the data folder lost with the journal), a new sandbox would answer that no refund was
+ * made after the backup point, which nobody can know: refuse, naming the file.
+ */
+function refuseLostSandbox(env: RestoreEnv, config: InterlockConfig): void {
+  if (config.stripe.mode !== 'sandbox' || env.stripeSandboxUrl !== null) return;
+  const file = embeddedSandboxFile(env);
+  if (existsSync(file)) return;
+  throw new BackupError(
+    `the embedded Stripe sandbox's file ${file} is not there: it is Stripe's side of this journal (every payment and refund the sandbox made), never in a backup, so the refunds made after the backup point cannot be known; put the file back and restore again, or start on a new data folder (the sandbox holds no real money)`,
+  );
+}
+
 /** Stripe as the config reaches it: test mode, a sandbox elsewhere, or the embedded sandbox's file in the data folder. */
-async function connectStripe(env: RestoreEnv, config: InterlockConfig): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
+async function connectStripe(
+  env: RestoreEnv,
+  config: InterlockConfig,
+  endpoint: StripeEndpoint,
+): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
   if (config.stripe.mode === 'test') {
     if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
-    return { stripe: createStripeClient(env.stripeSecretKey), sandboxUrl: undefined, close: async () => {} };
+    return { stripe: createStripeClient(env.stripeSecretKey, endpoint), sandboxUrl: undefined, close: async () => {} };
   }
   const url = env.stripeSandboxUrl;
   if (url !== null) {
     const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
     return { stripe, sandboxUrl: url.origin, close: async () => {} };
   }
-  const sandbox = await startSandbox({ port: 0, file: join(env.dataDir, 'sandbox.sqlite'), rateLimits: env.sandboxRateLimits });
+  const sandbox = await startSandbox({ port: 0, file: embeddedSandboxFile(env), rateLimits: env.sandboxRateLimits });
   return { stripe: sandbox.stripe(), sandboxUrl: undefined, close: () => sandbox.close() };
 }
