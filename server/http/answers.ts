@@ -3,7 +3,7 @@ import type { Entry } from '../../shared/entries.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
-import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
+import { allOf, approvalsOf, approvalsRequired, closingDecision, explainChain, has, isOpenDispatch, lastDecision, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
 import { chainState, waitsItsTurn } from '../inbox/state.ts';
@@ -39,7 +39,15 @@ export function paymentCurrencyOf(chain: readonly Entry[]): string | null {
 /** Plain words for an agent: what happened, and what a person is doing about it. */
 function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
   const { escalation } = latestEscalation(chain);
-  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalationWhy(escalation)}`;
+  if (status === 'QUEUED' && escalation) {
+    const required = approvalsRequired(escalation);
+    const given = approvalsOf(chain, escalation);
+    if (given.length > 0 && given.length < required) {
+      const who = given.map((a) => displayName(a.by)).join(', ');
+      return `approved by ${who} (${given.length} of ${required}); a second approver must decide, nothing is sent until then: ${escalationWhy(escalation)}`;
+    }
+    return `an approver must decide: ${escalationWhy(escalation)}`;
+  }
   if (status === 'QUEUED' && waitsItsTurn(chain)) return whyFor('waiting_turn');
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
@@ -85,11 +93,19 @@ export function answerHttpStatus(answer: RefundAnswer, chain: readonly Entry[]):
 /** A person's name as the inbox shows it: the configured display name, else the name. */
 export type DisplayName = (name: string) => string;
 
-/** The last decision a person made on the chain, as an agent is told it, or null. */
+/** The last decision a person made on the chain, as an agent is told it, or null; a first approval of two is none. */
 export function decisionOf(chain: readonly Entry[], displayName: DisplayName): RefundAnswer['decision'] {
-  const decided = lastOf(chain, 'DECIDED');
+  const decided = lastDecision(chain);
   if (!decided) return null;
   return { action: decided.decision, by: displayName(decided.by), at: new Date(decided.at_ms).toISOString(), reason: decided.reason ?? null };
+}
+
+/** The approvals so far of a request two people must approve, as an agent is told them; null when one approver decides it. */
+export function approvalsOfAnswer(chain: readonly Entry[], displayName: DisplayName): RefundAnswer['approvals'] {
+  const { escalation } = latestEscalation(chain);
+  if (!escalation || approvalsRequired(escalation) <= 1) return null;
+  const given = approvalsOf(chain, escalation).map((a) => ({ by: displayName(a.by), at: new Date(a.at_ms).toISOString() }));
+  return { required: approvalsRequired(escalation), given };
 }
 
 /** The answer to an agent about one chain. */
@@ -116,6 +132,7 @@ export function refundAnswer(
     repairs: repairs ?? [],
     receipt: `/v1/receipts/${effectId}`,
     decision: decisionOf(chain, displayName),
+    approvals: approvalsOfAnswer(chain, displayName),
   };
 }
 

@@ -141,3 +141,30 @@ describe('nobody approves a refund for their own benefit', () => {
     expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'validation_failed']);
   });
 });
+
+describe('what an agent reads of a four-eyes item', () => {
+  it('a first approval of two is no decision: the agent reads QUEUED, no decision, and the approvals so far (1 of 2)', async () => {
+    const effectId = await queued('fe-agent', 15_000);
+    const waiting = (await world.agent('GET', '/v1/refunds/fe-agent')).json();
+    expect(waiting).toMatchObject({ status: 'QUEUED', decision: null, approvals: { required: 2, given: [] } });
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    const half = await world.agent('GET', '/v1/refunds/fe-agent');
+    expect(half.statusCode).toBe(202);
+    expect(half.json()).toMatchObject({
+      status: 'QUEUED',
+      decision: null,
+      approvals: { required: 2, given: [{ by: 'Ana Lopez', at: expect.any(String) }] },
+    });
+    expect(half.json().why).toContain('1 of 2');
+    expect((await approve(await world.login('bea'), effectId)).json().status).toBe('COMMITTED');
+    const sent = (await world.agent('GET', '/v1/refunds/fe-agent')).json();
+    expect(sent).toMatchObject({ status: 'COMMITTED', decision: { action: 'approve', by: 'Bea Novak' }, approvals: { required: 2 } });
+    expect(sent.approvals.given.map((a: { by: string }) => a.by)).toEqual(['Ana Lopez', 'Bea Novak']);
+  });
+
+  it('an item one approver decides tells no approvals', async () => {
+    await queued('fe-agent-one', 8_000);
+    expect((await world.agent('GET', '/v1/refunds/fe-agent-one')).json().approvals).toBeNull();
+  });
+});
