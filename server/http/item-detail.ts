@@ -1,4 +1,4 @@
-import type { ApprovalBlock, ApprovalShown, ApprovalsShown, ItemDetail, PaymentPanel } from '../../shared/api.ts';
+import type { ApprovalBlock, ApprovalShown, ApprovalsShown, HistoryApproval, ItemDetail, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { PageReadsSpentError } from '../facts/payment-panel.ts';
@@ -8,7 +8,7 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { openItem } from '../inbox/rule-words-before.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
-import { approvalStanding, decideApproval } from '../inbox/approvals.ts';
+import { approvalHistory, approvalStanding, decideApproval, type Liveness } from '../inbox/approvals.ts';
 import { latestEscalation } from '../journal/chain.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
 import type { OutboxProjection } from '../outbox/projection.ts';
@@ -103,16 +103,23 @@ export async function itemDetail(
     payment_error: paymentError,
     approvals,
     approval_block: approvalBlock,
+    history_approvals: historyApprovals(services, chain),
   };
+}
+
+/** What approvals are judged against now: the application clock, the approval window, the groups in force. */
+function livenessNow(services: Services): Liveness {
+  return { nowMs: services.clock.nowMs(), maxAgeMs: services.config.approvalMaxAgeMs, members: (group) => services.config.groups[group] ?? [] };
+}
+
+/** Each approval of a multi-approver escalation in the history, with display names (none when one approver was always enough). */
+function historyApprovals(services: Services, chain: readonly Entry[]): HistoryApproval[] {
+  return approvalHistory(chain, livenessNow(services)).map((a) => ({ ...a, display_name: displayNameOf(services.config, a.by) }));
 }
 
 /** A two-approver item's approvals now, with display names; null when one approver is enough. */
 function approvalsShown(services: Services, chain: readonly Entry[]): ApprovalsShown | null {
-  const standing = approvalStanding(chain, {
-    nowMs: services.clock.nowMs(),
-    maxAgeMs: services.config.approvalMaxAgeMs,
-    members: (group) => services.config.groups[group] ?? [],
-  });
+  const standing = approvalStanding(chain, livenessNow(services));
   if (standing === null) return null;
   const named = (a: { by: string; at_ms: number; voided: ApprovalShown['voided'] }): ApprovalShown => ({ ...a, display_name: displayNameOf(services.config, a.by) });
   return { required: standing.required, approvals: standing.approvals.map(named), voided: standing.voided.map(named) };

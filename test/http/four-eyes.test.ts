@@ -73,6 +73,11 @@ describe('four-eyes from the route amount', () => {
     expect(kinds(chain).filter((k) => k === 'DECIDED')).toHaveLength(2);
     const dispatched = chain.find((e) => e.kind === 'DISPATCHED');
     expect(dispatched?.kind === 'DISPATCHED' && dispatched.lease).toMatchObject({ by: 'bea', co_approvals: [{ by: 'ana' }] });
+    const decided = kinds(chain).flatMap((k, i) => (k === 'DECIDED' ? [chain[i]!.hash] : []));
+    expect((await page(ana, effectId)).history_approvals).toEqual([
+      { hash: decided[0], by: 'ana', display_name: 'Ana Lopez', at_ms: expect.any(Number), nth: 1, required: 2, completes: false, voided: null },
+      { hash: decided[1], by: 'bea', display_name: 'Bea Novak', at_ms: expect.any(Number), nth: 2, required: 2, completes: true, voided: null },
+    ]);
     const receipt = (await world.as(ana, 'GET', `/api/items/${effectId}/receipt`)).json();
     const keys = new Map([[world.services.signingKey.keyId, world.services.signingKey.publicKeyPem]]);
     expect(await verifyReceipt(receipt, keys)).toMatchObject({ valid: true, approved_by: 'bea', approvers: ['ana', 'bea'] });
@@ -94,6 +99,11 @@ describe('four-eyes from the route amount', () => {
     });
     expect((await approve(bea2, effectId)).json().status).toBe('PARTLY_APPROVED');
     expect((await approve(ana2, effectId)).json().status).toBe('COMMITTED');
+    expect((await page(ana2, effectId)).history_approvals.map((a: Record<string, unknown>) => [a.by, a.nth, a.completes, a.voided])).toEqual([
+      ['ana', 1, false, 'approval_expired'],
+      ['bea', 1, false, null],
+      ['ana', 2, true, null],
+    ]);
   });
 
   it('a move up the chain starts the count again, and the voided approval says so', async () => {
@@ -106,6 +116,17 @@ describe('four-eyes from the route amount', () => {
     expect((await page(fm, effectId)).approvals).toEqual({ required: 2, approvals: [], voided: [expect.objectContaining({ by: 'ana', voided: 'moved_up' })] });
     const escalations = (await world.services.journal.entries(effectId)).filter((e) => e.kind === 'ESCALATED');
     expect(escalations.at(-1)).toMatchObject({ level: 1, approvals_required: 2 });
+    expect((await page(fm, effectId)).history_approvals).toEqual([expect.objectContaining({ by: 'ana', nth: 1, completes: false, voided: 'moved_up' })]);
+  });
+
+  it('a first approval then closed by another person is voided in the history, saying it was rejected', async () => {
+    const effectId = await queued('fe-rejected', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    const escalation = (await page(bea, effectId)).item.escalation as string;
+    const rejected = await world.as(bea, 'POST', `/api/items/${effectId}/decisions`, { action: 'reject', escalation, reason: 'Not ours to refund.' });
+    expect(rejected.json().status).toBe('REJECTED');
+    expect((await page(bea, effectId)).history_approvals).toEqual([expect.objectContaining({ by: 'ana', nth: 1, voided: 'rejected' })]);
   });
 });
 
