@@ -104,7 +104,10 @@ export class Inbox extends InboxCore {
     }
     const decided = await this.record(effectId, escalation, by, 'approve', repair, false, null, notApprovedBy(by, escalation));
     if (typeof decided === 'string') return decided;
-    if (!step.completes) return 'PARTLY_APPROVED';
+    // Another person's approval may have landed between the read and this write: whether this one
+    // completed the count is what the journal says now, not what the chain read before it said.
+    const completes = step.completes || latestEscalation(await this.journal.entries(effectId)).decision?.hash === decided.hash;
+    if (!completes) return 'PARTLY_APPROVED';
     return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
   }
 

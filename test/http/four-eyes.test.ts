@@ -130,6 +130,28 @@ describe('four-eyes from the route amount', () => {
   });
 });
 
+describe('approvals that race', () => {
+  it('one person in two tabs at once: one approval is recorded, the other is 409 same_approver', async () => {
+    const effectId = await queued('fe-tabs', 15_000);
+    const [tab1, tab2] = [await world.login('ana'), await world.login('ana')];
+    const answers = await Promise.all([approve(tab1, effectId), approve(tab2, effectId)]);
+    expect(answers.map((a) => a.json().status ?? a.json().error.code).sort()).toEqual(['PARTLY_APPROVED', 'same_approver']);
+    const chain = await world.services.journal.entries(effectId);
+    expect(kinds(chain).filter((k) => k === 'DECIDED')).toHaveLength(1);
+  });
+
+  it('two people approving at once: the one whose approval lands second completes it and sends it, and is told so', async () => {
+    // Each read the chain with no approval on it; without looking again after its write, both
+    // were told 1 of 2 (five runs in six) and the approved refund waited for a background pass.
+    const effectId = await queued('fe-together', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    const answers = await Promise.all([approve(ana, effectId), approve(bea, effectId)]);
+    expect(answers.map((a) => a.json().status).sort()).toEqual(['COMMITTED', 'PARTLY_APPROVED']);
+    const chain = await world.services.journal.entries(effectId);
+    expect(kinds(chain).filter((k) => k === 'COMMITTED')).toHaveLength(1);
+  });
+});
+
 describe('nobody approves a refund for their own benefit', () => {
   it('on_behalf_of names the approver: the page says why, the approval is 403 self_approval, nothing written', async () => {
     const effectId = await queued('fe-self', 2_000 + 6_000, { on_behalf_of: 'BEA' });
