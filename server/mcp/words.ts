@@ -189,6 +189,8 @@ export function describeReport(report: VerifyReport): string {
   ];
   if (report.authorized_when_fired === true) proven.push('under live authority when sent');
   if (report.assumptions_held === true) proven.push('on facts that still held');
-  if (report.approved_by !== null) proven.push(`approved by ${report.approved_by}`);
+  // A two-approver send names both people, the earlier first.
+  const approvers = report.approvers && report.approvers.length > 1 ? report.approvers : report.approved_by === null ? [] : [report.approved_by];
+  if (approvers.length > 0) proven.push(`approved by ${approvers.length === 1 ? approvers[0] : `${approvers.slice(0, -1).join(', ')} and ${approvers.at(-1)}`}`);
   return `Valid: the receipt of effect ${effect} verifies: ${proven.join(', ')}.`;
 }
