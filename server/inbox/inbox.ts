@@ -4,7 +4,7 @@ import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { refused, type Status } from '../../shared/statuses.ts';
 import { allOf, approvalsOf, approvalsRequired, closingDecision, latestEscalation } from '../journal/chain.ts';
 import type { ChainCheck } from '../journal/store.ts';
-import { decideApproval } from './approvals.ts';
+import { type Approver, type Beneficiary, beneficiaryMatch, decideApproval } from './approvals.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
@@ -90,11 +90,7 @@ export class Inbox extends InboxCore {
   private async approvePending(effectId: string, pending: Pending, by: string, repair: DecisionFields['repair'], options: DecideOptions): Promise<Status> {
     const { chain, escalation } = pending;
     const request = boundRequest(chain);
-    const beneficiary = {
-      onBehalfOf: typeof request?.on_behalf_of === 'string' ? request.on_behalf_of : null,
-      customerEmail: request && this.options.customerEmail ? await this.options.customerEmail(effectId, request) : null,
-    };
-    const step = decideApproval(chain, escalation, { name: by, emails: this.options.emailsOf?.(by) ?? [] }, beneficiary);
+    const step = decideApproval(chain, escalation, this.approverOf(by), await this.beneficiaryOf(effectId, request));
     if (step.next === 'refuse') return refused(step.code);
     if (step.completes && step.count > 1) {
       // An earlier approval that lapsed (expired, or its approver left the group) no longer counts:
@@ -109,6 +105,19 @@ export class Inbox extends InboxCore {
     const completes = step.completes || latestEscalation(await this.journal.entries(effectId)).decision?.hash === decided.hash;
     if (!completes) return 'PARTLY_APPROVED';
     return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
+  }
+
+  /** Who a request's refund benefits: the person it names, and the payment's customer email. */
+  private async beneficiaryOf(effectId: string, request: InboxRequest | null): Promise<Beneficiary> {
+    return {
+      onBehalfOf: typeof request?.on_behalf_of === 'string' ? request.on_behalf_of : null,
+      customerEmail: request && this.options.customerEmail ? await this.options.customerEmail(effectId, request) : null,
+    };
+  }
+
+  /** A person who decides, with every email the config knows them by. */
+  private approverOf(by: string): Approver {
+    return { name: by, emails: this.options.emailsOf?.(by) ?? [] };
   }
 
   /** An earlier approval lapsed: show the item again on facts read now, so every approval counts afresh. */
@@ -190,6 +199,8 @@ export class Inbox extends InboxCore {
     const suggestion = Number.isSafeInteger(index) && index >= 0 ? escalation.repairs[index] : undefined;
     const bound = boundRequest(chain);
     if (!suggestion || !bound) return 'REFUSED:no_repair';
+    // Accepting a repair sends a refund as surely as an approval does: never by the person it benefits.
+    if (beneficiaryMatch(this.approverOf(by), await this.beneficiaryOf(effectId, bound)) !== null) return refused('beneficiary');
     const set: JsonObject = { ...suggestion.set };
     // The same payload, decided again: an approval, under the same rules as any other.
     if (Object.keys(set).length === 0) return this.approvePending(effectId, pending, by, { code: suggestion.code, set: {}, request_id: bound.id }, options);

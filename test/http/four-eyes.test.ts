@@ -132,6 +132,28 @@ describe('four-eyes from the route amount', () => {
   });
 });
 
+describe('one person, two ways of approving', () => {
+  it('an approval given as the repair that still fits counts once: the same person again, plainly or as the repair, is 409 same_approver', async () => {
+    const pi = await world.payment(20_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: 'fe-via-repair', payment_intent: pi, amount: 15_000 });
+    const effectId = posted.json().effect_id as string;
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    // A refund by hand; two approvals of what was shown reach the send, which is refused as stale and shown again.
+    world.sandbox.handRefund(pi, 1_000);
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    expect((await approve(bea, effectId)).json().status).toBe('REFUSED:stale_premise');
+    const shown = (await page(ana, effectId)).item;
+    const fits = shown.repairs.findIndex((r: { set: object }) => Object.keys(r.set).length === 0);
+    expect(fits).toBeGreaterThanOrEqual(0);
+    const viaRepair = () => world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: fits });
+    expect((await viaRepair()).json().status).toBe('PARTLY_APPROVED');
+    const before = await world.entryCount();
+    for (const again of [await approve(ana, effectId), await viaRepair()]) expect([again.statusCode, again.json().error.code]).toEqual([409, 'same_approver']);
+    expect(await world.entryCount()).toBe(before);
+    expect((await approve(bea, effectId)).json().status).toBe('COMMITTED');
+  });
+});
+
 describe('approvals that race', () => {
   it('one person in two tabs at once: one approval is recorded, the other is 409 same_approver', async () => {
     const effectId = await queued('fe-tabs', 15_000);
@@ -166,6 +188,24 @@ describe('nobody approves a refund for their own benefit', () => {
     expect([answer.statusCode, answer.json().error.code]).toEqual([403, 'self_approval']);
     expect(await world.entryCount()).toBe(before);
     expect((await approve(await world.login('ana'), effectId)).json().status).toBe('COMMITTED');
+  });
+
+  it('the beneficiary cannot accept a repair either: 403 self_approval, nothing written, and someone else may', async () => {
+    const pi = await world.payment(10_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: 'fe-self-repair', payment_intent: pi, amount: 8_000, on_behalf_of: 'bea' });
+    const effectId = posted.json().effect_id as string;
+    world.sandbox.handRefund(pi, 3_000);
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('REFUSED:stale_premise');
+    const bea = await world.login('bea');
+    const shown = (await page(bea, effectId)).item;
+    expect(shown.repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 7_000 } }]);
+    const before = await world.entryCount();
+    const answer = await world.as(bea, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: 0 });
+    expect([answer.statusCode, answer.json().error?.code]).toEqual([403, 'self_approval']);
+    expect(await world.entryCount()).toBe(before);
+    const repaired = await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: 0 });
+    expect(repaired.json().status).toBe('COMMITTED');
   });
 
   it("the payment's customer email is the approver's config email: refused with the reason", async () => {
