@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // Four-eyes and no self-approval through the approvers' API: from $100.00 on the default route two
@@ -242,6 +243,9 @@ describe('what an agent reads of a four-eyes item', () => {
       approvals: { required: 2, given: [{ by: 'Ana Lopez', at: expect.any(String) }] },
     });
     expect(half.json().why).toContain('1 of 2');
+    // Finance's figures agree: still open, nobody has decided, no time to a decision yet.
+    const board = computeScoreboard(await world.services.journal.entries(effectId), world.services.inbox.name);
+    expect([board.open, board.time_to_decision.n, board.sent_after_person]).toEqual([1, 0, 0]);
     expect((await approve(await world.login('bea'), effectId)).json().status).toBe('COMMITTED');
     const sent = (await world.agent('GET', '/v1/refunds/fe-agent')).json();
     expect(sent).toMatchObject({ status: 'COMMITTED', decision: { action: 'approve', by: 'Bea Novak' }, approvals: { required: 2 } });
