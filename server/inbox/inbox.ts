@@ -152,18 +152,7 @@ export class Inbox extends InboxCore {
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
     const request = boundRequest(chain);
     if (!request) throw new Error(`approved chain ${effectId} has no bound request`);
-    // A four-eyes escalation is sent under both approvals: each must still be live at the send.
-    const earlier = approvalsOf(chain, escalation)
-      .filter((a) => a.by !== decision.by)
-      .map((a) => ({ by: a.by, at_ms: a.at_ms }));
-    const lease = {
-      by: decision.by,
-      at_ms: decision.at_ms,
-      group: escalation.group,
-      escalation: escalation.hash,
-      ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
-    };
-    return this.send(request, lease, escalation.facts);
+    return this.send(request, sendLease(chain, escalation, decision), escalation.facts);
   }
 
   /** Send every recorded approval not yet sent, once each. */
@@ -182,8 +171,8 @@ export class Inbox extends InboxCore {
       if (chainState(chain) !== 'APPROVED') return null;
       const { escalation, decision } = latestEscalation(chain);
       if (!escalation || !decision) return null;
-      const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
-      if (this.options.authority.problem(lease) !== 'approver_removed') return null;
+      // A four-eyes approval is both people's: either one removed lapses it.
+      if (this.options.authority.problem(sendLease(chain, escalation, decision)) !== 'approver_removed') return null;
       return this.executeRead(effectId, chain);
     });
   }
@@ -339,6 +328,23 @@ export class Inbox extends InboxCore {
 /** A check that refuses a second approval of `escalation` by the same person (a race of their own two clicks). */
 function notApprovedBy(by: string, escalation: Escalated): ChainCheck {
   return (chain) => (approvalsOf(chain, escalation).some((a) => a.by === by) ? 'same_approver' : null);
+}
+
+/**
+ * The lease an approved escalation is sent under: the approval that answered it, and on a
+ * four-eyes escalation the earlier approvals too, each of which must still be live at the send.
+ */
+function sendLease(chain: readonly Entry[], escalation: Escalated, decision: Decided): JsonObject {
+  const earlier = approvalsOf(chain, escalation)
+    .filter((a) => a.by !== decision.by)
+    .map((a) => ({ by: a.by, at_ms: a.at_ms }));
+  return {
+    by: decision.by,
+    at_ms: decision.at_ms,
+    group: escalation.group,
+    escalation: escalation.hash,
+    ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
+  };
 }
 
 /** The lease one recorded approval stands for, to ask the authority whether it is still live. */
