@@ -178,7 +178,7 @@ export const RefundAnswerSchema = Type.Object(
               by: Type.String({ description: "the approver's display name" }),
               at: Type.String({ description: 'when, ISO 8601 UTC (the application clock)' }),
             }),
-            { description: 'the approvals recorded so far on what it shows now, oldest first' },
+            { description: 'the approvals that count so far on what it shows now, oldest first: one expired or by someone no longer in the group does not' },
           ),
         }),
         Type.Null(),

@@ -89,6 +89,9 @@ describe('four-eyes from the route amount', () => {
     const [ana, bea] = [await world.login('ana'), await world.login('bea')];
     expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
     world.clock.advance(241 * MINUTE_MS);
+    // The agent reads what the page shows: an expired approval is not one of the two.
+    const lapsedRead = (await world.agent('GET', '/v1/refunds/fe-expired')).json();
+    expect([lapsedRead.approvals, lapsedRead.why.includes('1 of 2')]).toEqual([{ required: 2, given: [] }, false]);
     const [ana2, bea2] = [await world.login('ana'), await world.login('bea')];
     void ana;
     void bea;
