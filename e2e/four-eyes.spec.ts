@@ -38,6 +38,10 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   }).toPass({ timeout: 45_000 });
   await expect(approvals(bea)).toContainText('because the payment changed and the item was shown again on the new facts');
   await expect(approvals(bea)).toContainText('0 of 2');
+  // The history says the same of that approval: the first of two, voided, and why.
+  const history = (page: typeof ana) => page.getByRole('region', { name: 'History' });
+  await expect(history(bea)).toContainText('Approved, 1 of 2: voided');
+  await expect(history(bea)).toContainText('No longer counts, because the payment changed');
   await shoot(bea, 'item-four-eyes-voided');
 
   // Bea approves first this time; Ana sees Bea's name and time, and her approval sends it under both.
@@ -47,6 +51,10 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await approve(ana, false);
   await ana.goto(item);
   await expect(ana.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
+  await expect(history(ana)).toContainText('Approved, 1 of 2: the first approval');
+  await expect(history(ana)).toContainText('Approved, 2 of 2: approved for sending');
+  // The receipt names both approvers, the earlier first.
+  await expect(ana.getByRole('region', { name: 'Receipt' })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
   expect((await ledger(request, paymentIntent)).filter((r) => r.amount === 600_000)).toHaveLength(1);
 
   // A refund made on behalf of Bea: her page says why she cannot approve it, and offers no approval.

@@ -1,4 +1,5 @@
 import { CheckpointStore } from '../db/journal-checkpoints.ts';
+import type { Liveness } from './inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../shared/json.ts';
@@ -187,6 +188,12 @@ export function requestKeyOf(request: Pick<InboxRequest, 'id' | 'repair_of'> & {
 /** A person's configured display name, else their name: how the inbox, agents and callbacks name a decider. */
 export function displayNameOf(config: Pick<InterlockConfig, 'people'>, name: string): string {
   return config.people.find((p) => p.name === name)?.displayName ?? name;
+}
+
+/** What approvals are judged against now: the application clock, the approval window, the groups in force. */
+export function livenessOf(services: Pick<Services, 'clock' | 'config'>): Liveness {
+  const { config } = services;
+  return { nowMs: services.clock.nowMs(), maxAgeMs: config.approvalMaxAgeMs, members: (group) => config.groups[group] ?? [] };
 }
 
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */

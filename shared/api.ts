@@ -285,10 +285,33 @@ export interface ItemDetail {
   approvals?: ApprovalsShown | null;
   /** Why the reader may not approve it although their group decides it (they are its beneficiary, or approved it already); null when nothing stops them. */
   approval_block?: ApprovalBlock | null;
+  /** Every approval in `history` of an escalation two people must approve: which of how many, the one that completed it, or why it no longer counts. */
+  history_approvals?: HistoryApproval[];
 }
 
-/** Why an approval no longer counts: the item moved up its chain, its facts were read again, the approval expired, its approver left the group, or it was escalated again. */
-export const APPROVAL_VOID_REASONS = ['moved_up', 'facts_changed', 'approval_expired', 'approver_removed', 'escalated_again'] as const;
+/** One approval in an item's history, of an escalation that needs more than one approver. */
+export interface HistoryApproval {
+  /** The DECIDED entry's hash in `history`. */
+  hash: string;
+  by: string;
+  display_name: string;
+  at_ms: number;
+  /** Its place among the approvals of its escalation: 1 for the first. */
+  nth: number;
+  /** How many distinct approvers its escalation needs. */
+  required: number;
+  /** True for the approval that brought its escalation to the count: the item was approved for sending. */
+  completes: boolean;
+  /** Null while it counts (or once it completed); else why it no longer does. */
+  voided: ApprovalVoidReason | null;
+}
+
+/**
+ * Why an approval no longer counts: the item moved up its chain, its facts were read again, the
+ * approval expired, its approver left the group, it was escalated again; or, before a second
+ * approval, another person rejected it or accepted a repair instead.
+ */
+export const APPROVAL_VOID_REASONS = ['moved_up', 'facts_changed', 'approval_expired', 'approver_removed', 'escalated_again', 'rejected', 'repaired'] as const;
 /** One reason an approval no longer counts. */
 export type ApprovalVoidReason = (typeof APPROVAL_VOID_REASONS)[number];
 

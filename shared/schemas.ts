@@ -167,7 +167,23 @@ export const RefundAnswerSchema = Type.Object(
         }),
         Type.Null(),
       ],
-      { description: "a person's last decision on it, null when no person decided" },
+      { description: "a person's last decision on it, null when no person decided; a first approval of two is no decision" },
+    ),
+    approvals: Type.Union(
+      [
+        Type.Object({
+          required: Type.Integer({ description: 'how many distinct people must approve it (2)' }),
+          given: Type.Array(
+            Type.Object({
+              by: Type.String({ description: "the approver's display name" }),
+              at: Type.String({ description: 'when, ISO 8601 UTC (the application clock)' }),
+            }),
+            { description: 'the approvals that count so far on what it shows now, oldest first: one expired or by someone no longer in the group does not' },
+          ),
+        }),
+        Type.Null(),
+      ],
+      { description: 'for a request two distinct people must approve, the approvals so far (1 of 2 while it waits for the second); null when one approver decides it or no person has it' },
     ),
   },
   { description: '200 once final, 202 while QUEUED, APPROVED or IN_FLIGHT' },

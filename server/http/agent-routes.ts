@@ -11,7 +11,7 @@ import type { AgentConfig } from '../config/schema.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { type FreshFacts, InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
-import { displayNameOf, requestKeyOf, type Services } from '../services.ts';
+import { displayNameOf, livenessOf, requestKeyOf, type Services } from '../services.ts';
 import { isJournalFailure } from '../views.ts';
 import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
 import { withStripeClass } from '../stripe/paced-client.ts';
@@ -176,7 +176,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     // the inbox and the gate wrote nothing for this one (they check the binding as they write).
     const lost = conflictWith(chain);
     if (lost) return reply.status(ERROR_CODES.conflicting_payload).send(lost);
-    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayNameOf(services.config, name));
+    const answer = refundAnswer(body.request_id, effectId, chain, status ?? undefined, (name) => displayNameOf(services.config, name), livenessOf(services));
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
 
@@ -242,7 +242,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     }
     services.turns.enqueue(effectId);
     const chain = await chainOf(effectId);
-    const answer = refundAnswer(bound.id, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
+    const answer = refundAnswer(bound.id, effectId, chain, undefined, (name) => displayNameOf(services.config, name), livenessOf(services));
     if (waitsItsTurn(chain)) reply.header('retry-after', retryAfterS);
     return reply.status(answerHttpStatus(answer, chain)).send(answer);
   }
@@ -284,7 +284,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
     const effectId = services.gate.effectIdOf({ requestKey: requestKeyOf({ id: requestId, agent: request.agent!.name }), effect: {} });
     const chain = await chainOf(effectId);
     if (chain.length === 0) throw new AppError('not_found', `no refund request ${requestId}`);
-    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayNameOf(services.config, name));
+    const answer = refundAnswer(requestId, effectId, chain, undefined, (name) => displayNameOf(services.config, name), livenessOf(services));
     // Still waiting its turn for Stripe: when to ask again, from its place in the queue.
     if (waitsItsTurn(chain)) reply.header('retry-after', String(Math.max(1, Math.ceil(services.turns.expectedWaitMs(effectId) / 1000))));
     return reply.status(refundHttpStatus(answer.status)).send(answer);

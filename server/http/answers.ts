@@ -1,9 +1,10 @@
 import { type ConflictingPayloadAnswer, type RefundAnswer, type RequestPayload, type RefundRequest, requestPayload } from '../../shared/api.ts';
-import type { Entry } from '../../shared/entries.ts';
+import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
+import { lapsed, type Liveness } from '../inbox/approvals.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
 import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
-import { allOf, closingDecision, explainChain, has, isOpenDispatch, lastOf, latestEscalation } from '../journal/chain.ts';
+import { allOf, approvalsOf, approvalsRequired, closingDecision, explainChain, has, isOpenDispatch, lastDecision, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
 import { chainState, waitsItsTurn } from '../inbox/state.ts';
@@ -37,9 +38,17 @@ export function paymentCurrencyOf(chain: readonly Entry[]): string | null {
 }
 
 /** Plain words for an agent: what happened, and what a person is doing about it. */
-function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name): string {
+function whyText(status: Status, chain: readonly Entry[], displayName: DisplayName = (name) => name, live: Liveness | null = null): string {
   const { escalation } = latestEscalation(chain);
-  if (status === 'QUEUED' && escalation) return `an approver must decide: ${escalationWhy(escalation)}`;
+  if (status === 'QUEUED' && escalation) {
+    const required = approvalsRequired(escalation);
+    const given = liveApprovalsOf(chain, escalation, live);
+    if (given.length > 0 && given.length < required) {
+      const who = given.map((a) => displayName(a.by)).join(', ');
+      return `approved by ${who} (${given.length} of ${required}); a second approver must decide, nothing is sent until then: ${escalationWhy(escalation)}`;
+    }
+    return `an approver must decide: ${escalationWhy(escalation)}`;
+  }
   if (status === 'QUEUED' && waitsItsTurn(chain)) return whyFor('waiting_turn');
   if (status === 'APPROVED') return 'an approver approved it; it is being sent';
   if (status === 'CLOSED') {
@@ -64,13 +73,13 @@ function whyText(status: Status, chain: readonly Entry[], displayName: DisplayNa
  * gate's refusal is answered as the gate gave it (inbox §6.1), and an agent is also told that a
  * person has the request now, so it keeps asking rather than taking the refusal as the end.
  */
-function whyWithNow(status: Status, chain: readonly Entry[], displayName: DisplayName): string {
-  const why = whyText(status, chain, displayName);
+function whyWithNow(status: Status, chain: readonly Entry[], displayName: DisplayName, live: Liveness | null): string {
+  const why = whyText(status, chain, displayName, live);
   const now = currentStatus(chain);
   if (now === status || refundHttpStatus(now) === 200) return why;
   // Refused and owed an escalation that is not written yet: a person will have it.
   const pending =
-    now === 'QUEUED' && latestEscalation(chain).escalation === undefined && !waitsItsTurn(chain) ? 'a person will be asked to decide' : whyText(now, chain, displayName);
+    now === 'QUEUED' && latestEscalation(chain).escalation === undefined && !waitsItsTurn(chain) ? 'a person will be asked to decide' : whyText(now, chain, displayName, live);
   return `${why}; now ${now}: ${pending}`;
 }
 
@@ -85,11 +94,30 @@ export function answerHttpStatus(answer: RefundAnswer, chain: readonly Entry[]):
 /** A person's name as the inbox shows it: the configured display name, else the name. */
 export type DisplayName = (name: string) => string;
 
-/** The last decision a person made on the chain, as an agent is told it, or null. */
+/** The last decision a person made on the chain, as an agent is told it, or null; a first approval of two is none. */
 export function decisionOf(chain: readonly Entry[], displayName: DisplayName): RefundAnswer['decision'] {
-  const decided = lastOf(chain, 'DECIDED');
+  const decided = lastDecision(chain);
   if (!decided) return null;
   return { action: decided.decision, by: displayName(decided.by), at: new Date(decided.at_ms).toISOString(), reason: decided.reason ?? null };
+}
+
+/**
+ * The approvals of `escalation` that count: every one recorded, less (given `live`) those that
+ * lapsed since, expired or by someone no longer in the group, as the item page shows them voided.
+ */
+function liveApprovalsOf(chain: readonly Entry[], escalation: Escalated, live: Liveness | null): Decided[] {
+  const recorded = approvalsOf(chain, escalation);
+  // Once its count is reached the escalation is answered: the approvals are what it was sent under.
+  if (live === null || latestEscalation(chain).decision !== undefined) return recorded;
+  return recorded.filter((a) => lapsed(a, escalation, live) === null);
+}
+
+/** The approvals so far of a request two people must approve, as an agent is told them; null when one approver decides it. */
+export function approvalsOfAnswer(chain: readonly Entry[], displayName: DisplayName, live: Liveness | null = null): RefundAnswer['approvals'] {
+  const { escalation } = latestEscalation(chain);
+  if (!escalation || approvalsRequired(escalation) <= 1) return null;
+  const given = liveApprovalsOf(chain, escalation, live).map((a) => ({ by: displayName(a.by), at: new Date(a.at_ms).toISOString() }));
+  return { required: approvalsRequired(escalation), given };
 }
 
 /** The answer to an agent about one chain. */
@@ -99,6 +127,7 @@ export function refundAnswer(
   chain: readonly Entry[],
   status: Status = currentStatus(chain),
   displayName: DisplayName = (name) => name,
+  live: Liveness | null = null,
 ): RefundAnswer {
   const { escalation, decision } = latestEscalation(chain);
   const open = escalation && !decision;
@@ -109,13 +138,14 @@ export function refundAnswer(
     request_id: requestId,
     effect_id: effectId,
     status,
-    why: whyWithNow(status, chain, displayName),
+    why: whyWithNow(status, chain, displayName, live),
     currency: paymentCurrencyOf(chain),
     refund: sentRefund(chain),
     changes: changes ?? [],
     repairs: repairs ?? [],
     receipt: `/v1/receipts/${effectId}`,
     decision: decisionOf(chain, displayName),
+    approvals: approvalsOfAnswer(chain, displayName, live),
   };
 }
 

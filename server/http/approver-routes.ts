@@ -9,7 +9,7 @@ import { displayNameOf, type Services } from '../services.ts';
 import { type Ask, allowsOn, groupsWithin } from '../access/rules.ts';
 import { askOf, personOf } from './access-guard.ts';
 import { isJournalFailure } from '../views.ts';
-import { lastOf } from '../journal/chain.ts';
+import { lastDecision } from '../journal/chain.ts';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
 import { itemDetail } from './item-detail.ts';
@@ -179,8 +179,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     // Nothing was recorded: the approver benefits from the refund, or approved it already.
     if (status === 'REFUSED:beneficiary') throw new AppError('self_approval', DECISION_REFUSALS.beneficiary);
     if (status === 'REFUSED:same_approver') throw new AppError('same_approver', DECISION_REFUSALS.same_approver);
-    // Someone else's decision came first: say who, what and when, so nobody decides blind.
-    const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastOf(chain, 'DECIDED') : undefined;
+    // Someone else's decision came first: say who, what and when, so nobody decides blind. A first
+    // approval of two decided nothing, so it is never named as the decision that came first.
+    const first = status === 'ALREADY_DECIDED' || status === 'SUPERSEDED' ? lastDecision(chain) : undefined;
     const decided = first ? { action: first.decision, by: first.by, display_name: displayNameOf(services.config, first.by), at_ms: first.at_ms, reason: first.reason ?? null } : null;
     const known = decisionMessage(status) ?? `The refund was not sent: ${status}.`;
     const message = unreachable

@@ -1,4 +1,4 @@
-import type { ApprovalBlock, ApprovalShown, ApprovalsShown, ItemDetail, PaymentPanel } from '../../shared/api.ts';
+import type { ApprovalBlock, ApprovalShown, ApprovalsShown, HistoryApproval, ItemDetail, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type JsonObject } from '../../shared/json.ts';
 import { PageReadsSpentError } from '../facts/payment-panel.ts';
@@ -8,11 +8,11 @@ import { verifyReceipt } from '../receipts/verify.ts';
 import { openItem } from '../inbox/rule-words-before.ts';
 import type { InboxProjection } from '../inbox/projection.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
-import { approvalStanding, decideApproval } from '../inbox/approvals.ts';
+import { approvalHistory, approvalStanding, decideApproval } from '../inbox/approvals.ts';
 import { latestEscalation } from '../journal/chain.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
 import type { OutboxProjection } from '../outbox/projection.ts';
-import { displayNameOf, emailsOfPerson, type Services } from '../services.ts';
+import { displayNameOf, emailsOfPerson, livenessOf, type Services } from '../services.ts';
 
 /**
  * The item page: the item, with the payment as Stripe has it (`payment`, null with
@@ -103,16 +103,18 @@ export async function itemDetail(
     payment_error: paymentError,
     approvals,
     approval_block: approvalBlock,
+    history_approvals: historyApprovals(services, chain),
   };
+}
+
+/** Each approval of a multi-approver escalation in the history, with display names (none when one approver was always enough). */
+function historyApprovals(services: Services, chain: readonly Entry[]): HistoryApproval[] {
+  return approvalHistory(chain, livenessOf(services)).map((a) => ({ ...a, display_name: displayNameOf(services.config, a.by) }));
 }
 
 /** A two-approver item's approvals now, with display names; null when one approver is enough. */
 function approvalsShown(services: Services, chain: readonly Entry[]): ApprovalsShown | null {
-  const standing = approvalStanding(chain, {
-    nowMs: services.clock.nowMs(),
-    maxAgeMs: services.config.approvalMaxAgeMs,
-    members: (group) => services.config.groups[group] ?? [],
-  });
+  const standing = approvalStanding(chain, livenessOf(services));
   if (standing === null) return null;
   const named = (a: { by: string; at_ms: number; voided: ApprovalShown['voided'] }): ApprovalShown => ({ ...a, display_name: displayNameOf(services.config, a.by) });
   return { required: standing.required, approvals: standing.approvals.map(named), voided: standing.voided.map(named) };

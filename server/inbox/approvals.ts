@@ -1,6 +1,6 @@
 import type { ApprovalVoidReason } from '../../shared/api.ts';
 import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
-import { allOf, approvalsOf, approvalsRequired, latestEscalation } from '../journal/chain.ts';
+import { allOf, answerOf, approvalsOf, approvalsRequired, latestEscalation } from '../journal/chain.ts';
 
 /**
  * Four-eyes and no self-approval, as pure decisions over a chain as read: how many approvers a
@@ -141,4 +141,49 @@ export function voidedBy(approval: Decided, before: Escalated, after: Escalated,
   if (!after.routed_to.includes(approval.by)) return 'approver_removed';
   if (after.changes.length > 0) return 'facts_changed';
   return 'escalated_again';
+}
+
+/** One approval in an item's history, of an escalation that needs more than one approver. */
+export interface ApprovalInHistory {
+  hash: string;
+  by: string;
+  at_ms: number;
+  /** 1 for the first approval of its escalation. */
+  nth: number;
+  required: number;
+  /** The approval that brought its escalation to the count. */
+  completes: boolean;
+  /** Why it no longer counts; null while it does, or once it completed. */
+  voided: VoidReason | null;
+}
+
+/**
+ * Every approval of the chain's multi-approver escalations, in journal order: which of how many,
+ * the one that completed its escalation, or why it no longer counts. An approval short of the
+ * count is voided by the escalation after it (moved up, facts read again, lapsed), by another
+ * person closing the item first (a rejection or an accepted repair), or, on the open escalation,
+ * by lapsing now.
+ */
+export function approvalHistory(chain: readonly Entry[], live: Liveness): ApprovalInHistory[] {
+  const escalations = allOf(chain, 'ESCALATED');
+  const shown: ApprovalInHistory[] = [];
+  escalations.forEach((escalation, i) => {
+    const required = approvalsRequired(escalation);
+    if (required <= 1) return;
+    const answer = answerOf(chain, escalation);
+    const after = escalations[i + 1];
+    approvalsOf(chain, escalation).forEach((approval, k) => {
+      const completes = approval === answer;
+      shown.push({ hash: approval.hash, by: approval.by, at_ms: approval.at_ms, nth: k + 1, required, completes, voided: completes ? null : voidedNow(approval, escalation, answer, after, live) });
+    });
+  });
+  return shown.sort((a, b) => chain.findIndex((e) => e.hash === a.hash) - chain.findIndex((e) => e.hash === b.hash));
+}
+
+/** Why an approval short of its escalation's count no longer counts, or null while it does. */
+function voidedNow(approval: Decided, escalation: Escalated, answer: Decided | undefined, after: Escalated | undefined, live: Liveness): VoidReason | null {
+  if (answer?.decision === 'reject') return 'rejected';
+  if (answer?.decision === 'repair') return 'repaired';
+  if (answer !== undefined) return null;
+  return after === undefined ? lapsed(approval, escalation, live) : voidedBy(approval, escalation, after, live.maxAgeMs);
 }

@@ -4,7 +4,7 @@ import { type JsonObject, jsonEqual, plain } from '../../shared/json.ts';
 import { refused, type Status } from '../../shared/statuses.ts';
 import { allOf, approvalsOf, approvalsRequired, closingDecision, latestEscalation } from '../journal/chain.ts';
 import type { ChainCheck } from '../journal/store.ts';
-import { decideApproval } from './approvals.ts';
+import { type Approver, type Beneficiary, beneficiaryMatch, decideApproval } from './approvals.ts';
 import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
@@ -90,11 +90,7 @@ export class Inbox extends InboxCore {
   private async approvePending(effectId: string, pending: Pending, by: string, repair: DecisionFields['repair'], options: DecideOptions): Promise<Status> {
     const { chain, escalation } = pending;
     const request = boundRequest(chain);
-    const beneficiary = {
-      onBehalfOf: typeof request?.on_behalf_of === 'string' ? request.on_behalf_of : null,
-      customerEmail: request && this.options.customerEmail ? await this.options.customerEmail(effectId, request) : null,
-    };
-    const step = decideApproval(chain, escalation, { name: by, emails: this.options.emailsOf?.(by) ?? [] }, beneficiary);
+    const step = decideApproval(chain, escalation, this.approverOf(by), await this.beneficiaryOf(effectId, request));
     if (step.next === 'refuse') return refused(step.code);
     if (step.completes && step.count > 1) {
       // An earlier approval that lapsed (expired, or its approver left the group) no longer counts:
@@ -104,8 +100,24 @@ export class Inbox extends InboxCore {
     }
     const decided = await this.record(effectId, escalation, by, 'approve', repair, false, null, notApprovedBy(by, escalation));
     if (typeof decided === 'string') return decided;
-    if (!step.completes) return 'PARTLY_APPROVED';
+    // Another person's approval may have landed between the read and this write: whether this one
+    // completed the count is what the journal says now, not what the chain read before it said.
+    const completes = step.completes || latestEscalation(await this.journal.entries(effectId)).decision?.hash === decided.hash;
+    if (!completes) return 'PARTLY_APPROVED';
     return options.execute === false ? 'APPROVED' : this.execute(effectId, escalation.hash);
+  }
+
+  /** Who a request's refund benefits: the person it names, and the payment's customer email. */
+  private async beneficiaryOf(effectId: string, request: InboxRequest | null): Promise<Beneficiary> {
+    return {
+      onBehalfOf: typeof request?.on_behalf_of === 'string' ? request.on_behalf_of : null,
+      customerEmail: request && this.options.customerEmail ? await this.options.customerEmail(effectId, request) : null,
+    };
+  }
+
+  /** A person who decides, with every email the config knows them by. */
+  private approverOf(by: string): Approver {
+    return { name: by, emails: this.options.emailsOf?.(by) ?? [] };
   }
 
   /** An earlier approval lapsed: show the item again on facts read now, so every approval counts afresh. */
@@ -140,18 +152,7 @@ export class Inbox extends InboxCore {
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
     const request = boundRequest(chain);
     if (!request) throw new Error(`approved chain ${effectId} has no bound request`);
-    // A four-eyes escalation is sent under both approvals: each must still be live at the send.
-    const earlier = approvalsOf(chain, escalation)
-      .filter((a) => a.by !== decision.by)
-      .map((a) => ({ by: a.by, at_ms: a.at_ms }));
-    const lease = {
-      by: decision.by,
-      at_ms: decision.at_ms,
-      group: escalation.group,
-      escalation: escalation.hash,
-      ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
-    };
-    return this.send(request, lease, escalation.facts);
+    return this.send(request, sendLease(chain, escalation, decision), escalation.facts);
   }
 
   /** Send every recorded approval not yet sent, once each. */
@@ -170,8 +171,8 @@ export class Inbox extends InboxCore {
       if (chainState(chain) !== 'APPROVED') return null;
       const { escalation, decision } = latestEscalation(chain);
       if (!escalation || !decision) return null;
-      const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
-      if (this.options.authority.problem(lease) !== 'approver_removed') return null;
+      // A four-eyes approval is both people's: either one removed lapses it.
+      if (this.options.authority.problem(sendLease(chain, escalation, decision)) !== 'approver_removed') return null;
       return this.executeRead(effectId, chain);
     });
   }
@@ -187,6 +188,8 @@ export class Inbox extends InboxCore {
     const suggestion = Number.isSafeInteger(index) && index >= 0 ? escalation.repairs[index] : undefined;
     const bound = boundRequest(chain);
     if (!suggestion || !bound) return 'REFUSED:no_repair';
+    // Accepting a repair sends a refund as surely as an approval does: never by the person it benefits.
+    if (beneficiaryMatch(this.approverOf(by), await this.beneficiaryOf(effectId, bound)) !== null) return refused('beneficiary');
     const set: JsonObject = { ...suggestion.set };
     // The same payload, decided again: an approval, under the same rules as any other.
     if (Object.keys(set).length === 0) return this.approvePending(effectId, pending, by, { code: suggestion.code, set: {}, request_id: bound.id }, options);
@@ -325,6 +328,23 @@ export class Inbox extends InboxCore {
 /** A check that refuses a second approval of `escalation` by the same person (a race of their own two clicks). */
 function notApprovedBy(by: string, escalation: Escalated): ChainCheck {
   return (chain) => (approvalsOf(chain, escalation).some((a) => a.by === by) ? 'same_approver' : null);
+}
+
+/**
+ * The lease an approved escalation is sent under: the approval that answered it, and on a
+ * four-eyes escalation the earlier approvals too, each of which must still be live at the send.
+ */
+function sendLease(chain: readonly Entry[], escalation: Escalated, decision: Decided): JsonObject {
+  const earlier = approvalsOf(chain, escalation)
+    .filter((a) => a.by !== decision.by)
+    .map((a) => ({ by: a.by, at_ms: a.at_ms }));
+  return {
+    by: decision.by,
+    at_ms: decision.at_ms,
+    group: escalation.group,
+    escalation: escalation.hash,
+    ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
+  };
 }
 
 /** The lease one recorded approval stands for, to ask the authority whether it is still live. */

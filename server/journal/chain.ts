@@ -80,22 +80,41 @@ export function approvalsOf(chain: readonly Entry[], escalation: Escalated): Dec
 }
 
 /**
- * The latest escalation and the decision that answers it: the first reject or repair naming it,
- * or the approval that brings its distinct approvers to the count it needs (the first approval,
- * when it needs one), whichever comes first. An approval short of the count answers nothing.
+ * The decision that answers `escalation`: the first reject or repair naming it, or the approval
+ * that brings its distinct approvers to the count it needs (the first approval, when it needs
+ * one), whichever comes first. An approval short of the count answers nothing.
  */
-export function latestEscalation(chain: readonly Entry[]): { escalation?: Escalated; decision?: Decided } {
-  const escalation = lastOf(chain, 'ESCALATED');
-  if (!escalation) return {};
+export function answerOf(chain: readonly Entry[], escalation: Escalated): Decided | undefined {
   const needed = approvalsRequired(escalation);
   const approvers = new Set<string>();
   for (const e of allOf(chain, 'DECIDED')) {
     if (e.escalation !== escalation.hash) continue;
-    if (e.decision !== 'approve') return { escalation, decision: e };
+    if (e.decision !== 'approve') return e;
     approvers.add(e.by);
-    if (approvers.size >= needed) return { escalation, decision: e };
+    if (approvers.size >= needed) return e;
   }
-  return { escalation };
+  return undefined;
+}
+
+/** The latest escalation and the decision that answers it (`answerOf`), if any. */
+export function latestEscalation(chain: readonly Entry[]): { escalation?: Escalated; decision?: Decided } {
+  const escalation = lastOf(chain, 'ESCALATED');
+  if (!escalation) return {};
+  const decision = answerOf(chain, escalation);
+  return decision ? { escalation, decision } : { escalation };
+}
+
+/**
+ * The last decision a person made on the chain: the last entry that answered one of its
+ * escalations. A first approval of two is none: it decided nothing, the escalation stays open.
+ */
+export function lastDecision(chain: readonly Entry[]): Decided | undefined {
+  let last: Decided | undefined;
+  for (const escalation of allOf(chain, 'ESCALATED')) {
+    const answer = answerOf(chain, escalation);
+    if (answer && (!last || chain.indexOf(answer) > chain.indexOf(last))) last = answer;
+  }
+  return last;
 }
 
 /** The first decision that closed the effect for good (a reject or an accepted repair). */

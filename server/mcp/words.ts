@@ -1,4 +1,4 @@
-import type { RequestPayload } from '../../shared/api.ts';
+import type { RefundAnswer, RequestPayload } from '../../shared/api.ts';
 import type { RefundResult } from '../../shared/client/answers.ts';
 import type { ConflictingPayloadError, InterlockClientError } from '../../shared/client/errors.ts';
 import type { VerifyReport } from '../../shared/client/receipts.ts';
@@ -90,6 +90,21 @@ function nextStep(result: RefundResult): string {
   return `This is final: asking again with request_id ${id} answers the same and sends nothing.`;
 }
 
+/**
+ * The approvals of a refund two people must approve: while it waits, how many of how many and by
+ * whom (a first approval is never the decision); once they are all given, who they were. Null when
+ * one person decides it, or the server predates the field.
+ */
+function approvalsLine(answer: RefundAnswer): string | null {
+  const approvals = answer.approvals ?? null;
+  if (approvals === null) return null;
+  const { required, given } = approvals;
+  if (given.length >= required) return `Approved by ${given.length} different people: ${given.map((a) => a.by).join(', ')}.`;
+  if (answer.status !== 'QUEUED') return null;
+  const so = given.length === 0 ? 'none yet' : `${given.length} of ${required} (${given.map((a) => `${a.by} at ${a.at}`).join(', ')})`;
+  return `Approvals: ${so}; nothing is sent until ${required} different people have approved.`;
+}
+
 /** A refund answer in words: `Refused (REFUSED:stale_premise): … What changed: … Repair: … `; `next` says what to do next. */
 export function describeAnswer(result: RefundResult, next = nextStep(result)): string {
   const { answer } = result;
@@ -99,6 +114,8 @@ export function describeAnswer(result: RefundResult, next = nextStep(result)): s
   const currency = answer.currency ?? null;
   if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map((change) => describeChange(change, currency)).join('; ')}.`);
   for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status, currency)}.`);
+  const approvals = approvalsLine(answer);
+  if (approvals !== null) lines.push(approvals);
   lines.push(next);
   lines.push(`Request ${answer.request_id}, effect ${answer.effect_id}; verify_receipt checks its signed receipt.`);
   return lines.join('\n');
@@ -172,6 +189,8 @@ export function describeReport(report: VerifyReport): string {
   ];
   if (report.authorized_when_fired === true) proven.push('under live authority when sent');
   if (report.assumptions_held === true) proven.push('on facts that still held');
-  if (report.approved_by !== null) proven.push(`approved by ${report.approved_by}`);
+  // A two-approver send names both people, the earlier first.
+  const approvers = report.approvers && report.approvers.length > 1 ? report.approvers : report.approved_by === null ? [] : [report.approved_by];
+  if (approvers.length > 0) proven.push(`approved by ${approvers.length === 1 ? approvers[0] : `${approvers.slice(0, -1).join(', ')} and ${approvers.at(-1)}`}`);
   return `Valid: the receipt of effect ${effect} verifies: ${proven.join(', ')}.`;
 }

@@ -39,10 +39,14 @@ export interface WaitProgress {
 export interface InterlockClient {
   /**
    * `POST /v1/refunds`. `request_id` is your decision id: send the same one again on a retry, never a new one.
-   * `on_behalf_of` names the person the refund benefits, who may not approve it; it is part of the request.
+   * `on_behalf_of` names the person the refund benefits (their Interlock name or email), who may not approve it;
+   * an approver whose config email is the payment's customer email may not either. It is part of the request.
    */
   requestRefund(request: RefundRequestBody): Promise<RefundResult>;
-  /** `GET /v1/refunds/:request_id`: the current status. */
+  /**
+   * `GET /v1/refunds/:request_id`: the current status. A refund two people must approve stays QUEUED after the
+   * first approval: `answer.approvals` says 1 of 2, and `answer.decision` stays null until the second.
+   */
   getRefund(requestId: string): Promise<RefundResult>;
   /** Read the status until it is final or `timeoutMs` has passed, backing off from 1 s to 30 s and honouring `Retry-After`. */
   waitForDecision(requestId: string, options?: WaitOptions): Promise<WaitResult>;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // Four-eyes and no self-approval through the approvers' API: from $100.00 on the default route two
@@ -73,6 +74,11 @@ describe('four-eyes from the route amount', () => {
     expect(kinds(chain).filter((k) => k === 'DECIDED')).toHaveLength(2);
     const dispatched = chain.find((e) => e.kind === 'DISPATCHED');
     expect(dispatched?.kind === 'DISPATCHED' && dispatched.lease).toMatchObject({ by: 'bea', co_approvals: [{ by: 'ana' }] });
+    const decided = kinds(chain).flatMap((k, i) => (k === 'DECIDED' ? [chain[i]!.hash] : []));
+    expect((await page(ana, effectId)).history_approvals).toEqual([
+      { hash: decided[0], by: 'ana', display_name: 'Ana Lopez', at_ms: expect.any(Number), nth: 1, required: 2, completes: false, voided: null },
+      { hash: decided[1], by: 'bea', display_name: 'Bea Novak', at_ms: expect.any(Number), nth: 2, required: 2, completes: true, voided: null },
+    ]);
     const receipt = (await world.as(ana, 'GET', `/api/items/${effectId}/receipt`)).json();
     const keys = new Map([[world.services.signingKey.keyId, world.services.signingKey.publicKeyPem]]);
     expect(await verifyReceipt(receipt, keys)).toMatchObject({ valid: true, approved_by: 'bea', approvers: ['ana', 'bea'] });
@@ -83,10 +89,15 @@ describe('four-eyes from the route amount', () => {
     const [ana, bea] = [await world.login('ana'), await world.login('bea')];
     expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
     world.clock.advance(241 * MINUTE_MS);
+    // The agent reads what the page shows: an expired approval is not one of the two.
+    const lapsedRead = (await world.agent('GET', '/v1/refunds/fe-expired')).json();
+    expect([lapsedRead.approvals, lapsedRead.why.includes('1 of 2')]).toEqual([{ required: 2, given: [] }, false]);
     const [ana2, bea2] = [await world.login('ana'), await world.login('bea')];
     void ana;
     void bea;
-    expect((await approve(bea2, effectId)).json().status).toBe('SUPERSEDED');
+    const reshown = (await approve(bea2, effectId)).json();
+    // Nobody decided before Bea: Ana's approval lapsed, it is not a decision that came first.
+    expect([reshown.status, reshown.decided]).toEqual(['SUPERSEDED', null]);
     expect((await page(bea2, effectId)).approvals).toEqual({
       required: 2,
       approvals: [],
@@ -94,6 +105,11 @@ describe('four-eyes from the route amount', () => {
     });
     expect((await approve(bea2, effectId)).json().status).toBe('PARTLY_APPROVED');
     expect((await approve(ana2, effectId)).json().status).toBe('COMMITTED');
+    expect((await page(ana2, effectId)).history_approvals.map((a: Record<string, unknown>) => [a.by, a.nth, a.completes, a.voided])).toEqual([
+      ['ana', 1, false, 'approval_expired'],
+      ['bea', 1, false, null],
+      ['ana', 2, true, null],
+    ]);
   });
 
   it('a move up the chain starts the count again, and the voided approval says so', async () => {
@@ -106,6 +122,61 @@ describe('four-eyes from the route amount', () => {
     expect((await page(fm, effectId)).approvals).toEqual({ required: 2, approvals: [], voided: [expect.objectContaining({ by: 'ana', voided: 'moved_up' })] });
     const escalations = (await world.services.journal.entries(effectId)).filter((e) => e.kind === 'ESCALATED');
     expect(escalations.at(-1)).toMatchObject({ level: 1, approvals_required: 2 });
+    expect((await page(fm, effectId)).history_approvals).toEqual([expect.objectContaining({ by: 'ana', nth: 1, completes: false, voided: 'moved_up' })]);
+  });
+
+  it('a first approval then closed by another person is voided in the history, saying it was rejected', async () => {
+    const effectId = await queued('fe-rejected', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    const escalation = (await page(bea, effectId)).item.escalation as string;
+    const rejected = await world.as(bea, 'POST', `/api/items/${effectId}/decisions`, { action: 'reject', escalation, reason: 'Not ours to refund.' });
+    expect(rejected.json().status).toBe('REJECTED');
+    expect((await page(bea, effectId)).history_approvals).toEqual([expect.objectContaining({ by: 'ana', nth: 1, voided: 'rejected' })]);
+  });
+});
+
+describe('one person, two ways of approving', () => {
+  it('an approval given as the repair that still fits counts once: the same person again, plainly or as the repair, is 409 same_approver', async () => {
+    const pi = await world.payment(20_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: 'fe-via-repair', payment_intent: pi, amount: 15_000 });
+    const effectId = posted.json().effect_id as string;
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    // A refund by hand; two approvals of what was shown reach the send, which is refused as stale and shown again.
+    world.sandbox.handRefund(pi, 1_000);
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    expect((await approve(bea, effectId)).json().status).toBe('REFUSED:stale_premise');
+    const shown = (await page(ana, effectId)).item;
+    const fits = shown.repairs.findIndex((r: { set: object }) => Object.keys(r.set).length === 0);
+    expect(fits).toBeGreaterThanOrEqual(0);
+    const viaRepair = () => world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: fits });
+    expect((await viaRepair()).json().status).toBe('PARTLY_APPROVED');
+    const before = await world.entryCount();
+    for (const again of [await approve(ana, effectId), await viaRepair()]) expect([again.statusCode, again.json().error.code]).toEqual([409, 'same_approver']);
+    expect(await world.entryCount()).toBe(before);
+    expect((await approve(bea, effectId)).json().status).toBe('COMMITTED');
+  });
+});
+
+describe('approvals that race', () => {
+  it('one person in two tabs at once: one approval is recorded, the other is 409 same_approver', async () => {
+    const effectId = await queued('fe-tabs', 15_000);
+    const [tab1, tab2] = [await world.login('ana'), await world.login('ana')];
+    const answers = await Promise.all([approve(tab1, effectId), approve(tab2, effectId)]);
+    expect(answers.map((a) => a.json().status ?? a.json().error.code).sort()).toEqual(['PARTLY_APPROVED', 'same_approver']);
+    const chain = await world.services.journal.entries(effectId);
+    expect(kinds(chain).filter((k) => k === 'DECIDED')).toHaveLength(1);
+  });
+
+  it('two people approving at once: the one whose approval lands second completes it and sends it, and is told so', async () => {
+    // Each read the chain with no approval on it; without looking again after its write, both
+    // were told 1 of 2 (five runs in six) and the approved refund waited for a background pass.
+    const effectId = await queued('fe-together', 15_000);
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    const answers = await Promise.all([approve(ana, effectId), approve(bea, effectId)]);
+    expect(answers.map((a) => a.json().status).sort()).toEqual(['COMMITTED', 'PARTLY_APPROVED']);
+    const chain = await world.services.journal.entries(effectId);
+    expect(kinds(chain).filter((k) => k === 'COMMITTED')).toHaveLength(1);
   });
 });
 
@@ -121,6 +192,24 @@ describe('nobody approves a refund for their own benefit', () => {
     expect([answer.statusCode, answer.json().error.code]).toEqual([403, 'self_approval']);
     expect(await world.entryCount()).toBe(before);
     expect((await approve(await world.login('ana'), effectId)).json().status).toBe('COMMITTED');
+  });
+
+  it('the beneficiary cannot accept a repair either: 403 self_approval, nothing written, and someone else may', async () => {
+    const pi = await world.payment(10_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: 'fe-self-repair', payment_intent: pi, amount: 8_000, on_behalf_of: 'bea' });
+    const effectId = posted.json().effect_id as string;
+    world.sandbox.handRefund(pi, 3_000);
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('REFUSED:stale_premise');
+    const bea = await world.login('bea');
+    const shown = (await page(bea, effectId)).item;
+    expect(shown.repairs).toMatchObject([{ code: 'refund_remaining', set: { amount: 7_000 } }]);
+    const before = await world.entryCount();
+    const answer = await world.as(bea, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: 0 });
+    expect([answer.statusCode, answer.json().error?.code]).toEqual([403, 'self_approval']);
+    expect(await world.entryCount()).toBe(before);
+    const repaired = await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'repair', escalation: shown.escalation, repair_index: 0 });
+    expect(repaired.json().status).toBe('COMMITTED');
   });
 
   it("the payment's customer email is the approver's config email: refused with the reason", async () => {
@@ -139,5 +228,35 @@ describe('nobody approves a refund for their own benefit', () => {
     expect((await world.agent('POST', '/v1/refunds', body)).statusCode).toBe(409);
     const bad = await world.agent('POST', '/v1/refunds', { ...body, request_id: 'fe-bad', on_behalf_of: 'two words' });
     expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'validation_failed']);
+  });
+});
+
+describe('what an agent reads of a four-eyes item', () => {
+  it('a first approval of two is no decision: the agent reads QUEUED, no decision, and the approvals so far (1 of 2)', async () => {
+    const effectId = await queued('fe-agent', 15_000);
+    const waiting = (await world.agent('GET', '/v1/refunds/fe-agent')).json();
+    expect(waiting).toMatchObject({ status: 'QUEUED', decision: null, approvals: { required: 2, given: [] } });
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    const half = await world.agent('GET', '/v1/refunds/fe-agent');
+    expect(half.statusCode).toBe(202);
+    expect(half.json()).toMatchObject({
+      status: 'QUEUED',
+      decision: null,
+      approvals: { required: 2, given: [{ by: 'Ana Lopez', at: expect.any(String) }] },
+    });
+    expect(half.json().why).toContain('1 of 2');
+    // Finance's figures agree: still open, nobody has decided, no time to a decision yet.
+    const board = computeScoreboard(await world.services.journal.entries(effectId), world.services.inbox.name);
+    expect([board.open, board.time_to_decision.n, board.sent_after_person]).toEqual([1, 0, 0]);
+    expect((await approve(await world.login('bea'), effectId)).json().status).toBe('COMMITTED');
+    const sent = (await world.agent('GET', '/v1/refunds/fe-agent')).json();
+    expect(sent).toMatchObject({ status: 'COMMITTED', decision: { action: 'approve', by: 'Bea Novak' }, approvals: { required: 2 } });
+    expect(sent.approvals.given.map((a: { by: string }) => a.by)).toEqual(['Ana Lopez', 'Bea Novak']);
+  });
+
+  it('an item one approver decides tells no approvals', async () => {
+    await queued('fe-agent-one', 8_000);
+    expect((await world.agent('GET', '/v1/refunds/fe-agent-one')).json().approvals).toBeNull();
   });
 });

@@ -18,6 +18,7 @@ function result(overrides: Partial<RefundAnswer>, final = true): RefundResult {
     repairs: [],
     receipt: '/v1/receipts/3f1c2a9b0d4e',
     decision: null,
+    approvals: null,
     ...overrides,
   };
   return { httpStatus: final ? 200 : 202, final, answer, retryAfterMs: null };
@@ -45,6 +46,15 @@ describe('MCP words', () => {
     expect(text).toContain('Waiting for a person (QUEUED): an approver must decide: a fact the decision relied on changed after it was made.');
     expect(text).toContain('Repair: Refund $70.00, what is left of $100.00; an approver may accept this repair, which sends $70.00 instead.');
     expect(text).toContain('Not final yet: call wait_for_decision with request_id "case-7" to wait for the outcome.');
+  });
+
+  it('a first approval of two is told as one of two approvals, never as the decision: nothing is sent until a second person approves', () => {
+    const approvals = { required: 2, given: [{ by: 'Ana Lopez', at: '2026-01-05T10:00:00.000Z' }] };
+    const text = describeAnswer(result({ status: 'QUEUED', why: 'approved by Ana Lopez (1 of 2); a second approver must decide', approvals }, false));
+    expect(text).toContain('Approvals: 1 of 2 (Ana Lopez at 2026-01-05T10:00:00.000Z); nothing is sent until 2 different people have approved.');
+    expect(text).not.toContain('Approved,');
+    const sent = describeAnswer(result({ approvals: { required: 2, given: [...approvals.given, { by: 'Bea Novak', at: '2026-01-05T10:05:00.000Z' }] } }));
+    expect(sent).toContain('Approved by 2 different people: Ana Lopez, Bea Novak.');
   });
 
   it("amounts are told in the payment's currency the answer names: a yen payment's 7000 is ¥7,000, never $70.00", () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
+import { describeReport } from '../../server/mcp/words.ts';
 import { verifyCheckedChain, verifyReceipt } from '../../server/receipts/verify.ts';
+import { receiptSubject } from '../../shared/receipts/subject.ts';
+import { provenSentence } from '../../web/src/components/VerifyReportView.tsx';
 import { buildChain, decidedFields, EFFECT_ID, escalatedFields, liveChecks, PREMISES, personLease, REFUND, refundResult, type Step } from '../support/entries.ts';
 
 // npm run verify and the journal's own check hold a two-approver escalation to its count: the
@@ -38,5 +41,34 @@ describe('verify: a two-approver escalation', () => {
     expect(report.valid).toBe(valid);
     expect(verifyCheckedChain(EFFECT_ID, entries as unknown as JsonObject[])).toBe(valid);
     if (valid) expect(report).toMatchObject({ approved_by: 'bob', approvers: ['ann', 'bob'] });
+  });
+});
+
+describe('verify: a tampered two-approver receipt carrying one approval', () => {
+  it('a send on the first approval alone (no second recorded) is refused, however its lease reads', async () => {
+    const lease = (sealed: readonly Entry[]) => personLease(sealed, { by: 'ann', at_ms: 1_700_000_000_000 });
+    const entries = buildChain(EFFECT_ID, [
+      ['PROPOSED', { agent: 'refund-bot', lease: null, premises: PREMISES, effect: REFUND }],
+      ['ESCALATED', escalatedFields({ approvals_required: 2 })],
+      ['DECIDED', decidedFields({ by: 'ann' })],
+      ['PROPOSED', (sealed) => ({ agent: 'refund-bot', lease: lease(sealed), premises: PREMISES, effect: REFUND })],
+      ['AUTHORIZED', (sealed) => ({ lease: lease(sealed) })],
+      ['DISPATCHED', (sealed) => ({ effect: REFUND, lease: lease(sealed), premises: PREMISES, checks: liveChecks() })],
+      ['COMMITTED', { result: refundResult() }],
+    ]);
+    const report = await verifyReceipt({ effect_id: EFFECT_ID, entries: [...entries] });
+    expect(report.valid).toBe(false);
+    expect(report.problems.map((p) => p.code)).toContain('approvals_short');
+    expect(verifyCheckedChain(EFFECT_ID, entries as unknown as JsonObject[])).toBe(false);
+  });
+});
+
+describe('a two-approver receipt names both approvers wherever it is read', () => {
+  it('the Verify page, the item page and the MCP tool say both, the earlier first', async () => {
+    const entries = buildChain(EFFECT_ID, steps('ann', 'bob', [firstApproval]));
+    const report = await verifyReceipt({ effect_id: EFFECT_ID, entries: [...entries] });
+    const nameOf = (login: string) => ({ ann: 'Ann Lee', bob: 'Bob Ode' })[login] ?? null;
+    expect(provenSentence(report, receiptSubject(entries as unknown as JsonObject[]), nameOf)).toContain('approved by Ann Lee (ann) and Bob Ode (bob)');
+    expect(describeReport(report)).toContain('approved by ann and bob');
   });
 });

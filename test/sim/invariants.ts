@@ -254,14 +254,14 @@ function clip(text: string | undefined, max = 300): string {
 /**
  * Four-eyes and no self-approval: every send under a person's approval of an escalation that needs
  * two carries that many distinct people's recorded approvals of it, attested live when it was
- * sent; and no approval of a refund is by the person it benefits (its `on_behalf_of`).
+ * sent; and no approval or accepted repair of a refund is by the person it benefits (its `on_behalf_of`).
  */
 function checkApprovals(world: World, chains: ReadonlyMap<string, Entry[]>): void {
   for (const [effectId, chain] of chains) {
     const request = boundRequest(chain);
     const beneficiary = typeof request?.on_behalf_of === 'string' ? request.on_behalf_of.toLowerCase() : null;
     for (const entry of chain) {
-      if (entry.kind === 'DECIDED' && entry.decision === 'approve' && beneficiary !== null && entry.by.toLowerCase() === beneficiary) {
+      if (entry.kind === 'DECIDED' && (entry.decision === 'approve' || entry.decision === 'repair') && beneficiary !== null && entry.by.toLowerCase() === beneficiary) {
         world.violation(`${effectId} was approved by ${entry.by}, the person it benefits`);
       }
       if (entry.kind !== 'DISPATCHED' || !isPersonLease(entry.lease)) continue;

@@ -241,4 +241,6 @@ export const VOID_REASON_WORDS: Record<ApprovalVoidReason, string> = {
   approval_expired: 'because it expired before a second person approved',
   approver_removed: 'because the approver is no longer in the group',
   escalated_again: 'because the item was put in front of people again',
+  rejected: 'because another person rejected it before a second approval',
+  repaired: 'because another person accepted a repair instead before a second approval',
 };

@@ -113,7 +113,9 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
   // The same refund on the new facts is the approval itself: one button, not a repair and an approval.
   const fits = stillFitsIndex(item);
   const fitting = fits === null ? undefined : item.repairs[fits];
-  const repairs = item.repairs.map((repair, index) => ({ repair, index })).filter(({ index }) => index !== fits);
+  // A repair sends a refund as an approval does: the person it benefits is offered none.
+  const beneficiary = detail.approval_block?.code === 'beneficiary';
+  const repairs = beneficiary ? [] : item.repairs.map((repair, index) => ({ repair, index })).filter(({ index }) => index !== fits);
   const hasRepairs = repairs.length > 0;
   return (
     <section className="panel decision-panel" aria-labelledby="decide-title">
@@ -142,7 +144,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
       ))}
       {!ambiguous && (
         <>
-          {staleBecause && !hasRepairs && (
+          {staleBecause && !hasRepairs && !beneficiary && (
             <p className="decide-note">
               {disputedNow(detail)
                 ? 'No repair is offered while the payment is disputed: no refund is safe until the dispute is settled. Approving the original is refused and sends nothing.'

@@ -271,7 +271,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           </section>
           <section className="panel history-panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
-            <Timeline history={d.history} currency={currency} appNowMs={appNowMs} displayName={directory.displayName} />
+            <Timeline history={d.history} approvals={d.history_approvals ?? []} currency={currency} appNowMs={appNowMs} displayName={directory.displayName} />
           </section>
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>

@@ -1,11 +1,11 @@
 import type { ItemDetail } from '../../../shared/api.ts';
-import { isJsonObject } from '../../../shared/json.ts';
+import { isJsonObject, type Json } from '../../../shared/json.ts';
 import { useDirectory } from '../directory.ts';
 import { confirmationLabel } from '../labels.ts';
 import { VERIFY_PATH } from '../router.ts';
 import { Link } from './Link.tsx';
 import { Badge } from './StateViews.tsx';
-import { personLabel } from './VerifyReportView.tsx';
+import { approversLabel } from './VerifyReportView.tsx';
 
 /** The signed receipt, verified by the server against its published key, and the download. */
 export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
@@ -16,6 +16,7 @@ export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
   const confirmed = v.confirmed_by_target === true || v.confirmed_by_target === false || v.confirmed_by_target === 'pending' ? v.confirmed_by_target : null;
   const stripe = confirmationLabel(confirmed);
   const problems = Array.isArray(v.problems) ? v.problems.filter(isJsonObject).map((p) => String(p.message ?? p.code ?? '')) : [];
+  const approversOf = (value: Json | undefined) => (Array.isArray(value) ? value.filter((a): a is string => typeof a === 'string') : undefined);
   const happened = v.happened === true ? (v.happened_once === true ? 'Sent to Stripe exactly once' : 'Sent more than once') : v.happened === false ? 'Nothing sent to Stripe' : 'Unknown whether it was sent';
   return (
     <section className="panel receipt-panel" aria-labelledby="receipt-title">
@@ -43,7 +44,7 @@ export function ReceiptPanel({ detail }: { detail: ItemDetail }) {
           <div>
             <dt>Approved by</dt>
             {/* The receipt records the login; the name is the directory's, beside it. */}
-            <dd>{personLabel(v.approved_by, (login) => directory.people.find((person) => person.name === login)?.display_name ?? null)}</dd>
+            <dd>{approversLabel({ approved_by: v.approved_by, approvers: approversOf(v.approvers) }, (login) => directory.people.find((person) => person.name === login)?.display_name ?? null)}</dd>
           </div>
         )}
         <div>

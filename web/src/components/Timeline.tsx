@@ -1,10 +1,11 @@
+import type { HistoryApproval } from '../../../shared/api.ts';
 import { type Change, DECISIONS, type Decision, type Entry } from '../../../shared/entries.ts';
 import { escalationWhy } from '../../../shared/escalation-words.ts';
 import { isJsonObject, type Json } from '../../../shared/json.ts';
 import { assertNever, whyFor } from '../../../shared/statuses.ts';
 import { entryAppTimes } from '../app-time.ts';
 import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
-import { humanize, levelLabel, type Tone } from '../labels.ts';
+import { humanize, levelLabel, type Tone, VOID_REASON_WORDS } from '../labels.ts';
 import { describeChange } from './FactTable.tsx';
 
 /** A person's decision in the journal, in words; a missing decision does not compile. */
@@ -39,10 +40,20 @@ export interface StepContext {
   previousGroup: string | null;
   /** A person's name as the page shows it. */
   displayName: (name: string) => string;
+  /** For an approval of an escalation two people must approve: which of how many, and whether it completed it or no longer counts. */
+  approval?: HistoryApproval;
+}
+
+/** An approval of a two-approver escalation in words: the first of two, the one that completed it, or voided and why. */
+function approvalWords(approval: HistoryApproval): { title: string; notes: string[]; tone: Tone } {
+  const place = `Approved, ${approval.nth} of ${approval.required}`;
+  if (approval.completes) return { title: `${place}: approved for sending`, notes: [], tone: 'success' };
+  if (approval.voided !== null) return { title: `${place}: voided`, notes: [`No longer counts, ${VOID_REASON_WORDS[approval.voided]}`], tone: 'neutral' };
+  return { title: `${place}: the first approval`, notes: ['Nothing is sent until a second person approves'], tone: 'info' };
 }
 
 /** One journal entry in words: who did what, for which group. */
-export function describeEntry(entry: Entry, { isFirstProposal, currency, previousGroup, displayName }: StepContext): Step {
+export function describeEntry(entry: Entry, { isFirstProposal, currency, previousGroup, displayName, approval }: StepContext): Step {
   switch (entry.kind) {
     case 'PROPOSED': {
       const request = isJsonObject(entry.request) ? entry.request : {};
@@ -109,7 +120,12 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
       // Rejections journaled before reasons were kept have none; the step still reads whole without it.
       if (typeof entry.reason === 'string' && entry.reason !== '') notes.unshift(`Reason: “${entry.reason}”`);
       const by = text(entry.by);
-      return { title, who: by ? displayName(by) : null, group: text(entry.group) || null, notes, tone: decision ? DECISION_TONES[decision] : 'neutral' };
+      const who = by ? displayName(by) : null;
+      if (approval !== undefined && decision === 'approve') {
+        const words = approvalWords(approval);
+        return { ...words, who, group: text(entry.group) || null, notes: [...words.notes, ...notes] };
+      }
+      return { title, who, group: text(entry.group) || null, notes, tone: decision ? DECISION_TONES[decision] : 'neutral' };
     }
     case 'CONFIRMED': {
       const status = text(entry.status);
@@ -130,6 +146,8 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
 
 interface TimelineProps {
   history: Entry[];
+  /** The approvals of two-approver escalations in the history, by entry hash (`history_approvals`). */
+  approvals?: readonly HistoryApproval[];
   currency: string | null;
   /** The application clock now: every time here is on it, as deadlines are. */
   appNowMs: number;
@@ -137,14 +155,16 @@ interface TimelineProps {
 }
 
 /** The journal of one item, oldest first, as a readable timeline; times on the application clock, as deadlines are. */
-export function Timeline({ history, currency, appNowMs, displayName }: TimelineProps) {
+export function Timeline({ history, approvals = [], currency, appNowMs, displayName }: TimelineProps) {
+  const approvalOf = new Map(approvals.map((a) => [a.hash, a]));
   const firstProposal = history.findIndex((e) => e.kind === 'PROPOSED');
   const times = entryAppTimes(history);
   let previousGroup: string | null = null;
   return (
     <ol className="timeline">
       {history.map((entry, index) => {
-        const step = describeEntry(entry, { isFirstProposal: index === firstProposal, currency, previousGroup, displayName });
+        const approval = approvalOf.get(entry.hash);
+        const step = describeEntry(entry, { isFirstProposal: index === firstProposal, currency, previousGroup, displayName, ...(approval === undefined ? {} : { approval }) });
         if (entry.kind === 'ESCALATED') previousGroup = entry.group;
         const atMs = times[index] ?? entry.ts_ms;
         return (

@@ -39,6 +39,14 @@ export function personLabel(login: string, nameOf: NameOf): string {
   return name === null || name === login ? login : `${name} (${login})`;
 }
 
+/** Who approved what a report covers: both people of a two-approver send, the earlier first ("Ana Lopez (ana) and Bea Novak (bea)"); null when no person did. */
+export function approversLabel(report: Pick<VerifyReport, 'approved_by' | 'approvers'>, nameOf: NameOf): string | null {
+  if (report.approved_by === null) return null;
+  const people = report.approvers && report.approvers.length > 1 ? report.approvers : [report.approved_by];
+  const labels = people.map((login) => personLabel(login, nameOf));
+  return labels.length === 1 ? labels[0]! : `${labels.slice(0, -1).join(', ')} and ${labels.at(-1)}`;
+}
+
 /** What Stripe's confirmations came to, by `confirmed_by_target`. */
 const STRIPE_ANSWERS: Record<string, string> = { true: 'Succeeded', pending: 'Pending', false: 'Failed', null: 'No confirmation' };
 
@@ -68,7 +76,7 @@ function claimsOf(report: VerifyReport, signatureChecked: boolean, nameOf: NameO
     report.approval_verified === false
       ? { tone: 'danger', answer: 'Does not check out' }
       : report.approved_by !== null
-        ? { tone: 'info', answer: personLabel(report.approved_by, nameOf) }
+        ? { tone: 'info', answer: approversLabel(report, nameOf) ?? report.approved_by }
         : { tone: 'neutral', answer: 'No person', text: 'It cleared under the rules.' };
   const stripe: Answer = { tone: confirmationLabel(report.confirmed_by_target).tone, answer: STRIPE_ANSWERS[String(report.confirmed_by_target)] ?? 'No confirmation' };
   const claims: Record<'chain' | 'signature' | 'happened' | 'once' | 'authorized' | 'held' | 'approval' | 'stripe', Answer> = {
@@ -123,7 +131,8 @@ function moneyOf(amountMinor: number | null, currency: string | null): string {
 export function provenSentence(report: VerifyReport, subject: ReceiptSubject, nameOf: NameOf): string {
   const request = `request ${subject.request_id ?? NOT_RECORDED}${subject.agent === null ? '' : ` of agent ${subject.agent}`}`;
   const payment = `payment ${subject.payment_intent ?? NOT_RECORDED}`;
-  const by = report.approved_by === null ? 'cleared under the rules with no person' : `approved by ${personLabel(report.approved_by, nameOf)}`;
+  const approvers = approversLabel(report, nameOf);
+  const by = approvers === null ? 'cleared under the rules with no person' : `approved by ${approvers}`;
   if (report.happened === true) {
     const amount = moneyOf(subject.sent_amount_minor ?? subject.amount_minor, subject.currency);
     const once = report.happened_once ? 'exactly once' : 'more than once';
