@@ -18,7 +18,7 @@ import type { SigningKey } from '../receipts/keys.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { budgetFromConfig, stripeAccountOf } from '../services.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
-import { createStripeClient } from '../targets/stripe-refunds.ts';
+import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refunds.ts';
 import { BACKUP_FILES, type BackupManifest, BackupError, readManifest, sha256OfFile } from './manifest.ts';
 import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings } from './restore-plan.ts';
 import { refundsSince } from './stripe-refunds-since.ts';
@@ -32,7 +32,7 @@ import { refundsSince } from './stripe-refunds-since.ts';
 /** What the restore needs of the environment. */
 export type RestoreEnv = Pick<
   InterlockEnv,
-  'dbPath' | 'dataDir' | 'configPath' | 'receiptKeyPath' | 'credentialsDirectory' | 'secrets' | 'stripeSecretKey' | 'stripeSandboxUrl' | 'sandboxRateLimits'
+  'dbPath' | 'dataDir' | 'configPath' | 'receiptKeyPath' | 'credentialsDirectory' | 'secrets' | 'stripeSecretKey' | 'stripeLiveKey' | 'stripeSandboxUrl' | 'sandboxRateLimits'
 >;
 
 /** What a restore did. */
@@ -59,7 +59,14 @@ export const RESTORE_LOSES = [
 ] as const;
 
 /** Restore the backup in `dir` into the configured data folder; `replace` lets it put aside a journal already there. */
-export async function restoreBackup(options: { env: RestoreEnv; dir: string; replace: boolean; wallMs?: () => number }): Promise<RestoreResult> {
+export async function restoreBackup(options: {
+  env: RestoreEnv;
+  dir: string;
+  replace: boolean;
+  wallMs?: () => number;
+  /** Where live mode's Stripe is: a test points it at the sandbox answering as live mode would; the command reaches api.stripe.com. */
+  liveStripeEndpoint?: StripeEndpoint;
+}): Promise<RestoreResult> {
   const { env, dir, replace } = options;
   const wallMs = options.wallMs ?? Date.now;
   const manifest = readManifest(dir);
@@ -77,7 +84,7 @@ export async function restoreBackup(options: { env: RestoreEnv; dir: string; rep
   copyFileSync(join(dir, BACKUP_FILES.journal), restoring);
   let result: Omit<RestoreResult, 'replacedTo' | 'warnings'>;
   try {
-    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs });
+    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, liveStripeEndpoint: options.liveStripeEndpoint ?? {} });
   } catch (error) {
     removeDatabaseFiles(restoring);
     throw error;
@@ -159,10 +166,11 @@ async function reconcile(parts: {
   key: SigningKey;
   manifest: BackupManifest;
   wallMs: () => number;
+  liveStripeEndpoint: StripeEndpoint;
 }): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings'>> {
   const { file, config, env, key, manifest, wallMs } = parts;
   const database = openDatabase(file);
-  const connection = await connectStripe(env, config);
+  const connection = await connectStripe(env, config, parts.liveStripeEndpoint);
   const budget = budgetFromConfig(config, { database, account: stripeAccountOf(config, connection.sandboxUrl) });
   attachBudget(connection.stripe, budget);
   budget.start();
@@ -231,8 +239,20 @@ async function newestCheckpoint(config: InterlockConfig, store: CheckpointStore,
   return newest?.note ?? null;
 }
 
-/** Stripe as the config reaches it: test mode, a sandbox elsewhere, or the embedded sandbox's file in the data folder. */
-async function connectStripe(env: RestoreEnv, config: InterlockConfig): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
+/**
+ * Stripe as the config reaches it: live mode, test mode, a sandbox elsewhere, or the embedded
+ * sandbox's file in the data folder. Live mode is asked with its own key: a sandbox read instead
+ * would find none of the refunds sent after the backup, and they could be sent again.
+ */
+async function connectStripe(
+  env: RestoreEnv,
+  config: InterlockConfig,
+  liveEndpoint: StripeEndpoint,
+): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
+  if (config.stripe.mode === 'live') {
+    if (env.stripeLiveKey === null) throw new BackupError('STRIPE_LIVE_KEY must be set when the config says stripe.mode: live: the restore asks Stripe what was refunded');
+    return { stripe: createStripeClient(env.stripeLiveKey, liveEndpoint, { live: true }), sandboxUrl: undefined, close: async () => {} };
+  }
   if (config.stripe.mode === 'test') {
     if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
     return { stripe: createStripeClient(env.stripeSecretKey), sandboxUrl: undefined, close: async () => {} };
