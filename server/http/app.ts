@@ -56,6 +56,18 @@ const PAGE_CSP =
 const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
 
 /**
+ * Whether a URL is the API's, read as the router reads it: `/%61pi/session` is routed to
+ * `/api/session`, so it gets the API's headers, and an unknown `/%61pi/x` a JSON 404, never the page.
+ */
+function isApiPath(url: string): boolean {
+  try {
+    return API_PATHS.test(decodeURIComponent(url));
+  } catch {
+    return API_PATHS.test(url);
+  }
+}
+
+/**
  * How every route's schema is checked: nothing coerced (`"1500"` is not an amount), nothing
  * removed (an unknown field is refused, never dropped), and the field's own schema kept on each
  * refusal so its description becomes the message.
@@ -170,7 +182,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply, payload) => {
     // Chosen by URL, not content type: a 304 for a page has no content type, and the browser
     // applies this header to the cached page.
-    const api = API_PATHS.test(request.url);
+    const api = isApiPath(request.url);
     reply.header('content-security-policy', api ? "default-src 'none'; frame-ancestors 'none'" : PAGE_CSP);
     if (api) reply.header('cache-control', 'no-store');
     return payload;
@@ -255,7 +267,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (hasWeb) await pages.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
     pages.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0] ?? '';
-      if (!hasWeb || request.method !== 'GET' || API_PATHS.test(path)) {
+      if (!hasWeb || request.method !== 'GET' || isApiPath(path)) {
         throw new AppError('not_found', `no route ${request.method} ${path}`);
       }
       return reply.type('text/html').sendFile('index.html');
