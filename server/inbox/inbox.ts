@@ -140,18 +140,7 @@ export class Inbox extends InboxCore {
     if (state !== 'APPROVED' || !escalation || !decision || (expected !== undefined && escalation.hash !== expected)) return 'SUPERSEDED';
     const request = boundRequest(chain);
     if (!request) throw new Error(`approved chain ${effectId} has no bound request`);
-    // A four-eyes escalation is sent under both approvals: each must still be live at the send.
-    const earlier = approvalsOf(chain, escalation)
-      .filter((a) => a.by !== decision.by)
-      .map((a) => ({ by: a.by, at_ms: a.at_ms }));
-    const lease = {
-      by: decision.by,
-      at_ms: decision.at_ms,
-      group: escalation.group,
-      escalation: escalation.hash,
-      ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
-    };
-    return this.send(request, lease, escalation.facts);
+    return this.send(request, sendLease(chain, escalation, decision), escalation.facts);
   }
 
   /** Send every recorded approval not yet sent, once each. */
@@ -170,8 +159,8 @@ export class Inbox extends InboxCore {
       if (chainState(chain) !== 'APPROVED') return null;
       const { escalation, decision } = latestEscalation(chain);
       if (!escalation || !decision) return null;
-      const lease = { by: decision.by, at_ms: decision.at_ms, group: escalation.group, escalation: escalation.hash };
-      if (this.options.authority.problem(lease) !== 'approver_removed') return null;
+      // Judged as the send would judge it: a four-eyes item lapses when either approver left.
+      if (this.options.authority.problem(sendLease(chain, escalation, decision)) !== 'approver_removed') return null;
       return this.executeRead(effectId, chain);
     });
   }
@@ -337,6 +326,23 @@ function decisionBlocked(blocker: string): Status {
   if (blocker === 'same_approver') return refused('same_approver');
   if (blocker === 'SUPERSEDED' || blocker === 'ALREADY_DECIDED') return blocker;
   throw new Error(`unexpected blocker of a decision: ${blocker}`);
+}
+
+/**
+ * The lease an approved escalation is sent under: the approval that completed it and, on a
+ * four-eyes escalation, the earlier one, each of which must still be live at the send.
+ */
+function sendLease(chain: readonly Entry[], escalation: Escalated, decision: Decided) {
+  const earlier = approvalsOf(chain, escalation)
+    .filter((a) => a.by !== decision.by)
+    .map((a) => ({ by: a.by, at_ms: a.at_ms }));
+  return {
+    by: decision.by,
+    at_ms: decision.at_ms,
+    group: escalation.group,
+    escalation: escalation.hash,
+    ...(approvalsRequired(escalation) > 1 ? { co_approvals: earlier } : {}),
+  };
 }
 
 /** The request id of a repair child: the parent's, the word repair, and the repaired escalation. */
