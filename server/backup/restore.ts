@@ -70,7 +70,10 @@ export async function restoreBackup(options: {
   const { env, dir, replace } = options;
   const wallMs = options.wallMs ?? Date.now;
   const manifest = readManifest(dir);
-  const config = loadConfig(env.configPath, env.secrets);
+  // Where no config is, the backup's is the one the restore puts there (placeConfig): read that one.
+  const configInBackup = manifest.files.config;
+  const configPath = existsSync(env.configPath) || configInBackup === undefined ? env.configPath : join(dir, configInBackup.name);
+  const config = loadConfig(configPath, env.secrets);
   const warnings: string[] = [];
   if (existsSync(env.dbPath)) {
     if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
