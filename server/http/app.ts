@@ -27,7 +27,7 @@ import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
-import { echoRequestIds, REQUEST_ID_OPTIONS } from './request-ids.ts';
+import { echoRequestIds, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
@@ -95,14 +95,23 @@ export interface AppOptions {
  * is still answered in the contract's shape, before any route sees it: every route with a path
  * parameter lists 400 validation_failed for it.
  */
-const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, _request, reply) => {
+const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? `the URL could not be read: a path parameter is longer than ${limits.pathParamCharsMax} characters`
       : 'the URL could not be read (a malformed %-escape?)';
   const body = JSON.stringify({ error: { code: 'validation_failed', message } });
   reply.hijack();
-  reply.raw.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+  // No hook runs for it, so the headers every answer carries are set here: its request id first.
+  reply.raw.writeHead(400, {
+    'content-type': 'application/json; charset=utf-8',
+    [REQUEST_ID_HEADER]: request.id,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'cache-control': 'no-store',
+  });
   reply.raw.end(body);
 };
 
