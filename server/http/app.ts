@@ -175,6 +175,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     referrerPolicy: { policy: 'no-referrer' },
     strictTransportSecurity: https ? { maxAge: limits.hstsMaxAgeS, includeSubDomains: false } : false,
   });
+  // Before any hook that may refuse a request: the websocket plugin's own hooks mark an upgrade
+  // request and close its connection once answered, and a refusal ahead of the marking (a Host not
+  // served, an agent shed) left that connection open for good, and a graceful stop waiting on it.
+  await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
   // Agents beyond what the server can take are shed before any other work (only Helmet's headers).
   installOverloadShedding(app, options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
@@ -197,7 +201,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return payload;
   });
   await app.register(fastifyCookie);
-  await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
 
   await openApi(app);
   installMetrics(app, services);
