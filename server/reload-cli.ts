@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { messageOf } from './cli.ts';
 import { parseEnv } from './env.ts';
-import { readPid, readReloadAnswer, type ReloadAnswer } from './reload-files.ts';
+import { isInterlockServerCommand, readPid, readReloadAnswer, type ReloadAnswer } from './reload-files.ts';
 
 /**
  * `npm run reload`: signal the running server (the pid its data folder names) to reload its
@@ -19,7 +19,7 @@ async function main(): Promise<number> {
   if (pid === null) return fail(`no running server: ${dataDir} names none (it writes interlock.pid once it listens)`);
   // A pid file left by a server that died, whose number went to another program, must not have that program signalled.
   const command = commandOf(pid);
-  if (command !== null && !command.includes('main.ts')) return fail(`process ${pid} named in ${dataDir}/interlock.pid is not an Interlock server (${command})`);
+  if (command !== null && !isInterlockServerCommand(command)) return fail(`process ${pid} named in ${dataDir}/interlock.pid is not an Interlock server (${command})`);
   const before = readReloadAnswer(dataDir);
   try {
     process.kill(pid, 'SIGHUP');

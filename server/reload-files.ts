@@ -24,6 +24,14 @@ export function removePidFile(dataDir: string): void {
   if (readPid(dataDir) === process.pid) rmSync(path, { force: true });
 }
 
+/**
+ * Whether a process's command line is an Interlock server's: the sources through tsx
+ * (`server/main.ts`) or the compiled server production runs (`dist/server/main.js`).
+ */
+export function isInterlockServerCommand(command: string): boolean {
+  return /(^|[\s/])server\/main\.[jt]s(\s|$)/.test(command);
+}
+
 /** The pid the data folder names, or null when none does. */
 export function readPid(dataDir: string): number | null {
   try {

@@ -32,7 +32,7 @@ import { refundsSince } from './stripe-refunds-since.ts';
 /** What the restore needs of the environment. */
 export type RestoreEnv = Pick<
   InterlockEnv,
-  'dbPath' | 'dataDir' | 'configPath' | 'receiptKeyPath' | 'credentialsDirectory' | 'secrets' | 'stripeSecretKey' | 'stripeSandboxUrl' | 'sandboxRateLimits'
+  'dbPath' | 'dataDir' | 'configPath' | 'receiptKeyPath' | 'credentialsDirectory' | 'secrets' | 'stripeSecretKey' | 'stripeLiveKey' | 'stripeSandboxUrl' | 'sandboxRateLimits'
 >;
 
 /** What a restore did. */
@@ -64,13 +64,16 @@ export async function restoreBackup(options: {
   dir: string;
   replace: boolean;
   wallMs?: () => number;
-  /** Where Stripe test mode is: a test points it at the sandbox answering as test mode; the command gives nothing (api.stripe.com). */
+  /** Where Stripe test or live mode is: a test points it at the sandbox answering as that mode would; the command gives nothing (api.stripe.com). */
   stripeEndpoint?: StripeEndpoint;
 }): Promise<RestoreResult> {
   const { env, dir, replace } = options;
   const wallMs = options.wallMs ?? Date.now;
   const manifest = readManifest(dir);
-  const config = loadConfig(env.configPath, env.secrets);
+  // Where no config is, the backup's is the one the restore puts there (placeConfig): read that one.
+  const configInBackup = manifest.files.config;
+  const configPath = existsSync(env.configPath) || configInBackup === undefined ? env.configPath : join(dir, configInBackup.name);
+  const config = loadConfig(configPath, env.secrets);
   // Before anything is placed: a Stripe whose refunds cannot be read makes the restore refuse, not find nothing.
   refuseLostSandbox(env, config);
   const warnings: string[] = [];
@@ -260,12 +263,20 @@ function refuseLostSandbox(env: RestoreEnv, config: InterlockConfig): void {
   );
 }
 
-/** Stripe as the config reaches it: test mode, a sandbox elsewhere, or the embedded sandbox's file in the data folder. */
+/**
+ * Stripe as the config reaches it: live mode, test mode, a sandbox elsewhere, or the embedded
+ * sandbox's file in the data folder. Live mode is asked with its own key: a sandbox read instead
+ * would find none of the refunds sent after the backup, and they could be sent again.
+ */
 async function connectStripe(
   env: RestoreEnv,
   config: InterlockConfig,
   endpoint: StripeEndpoint,
 ): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
+  if (config.stripe.mode === 'live') {
+    if (env.stripeLiveKey === null) throw new BackupError('STRIPE_LIVE_KEY must be set when the config says stripe.mode: live: the restore asks Stripe what was refunded');
+    return { stripe: createStripeClient(env.stripeLiveKey, endpoint, { live: true }), sandboxUrl: undefined, close: async () => {} };
+  }
   if (config.stripe.mode === 'test') {
     if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
     return { stripe: createStripeClient(env.stripeSecretKey, endpoint), sandboxUrl: undefined, close: async () => {} };

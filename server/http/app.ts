@@ -27,7 +27,7 @@ import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
-import { echoRequestIds, REQUEST_ID_OPTIONS } from './request-ids.ts';
+import { echoRequestIds, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
@@ -54,6 +54,18 @@ const PAGE_CSP =
 
 /** Everything that is not a page of the web inbox. */
 const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
+
+/**
+ * Whether a URL is the API's, read as the router reads it: `/%61pi/session` is routed to
+ * `/api/session`, so it gets the API's headers, and an unknown `/%61pi/x` a JSON 404, never the page.
+ */
+function isApiPath(url: string): boolean {
+  try {
+    return API_PATHS.test(decodeURIComponent(url));
+  } catch {
+    return API_PATHS.test(url);
+  }
+}
 
 /**
  * How every route's schema is checked: nothing coerced (`"1500"` is not an amount), nothing
@@ -83,14 +95,23 @@ export interface AppOptions {
  * is still answered in the contract's shape, before any route sees it: every route with a path
  * parameter lists 400 validation_failed for it.
  */
-const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, _request, reply) => {
+const unreadableUrl: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? `the URL could not be read: a path parameter is longer than ${limits.pathParamCharsMax} characters`
       : 'the URL could not be read (a malformed %-escape?)';
   const body = JSON.stringify({ error: { code: 'validation_failed', message } });
   reply.hijack();
-  reply.raw.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+  // No hook runs for it, so the headers every answer carries are set here: its request id first.
+  reply.raw.writeHead(400, {
+    'content-type': 'application/json; charset=utf-8',
+    [REQUEST_ID_HEADER]: request.id,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'cache-control': 'no-store',
+  });
   reply.raw.end(body);
 };
 
@@ -154,6 +175,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     referrerPolicy: { policy: 'no-referrer' },
     strictTransportSecurity: https ? { maxAge: limits.hstsMaxAgeS, includeSubDomains: false } : false,
   });
+  // Before any hook that may refuse a request: the websocket plugin's own hooks mark an upgrade
+  // request and close its connection once answered, and a refusal ahead of the marking (a Host not
+  // served, an agent shed) left that connection open for good, and a graceful stop waiting on it.
+  await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
   // Agents beyond what the server can take are shed before any other work (only Helmet's headers).
   installOverloadShedding(app, options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
@@ -170,13 +195,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply, payload) => {
     // Chosen by URL, not content type: a 304 for a page has no content type, and the browser
     // applies this header to the cached page.
-    const api = API_PATHS.test(request.url);
+    const api = isApiPath(request.url);
     reply.header('content-security-policy', api ? "default-src 'none'; frame-ancestors 'none'" : PAGE_CSP);
     if (api) reply.header('cache-control', 'no-store');
     return payload;
   });
   await app.register(fastifyCookie);
-  await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
 
   await openApi(app);
   installMetrics(app, services);
@@ -255,7 +279,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (hasWeb) await pages.register(fastifyStatic, { root: webDist, prefix: '/', wildcard: false });
     pages.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0] ?? '';
-      if (!hasWeb || request.method !== 'GET' || API_PATHS.test(path)) {
+      if (!hasWeb || request.method !== 'GET' || isApiPath(path)) {
         throw new AppError('not_found', `no route ${request.method} ${path}`);
       }
       return reply.type('text/html').sendFile('index.html');

@@ -47,6 +47,17 @@ export function mayScrape(config: MetricsConfig, address: string | undefined, au
   return token !== undefined && config.tokenSha256 !== null && tokenMatches(token, config.tokenSha256);
 }
 
+/**
+ * The address a scrape is judged by: the client's as `trust_proxy` reads it. A request forwarded
+ * by a proxy the config does not trust came from that proxy's address, not the scraper's (behind
+ * a proxy on the same machine, everyone's is 127.0.0.1): no address of it is believed, and only
+ * the token lets it in.
+ */
+function scraperAddress(request: FastifyRequest, services: Services): string | undefined {
+  const forwarded = request.headers['x-forwarded-for'] !== undefined || request.headers.forwarded !== undefined;
+  return forwarded && services.config.network.trustProxy === false ? undefined : request.ip;
+}
+
 /** The route a request was answered by, as its pattern (`/v1/refunds/:request_id`), never its raw URL. */
 function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? '(unmatched)';
@@ -82,7 +93,7 @@ export function installMetrics(app: FastifyInstance, services: Services): Interl
       },
     },
     async (request, reply) => {
-      if (!mayScrape(services.config.metrics, request.ip, request.headers.authorization)) {
+      if (!mayScrape(services.config.metrics, scraperAddress(request, services), request.headers.authorization)) {
         throw new AppError('unauthorized', 'scrape from an address metrics.allow_from names, or send Authorization: Bearer <metrics token>');
       }
       const { contentType, text } = await metrics.scrape();

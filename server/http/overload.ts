@@ -38,9 +38,21 @@ export interface Pressure {
  * (people, health, webhooks, pages) is never shed.
  */
 export function shedClassOf(method: string, url: string): ShedClass {
-  const path = url.split('?', 1)[0] ?? '';
+  const path = decodedPath(url.split('?', 1)[0] ?? '');
   if (path !== '/v1' && !path.startsWith('/v1/')) return 'exempt';
   return method === 'POST' && (path === '/v1/refunds' || path === '/v1/refunds/') ? 'refund_request' : 'agent_read';
+}
+
+/**
+ * A path as the router reads it: `/%761/refunds` is routed to `/v1/refunds`, so it is shed as that
+ * route, not let past the bounds as an exempt path. One the router could not read is refused before this.
+ */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

@@ -171,7 +171,7 @@ export class Inbox extends InboxCore {
       if (chainState(chain) !== 'APPROVED') return null;
       const { escalation, decision } = latestEscalation(chain);
       if (!escalation || !decision) return null;
-      // A four-eyes approval is both people's: either one removed lapses it.
+      // Judged as the send would judge it: a four-eyes item lapses when either approver left.
       if (this.options.authority.problem(sendLease(chain, escalation, decision)) !== 'approver_removed') return null;
       return this.executeRead(effectId, chain);
     });

@@ -1,5 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, realpathSync, type Stats, statSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import type { InterlockEnv } from '../env.ts';
 import {
   KEY_FILE_PROBLEM_WORDS,
@@ -109,7 +109,8 @@ function signingKeyWarnings(path: string, dataDir: string): SigningKeyWarning[] 
   const keyPath = realpathSync(path);
   // Both real paths, so a symbolic link into the data folder (or out of it) is judged by where the file is.
   const inside = relative(existsSync(dataDir) ? realpathSync(dataDir) : dataDir, keyPath);
-  if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) warnings.push('receipt_key_in_data_dir');
+  // Above the folder only when the first step is `..` itself: a folder of its own named `..keys` is inside it.
+  if (inside !== '' && inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)) warnings.push('receipt_key_in_data_dir');
   if (writableByServer(keyPath, statSync(keyPath))) warnings.push('receipt_key_writable');
   return warnings;
 }

@@ -138,6 +138,19 @@ describe('the compiled server', () => {
     ]);
     expect(tools.map((t) => t.exit)).toEqual([2, 64, 2, 0]);
     expect(tools[3]!.stdout.trim()).toBe(hashToken('sk_agent_example'));
+    // The reload an operator asks for reaches the compiled server (the file is the one in force).
+    const reload = await new Promise<{ exit: number | null; stdout: string }>((resolve) => {
+      const tool = unprivileged(dir, ['dist/server/reload.js'], { DATA_DIR: data, INTERLOCK_CONFIG: env.INTERLOCK_CONFIG });
+      let stdout = '';
+      tool.stdout!.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      tool.stderr!.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      tool.once('exit', (code) => resolve({ exit: code, stdout }));
+    });
+    expect(reload, reload.stdout).toMatchObject({ exit: 0, stdout: expect.stringMatching(/nothing changed/) });
 
     child.kill('SIGTERM');
     const exit = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -141,3 +141,40 @@ describe('config reload outside the sandbox', () => {
     }
   });
 });
+
+describe('config reload and a four-eyes approval not sent yet', () => {
+  let dir: string;
+  let path: string;
+  let world: AppWorld;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'interlock-reload-four-eyes-'));
+    path = writeTestConfig(dir, { unpaced: true });
+    const fourEyes = readFileSync(path, 'utf8')
+      .replace('{ name: default, chain: [ap-leads, finance-manager], sla_minutes: 240 }', '{ name: default, chain: [ap-leads, finance-manager], sla_minutes: 240, two_approvers_from: { usd: 5000 } }')
+      .replace('finance-manager: [fm]', 'finance-manager: [fm, cy]');
+    writeFileSync(path, fourEyes);
+    const loaded = loadConfigFile(path);
+    world = await buildAppWorld({ config: loaded.config, configSha256: loaded.sha256 });
+  });
+  afterAll(async () => {
+    await world.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lapses at once when its first approver leaves the group, though the second stays', async () => {
+    const pi = await world.payment(10_000);
+    const posted = await world.agent('POST', '/v1/refunds', { request_id: 'reload-four-eyes', payment_intent: pi, amount: 8_000 });
+    const effectId = posted.json().effect_id as string;
+    expect(await world.services.inbox.approve(effectId, 'ana', { execute: false })).toBe('PARTLY_APPROVED');
+    expect(await world.services.inbox.approve(effectId, 'bea', { execute: false })).toBe('APPROVED');
+    // Ana leaves ap-leads (cy takes her place, so the route still has two to ask).
+    writeFileSync(path, readFileSync(path, 'utf8').replace('ap-leads: [ana, bea]', 'ap-leads: [bea, cy]'));
+    const outcome = await world.reload(() => loadConfigFile(path));
+    expect(outcome).toMatchObject({ outcome: 'reloaded', changes: { left: [{ group: 'ap-leads', name: 'ana' }] }, lapsed: { [effectId]: 'REFUSED:lease' } });
+    const chain = await world.services.journal.entries(effectId);
+    expect(chainState(chain)).toBe('ESCALATED');
+    expect(latestEscalation(chain).escalation).toMatchObject({ reason: 'approver_removed', group: 'ap-leads' });
+    expect(world.sandbox.refunds().filter((refund) => refund.payment_intent === pi)).toEqual([]);
+  });
+});

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InterlockConfig } from '../../server/config/schema.ts';
 import { limits } from '../../shared/limits.ts';
@@ -89,6 +90,36 @@ describe('the Host names served', () => {
     expect((await get(behindProxy, '/api/live', { host: 'rebound.example' })).statusCode).toBe(421);
     expect((await get(behindProxy, '/healthz', { host: 'rebound.example' })).statusCode).toBe(200);
     expect((await get(plain, '/healthz', { host: '10.9.8.7' })).json()).toEqual({ ok: true });
+  });
+
+  it('a websocket upgrade for a Host not served is answered 421 and its connection closed, not kept open forever', async () => {
+    await plain.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = plain.app.server.address() as AddressInfo;
+    const upgrade = (host: string) =>
+      new Promise<{ answer: string; closedByServer: boolean }>((resolve) => {
+        let answer = '';
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(
+            `GET /api/live HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+          ),
+        );
+        // The client never hangs up: only the server can end it.
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve({ answer, closedByServer: false });
+        }, 2_000);
+        socket.on('data', (chunk) => {
+          answer += chunk;
+        });
+        socket.on('end', () => {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve({ answer, closedByServer: true });
+        });
+      });
+    const refused = await upgrade('rebound.example');
+    expect(refused.answer).toMatch(/^HTTP\/1\.1 421 /);
+    expect(refused.closedByServer).toBe(true);
   });
 
   it('behind a believed proxy the name is the one it forwards (X-Forwarded-Host)', async () => {

@@ -17,6 +17,10 @@ describe('shedClassOf', () => {
     ['POST', '/webhooks/stripe', 'exempt'],
     ['POST', '/api/items/0123456789ab/decisions', 'exempt'],
     ['GET', '/api/inbox', 'exempt'],
+    // The router reads a percent-escaped path as the route it spells: it is shed as that route.
+    ['POST', '/%761/refunds', 'refund_request'],
+    ['POST', '/v1/%72efunds', 'refund_request'],
+    ['GET', '/%761/refunds/r-1', 'agent_read'],
     ['GET', '/v1x', 'exempt'],
     ['GET', '/', 'exempt'],
   ])('%s %s is %s', (method, url, expected) => {

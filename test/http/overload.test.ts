@@ -34,6 +34,12 @@ describe('refund requests beyond the in-flight bound', () => {
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
     expect(await world.entryCount()).toBe(before);
+    // The same route spelled with percent-escapes is the same refund request, and refused alike.
+    for (const path of ['/%761/refunds', '/v1/%72efunds']) {
+      const escaped = await world.agent('POST', path, body);
+      expect(escaped.statusCode, path).toBe(429);
+    }
+    expect(await world.entryCount()).toBe(before);
     // An agent's read is not a refund request: it is answered while the bound is full.
     expect((await world.agent('GET', '/v1/refunds/busy-2')).statusCode).toBe(404);
 

@@ -53,6 +53,10 @@ describe('request ids over HTTP, and the log', () => {
     const none = await world.app.inject({ method: 'GET', url: '/v1/nope' });
     expect(none.statusCode).toBe(404);
     expect(none.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
+    // A URL that cannot be read is answered before any route, and still names its id, with helmet's headers.
+    const unreadable = await world.app.inject({ method: 'GET', url: '/api/items/%zz', headers: { 'x-request-id': 'trace-456' } });
+    expect(unreadable.statusCode).toBe(400);
+    expect(unreadable.headers).toMatchObject({ 'x-request-id': 'trace-456', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
   });
 
   it("puts the id in every log line of the request; health probes' lines are debug, below info", async () => {

@@ -35,4 +35,16 @@ describe('serving the web inbox', () => {
     expect(notModified.headers['content-security-policy']).toMatch(/script-src 'self'/);
     expect((await world.app.inject({ method: 'GET', url: '/api/nope' })).headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
   });
+
+  it('reads a percent-escaped API path as the path it spells: a JSON 404, never the page, and never kept by a cache', async () => {
+    for (const url of ['/%61pi/nope', '/%76%31/nope', '/.well-known/%6eope']) {
+      const unknown = await world.app.inject({ method: 'GET', url });
+      expect([unknown.statusCode, unknown.headers['content-type']], url).toEqual([404, 'application/json; charset=utf-8']);
+    }
+    // The router answers /%61pi/session as /api/session: an API answer, with the API's headers.
+    const session = await world.app.inject({ method: 'GET', url: '/%61pi/session' });
+    expect(session.json().error.code).toBe('unauthorized');
+    expect(session.headers['cache-control']).toBe('no-store');
+    expect(session.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
 });

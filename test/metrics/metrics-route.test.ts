@@ -45,6 +45,16 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('refuses a scrape a proxy it does not trust forwarded from loopback: the address is the proxy\'s, not the scraper\'s', async () => {
+    // Without trust_proxy, a proxy on the same machine makes every client 127.0.0.1.
+    for (const headers of [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }] as Array<Record<string, string>>) {
+      const response = await scrape(headers, '127.0.0.1');
+      expect(response.statusCode, JSON.stringify(headers)).toBe(401);
+    }
+    // The token is good from anywhere, forwarded or not.
+    expect((await scrape({ 'x-forwarded-for': '203.0.113.9', authorization: `Bearer ${TOKEN}` }, '127.0.0.1')).statusCode).toBe(200);
+  });
+
   it('counts the queue by group, Stripe calls by endpoint, the journal, and latency by route pattern', async () => {
     const pi = await world.payment(100_000);
     const routine = await world.agent('POST', '/v1/refunds', { request_id: 'metrics-routine', payment_intent: pi, amount: 1_000 });

@@ -154,6 +154,14 @@ describe('key file: the warnings at start', () => {
     expect(resolveSigningKey(env({ receiptKeyPath: keyPath })).warnings).toEqual(['receipt_key_in_data_dir']);
   });
 
+  it('a key in a folder of the data folder whose name starts with two dots is inside it', () => {
+    const { dataDir, env } = world();
+    mkdirSync(join(dataDir, '..keys'), { recursive: true });
+    const keyPath = join(dataDir, '..keys', 'key.pem');
+    writeKey(keyPath, 0o400);
+    expect(resolveSigningKey(env({ receiptKeyPath: keyPath })).warnings).toEqual(['receipt_key_in_data_dir']);
+  });
+
   it('a link from outside to a key inside the data folder is judged by where the file is', () => {
     const { dataDir, apart, env } = world();
     mkdirSync(dataDir, { recursive: true });

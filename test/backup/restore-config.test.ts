@@ -1,0 +1,42 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../db/open.ts';
+import { takeBackup } from '../../server/backup/backup.ts';
+import { restoreBackup } from '../../server/backup/restore.ts';
+import { parseEnv } from '../../server/env.ts';
+import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
+import { writeTestConfig } from '../support/server-process.ts';
+
+// A restore onto a machine that has lost its config as well as its journal: the backup's config
+// is put where the config is read, and the restore goes on with it.
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a restore where no config is', () => {
+  it("puts the backup's config there and restores with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-restore-config-'));
+    dirs.push(dir);
+    const config = writeTestConfig(dir);
+    const dataDir = join(dir, 'data');
+    const env = parseEnv({ DATA_DIR: dataDir, INTERLOCK_CONFIG: config });
+    mkdirSync(dataDir);
+    loadOrCreateSigningKey(dataDir);
+    openDatabase(env.dbPath).close();
+    const backupDir = join(dir, 'backup');
+    await takeBackup({ env, dir: backupDir, withKey: true });
+    const written = readFileSync(config, 'utf8');
+    // The machine is lost: its config and its journal.
+    rmSync(config);
+    rmSync(env.dbPath);
+
+    const result = await restoreBackup({ env, dir: backupDir, replace: false });
+    expect(result.epoch).toBe(1);
+    expect(readFileSync(config, 'utf8')).toBe(written);
+    expect(existsSync(env.dbPath)).toBe(true);
+  }, 20_000);
+});
