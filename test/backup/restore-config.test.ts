@@ -6,6 +6,7 @@ import { openDatabase } from '../../db/open.ts';
 import { takeBackup } from '../../server/backup/backup.ts';
 import { restoreBackup } from '../../server/backup/restore.ts';
 import { parseEnv } from '../../server/env.ts';
+import { startSandbox } from '../../server/sandbox/index.ts';
 import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
 import { writeTestConfig } from '../support/server-process.ts';
 
@@ -27,6 +28,8 @@ describe('a restore where no config is', () => {
     mkdirSync(dataDir);
     loadOrCreateSigningKey(dataDir);
     openDatabase(env.dbPath).close();
+    // The embedded sandbox's file, Stripe's side of the journal, is not lost with the machine's config.
+    await (await startSandbox({ file: join(dataDir, 'sandbox.sqlite') })).close();
     const backupDir = join(dir, 'backup');
     await takeBackup({ env, dir: backupDir, withKey: true });
     const written = readFileSync(config, 'utf8');
