@@ -1,15 +1,17 @@
 import { defineConfig } from '@playwright/test';
+import { WORKER_INDEX, workerPorts } from './e2e/ports.ts';
 
 /**
- * The browser journeys (e2e/): one Interlock server with the embedded Stripe sandbox, a fresh
- * data folder per run and a test-mode config (the application clock can be moved), driven by
- * Debian's Chromium. `vite build` must run first (`npm run e2e` does).
+ * The browser journeys (e2e/), driven by Debian's Chromium. Each worker has its own Interlock
+ * server with the embedded Stripe sandbox, a fresh data folder per run and a test-mode config (the
+ * application clock can be moved), on the ports e2e/ports.ts gives it. `vite build` must run first
+ * (`npm run e2e` does).
+ *
+ * Two workers by default: a journey keeps about one core busy between its browser and its server,
+ * and mostly waits on the other; E2E_WORKERS=1 runs them one at a time against one server.
  */
-const PORT = Number(process.env.E2E_PORT ?? 4173);
-const SANDBOX_PORT = Number(process.env.E2E_SANDBOX_PORT ?? 4174);
-const baseURL = `http://127.0.0.1:${PORT}`;
-/** Under test-results/ (git-ignored); the server command deletes it first, so every run starts empty. A run on another port has its own. */
-const DATA_DIR = process.env.E2E_PORT === undefined ? 'test-results/e2e-data' : `test-results/e2e-data-${PORT}`;
+const WORKERS = Math.max(1, Number(process.env.E2E_WORKERS ?? 2));
+const baseURL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).port}`;
 
 // `npm test` runs `playwright test --reporter=list,json` and reads the JSON from this file.
 process.env.PLAYWRIGHT_JSON_OUTPUT_FILE ??= 'test-results/e2e.json';
@@ -24,7 +26,7 @@ export default defineConfig({
   // A folder of its own: Playwright empties its output folder, and test-results/ also holds
   // vitest's JSON, the screenshots and the data folder.
   outputDir: './test-results/e2e-artifacts',
-  workers: 1,
+  workers: WORKERS,
   fullyParallel: false,
   retries: 0,
   // Generous for a loaded 2-core CI machine; a passing run does not wait for them.
@@ -52,22 +54,27 @@ export default defineConfig({
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
   },
-  webServer: {
-    command: `rm -rf ${DATA_DIR} && node --import tsx server/main.ts`,
-    url: `${baseURL}/readyz`,
-    env: {
-      PORT: String(PORT),
-      HOST: '127.0.0.1',
-      DATA_DIR,
-      INTERLOCK_CONFIG: 'e2e/interlock.e2e.yaml',
-      SANDBOX_PORT: String(SANDBOX_PORT),
-      SANDBOX_DEMO: '0',
-      LOG_LEVEL: 'warn',
-      E2E_HOOK_SECRET: HOOK_SECRET,
-    },
-    reuseExistingServer: !process.env.CI,
-    timeout: 60_000,
-    stdout: 'ignore',
-    stderr: 'pipe',
-  },
+  webServer: Array.from({ length: WORKERS }, (_, index) => {
+    const { port, sandboxPort } = workerPorts(index);
+    // Under test-results/ (git-ignored); the command deletes it first, so every run starts empty.
+    const dataDir = `test-results/e2e-data-${port}`;
+    return {
+      command: `rm -rf ${dataDir} && node --import tsx server/main.ts`,
+      url: `http://127.0.0.1:${port}/readyz`,
+      env: {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        INTERLOCK_CONFIG: 'e2e/interlock.e2e.yaml',
+        SANDBOX_PORT: String(sandboxPort),
+        SANDBOX_DEMO: '0',
+        LOG_LEVEL: 'warn',
+        E2E_HOOK_SECRET: HOOK_SECRET,
+      },
+      reuseExistingServer: !process.env.CI,
+      timeout: 60_000,
+      stdout: 'ignore' as const,
+      stderr: 'pipe' as const,
+    };
+  }),
 });

@@ -2,12 +2,13 @@ import { mkdirSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
 import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
+import { WORKER_INDEX, workerPorts } from './ports.ts';
 
 /** The demo agent token and password from interlock.yaml (local demo only, published there). */
 export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
 export const PASSWORD = 'interlock-demo';
-/** The embedded Stripe sandbox's control routes (playwright.config.ts sets its port). */
-export const SANDBOX_URL = `http://127.0.0.1:${process.env.E2E_SANDBOX_PORT ?? 4174}`;
+/** The embedded Stripe sandbox's control routes, of this worker's server (e2e/ports.ts). */
+export const SANDBOX_URL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).sandboxPort}`;
 /** The SLA of the default route in interlock.yaml (240 minutes), plus a second. */
 export const PAST_SLA_MS = 240 * 60_000 + 1_000;
 export const SCREENSHOT_DIR = 'test-results/screenshots';
