@@ -22,8 +22,11 @@ const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
     /no message is delivered for an event that did not happen: \w+ \(final of \w+ to agent support-bot over callback:0\) arrived at step \d+ when its item was not final|nothing owed is left undecided: the live outbox never decided \w+ \(final of \w+ to agent support-bot over callback:0\)/,
   // A send left open on a 429, which recovery of a target with no key and no lookup can only call ambiguous.
   busy_as_unknown: /no refund goes to a person for a 429: \w+ \(req-\d+\S*\), whose send Stripe answered 429, is AMBIGUOUS/,
-  // An outsider's decision is written: the access rules refuse it the instant it lands.
-  anyone_decides: /no decision by someone the access rules refuse: \w+ decided \w+ \((approve|reject|repair)\) for [\w-]+, whose members are/,
+  // An outsider's decision is written: the access rules refuse it the instant it lands. Or, where
+  // someone leaves a group before anyone outside decides, their approval is sent after they left:
+  // the authority the plant makes counts every person a member at the send too.
+  anyone_decides:
+    /no decision by someone the access rules refuse: \w+ decided \w+ \((approve|reject|repair)\) for [\w-]+, whose members are|no send under an approval a reload took away: \w+ was dispatched under \w+ of [\w-]+, out of it since a CONFIG entry/,
   busy_as_rejected: /no refund goes to a person for a 429: \w+ \(req-\d+\S*\), whose send Stripe answered 429, was refused as a target error \(target reported failure: 429/,
 };
 
