@@ -33,6 +33,7 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAA
 function waitMessage(check: Extract<LoginCheck, { kind: 'wait' }>, waitS: number): string {
   const wait = waitS < 120 ? `${waitS} second${waitS === 1 ? '' : 's'}` : `${Math.ceil(waitS / 60)} minutes`;
   if (check.why === 'address') return `too many failed logins for this name from here; try again in ${wait}`;
+  if (check.why === 'address-all-names') return `too many failed logins from here, across names; try again in ${wait}, or from a browser where this name has logged in before`;
   return `too many failed logins for this name from browsers it has not logged in from; try again in ${wait}, or from a browser where it has logged in before`;
 }
 
@@ -94,7 +95,11 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services, sessions } = opts;
   const wallMs = () => services.clock.wallMs();
-  const throttle = new LoginThrottle({ failuresPerHour: services.config.throttle.loginFailuresPerHour, wallMs });
+  const throttle = new LoginThrottle({
+    failuresPerHour: services.config.throttle.loginFailuresPerHour,
+    addressFailuresPerHour: services.config.throttle.loginAddressFailuresPerHour,
+    wallMs,
+  });
   const devices = new DeviceCookies(services.signingKey.privateKey, wallMs);
   // Sent back to the login route only: nothing else needs to know which browser this is.
   const deviceCookie = (reply: FastifyReply, name: string) =>
