@@ -56,7 +56,7 @@ describe('journalRefundsFound', () => {
     const journal = await restoredJournal();
     await journalRefundsFound(journal, [found('failed')]);
     const object = { id: REFUND_ID, amount: EFFECT.amount, payment_intent: 'pi_881', status: 'failed', metadata: { interlock_effect_id: EFFECT_ID } };
-    expect(await confirmEvent(journal, { id: 'evt_failed', type: 'refund.failed', created: 1_700_000_600, data: { object } })).toBe('DUPLICATE_IGNORED');
+    expect(await confirmEvent(journal, { id: 'evt_failed', type: 'refund.failed', livemode: false, created: 1_700_000_600, data: { object } })).toBe('DUPLICATE_IGNORED');
   });
 
   it('a refund whose request the backup never saw is committed only: with no send to match, a webhook could not confirm it either', async () => {
