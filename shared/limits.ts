@@ -156,7 +156,7 @@ export const limits = {
   requestReceiveMs: 30_000,
   /**
    * A connection that carries nothing either way for this long is closed (Fastify's
-   * connectionTimeout): longer than any answer takes to start (an MCP wait answers within 45 s, a
+   * connectionTimeout, and keepAliveTimeout between requests on a kept-alive connection): longer than any answer takes to start (an MCP wait answers within 45 s, a
    * stalled CSV download is stopped at 60 s), so only a connection nobody uses is closed.
    */
   connectionIdleMs: 120_000,

@@ -38,6 +38,14 @@ export function restoreCommitFields(refund: RefundAtStripe): { via: 'recovery-qu
   return { via: 'recovery-query', rechecked: null, found: refund.refund };
 }
 
+/** Stripe's word that a refund gave no money back: the restore journals it as its webhook would have. */
+const NO_MONEY_BACK: ReadonlySet<string> = new Set(['failed', 'canceled']);
+
+/** Whether a refund the restore commits is also journaled CONFIRMED with its status: when it failed or was canceled. */
+export function restoreConfirms(refund: Pick<RefundAtStripe, 'status'>): boolean {
+  return NO_MONEY_BACK.has(refund.status);
+}
+
 /**
  * One refund per effect: Stripe keeps one refund per idempotency key, so a second one naming the
  * same effect was made by hand with copied metadata; the oldest is the one the gate sent.

@@ -16,11 +16,13 @@ import { openMirror } from '../integrity/mirrors.ts';
 import { resolveSigningKey, signingKeyLocation } from '../receipts/key-file.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import { startSandbox } from '../sandbox/index.ts';
+import { recordConfirmation } from '../confirm/record.ts';
+import type { JournalStore } from '../journal/store.ts';
 import { budgetFromConfig, stripeAccountOf } from '../services.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
 import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refunds.ts';
 import { BACKUP_FILES, type BackupManifest, BackupError, readManifest, sha256OfFile } from './manifest.ts';
-import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings } from './restore-plan.ts';
+import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings, restoreConfirms } from './restore-plan.ts';
 import { refundsSince } from './stripe-refunds-since.ts';
 
 // `npm run restore -- <dir>`: put a backup back as the data folder's journal, then, before anything
@@ -209,14 +211,28 @@ async function reconcile(parts: {
       receipts_after_backup: toCommit.map((refund) => refund.effect_id),
     };
     const entry = await startEpoch({ journal, key, journalId, previousNote, stripe: findings, atMs: readAtMs });
-    for (const refund of toCommit) {
-      await journal.appendIf('COMMITTED', refund.effect_id, (chain) => (decideRestoreStep(chain) === 'commit' ? null : 'known'), restoreCommitFields(refund));
-    }
+    await journalRefundsFound(journal, toCommit);
     return { manifest, epoch: entry.epoch, findings };
   } finally {
     await budget.stop();
     await connection.close();
     database.close();
+  }
+}
+
+/**
+ * Journal each refund Stripe holds that the restored journal does not know: COMMITTED, so it is
+ * never sent again; and, when Stripe reports it failed or canceled, the CONFIRMED its webhook would
+ * have written (by the webhook's own rule, as a lookup), so the item and the ledger do not say
+ * money went back that did not. A refund whose send the backup never saw cannot be matched, by a
+ * webhook or here: it stays committed only, named by the epoch.
+ */
+export async function journalRefundsFound(journal: JournalStore, refunds: readonly RefundAtStripe[]): Promise<void> {
+  for (const refund of refunds) {
+    await journal.appendIf('COMMITTED', refund.effect_id, (chain) => (decideRestoreStep(chain) === 'commit' ? null : 'known'), restoreCommitFields(refund));
+    if (!restoreConfirms(refund)) continue;
+    const facts = { id: refund.refund, amount: refund.amount, payment_intent: refund.payment_intent, status: refund.status };
+    await recordConfirmation(journal, refund.effect_id, facts, { via: 'lookup', event: null, created: refund.created });
   }
 }
 

@@ -53,18 +53,29 @@ function readHostName(c: Checker, value: unknown, path: string): string {
   return c.fail(path, `${describeHost(text)} is not a host name or IP address (no scheme, port or path: interlock.example.com)`);
 }
 
-/** `throttle`: agents' request rates on /v1 and the per-name ceiling on failed logins. */
+/** `throttle`: agents' request rates on /v1 and the per-name and per-address ceilings on failed logins. */
 export function readThrottle(c: Checker, value: unknown): ThrottleConfig {
-  const raw: Mapping = value === undefined ? {} : c.mapping(value, 'throttle', ['agent_token', 'agent_address', 'login_failures_per_hour']);
-  const perHour = raw.login_failures_per_hour ?? CONFIG_DEFAULTS.loginFailuresPerHour;
-  if (typeof perHour !== 'number' || !Number.isSafeInteger(perHour) || perHour < 1 || perHour > configLimits.loginFailuresPerHourMax) {
-    c.fail('throttle.login_failures_per_hour', `must be a whole number of failed logins from 1 to ${configLimits.loginFailuresPerHourMax}, got ${describeValue(perHour)}`);
-  }
+  const raw: Mapping =
+    value === undefined ? {} : c.mapping(value, 'throttle', ['agent_token', 'agent_address', 'login_failures_per_hour', 'login_address_failures_per_hour']);
   return {
     agentToken: readRateRule(c, raw.agent_token, 'throttle.agent_token', CONFIG_DEFAULTS.agentTokenRate),
     agentAddress: readRateRule(c, raw.agent_address, 'throttle.agent_address', CONFIG_DEFAULTS.agentAddressRate),
-    loginFailuresPerHour: perHour,
+    loginFailuresPerHour: readPerHour(c, raw.login_failures_per_hour, 'throttle.login_failures_per_hour', CONFIG_DEFAULTS.loginFailuresPerHour),
+    loginAddressFailuresPerHour: readPerHour(
+      c,
+      raw.login_address_failures_per_hour,
+      'throttle.login_address_failures_per_hour',
+      CONFIG_DEFAULTS.loginAddressFailuresPerHour,
+    ),
   };
+}
+
+function readPerHour(c: Checker, value: unknown, path: string, fallback: number): number {
+  const perHour = value ?? fallback;
+  if (typeof perHour !== 'number' || !Number.isSafeInteger(perHour) || perHour < 1 || perHour > configLimits.loginFailuresPerHourMax) {
+    c.fail(path, `must be a whole number of failed logins from 1 to ${configLimits.loginFailuresPerHourMax}, got ${describeValue(perHour)}`);
+  }
+  return perHour;
 }
 
 function readRateRule(c: Checker, value: unknown, path: string, fallback: RateRuleConfig): RateRuleConfig {

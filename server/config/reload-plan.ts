@@ -59,7 +59,30 @@ export function planReload(now: InterlockConfig, next: InterlockConfig): ReloadP
     ...RESTART_ONLY_NOTIFICATIONS.filter(([key]) => !jsonEqual(plain(now.notifications[key]), plain(next.notifications[key]))),
   ].map(([, spelled]) => spelled);
   if (fixed.length > 0) return { kind: 'refused', why: `${fixed.join(', ')} change only with a restart; nothing was changed` };
+  const renamed = renamedAgents(now, next);
+  if (renamed.length > 0) {
+    const [from, to] = renamed[0]!;
+    return {
+      kind: 'refused',
+      why: `agent ${from} renamed ${to} with the same token: an agent's name is part of its requests' ids, so a retry of an earlier request_id after the rename would be a new request (and could refund again); keep the name, or add the new name with a new token; nothing was changed`,
+    };
+  }
   return { kind: 'apply', changes: changesOf(now, next) };
+}
+
+/**
+ * Agents whose name changed while their token stayed: the same client, whose retries of
+ * request_ids it used before would be new requests (the effect id is made from the agent's name
+ * and the request_id). As [old name, new name].
+ */
+function renamedAgents(now: InterlockConfig, next: InterlockConfig): Array<[string, string]> {
+  const kept = new Set(next.agents.map((a) => a.name));
+  const renamed: Array<[string, string]> = [];
+  for (const old of now.agents) {
+    const successor = next.agents.find((a) => a.tokenSha256 === old.tokenSha256);
+    if (!kept.has(old.name) && successor !== undefined) renamed.push([old.name, successor.name]);
+  }
+  return renamed;
 }
 
 function changesOf(now: InterlockConfig, next: InterlockConfig): ConfigChanges {

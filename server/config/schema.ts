@@ -180,6 +180,8 @@ export interface ThrottleConfig {
   agentAddress: RateRuleConfig;
   /** Failed logins an hour, per name, past which browsers without a device cookie for it wait. */
   loginFailuresPerHour: number;
+  /** Failed logins an hour, per address (an IPv6 /64) under any names, past which browsers without a device cookie for the name tried wait. */
+  loginAddressFailuresPerHour: number;
 }
 
 /** The loaded configuration: camelCase, durations in ms, money in minor units by currency. */
@@ -237,6 +239,14 @@ export const CONFIG_DEFAULTS = {
    * two a minute from everywhere together, far above a person's own mistakes, far below guessing.
    */
   loginFailuresPerHour: 100,
+  /**
+   * Failed logins an hour from one address, under any names, before browsers without a device
+   * cookie for the name they try wait: each first try of a new name costs a full scrypt, so this
+   * bounds the hashing one address can ask for (1,000 hashes of 50 to 130 ms at the default cost:
+   * at most about two core-minutes an hour), far above what an office of a hundred behind one NAT
+   * mistypes in an hour.
+   */
+  loginAddressFailuresPerHour: 1_000,
 } as const;
 
 /** Bounds on the file itself, each with why. */

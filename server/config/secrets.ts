@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 
 /** scrypt's cost parameters, by node:crypto's names (N, r, p). */
 export interface ScryptCost {
@@ -84,6 +84,26 @@ export async function verifyPassword(password: string, stored: string): Promise<
   } catch {
     return false;
   }
+}
+
+/**
+ * `verifyPassword`, blocking: for checks made while the config is read (at start and at reload),
+ * which are synchronous. One call costs one scrypt at the stored hash's cost (50 to 130 ms at the
+ * default), so it is for a few checks, never for a request.
+ */
+export function verifyPasswordSync(password: string, stored: string): boolean {
+  const parsed = parsePasswordHash(stored);
+  if (parsed === null) return false;
+  try {
+    const key = scryptSync(password, parsed.salt, parsed.key.length, { ...costOf(parsed), maxmem: 2 * memoryFor(parsed) });
+    return timingSafeEqual(key, parsed.key);
+  } catch {
+    return false;
+  }
+}
+
+function costOf(hash: ScryptCost): ScryptCost {
+  return { cost: hash.cost, blockSize: hash.blockSize, parallelization: hash.parallelization };
 }
 
 /** The lowercase hex SHA-256 of a bearer token: what the config stores instead of the token. */

@@ -143,6 +143,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: limits.bodyBytesMax,
     trustProxy: trustProxyOf(services.config.network.trustProxy),
     connectionTimeout: limits.connectionIdleMs,
+    // Between requests on a kept-alive connection Node closes it after keepAliveTimeout instead
+    // (Fastify's default 72 s): the same idle limit for both.
+    keepAliveTimeout: limits.connectionIdleMs,
     requestTimeout: limits.requestReceiveMs,
     maxRequestsPerSocket: limits.requestsPerConnectionMax,
     http: { maxHeaderSize: limits.headerBytesMax },

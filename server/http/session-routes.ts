@@ -6,6 +6,7 @@ import { LoginBodySchema, responses, SessionInfoSchema } from '../../shared/sche
 import type { PersonConfig } from '../config/schema.ts';
 import { verifyPassword } from '../config/secrets.ts';
 import { limits } from '../../shared/limits.ts';
+import { assertNever } from '../../shared/statuses.ts';
 import { demoTrafficRuns } from '../demo/status.ts';
 import type { Services } from '../services.ts';
 import { DEVICE_COOKIE, DeviceCookies } from '../throttle/device-cookie.ts';
@@ -32,8 +33,16 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAA
 /** What a person is told when a login must wait: the same for a name that exists and one that does not. */
 function waitMessage(check: Extract<LoginCheck, { kind: 'wait' }>, waitS: number): string {
   const wait = waitS < 120 ? `${waitS} second${waitS === 1 ? '' : 's'}` : `${Math.ceil(waitS / 60)} minutes`;
-  if (check.why === 'address') return `too many failed logins for this name from here; try again in ${wait}`;
-  return `too many failed logins for this name from browsers it has not logged in from; try again in ${wait}, or from a browser where it has logged in before`;
+  switch (check.why) {
+    case 'address':
+      return `too many failed logins for this name from here; try again in ${wait}`;
+    case 'name':
+      return `too many failed logins for this name from browsers it has not logged in from; try again in ${wait}, or from a browser where it has logged in before`;
+    case 'address-all-names':
+      return `too many failed logins from here, across names; try again in ${wait}, or from a browser where this name has logged in before`;
+    default:
+      return assertNever(check.why);
+  }
 }
 
 export interface SessionRouteOptions {
@@ -94,7 +103,11 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services, sessions } = opts;
   const wallMs = () => services.clock.wallMs();
-  const throttle = new LoginThrottle({ failuresPerHour: services.config.throttle.loginFailuresPerHour, wallMs });
+  const throttle = new LoginThrottle({
+    failuresPerHour: services.config.throttle.loginFailuresPerHour,
+    addressFailuresPerHour: services.config.throttle.loginAddressFailuresPerHour,
+    wallMs,
+  });
   const devices = new DeviceCookies(services.signingKey.privateKey, wallMs);
   // Sent back to the login route only: nothing else needs to know which browser this is.
   const deviceCookie = (reply: FastifyReply, name: string) =>

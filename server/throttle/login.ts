@@ -1,13 +1,16 @@
 import { limits } from '../../shared/limits.ts';
 
 // Login throttling, decided on values (no clock, no store): the shell (login-throttle.ts) reads
-// the counts, asks here, and writes back what it is told. Two counts, both checked before the
+// the counts, asks here, and writes back what it is told. Three counts, all checked before the
 // password is hashed:
 // - per name and address: a delay after each failure, 1 s doubling up to 15 minutes, so a person
 //   who mistypes waits a second and nobody else waits at all;
 // - per name, across addresses: a ceiling on failures an hour, which refuses only browsers
 //   without a device cookie for that name (set at an earlier successful login), so guessing from
-//   many addresses is bounded and the person still gets in.
+//   many addresses is bounded and the person still gets in;
+// - per address (an IPv6 /64), across names: a ceiling on failures an hour, passed by the same
+//   cookie, so one address trying name after new name (each a first attempt, each a full scrypt)
+//   is bounded too, and a person whose browser logged in before still gets in from there.
 // An attempt is counted as a failure when it is let through, before its password is checked, so
 // attempts sent at once cannot all slip past a count none of them has written yet; a success
 // takes it back.
@@ -18,25 +21,34 @@ export interface PairCount {
   lastFailureMs: number;
 }
 
-/** Failures of one name from anywhere: a count draining at the ceiling's rate, as of `atMs`. */
+/** Failures of one name from anywhere, or from one address under any name: a count draining at its ceiling's rate, as of `atMs`. */
 export interface NameCount {
   failures: number;
   atMs: number;
 }
 
+/** Failures from one address, whatever names they were for: drained like a name's. */
+export type AddressCount = NameCount;
+
 /** What a login attempt is told before its password is hashed. */
 export type LoginVerdict =
-  | { kind: 'try'; pair: PairCount; name: NameCount }
-  | { kind: 'wait'; waitMs: number; why: 'address' | 'name' };
+  | { kind: 'try'; pair: PairCount; name: NameCount; address: AddressCount }
+  | { kind: 'wait'; waitMs: number; why: LoginWaitWhy };
+
+/** Which count holds an attempt: the name and address's delay, the name's ceiling, the address's ceiling. */
+export type LoginWaitWhy = 'address' | 'name' | 'address-all-names';
 
 export interface LoginAttempt {
   pair: PairCount | undefined;
   name: NameCount | undefined;
+  address: AddressCount | undefined;
   /** The browser carries a device cookie, signed by this server, naming this name. */
   knownDevice: boolean;
   nowMs: number;
   /** The per-name ceiling: failures an hour from browsers without a device cookie. */
   failuresPerHour: number;
+  /** The per-address ceiling: failures an hour, under any names, from browsers without a device cookie for the name tried. */
+  addressFailuresPerHour: number;
 }
 
 /** How long a name and address wait after their `failures`-th failure in a row. */
@@ -66,24 +78,30 @@ export function nameAt(name: NameCount | undefined, nowMs: number, failuresPerHo
  * one a person who mistyped meets, and it holds whatever cookie the browser has.
  */
 export function decideLoginAttempt(attempt: LoginAttempt): LoginVerdict {
-  const { nowMs, failuresPerHour } = attempt;
+  const { nowMs, failuresPerHour, addressFailuresPerHour } = attempt;
   const pair = pairAt(attempt.pair, nowMs);
   const pairWaitMs = pair.lastFailureMs + loginDelayMs(pair.failures) - nowMs;
   if (pair.failures > 0 && pairWaitMs > 0) return { kind: 'wait', waitMs: pairWaitMs, why: 'address' };
   const name = nameAt(attempt.name, nowMs, failuresPerHour);
-  if (!attempt.knownDevice && name.failures + 1 > failuresPerHour) {
-    // The time until the count has drained enough for one more attempt.
-    const waitMs = Math.ceil(((name.failures + 1 - failuresPerHour) * limits.loginNameWindowMs) / failuresPerHour);
-    return { kind: 'wait', waitMs: Math.max(1, waitMs), why: 'name' };
+  if (!attempt.knownDevice && name.failures + 1 > failuresPerHour) return { kind: 'wait', waitMs: drainMs(name, failuresPerHour), why: 'name' };
+  const address = nameAt(attempt.address, nowMs, addressFailuresPerHour);
+  if (!attempt.knownDevice && address.failures + 1 > addressFailuresPerHour) {
+    return { kind: 'wait', waitMs: drainMs(address, addressFailuresPerHour), why: 'address-all-names' };
   }
   return {
     kind: 'try',
     pair: { failures: pair.failures + 1, lastFailureMs: nowMs },
     name: { failures: name.failures + 1, atMs: nowMs },
+    address: { failures: address.failures + 1, atMs: nowMs },
   };
 }
 
-/** The name's count once an attempt it counted succeeded: that attempt was no failure. */
+/** The time until a count at its ceiling has drained enough for one more attempt. */
+function drainMs(count: NameCount, failuresPerHour: number): number {
+  return Math.max(1, Math.ceil(((count.failures + 1 - failuresPerHour) * limits.loginNameWindowMs) / failuresPerHour));
+}
+
+/** A name's (or address's) count once an attempt it counted succeeded: that attempt was no failure. */
 export function nameAfterSuccess(name: NameCount | undefined, nowMs: number, failuresPerHour: number): NameCount {
   const now = nameAt(name, nowMs, failuresPerHour);
   return { failures: Math.max(0, now.failures - 1), atMs: nowMs };

@@ -30,8 +30,14 @@ describe('network and throttle settings', () => {
       agentToken: CONFIG_DEFAULTS.agentTokenRate,
       agentAddress: CONFIG_DEFAULTS.agentAddressRate,
       loginFailuresPerHour: CONFIG_DEFAULTS.loginFailuresPerHour,
+      loginAddressFailuresPerHour: CONFIG_DEFAULTS.loginAddressFailuresPerHour,
     });
-    expect(CONFIG_DEFAULTS).toMatchObject({ agentTokenRate: { burst: 2_000, perSecond: 4_000 }, agentAddressRate: { burst: 2_000, perSecond: 4_000 }, loginFailuresPerHour: 100 });
+    expect(CONFIG_DEFAULTS).toMatchObject({
+      agentTokenRate: { burst: 2_000, perSecond: 4_000 },
+      agentAddressRate: { burst: 2_000, perSecond: 4_000 },
+      loginFailuresPerHour: 100,
+      loginAddressFailuresPerHour: 1_000,
+    });
   });
 
   it.each<[string, (f: FileConfig) => void, unknown]>([
@@ -44,8 +50,8 @@ describe('network and throttle settings', () => {
   });
 
   it('accepts rates and a ceiling of its own', () => {
-    const config = parsed((f) => (f.throttle = { agent_token: { burst: 10, per_second: 5 }, login_failures_per_hour: 20 }));
-    expect(config.throttle).toEqual({ agentToken: { burst: 10, perSecond: 5 }, agentAddress: CONFIG_DEFAULTS.agentAddressRate, loginFailuresPerHour: 20 });
+    const config = parsed((f) => (f.throttle = { agent_token: { burst: 10, per_second: 5 }, login_failures_per_hour: 20, login_address_failures_per_hour: 300 }));
+    expect(config.throttle).toEqual({ agentToken: { burst: 10, perSecond: 5 }, agentAddress: CONFIG_DEFAULTS.agentAddressRate, loginFailuresPerHour: 20, loginAddressFailuresPerHour: 300 });
   });
 
   it.each<[string, (f: FileConfig) => void, string]>([
@@ -68,6 +74,7 @@ describe('network and throttle settings', () => {
     ['a rate of nothing', (f) => (f.throttle = { agent_address: { burst: 10, per_second: 0 } }), 'throttle.agent_address.per_second: must be a whole number of requests from 1 to 1000000, got 0'],
     ['a fractional burst', (f) => (f.throttle = { agent_token: { burst: 2.5, per_second: 5 } }), 'throttle.agent_token.burst: must be a whole number of requests'],
     ['a ceiling of none', (f) => (f.throttle = { login_failures_per_hour: 0 }), 'throttle.login_failures_per_hour: must be a whole number of failed logins from 1 to 1000000, got 0'],
+    ['an address ceiling as text', (f) => (f.throttle = { login_address_failures_per_hour: '500' }), 'throttle.login_address_failures_per_hour: must be a whole number of failed logins from 1 to 1000000, got "500"'],
   ])('refuses %s, naming the field', (_what, mutate, expected) => {
     expect(refusal(mutate)).toContain(`interlock.yaml: ${expected}`);
   });

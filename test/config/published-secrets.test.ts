@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import { PUBLISHED_PASSWORD_HASHES, PUBLISHED_TOKEN_SHA256S } from '../../server/config/published-secrets.ts';
-import { hashToken, verifyPassword } from '../../server/config/secrets.ts';
+import { hashPassword, hashToken, verifyPassword } from '../../server/config/secrets.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from '../support/app-world.ts';
 import { withOwnSecrets } from '../support/server-process.ts';
 
@@ -48,6 +48,17 @@ describe('published demo credentials', () => {
     ['the agent token, once every password is the operator’s own', inTestMode(ownPasswords(shipped)), 'interlock.yaml: agents[0].token_sha256: support-bot still has the demo token published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new token and hash it with `npx tsx server/config/hash-secret.ts token <token>`'],
   ])('are refused with Stripe test mode: %s', (_what, text, message) => {
     expect(refusal(text)).toContain(message);
+  });
+
+  it('are refused with Stripe test mode when the demo password is hashed again with a salt of its own', async () => {
+    const resalted = await hashPassword(DEMO_PASSWORD);
+    expect(PUBLISHED_PASSWORD_HASHES).not.toContain(resalted);
+    const text = inTestMode(withOwnSecrets(shipped)).replace(/(name: rita[\s\S]*?password: )"[^"]+"/, (_all, before: string) => `${before}"${resalted}"`);
+    expect(refusal(text)).toContain(
+      'interlock.yaml: people[5].password: rita has a password hash of the demo password published with the shipped interlock.yaml (interlock-demo), which anyone can use with stripe.mode: test; make a new hash of a password of your own with `npx tsx server/config/hash-secret.ts password <password>`',
+    );
+    // The embedded sandbox takes it, as it takes the shipped hashes.
+    expect(parseConfig(withOwnSecrets(shipped).replace(/(name: rita[\s\S]*?password: )"[^"]+"/, (_all, before: string) => `${before}"${resalted}"`), 'interlock.yaml').stripe.mode).toBe('sandbox');
   });
 
   it('a config of the operator’s own secrets loads with Stripe test mode', () => {

@@ -50,6 +50,19 @@ const TABLE: Array<[string, Partial<InterlockConfig>, ReturnType<typeof planRelo
   ],
   ['a display name', { people: NOW.people.map((p) => (p.name === 'ana' ? { ...p, displayName: 'Ana L.' } : p)) }, { kind: 'apply', changes: { ...NOTHING, otherChanged: ['display names'] } }],
   ['an agent removed', { agents: [] }, { kind: 'apply', changes: { ...NOTHING, agentsRemoved: ['support-bot'] } }],
+  [
+    'an agent renamed, its token kept',
+    { agents: NOW.agents.map((a) => ({ ...a, name: 'refund-bot' })) },
+    {
+      kind: 'refused',
+      why: "agent support-bot renamed refund-bot with the same token: an agent's name is part of its requests' ids, so a retry of an earlier request_id after the rename would be a new request (and could refund again); keep the name, or add the new name with a new token; nothing was changed",
+    },
+  ],
+  [
+    'an agent replaced by another with a token of its own',
+    { agents: NOW.agents.map((a) => ({ ...a, name: 'refund-bot', tokenSha256: 'f'.repeat(64) })) },
+    { kind: 'apply', changes: { ...NOTHING, agentsAdded: ['refund-bot'], agentsRemoved: ['support-bot'] } },
+  ],
   ['a route SLA', { routes: NOW.routes.map((r) => (r.name === 'default' ? { ...r, slaMs: 60_000 } : r)) }, { kind: 'apply', changes: { ...NOTHING, routesChanged: ['default'] } }],
   ['a route removed', { routes: NOW.routes.filter((r) => r.name !== 'large') }, { kind: 'apply', changes: { ...NOTHING, routesChanged: ['large'] } }],
   ['the rules', { rules: NOW.rules.slice(1) }, { kind: 'apply', changes: { ...NOTHING, rulesChanged: true } }],

@@ -8,7 +8,8 @@ import { loadConfigFile } from '../../server/config/load.ts';
 import { PUBLISHED_PASSWORD_HASHES } from '../../server/config/published-secrets.ts';
 import { latestEscalation } from '../../server/journal/chain.ts';
 import { chainState } from '../../server/inbox/state.ts';
-import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+import { hashPassword } from '../../server/config/secrets.ts';
+import { type AppWorld, buildAppWorld, DEMO_PASSWORD } from '../support/app-world.ts';
 import { withOwnSecrets, withoutPerson, writeTestConfig } from '../support/server-process.ts';
 
 // The config reloaded while running, in process: what a reload journals, whose sessions and
@@ -134,6 +135,11 @@ describe('config reload outside the sandbox', () => {
       writeFileSync(path, own.replace(annasOwn, PUBLISHED_PASSWORD_HASHES[0]!));
       const outcome = await world.reload(() => loadConfigFile(path));
       expect(outcome.outcome === 'refused' && outcome.why).toMatch(/people\[0\]\.password: ana still has the demo password/);
+      expect(world.services.config).toBe(loaded.config);
+      // The demo password under a fresh salt is refused the same way: the hash is checked against the password.
+      writeFileSync(path, own.replace(annasOwn, await hashPassword(DEMO_PASSWORD)));
+      const resalted = await world.reload(() => loadConfigFile(path));
+      expect(resalted.outcome === 'refused' && resalted.why).toMatch(/people\[0\]\.password: ana has a password hash of the demo password/);
       expect(world.services.config).toBe(loaded.config);
     } finally {
       await world.close();

@@ -164,11 +164,15 @@ describe('connection and header caps', () => {
       maxHeaderSize: Reflect.get(server, 'maxHeaderSize'),
       requestTimeout: server.requestTimeout,
       timeout: server.timeout,
+      // Between requests on a kept-alive connection Node closes it after keepAliveTimeout (Fastify's
+      // default 72 s), whatever `timeout` says: the same idle limit, so the README's 2 minutes hold.
+      keepAliveTimeout: server.keepAliveTimeout,
       maxRequestsPerSocket: server.maxRequestsPerSocket,
     }).toEqual({
       maxHeaderSize: limits.headerBytesMax,
       requestTimeout: limits.requestReceiveMs,
       timeout: limits.connectionIdleMs,
+      keepAliveTimeout: limits.connectionIdleMs,
       maxRequestsPerSocket: limits.requestsPerConnectionMax,
     });
   });

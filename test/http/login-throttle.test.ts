@@ -19,7 +19,7 @@ let world: AppWorld;
 beforeAll(async () => {
   // A low ceiling, so reaching it takes a few requests rather than a hundred scrypt hashes.
   const config = testConfig();
-  world = await buildAppWorld({ clock: new AppClock(() => nowMs), config: { ...config, throttle: { ...config.throttle, loginFailuresPerHour: 5 } } });
+  world = await buildAppWorld({ clock: new AppClock(() => nowMs), config: { ...config, throttle: { ...config.throttle, loginFailuresPerHour: 5, loginAddressFailuresPerHour: 8 } } });
 });
 afterAll(async () => world.close());
 beforeEach(() => {
@@ -119,6 +119,21 @@ describe('POST /api/session throttling', () => {
     // The ceiling drains: 12 minutes later one more attempt from anywhere may try.
     nowMs += 720_000;
     expect(await outcome({ name: 'fm', from: '198.51.100.100' })).toBe('200');
+  });
+
+  it('one address trying new names reaches its ceiling across names before any hash; the person with a device cookie still gets in', async () => {
+    const device = deviceCookieOf(await logIn({ name: 'ops', from: '192.0.2.1' }))!.split(';')[0]!;
+    // Eight first attempts at eight names from one address: the ceiling of 8 an hour (this test's config).
+    for (let i = 0; i < 8; i++) expect(await outcome({ name: `guess${i}`, password: 'nope', from: '198.51.100.5' })).toBe('401');
+    hashed.mockClear();
+    const refused = await logIn({ name: 'guess8', password: 'nope', from: '198.51.100.5' });
+    expect([refused.statusCode, refused.json().error.code, refused.headers['retry-after']]).toEqual([429, 'rate_limited', '450']);
+    expect(refused.json().error.message).toBe(
+      'too many failed logins from here, across names; try again in 8 minutes, or from a browser where this name has logged in before',
+    );
+    expect(hashed).not.toHaveBeenCalled();
+    expect(await outcome({ name: 'ops', from: '198.51.100.5', cookie: device })).toBe('200');
+    expect(await outcome({ name: 'bea', from: '198.51.100.6' })).toBe('200');
   });
 
   it('a device cookie past its age does not pass the ceiling', async () => {

@@ -9,7 +9,17 @@ import { LoginThrottle } from '../../server/throttle/login-throttle.ts';
 // name that a device cookie passes, counts in bounded stores.
 
 const T0 = 1_000_000_000;
-const attempt = (overrides: Partial<LoginAttempt>): LoginAttempt => ({ pair: undefined, name: undefined, knownDevice: false, nowMs: T0, failuresPerHour: 100, ...overrides });
+const attempt = (overrides: Partial<LoginAttempt>): LoginAttempt => ({
+  pair: undefined,
+  name: undefined,
+  address: undefined,
+  knownDevice: false,
+  nowMs: T0,
+  failuresPerHour: 100,
+  addressFailuresPerHour: 1_000,
+  ...overrides,
+});
+const THROTTLE = { failuresPerHour: 100, addressFailuresPerHour: 1_000 };
 
 describe('loginDelayMs: 1 s after the first failure, doubling, at most 15 minutes', () => {
   it.each([
@@ -41,6 +51,11 @@ describe('decideLoginAttempt', () => {
     ['100 failures an hour ago have drained', { name: { failures: 100, atMs: T0 - 3_600_000 } }, 'try'],
     ['100 failures 36 s ago: one has drained', { name: { failures: 100, atMs: T0 - 36_000 } }, 'try'],
     ['a ceiling of 10 an hour, 10 failures just now', { name: { failures: 10, atMs: T0 }, failuresPerHour: 10 }, 'wait 360000 name'],
+    ['the address ceiling reached across names, no device cookie', { address: { failures: 1_000, atMs: T0 } }, 'wait 3600 address-all-names'],
+    ['the address ceiling reached, with a device cookie for this name', { address: { failures: 1_000, atMs: T0 }, knownDevice: true }, 'try'],
+    ['999 failures from the address: one more may try', { address: { failures: 999, atMs: T0 } }, 'try'],
+    ['1000 failures from the address an hour ago have drained', { address: { failures: 1_000, atMs: T0 - 3_600_000 } }, 'try'],
+    ['the pair delay comes before the address ceiling', { pair: { failures: 1, lastFailureMs: T0 }, address: { failures: 1_000, atMs: T0 } }, 'wait 1000 address'],
   ])('%s: %s', (_case, overrides, expected) => {
     const verdict = decideLoginAttempt(attempt(overrides));
     expect(verdict.kind === 'try' ? 'try' : `wait ${verdict.waitMs} ${verdict.why}`).toBe(expected);
@@ -48,7 +63,7 @@ describe('decideLoginAttempt', () => {
 
   it('a try is counted as a failure at once, so attempts sent together cannot all pass a count none has written', () => {
     const first = decideLoginAttempt(attempt({}));
-    expect(first).toEqual({ kind: 'try', pair: { failures: 1, lastFailureMs: T0 }, name: { failures: 1, atMs: T0 } });
+    expect(first).toEqual({ kind: 'try', pair: { failures: 1, lastFailureMs: T0 }, name: { failures: 1, atMs: T0 }, address: { failures: 1, atMs: T0 } });
     if (first.kind !== 'try') throw new Error('unreachable');
     expect(decideLoginAttempt(attempt({ pair: first.pair, name: first.name }))).toEqual({ kind: 'wait', waitMs: 1_000, why: 'address' });
   });
@@ -81,7 +96,7 @@ describe('addressKeyOf: IPv6 counted by /64', () => {
 describe('LoginThrottle (the counts kept, on a fake clock)', () => {
   it('one person mistyping from one address waits 1 s there and nowhere else', () => {
     let nowMs = T0;
-    const throttle = new LoginThrottle({ failuresPerHour: 100, wallMs: () => nowMs });
+    const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => nowMs });
     expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
     expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'wait', waitMs: 1_000, why: 'address' });
     expect(throttle.check('ana', '203.0.113.8', false)).toEqual({ kind: 'try' });
@@ -94,7 +109,7 @@ describe('LoginThrottle (the counts kept, on a fake clock)', () => {
 
   it('guessing from many addresses reaches the ceiling, and the person with a device cookie still gets in', () => {
     let nowMs = T0;
-    const throttle = new LoginThrottle({ failuresPerHour: 100, wallMs: () => nowMs });
+    const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => nowMs });
     for (let i = 0; i < 100; i++) expect(throttle.check('ana', `198.51.100.${i}`, false).kind).toBe('try');
     expect(throttle.check('ana', '198.51.100.200', false)).toMatchObject({ kind: 'wait', why: 'name' });
     expect(throttle.check('ana', '203.0.113.7', true)).toEqual({ kind: 'try' });
@@ -106,8 +121,23 @@ describe('LoginThrottle (the counts kept, on a fake clock)', () => {
     expect(throttle.check('ana', '198.51.100.201', false)).toEqual({ kind: 'try' });
   });
 
+  it('one address trying name after new name reaches its ceiling across names; a device cookie for the name passes it', () => {
+    let nowMs = T0;
+    const throttle = new LoginThrottle({ failuresPerHour: 100, addressFailuresPerHour: 10, wallMs: () => nowMs });
+    for (let i = 0; i < 10; i++) expect(throttle.check(`guess${i}`, '2001:db8:1:2::5', false).kind).toBe('try');
+    // Another address of the same /64 is the same address.
+    expect(throttle.check('guess10', '2001:db8:1:2::99', false)).toEqual({ kind: 'wait', waitMs: 360_000, why: 'address-all-names' });
+    expect(throttle.check('ana', '2001:db8:1:2::7', true)).toEqual({ kind: 'try' });
+    throttle.succeeded('ana', '2001:db8:1:2::7');
+    // The success took back its own attempt only: the guesses still hold the address.
+    expect(throttle.check('guess12', '2001:db8:1:2::5', false)).toMatchObject({ kind: 'wait', why: 'address-all-names' });
+    expect(throttle.check('guess12', '2001:db8:1:3::5', false)).toEqual({ kind: 'try' });
+    nowMs += 360_000;
+    expect(throttle.check('guess12', '2001:db8:1:2::5', false)).toEqual({ kind: 'try' });
+  });
+
   it('addresses of one IPv6 /64 share a delay; the next /64 has its own', () => {
-    const throttle = new LoginThrottle({ failuresPerHour: 100, wallMs: () => T0 });
+    const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => T0 });
     expect(throttle.check('ana', '2001:db8:1:2::5', false).kind).toBe('try');
     expect(throttle.check('ana', '2001:db8:1:2:aaaa::9', false)).toMatchObject({ kind: 'wait', why: 'address' });
     expect(throttle.check('ana', '2001:db8:1:3::5', false).kind).toBe('try');
