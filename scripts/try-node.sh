@@ -59,7 +59,8 @@ if [ ! -x "$nodedir/bin/node" ]; then
 fi
 export PATH="$nodedir/bin:$PATH"
 # node-gyp takes the headers from here instead of downloading them; build_from_source skips
-# better-sqlite3's attempt to download a prebuilt binary.
+# better-sqlite3's attempt to download a prebuilt binary (prebuild-install reads it from the
+# environment; npm ci warns that it does not know it as one of its own settings).
 export npm_config_nodedir=$nodedir npm_config_build_from_source=true
 [ "$(node -v)" = "v$version" ] || { echo "node on PATH is $(node -v), not v$version" >&2; exit 1; }
 echo "Node $(node -v) (ABI $(node -p process.versions.modules)), npm $(npm -v), commit ${commit:0:7}"
@@ -120,10 +121,13 @@ start_and_refund() {
   echo "case-4471: $first"
   echo "case-4472: $second"
   [ "$(field status <<<"$first")" = COMMITTED ] && [ "$(field status <<<"$second")" = QUEUED ] || failures=1
-  kill -TERM -- -"$server"
-  local exit_code
+  # SIGTERM to the server's own process, as systemd sends it (npm start runs it under sh and tsx):
+  # it shuts down, and npm start ends with its exit code.
+  local main exit_code
+  main=$(pgrep -g "$server" -n -f 'server/main.ts')
+  kill -TERM "$main"
   wait "$server"; exit_code=$?
-  echo "npm start exited $exit_code after SIGTERM"
+  echo "npm start exited $exit_code after SIGTERM to the server (pid $main)"
   [ "$exit_code" -eq 0 ] || failures=1
   return $failures
 }
