@@ -136,6 +136,15 @@ start_and_refund() {
   return $failures
 }
 
+# The compiled-server test; it gives the server 20 s to get ready, which a load of 30 on 2 cores
+# can outlast (twice, on Node 22 and 24, with nothing on stderr): once more before calling it failed.
+compiled_server() {
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+  npx vitest run test/build/compiled-server.test.ts && return 0
+  echo "== again"
+  npx vitest run test/build/compiled-server.test.ts && echo "passed the second time" >"$logs/compiled-server.again"
+}
+
 # The test subset, three files at a time as vitest.config.ts runs them. On a loaded machine the
 # files that start real processes can outrun their timeouts (a server not ready in 30 s at a load
 # of 30 on 2 cores), whatever the Node: a file that failed is run again alone, files one at a time,
@@ -170,7 +179,8 @@ vitest_summary() {
 if step npm-ci npm ci --no-audit --no-fund; then
   step better-sqlite3 node -e 'const db = new (require("better-sqlite3"))(":memory:"); console.log(db.prepare("select sqlite_version() v").get().v)'
   step build npm run build
-  step compiled-server npx vitest run test/build/compiled-server.test.ts
+  step compiled-server compiled_server
+  [ -f "$logs/compiled-server.again" ] && results+=("compiled-server: passed the second time, at load $(cut -d' ' -f1 /proc/loadavg)")
   step npm-start-refunds start_and_refund
   load=$(cut -d' ' -f1 /proc/loadavg)
   step vitest run_subset
