@@ -168,12 +168,12 @@ vitest_summary() {
   node -e '
     const fs = require("fs");
     const [first, again] = process.argv.slice(1).map((f) => (fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, "utf8")) : null));
-    if (!first) return console.log("no report");
-    const files = first.testResults.length;
-    const failed = first.testResults.filter((f) => f.status !== "passed").length;
-    let text = `${files} files, ${first.numPassedTests}/${first.numTotalTests} tests passed`;
-    if (failed && again) text += `; ${failed} files failed at load ${process.env.LOAD}, run again alone: ${again.numPassedTests}/${again.numTotalTests} tests passed`;
-    console.log(text);
+    if (first) {
+      const failed = first.testResults.filter((f) => f.status !== "passed").length;
+      let text = `${first.testResults.length} files, ${first.numPassedTests}/${first.numTotalTests} tests passed`;
+      if (failed && again) text += `; ${failed} files failed at load ${process.env.LOAD}, run again alone: ${again.numPassedTests}/${again.numTotalTests} tests passed`;
+      console.log(text);
+    } else console.log("no report");
   ' "$logs/vitest.json" "$logs/vitest-again.json"
 }
 
