@@ -135,7 +135,7 @@ describe('checkpoints of the global chain', () => {
     expect(await startRefusal(file)).toBeNull();
     const refused = await startRefusal(file, [mirror]);
     expect(refused?.code).toBe('journal_behind_checkpoint');
-    expect(refused?.message).toMatch(/checkpoint in the mirror .*covers 12 entries and the journal holds 8: entries were removed from its end.*restore the database from a backup/);
+    expect(refused?.message).toMatch(/checkpoint in the mirror .*covers 13 entries and the journal holds 8: entries were removed from its end.*restore the database from a backup/);
   });
 
   it('the tail removed is refused against the store’s own checkpoint when that is left', async () => {
@@ -250,7 +250,8 @@ describe('checkpoints of the global chain', () => {
     server.child.kill('SIGTERM');
     await server.exited;
     const lastLine = fs.readFileSync(mirror, 'utf8').trim().split('\n').at(-1) ?? '';
-    expect((JSON.parse(lastLine) as { note: string }).note).toContain('\n12\n');
+    // The journal's 12 entries and the CONFIG entry the start writes for a journal that names no config yet.
+    expect((JSON.parse(lastLine) as { note: string }).note).toContain('\n13\n');
 
     tamper(file, (sqlite) => {
       sqlite.prepare('DELETE FROM entries WHERE seq > 8').run();
@@ -259,7 +260,7 @@ describe('checkpoints of the global chain', () => {
     });
     const { exit, stderr } = await runServerToExit({ ...env, PORT: '0' });
     expect(exit).toBe('2');
-    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: .*covers 12 entries and the journal holds 8: entries were removed from its end.*npm run verify -- --journal/)]);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: .*covers 13 entries and the journal holds 8: entries were removed from its end.*npm run verify -- --journal/)]);
 
     const verified = await runVerifyCli(['--journal', file, '--checkpoint', mirror, '--key', path.join(dir, 'data', 'receipt-signing-key.pub.pem')]);
     expect(verified.exitCode).toBe(1);
