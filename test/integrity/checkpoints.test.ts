@@ -135,7 +135,7 @@ describe('checkpoints of the global chain', () => {
     expect(await startRefusal(file)).toBeNull();
     const refused = await startRefusal(file, [mirror]);
     expect(refused?.code).toBe('journal_behind_checkpoint');
-    expect(refused?.message).toMatch(/checkpoint in the mirror .*covers 13 entries and the journal holds 8: entries were removed from its end.*restore the database from a backup/);
+    expect(refused?.message).toMatch(/checkpoint in the mirror .*covers 12 entries and the journal holds 8: entries were removed from its end.*restore the database from a backup/);
   });
 
   it('the tail removed is refused against the store’s own checkpoint when that is left', async () => {
