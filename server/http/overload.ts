@@ -46,6 +46,56 @@ interface Waiter {
   cancel(): void;
 }
 
+/**
+ * The places at work among the places held: a refund request takes one at once when one is free
+ * and nobody waits, else waits its turn in arrival order; a place given back goes to the first in line.
+ */
+class WorkPlaces {
+  readonly #max: number;
+  readonly #line: Waiter[] = [];
+  #taken = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get taken(): number {
+    return this.#taken;
+  }
+
+  /** Resolves once `hold` has a place at work; rejects if it is given back before (its agent hung up). */
+  async take(hold: Hold): Promise<void> {
+    if (this.#taken < this.#max && this.#line.length === 0) {
+      this.#give(hold);
+      return;
+    }
+    await new Promise<void>((start, reject) => {
+      const cancel = () => reject(new AppError('rate_limited', 'the agent hung up while its request waited its turn; nothing was written'));
+      this.#line.push({ hold, start, cancel });
+    });
+  }
+
+  /** `hold` is over: its place at work goes to the next in line, or it leaves the line. */
+  giveBack(hold: Hold): void {
+    if (!hold.working) {
+      const at = this.#line.findIndex((waiter) => waiter.hold === hold);
+      if (at !== -1) this.#line.splice(at, 1)[0]!.cancel();
+      return;
+    }
+    this.#taken -= 1;
+    while (this.#taken < this.#max && this.#line.length > 0) {
+      const next = this.#line.shift()!;
+      this.#give(next.hold);
+      next.start();
+    }
+  }
+
+  #give(hold: Hold): void {
+    this.#taken += 1;
+    hold.working = true;
+  }
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Its place among the refund requests in flight, when it is one. */
@@ -110,22 +160,11 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
   const eventLoopDelayMs = sampleEventLoopDelay(app);
 
   let inFlight = 0;
-  let working = 0;
   let agentsInFlight = 0;
   /** Places held, by agent (null: no known agent); an agent holding none is not in it. */
   const heldBy = new Map<string | null, number>();
-  const line: Waiter[] = [];
+  const work = new WorkPlaces(refundsWorkingMax);
   const shed = Object.fromEntries(SHED_REASONS.map((why) => [why, 0])) as Record<ShedReason, number>;
-
-  /** Places at work are handed on in arrival order; a waiter that hung up has left the line. */
-  const startWaiting = () => {
-    while (working < refundsWorkingMax && line.length > 0) {
-      const next = line.shift()!;
-      working += 1;
-      next.hold.working = true;
-      next.start();
-    }
-  };
 
   app.addHook('onRequest', async (request, reply) => {
     const shedClass = shedClassOf(request.method, request.url);
@@ -164,31 +203,18 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
         const held = (heldBy.get(agent) ?? 1) - 1;
         if (held === 0) heldBy.delete(agent);
         else heldBy.set(agent, held);
-        if (hold.working) {
-          working -= 1;
-          startWaiting();
-        } else {
-          const at = line.findIndex((waiter) => waiter.hold === hold);
-          if (at !== -1) line.splice(at, 1)[0]!.cancel();
-        }
+        work.giveBack(hold);
       },
     };
     request.refundHold = hold;
     reply.raw.once('close', () => dropPart(hold));
-    if (working < refundsWorkingMax && line.length === 0) {
-      working += 1;
-      hold.working = true;
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      line.push({ hold, start: resolve, cancel: () => reject(new AppError('rate_limited', 'the agent hung up while its request waited its turn; nothing was written')) });
-    });
+    await work.take(hold);
   });
 
   return {
     agentsInFlight: () => agentsInFlight,
     refundsInFlight: () => inFlight,
-    refundsWorking: () => working,
+    refundsWorking: () => work.taken,
     eventLoopDelayMs,
     shed: () => ({ ...shed }),
   };
