@@ -122,8 +122,8 @@ export const limits = {
    * once (nothing written; the same request id is safe to send again) rather than queued behind
    * work it would wait seconds for: latency stays bounded under overload, and memory too. At the
    * few hundred refunds a second a server answers, 128 is well under a second of work. One agent
-   * holds at most an equal share of them among the agents holding places, and never more than half
-   * (overload-rules.ts), so a flooding agent cannot take every place from another.
+   * holds at most an equal share of them among the agents holding places, or three quarters of them
+   * alone (overload-rules.ts), so a flooding agent cannot take every place from another.
    */
   refundsInFlightMax: 128,
   /**

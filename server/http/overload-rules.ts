@@ -44,12 +44,14 @@ export function shedClassOf(method: string, url: string): ShedClass {
 }
 
 /**
- * The most places one agent's refund requests may hold: an equal share among the agents holding
- * places (itself counted), and never more than half, so that while one agent floods, another
- * arriving still finds room rather than losing every race for a place the flood frees.
+ * The most places one agent's refund requests may hold: alone, all but a quarter, kept for the next
+ * agent to arrive (while one agent floods, it would otherwise lose every race for a place the flood
+ * frees); beside others, an equal share among the agents holding places (itself counted), so the
+ * flooding one is turned away until it is back within its share.
  */
 export function agentShareOf(refundsInFlightMax: number, otherAgentsHolding: number): number {
-  return Math.max(1, Math.floor(refundsInFlightMax / Math.max(2, otherAgentsHolding + 1)));
+  const share = otherAgentsHolding === 0 ? refundsInFlightMax - Math.max(1, Math.floor(refundsInFlightMax / 4)) : Math.floor(refundsInFlightMax / (otherAgentsHolding + 1));
+  return Math.max(1, share);
 }
 
 /**

@@ -27,10 +27,11 @@ describe('shedClassOf', () => {
 
 describe('agentShareOf', () => {
   it.each<[string, number, number, number]>([
-    ['an agent alone: half, so another finds room', 128, 0, 64],
+    ['an agent alone: all but a quarter, so another finds room', 128, 0, 96],
     ['two agents: half each', 128, 1, 64],
     ['three agents: a third each', 128, 2, 42],
     ['more agents than places: one each', 4, 9, 1],
+    ['two places, an agent alone: one, the other kept', 2, 0, 1],
     ['one place: one', 1, 0, 1],
   ])('%s', (_what, max, others, expected) => {
     expect(agentShareOf(max, others)).toBe(expected);
@@ -52,9 +53,10 @@ describe('decideAdmission', () => {
     ['a refund request on a calm server', 'refund_request', {}, { admit: true }],
     ['the last place among refunds in flight', 'refund_request', { refundsInFlight: 127, agentRefundsInFlight: 63, otherAgentsHolding: 1 }, { admit: true }],
     ['a refund request beyond the refunds in flight', 'refund_request', { refundsInFlight: 128, otherAgentsHolding: 2 }, { admit: false, why: 'refunds_in_flight' }],
-    ['an agent alone, up to half the places', 'refund_request', { refundsInFlight: 63, agentRefundsInFlight: 63 }, { admit: true }],
-    ['an agent alone, beyond half the places', 'refund_request', { refundsInFlight: 64, agentRefundsInFlight: 64 }, { admit: false, why: 'agent_share' }],
-    ['a second agent while the first holds its half', 'refund_request', { refundsInFlight: 64, agentRefundsInFlight: 0, otherAgentsHolding: 1 }, { admit: true }],
+    ['an agent alone, up to three quarters of the places', 'refund_request', { refundsInFlight: 95, agentRefundsInFlight: 95 }, { admit: true }],
+    ['an agent alone, beyond three quarters of the places', 'refund_request', { refundsInFlight: 96, agentRefundsInFlight: 96 }, { admit: false, why: 'agent_share' }],
+    ['a second agent while the first holds all it may alone', 'refund_request', { refundsInFlight: 96, agentRefundsInFlight: 0, otherAgentsHolding: 1 }, { admit: true }],
+    ['the first agent once a second holds a place: back to half', 'refund_request', { refundsInFlight: 97, agentRefundsInFlight: 96, otherAgentsHolding: 1 }, { admit: false, why: 'agent_share' }],
     ['a flooding agent over its share once two others hold places', 'refund_request', { refundsInFlight: 70, agentRefundsInFlight: 60, otherAgentsHolding: 2 }, { admit: false, why: 'agent_share' }],
     ['the count named before the share', 'refund_request', { refundsInFlight: 128, agentRefundsInFlight: 100 }, { admit: false, why: 'refunds_in_flight' }],
     ['an agent read beyond the refunds in flight', 'agent_read', { refundsInFlight: 128, agentRefundsInFlight: 128 }, { admit: true }],
