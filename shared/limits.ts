@@ -130,8 +130,9 @@ export const limits = {
    * Of those, the refund requests worked on at once; the rest wait their turn in arrival order,
    * costing the event loop nothing. Each turn of the event loop runs the next step of every request
    * at work, so this bounds how long a turn takes, and with it how soon a shed agent, a person's
-   * decision or /healthz is answered: at 128 at once a turn took some 70 ms under a flood on 2
-   * cores, at 32 about a quarter of that, with as many refunds answered a second.
+   * decision or /healthz is answered. With all 128 at work, a shed agent waited some 70 ms at the
+   * median under the bench's flood on 2 cores (about one such turn); a quarter of them at work is
+   * still more than the server needs to keep its cores busy.
    */
   refundsWorkingMax: 32,
   /**
