@@ -131,8 +131,8 @@ export const limits = {
    * costing the event loop nothing. Each turn of the event loop runs the next step of every request
    * at work, so this bounds how long a turn takes, and with it how soon a shed agent, a person's
    * decision or /healthz is answered. With all 128 at work, a shed agent waited some 70 ms at the
-   * median under the bench's flood on 2 cores (about one such turn); a quarter of them at work is
-   * still more than the server needs to keep its cores busy.
+   * median under the bench's flood on 2 cores (about one such turn). 32 at work still keeps two
+   * cores busy while each of them waits on Stripe or a group commit for a few ms between steps.
    */
   refundsWorkingMax: 32,
   /**
