@@ -131,8 +131,9 @@ export const limits = {
    * costing the event loop nothing. Each turn of the event loop runs the next step of every request
    * at work, so this bounds how long a turn takes, and with it how soon a shed agent, a person's
    * decision or /healthz is answered. With all 128 at work, a shed agent waited some 70 ms at the
-   * median under the bench's flood on 2 cores (about one such turn). 32 at work still keeps two
-   * cores busy while each of them waits on Stripe or a group commit for a few ms between steps.
+   * median under the bench's flood on 2 cores (about one such turn). 32 at work is meant to keep
+   * two cores busy still, each waiting on Stripe or a group commit a few ms between its steps; the
+   * bench's overload_capacity_per_s (64 connections, so half of them wait) is the check.
    */
   refundsWorkingMax: 32,
   /**
