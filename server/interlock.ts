@@ -53,6 +53,8 @@ export interface InterlockParts {
   claimTtlMs?: number | undefined;
   /** Refund requests worked on at once before 429 (default `limits.refundsInFlightMax`). */
   refundsInFlightMax?: number | undefined;
+  /** Of those, the ones worked on at once (default `limits.refundsWorkingMax`). */
+  refundsWorkingMax?: number | undefined;
   reconcileMs?: number | undefined;
   /** Where the built web inbox is (default `dist/web/`). */
   webDist?: string | undefined;
@@ -156,6 +158,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     ...(parts.secureCookies === undefined ? {} : { secureCookies: parts.secureCookies }),
     ...(parts.listenHost === undefined ? {} : { listenHost: parts.listenHost }),
     ...(parts.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: parts.refundsInFlightMax }),
+    ...(parts.refundsWorkingMax === undefined ? {} : { refundsWorkingMax: parts.refundsWorkingMax }),
   });
   app = built;
   const reloader = new ConfigReloader({ services, sessions, sha256: parts.configSha256 ?? '', log: built.log });

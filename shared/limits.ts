@@ -121,9 +121,21 @@ export const limits = {
    * body is read) until it is answered and its work is done. Beyond it an agent is told 429 at
    * once (nothing written; the same request id is safe to send again) rather than queued behind
    * work it would wait seconds for: latency stays bounded under overload, and memory too. At the
-   * few hundred refunds a second a server answers, 128 is well under a second of work.
+   * few hundred refunds a second a server answers, 128 is well under a second of work. One agent
+   * holds at most an equal share of them among the agents holding places, or three quarters of them
+   * alone (overload-rules.ts), so a flooding agent cannot take every place from another.
    */
   refundsInFlightMax: 128,
+  /**
+   * Of those, the refund requests worked on at once; the rest wait their turn in arrival order,
+   * costing the event loop nothing. Each turn of the event loop runs the next step of every request
+   * at work, so this bounds how long a turn takes, and with it how soon a shed agent, a person's
+   * decision or /healthz is answered. With all 128 at work, a shed agent waited some 70 ms at the
+   * median under the bench's flood on 2 cores (about one such turn). 32 at work is meant to keep
+   * two cores busy still, each waiting on Stripe or a group commit a few ms between its steps; the
+   * bench's overload_capacity_per_s (64 connections, so half of them wait) is the check.
+   */
+  refundsWorkingMax: 32,
   /**
    * The event loop's delay past which agents' calls are shed (429, nothing written) before any of
    * their work: a loop this late already makes every answer, a person's decision among them, wait

@@ -51,12 +51,15 @@ declare module 'fastify' {
   }
 }
 
-/** Find the agent a bearer token belongs to; every configured token is compared in constant time. */
+/** The agent an Authorization header's bearer token belongs to, if any; every configured token is compared in constant time. */
+export function agentOfAuthorization(agents: readonly AgentConfig[], authorization: string | undefined): AgentConfig | undefined {
+  const token = /^Bearer ([A-Za-z0-9._~+/=-]{8,512})$/.exec(authorization ?? '')?.[1];
+  return token ? agents.find((a) => tokenMatches(token, a.tokenSha256)) : undefined;
+}
+
+/** Find the agent a bearer token belongs to, or refuse the request. */
 function authenticate(services: Services, request: FastifyRequest): AgentConfig {
-  const header = request.headers.authorization ?? '';
-  const match = /^Bearer ([A-Za-z0-9._~+/=-]{8,512})$/.exec(header);
-  const token = match?.[1];
-  const agent = token ? services.config.agents.find((a) => tokenMatches(token, a.tokenSha256)) : undefined;
+  const agent = agentOfAuthorization(services.config.agents, request.headers.authorization);
   if (!agent) throw new AppError('unauthorized', 'send Authorization: Bearer <agent token>');
   return agent;
 }

@@ -14,7 +14,7 @@ import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../services.ts';
-import { agentRoutes } from './agent-routes.ts';
+import { agentOfAuthorization, agentRoutes } from './agent-routes.ts';
 import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './access-guard.ts';
 import { approverRoutes } from './approver-routes.ts';
 import { checkpointRoute } from './checkpoint-route.ts';
@@ -88,6 +88,8 @@ export interface AppOptions {
   webDist?: string;
   /** Agents' refund requests worked on at once before 429, shed before any work (default limits.refundsInFlightMax). */
   refundsInFlightMax?: number;
+  /** Of those, the ones worked on at once; the rest wait their turn (default limits.refundsWorkingMax). */
+  refundsWorkingMax?: number;
 }
 
 /**
@@ -183,7 +185,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // served, an agent shed) left that connection open for good, and a graceful stop waiting on it.
   await app.register(fastifyWebsocket, { options: { maxPayload: 4096 } });
   // Agents beyond what the server can take are shed before any other work (only Helmet's headers).
-  installOverloadShedding(app, options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax });
+  const overload = installOverloadShedding(app, {
+    ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }),
+    ...(options.refundsWorkingMax === undefined ? {} : { refundsWorkingMax: options.refundsWorkingMax }),
+    agentOf: (authorization) => agentOfAuthorization(services.config.agents, authorization)?.name ?? null,
+  });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
   // `anyHost` (liveness) answers any, so a balancer may probe it by address.
   const served = servedHosts({
@@ -206,7 +212,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(fastifyCookie);
 
   await openApi(app);
-  installMetrics(app, services);
+  installMetrics(app, services, overload);
 
   const operators = { tags: ['operators'] };
   app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({

@@ -8,6 +8,7 @@ import { WEBHOOK_PATH } from '../confirm/webhook-plugin.ts';
 import { InterlockMetrics } from '../metrics/metrics.ts';
 import type { Services } from '../services.ts';
 import { AppError } from './errors.ts';
+import type { OverloadState } from './overload.ts';
 
 /** The answer is Prometheus' text exposition format, not JSON: the document says so. */
 const PROMETHEUS_TEXT = Type.Unsafe<string>({
@@ -68,12 +69,13 @@ function routeOf(request: FastifyRequest): string {
  * on the root instance (a hook in a plugin would time only that plugin's routes). The client's
  * address is read as `trust_proxy` says; the Host check applies as on every route.
  */
-export function installMetrics(app: FastifyInstance, services: Services): InterlockMetrics {
+export function installMetrics(app: FastifyInstance, services: Services, overload?: OverloadState): InterlockMetrics {
   const metrics = new InterlockMetrics({
     views: services.views,
     journal: services.journal,
     budget: services.budget,
     groups: () => Object.keys(services.config.groups),
+    ...(overload === undefined ? {} : { overload }),
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = routeOf(request);

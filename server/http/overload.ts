@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
+import { agentShareOf, decideAdmission, SHED_REASONS, type ShedReason, shedClassOf } from './overload-rules.ts';
 
 // Shedding under overload, before any route's work: a request the server will not take is answered
 // at the first hook of the app (before its body is read, its token checked or the journal caught up),
@@ -9,78 +10,23 @@ import { AppError } from './errors.ts';
 // it does take stays bounded. Only agents are shed: people's decisions, health probes and Stripe's
 // webhooks are few, and each must get through a flood.
 
-/** How a request is treated under overload, by the path it asks for. */
-export const SHED_CLASSES = ['refund_request', 'agent_read', 'exempt'] as const;
-/** One way a request is treated under overload. */
-export type ShedClass = (typeof SHED_CLASSES)[number];
-
-/** Why a request was shed. */
-export const SHED_REASONS = ['refunds_in_flight', 'event_loop_delay'] as const;
-/** One reason a request was shed. */
-export type ShedReason = (typeof SHED_REASONS)[number];
-
-/** What the admission check decided. */
-export type Admission = { admit: true } | { admit: false; why: ShedReason };
-
-/** What the admission check knows of the server at the moment a request arrives. */
-export interface Pressure {
-  /** Agents' calls (any of `/v1`) answered or worked on now. */
-  agentsInFlight: number;
-  refundsInFlight: number;
-  refundsInFlightMax: number;
-  eventLoopDelayMs: number;
-  eventLoopDelayMaxMs: number;
-}
-
-/**
- * `POST /v1/refunds` does the work that takes time (Stripe calls, journal writes) and is bounded by
- * count; the agents' other calls read and are shed only when the event loop lags; everything else
- * (people, health, webhooks, pages) is never shed.
- */
-export function shedClassOf(method: string, url: string): ShedClass {
-  const path = decodedPath(url.split('?', 1)[0] ?? '');
-  if (path !== '/v1' && !path.startsWith('/v1/')) return 'exempt';
-  return method === 'POST' && (path === '/v1/refunds' || path === '/v1/refunds/') ? 'refund_request' : 'agent_read';
-}
-
-/**
- * A path as the router reads it: `/%761/refunds` is routed to `/v1/refunds`, so it is shed as that
- * route, not let past the bounds as an exempt path. One the router could not read is refused before this.
- */
-function decodedPath(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
-}
-
-/**
- * Whether a request is taken, in precedence order: the exempt always, then the event loop, then
- * the count. A late event loop sheds agents only while enough of them are in: with a few, the lag
- * is someone else's (a start-up, a download, the machine), and turning them away would not help.
- */
-export function decideAdmission(shedClass: ShedClass, pressure: Pressure): Admission {
-  if (shedClass === 'exempt') return { admit: true };
-  const loopLate = pressure.eventLoopDelayMs > pressure.eventLoopDelayMaxMs;
-  if (loopLate && pressure.agentsInFlight >= limits.eventLoopShedAgentsMin) return { admit: false, why: 'event_loop_delay' };
-  if (shedClass === 'refund_request' && pressure.refundsInFlight >= pressure.refundsInFlightMax) return { admit: false, why: 'refunds_in_flight' };
-  return { admit: true };
-}
-
 /** What an agent is told when shed: nothing was written, and when to send the same request again. */
-const SHED_MESSAGES: Record<ShedReason, (max: number) => string> = {
+const SHED_MESSAGES: Record<ShedReason, (max: number, share: number) => string> = {
   refunds_in_flight: (max) => `the server is working on ${max} refund requests already; nothing was written, send this one again after Retry-After`,
+  agent_share: (max, share) =>
+    `this agent holds its share (${share}) of the ${max} refund requests the server takes at once; nothing was written, send this one again after Retry-After`,
   event_loop_delay: () => 'the server is overloaded; nothing was written, send this one again after Retry-After',
 };
 
 /**
  * A refund request's place among those in flight, given back once both its answer is closed and
  * its work (if it reached its handler) is done: `parts` counts which of the two are still going.
+ * `working` once it holds one of the places at work, not only one in the line.
  */
 interface Hold {
   parts: number;
   released: boolean;
+  working: boolean;
   giveBack(): void;
 }
 
@@ -90,6 +36,64 @@ function dropPart(hold: Hold): void {
   if (hold.parts > 0 || hold.released) return;
   hold.released = true;
   hold.giveBack();
+}
+
+/** A refund request admitted while every place at work was taken: it goes on when `start` is called. */
+interface Waiter {
+  hold: Hold;
+  start(): void;
+  /** The agent hung up before its turn: nothing of its request was looked at. */
+  cancel(): void;
+}
+
+/**
+ * The places at work among the places held: a refund request takes one at once when one is free
+ * and nobody waits, else waits its turn in arrival order; a place given back goes to the first in line.
+ */
+class WorkPlaces {
+  readonly #max: number;
+  readonly #line: Waiter[] = [];
+  #taken = 0;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  get taken(): number {
+    return this.#taken;
+  }
+
+  /** Resolves once `hold` has a place at work; rejects if it is given back before (its agent hung up). */
+  async take(hold: Hold): Promise<void> {
+    if (this.#taken < this.#max && this.#line.length === 0) {
+      this.#give(hold);
+      return;
+    }
+    await new Promise<void>((start, reject) => {
+      const cancel = () => reject(new AppError('rate_limited', 'the agent hung up while its request waited its turn; nothing was written'));
+      this.#line.push({ hold, start, cancel });
+    });
+  }
+
+  /** `hold` is over: its place at work goes to the next in line, or it leaves the line. */
+  giveBack(hold: Hold): void {
+    if (!hold.working) {
+      const at = this.#line.findIndex((waiter) => waiter.hold === hold);
+      if (at !== -1) this.#line.splice(at, 1)[0]!.cancel();
+      return;
+    }
+    this.#taken -= 1;
+    while (this.#taken < this.#max && this.#line.length > 0) {
+      const next = this.#line.shift()!;
+      this.#give(next.hold);
+      next.start();
+    }
+  }
+
+  #give(hold: Hold): void {
+    this.#taken += 1;
+    hold.working = true;
+  }
 }
 
 declare module 'fastify' {
@@ -102,24 +106,30 @@ declare module 'fastify' {
 /** The options of the admission check (defaults from `limits`). */
 export interface OverloadOptions {
   refundsInFlightMax?: number;
+  refundsWorkingMax?: number;
   eventLoopDelayMaxMs?: number;
+  /**
+   * The agent an Authorization header names, or null for none or an unknown token (those share one
+   * share): whose share of the places a refund request counts against.
+   */
+  agentOf?: (authorization: string | undefined) => string | null;
 }
 
 /** What the admission check reports of itself (for the operators' figures). */
 export interface OverloadState {
+  /** Agents' calls (any of `/v1`) being answered or worked on. */
+  agentsInFlight(): number;
+  /** Places held by refund requests, at work or waiting their turn. */
   refundsInFlight(): number;
+  /** Refund requests at work. */
+  refundsWorking(): number;
   eventLoopDelayMs(): number;
+  /** Requests shed since the start, by why. */
   shed(): Record<ShedReason, number>;
 }
 
-/**
- * The admission check, as the app's first `onRequest` hook. The event loop's delay is the largest
- * seen over the last sampling window (`limits.eventLoopSampleMs`), so a lag is acted on within one
- * window and forgotten after the next.
- */
-export function installOverloadShedding(app: FastifyInstance, options: OverloadOptions = {}): OverloadState {
-  const refundsInFlightMax = options.refundsInFlightMax ?? limits.refundsInFlightMax;
-  const eventLoopDelayMaxMs = options.eventLoopDelayMaxMs ?? limits.eventLoopDelayShedMs;
+/** The event loop's delay: the largest seen over the last sampling window, read at any time. */
+function sampleEventLoopDelay(app: FastifyInstance): () => number {
   const histogram = monitorEventLoopDelay({ resolution: limits.eventLoopResolutionMs });
   histogram.enable();
   let delayMs = 0;
@@ -133,20 +143,49 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
     clearInterval(sampler);
     histogram.disable();
   });
+  return () => delayMs;
+}
+
+/**
+ * The admission check, as the app's first `onRequest` hook. The event loop's delay is the largest
+ * seen over the last sampling window (`limits.eventLoopSampleMs`), so a lag is acted on within one
+ * window and forgotten after the next. A refund request admitted beyond the places at work waits
+ * in line in this hook, before its body is parsed or its token checked.
+ */
+export function installOverloadShedding(app: FastifyInstance, options: OverloadOptions = {}): OverloadState {
+  const refundsInFlightMax = options.refundsInFlightMax ?? limits.refundsInFlightMax;
+  const refundsWorkingMax = Math.min(options.refundsWorkingMax ?? limits.refundsWorkingMax, refundsInFlightMax);
+  const eventLoopDelayMaxMs = options.eventLoopDelayMaxMs ?? limits.eventLoopDelayShedMs;
+  const agentOf = options.agentOf ?? (() => null);
+  const eventLoopDelayMs = sampleEventLoopDelay(app);
 
   let inFlight = 0;
   let agentsInFlight = 0;
-  const shed: Record<ShedReason, number> = { refunds_in_flight: 0, event_loop_delay: 0 };
+  /** Places held, by agent (null: no known agent); an agent holding none is not in it. */
+  const heldBy = new Map<string | null, number>();
+  const work = new WorkPlaces(refundsWorkingMax);
+  const shed = Object.fromEntries(SHED_REASONS.map((why) => [why, 0])) as Record<ShedReason, number>;
 
   app.addHook('onRequest', async (request, reply) => {
     const shedClass = shedClassOf(request.method, request.url);
-    const admission = decideAdmission(shedClass, { agentsInFlight, refundsInFlight: inFlight, refundsInFlightMax, eventLoopDelayMs: delayMs, eventLoopDelayMaxMs });
+    if (shedClass === 'exempt') return;
+    const agent = shedClass === 'refund_request' ? agentOf(request.headers.authorization) : null;
+    const agentRefundsInFlight = heldBy.get(agent) ?? 0;
+    const otherAgentsHolding = heldBy.size - (agentRefundsInFlight > 0 ? 1 : 0);
+    const admission = decideAdmission(shedClass, {
+      agentsInFlight,
+      refundsInFlight: inFlight,
+      refundsInFlightMax,
+      agentRefundsInFlight,
+      otherAgentsHolding,
+      eventLoopDelayMs: eventLoopDelayMs(),
+      eventLoopDelayMaxMs,
+    });
     if (!admission.admit) {
       shed[admission.why] += 1;
       reply.header('retry-after', String(limits.shedRetryAfterS));
-      throw new AppError('rate_limited', SHED_MESSAGES[admission.why](refundsInFlightMax));
+      throw new AppError('rate_limited', SHED_MESSAGES[admission.why](refundsInFlightMax, agentShareOf(refundsInFlightMax, otherAgentsHolding)));
     }
-    if (shedClass === 'exempt') return;
     agentsInFlight += 1;
     // 'close' comes for every answer, sent or cut off by the client.
     reply.raw.once('close', () => {
@@ -154,15 +193,31 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
     });
     if (shedClass !== 'refund_request') return;
     inFlight += 1;
-    const hold: Hold = { parts: 1, released: false, giveBack: () => {
+    heldBy.set(agent, agentRefundsInFlight + 1);
+    const hold: Hold = {
+      parts: 1,
+      released: false,
+      working: false,
+      giveBack: () => {
         inFlight -= 1;
+        const held = (heldBy.get(agent) ?? 1) - 1;
+        if (held === 0) heldBy.delete(agent);
+        else heldBy.set(agent, held);
+        work.giveBack(hold);
       },
     };
     request.refundHold = hold;
     reply.raw.once('close', () => dropPart(hold));
+    await work.take(hold);
   });
 
-  return { refundsInFlight: () => inFlight, eventLoopDelayMs: () => delayMs, shed: () => ({ ...shed }) };
+  return {
+    agentsInFlight: () => agentsInFlight,
+    refundsInFlight: () => inFlight,
+    refundsWorking: () => work.taken,
+    eventLoopDelayMs,
+    shed: () => ({ ...shed }),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalStore } from '../journal/store.ts';
 import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
+import type { OverloadState } from '../http/overload.ts';
 import { JournalUnavailableError, type Views } from '../views.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 
@@ -12,6 +13,8 @@ export interface MetricsSources {
   budget: StripeBudget;
   /** The configured groups, as the config in force names them: each has a queue figure, 0 when nothing waits for it. */
   groups: () => readonly string[];
+  /** The admission check's counts: requests shed and held, when the app sheds (an app built without it shows none). */
+  overload?: OverloadState;
 }
 
 /**
@@ -70,6 +73,15 @@ export class InterlockMetrics {
   readonly #entries = this.#gauge('interlock_journal_entries', 'Entries in the journal.');
   readonly #lag = this.#gauge('interlock_views_lag_entries', 'Journal entries the views had not applied yet when scraped (another process writing, or a slow catch-up).');
   readonly #available = this.#gauge('interlock_journal_available', '1 while the journal passes its checks; 0 once one failed (every journal route answers 503 until a restart).');
+  readonly #shed = new Counter({
+    name: 'interlock_shed_total',
+    help: "Agents' requests shed under overload (429 rate_limited, Retry-After, nothing written) before any work, by why: refunds_in_flight (every place taken), agent_share (that agent holds its share), event_loop_delay.",
+    labelNames: ['reason'] as const,
+    registers: [this.#registry],
+  });
+  readonly #agentsInFlight = this.#gauge('interlock_agent_requests_in_flight', "Agents' calls (any of /v1) taken and not yet answered.");
+  readonly #refundsInFlight = this.#gauge('interlock_refund_requests_in_flight', 'Places held by refund requests taken: at work or waiting their turn to work.');
+  readonly #refundsWorking = this.#gauge('interlock_refund_requests_working', 'Refund requests at work now (the rest of those in flight wait their turn).');
   readonly #messages = this.#gauge('interlock_outbox_messages', 'Messages to people and agents, by channel (callback: agents) and delivery state.', ['channel', 'delivery']);
 
   constructor(sources: MetricsSources) {
@@ -99,8 +111,9 @@ export class InterlockMetrics {
   }
 
   async #read(): Promise<void> {
-    const { views, journal, budget } = this.#sources;
+    const { views, journal, budget, overload } = this.#sources;
     this.#readBudget(budget);
+    if (overload !== undefined) this.#readOverload(overload);
     const unavailable = views.unavailable !== null;
     this.#available.set(unavailable ? 0 : 1);
     if (unavailable) return;
@@ -128,6 +141,14 @@ export class InterlockMetrics {
       const [channel = '', delivery = ''] = key.split(' ');
       this.#messages.set({ channel, delivery }, count);
     }
+  }
+
+  #readOverload(overload: OverloadState): void {
+    this.#shed.reset();
+    for (const [reason, count] of Object.entries(overload.shed())) this.#shed.inc({ reason }, count);
+    this.#agentsInFlight.set(overload.agentsInFlight());
+    this.#refundsInFlight.set(overload.refundsInFlight());
+    this.#refundsWorking.set(overload.refundsWorking());
   }
 
   #readBudget(budget: StripeBudget): void {

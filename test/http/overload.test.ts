@@ -1,38 +1,60 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../server/confirm/signature.ts';
-import { type AppWorld, buildAppWorld, WEBHOOK_SECRET } from '../support/app-world.ts';
+import { AGENT_TOKEN, type AppWorld, buildAppWorld, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 // Under overload an agent is told 429 at once, with nothing written, rather than queued behind
 // work it would wait seconds for; the same request sent again later goes through. The refusal
 // comes before any of the request's work (its token, its body, its route), and people's
-// decisions, health probes and Stripe's webhooks are never refused for it.
+// decisions, health probes and Stripe's webhooks are never refused for it. One agent holds at
+// most its share of the places, so a flood from one agent leaves room for another.
+
+const OTHER_TOKEN = 'sk_agent_other_bot_for_overload';
+/** The demo agent and another, each with a token of its own. */
+function twoAgents() {
+  const base = testConfig();
+  return { ...base, agents: [...base.agents, { name: 'other-bot', tokenSha256: createHash('sha256').update(OTHER_TOKEN).digest('hex') }] };
+}
 
 let world: AppWorld;
 beforeAll(async () => {
-  world = await buildAppWorld({ refundsInFlightMax: 2 });
+  world = await buildAppWorld({ config: twoAgents(), refundsInFlightMax: 4, refundsWorkingMax: 4 });
 });
 afterAll(async () => world.close());
 
-/** Two refund requests Stripe answers slowly, so both hold their place for `delayMs`; resolves once both are at the send. */
-async function holdBothPlaces(tag: string, delayMs: number) {
-  const payments = await Promise.all([1, 2].map(() => world.payment(10_000)));
-  world.sandbox.setFault({ on: 'refund_create', action: 'delay', delayMs, times: 2 });
-  const slow = payments.map((pi, n) => world.agent('POST', '/v1/refunds', { request_id: `${tag}-${n}`, payment_intent: pi, amount: 1_000 }));
-  // Let both reach the send before anything else arrives.
+/** Refund requests Stripe answers slowly, so each holds its place for `delayMs`; resolves once all are at the send. */
+async function holdPlaces(w: AppWorld, tag: string, delayMs: number, tokens: readonly string[]) {
+  const payments = await Promise.all(tokens.map(() => w.payment(10_000)));
+  w.sandbox.setFault({ on: 'refund_create', action: 'delay', delayMs, times: tokens.length });
+  const slow = payments.map((pi, n) => w.agent('POST', '/v1/refunds', { request_id: `${tag}-${n}`, payment_intent: pi, amount: 1_000 }, tokens[n]));
+  // Let them all reach the send before anything else arrives.
   await new Promise((resolve) => setTimeout(resolve, 200));
   return slow;
 }
 
+/** Every place of the world taken: two by each agent, its share beside the other. */
+const EVERY_PLACE = [AGENT_TOKEN, AGENT_TOKEN, OTHER_TOKEN, OTHER_TOKEN];
+
+/** One series' value from Prometheus' text format, or null when the series is absent. */
+async function metric(w: AppWorld, series: string): Promise<number | null> {
+  const text = (await w.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? null : Number(line.slice(series.length + 1));
+}
+
 describe('refund requests beyond the in-flight bound', () => {
   it('are answered 429 rate_limited with Retry-After, write nothing, and go through when sent again', async () => {
-    const slow = await holdBothPlaces('busy', 400);
+    const slow = await holdPlaces(world, 'busy', 400, EVERY_PLACE);
+    const shedBefore = await metric(world, 'interlock_shed_total{reason="refunds_in_flight"}');
     const pi = await world.payment(10_000);
     const body = { request_id: 'busy-2', payment_intent: pi, amount: 1_000 };
     const before = await world.entryCount();
     const refused = await world.agent('POST', '/v1/refunds', body);
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.json()).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(refused.json()).toMatchObject({ error: { code: 'rate_limited', message: expect.stringContaining('working on 4 refund requests') } });
+    expect(await metric(world, 'interlock_shed_total{reason="refunds_in_flight"}')).toBe((shedBefore ?? Number.NaN) + 1);
+    expect(await metric(world, 'interlock_refund_requests_in_flight')).toBe(4);
     expect(await world.entryCount()).toBe(before);
     // The same route spelled with percent-escapes is the same refund request, and refused alike.
     for (const path of ['/%761/refunds', '/v1/%72efunds']) {
@@ -44,7 +66,8 @@ describe('refund requests beyond the in-flight bound', () => {
     expect((await world.agent('GET', '/v1/refunds/busy-2')).statusCode).toBe(404);
 
     const answered = await Promise.all(slow);
-    expect(answered.map((r) => r.json().status)).toEqual(['COMMITTED', 'COMMITTED']);
+    expect(answered.map((r) => r.json().status)).toEqual(['COMMITTED', 'COMMITTED', 'COMMITTED', 'COMMITTED']);
+    expect(await metric(world, 'interlock_refund_requests_in_flight')).toBe(0);
     const again = await world.agent('POST', '/v1/refunds', body);
     expect(again.json()).toMatchObject({ status: 'COMMITTED' });
     expect(world.sandbox.refunds(pi)).toHaveLength(1);
@@ -60,6 +83,50 @@ describe('refund requests beyond the in-flight bound', () => {
   });
 });
 
+describe("an agent's share of the places", () => {
+  it('one agent holding its share is told 429 agent_share while another agent still gets through', async () => {
+    // Alone, an agent may hold 3 of the 4 places: the fourth is kept for another agent.
+    const slow = await holdPlaces(world, 'share', 400, [AGENT_TOKEN, AGENT_TOKEN, AGENT_TOKEN]);
+    const [mine, theirs] = await Promise.all([world.payment(10_000), world.payment(10_000)]);
+    const refused = await world.agent('POST', '/v1/refunds', { request_id: 'share-mine', payment_intent: mine, amount: 1_000 });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.json().error.message).toContain('this agent holds its share (3) of the 4 refund requests');
+    expect(await metric(world, 'interlock_shed_total{reason="agent_share"}')).toBeGreaterThanOrEqual(1);
+    const other = await world.agent('POST', '/v1/refunds', { request_id: 'share-theirs', payment_intent: theirs, amount: 1_000 }, OTHER_TOKEN);
+    expect(other.json().status).toBe('COMMITTED');
+    expect((await Promise.all(slow)).map((r) => r.statusCode)).toEqual([200, 200, 200]);
+  });
+});
+
+describe('refund requests beyond the places at work', () => {
+  it('wait their turn in arrival order rather than being shed, and are answered once a place is free', async () => {
+    const narrow = await buildAppWorld({ refundsInFlightMax: 4, refundsWorkingMax: 1 });
+    try {
+      const [slowPi, nextPi] = await Promise.all([narrow.payment(10_000), narrow.payment(10_000)]);
+      narrow.sandbox.setFault({ on: 'refund_create', action: 'delay', delayMs: 400, times: 1 });
+      const finished: string[] = [];
+      const ask = (id: string, pi: string) =>
+        narrow.agent('POST', '/v1/refunds', { request_id: id, payment_intent: pi, amount: 1_000 }).then((r) => {
+          finished.push(id);
+          return r;
+        });
+      const slow = ask('turn-0', slowPi);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const next = ask('turn-1', nextPi);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await metric(narrow, 'interlock_refund_requests_in_flight')).toBe(2);
+      expect(await metric(narrow, 'interlock_refund_requests_working')).toBe(1);
+      const answers = await Promise.all([slow, next]);
+      expect(answers.map((r) => r.json().status)).toEqual(['COMMITTED', 'COMMITTED']);
+      expect(finished).toEqual(['turn-0', 'turn-1']);
+      expect(await metric(narrow, 'interlock_refund_requests_working')).toBe(0);
+    } finally {
+      await narrow.close();
+    }
+  });
+});
+
 describe('an agent flood', () => {
   it('is shed 429 before any work, while a decision, /healthz and a webhook pass', async () => {
     // An item waiting for a person, and that person's session, before the flood.
@@ -69,7 +136,7 @@ describe('an agent flood', () => {
     const ana = await world.login('ana');
     const item = (await world.as(ana, 'GET', '/api/inbox')).json().items.find((i: { effect_id: string }) => i.effect_id === queued.effect_id);
 
-    const slow = await holdBothPlaces('flood-held', 1_500);
+    const slow = await holdPlaces(world, 'flood-held', 1_500, EVERY_PLACE);
     const before = await world.entryCount();
     const pis = await Promise.all(Array.from({ length: 5 }, () => world.payment(10_000)));
     const flood = Array.from({ length: 100 }, (_, n) => world.agent('POST', '/v1/refunds', { request_id: `flood-${n}`, payment_intent: pis[n % 5]!, amount: 500 }));
@@ -105,7 +172,7 @@ describe('an agent flood', () => {
     expect(await world.entryCount()).toBeGreaterThan(before);
 
     // The held requests still finish, and then the flood's requests are taken when sent again.
-    expect((await Promise.all(slow)).map((r) => r.statusCode)).toEqual([200, 200]);
+    expect((await Promise.all(slow)).map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
     const again = await world.agent('POST', '/v1/refunds', { request_id: 'flood-0', payment_intent: pis[0]!, amount: 500 });
     expect([200, 202]).toContain(again.statusCode);
   });

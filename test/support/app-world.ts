@@ -55,6 +55,7 @@ export interface AppWorldOptions {
   /** A sandbox shared with another world; a given one is not closed on close. */
   sandbox?: Sandbox;
   refundsInFlightMax?: number;
+  refundsWorkingMax?: number;
   logger?: FastifyServerOptions['logger'];
   webDist?: string;
   /** Called with the services before start-up recovery runs, e.g. to count what it reads. */
@@ -109,6 +110,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     logger: options.logger ?? false,
     webDist: options.webDist ?? join(dir, 'no-web'),
     refundsInFlightMax: options.refundsInFlightMax,
+    refundsWorkingMax: options.refundsWorkingMax,
     background: false,
     factsScheduler: options.factsScheduler,
     busyRetryMs: options.busyRetryMs,

@@ -56,6 +56,7 @@ const PURE_CORE = [
   'server/throttle/rate.ts',
   'server/throttle/client-address.ts',
   'server/http/served-hosts.ts',
+  'server/http/overload-rules.ts',
   'server/access/rules.ts',
 ];
 
