@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
-import { agentShareOf, decideAdmission, SHED_REASONS, type ShedReason, shedClassOf } from './overload-rules.ts';
+import { agentShareOf, decideAdmission, type ShedReason, shedClassOf } from './overload-rules.ts';
 
 // Shedding under overload, before any route's work: a request the server will not take is answered
 // at the first hook of the app (before its body is read, its token checked or the journal caught up),
@@ -164,7 +164,7 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
   /** Places held, by agent (null: no known agent); an agent holding none is not in it. */
   const heldBy = new Map<string | null, number>();
   const work = new WorkPlaces(refundsWorkingMax);
-  const shed = Object.fromEntries(SHED_REASONS.map((why) => [why, 0])) as Record<ShedReason, number>;
+  const shed: Record<ShedReason, number> = { refunds_in_flight: 0, agent_share: 0, event_loop_delay: 0 };
 
   app.addHook('onRequest', async (request, reply) => {
     const shedClass = shedClassOf(request.method, request.url);
