@@ -7,10 +7,11 @@ import { WORKER_INDEX, workerPorts } from './e2e/ports.ts';
  * application clock can be moved), on the ports e2e/ports.ts gives it. `vite build` must run first
  * (`npm run e2e` does).
  *
- * Two workers by default: a journey keeps about one core busy between its browser and its server,
- * and mostly waits on the other; E2E_WORKERS=1 runs them one at a time against one server.
+ * One worker by default: on 2 cores two workers took 10.2 min for the 54 journeys against 9.6 to
+ * 10.4 min for one, each journey about twice as slow beside the other. E2E_WORKERS=2 (or more, on
+ * a machine with the cores) runs that many, each against its own server.
  */
-const WORKERS = Math.max(1, Number(process.env.E2E_WORKERS ?? 2));
+const WORKERS = Math.max(1, Number(process.env.E2E_WORKERS ?? 1));
 const baseURL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).port}`;
 
 // `npm test` runs `playwright test --reporter=list,json` and reads the JSON from this file.
