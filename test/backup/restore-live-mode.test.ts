@@ -1,18 +1,16 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+import { existsSync, mkdirSync, rmSync, } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { takeBackup } from '../../server/backup/backup.ts';
 import { restoreBackup } from '../../server/backup/restore.ts';
-import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { parseEnv } from '../../server/env.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { createStripeClient } from '../../server/stripe/client.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
-import { withOwnSecrets } from '../support/server-process.ts';
+import { liveFolder } from '../support/live-folder.ts';
 
 // A restore in live mode asks Stripe live mode what was refunded since the backup point, with the
 // live restricted key: a refund Interlock sent after the backup is journaled COMMITTED, so it is
@@ -28,22 +26,11 @@ describe('a restore in live mode', () => {
   it('reads the refunds made after the backup from Stripe live mode with the live key, and journals them committed', async () => {
     const sandbox = await startSandbox({ mode: 'live' });
     cleanup.push(() => sandbox.close());
-    const dir = mkdtempSync(join(tmpdir(), 'interlock-live-restore-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    mkdirSync(join(dir, 'keys'));
-    const key = join(dir, 'keys', 'receipt.pem');
-    writeFileSync(key, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o400 });
-    const config = join(dir, 'interlock.live.yaml');
-    const live = withOwnSecrets(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')).replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: live }');
-    writeFileSync(config, `${live}\npublic_url: "https://interlock.example.com"\n`);
+    const folder = liveFolder({ liveKey: LIVE_KEY, webhookSecrets: 'whsec_live_interlock_restore' });
+    cleanup.push(() => rmSync(folder.dir, { recursive: true, force: true }));
+    const dir = folder.dir;
     const dataDir = join(dir, 'data');
-    const env = parseEnv({
-      DATA_DIR: dataDir,
-      INTERLOCK_CONFIG: config,
-      RECEIPT_KEY_PATH: key,
-      STRIPE_LIVE_KEY: LIVE_KEY,
-      STRIPE_LIVE_WEBHOOK_SECRETS: 'whsec_live_interlock_restore',
-    });
+    const env = parseEnv(folder.env);
     mkdirSync(dataDir);
     openDatabase(env.dbPath).close();
     const backupDir = join(dir, 'backup');

@@ -1,6 +1,5 @@
-import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +12,8 @@ import { type Running, startInterlock } from '../../server/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { createStripeClient, LiveKeyError } from '../../server/stripe/client.ts';
 import { buildAppWorld, testConfig, UNPACED_STRIPE, WEBHOOK_SECRET } from '../support/app-world.ts';
-import { freePort, runServerToExit, withOwnSecrets } from '../support/server-process.ts';
+import { liveFolder as writeLiveFolder } from '../support/live-folder.ts';
+import { freePort, runServerToExit, } from '../support/server-process.ts';
 
 // Live mode against the sandbox answering as Stripe live mode would: a start that holds every
 // production guard and passes its key probes, and a start refused for each guard, a 403 probe and
@@ -27,27 +27,10 @@ afterEach(async () => {
 });
 
 /** A folder with a data folder, a receipt key outside it and a live config (own secrets, https public_url). */
-function liveFolder(configEdit: (text: string) => string = (text) => text): { dir: string; env: Record<string, string> } {
-  const dir = mkdtempSync(join(tmpdir(), 'interlock-live-'));
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-  mkdirSync(join(dir, 'keys'));
-  const key = join(dir, 'keys', 'receipt.pem');
-  writeFileSync(key, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o400 });
-  const config = join(dir, 'interlock.live.yaml');
-  const live = withOwnSecrets(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')).replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: live }');
-  writeFileSync(config, configEdit(`${live}\npublic_url: "https://interlock.example.com"\n`));
-  return {
-    dir,
-    env: {
-      PORT: '0',
-      DATA_DIR: join(dir, 'data'),
-      LOG_LEVEL: 'silent',
-      INTERLOCK_CONFIG: config,
-      RECEIPT_KEY_PATH: key,
-      STRIPE_LIVE_KEY: LIVE_KEY,
-      STRIPE_LIVE_WEBHOOK_SECRETS: LIVE_SECRET,
-    },
-  };
+function liveFolder(configEdit?: (text: string) => string): { dir: string; env: Record<string, string> } {
+  const folder = writeLiveFolder({ liveKey: LIVE_KEY, webhookSecrets: LIVE_SECRET, ...(configEdit ? { configEdit } : {}) });
+  cleanup.push(() => rmSync(folder.dir, { recursive: true, force: true }));
+  return { dir: folder.dir, env: { PORT: '0', LOG_LEVEL: 'silent', ...folder.env } };
 }
 
 async function liveSandbox(): Promise<Sandbox> {
