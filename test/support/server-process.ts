@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -11,6 +12,15 @@ import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** A server that is not ready in this long is broken, not slow. */
 const READY_TIMEOUT_MS = 30_000;
+
+/**
+ * A new receipt signing key (Ed25519, PKCS#8 PEM, mode 0400) at `file`, for `RECEIPT_KEY_PATH`:
+ * every process on one journal must sign with the same key.
+ */
+export function writeReceiptKey(file: string): string {
+  writeFileSync(file, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o400 });
+  return file;
+}
 
 /** A free loopback port. */
 export async function freePort(): Promise<number> {
@@ -94,6 +104,27 @@ export async function runServerToExit(env: Record<string, string>): Promise<{ ex
  * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default).
  */
 export async function startServerProcess(env: Record<string, string>, options: { logs?: boolean } = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerProcessOnce(env, options);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
+      // Another process took a port between freePort() and the server's listen: new ones, again.
+      env = { ...env };
+      for (const name of ['PORT', 'SANDBOX_PORT'] as const) {
+        if (env[name] !== undefined && env[name] !== '0') env[name] = String(await freePort());
+      }
+    }
+  }
+}
+
+/** How many times a server is started on new ports when one it was given was taken meanwhile. */
+const PORT_ATTEMPTS = 3;
+
+/** The server could not listen: a port freePort() found free was taken before the server bound it. */
+class PortTakenError extends Error {}
+
+async function startServerProcessOnce(env: Record<string, string>, options: { logs?: boolean }): Promise<ServerProcess> {
   const port = Number(env.PORT);
   const child = spawnServer(env, options.logs === true);
   let stderr = '';
@@ -108,9 +139,12 @@ export async function startServerProcess(env: Record<string, string>, options: {
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited before ready: ${stderr}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new (stderr.includes('EADDRINUSE') ? PortTakenError : Error)(`server exited before ready: ${stderr}`);
+    }
     try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
+      // Bounded: whatever holds the port may accept and never answer.
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) break;
     } catch {
       // Not listening yet.
     }
