@@ -10,7 +10,7 @@ import { AppClock } from '../../server/clock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { recoverInFlight } from '../../server/services.ts';
 import { buildAppWorld, testConfig, UNPACED_STRIPE } from '../support/app-world.ts';
-import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
 
 // Refunds racing on one payment (the shared-cap scenario): open dispatches count as already
 // refunded when the next one's facts are checked, and the check and the DISPATCHED are one guarded
@@ -215,11 +215,13 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
       // About the race, not Stripe's pace: the four share a budget far above 50 requests at once.
       const config = writeTestConfig(dir, { unpaced: true });
       const dbFile = join(dir, 'shared.sqlite');
+      // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
+      const key = writeReceiptKey(join(dir, 'receipt.pem'));
       const ports = await Promise.all([0, 1, 2, 3].map(() => freePort()));
       servers.push(
         ...(await Promise.all(
           ports.map((port, i) =>
-            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
+            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
           ),
         )),
       );

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { mostInAnyWindow } from '../support/sliding-window.ts';
-import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
 
 // Processes sharing one journal share one Stripe budget: real OS processes on one SQLite file, as
 // several servers run in production (each its own event loop, timers and connection, the file's
@@ -47,11 +47,13 @@ describe('processes sharing one journal share one Stripe budget', () => {
     try {
       const config = writeTestConfig(dir);
       const dbFile = join(dir, 'shared.sqlite');
+      // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
+      const key = writeReceiptKey(join(dir, 'receipt.pem'));
       const ports = await Promise.all(Array.from({ length: SERVERS }, () => freePort()));
       servers.push(
         ...(await Promise.all(
           ports.map((port, i) =>
-            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
+            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
           ),
         )),
       );

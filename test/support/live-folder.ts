@@ -1,9 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
-import { withOwnSecrets } from './server-process.ts';
+import { withOwnSecrets, writeReceiptKey } from './server-process.ts';
 
 /**
  * A new folder holding what a live-mode start needs: a receipt key outside the data folder (mode
@@ -17,8 +16,7 @@ export function liveFolder(options: {
 }): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-live-'));
   mkdirSync(join(dir, 'keys'));
-  const key = join(dir, 'keys', 'receipt.pem');
-  writeFileSync(key, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o400 });
+  const key = writeReceiptKey(join(dir, 'keys', 'receipt.pem'));
   const config = join(dir, 'interlock.live.yaml');
   const live = withOwnSecrets(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')).replace(/^stripe: \{ mode: sandbox \}$/m, 'stripe: { mode: live }');
   const edit = options.configEdit ?? ((text: string) => text);
