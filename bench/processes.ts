@@ -82,8 +82,25 @@ export interface ServerSpec {
   readyTimeoutMs?: number;
 }
 
+/** How many ports a server is started on when the one found free is taken before it listens. */
+const PORT_ATTEMPTS = 3;
+
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
 export async function startServerProcess(spec: ServerSpec): Promise<Started> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerProcessOnce(spec);
+    } catch (error) {
+      // Another process took the port between freePort() and the server's listen: another port.
+      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The server could not listen on the port found free: it was taken meanwhile. */
+class PortTakenError extends Error {}
+
+async function startServerProcessOnce(spec: ServerSpec): Promise<Started> {
   const port = await freePort();
   const started = launch(spec.nodeArgs ?? [], 'server/main.ts', {
     PORT: String(port),
@@ -99,9 +116,12 @@ export async function startServerProcess(spec: ServerSpec): Promise<Started> {
   const readyTimeoutMs = spec.readyTimeoutMs ?? READY_TIMEOUT_MS;
   const deadlineMs = Date.now() + readyTimeoutMs;
   for (;;) {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`the server exited before it was ready: ${started.stderr()}`);
+    if (started.child.exitCode !== null || started.child.signalCode !== null) {
+      throw new (started.stderr().includes('EADDRINUSE') ? PortTakenError : Error)(`the server exited before it was ready: ${started.stderr()}`);
+    }
     try {
-      if ((await fetch(`${url}/readyz`)).ok) return { ...started, url };
+      // Bounded: whatever holds the port may accept and never answer.
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) return { ...started, url };
     } catch {
       // Not listening yet.
     }
