@@ -204,8 +204,8 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
   const dir = mkdtempSync(join(tmpdir(), 'interlock-shared-'));
   const servers: ServerProcess[] = [];
   afterAll(async () => {
-    for (const server of servers) server.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s.exited));
+    for (const server of servers) server?.child.kill('SIGKILL');
+    await Promise.all(servers.map((s) => s?.exited));
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -218,12 +218,11 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
       // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
       const key = writeReceiptKey(join(dir, 'receipt.pem'));
       const ports = await Promise.all([0, 1, 2, 3].map(() => freePort()));
-      servers.push(
-        ...(await Promise.all(
-          ports.map((port, i) =>
-            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
-          ),
-        )),
+      // Each held as soon as it is up, so one failing to start leaves none of the others running.
+      await Promise.all(
+        ports.map(async (port, i) => {
+          servers[i] = await startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
+        }),
       );
       const pi = (await sandbox.createPaymentIntent(PAID_CENTS)).id;
       const clients = servers.map((s) => clientFor(s.url));

@@ -37,8 +37,8 @@ describe('processes sharing one journal share one Stripe budget', () => {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-budget-'));
   const servers: ServerProcess[] = [];
   afterAll(async () => {
-    for (const server of servers) server.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s.exited));
+    for (const server of servers) server?.child.kill('SIGKILL');
+    await Promise.all(servers.map((s) => s?.exited));
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -50,12 +50,11 @@ describe('processes sharing one journal share one Stripe budget', () => {
       // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
       const key = writeReceiptKey(join(dir, 'receipt.pem'));
       const ports = await Promise.all(Array.from({ length: SERVERS }, () => freePort()));
-      servers.push(
-        ...(await Promise.all(
-          ports.map((port, i) =>
-            startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url }),
-          ),
-        )),
+      // Each held as soon as it is up, so one failing to start leaves none of the others running.
+      await Promise.all(
+        ports.map(async (port, i) => {
+          servers[i] = await startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
+        }),
       );
       const payments = await Promise.all(Array.from({ length: SERVERS * REFUNDS_PER_SERVER }, async () => (await sandbox.createPaymentIntent(PAID_CENTS)).id));
       const clients = servers.map((s) => clientFor(s.url));

@@ -148,7 +148,11 @@ async function startServerProcessOnce(env: Record<string, string>, options: { lo
     } catch {
       // Not listening yet.
     }
-    if (Date.now() > deadline) throw new Error(`server not ready in ${READY_TIMEOUT_MS} ms: ${stderr}`);
+    if (Date.now() > deadline) {
+      // Not left running: nobody holds it to stop it, and it would outlive the test run.
+      child.kill('SIGKILL');
+      throw new Error(`server not ready in ${READY_TIMEOUT_MS} ms: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { url, child, exited, stderr: () => stderr, stdout: () => stdout };
