@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { isJournalFailure, type Views } from '../views.ts';
@@ -73,6 +74,11 @@ export function validationError(refusals: readonly SchemaRefusal[], context: str
 /** The answer to anything that met a journal which failed a check, wherever it was met. */
 export const JOURNAL_UNAVAILABLE = 'the journal failed an integrity check; nothing is shown, written or sent until an operator restarts Interlock';
 
+/** Node's error for a request whose client closed the connection before its body arrived. */
+function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
+  return error.code === 'ECONNRESET' && error.message === 'aborted' && raw.destroyed;
+}
+
 /**
  * One error handler for the whole app: `{error: {code, message}}` with a stable code. An unknown
  * error is logged with its request and answered as internal_error, never with its text. A corrupt
@@ -87,6 +93,11 @@ export function installErrorHandler(app: FastifyInstance, views: Views): void {
     }
     const known = error instanceof AppError ? error : fromFastify(error);
     if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });
+    if (clientHungUp(error, request.raw)) {
+      // The client's doing, not the server's: nothing of the request was done, and nobody reads the answer.
+      request.log.info({ url: request.url, method: request.method }, 'the client hung up before its request arrived whole; nothing was done for it');
+      return reply.status(400).send({ error: { code: 'validation_failed', message: 'the request did not arrive whole' } });
+    }
     request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } });
   });
