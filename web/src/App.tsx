@@ -42,7 +42,9 @@ export function App() {
     if (loggingOut.current) return;
     setCsrfToken('');
     resetDirectory();
-    setState({ phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere', unsent });
+    // Once out, a loss told late (the live feed's close after this page's own logout was answered)
+    // changes nothing: the page keeps saying why it is out.
+    setState((now) => (now.phase === 'out' ? now : { phase: 'out', notice: code === 'session_expired' ? 'session_expired' : 'signed_out_elsewhere', unsent }));
   }, []);
 
   const checkSession = useCallback(async () => {
