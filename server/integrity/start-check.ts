@@ -38,17 +38,27 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
     throw new JournalDamagedError('journal_corrupt', `journal entry seq ${hidden.seq} is stored outside the journal's order (its entries are numbered from 1), where the replay never reads it`, { site: hidden, databaseFile });
   }
   const sealed = parts.seal === false ? refuseUnsealed(database) : await sealIfUnsealed(database, parts.log);
-  const corrupt = await views.replayAtStart();
-  if (corrupt !== null) throw JournalDamagedError.fromCorrupt(corrupt, databaseFile);
-  const replayed = views.head;
+  await replay(views, databaseFile);
   const stored = await parts.journal.head();
-  if ((stored?.seq ?? 0) !== (replayed?.seq ?? 0) || stored?.globalHash !== replayed?.globalHash) {
-    // The replay read every entry and recomputed the chain to its last one; a seal beyond it
-    // belongs to an entry that is gone.
+  // Another process on the same journal may have appended since the replay read its last entry:
+  // the replay catches up with everything durable before the head was read, then compares.
+  await replay(views, databaseFile);
+  const replayed = views.head;
+  const storedSeq = stored?.seq ?? 0;
+  const replayedSeq = replayed?.seq ?? 0;
+  if (replayedSeq < storedSeq || (replayedSeq === storedSeq && stored?.globalHash !== replayed?.globalHash)) {
+    // The replay read every entry and recomputed the chain, checking each entry's seal, to its
+    // last one; a seal beyond it belongs to an entry that is gone.
     const site = stored === null ? null : { seq: stored.seq, effectId: 'unknown' };
     throw new JournalDamagedError('journal_corrupt', `the global chain goes on to seq ${stored?.seq ?? 0} but the entries end at seq ${replayed?.seq ?? 0}: entries were removed from the end`, { site, databaseFile });
   }
   return { size: replayed?.size ?? 0, head: replayed?.globalHash ?? null, sealed };
+}
+
+/** The views caught up with the journal, every entry and seal verified on the way. */
+async function replay(views: Views, databaseFile: string): Promise<void> {
+  const corrupt = await views.replayAtStart();
+  if (corrupt !== null) throw JournalDamagedError.fromCorrupt(corrupt, databaseFile);
 }
 
 /**

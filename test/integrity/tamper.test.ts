@@ -6,9 +6,14 @@ import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { parseEnv } from '../../server/env.ts';
 import { startInterlock } from '../../server/runtime.ts';
 import { rowOf, sealNext } from '../../db/journal-rules.ts';
-import { cleanUpDatabases, effectIdOf, fields } from '../support/db-journals.ts';
+import { cleanUpDatabases, effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
 import { runServerToExit } from '../support/server-process.ts';
 import { checkAtStart, copyJournal, tamper, writeJournal } from '../support/tamper.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { openDatabase } from '../../db/open.ts';
+import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
+import type { JournalStore } from '../../server/journal/store.ts';
+import { Views } from '../../server/views.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -168,5 +173,30 @@ describe('start-up refuses a journal changed behind its back', () => {
     expect(exit).toBe('2');
     expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: journal damaged at seq 3 \(effect [0-9a-f]{12}\): .*breaks the global chain.*npm run verify -- --journal/)]);
     expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('another process on the same journal during the start-up check', () => {
+  it('an entry another process appends between the replay and the read of the chain is not taken for entries removed from the end', async () => {
+    const file = copyJournal(await writeJournal());
+    const opened = openDatabase(file);
+    const other = openDatabase(file);
+    try {
+      const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
+      const elsewhere = new SqliteJournal({ db: other.db, ...fakeClock() });
+      const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} } });
+      // The other process writes just after this one's replay read the last entry, as a server
+      // starting beside it writes its CONFIG entry.
+      const racing: JournalStore = Object.create(views.journal);
+      racing.head = async () => {
+        await elsewhere.append('PROPOSED', effectIdOf(99), fields('PROPOSED'));
+        return views.journal.head();
+      };
+      const outcome = await checkJournalAtStart({ database: opened, journal: racing, views, log: { info: () => {} } });
+      expect(outcome.size).toBe(13);
+    } finally {
+      other.close();
+      opened.close();
+    }
   });
 });
