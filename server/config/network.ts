@@ -32,11 +32,22 @@ function readTrustProxy(c: Checker, value: unknown): NetworkConfig['trustProxy']
   return c.distinct(value, field, (item, path) => readProxyAddress(c, item, path), { nonEmpty: true });
 }
 
+/** Why a range of every address is refused, by the field it is in. */
+const EVERY_ADDRESS_WHY: Record<string, string> = {
+  trust_proxy: 'it would believe any address a client writes in X-Forwarded-For; name the proxies that stand in front, or how many there are',
+  'metrics.allow_from': 'anyone who reaches the port could read the metrics; to scrape from anywhere, give the scraper a token (token_sha256)',
+};
+
 /** A proxy's address, a range of them in CIDR form, or one of proxy-addr's named ranges. */
 export function readProxyAddress(c: Checker, value: unknown, path: string): string {
   const text = c.string(value, path);
   if (PROXY_RANGE_NAMES.includes(text)) return text;
-  if (isIpAddress(text) || ipaddr.IPv4.isValidCIDRFourPartDecimal(text) || ipaddr.IPv6.isValidCIDR(text)) return text;
+  if (isIpAddress(text)) return text;
+  if (ipaddr.IPv4.isValidCIDRFourPartDecimal(text) || ipaddr.IPv6.isValidCIDR(text)) {
+    // A range of every address lets anyone in: as a proxy, anyone's X-Forwarded-For is believed.
+    if (ipaddr.parseCIDR(text)[1] === 0) c.fail(path, `${describeHost(text)} is every address: ${EVERY_ADDRESS_WHY[path.split('[')[0]!] ?? 'it would let anyone in'}`);
+    return text;
+  }
   return c.fail(path, `${describeHost(text)} is not an IP address, a CIDR range (10.0.0.0/8) or one of ${PROXY_RANGE_NAMES.join(', ')}`);
 }
 

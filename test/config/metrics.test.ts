@@ -35,6 +35,7 @@ describe('metrics settings', () => {
   it.each<[string, unknown, RegExp]>([
     ['an unknown key', { allow: ['loopback'] }, /metrics\.allow: unknown/],
     ['a host name', { allow_from: ['prometheus.internal'] }, /metrics\.allow_from\[0\]: .*not an IP address/],
+    ['every address', { allow_from: ['loopback', '0.0.0.0/0'] }, /metrics\.allow_from\[1\]: "0\.0\.0\.0\/0" is every address: .*token_sha256/],
     ['a token in clear', { token_sha256: 'my-token' }, /metrics\.token_sha256: must be 64 lowercase hex/],
     ['no one at all', { allow_from: [] }, /metrics: allow_from is empty and there is no token_sha256/],
   ])('refuse %s, naming the field', (_what, metrics, message) => {
