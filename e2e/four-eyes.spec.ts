@@ -29,6 +29,13 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await bea.goto(item);
   await expect(approvals(bea)).toContainText('1 of 2');
   await expect(approvals(bea)).toContainText('Approved by Ana Lopez at');
+  // The queue's rows say it too: Bea reads whose approval is in, Ana that it waits for someone else.
+  const row = (page: typeof ana) => page.locator(`.inbox-row[data-request-id="${requestId}"]`);
+  await bea.goto('/');
+  await expect(row(bea)).toContainText('Approvals 1 of 2: Ana Lopez approved; needs 1 more');
+  await shoot(bea, 'inbox-four-eyes-row');
+  await ana.goto('/');
+  await expect(row(ana)).toContainText('Approvals 1 of 2: you approved; needs someone else');
 
   // A refund by hand moves the payment: the item is shown again on the new facts, and Ana's approval no longer counts.
   await handRefund(request, paymentIntent, 10_000);

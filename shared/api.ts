@@ -137,6 +137,12 @@ export interface InboxItem {
   moved_from: { group: string; due_ms: number | null; at_ms: number } | null;
   /** The payment's facts now (display only), when they have been read. */
   current?: CurrentFacts | null;
+  /**
+   * For an escalation two distinct people must approve: how many must, and who approved this
+   * escalation so far (logins), as journaled. Missing when one approver is enough. The item page's
+   * `approvals` also says when one of them no longer counts (expired, or its approver left).
+   */
+  approvals?: { required: number; given: { by: string; at_ms: number }[] };
 }
 
 /**

@@ -31,8 +31,8 @@ export interface ChainSummary {
   /** The group the item last moved up from because its deadline passed there, and that deadline, while the item is still unanswered. */
   movedFrom: { group: string; dueMs: number | null; atMs: number } | null;
   latestDecision: Decided | null;
-  /** The people who approved the latest escalation while it needs more than that (four-eyes). */
-  latestApprovers: Set<string>;
+  /** The people who approved the latest escalation while it needs more than that (four-eyes), and when. */
+  latestApprovers: Map<string, number>;
   owesSinceDecision: boolean;
   escalated: boolean;
   /** Every group the chain was ever routed to: who may look at it. */
@@ -61,7 +61,7 @@ export function emptySummary(effectId: string): ChainSummary {
     waitingSinceMs: null,
     movedFrom: null,
     latestDecision: null,
-    latestApprovers: new Set(),
+    latestApprovers: new Map(),
     owesSinceDecision: false,
     escalated: false,
     groups: new Set(),
@@ -95,7 +95,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     foldTrip(summary, entry);
     summary.latest = entry;
     summary.latestDecision = null;
-    summary.latestApprovers = new Set();
+    summary.latestApprovers = new Map();
     summary.escalated = true;
     summary.groups.add(entry.group);
   }
@@ -103,7 +103,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
     if (summary.closedBy === null && (entry.decision === 'reject' || entry.decision === 'repair')) summary.closedBy = entry;
     if (summary.latest && entry.escalation === summary.latest.hash && summary.latestDecision === null) {
       // An approval short of the count the escalation needs answers nothing (latestEscalation's rule).
-      if (entry.decision === 'approve') summary.latestApprovers.add(entry.by);
+      if (entry.decision === 'approve' && !summary.latestApprovers.has(entry.by)) summary.latestApprovers.set(entry.by, entry.at_ms);
       if (entry.decision !== 'approve' || summary.latestApprovers.size >= approvalsRequired(summary.latest)) {
         summary.latestDecision = entry;
         summary.owesSinceDecision = false;
@@ -174,6 +174,7 @@ export function summaryItem(s: ChainSummary): InboxItem | null {
     asked_at_ms: s.askedAtMs ?? e.at_ms,
     waiting_since_ms: s.waitingSinceMs ?? e.at_ms,
     moved_from: s.movedFrom === null ? null : { group: s.movedFrom.group, due_ms: s.movedFrom.dueMs, at_ms: s.movedFrom.atMs },
+    ...(approvalsRequired(e) > 1 ? { approvals: { required: approvalsRequired(e), given: [...s.latestApprovers].map(([by, at_ms]) => ({ by, at_ms })) } } : {}),
   };
 }
 

@@ -55,6 +55,19 @@ describe('four-eyes from the route amount', () => {
     expect(escalated).not.toHaveProperty('approvals_required');
   });
 
+  it('the queue’s row tells 1 of 2, and whose, once the first approval lands; a row one approver decides tells nothing', async () => {
+    const [four, one] = [await queued('fe-row', 15_000), await queued('fe-row-small', 9_999)];
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    const row = async (effectId: string) => (await world.as(bea, 'GET', '/api/inbox')).json().items.find((i: { effect_id: string }) => i.effect_id === effectId);
+    expect((await row(four)).approvals).toEqual({ required: 2, given: [] });
+    expect(await row(one)).not.toHaveProperty('approvals');
+    expect((await approve(ana, four)).json().status).toBe('PARTLY_APPROVED');
+    expect((await row(four)).approvals).toEqual({ required: 2, given: [{ by: 'ana', at_ms: expect.any(Number) }] });
+    expect((await approve(bea, four)).json().status).toBe('COMMITTED');
+    expect(await row(four)).toBeUndefined();
+    expect((await approve(ana, one)).json().status).toBe('COMMITTED');
+  });
+
   it('the first approval is journaled, 1 of 2; the same person again is refused; a second person sends it under both', async () => {
     const effectId = await queued('fe-two', 15_000);
     const [ana, bea] = [await world.login('ana'), await world.login('bea')];

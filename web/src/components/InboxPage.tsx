@@ -127,7 +127,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
     body = (
       <ol className={`inbox-list${density === 'compact' ? ' compact' : ''}`} ref={listRef} aria-label="Open items, most urgent first">
         {rows.map((item) => (
-          <Row key={item.effect_id} item={item} offsetMs={live.offsetMs} fresh={fresh.has(item.effect_id)} search={query} viewers={viewersOf(item.effect_id)} reader={readOnly} />
+          <Row key={item.effect_id} item={item} offsetMs={live.offsetMs} fresh={fresh.has(item.effect_id)} search={query} viewers={viewersOf(item.effect_id)} reader={readOnly} user={session.name} />
         ))}
       </ol>
     );

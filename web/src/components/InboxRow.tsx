@@ -1,6 +1,7 @@
 import type { InboxItem, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
 import { formatAgoShort, formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
+import { useDirectory } from '../directory.ts';
 import { useNowMs } from '../hooks.ts';
 import { levelLabel } from '../labels.ts';
 import { itemPath } from '../router.ts';
@@ -22,6 +23,8 @@ interface InboxRowProps {
   viewers: readonly Viewer[];
   /** Shown to someone who decides nothing (finance). */
   reader?: boolean;
+  /** The signed-in person's login: their own approval is told apart from someone else's. */
+  user?: string;
 }
 
 /** The link that opens an item; its box covers the whole row, so the row is one click target. */
@@ -100,8 +103,41 @@ function EscalationFacts({ item, appNowMs }: { item: InboxItem; appNowMs: number
   );
 }
 
+/**
+ * Where a two-approver item stands: how many of the approvals it needs are in and whose, so a
+ * second approver sees at once that one is, and the first that it waits for someone else.
+ * Nothing when one approver is enough.
+ */
+function approvalsWords(item: InboxItem, user: string | undefined, displayName: (login: string) => string): { short: string; long: string } | null {
+  const approvals = item.approvals;
+  if (!approvals) return null;
+  const count = `${approvals.given.length} of ${approvals.required}`;
+  if (approvals.given.length === 0) return { short: `0/${approvals.required}`, long: `Needs ${approvals.required} approvers, none yet` };
+  const mine = approvals.given.some((a) => a.by === user);
+  const others = approvals.given.filter((a) => a.by !== user).map((a) => displayName(a.by));
+  const who = [...(mine ? ['you'] : []), ...others].join(' and ');
+  const left = approvals.required - approvals.given.length;
+  const next = mine ? `needs ${left === 1 ? 'someone else' : `${left} more people`}` : `needs ${left} more`;
+  return { short: `${approvals.given.length}/${approvals.required}`, long: `Approvals ${count}: ${who} approved; ${next}` };
+}
+
+function ApprovalsCount({ item, user, compact = false }: { item: InboxItem; user: string | undefined; compact?: boolean }) {
+  const { displayName } = useDirectory();
+  const words = approvalsWords(item, user, displayName);
+  if (words === null) return null;
+  if (compact) {
+    return (
+      <span className="approvals-chip" title={words.long}>
+        <span aria-hidden="true">{words.short}</span>
+        <span className="sr-only">{words.long}</span>
+      </span>
+    );
+  }
+  return <p className="row-approvals approvals-chip">{words.long}</p>;
+}
+
 /** One open item as a card: how much, for which payment, what is wrong, why it needs a person, where it sits, how long is left. */
-export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = false }: InboxRowProps) {
+export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = false, user }: InboxRowProps) {
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
@@ -133,6 +169,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
           <FlagTags flags={flagsOf(item)} />
         </p>
         <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
+        <ApprovalsCount item={item} user={user} />
         <ReasonSummary item={item} currency={currency} reader={reader} />
         <EscalationFacts item={item} appNowMs={appNowMs} />
         {item.request.reason && <p className="agent-reason">“{item.request.reason}”</p>}
@@ -155,7 +192,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
 }
 
 /** One open item on one line, for working a long queue: amount, request and agent, who paid, when asked, why and flags, trouble, deadline, group. */
-export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: InboxRowProps) {
+export function CompactInboxRow({ item, offsetMs, fresh, search, viewers, user }: InboxRowProps) {
   const appNowMs = useNowMs() + offsetMs;
   const currency = itemCurrency(item);
   const amount = formatMoney(item.request.amount, currency);
@@ -199,6 +236,7 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers }: Inbo
       </div>
       <div className="c-trouble">
         <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
+        <ApprovalsCount item={item} user={user} compact />
         {viewers.length > 0 && (
           <span className="row-viewers" title={viewersSentence(viewers)}>
             <span aria-hidden="true">👁</span>
