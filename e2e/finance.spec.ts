@@ -239,10 +239,11 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   // The CSV of the same filter: the outcome, the reason, ISO times and decimal amounts after every earlier column.
   const rejectedCsv = (await (await page.request.get('/api/ledger.csv?outcome=rejected')).text()).split('\r\n');
   const header = rejectedCsv[0]!.split(',');
-  expect(header.slice(-7)).toEqual(['outcome', 'reject_reason', 'requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed']);
+  expect(header.slice(-8)).toEqual(['outcome', 'reject_reason', 'requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed', 'approved_by_logins']);
   const record = rejectedCsv.find((line) => line.startsWith(`"${toClose.requestId}"`))!;
   expect(record).toContain(`"rejected","${REJECT_REASON}",`);
-  expect(record).toMatch(/,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,80\.00,,$/);
+  // A rejection: nobody's approval sent it, so its approvers' column is empty.
+  expect(record).toMatch(/,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z,80\.00,,,""$/);
 
   // Somebody refunds $12.34 by hand in Stripe's dashboard on the dollar payment Interlock refunded.
   const planted = await request.post(`${SANDBOX_URL}/_sandbox/hand-refunds`, { data: { paymentIntent: usdPayment, amountCents: 1_234 } });

@@ -62,6 +62,9 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await expect(history(ana)).toContainText('Approved, 2 of 2: approved for sending');
   // The receipt names both approvers, the earlier first.
   await expect(ana.getByRole('region', { name: 'Receipt' })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
+  // And so does the ledger.
+  await ana.goto('/ledger');
+  await expect(ana.locator('.ledger-table tr', { hasText: requestId })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
   expect((await ledger(request, paymentIntent)).filter((r) => r.amount === 600_000)).toHaveLength(1);
 
   // A refund made on behalf of Bea: her page says why she cannot approve it, and offers no approval.

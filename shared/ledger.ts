@@ -83,6 +83,12 @@ export interface LedgerRow {
   outcome: LedgerOutcome;
   /** Why a person rejected (or closed) it, in their words; null otherwise, and for a decision journaled before reasons were kept. */
   reject_reason: string | null;
+  /**
+   * Every person whose approval sent it (or, not sent yet, approved it), by login, the earliest
+   * first: both for a refund two people approved (four-eyes), the one for one approver; empty for
+   * the policy and for a request no approval sent. `decided_by` names the last of them.
+   */
+  approved_by_logins: string[];
 }
 
 /** The CSV's columns, in order: every field of a row, under its own name; a column added later goes after every earlier one. */
@@ -112,6 +118,9 @@ export const LEDGER_COLUMNS = [
   'reject_reason',
 ] as const satisfies readonly (keyof LedgerRow)[];
 
+/** Fields of a row added after the columns made for a spreadsheet: the CSV gives them after those, so every earlier column keeps its place. */
+export const LEDGER_LATER_COLUMNS = ['approved_by_logins'] as const satisfies readonly (keyof LedgerRow)[];
+
 /**
  * Columns the CSV adds after every field of a row, for a spreadsheet: the times as ISO-8601 UTC
  * (`2026-12-05T10:00:00.000Z`) and the amounts as decimals in the currency's own exponent (`20.00`
@@ -123,7 +132,7 @@ export const LEDGER_CSV_EXTRA_COLUMNS = ['requested_at', 'decided_at', 'amount_a
 export type LedgerCsvExtraColumn = (typeof LEDGER_CSV_EXTRA_COLUMNS)[number];
 
 /** The CSV's header, in order: a column added later goes after every earlier one. */
-export const LEDGER_CSV_COLUMNS = [...LEDGER_COLUMNS, ...LEDGER_CSV_EXTRA_COLUMNS] as const;
+export const LEDGER_CSV_COLUMNS = [...LEDGER_COLUMNS, ...LEDGER_CSV_EXTRA_COLUMNS, ...LEDGER_LATER_COLUMNS] as const;
 
 /** One outcome's share of a currency's totals. */
 export interface LedgerOutcomeTotal {
@@ -158,6 +167,6 @@ export interface LedgerPage {
 }
 
 // Every field of a row is a column: a field added to LedgerRow and not here does not compile.
-type ColumnsLeftOut = Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number]>;
+type ColumnsLeftOut = Exclude<keyof LedgerRow, (typeof LEDGER_COLUMNS)[number] | (typeof LEDGER_LATER_COLUMNS)[number]>;
 const everyFieldIsAColumn: [ColumnsLeftOut] extends [never] ? true : never = true;
 void everyFieldIsAColumn;

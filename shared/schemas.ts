@@ -508,6 +508,10 @@ export const LedgerRowSchema = Type.Object(
     ),
     outcome: oneOf(LEDGER_OUTCOMES, `how the request ended, from the journal (status stays what the agent is told): ${LEDGER_OUTCOMES.join(', ')}`),
     reject_reason: nullable(Type.String({ description: 'why a person rejected (or closed) it, in their words' })),
+    approved_by_logins: Type.Array(Type.String(), {
+      description:
+        'every person whose approval sent it (or, not sent yet, approved it), by login, the earliest first: both for a refund two people approved, one for one approver; empty for the policy and when no approval sent it',
+    }),
   },
   { additionalProperties: false },
 );

@@ -136,7 +136,18 @@ export class LedgerChain {
         refusedForGood: this.#refusedForGood,
       }),
       reject_reason: s.closedBy?.decision === 'reject' ? (s.closedBy.reason ?? null) : null,
+      approved_by_logins: this.#approvers(),
     };
+  }
+
+  /** Whose approvals sent it (the lease it was sent under), else whose approvals stand unsent; earliest first. */
+  #approvers(): string[] {
+    const s = this.#summary;
+    if (s.committed !== null || s.openDispatch) {
+      const lease = s.lastDispatchLease;
+      return isPersonLease(lease) ? [...(lease.co_approvals ?? []).map((a) => a.by), lease.by] : [];
+    }
+    return s.closedBy === null && s.latestDecision?.decision === 'approve' ? [...s.latestApprovers.keys()] : [];
   }
 
   /** The status the agent is told now: `currentStatus` of the chain, from what was folded. */

@@ -1,4 +1,4 @@
-import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, LEDGER_CSV_EXTRA_COLUMNS, type LedgerCsvExtraColumn, type LedgerRow } from '../../shared/ledger.ts';
+import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, LEDGER_CSV_EXTRA_COLUMNS, LEDGER_LATER_COLUMNS, type LedgerCsvExtraColumn, type LedgerRow } from '../../shared/ledger.ts';
 import { decimalOf } from '../../shared/money.ts';
 import { assertNever } from '../../shared/statuses.ts';
 
@@ -59,9 +59,10 @@ export function ledgerCsvHeader(): string {
   return `${LEDGER_CSV_COLUMNS.join(',')}${CRLF}`;
 }
 
-/** One row as one CSV record: its fields in the order of LEDGER_COLUMNS, then the columns made from them. */
+/** One row as one CSV record: its fields in the order of LEDGER_COLUMNS, the columns made from them, then the fields added later. */
 export function ledgerCsvRecord(row: LedgerRow): string {
   const fields = LEDGER_COLUMNS.map((column) => cell(row[column]));
   const extras = LEDGER_CSV_EXTRA_COLUMNS.map((column) => extraCell(row, column));
-  return `${[...fields, ...extras].join(',')}${CRLF}`;
+  const later = LEDGER_LATER_COLUMNS.map((column) => cell(row[column]));
+  return `${[...fields, ...extras, ...later].join(',')}${CRLF}`;
 }

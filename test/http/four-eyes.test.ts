@@ -95,6 +95,11 @@ describe('four-eyes from the route amount', () => {
     const receipt = (await world.as(ana, 'GET', `/api/items/${effectId}/receipt`)).json();
     const keys = new Map([[world.services.signingKey.keyId, world.services.signingKey.publicKeyPem]]);
     expect(await verifyReceipt(receipt, keys)).toMatchObject({ valid: true, approved_by: 'bea', approvers: ['ana', 'bea'] });
+    // The ledger names both, the earlier first, as the receipt does; and so does its CSV.
+    const row = (await world.as(ana, 'GET', '/api/ledger?limit=200')).json().rows.find((r: { effect_id: string }) => r.effect_id === effectId);
+    expect(row).toMatchObject({ decided_by_login: 'bea', approved_by_logins: ['ana', 'bea'] });
+    const csv = (await world.as(ana, 'GET', '/api/ledger.csv')).body;
+    expect(csv.split('\r\n').find((line: string) => line.includes('"fe-two"'))).toMatch(/,"ana; bea"$/);
   });
 
   it('an approval that expired before the second is voided: the item is shown again and says why', async () => {

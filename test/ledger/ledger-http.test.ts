@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, type LedgerPage, type LedgerRow, type LedgerTotals } from '../../shared/ledger.ts';
+import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, LEDGER_LATER_COLUMNS, type LedgerPage, type LedgerRow, type LedgerTotals } from '../../shared/ledger.ts';
 import type { SignedReceipt } from '../../server/receipts/receipts.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
@@ -61,7 +61,7 @@ describe('GET /api/ledger: one row per request', () => {
     const rows = await lw.allPages(fin);
     expect(names(rows)).toEqual(['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']);
     const row = (name: string) => rows.find((r) => r.request_id === name)!;
-    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null, reject_reason: null });
+    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null, reject_reason: null, approved_by_logins: [] });
     const inFirstHalf = expect.toSatisfy((ms: number) => ms >= firstHalf.fromMs && ms < firstHalf.toMs);
     const inSecondHalf = expect.toSatisfy((ms: number) => ms >= secondHalfFromMs);
     const whenDecided = expect.toSatisfy((ms: number) => ms >= decidedAt.fromMs && ms <= decidedAt.toMs);
@@ -74,7 +74,7 @@ describe('GET /api/ledger: one row per request', () => {
     expect(row('big-1')).toEqual({
       ...base('big-1'), agent: 'support-bot', amount_asked_minor: 8_000, amount_sent_minor: 8_000, currency: 'usd', status: 'COMMITTED',
       decided_by_kind: 'person', decided_by: 'Ana Lopez', decided_by_login: 'ana', policy_rules: [], decided_at_ms: whenDecided,
-      refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'], outcome: 'refunded',
+      refund_id: refundOf('big-1'), ...confirmed, requested_at_ms: inFirstHalf, groups: ['ap-leads'], outcome: 'refunded', approved_by_logins: ['ana'],
     });
     expect(row('rej-1')).toEqual({
       ...base('rej-1'), agent: 'support-bot', amount_asked_minor: 9_000, amount_sent_minor: null, currency: 'usd', status: 'CLOSED',
@@ -222,7 +222,9 @@ describe('GET /api/ledger.csv', () => {
     expect(header?.slice(3, 6)).toEqual(['amount_asked_minor', 'amount_sent_minor', 'currency']);
     // Every field of a row first, in order; the columns made for a spreadsheet after them.
     expect(records.map((record) => record.slice(0, LEDGER_COLUMNS.length))).toEqual(json.map((row) => LEDGER_COLUMNS.map((column) => expectedCell(row[column]))));
-    expect(records.map((record) => record.slice(LEDGER_COLUMNS.length))).toEqual(json.map(expectedExtraCells));
+    expect(records.map((record) => record.slice(LEDGER_COLUMNS.length, LEDGER_COLUMNS.length + 5))).toEqual(json.map(expectedExtraCells));
+    // A field added later comes after those, so every earlier column keeps its place.
+    expect(records.map((record) => record.slice(LEDGER_COLUMNS.length + 5))).toEqual(json.map((row) => LEDGER_LATER_COLUMNS.map((column) => expectedCell(row[column]))));
     expect(records.length).toBeGreaterThan(0);
   });
 
@@ -240,8 +242,9 @@ describe('GET /api/ledger.csv', () => {
     const rejected = Object.fromEntries(header!.map((column, i) => [column, records.find((record) => record[0] === 'rej-1')![i]]));
     expect(rejected).toMatchObject({ request_id: 'rej-1', status: 'CLOSED', outcome: 'rejected', reject_reason: 'not eligible under the returns policy', amount_asked_minor: '9000', amount_asked: '90.00', amount_sent: '' });
     expect(rejected.decided_at).toBe(new Date(Number(rejected.decided_at_ms)).toISOString());
-    const [, ...yen] = parseCsv(await (await lw.get(fin, '/api/ledger.csv?currency=jpy')).text());
-    expect(yen[0]!.slice(-3)).toEqual(['3000', '3000', '']);
+    const [yenHeader, ...yen] = parseCsv(await (await lw.get(fin, '/api/ledger.csv?currency=jpy')).text());
+    const amounts = ['amount_asked', 'amount_sent', 'amount_failed'].map((column) => yen[0]![yenHeader!.indexOf(column)]);
+    expect(amounts).toEqual(['3000', '3000', '']);
   });
 
   it('is the whole filter, never a page: a cursor or a limit is refused', async () => {

@@ -1,6 +1,7 @@
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { LEDGER_OUTCOMES, type LedgerConfirmation, type LedgerPage as LedgerAnswer, type LedgerRow, type LedgerTotals } from '../../../shared/ledger.ts';
 import { callApi, messageOf } from '../api-client.ts';
+import { useDirectory } from '../directory.ts';
 import { formatFull, formatMoney } from '../format.ts';
 import { useDocumentTitle } from '../hooks.ts';
 import { OUTCOME_LABELS, OUTCOME_MEANINGS, OUTCOME_TONES } from '../labels.ts';
@@ -214,13 +215,18 @@ function DateField({ label, value, onChange, dayBefore = false }: { label: strin
   );
 }
 
-function decidedBy(row: LedgerRow): string {
+function decidedBy(row: LedgerRow, displayNameOf: (login: string) => string): string {
   if (row.decided_by_kind === 'policy') return `Policy${row.policy_rules.length ? ` (${row.policy_rules.join('; ')})` : ''}`;
-  if (row.decided_by_kind === 'person') return `${row.decided_by} (${row.decided_by_login})`;
+  if (row.decided_by_kind === 'person') {
+    // Two approvers (four-eyes): both, the earlier first, as the receipt names them.
+    const earlier = row.approved_by_logins.filter((login) => login !== row.decided_by_login).map((login) => `${displayNameOf(login)} (${login})`);
+    return [...earlier, `${row.decided_by} (${row.decided_by_login})`].join(' and ');
+  }
   return 'Nobody yet';
 }
 
 function LedgerTable({ rows }: { rows: LedgerRow[] }) {
+  const { displayName } = useDirectory();
   return (
     <div className="table-scroll">
       <table className="ledger-table">
@@ -257,7 +263,7 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
                   agent told <span className="mono">{row.status}</span>
                 </span>
               </td>
-              <td>{decidedBy(row)}</td>
+              <td>{decidedBy(row, displayName)}</td>
               <td>{row.decided_at_ms === null ? '—' : formatFull(row.decided_at_ms)}</td>
               <td>
                 {CONFIRMATION_LABELS[row.confirmation]}
