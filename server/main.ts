@@ -5,30 +5,12 @@ import { EnvError, parseEnv } from './env.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
 import { SigningKeyError } from './receipts/keys.ts';
 import { startInterlock } from './runtime.ts';
+import { answerSignals } from './signals.ts';
 
-// `npm start`: read the environment once, listen, recover, reload the config on SIGHUP, and shut
-// down gracefully on SIGTERM or SIGINT. Until the server is up a SIGHUP has nothing to reload: it
-// is ignored rather than ending the start.
-let reload: (() => void) | null = null;
-process.on('SIGHUP', () => reload?.());
+// `npm start`: read the environment once, listen, recover, reload the config on SIGHUP (one sent
+// during the start is acted on once the server is up), and shut down gracefully on SIGTERM or SIGINT.
 try {
-  const running = await startInterlock(parseEnv(process.env));
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    running.app.log.info(`${signal}: shutting down`);
-    await running.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  // SIGHUP reloads the config (server/reload.ts); the reload logs what it changed or why it was refused.
-  reload = () => {
-    if (stopping) return;
-    running.app.log.info('SIGHUP: reloading the config');
-    running.reload().catch((error: unknown) => running.app.log.error({ err: error }, 'config reload failed; the config in force stays'));
-  };
+  await answerSignals(startInterlock(parseEnv(process.env)));
 } catch (error) {
   // A bad environment, config, signing key or test clock file, a damaged journal, or a live mode whose guards or key
   // probes failed, is the operator's to fix: say which, with no stack, and exit 2.
