@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { sleep } from './stats.ts';
+import { freePort, onFreePorts, untilReady } from './ready.ts';
 
 /** The repository root: where the server and the sandbox are started from. */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -20,17 +19,7 @@ export interface Started {
   stop(): Promise<string>;
 }
 
-/** A free port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 function launch(nodeArgs: string[], script: string, env: Record<string, string>): { child: ChildProcess; stderr(): string; stop(): Promise<string> } {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
@@ -82,53 +71,22 @@ export interface ServerSpec {
   readyTimeoutMs?: number;
 }
 
-/** How many ports a server is started on when the one found free is taken before it listens. */
-const PORT_ATTEMPTS = 3;
-
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
 export async function startServerProcess(spec: ServerSpec): Promise<Started> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startServerProcessOnce(spec);
-    } catch (error) {
-      // Another process took the port between freePort() and the server's listen: another port.
-      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
-    }
-  }
-}
-
-/** The server could not listen on the port found free: it was taken meanwhile. */
-class PortTakenError extends Error {}
-
-async function startServerProcessOnce(spec: ServerSpec): Promise<Started> {
-  const port = await freePort();
-  const started = launch(spec.nodeArgs ?? [], 'server/main.ts', {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: spec.dataDir,
-    INTERLOCK_CONFIG: spec.configPath,
-    STRIPE_SANDBOX_URL: spec.sandboxUrl,
-    SANDBOX_DEMO: '0',
-    LOG_LEVEL: 'silent',
-    ...spec.env,
+  return onFreePorts(async () => {
+    const port = await freePort();
+    const started = launch(spec.nodeArgs ?? [], 'server/main.ts', {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: spec.dataDir,
+      INTERLOCK_CONFIG: spec.configPath,
+      STRIPE_SANDBOX_URL: spec.sandboxUrl,
+      SANDBOX_DEMO: '0',
+      LOG_LEVEL: 'silent',
+      ...spec.env,
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await untilReady(started.child, url, started.stderr, spec.readyTimeoutMs ?? READY_TIMEOUT_MS, started.stop);
+    return { ...started, url };
   });
-  const url = `http://127.0.0.1:${port}`;
-  const readyTimeoutMs = spec.readyTimeoutMs ?? READY_TIMEOUT_MS;
-  const deadlineMs = Date.now() + readyTimeoutMs;
-  for (;;) {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) {
-      throw new (started.stderr().includes('EADDRINUSE') ? PortTakenError : Error)(`the server exited before it was ready: ${started.stderr()}`);
-    }
-    try {
-      // Bounded: whatever holds the port may accept and never answer.
-      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) return { ...started, url };
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadlineMs) {
-      await started.stop();
-      throw new Error(`the server was not ready in ${readyTimeoutMs} ms: ${started.stderr()}`);
-    }
-    await sleep(100);
-  }
 }

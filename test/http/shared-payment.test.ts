@@ -10,7 +10,7 @@ import { AppClock } from '../../server/clock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { recoverInFlight } from '../../server/services.ts';
 import { buildAppWorld, testConfig, UNPACED_STRIPE } from '../support/app-world.ts';
-import { clientFor, freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/server-process.ts';
 
 // Refunds racing on one payment (the shared-cap scenario): open dispatches count as already
 // refunded when the next one's facts are checked, and the check and the DISPATCHED are one guarded
@@ -202,10 +202,9 @@ describe('refunds racing on one payment', () => {
 
 describe('refunds racing on one payment across 4 OS processes sharing one journal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-shared-'));
-  const servers: ServerProcess[] = [];
+  const group = serversOnOneJournal(dir);
   afterAll(async () => {
-    for (const server of servers) server?.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s?.exited));
+    await group.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -214,22 +213,13 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
     try {
       // About the race, not Stripe's pace: the four share a budget far above 50 requests at once.
       const config = writeTestConfig(dir, { unpaced: true });
-      const dbFile = join(dir, 'shared.sqlite');
-      // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
-      const key = writeReceiptKey(join(dir, 'receipt.pem'));
-      const ports = await Promise.all([0, 1, 2, 3].map(() => freePort()));
-      // Each held as soon as it is up, so one failing to start leaves none of the others running.
-      await Promise.all(
-        ports.map(async (port, i) => {
-          servers[i] = await startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
-        }),
-      );
+      const servers = await group.start(4, { INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
       const pi = (await sandbox.createPaymentIntent(PAID_CENTS)).id;
       const clients = servers.map((s) => clientFor(s.url));
       const answers: Answer[] = (await Promise.all(
         Array.from({ length: REQUESTS }, (_, i) => clients[i % clients.length]!.agent('POST', '/v1/refunds', { request_id: `cross-${i}`, payment_intent: pi, amount: ASK_CENTS })),
       )) as Answer[];
-      expectHeldCap(answers, sandbox.refunds(pi).map((r) => r.amount), await journalEntries(dbFile));
+      expectHeldCap(answers, sandbox.refunds(pi).map((r) => r.amount), await journalEntries(group.dbFile));
       expectOthersWithAPerson(answers);
     } finally {
       await sandbox.close();

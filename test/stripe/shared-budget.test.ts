@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { mostInAnyWindow } from '../support/sliding-window.ts';
-import { clientFor, freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/server-process.ts';
 
 // Processes sharing one journal share one Stripe budget: real OS processes on one SQLite file, as
 // several servers run in production (each its own event loop, timers and connection, the file's
@@ -35,10 +35,9 @@ async function refundUntilFinal(client: Client, requestId: string, paymentIntent
 
 describe('processes sharing one journal share one Stripe budget', () => {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-budget-'));
-  const servers: ServerProcess[] = [];
+  const group = serversOnOneJournal(dir);
   afterAll(async () => {
-    for (const server of servers) server?.child.kill('SIGKILL');
-    await Promise.all(servers.map((s) => s?.exited));
+    await group.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -46,16 +45,7 @@ describe('processes sharing one journal share one Stripe budget', () => {
     const sandbox = await startSandbox({ port: 0, rateLimits: 'test', settle: 'at_create' });
     try {
       const config = writeTestConfig(dir);
-      const dbFile = join(dir, 'shared.sqlite');
-      // Processes on one journal sign its checkpoints with one key (each checks the newest at start).
-      const key = writeReceiptKey(join(dir, 'receipt.pem'));
-      const ports = await Promise.all(Array.from({ length: SERVERS }, () => freePort()));
-      // Each held as soon as it is up, so one failing to start leaves none of the others running.
-      await Promise.all(
-        ports.map(async (port, i) => {
-          servers[i] = await startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
-        }),
-      );
+      const servers = await group.start(SERVERS, { INTERLOCK_CONFIG: config, STRIPE_SANDBOX_URL: sandbox.url });
       const payments = await Promise.all(Array.from({ length: SERVERS * REFUNDS_PER_SERVER }, async () => (await sandbox.createPaymentIntent(PAID_CENTS)).id));
       const clients = servers.map((s) => clientFor(s.url));
       sandbox.resetRequestCounts();

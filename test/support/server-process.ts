@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { PUBLISHED_PASSWORD_HASHES, PUBLISHED_TOKEN_SHA256S } from '../../server/config/published-secrets.ts';
 import { hashToken } from '../../server/config/secrets.ts';
+import { freePort, onFreePorts, untilReady } from '../../bench/ready.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,16 +22,7 @@ export function writeReceiptKey(file: string): string {
   return file;
 }
 
-/** A free loopback port. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { freePort };
 
 /** Stripe's limits as the config gives them to a test that is not about Stripe's pace: far above its traffic. */
 const UNPACED_STRIPE_YAML = 'stripe: { mode: sandbox, rate_limits: { share: 1, global_per_second: 10000, endpoint_per_second: 10000 } }';
@@ -104,28 +95,19 @@ export async function runServerToExit(env: Record<string, string>): Promise<{ ex
  * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default).
  */
 export async function startServerProcess(env: Record<string, string>, options: { logs?: boolean } = {}): Promise<ServerProcess> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startServerProcessOnce(env, options);
-    } catch (error) {
-      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
-      // Another process took a port between freePort() and the server's listen: new ones, again.
+  return onFreePorts(async (attempt) => {
+    if (attempt > 1) {
+      // Another process took a port between freePort() and the server's listen: new ones.
       env = { ...env };
       for (const name of ['PORT', 'SANDBOX_PORT'] as const) {
         if (env[name] !== undefined && env[name] !== '0') env[name] = String(await freePort());
       }
     }
-  }
+    return startServerProcessOnce(env, options);
+  });
 }
 
-/** How many times a server is started on new ports when one it was given was taken meanwhile. */
-const PORT_ATTEMPTS = 3;
-
-/** The server could not listen: a port freePort() found free was taken before the server bound it. */
-class PortTakenError extends Error {}
-
 async function startServerProcessOnce(env: Record<string, string>, options: { logs?: boolean }): Promise<ServerProcess> {
-  const port = Number(env.PORT);
   const child = spawnServer(env, options.logs === true);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -136,26 +118,40 @@ async function startServerProcessOnce(env: Record<string, string>, options: { lo
     stdout += chunk.toString();
   });
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new (stderr.includes('EADDRINUSE') ? PortTakenError : Error)(`server exited before ready: ${stderr}`);
-    }
-    try {
-      // Bounded: whatever holds the port may accept and never answer.
-      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) {
-      // Not left running: nobody holds it to stop it, and it would outlive the test run.
-      child.kill('SIGKILL');
-      throw new Error(`server not ready in ${READY_TIMEOUT_MS} ms: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const url = `http://127.0.0.1:${Number(env.PORT)}`;
+  // Not left running when it is not ready: nobody holds it to stop it, and it would outlive the test run.
+  await untilReady(child, url, () => stderr, READY_TIMEOUT_MS, async () => child.kill('SIGKILL'));
   return { url, child, exited, stderr: () => stderr, stdout: () => stdout };
+}
+
+/**
+ * Several servers on one journal, as production may run them: one SQLite file (`dbFile`) and one
+ * receipt key between them (each signs the journal's checkpoints and checks the newest at start),
+ * a data folder each. `stop()` SIGKILLs every one started.
+ */
+export function serversOnOneJournal(dir: string) {
+  const servers: ServerProcess[] = [];
+  const dbFile = join(dir, 'shared.sqlite');
+  return {
+    dbFile,
+    /** `count` servers started at once under `env`, ready. */
+    async start(count: number, env: Record<string, string>): Promise<ServerProcess[]> {
+      const key = writeReceiptKey(join(dir, 'receipt.pem'));
+      const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+      // Each held as soon as it is up, so one failing to start leaves none of the others running.
+      await Promise.all(
+        ports.map(async (port, i) => {
+          servers[i] = await startServerProcess({ PORT: String(port), DATA_DIR: join(dir, `server-${i}`), DB_PATH: dbFile, RECEIPT_KEY_PATH: key, ...env });
+        }),
+      );
+      return servers;
+    },
+    async stop(): Promise<void> {
+      const started = servers.filter((server) => server !== undefined);
+      for (const server of started) server.child.kill('SIGKILL');
+      await Promise.all(started.map((server) => server.exited));
+    },
+  };
 }
 
 /** An HTTP client for a running server: an agent, and people logged in by name. */
