@@ -157,6 +157,6 @@ describe('the server and its environment', () => {
       });
     const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
     expect(readers.sort()).toEqual(['server/backup/backup-cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/reload-cli.ts', 'server/sandbox/main.ts']);
-    expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  const running = await startInterlock(parseEnv(process.env));']);
+    expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  await answerSignals(startInterlock(parseEnv(process.env)));']);
   });
 });
