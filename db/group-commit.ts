@@ -26,6 +26,11 @@ export interface GroupCommitOptions {
   lingerMs?: number;
   /** The wait under a stream of writes when `lingerMs` is unset (0: never wait). */
   busyLingerMs?: number;
+  /**
+   * How many callers of a committed batch are settled per turn of the loop, asked at each batch
+   * (settleInChunks); unset, all of them at once.
+   */
+  settleChunk?: () => number;
 }
 
 /** What a backend gives the committer: one write transaction, and a step isolated inside it. */
@@ -79,6 +84,7 @@ export class GroupCommit<Tx> {
   readonly #opsMax: number;
   readonly #lingerMs: number | null;
   readonly #busyLingerMs: number;
+  readonly #settleChunk: () => number;
   /** When the last batch committed (performance.now()); far in the past before the first. */
   #committedAtMs = Number.NEGATIVE_INFINITY;
   #queue: Queued<Tx>[] = [];
@@ -102,6 +108,7 @@ export class GroupCommit<Tx> {
     this.#opsMax = opsMax;
     this.#lingerMs = lingerMs;
     this.#busyLingerMs = busyLingerMs;
+    this.#settleChunk = options.settleChunk ?? (() => Number.POSITIVE_INFINITY);
   }
 
   /** A copy of the counters. */
@@ -176,10 +183,25 @@ export class GroupCommit<Tx> {
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
     this.#committedAtMs = performance.now();
-    for (const [i, op] of batch.entries()) {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) outcome.resolve();
-      else op.reject(outcome.error);
-    }
+    settleInChunks(
+      batch.map((op, i) => {
+        const outcome = outcomes[i]!;
+        return outcome.ok ? outcome.resolve : () => op.reject(outcome.error);
+      }),
+      Math.max(1, this.#settleChunk()),
+    );
   }
+}
+
+/**
+ * Settle a committed batch's callers `chunk` at a time, the loop polling its sockets between each
+ * few. Each caller's continuation (its next read, its Stripe call, its answer) runs as a microtask
+ * of the turn that settles it, so settling a whole batch at once makes one long turn of every
+ * continuation, and a request needing only a quick answer (a 429 under overload, /healthz) waits
+ * for all of them (`npm run bench -- --only overload` measures it). The order is the batch's, and
+ * nothing settles before its batch committed.
+ */
+export function settleInChunks(settles: (() => void)[], chunk: number): void {
+  for (const settle of settles.splice(0, chunk)) settle();
+  if (settles.length > 0) setImmediate(() => settleInChunks(settles, chunk));
 }

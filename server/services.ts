@@ -27,11 +27,14 @@ import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from '
 import { BudgetLeases } from './stripe/budget-leases.ts';
 import { attachBudget } from './stripe/paced-client.ts';
 import { TurnQueue } from './stripe/turn-queue.ts';
+import { LoopPressure } from './loop-pressure.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
   /** The config in force: `configs.current`, read again at each use, since a reload replaces it. */
   readonly config: InterlockConfig;
+  /** Whether agents are being shed now: the admission check tells it, the journal's commits read it. */
+  loopPressure: LoopPressure;
   /** The config in force, and its one way to change while running (server/reload.ts). */
   configs: LiveConfig;
   clock: AppClock;
@@ -208,7 +211,8 @@ export function createServices(options: ServiceOptions): Services {
       : { database, account: options.stripeAccount, onError: budgetError(options.log), onDisagreement: budgetDisagreement(options.log) };
   const budget = options.budget ?? budgetFromConfig(config, sharing);
   attachBudget(options.stripe, budget);
-  const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs() });
+  const loopPressure = new LoopPressure();
+  const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
   const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
@@ -325,6 +329,7 @@ export function createServices(options: ServiceOptions): Services {
       return configs.current;
     },
     configs,
+    loopPressure,
     clock,
     database,
     journal,

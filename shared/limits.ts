@@ -137,6 +137,16 @@ export const limits = {
    */
   refundsWorkingMax: 32,
   /**
+   * While agents are being shed (one was, within `settleInChunksForMs`), the callers of a committed
+   * journal batch are settled this many per turn of the event loop (db/group-commit.ts
+   * settleInChunks), so a shed agent waiting for its 429 is answered between each few
+   * continuations, not after all of them. Not when nobody is shed: settling a batch in pieces
+   * splits the next writes over more, smaller batches, and took about a tenth off the capacity.
+   */
+  settleChunkWhileShedding: 8,
+  /** How long after the last shed the batches' callers are still settled a few at a time. */
+  settleInChunksForMs: 1_000,
+  /**
    * The event loop's delay past which agents' calls are shed (429, nothing written) before any of
    * their work: a loop this late already makes every answer, a person's decision among them, wait
    * as long again. Ordinary garbage collection stays well under it.

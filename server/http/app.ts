@@ -189,6 +189,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...(options.refundsInFlightMax === undefined ? {} : { refundsInFlightMax: options.refundsInFlightMax }),
     ...(options.refundsWorkingMax === undefined ? {} : { refundsWorkingMax: options.refundsWorkingMax }),
     agentOf: (authorization) => agentOfAuthorization(services.config.agents, authorization)?.name ?? null,
+    onShed: () => services.loopPressure.noteShed(),
   });
   // Only the names the server is reached by are answered (DNS rebinding); a route configured with
   // `anyHost` (liveness) answers any, so a balancer may probe it by address.

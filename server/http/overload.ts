@@ -113,6 +113,8 @@ export interface OverloadOptions {
    * share): whose share of the places a refund request counts against.
    */
   agentOf?: (authorization: string | undefined) => string | null;
+  /** Told of each agent shed (server/loop-pressure.ts). */
+  onShed?: () => void;
 }
 
 /** What the admission check reports of itself (for the operators' figures). */
@@ -183,6 +185,7 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
     });
     if (!admission.admit) {
       shed[admission.why] += 1;
+      options.onShed?.();
       reply.header('retry-after', String(limits.shedRetryAfterS));
       throw new AppError('rate_limited', SHED_MESSAGES[admission.why](refundsInFlightMax, agentShareOf(refundsInFlightMax, otherAgentsHolding)));
     }

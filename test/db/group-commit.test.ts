@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { groupCommitLimits } from '../../db/group-commit.ts';
+import { groupCommitLimits, settleInChunks } from '../../db/group-commit.ts';
 import { sealNext } from '../../db/journal-rules.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
@@ -258,5 +258,37 @@ describe('SqliteJournal.appendSealed: entries sealed elsewhere, in one write', (
     const { journal } = openJournal();
     await expect(journal.appendSealed(pick(chainOf(eid, 3)))).rejects.toThrow(TypeError);
     expect(await journal.scan(0, 10)).toEqual([]);
+  });
+});
+
+describe('group commit: settling a batch', () => {
+  it('settles its callers a few at a time, in order, the loop turning between each few', async () => {
+    const settled: number[] = [];
+    settleInChunks(Array.from({ length: 20 }, (_, i) => () => settled.push(i)), 8);
+    expect(settled).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toHaveLength(16);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it.each([
+    ['8 at a time', 8, true],
+    ['all at once (unset: nobody is being shed)', undefined, false],
+  ])('a batch of 24 writers settled %s: every one resolves, in call order; a callback queued meanwhile runs before the last of them only in pieces', async (_how, chunk, between) => {
+    const { db } = openTempDatabase();
+    const journal = new SqliteJournal({ db, ...fakeClock(), ...(chunk === undefined ? {} : { groupCommit: { settleChunk: () => chunk } }) });
+    const order: string[] = [];
+    const writes = Array.from({ length: 24 }, (_, n) =>
+      journal.append('PROPOSED', effectIdOf(n + 1), fields('PROPOSED')).then(() => {
+        order.push(`write ${n}`);
+        // A request that arrived while the batch committed: answered before the last writers go on.
+        if (n === 0) setImmediate(() => order.push('meanwhile'));
+      }),
+    );
+    await Promise.all(writes);
+    expect(order.filter((o) => o !== 'meanwhile')).toEqual(writes.map((_, n) => `write ${n}`));
+    const at = order.indexOf('meanwhile');
+    expect(at > 0 && at < order.length - 1).toBe(between);
   });
 });

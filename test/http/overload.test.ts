@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { limits } from '../../shared/limits.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
@@ -49,9 +50,12 @@ describe('refund requests beyond the in-flight bound', () => {
     const pi = await world.payment(10_000);
     const body = { request_id: 'busy-2', payment_intent: pi, amount: 1_000 };
     const before = await world.entryCount();
+    expect(world.services.loopPressure.settleChunk()).toBe(Number.POSITIVE_INFINITY);
     const refused = await world.agent('POST', '/v1/refunds', body);
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
+    // While agents are shed, the journal's committed batches settle their callers a few at a time.
+    expect(world.services.loopPressure.settleChunk()).toBe(limits.settleChunkWhileShedding);
     expect(refused.json()).toMatchObject({ error: { code: 'rate_limited', message: expect.stringContaining('working on 4 refund requests') } });
     expect(await metric(world, 'interlock_shed_total{reason="refunds_in_flight"}')).toBe((shedBefore ?? Number.NaN) + 1);
     expect(await metric(world, 'interlock_refund_requests_in_flight')).toBe(4);
