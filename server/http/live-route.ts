@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { type Ask, allows, allowsOn } from '../access/rules.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
@@ -24,9 +24,11 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? new Set<string>(),
     nowMs: () => services.clock.nowMs(),
   });
-  // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer.
-  const viewsAvailable = async () => {
+  // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer, and a
+  // handshake the websocket library would refuse is refused in the contract's shape.
+  const viewsAvailable = async (request: FastifyRequest) => {
     services.views.assertAvailable();
+    assertHandshake(request.headers);
   };
   // Described in the OpenAPI document by openapi.ts: the generator cannot describe an upgrade.
   // A GET that does not ask to upgrade is answered in the contract's shape (the websocket
@@ -110,4 +112,25 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       socket.on('error', gone);
     },
   });
+}
+
+/** A websocket key as RFC 6455 makes it: 16 random bytes in base64. */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+/** The protocol versions the websocket library speaks. */
+const WEBSOCKET_VERSIONS = new Set(['8', '13']);
+
+/**
+ * An upgrade the websocket library would refuse with a plain-text line (no key, a malformed key,
+ * a version it does not speak) is refused here as `400 validation_failed`, naming the header.
+ */
+function assertHandshake(headers: FastifyRequest['headers']): void {
+  if (headers.upgrade?.toLowerCase() !== 'websocket') return;
+  const key = headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !WEBSOCKET_KEY.test(key)) {
+    throw new AppError('validation_failed', 'not a websocket handshake: Sec-WebSocket-Key must be 16 random bytes in base64 (RFC 6455)');
+  }
+  const version = headers['sec-websocket-version'];
+  if (typeof version !== 'string' || !WEBSOCKET_VERSIONS.has(version)) {
+    throw new AppError('validation_failed', 'not a websocket handshake this server speaks: Sec-WebSocket-Version must be 13');
+  }
 }

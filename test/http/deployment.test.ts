@@ -122,6 +122,31 @@ describe('the Host names served', () => {
     expect(refused.closedByServer).toBe(true);
   });
 
+  it('a malformed websocket handshake from a signed-in person is answered 400 validation_failed in the contract’s JSON, not a plain-text line', async () => {
+    if (!plain.app.server.listening) await plain.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = plain.app.server.address() as AddressInfo;
+    const { cookie } = await plain.login('ana');
+    const handshake = (headers: string) =>
+      new Promise<string>((resolve) => {
+        let answer = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write(`GET /api/live HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookie}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${headers}\r\n`));
+        const timer = setTimeout(() => socket.destroy(), 2_000);
+        socket.on('data', (chunk) => {
+          answer += chunk;
+        });
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(answer);
+        });
+      });
+    for (const headers of ['Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: bad\r\n', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n', 'Sec-WebSocket-Version: 7\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n']) {
+      const answer = await handshake(headers);
+      expect(answer, headers).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer, headers).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'validation_failed', message: expect.stringContaining('Sec-WebSocket') } });
+    }
+  });
+
   it('behind a believed proxy the name is the one it forwards (X-Forwarded-Host)', async () => {
     expect((await get(behindProxy, '/readyz', { host: '10.0.0.5:3000', 'x-forwarded-host': 'interlock.example.com' })).statusCode).toBe(200);
     expect((await get(behindProxy, '/readyz', { host: 'interlock.example.com', 'x-forwarded-host': 'rebound.example' })).statusCode).toBe(421);
