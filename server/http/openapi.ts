@@ -92,7 +92,7 @@ function withUnseenRoutes<T extends { paths?: Record<string, unknown> }>(documen
         'Upgrade with the session cookie. Messages: {type:"snapshot",items,now_ms}, {type:"item",effect_id,item,now_ms}, ' +
         '{type:"scoreboard",now_ms}, {type:"clock",now_ms}, {type:"facts",effect_id,current,now_ms}, {type:"presence",effect_id,viewers,now_ms}, ' +
         '{type:"session",warning,ends_in_ms,renewable,now_ms} (the session ends soon, or no longer). Without a session the upgrade is refused with 401; a GET that does not ' +
-        'ask to upgrade is 400. Closed with 4401 when the session ends (reason session_expired at its idle or absolute limit), 1011 when the journal failed a check.',
+        'ask to upgrade, or a handshake without a valid Sec-WebSocket-Key or with a Sec-WebSocket-Version other than 13, is 400. Closed with 4401 when the session ends (reason session_expired at its idle or absolute limit), 1011 when the journal failed a check.',
       responses: answersOf({ 101: { description: 'switching to the websocket protocol' } }, [
         'validation_failed',
         'unauthorized',
