@@ -88,6 +88,8 @@ export class GroupCommit<Tx> {
   /** When the last batch committed (performance.now()); far in the past before the first. */
   #committedAtMs = Number.NEGATIVE_INFINITY;
   #queue: Queued<Tx>[] = [];
+  /** Callers of committed batches not yet settled, in commit order (settleInChunks drains it). */
+  readonly #unsettled: (() => void)[] = [];
   #scheduled = false;
   #flushing = false;
   readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, waitMsMax: 0 };
@@ -183,13 +185,14 @@ export class GroupCommit<Tx> {
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
     this.#committedAtMs = performance.now();
-    settleInChunks(
-      batch.map((op, i) => {
-        const outcome = outcomes[i]!;
-        return outcome.ok ? outcome.resolve : () => op.reject(outcome.error);
-      }),
-      Math.max(1, this.#settleChunk()),
-    );
+    // One queue for every batch: a batch committed while an earlier one is still being settled in
+    // pieces waits behind it, so callers go on in the order their writes committed.
+    const draining = this.#unsettled.length > 0;
+    for (const [i, op] of batch.entries()) {
+      const outcome = outcomes[i]!;
+      this.#unsettled.push(outcome.ok ? outcome.resolve : () => op.reject(outcome.error));
+    }
+    if (!draining) settleInChunks(this.#unsettled, Math.max(1, this.#settleChunk()));
   }
 }
 
@@ -198,8 +201,9 @@ export class GroupCommit<Tx> {
  * few. Each caller's continuation (its next read, its Stripe call, its answer) runs as a microtask
  * of the turn that settles it, so settling a whole batch at once makes one long turn of every
  * continuation, and a request needing only a quick answer (a 429 under overload, /healthz) waits
- * for all of them (`npm run bench -- --only overload` measures it). The order is the batch's, and
- * nothing settles before its batch committed.
+ * for all of them (`npm run bench -- --only overload` measures it). The order is the array's (callers
+ * pushed onto it meanwhile are settled after the earlier ones), and nothing settles before its batch
+ * committed.
  */
 export function settleInChunks(settles: (() => void)[], chunk: number): void {
   for (const settle of settles.splice(0, chunk)) settle();

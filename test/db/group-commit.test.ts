@@ -9,7 +9,7 @@ afterEach(cleanUpDatabases);
 
 const eid = effectIdOf(1);
 
-function openJournal(options: { lingerMs?: number; busyLingerMs?: number; opsMax?: number } = {}) {
+function openJournal(options: { lingerMs?: number; busyLingerMs?: number; opsMax?: number; settleChunk?: () => number } = {}) {
   const opened = openTempDatabase();
   const journal = new SqliteJournal({ db: opened.db, ...fakeClock(), groupCommit: options });
   return { ...opened, journal };
@@ -290,5 +290,18 @@ describe('group commit: settling a batch', () => {
     expect(order.filter((o) => o !== 'meanwhile')).toEqual(writes.map((_, n) => `write ${n}`));
     const at = order.indexOf('meanwhile');
     expect(at > 0 && at < order.length - 1).toBe(between);
+  });
+});
+
+describe('group commit: settling batches in pieces keeps the commit order across batches', () => {
+  it('two batches committed in one flush settle every caller of the first before any of the second', async () => {
+    // Eight writers, four to a batch, settled two per turn: the second batch committed after the
+    // first, so none of its callers may go on before the first batch's last caller has.
+    const { journal } = openJournal({ opsMax: 4, settleChunk: () => 2 });
+    const order: number[] = [];
+    const writes = Array.from({ length: 8 }, (_, n) => journal.append('PROPOSED', effectIdOf(n + 1), fields('PROPOSED')).then(() => order.push(n)));
+    await Promise.all(writes);
+    expect(journal.commitStats.batches).toBe(2);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 });
