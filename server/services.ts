@@ -1,5 +1,5 @@
 import { CheckpointStore } from '../db/journal-checkpoints.ts';
-import type { Liveness } from './inbox/approvals.ts';
+import { type Liveness, withLiveApprovals } from './inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../shared/json.ts';
@@ -302,7 +302,7 @@ export function createServices(options: ServiceOptions): Services {
       },
     },
   });
-  views.decorateItems((item) => currentFacts.decorate(item));
+  views.decorateItems((item) => currentFacts.decorate(withLiveApprovals(item, livenessOf({ clock, config: configs.current }))));
   const paymentPanels = new PaymentPanels({
     stripe: options.stripe,
     listRefunds: (paymentIntent) => target.listRefunds(paymentIntent),

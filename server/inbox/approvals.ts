@@ -1,4 +1,4 @@
-import type { ApprovalVoidReason } from '../../shared/api.ts';
+import type { ApprovalVoidReason, InboxItem } from '../../shared/api.ts';
 import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 import { allOf, answerOf, approvalsOf, approvalsRequired, latestEscalation } from '../journal/chain.ts';
 
@@ -109,10 +109,20 @@ export interface Liveness {
  * Why an approval of `escalation` is no longer live now: older than the window, or its approver is
  * no longer in the group; null while it is.
  */
-export function lapsed(approval: Decided, escalation: Escalated, live: Liveness): 'approval_expired' | 'approver_removed' | null {
+export function lapsed(approval: Pick<Decided, 'by' | 'at_ms'>, escalation: Pick<Escalated, 'group'>, live: Liveness): 'approval_expired' | 'approver_removed' | null {
   if (live.maxAgeMs !== null && live.nowMs - approval.at_ms > live.maxAgeMs) return 'approval_expired';
   if (!live.members(escalation.group).includes(approval.by)) return 'approver_removed';
   return null;
+}
+
+/**
+ * A queue's item with only the approvals that still count now, as the agent's answer and the item
+ * page count them: the views keep every one journaled, and one expires or loses its approver
+ * without a journal entry.
+ */
+export function withLiveApprovals(item: InboxItem, live: Liveness): InboxItem {
+  if (item.approvals === undefined) return item;
+  return { ...item, approvals: { ...item.approvals, given: item.approvals.given.filter((a) => lapsed(a, item, live) === null) } };
 }
 
 /**

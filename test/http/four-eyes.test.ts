@@ -152,6 +152,17 @@ describe('four-eyes from the route amount', () => {
     expect(rejected.json().status).toBe('REJECTED');
     expect((await page(bea, effectId)).history_approvals).toEqual([expect.objectContaining({ by: 'ana', nth: 1, voided: 'rejected' })]);
   });
+
+  it('the queue’s row does not count an approval that expired: it tells what the agent and the item page tell', async () => {
+    const effectId = await queued('fe-row-expired', 15_000);
+    const ana = await world.login('ana');
+    expect((await approve(ana, effectId)).json().status).toBe('PARTLY_APPROVED');
+    world.clock.advance(241 * MINUTE_MS);
+    const bea = await world.login('bea');
+    const row = (await world.as(bea, 'GET', '/api/inbox')).json().items.find((i: { effect_id: string }) => i.effect_id === effectId);
+    expect((await world.agent('GET', '/v1/refunds/fe-row-expired')).json().approvals).toEqual({ required: 2, given: [] });
+    expect(row.approvals).toEqual({ required: 2, given: [] });
+  });
 });
 
 describe('one person, two ways of approving', () => {
