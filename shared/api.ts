@@ -139,8 +139,9 @@ export interface InboxItem {
   current?: CurrentFacts | null;
   /**
    * For an escalation two distinct people must approve: how many must, and who approved this
-   * escalation so far (logins), as journaled. Missing when one approver is enough. The item page's
-   * `approvals` also says when one of them no longer counts (expired, or its approver left).
+   * escalation so far (logins) in approvals that still count (not expired, their approver still in
+   * the group), as the agent is told. Missing when one approver is enough. The item page's
+   * `approvals` also lists those that no longer count, and why.
    */
   approvals?: { required: number; given: { by: string; at_ms: number }[] };
 }
