@@ -38,6 +38,17 @@ const EVERY_ADDRESS_WHY: Record<string, string> = {
   'metrics.allow_from': 'anyone who reaches the port could read the metrics; to scrape from anywhere, give the scraper a token (token_sha256)',
 };
 
+/**
+ * Whether a CIDR range holds every address of its family: a /0, or, as a proxy, the IPv4-mapped
+ * range of every IPv4 address (::ffff:0.0.0.0/96), which proxy-addr matches against IPv4 clients
+ * as the IPv4 range it maps (the metrics' check judges an IPv4 client by IPv4 ranges only).
+ */
+function coversEveryAddress(cidr: string, asProxy: boolean): boolean {
+  const [range, prefix] = ipaddr.parseCIDR(cidr);
+  if (prefix === 0) return true;
+  return asProxy && prefix === 96 && 'isIPv4MappedAddress' in range && range.isIPv4MappedAddress();
+}
+
 /** A proxy's address, a range of them in CIDR form, or one of proxy-addr's named ranges. */
 export function readProxyAddress(c: Checker, value: unknown, path: string): string {
   const text = c.string(value, path);
@@ -45,7 +56,7 @@ export function readProxyAddress(c: Checker, value: unknown, path: string): stri
   if (isIpAddress(text)) return text;
   if (ipaddr.IPv4.isValidCIDRFourPartDecimal(text) || ipaddr.IPv6.isValidCIDR(text)) {
     // A range of every address lets anyone in: as a proxy, anyone's X-Forwarded-For is believed.
-    if (ipaddr.parseCIDR(text)[1] === 0) c.fail(path, `${describeHost(text)} is every address: ${EVERY_ADDRESS_WHY[path.split('[')[0]!] ?? 'it would let anyone in'}`);
+    if (coversEveryAddress(text, path.startsWith('trust_proxy'))) c.fail(path, `${describeHost(text)} is every address: ${EVERY_ADDRESS_WHY[path.split('[')[0]!] ?? 'it would let anyone in'}`);
     return text;
   }
   return c.fail(path, `${describeHost(text)} is not an IP address, a CIDR range (10.0.0.0/8) or one of ${PROXY_RANGE_NAMES.join(', ')}`);

@@ -58,6 +58,8 @@ describe('network and throttle settings', () => {
     ['trust_proxy: true', (f) => (f.trust_proxy = true), 'trust_proxy: true would believe any address a client writes in X-Forwarded-For'],
     ['every IPv4 address as a proxy', (f) => (f.trust_proxy = ['10.0.0.2', '0.0.0.0/0']), 'trust_proxy[1]: "0.0.0.0/0" is every address: it would believe any address a client writes in X-Forwarded-For'],
     ['every IPv6 address as a proxy', (f) => (f.trust_proxy = ['::/0']), 'trust_proxy[0]: "::/0" is every address'],
+    // proxy-addr matches an IPv4 client against an IPv4-mapped range as against the IPv4 range it maps.
+    ['every IPv4 address, written IPv4-mapped, as a proxy', (f) => (f.trust_proxy = ['::ffff:0.0.0.0/96']), 'trust_proxy[0]: "::ffff:0.0.0.0/96" is every address'],
     ['no proxies', (f) => (f.trust_proxy = 0), 'trust_proxy: must be a whole number of proxies in front from 1 to 10'],
     ['eleven proxies', (f) => (f.trust_proxy = 11), 'trust_proxy: must be a whole number of proxies in front from 1 to 10'],
     ['a proxy count as text', (f) => (f.trust_proxy = '1'), 'trust_proxy: must be a number of proxies in front, a list of their addresses'],
