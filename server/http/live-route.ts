@@ -116,12 +116,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
 
 /** A websocket key as RFC 6455 makes it: 16 random bytes in base64. */
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+/** A subprotocol's name: an HTTP token (RFC 7230 tchar), as the websocket library reads it. */
+const SUBPROTOCOL = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** The protocol versions the websocket library speaks. */
 const WEBSOCKET_VERSIONS = new Set(['8', '13']);
 
 /**
  * An upgrade the websocket library would refuse with a plain-text line (no key, a malformed key,
- * a version it does not speak) is refused here as `400 validation_failed`, naming the header.
+ * a version it does not speak, a subprotocol list it cannot read) is refused here as `400 validation_failed`, naming the header.
  */
 function assertHandshake(headers: FastifyRequest['headers']): void {
   if (headers.upgrade?.toLowerCase() !== 'websocket') return;
@@ -132,5 +134,12 @@ function assertHandshake(headers: FastifyRequest['headers']): void {
   const version = headers['sec-websocket-version'];
   if (typeof version !== 'string' || !WEBSOCKET_VERSIONS.has(version)) {
     throw new AppError('validation_failed', 'not a websocket handshake this server speaks: Sec-WebSocket-Version must be 13');
+  }
+  const protocols = headers['sec-websocket-protocol'];
+  if (protocols !== undefined) {
+    const names = (Array.isArray(protocols) ? protocols.join(',') : protocols).split(',').map((name) => name.replace(/^[ \t]+|[ \t]+$/g, ''));
+    if (!names.every((name) => SUBPROTOCOL.test(name)) || new Set(names).size !== names.length) {
+      throw new AppError('validation_failed', 'not a websocket handshake: Sec-WebSocket-Protocol must be a list of distinct subprotocol names, separated by commas');
+    }
   }
 }

@@ -139,7 +139,12 @@ describe('the Host names served', () => {
           resolve(answer);
         });
       });
-    for (const headers of ['Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: bad\r\n', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n', 'Sec-WebSocket-Version: 7\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n']) {
+    for (const headers of [
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: bad\r\n', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n', 'Sec-WebSocket-Version: 7\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n',
+      // The library refuses a subprotocol list it cannot parse, or one naming a protocol twice, in plain text too.
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: a b\r\n',
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: chat, chat\r\n',
+    ]) {
       const answer = await handshake(headers);
       expect(answer, headers).toMatch(/^HTTP\/1\.1 400 /);
       expect(answer, headers).toMatch(/content-type: application\/json/i);
