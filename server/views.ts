@@ -254,9 +254,17 @@ export class Views {
     return this.#hub.join(socket, groups, inbox.queue(groups).map(this.#decorate));
   }
 
-  /** Show items on the live feed through `decorate` (their current facts, display only); the views themselves never change. */
+  /**
+   * Show items through `decorate` (their current facts and the approvals that still count, display
+   * only), on the live feed and in every answer that shows an item; the views themselves never change.
+   */
   decorateItems(decorate: (item: InboxItem) => InboxItem): void {
     this.#decorate = decorate;
+  }
+
+  /** An item as people are shown it, through the decoration `decorateItems` installed. */
+  shown(item: InboxItem): InboxItem {
+    return this.#decorate(item);
   }
 
   /**

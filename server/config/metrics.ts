@@ -22,7 +22,7 @@ export function readMetrics(c: Checker, value: unknown): MetricsConfig {
   let allowFrom = METRICS_DEFAULTS.allowFrom;
   if (raw.allow_from !== undefined) {
     if (!Array.isArray(raw.allow_from)) c.fail('metrics.allow_from', `must be a list of addresses, CIDR ranges or named ranges (loopback); got ${describeValue(raw.allow_from)}`);
-    allowFrom = c.distinct(raw.allow_from, 'metrics.allow_from', (item, path) => readProxyAddress(c, item, path));
+    allowFrom = c.distinct(raw.allow_from, 'metrics.allow_from', (item, path) => readProxyAddress(c, item, path, 'scraper'));
   }
   const tokenSha256 = typeof token === 'string' ? token : null;
   if (allowFrom.length === 0 && tokenSha256 === null) c.fail('metrics', 'allow_from is empty and there is no token_sha256: no one could scrape the metrics');

@@ -29,13 +29,16 @@ function readTrustProxy(c: Checker, value: unknown): NetworkConfig['trustProxy']
     return value;
   }
   if (!Array.isArray(value)) c.fail(field, `must be a number of proxies in front, a list of their addresses (10.0.0.2, 10.0.0.0/8, loopback), or false; got ${describeValue(value)}`);
-  return c.distinct(value, field, (item, path) => readProxyAddress(c, item, path), { nonEmpty: true });
+  return c.distinct(value, field, (item, path) => readProxyAddress(c, item, path, 'proxy'), { nonEmpty: true });
 }
 
-/** Why a range of every address is refused, by the field it is in. */
-const EVERY_ADDRESS_WHY: Record<string, string> = {
-  trust_proxy: 'it would believe any address a client writes in X-Forwarded-For; name the proxies that stand in front, or how many there are',
-  'metrics.allow_from': 'anyone who reaches the port could read the metrics; to scrape from anywhere, give the scraper a token (token_sha256)',
+/** What an address list says of its addresses: proxies whose word is believed, or scrapers let in. */
+export type AddressRole = 'proxy' | 'scraper';
+
+/** Why a range of every address is refused, by what the list's addresses are. */
+const EVERY_ADDRESS_WHY: Record<AddressRole, string> = {
+  proxy: 'it would believe any address a client writes in X-Forwarded-For; name the proxies that stand in front, or how many there are',
+  scraper: 'anyone who reaches the port could read the metrics; to scrape from anywhere, give the scraper a token (token_sha256)',
 };
 
 /**
@@ -43,20 +46,20 @@ const EVERY_ADDRESS_WHY: Record<string, string> = {
  * range of every IPv4 address (::ffff:0.0.0.0/96), which proxy-addr matches against IPv4 clients
  * as the IPv4 range it maps (the metrics' check judges an IPv4 client by IPv4 ranges only).
  */
-function coversEveryAddress(cidr: string, asProxy: boolean): boolean {
+function coversEveryAddress(cidr: string, role: AddressRole): boolean {
   const [range, prefix] = ipaddr.parseCIDR(cidr);
   if (prefix === 0) return true;
-  return asProxy && prefix === 96 && 'isIPv4MappedAddress' in range && range.isIPv4MappedAddress();
+  return role === 'proxy' && prefix === 96 && 'isIPv4MappedAddress' in range && range.isIPv4MappedAddress();
 }
 
-/** A proxy's address, a range of them in CIDR form, or one of proxy-addr's named ranges. */
-export function readProxyAddress(c: Checker, value: unknown, path: string): string {
+/** A proxy's (or scraper's) address, a range of them in CIDR form, or one of proxy-addr's named ranges. */
+export function readProxyAddress(c: Checker, value: unknown, path: string, role: AddressRole): string {
   const text = c.string(value, path);
   if (PROXY_RANGE_NAMES.includes(text)) return text;
   if (isIpAddress(text)) return text;
   if (ipaddr.IPv4.isValidCIDRFourPartDecimal(text) || ipaddr.IPv6.isValidCIDR(text)) {
     // A range of every address lets anyone in: as a proxy, anyone's X-Forwarded-For is believed.
-    if (coversEveryAddress(text, path.startsWith('trust_proxy'))) c.fail(path, `${describeHost(text)} is every address: ${EVERY_ADDRESS_WHY[path.split('[')[0]!] ?? 'it would let anyone in'}`);
+    if (coversEveryAddress(text, role)) c.fail(path, `${describeHost(text)} is every address: ${EVERY_ADDRESS_WHY[role]}`);
     return text;
   }
   return c.fail(path, `${describeHost(text)} is not an IP address, a CIDR range (10.0.0.0/8) or one of ${PROXY_RANGE_NAMES.join(', ')}`);

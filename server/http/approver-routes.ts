@@ -5,8 +5,7 @@ import type { DecisionAnswer, DecisionBody } from '../../shared/api.ts';
 import { assertNever, type Status } from '../../shared/statuses.ts';
 import { currentStatus } from './answers.ts';
 import { signReceipt } from '../receipts/receipts.ts';
-import { withLiveApprovals } from '../inbox/approvals.ts';
-import { displayNameOf, livenessOf, type Services } from '../services.ts';
+import { displayNameOf, type Services } from '../services.ts';
 import { type Ask, allowsOn, groupsWithin } from '../access/rules.ts';
 import { askOf, personOf } from './access-guard.ts';
 import { isJournalFailure } from '../views.ts';
@@ -82,10 +81,9 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   app.get('/api/inbox', { schema: inboxSchema, config: { access: itemList } }, async (request) => {
     const groups = listed(request);
     const { inbox } = await services.views.current();
-    // Each item with its payment's current facts, read apart from the views (display only), and
-    // only the approvals that still count now.
-    const live = livenessOf(services);
-    const items = inbox.queue(groups).map((item) => services.currentFacts.decorate(withLiveApprovals(item, live)));
+    // Each item as the live feed shows it: its payment's current facts, read apart from the views
+    // (display only), and only the approvals that still count now.
+    const items = inbox.queue(groups).map((item) => services.views.shown(item));
     return { items, now_ms: services.clock.nowMs() };
   });
 

@@ -49,7 +49,7 @@ export async function itemDetail(
   if (request === null) throw new Error(`item ${effectId} has no bound request`);
   const summary = views.inbox.chains.get(effectId);
   const found = summary ? openItem(summary) : null;
-  const item = found === null ? null : services.currentFacts.decorate(found);
+  const item = found === null ? null : services.views.shown(found);
   // The panel is read beside the facts now, not after them.
   const paymentRead = services.paymentPanels
     .read({
