@@ -1,29 +1,11 @@
 import { LEDGER_COLUMNS, LEDGER_CSV_COLUMNS, LEDGER_CSV_EXTRA_COLUMNS, LEDGER_LATER_COLUMNS, type LedgerCsvExtraColumn, type LedgerRow } from '../../shared/ledger.ts';
 import { decimalOf } from '../../shared/money.ts';
 import { assertNever } from '../../shared/statuses.ts';
-
-/** RFC 4180 ends every record with CRLF. */
-const CRLF = '\r\n';
-
-/**
- * Characters a spreadsheet reads as the start of a formula (or, for tab and CR, strips before
- * reading one): a text cell starting with one is prefixed with `'`, which spreadsheets show as
- * text and never evaluate. `-` is among them, so a request id like `-2+3` stays text.
- */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/** One text cell: formula-safe, then quoted with inner quotes doubled (RFC 4180). */
-export function textCell(value: string): string {
-  const safe = FORMULA_START.test(value) ? `'${value}` : value;
-  return `"${safe.replaceAll('"', '""')}"`;
-}
+import { csvCell, csvHeader, csvRecord, textCell } from '../csv/writer.ts';
 
 /** One cell of any row field: numbers bare, null empty, lists as one text cell, items separated by "; " (a rule's name has spaces). */
 function cell(value: LedgerRow[keyof LedgerRow]): string {
-  if (value === null) return '';
-  if (typeof value === 'number') return String(value);
-  if (Array.isArray(value)) return textCell(value.join('; '));
-  return textCell(value);
+  return Array.isArray(value) ? textCell(value.join('; ')) : csvCell(value);
 }
 
 /** A time as ISO-8601 UTC, empty when there is none. */
@@ -56,7 +38,7 @@ function extraCell(row: LedgerRow, column: LedgerCsvExtraColumn): string {
 
 /** The header record. */
 export function ledgerCsvHeader(): string {
-  return `${LEDGER_CSV_COLUMNS.join(',')}${CRLF}`;
+  return csvHeader(LEDGER_CSV_COLUMNS);
 }
 
 /** One row as one CSV record: its fields in the order of LEDGER_COLUMNS, the columns made from them, then the fields added later. */
@@ -64,5 +46,5 @@ export function ledgerCsvRecord(row: LedgerRow): string {
   const fields = LEDGER_COLUMNS.map((column) => cell(row[column]));
   const extras = LEDGER_CSV_EXTRA_COLUMNS.map((column) => extraCell(row, column));
   const later = LEDGER_LATER_COLUMNS.map((column) => cell(row[column]));
-  return `${[...fields, ...extras, ...later].join(',')}${CRLF}`;
+  return csvRecord([...fields, ...extras, ...later]);
 }

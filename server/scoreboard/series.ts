@@ -1,4 +1,5 @@
 import type { MoneyPoint, Scoreboard, VolumePoint } from '../../shared/api.ts';
+import { csvCell, csvHeader, csvRecord, textCell } from '../csv/writer.ts';
 import type { ChainFigures } from './figures.ts';
 
 export type { MoneyPoint, VolumePoint } from '../../shared/api.ts';
@@ -90,11 +91,12 @@ export function waitHistogram(chains: readonly ChainFigures[]): { label: string;
 function csvRows(key: string, value: unknown, rows: [string, string][]): void {
   if (value !== null && typeof value === 'object') {
     for (const [inner, v] of Object.entries(value)) csvRows(`${key}.${inner}`, v, rows);
-  } else rows.push([key, value === null ? '' : String(value)]);
+  } else rows.push([key, csvCell(typeof value === 'number' || value === null ? value : String(value))]);
 }
 
 /**
- * The board as CSV: one figure a line, in the board's order, nested figures flattened with a dot.
+ * The board as CSV (the ledger's writer: RFC 4180, CRLF, formula-safe): one figure a line, in the
+ * board's order, nested figures flattened with a dot.
  * Figures added later come after the earlier ones, so a reader of the older lines is not moved.
  * Money is in the currency's smallest unit, one currency per line, never summed across them.
  */
@@ -104,7 +106,7 @@ export function scoreboardCsv(board: Scoreboard): string {
   // Money comes one currency after another: a money figure added later goes after them all.
   const later = (key: string) => key.startsWith('money.') && LATER_MONEY_FIELDS.has(key.slice(key.lastIndexOf('.') + 1));
   const ordered = [...rows.filter(([key]) => !later(key)), ...rows.filter(([key]) => later(key))];
-  return ['figure,value', ...ordered.map(([k, v]) => `${JSON.stringify(k)},${v}`)].join('\n') + '\n';
+  return csvHeader(['figure', 'value']) + ordered.map(([key, value]) => csvRecord([textCell(key), value])).join('');
 }
 
 /** Money figures added after the CSV first had money: written after every currency's earlier lines. */

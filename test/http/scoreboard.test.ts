@@ -23,7 +23,7 @@ describe('scoreboard API', () => {
     expect(answer.json().board).toMatchObject({ requests: 3, cleared_no_person: 2, escalated: 1, open: 1 });
     const csv = await world.as(fin, 'GET', '/api/scoreboard.csv');
     expect(csv.headers['content-type']).toMatch(/text\/csv/);
-    expect(csv.body).toContain('"requests",3');
+    expect(csv.body).toContain('"requests",3\r\n');
     const series = (await world.as(fin, 'GET', '/api/scoreboard/series')).json();
     expect(series.volume.reduce((n: number, p: { requests: number }) => n + p.requests, 0)).toBe(3);
     expect((await world.as(fin, 'GET', '/api/scoreboard?group=nope')).statusCode).toBe(400);
@@ -88,8 +88,8 @@ describe("an approver's scoreboard covers their own groups only; finance's every
     const ana = await groups.login('ana');
     const csv = await groups.as(ana, 'GET', '/api/scoreboard.csv');
     expect(csv.statusCode).toBe(200);
-    expect(csv.body).toContain('"requests",1\n');
-    expect(csv.body).toContain('"money.usd.exposure_queued_minor",8000\n');
+    expect(csv.body).toContain('"requests",1\r\n');
+    expect(csv.body).toContain('"money.usd.exposure_queued_minor",8000\r\n');
     expect(csv.body).not.toContain('1200');
     const series = (await groups.as(ana, 'GET', '/api/scoreboard/series?from_ms=0')).json();
     expect(series.volume.reduce((n: number, p: { requests: number }) => n + p.requests, 0)).toBe(1);

@@ -197,10 +197,10 @@ describe('scoreboard money, per currency', () => {
       usd: { ...MONEY_ZERO, refunded_minor: 45, refunded_no_person_minor: 45 },
     });
     const csv = scoreboardCsv(board);
-    expect(csv).toContain('"money.jpy.refunded_minor",50\n');
-    expect(csv).toContain('"money.usd.refunded_minor",45\n');
+    expect(csv).toContain('"money.jpy.refunded_minor",50\r\n');
+    expect(csv).toContain('"money.usd.refunded_minor",45\r\n');
     // Added figures come after every earlier line, so a reader of the older lines is not moved.
-    const lines = csv.trim().split('\n');
+    const lines = csv.trim().split('\r\n');
     expect(lines.findIndex((l) => l.startsWith('"money.'))).toBeGreaterThan(lines.findIndex((l) => l.startsWith('"time_to_decision.max_ms"')));
     expect(lines.slice(0, 2)).toEqual(['figure,value', '"requests",3']);
     // A money figure added later (failed at Stripe) comes after every currency's earlier money lines.
