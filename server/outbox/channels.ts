@@ -38,7 +38,7 @@ export function createChannels(config: NotificationsConfig, options: ChannelsOpt
   const timeoutMs = options.timeoutMs ?? limits.outboxAttemptTimeoutMs;
   const resolve = options.resolve ?? resolveWithSystem;
   const clock = options.clock ?? SYSTEM_CLOCK;
-  const mailer: Mailer | null = config.smtp === null ? null : createMailer(config.smtp, { timeoutMs, tls: options.smtpTls });
+  const mailer: Mailer | null = config.smtp === null ? null : createMailer(config.smtp, { timeoutMs, publicUrl: config.publicUrl, tls: options.smtpTls });
   const post = (url: string, body: string, headers: Record<string, string>, signal: AbortSignal) =>
     postJson(new URL(url), body, headers, { timeoutMs, allowPrivate: config.callbackAllowPrivate, resolve, signal });
 

@@ -24,9 +24,21 @@ export interface Mailer {
   close(): void;
 }
 
-/** The Message-ID an email with this outbox id carries. */
-export function emailMessageId(id: string): string {
-  return `<${id}@interlock>`;
+/** RFC 3834: a program sent this email, so auto-responders (out-of-office replies) leave it unanswered. */
+const AUTO_SUBMITTED = { 'Auto-Submitted': 'auto-generated' } as const;
+
+/** The Message-ID an email with this outbox id carries, under the domain of `messageIdDomain`. */
+export function emailMessageId(id: string, domain: string): string {
+  return `<${id}@${domain}>`;
+}
+
+/**
+ * The domain Interlock's Message-IDs are made under: the host people reach the inbox at
+ * (`public_url`), else the domain of the From address, else `localhost`.
+ */
+export function messageIdDomain(publicUrl: string | null, from: string): string {
+  if (publicUrl !== null && URL.canParse(publicUrl)) return new URL(publicUrl).hostname;
+  return /@([A-Za-z0-9.-]+)>?\s*$/.exec(from)?.[1] ?? 'localhost';
 }
 
 /** What nodemailer's error says: the SMTP reply code when the server gave one. */
@@ -39,8 +51,9 @@ function outcomeOfError(host: string, error: unknown): DeliveryOutcome {
   return { ok: false, status: responseCode, error: `smtp ${host}: ${[code, message].filter(Boolean).join(' ')}`.slice(0, 300), retryable };
 }
 
-/** A transport for `smtp`; `tls` adds TLS options (a test server's certificate). */
-export function createMailer(smtp: SmtpConfig, options: { timeoutMs: number; tls?: ConnectionOptions }): Mailer {
+/** A transport for `smtp`; `tls` adds TLS options (a test server's certificate); Message-IDs are made under `publicUrl`'s host. */
+export function createMailer(smtp: SmtpConfig, options: { timeoutMs: number; publicUrl: string | null; tls?: ConnectionOptions }): Mailer {
+  const domain = messageIdDomain(options.publicUrl, smtp.from);
   const transportOptions: SMTPPool.Options = {
     pool: true,
     maxConnections: SMTP_CONNECTIONS_MAX,
@@ -71,8 +84,8 @@ export function createMailer(smtp: SmtpConfig, options: { timeoutMs: number; tls
           subject: email.subject,
           text: email.text,
           html: email.html,
-          messageId: emailMessageId(email.id),
-          headers: { [MESSAGE_ID_HEADER]: email.id },
+          messageId: emailMessageId(email.id, domain),
+          headers: { [MESSAGE_ID_HEADER]: email.id, ...AUTO_SUBMITTED },
         });
         sent.catch(() => {});
         const result = await Promise.race([sent, stopped]);

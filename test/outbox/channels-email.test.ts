@@ -67,8 +67,8 @@ function smtpConfig(overrides: Partial<SmtpConfig> = {}): SmtpConfig {
   return { host: '127.0.0.1', port: smtpPort, secure: false, user: USER, password: PASSWORD, from: 'Interlock <interlock@example.com>', ...overrides };
 }
 
-function channelsFor(smtpOverrides: Partial<SmtpConfig> = {}, timeoutMs = 2_000): ClosableChannels {
-  const config: NotificationsConfig = { publicUrl: null, reminderAtShare: null, smtp: smtpConfig(smtpOverrides), people: {}, groups: {}, agents: {}, callbackAllowPrivate: [] };
+function channelsFor(smtpOverrides: Partial<SmtpConfig> = {}, timeoutMs = 2_000, publicUrl: string | null = 'https://interlock.example.com'): ClosableChannels {
+  const config: NotificationsConfig = { publicUrl, reminderAtShare: null, smtp: smtpConfig(smtpOverrides), people: {}, groups: {}, agents: {}, callbackAllowPrivate: [] };
   const channels = createChannels(config, { timeoutMs, clock: { nowMs: () => NOW_MS, wallMs: () => NOW_MS }, smtpTls: { rejectUnauthorized: false } });
   opened.push(channels);
   return channels;
@@ -127,7 +127,9 @@ describe('email over SMTP', () => {
     const headers = headersOf(mail.raw);
     // Header names are case-insensitive; nodemailer writes this one Interlock-Message-ID.
     expect(headers).toMatch(/^Interlock-Message-Id: a1b2c3d4e5f6$/im);
-    expect(headers).toMatch(/^Message-ID: <a1b2c3d4e5f6@interlock>$/m);
+    // The Message-ID's domain is the public address's host; the email says a program sent it (RFC 3834).
+    expect(headers).toMatch(/^Message-ID: <a1b2c3d4e5f6@interlock\.example\.com>$/m);
+    expect(headers).toMatch(/^Auto-Submitted: auto-generated$/m);
     expect(headers).toMatch(/^Subject: Decision needed: \$80\.00 refund case-4471$/m);
     expect(headers).toMatch(/^From: Interlock <interlock@example\.com>$/m);
     const parts = partsOf(mail.raw);
@@ -137,6 +139,15 @@ describe('email over SMTP', () => {
     expect(parts['text/html']).toContain('Never arrived &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more');
     expect(parts['text/html']).not.toContain('<script>');
     expect(parts['text/html']).toContain('<a href="https://interlock.example.com/items/3f2a9c1d7e4b">');
+  });
+
+  it('with no public_url the Message-ID takes the From address\'s domain; a public_url with a port gives its host alone', async () => {
+    expect(await channelsFor({}, 2_000, null).deliver(emailTo('ana@example.com', 'b1b2b3b4b5b6'), never)).toMatchObject({ ok: true });
+    expect(headersOf(mails.at(-1)!.raw)).toMatch(/^Message-ID: <b1b2b3b4b5b6@example\.com>$/m);
+    expect(await channelsFor({}, 2_000, 'https://inbox.example.org:8443/interlock').deliver(emailTo('ana@example.com', 'c1c2c3c4c5c6'), never)).toMatchObject({ ok: true });
+    const headers = headersOf(mails.at(-1)!.raw);
+    expect(headers).toMatch(/^Message-ID: <c1c2c3c4c5c6@inbox\.example\.org>$/m);
+    expect(headers).toMatch(/^Auto-Submitted: auto-generated$/m);
   });
 
   it('sends several emails over the one pooled transport', async () => {

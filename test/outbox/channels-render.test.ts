@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { emailMessageId, messageIdDomain } from '../../server/outbox/email.ts';
 import { DIGEST_LINES_MAX, describeMessage, escapeSlack, renderEmail, renderSlack, renderWebhook } from '../../server/outbox/render.ts';
 import type { DigestItem, MessageContent, MessageEvent } from '../../server/outbox/types.ts';
 import { formatAmount, formatDeadline, formatSpan } from '../../server/outbox/wording.ts';
@@ -162,6 +163,9 @@ describe("README's samples", () => {
     const [headers = '', ...body] = block('text').split('\n\n');
     const email = renderEmail(sample, NOW_MS);
     expect(headers.split('\n')[0]).toBe(`Subject: ${email.subject}`);
+    const id = /^Interlock-Message-ID: (\S+)$/m.exec(headers)?.[1] ?? '';
+    expect(headers).toContain(`\nMessage-ID: ${emailMessageId(id, messageIdDomain(new URL(sample.link!).origin, 'interlock@example.com'))}\n`);
+    expect(headers).toMatch(/^Auto-Submitted: auto-generated$/m);
     expect(body.join('\n\n')).toBe(email.text);
   });
 
