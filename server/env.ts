@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG_PATH } from './config/load.ts';
 import { describeUrl } from './config/check.ts';
+import { credentialPath, readSecretFileOrProblem } from './config/secret-file.ts';
 import { reconcilerLimits } from './confirm/reconciler.ts';
 import { KILL_POINTS, type KillPoint } from './gate/kill-points.ts';
 import { RATE_LIMIT_MODES, type RateLimitMode } from './sandbox/rate-limits.ts';
@@ -12,6 +13,10 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The shortest reconciler interval the reconciler accepts: its default lookups per pass, at its rate cap. */
 const RECONCILE_MS_MIN = (reconcilerLimits.lookupsPerPassMaxDefault * 1000) / reconcilerLimits.lookupsPerSecondMax;
+
+/** The systemd credentials the Stripe keys may come in (`LoadCredential=stripe-secret-key:<path>`). */
+export const STRIPE_SECRET_KEY_CREDENTIAL = 'stripe-secret-key';
+export const STRIPE_LIVE_KEY_CREDENTIAL = 'stripe-live-key';
 
 /** Everything Interlock reads from its environment, parsed and checked once at start. */
 export interface InterlockEnv {
@@ -32,12 +37,16 @@ export interface InterlockEnv {
   credentialsDirectory: string | null;
   /** `SANDBOX_PORT` (12111): where the embedded Stripe sandbox listens. */
   sandboxPort: number;
-  /** `STRIPE_SECRET_KEY`: a test-mode key, read only when the config says `stripe.mode: test`. */
+  /**
+   * `STRIPE_SECRET_KEY`, or the file `STRIPE_SECRET_KEY_FILE` names, or the systemd credential
+   * `stripe-secret-key`: a test-mode key, used only when the config says `stripe.mode: test`.
+   */
   stripeSecretKey: string | null;
   /** `STRIPE_WEBHOOK_SECRETS`: comma-separated `whsec_` secrets, for Stripe test mode. */
   stripeWebhookSecrets: string[];
   /**
-   * `STRIPE_LIVE_KEY`: a live restricted key (`rk_live_...`), read only when the config says
+   * `STRIPE_LIVE_KEY`, or the file `STRIPE_LIVE_KEY_FILE` names, or the systemd credential
+   * `stripe-live-key`: a live restricted key (`rk_live_...`), used only when the config says
    * `stripe.mode: live`; a full live secret key (`sk_live_...`) is refused.
    */
   stripeLiveKey: string | null;
@@ -140,26 +149,59 @@ function readSandboxUrl(read: EnvReader): URL | null {
   return read.refuse('STRIPE_SANDBOX_URL', `must be an http:// URL such as http://127.0.0.1:12111, not ${describeUrl(value)}`, null);
 }
 
+/** A secret read from the environment and what a refusal calls it: the variable, its `_FILE` variable, or the credential. */
+interface EnvSecret {
+  value: string;
+  named: string;
+}
+
+/**
+ * A secret from `name`, or from the file `name_FILE` names (not both), or else from the systemd
+ * credential `credential` in $CREDENTIALS_DIRECTORY when there is one, as the receipt key is found.
+ * A file is read bounded and trimmed; one that cannot be read, or is empty, is refused by name.
+ */
+function readSecret(read: EnvReader, name: string, credential: string, credentialsDirectory: string | null): EnvSecret | null {
+  const value = read.raw(name);
+  const fileVariable = `${name}_FILE`;
+  const file = read.raw(fileVariable);
+  if (value !== null && file !== null) return read.refuse(name, `and ${fileVariable} are both set: give one of them`, null);
+  if (value !== null) return { value, named: name };
+  if (file !== null) return readSecretIn(read, resolve(file), `${fileVariable} names ${resolve(file)}, which`, fileVariable);
+  const path = credentialPath(credentialsDirectory, credential);
+  return path === null ? null : readSecretIn(read, path, `the systemd credential ${path} (CREDENTIALS_DIRECTORY)`, `the systemd credential ${path}`);
+}
+
+function readSecretIn(read: EnvReader, path: string, subject: string, named: string): EnvSecret | null {
+  const file = readSecretFileOrProblem(path);
+  if ('problem' in file) return read.refuse(subject, file.problem, null);
+  const value = file.text.trim();
+  if (value === '') return read.refuse(subject, 'is empty', null);
+  return { value, named };
+}
+
 // Secrets are never echoed in a refusal: the message goes to logs and terminals.
-function readStripeSecrets(read: EnvReader): { key: string | null; webhookSecrets: string[]; liveKey: string | null; liveWebhookSecrets: string[] } {
-  const key = read.raw('STRIPE_SECRET_KEY');
-  if (key !== null && !/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(key)) {
-    read.refuse('STRIPE_SECRET_KEY', 'must be a Stripe test-mode key (sk_test_... or rk_test_...); a live key goes in STRIPE_LIVE_KEY', null);
+function readStripeSecrets(
+  read: EnvReader,
+  credentialsDirectory: string | null,
+): { key: string | null; webhookSecrets: string[]; liveKey: string | null; liveWebhookSecrets: string[] } {
+  const key = readSecret(read, 'STRIPE_SECRET_KEY', STRIPE_SECRET_KEY_CREDENTIAL, credentialsDirectory);
+  if (key !== null && !/^(sk|rk)_test_[A-Za-z0-9_]+$/.test(key.value)) {
+    read.refuse(key.named, 'must be a Stripe test-mode key (sk_test_... or rk_test_...); a live key goes in STRIPE_LIVE_KEY', null);
   }
-  const liveKey = read.raw('STRIPE_LIVE_KEY');
-  if (liveKey?.startsWith('sk_live_')) {
+  const liveKey = readSecret(read, 'STRIPE_LIVE_KEY', STRIPE_LIVE_KEY_CREDENTIAL, credentialsDirectory);
+  if (liveKey?.value.startsWith('sk_live_')) {
     read.refuse(
-      'STRIPE_LIVE_KEY',
+      liveKey.named,
       "is a full live secret key (sk_live_...), which may do anything on the Stripe account; give Interlock a restricted key (rk_live_...) with only the permissions it uses (README, Going live), so a leaked key can do no more than Interlock does",
       null,
     );
-  } else if (liveKey !== null && !/^rk_live_[A-Za-z0-9_]+$/.test(liveKey)) {
-    read.refuse('STRIPE_LIVE_KEY', 'must be a Stripe live restricted key (rk_live_...)', null);
+  } else if (liveKey !== null && !/^rk_live_[A-Za-z0-9_]+$/.test(liveKey.value)) {
+    read.refuse(liveKey.named, 'must be a Stripe live restricted key (rk_live_...)', null);
   }
   return {
-    key,
+    key: key?.value ?? null,
     webhookSecrets: readWebhookSecrets(read, 'STRIPE_WEBHOOK_SECRETS'),
-    liveKey,
+    liveKey: liveKey?.value ?? null,
     liveWebhookSecrets: readWebhookSecrets(read, 'STRIPE_LIVE_WEBHOOK_SECRETS'),
   };
 }
@@ -183,14 +225,15 @@ export function parseEnv(env: RawEnv): InterlockEnv {
   const read = new EnvReader(env);
   const dataDir = resolve(read.raw('DATA_DIR') ?? 'data');
   const dbPath = read.raw('DB_PATH');
-  const stripe = readStripeSecrets(read);
+  const credentialsDirectory = absoluteOrNull(read.raw('CREDENTIALS_DIRECTORY'));
+  const stripe = readStripeSecrets(read, credentialsDirectory);
   const parsed: InterlockEnv = {
     port: read.port('PORT', 3000),
     host: read.raw('HOST') ?? '127.0.0.1',
     dataDir,
     dbPath: dbPath === null ? join(dataDir, 'interlock.sqlite') : resolve(dbPath),
     receiptKeyPath: absoluteOrNull(read.raw('RECEIPT_KEY_PATH')),
-    credentialsDirectory: absoluteOrNull(read.raw('CREDENTIALS_DIRECTORY')),
+    credentialsDirectory,
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
     stripeSecretKey: stripe.key,
     stripeWebhookSecrets: stripe.webhookSecrets,

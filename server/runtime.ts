@@ -57,7 +57,7 @@ export interface StartOptions {
 /** How the server reaches Stripe: the embedded sandbox, an external sandbox, Stripe test mode or Stripe live mode. */
 async function connectStripe(env: InterlockEnv, mode: StripeMode, webhookUrl: string, options: StartOptions) {
   if (mode === 'live') {
-    if (env.stripeLiveKey === null) throw new EnvError('STRIPE_LIVE_KEY must be set to a restricted key (rk_live_...) when the config says stripe.mode: live');
+    if (env.stripeLiveKey === null) throw new EnvError('STRIPE_LIVE_KEY must be set to a restricted key (rk_live_...), or STRIPE_LIVE_KEY_FILE name a file holding one (or the systemd credential stripe-live-key), when the config says stripe.mode: live');
     if (env.stripeLiveWebhookSecrets.length === 0) {
       throw new EnvError('STRIPE_LIVE_WEBHOOK_SECRETS must list the live webhook endpoint\'s whsec_... secret when the config says stripe.mode: live');
     }
@@ -65,7 +65,7 @@ async function connectStripe(env: InterlockEnv, mode: StripeMode, webhookUrl: st
     return { stripe, sandbox: null, secrets: env.stripeLiveWebhookSecrets, note: 'Stripe LIVE mode: real money', sandboxUrl: undefined };
   }
   if (mode === 'test') {
-    if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test');
+    if (env.stripeSecretKey === null) throw new EnvError('STRIPE_SECRET_KEY must be set, or STRIPE_SECRET_KEY_FILE name a file holding the key (or the systemd credential stripe-secret-key), when the config says stripe.mode: test');
     if (env.stripeWebhookSecrets.length === 0) throw new EnvError('STRIPE_WEBHOOK_SECRETS must list a whsec_... secret when the config says stripe.mode: test');
     return { stripe: createStripeClient(env.stripeSecretKey), sandbox: null, secrets: env.stripeWebhookSecrets, note: 'Stripe test mode', sandboxUrl: undefined };
   }

@@ -290,11 +290,11 @@ async function connectStripe(
   endpoint: StripeEndpoint,
 ): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
   if (config.stripe.mode === 'live') {
-    if (env.stripeLiveKey === null) throw new BackupError('STRIPE_LIVE_KEY must be set when the config says stripe.mode: live: the restore asks Stripe what was refunded');
+    if (env.stripeLiveKey === null) throw new BackupError('STRIPE_LIVE_KEY (or STRIPE_LIVE_KEY_FILE, or the systemd credential stripe-live-key) must be set when the config says stripe.mode: live: the restore asks Stripe what was refunded');
     return { stripe: createStripeClient(env.stripeLiveKey, endpoint, { live: true }), sandboxUrl: undefined, close: async () => {} };
   }
   if (config.stripe.mode === 'test') {
-    if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
+    if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY (or STRIPE_SECRET_KEY_FILE, or the systemd credential stripe-secret-key) must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
     return { stripe: createStripeClient(env.stripeSecretKey, endpoint), sandboxUrl: undefined, close: async () => {} };
   }
   const url = env.stripeSandboxUrl;

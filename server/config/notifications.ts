@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import type { AgentCallbackConfig, ChannelConfig, NotificationsConfig, SmtpConfig } from '../outbox/types.ts';
 import { type Checker, describeHost, describeUrl, describeValue, keyPath, type Mapping } from './check.ts';
 import { type AgentConfig, configLimits, type PersonConfig } from './schema.ts';
+import { readSecretFile } from './secret-file.ts';
 
 /** The environment secrets are read from: the process environment as main.ts hands it over (server/env.ts `secrets`), a test's own map in tests. */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
@@ -153,35 +153,6 @@ export class NotificationsReader {
   }
 }
 
-/**
- * Read a secret file, bounded: a path that names a device or a log by mistake must not be read
- * whole. `fail` names the problem and does not return.
- */
-function readSecretFile(file: string, fail: (problem: string) => never): string {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (error) {
-    return fail(`cannot be read (${errorCode(error)})`);
-  }
-  // The checks fail outside the try, so a refusal is never mistaken for a read error.
-  let read: { text: string } | { problem: string };
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) read = { problem: 'is not a regular file' };
-    else if (stat.size > configLimits.secretFileBytesMax) read = { problem: `is larger than ${configLimits.secretFileBytesMax} bytes` };
-    else read = { text: readFileSync(fd, 'utf8') };
-  } catch (error) {
-    read = { problem: `cannot be read (${errorCode(error)})` };
-  } finally {
-    closeSync(fd);
-  }
-  return 'text' in read ? read.text : fail(read.problem);
-}
-
-function errorCode(error: unknown): string {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : String(error);
-}
 
 /**
  * `public_url`, `notifications`, each person's `notify` and each agent's callback: everything

@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
+import { credentialPath } from '../config/secret-file.ts';
 import type { InterlockEnv } from '../env.ts';
 import {
   KEY_FILE_PROBLEM_WORDS,
@@ -44,10 +45,8 @@ export type SigningKeyEnv = Pick<InterlockEnv, 'dataDir' | 'receiptKeyPath' | 'c
 /** The key file to use and how it was chosen: RECEIPT_KEY_PATH, else a systemd credential that exists, else the data folder's. */
 export function signingKeyLocation(env: SigningKeyEnv, exists: (path: string) => boolean = existsSync): { source: SigningKeySource; path: string } {
   if (env.receiptKeyPath !== null) return { source: 'receipt_key_path', path: env.receiptKeyPath };
-  if (env.credentialsDirectory !== null) {
-    const credential = join(env.credentialsDirectory, SIGNING_KEY_FILE);
-    if (exists(credential)) return { source: 'credential', path: credential };
-  }
+  const credential = credentialPath(env.credentialsDirectory, SIGNING_KEY_FILE, exists);
+  if (credential !== null) return { source: 'credential', path: credential };
   return { source: 'data_dir', path: join(env.dataDir, SIGNING_KEY_FILE) };
 }
 
