@@ -31,6 +31,7 @@ export const checkpointRoute: FastifyPluginAsync<{ services: Services }> = async
       config: { access: { public: 'a token of its own (mayRead), or anyone with integrity.checkpoint_public' } },
       schema: {
         tags: ['operators'],
+        security: [{ agentToken: [] }, { checkpointToken: [] }],
         summary: "the latest signed checkpoint of the journal's global chain (C2SP signed note)",
         response: responses({ 200: CheckpointAnswerSchema }, ['unauthorized', 'not_found', 'journal_unavailable']),
       },

@@ -39,6 +39,12 @@ export async function openApi(app: FastifyInstance): Promise<void> {
           agentToken: { type: 'http', scheme: 'bearer', description: "an agent's token from interlock.yaml" },
           session: { type: 'apiKey', in: 'cookie', name: 'interlock_session', description: 'a person logged in with POST /api/session; changes also need x-csrf-token' },
           stripeSignature: { type: 'apiKey', in: 'header', name: 'Stripe-Signature', description: "Stripe's webhook signature" },
+          checkpointToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "the checkpoint token of the config's integrity section; an agent's token opens the checkpoint too, and none is needed when integrity.checkpoint_public is set",
+          },
+          metricsToken: { type: 'http', scheme: 'bearer', description: "the metrics token of the config's metrics section; a scraper from an address of metrics.allow_from needs none" },
         },
       },
       tags: [

@@ -95,5 +95,25 @@ describe('GET /.well-known/interlock-checkpoint', () => {
     const doc = (await w.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const route = doc.paths['/.well-known/interlock-checkpoint'].get;
     expect(Object.keys(route.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '503']));
+    // Either token opens it: an agent's, or the checkpoint token of the config.
+    expect(route.security).toEqual([{ agentToken: [] }, { checkpointToken: [] }]);
+    expect(doc.components.securitySchemes.checkpointToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('every route the document lists that may answer 401 declares the security it takes', async () => {
+    const w = await world();
+    const doc = (await w.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { security?: Record<string, string[]>[]; responses: Record<string, unknown> }>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
+    const undeclared = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) => {
+        // Logging in answers 401 to a wrong password: it takes a password, and makes the session the others take.
+        if (!('401' in operation.responses) || (method === 'post' && path === '/api/session')) return [];
+        const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+        return schemes.length > 0 && schemes.every((name) => name in doc.components.securitySchemes) ? [] : [`${method.toUpperCase()} ${path}`];
+      }),
+    );
+    expect(undeclared).toEqual([]);
   });
 });
