@@ -14,6 +14,13 @@ export interface Checkpoint {
   head: string;
 }
 
+/**
+ * The head of a checkpoint of no entries: SHA-256 of nothing, as C2SP's tlog-checkpoint gives an
+ * empty log. A brand-new journal's first start signs one, so a mirror names the journal from its
+ * first start on.
+ */
+export const EMPTY_CHECKPOINT_HEAD = createHash('sha256').update('').digest('hex');
+
 /** Why a note was not accepted: a closed list. */
 export const NOTE_PROBLEM_CODES = ['malformed_note', 'malformed_checkpoint', 'unknown_key', 'bad_signature'] as const;
 export type NoteProblemCode = (typeof NOTE_PROBLEM_CODES)[number];

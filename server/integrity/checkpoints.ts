@@ -3,7 +3,7 @@ import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpo
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views.ts';
-import { type Checkpoint, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { JournalDamagedError } from './damage.ts';
@@ -123,8 +123,9 @@ export class Checkpointer {
 
   async #sign(whenGrown: boolean): Promise<StoredCheckpoint | null> {
     const { store, views, key, config, wallMs } = this.#parts;
-    const head = views.head;
-    if (head === null || views.unavailable !== null) return null;
+    if (views.unavailable !== null) return null;
+    // A journal of no entries yet has the empty head, so its first start signs a checkpoint too.
+    const head = views.head ?? { size: 0, globalHash: EMPTY_CHECKPOINT_HEAD };
     if (!whenGrown && head.size - this.#knownSize < config.checkpointEveryEntries) return null;
     // A build started without the start-up check (a test's) names its journal here.
     this.#journalId ??= store.ensureJournalId();
@@ -132,7 +133,8 @@ export class Checkpointer {
     if (newest === undefined) return null;
     this.#knownSize = Math.max(this.#knownSize, newest?.size ?? 0);
     const grown = head.size - (newest?.size ?? 0);
-    if (grown <= 0 || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
+    // The first checkpoint is signed whatever the journal's size; each later one once it grew.
+    if ((grown <= 0 && newest !== null) || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
     const checkpoint: Checkpoint = { origin: this.origin, size: head.size, head: head.globalHash };
     const row = { epoch: this.#epoch, size: checkpoint.size, head: checkpoint.head, note: signCheckpoint(checkpoint, key), signedAtMs: wallMs() };
     if (!store.add(row)) return null;

@@ -4,7 +4,7 @@ import type { JsonObject } from '../../shared/json.ts';
 import { canonical } from '../../shared/receipts/canonical.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { SigningKey } from '../receipts/keys.ts';
-import { type Checkpoint, readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { JournalDamagedError } from './damage.ts';
 
 // Epochs: a restored journal is behind its mirrors by design, so a restore starts a new epoch.
@@ -147,6 +147,9 @@ export function checkpointDamage(checkpoint: Checkpoint, journal: HeldJournal, s
   }
   if (checkpoint.size > journal.size) {
     return new JournalDamagedError('journal_behind_checkpoint', `the newest checkpoint in ${source} covers ${checkpoint.size} entries and the journal holds ${journal.size}: entries were removed from its end`, { databaseFile });
+  }
+  if (checkpoint.size === 0 && checkpoint.head !== EMPTY_CHECKPOINT_HEAD) {
+    return new JournalDamagedError('journal_inconsistent_with_checkpoint', `the newest checkpoint in ${source} covers no entries but signed a head other than the empty one: it was not made by Interlock`, { databaseFile });
   }
   if (checkpoint.size > 0 && journal.globalHashAtSize(checkpoint.size) !== checkpoint.head) {
     const site = { seq: journal.seqAtSize(checkpoint.size) ?? 0, effectId: 'unknown' };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fs from 'node:fs';
@@ -6,10 +7,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { MirrorConfig } from '../../server/config/integrity.ts';
-import { readCheckpoint, signCheckpoint } from '../../server/integrity/checkpoint.ts';
+import { EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint } from '../../server/integrity/checkpoint.ts';
+import { originOf } from '../../server/integrity/checkpoints.ts';
+import { checkpointDamage } from '../../server/integrity/epoch.ts';
 import { loadOrCreateSigningKey, type SigningKey } from '../../server/receipts/keys.ts';
 import type { Views } from '../../server/views.ts';
-import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir } from '../support/db-journals.ts';
+import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir, tempDbFile } from '../support/db-journals.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { freePort, runServerToExit, startServerProcess, writeTestConfig } from '../support/server-process.ts';
 import { checkpointKey, startChecked, startRefusal } from '../support/checkpoints.ts';
@@ -81,6 +84,43 @@ describe('checkpoints of the global chain', () => {
     } finally {
       started.close();
     }
+  });
+
+  it('a brand-new journal\'s first start signs one too: no entries, the empty head; a restart with none signs no other', async () => {
+    const mirror = fileMirror();
+    const file = tempDbFile();
+    const first = await startChecked(file, [mirror]);
+    const origin = first.checkpointer.origin;
+    try {
+      expect(first.views.head).toBeNull();
+      expect(first.store.all().map((c) => [c.size, c.head])).toEqual([[0, EMPTY_CHECKPOINT_HEAD]]);
+      const read = readCheckpoint(first.store.latest()?.note ?? '', { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
+      expect(read.ok && read.checkpoint).toEqual({ origin, size: 0, head: createHash('sha256').update('').digest('hex') });
+      expect(fs.readFileSync(mirror.kind === 'file' ? mirror.path : '', 'utf8').trim().split('\n')).toHaveLength(1);
+      // The tail since it is the whole journal: nothing to hold against yet, and nothing wrong.
+      expect(await first.checkpointer.verifyTail(first.journal)).toBe(true);
+    } finally {
+      first.close();
+    }
+    const second = await startChecked(file, [mirror]);
+    try {
+      expect(second.checkpointer.origin).toBe(origin);
+      expect(second.store.all().map((c) => c.size)).toEqual([0]);
+      await append(second.journal, 1, 2);
+      await second.views.current();
+      expect(await second.checkpointer.verifyTail(second.journal)).toBe(true);
+      expect((await second.checkpointer.sign(true))?.size).toBe(2);
+    } finally {
+      second.close();
+    }
+    expect(await startRefusal(file, [mirror])).toBeNull();
+  });
+
+  it('a checkpoint of no entries holds only with the empty head', () => {
+    const held = { journalId: 'ab'.repeat(8), size: 3, epochs: { current: 0, starts: [] }, globalHashAtSize: () => null, seqAtSize: () => null };
+    const checkpoint = { origin: originOf('ab'.repeat(8), 0), size: 0, head: EMPTY_CHECKPOINT_HEAD };
+    expect(checkpointDamage(checkpoint, held, 'the store', 'journal.sqlite')).toBeNull();
+    expect(checkpointDamage({ ...checkpoint, head: 'cd'.repeat(32) }, held, 'the store', 'journal.sqlite')?.code).toBe('journal_inconsistent_with_checkpoint');
   });
 
   it('the store keeps the id of its journal: a restart signs in the same origin, and one more only when the journal grew', async () => {
