@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Escalated } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
@@ -77,6 +78,14 @@ describe('beneficiaryMatch: the person the refund benefits never approves it', (
     ['a customer email equal to the approver name is no email match', null, 'ana', null],
   ] as const)('%s → %s', (_name, onBehalfOf, customerEmail, expected) => {
     expect(beneficiaryMatch(ana, { onBehalfOf, customerEmail })).toBe(expected);
+  });
+
+  it("the customer email is compared without regard to case either way, and the README says so where self-approval is described", () => {
+    expect(beneficiaryMatch({ name: 'ana', emails: ['Ana.Lopez@Example.COM'] }, { onBehalfOf: null, customerEmail: 'ana.lopez@example.com' })).toBe('customer_email');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const paragraph = readme.slice(readme.indexOf('An agent may name the person a refund benefits'), readme.indexOf('![A two-approver item'));
+    expect(paragraph).toMatch(/customer email/);
+    expect(paragraph).toMatch(/ignor\w* (letter )?case/i);
   });
 });
 
