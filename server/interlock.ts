@@ -204,7 +204,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       ready = true;
       stops.push(() => services.turns.stop());
       // From here on, each refund's change of status is one info line (what stood before is not told again).
-      stops.push(await watchRefundOutcomes(views, built.log));
+      stops.push(await watchRefundOutcomes(views, built.log, services.refundOutcomes));
       // Current facts follow the inbox from now on: arrivals and webhooks are read in every build,
       // the 10-minute background rereads only with the background on.
       const background = parts.background !== false;

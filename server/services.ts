@@ -28,6 +28,7 @@ import { BudgetLeases } from './stripe/budget-leases.ts';
 import { attachBudget } from './stripe/paced-client.ts';
 import { TurnQueue } from './stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
+import { RefundOutcomeCounts } from './metrics/refund-outcomes.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -64,6 +65,8 @@ export interface Services {
   budget: StripeBudget;
   /** Requests waiting their turn to reach Stripe, in arrival order. */
   turns: TurnQueue;
+  /** The statuses refund requests reached, counted as they are logged (`interlock_refund_requests_total`). */
+  refundOutcomes: RefundOutcomeCounts;
 }
 
 /** What the composition needs from outside. */
@@ -347,6 +350,7 @@ export function createServices(options: ServiceOptions): Services {
     onPaymentEvent,
     budget,
     turns,
+    refundOutcomes: new RefundOutcomeCounts(),
   };
 }
 

@@ -74,6 +74,7 @@ export function installMetrics(app: FastifyInstance, services: Services, overloa
     views: services.views,
     journal: services.journal,
     budget: services.budget,
+    refundOutcomes: services.refundOutcomes,
     groups: () => Object.keys(services.config.groups),
     ...(overload === undefined ? {} : { overload }),
   });

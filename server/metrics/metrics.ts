@@ -4,6 +4,7 @@ import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
 import type { OverloadState } from '../http/overload.ts';
 import { JournalUnavailableError, type Views } from '../views.ts';
 import { itemFigures, messageFigures } from './figures.ts';
+import type { RefundOutcomeCounts } from './refund-outcomes.ts';
 
 /** What the metrics read, all of it already kept by the services. */
 export interface MetricsSources {
@@ -11,6 +12,8 @@ export interface MetricsSources {
   /** The journal the views follow (through their guard): its head, to measure how far behind they are. */
   journal: JournalStore;
   budget: StripeBudget;
+  /** The statuses refund requests reached, as the outcome lines tell them. */
+  refundOutcomes?: RefundOutcomeCounts;
   /** The configured groups, as the config in force names them: each has a queue figure, 0 when nothing waits for it. */
   groups: () => readonly string[];
   /** The admission check's counts: requests shed and held, when the app sheds (an app built without it shows none). */
@@ -22,6 +25,9 @@ export interface MetricsSources {
  * its Stripe calls (a second or two) and is given up on at `limits.refundAnswerWithinMs`.
  */
 const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Stripe's answers, in seconds: tens of milliseconds for a read, up to the SDK's 30-second timeout. */
+const STRIPE_LATENCY_BUCKETS_S = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * The process's own figures (CPU, memory, event loop lag, GC, handles) are the process's, not an
@@ -50,6 +56,19 @@ export class InterlockMetrics {
     help: 'Time to answer an HTTP request, by route pattern (not the raw URL), method and status code.',
     labelNames: ['route', 'method', 'status_code'] as const,
     buckets: LATENCY_BUCKETS_S,
+    registers: [this.#registry],
+  });
+  readonly #stripeLatency = new Histogram({
+    name: 'interlock_stripe_request_duration_seconds',
+    help: 'Time Stripe took to answer each call this process made, by endpoint and outcome (ok, rate_limited, client_error, server_error, network_error); the wait for a place in the Stripe budget is not in it.',
+    labelNames: ['endpoint', 'outcome'] as const,
+    buckets: STRIPE_LATENCY_BUCKETS_S,
+    registers: [this.#registry],
+  });
+  readonly #refundRequests = new Counter({
+    name: 'interlock_refund_requests_total',
+    help: 'Statuses refund requests reached (final or waiting; a send under way is none), each once per request, as the outcome log lines tell them, since this process started.',
+    labelNames: ['status'] as const,
     registers: [this.#registry],
   });
   readonly #webhooks = new Counter({
@@ -86,6 +105,7 @@ export class InterlockMetrics {
 
   constructor(sources: MetricsSources) {
     this.#sources = sources;
+    sources.budget.callTimes.listen((endpoint, outcome, seconds) => this.#stripeLatency.observe({ endpoint, outcome }, seconds));
   }
 
   /** A Prometheus counter whose value is read at scrape time from a count the budget keeps. */
@@ -113,6 +133,7 @@ export class InterlockMetrics {
   async #read(): Promise<void> {
     const { views, journal, budget, overload } = this.#sources;
     this.#readBudget(budget);
+    if (this.#sources.refundOutcomes !== undefined) setCounter(this.#refundRequests, 'status', this.#sources.refundOutcomes.byLabel());
     if (overload !== undefined) this.#readOverload(overload);
     const unavailable = views.unavailable !== null;
     this.#available.set(unavailable ? 0 : 1);
@@ -152,8 +173,8 @@ export class InterlockMetrics {
   }
 
   #readBudget(budget: StripeBudget): void {
-    setCounter(this.#stripeCalls, budget.counts.calls);
-    setCounter(this.#stripe429s, budget.counts.rateLimited);
+    setCounter(this.#stripeCalls, 'endpoint', Object.entries(budget.counts.calls));
+    setCounter(this.#stripe429s, 'endpoint', Object.entries(budget.counts.rateLimited));
     // The account's limit for Interlock at today's penalty, not the leases held this instant: an
     // idle process sharing the account holds none, yet its next call would get one.
     const capacity = budget.capacity;
@@ -175,8 +196,8 @@ function setByLabel(gauge: Gauge, label: string, counts: ReadonlyMap<string, num
   for (const [value, count] of counts) gauge.set({ [label]: value }, count);
 }
 
-/** A counter set to the counts kept elsewhere (they only grow while the process runs). */
-function setCounter(counter: Counter<'endpoint'>, counts: Readonly<Record<string, number>>): void {
+/** A counter set to the counts kept elsewhere, one series per value of `label` (they only grow while the process runs). */
+function setCounter<L extends string>(counter: Counter<L>, label: L, counts: Iterable<readonly [string, number]>): void {
   counter.reset();
-  for (const [endpoint, count] of Object.entries(counts)) counter.inc({ endpoint }, count);
+  for (const [value, count] of counts) counter.inc({ [label]: value } as Record<L, string>, count);
 }

@@ -1,3 +1,4 @@
+import { isStatus, PLAIN_STATUSES, REFUSAL_CODES, refused } from '../../shared/statuses.ts';
 import type { Views } from '../views.ts';
 
 /** Where outcome lines go: pino's (and so Fastify's) `(fields, message)` call. */
@@ -9,14 +10,42 @@ export interface OutcomeLog {
 const NOT_AN_OUTCOME: ReadonlySet<string> = new Set(['IN_FLIGHT']);
 
 /**
+ * The labels of `interlock_refund_requests_total`: every status a request can reach that is final
+ * or waiting, from the closed status list (each refusal by its code; `UNRESOLVED:<name>` as one).
+ */
+export const REFUND_OUTCOME_LABELS: readonly string[] = [...PLAIN_STATUSES.filter((s) => !NOT_AN_OUTCOME.has(s)), ...REFUSAL_CODES.map(refused), 'UNRESOLVED'];
+
+/** The label a status is counted under, or null for none (a send under way, or no status at all). */
+export function outcomeLabel(status: string): string | null {
+  if (NOT_AN_OUTCOME.has(status) || !isStatus(status)) return null;
+  return status.startsWith('UNRESOLVED:') ? 'UNRESOLVED' : status;
+}
+
+/** How many times refund requests reached each status since this process began watching, by label. */
+export class RefundOutcomeCounts {
+  readonly #counts = new Map<string, number>(REFUND_OUTCOME_LABELS.map((label) => [label, 0]));
+
+  count(status: string): void {
+    const label = outcomeLabel(status);
+    if (label !== null) this.#counts.set(label, (this.#counts.get(label) ?? 0) + 1);
+  }
+
+  /** Every label with its count, 0 for those never reached. */
+  byLabel(): ReadonlyMap<string, number> {
+    return this.#counts;
+  }
+}
+
+/**
  * One info line each time a refund request's status changes (queued for a person, approved,
  * committed, refused, rejected, ambiguous...), read from the journal as the views apply it, so a
  * status reached in the background (a turn that came, a recovery, a person's decision) is told
  * as one reached while the agent waited. Each line names the request, the agent, the status and
  * (as `reqId`) the `x-request-id` the agent asked with. What stood before the watch began is not told again.
- * Every process on one journal tells what it sees. The answer stops it.
+ * Every process on one journal tells what it sees. Each line is counted in `counts` too
+ * (`interlock_refund_requests_total`). The answer stops it.
  */
-export async function watchRefundOutcomes(views: Views, log: OutcomeLog): Promise<() => void> {
+export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?: RefundOutcomeCounts): Promise<() => void> {
   const { ledger, inbox } = await views.current();
   const asLogin = (name: string) => name;
   const told = new Map<string, string>();
@@ -42,6 +71,7 @@ export async function watchRefundOutcomes(views: Views, log: OutcomeLog): Promis
         decided_by: row.decided_by_login,
       };
       log.info(fields, `refund ${row.request_id} of ${row.agent}: ${row.status}`);
+      counts?.count(row.status);
     }
   });
 }

@@ -13,6 +13,8 @@
  * of the capacity each (`BudgetShare`, budget-leases.ts), and grant only within it.
  */
 
+import { StripeCallTimes } from './call-times.ts';
+
 /** Who is calling, most urgent first. */
 export const BUDGET_CLASSES = ['send', 'recovery', 'request', 'background'] as const;
 /** One class of Stripe calls. */
@@ -206,6 +208,8 @@ export class StripeBudget {
   #penaltyUntilMs = 0;
   #cancelTimer: (() => void) | null = null;
   #timerAtMs = Number.POSITIVE_INFINITY;
+  /** How long each call took, told to the metrics by the paced transport. */
+  readonly callTimes = new StripeCallTimes();
   readonly counts: BudgetCounts = {
     granted: { send: 0, recovery: 0, request: 0, background: 0 },
     rateLimited: {},

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import Stripe from 'stripe';
 import type { BudgetClass, BudgetGrant, StripeBudget } from './budget.ts';
+import { stripeCallOutcome } from './call-times.ts';
 
 /**
  * The Stripe SDK's transport, paced by the process's Stripe budget: every call the SDK makes
@@ -100,12 +101,17 @@ export class PacedHttpClient extends Stripe.HttpClient {
       const { klass, place } = await this.#place(budget, endpoint);
       budget.called(endpoint, klass);
       let response: Awaited<ReturnType<Transport['makeRequest']>>;
+      const sentAt = performance.now();
       try {
         response = await this.#inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
+      } catch (error) {
+        budget.callTimes.answered(endpoint, stripeCallOutcome(null), (performance.now() - sentAt) / 1000);
+        throw error;
       } finally {
         // Stripe may have counted the call at any moment until its answer: the place is held a second from then.
         place.finished();
       }
+      budget.callTimes.answered(endpoint, stripeCallOutcome(response.getStatusCode()), (performance.now() - sentAt) / 1000);
       if (response.getStatusCode() !== 429) return response;
       budget.rateLimited(endpoint);
       const waitedMs = budget.nowMs() - startedMs;
