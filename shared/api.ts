@@ -226,6 +226,13 @@ export interface HistoryItem {
   state: ChainState;
   status: string;
   decided_by: string | null;
+  /**
+   * Every person whose approval sent it, by login, the earliest first (both of a refund two people
+   * approved), as the ledger's `approved_by_logins`; empty for the policy and for one never approved.
+   */
+  approved_by: string[];
+  /** The payment's currency as the ledger has it (`usd`, `jpy`); null when no facts named it. */
+  currency: string | null;
   group: string | null;
   refund: string | null;
   confirmed: boolean | 'pending' | null;
