@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pastWallToAppMs } from '../../web/src/app-time.ts';
+import { appToWallMs, pastWallToAppMs, wallToAppMs } from '../../web/src/app-time.ts';
 
 // Stripe's times (a refund, a charge) are wall-clock times; the item page shows every time on the
 // application clock, which test mode moves by hand. A refund made after the clock was moved is on
@@ -39,5 +39,15 @@ describe('the scoreboard says when it was read on the application clock', () => 
     } finally {
       vi.unstubAllGlobals();
     }
+  });
+});
+
+describe('a reconciliation period picked on the application clock', () => {
+  it('is asked of Stripe in wall-clock time, and its times are shown back on the application clock', () => {
+    const dayOnMovedClock = Date.UTC(2026, 11, 9);
+    const wall = appToWallMs(dayOnMovedClock, 3 * 24 * H);
+    expect(wall).toBe(Date.UTC(2026, 11, 6));
+    expect(wallToAppMs(wall, 3 * 24 * H)).toBe(dayOnMovedClock);
+    expect(appToWallMs(dayOnMovedClock, 5_000)).toBe(dayOnMovedClock);
   });
 });

@@ -25,6 +25,11 @@ export function wallToAppMs(wallMs: number, offsetMs: number): number {
   return Math.abs(offsetMs) < MOVED_CLOCK_MIN_MS ? wallMs : wallMs + offsetMs;
 }
 
+/** An application-clock time as the wall clock has it (a period asked of Stripe), the inverse of `wallToAppMs`. */
+export function appToWallMs(appMs: number, offsetMs: number): number {
+  return Math.abs(offsetMs) < MOVED_CLOCK_MIN_MS ? appMs : appMs - offsetMs;
+}
+
 /** The application-clock time an entry carries itself, when it carries one. */
 function ownAppMs(entry: Entry): number | null {
   return 'at_ms' in entry && typeof entry.at_ms === 'number' ? entry.at_ms : null;
