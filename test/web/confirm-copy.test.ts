@@ -45,6 +45,11 @@ describe('toasts name the amount and who paid, never a repair’s own id', () =>
     expect(text).toBe('Sent $6,000.00 refund r-1 to Jo Smith, an approval on the facts now');
   });
 
+  it('a rejection names the amount and who paid', () => {
+    const rejected = { status: 'REJECTED', item: { history: [] } } as unknown as DecisionAnswer;
+    expect(finishedToast(rejected, { ...base, action: 'reject', customer: 'Jo Smith' }).text).toBe('Rejected r-1: $6,000.00 for Jo Smith, never sent');
+  });
+
   it('a repair names what was sent instead of what was asked, and not the new request’s id', () => {
     const less = { code: 'refund_remaining', why: 'Refund what is left', set: { amount: 500_000 } } as unknown as NonNullable<PendingDecision['repair']>;
     const text = finishedToast(sent, { ...base, action: 'repair', repairIndex: 0, repair: less, customer: 'Jo Smith' }).text;

@@ -42,7 +42,7 @@ export function finishedToast(answer: DecisionAnswer, decided: PendingDecision):
   }
   switch (answer.status) {
     case 'REJECTED':
-      return { text: `Rejected ${id}${decided.customer ? ` (${amount}${to})` : ''}`, tone: 'neutral' };
+      return { text: `Rejected ${id}: ${amount}${decided.customer ? ` for ${decided.customer}` : ''}, never sent`, tone: 'neutral' };
     case 'CLOSED':
       return { text: `${id}: ${OUTCOME_LABELS[answer.item.outcome]}`, tone: 'neutral' };
     case 'APPROVED':
