@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecisionAnswer } from '../../shared/api.ts';
 import { confirmCopy, type PendingDecision } from '../../web/src/components/ConfirmDialog.tsx';
 import { finishedToast } from '../../web/src/next-item.ts';
+import { arrivalText } from '../../web/src/use-arrival-toasts.ts';
 
 // The words of a confirmation say what the click does: an approval that is the first of two sends
 // nothing, so it never reads "Approve and send".
@@ -55,5 +56,17 @@ describe('toasts name the amount and who paid, never a repair’s own id', () =>
     const text = finishedToast(sent, { ...base, action: 'repair', repairIndex: 0, repair: less, customer: 'Jo Smith' }).text;
     expect(text).toBe('Sent $5,000.00 refund to Jo Smith instead of the $6,000.00 asked in r-1, which is closed and never sent');
     expect(text).not.toContain(':repair:');
+  });
+});
+
+describe('a new item’s toast', () => {
+  const item = (request: Record<string, unknown>) => ({ request: { amount: 7_000, payment_intent: 'pi_1', ...request }, facts: { currency: 'usd' } }) as unknown as Parameters<typeof arrivalText>[0];
+
+  it('names the request as the agent did', () => {
+    expect(arrivalText(item({ id: 'case-4471' }))).toBe('New: $70.00 refund case-4471');
+  });
+
+  it('names a repair by the request it replaces, not by its own id', () => {
+    expect(arrivalText(item({ id: 'case-4471:repair:74a2edc9', repair_of: 'case-4471' }))).toBe('New: $70.00 refund, a repair of case-4471');
   });
 });
