@@ -91,7 +91,7 @@ test('a hand refund on an item nobody approved: the row says Stale, and the item
   await repair.click();
   await page.getByRole('dialog', { name: 'Refund $70.00 instead of $80.00?' }).getByRole('button', { name: 'Accept: refund $70.00' }).click();
   // The repair finished the item: the page moves on and a toast names what was sent.
-  await expect(page.locator('.toast').filter({ hasText: 'Sent $70.00 refund' })).toContainText(`repair of ${requestId}`);
+  await expect(page.locator('.toast').filter({ hasText: 'Sent $70.00 refund' })).toContainText(`asked in ${requestId}, which is closed and never sent`);
   await expect(page).not.toHaveURL(new RegExp(`/items/${effectId}`));
   expect((await ledger(request, paymentIntent)).map((r) => r.amount).sort((a, b) => a - b)).toEqual([3_000, 7_000]);
 });

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { askRefund, createPayment, handRefund, ledger, personPage, shoot, uniqueId } from './journey-helpers.ts';
+import { askRefund, createPayment, decide, handRefund, ledger, personPage, shoot, uniqueId } from './journey-helpers.ts';
 
 // Four-eyes and no self-approval, in two browsers: from $5,000.00 (e2e/interlock.e2e.yaml, route
 // four-eyes) two different people of ap-leads approve; a first approval voided by a refund by hand
@@ -19,7 +19,10 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
     await page.getByRole('button', { name: /^Approve/ }).click();
     const dialog = page.getByRole('dialog');
     if (first) await expect(dialog).toContainText('nothing is sent');
+    // The second approver is told it is the last of two, and whose approval came first.
+    else await expect(dialog).toContainText(/\(2 of 2\)\?[\s\S]*Bea Novak approved it first/);
     await dialog.getByRole('button', { name: first ? 'Approve (1 of 2)' : /Send/ }).click();
+    if (!first) await expect(page.locator('.toast[data-status="COMMITTED"]')).toContainText('approved 2 of 2: Bea Novak first, then you');
   };
   const approvals = (page: typeof ana) => page.getByRole('region', { name: /Approvals/ });
 
@@ -60,16 +63,24 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await expect(ana.getByRole('heading', { level: 1 })).toContainText('Done: refund sent');
   await expect(history(ana)).toContainText('Approved, 1 of 2: the first approval');
   await expect(history(ana)).toContainText('Approved, 2 of 2: approved for sending');
+  // The send and its authority are told under both approvals, the earlier first.
+  await expect(history(ana)).toContainText('Prepared to send $6,000.00 under the approvals of Bea Novak and Ana Lopez');
+  await expect(history(ana)).toContainText('Authority checked: the approvals of Bea Novak and Ana Lopez are live');
   // The receipt names both approvers, the earlier first.
   await expect(ana.getByRole('region', { name: 'Receipt' })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
   // And so does the ledger.
   await ana.goto('/ledger');
   await expect(ana.locator('.ledger-table tr', { hasText: requestId })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
   expect((await ledger(request, paymentIntent)).filter((r) => r.amount === 600_000)).toHaveLength(1);
+  // And so does the Done page.
+  await ana.goto(`/done?q=${requestId}`);
+  await expect(ana.locator('.history-table tr', { hasText: requestId })).toContainText('Bea Novak (bea) and Ana Lopez (ana)');
+  await shoot(ana, 'done-four-eyes');
 
   // A refund made on behalf of Bea: her page says why she cannot approve it, and offers no approval.
+  const onBehalfId = uniqueId('on-behalf');
   const own = await askRefund(request, {
-    request_id: uniqueId('on-behalf'),
+    request_id: onBehalfId,
     payment_intent: await createPayment(request, 10_000),
     amount: 8_000,
     on_behalf_of: 'bea',
@@ -78,4 +89,23 @@ test('two approvers in two browsers, a voided first approval, and no approval fo
   await expect(bea.locator('.approval-block')).toContainText('You cannot approve it. It is made for your benefit: the request names you (on behalf of bea).');
   await expect(bea.getByRole('button', { name: /^Approve/ })).toHaveCount(0);
   await shoot(bea, 'item-self-approval');
+  // Everyone sees whom it is made for: Bea's own row, and Ana's row and page.
+  await bea.goto('/');
+  await expect(bea.locator(`.inbox-row[data-request-id="${onBehalfId}"]`)).toContainText('made for Bea Novak');
+  await ana.goto('/');
+  await expect(ana.locator(`.inbox-row[data-request-id="${onBehalfId}"]`)).toContainText('made for Bea Novak');
+  await ana.goto(`/items/${own.effect_id}`);
+  await expect(ana.locator('.request-facts div', { hasText: 'Made for' }).locator('dd')).toHaveText('Bea Novak');
+  // Ana rejects it: the Closed page names the amount with its currency, and whom it was made for.
+  await decide(ana, own.effect_id, 'reject');
+  await ana.goto(`/closed?q=${onBehalfId}`);
+  const closed = ana.locator('.history-table tr', { hasText: onBehalfId });
+  await expect(closed.locator('.history-amount')).toHaveText('$80.00, request ' + onBehalfId);
+  await expect(closed).toContainText('Made for Bea Novak');
+  await shoot(ana, 'closed-made-for');
+  // Finance reads it in the ledger too.
+  const fin = await personPage(browser, 'fin');
+  await fin.goto('/ledger');
+  await expect(fin.locator('.ledger-table tr', { hasText: onBehalfId })).toContainText('Made for Bea Novak');
+  await shoot(fin, 'ledger-made-for');
 });

@@ -100,18 +100,23 @@ test('a payment refunded outside Interlock that still covers the request offers 
 
   await handRefund(request, paymentIntent, 5_000);
   const panel = page.locator('.decision-panel');
-  await expect(panel.locator('.decide-sub')).toContainText('$60.00 still fits', { timeout: STALE_CHIP_MS });
+  await expect(panel.locator('#fits-why')).toContainText('$60.00 still fits', { timeout: STALE_CHIP_MS });
   // One button sends the $60.00, whatever it is called: no "Accept repair" beside "Approve".
   await expect(panel.getByRole('button', { name: /^Approve \$60\.00/ })).toHaveCount(1);
   await expect(panel.getByRole('button', { name: /Accept repair/ })).toHaveCount(0);
   await expect(panel.getByRole('button', { name: /^Approve \$60\.00/ })).toHaveClass(/primary/);
+  // A short label; the caveat is in the words beside it, not on the button.
+  await expect(panel.locator('.approve-button .decide-main')).toHaveText('Approve $60.00 on the facts now');
+  await expect(panel.locator('#fits-why')).toContainText('unless the refund made outside Interlock was this one');
   await shootAndScan(page, 'item-still-fits');
 
   // Two keys, as any approval: a, then Enter.
   await page.keyboard.press('a');
-  await expect(page.getByRole('dialog', { name: 'Approve and send $60.00 on the new facts?' })).toBeVisible();
+  await expect(page.getByRole('dialog', { name: 'Approve and send $60.00 on the facts now?' })).toBeVisible();
   await page.keyboard.press('Enter');
-  await expect(page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: `Sent $60.00 refund ${requestId}` })).toBeVisible();
+  const toast = page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: `Sent $60.00 refund ${requestId}` });
+  await expect(toast).toContainText('an approval on the facts now');
+  await expect(toast).not.toContainText('repair');
 });
 
 /** ana's page with its live feed through a relay that can add what the server would say, and close it as the server would. */

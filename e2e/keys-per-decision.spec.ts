@@ -83,7 +83,7 @@ test('keys per decision at 1280 × 800: approve in 2, reject with a quick reason
   await repair.press('p');
   await expect(page.getByRole('dialog', { name: 'Refund $60.00 instead of $78.03?' })).toBeVisible();
   await repair.press('Enter');
-  await expect(page.locator('.toast').filter({ hasText: 'Sent $60.00 refund' })).toContainText(`repair of ${toRepair.requestId}`);
+  await expect(page.locator('.toast').filter({ hasText: 'Sent $60.00 refund' })).toContainText(`asked in ${toRepair.requestId}, which is closed and never sent`);
   counts.repair = repair.pressed.length;
   expect((await itemNow(page, toRepair.effectId)).outcome).toBe('repaired');
   expect((await ledger(request, toRepair.paymentIntent)).map((r) => r.amount).sort((a, b) => a - b)).toEqual([4_000, 6_000]);

@@ -175,6 +175,7 @@ test('an approver opens the scoreboard from the header, reads her own groups, pi
 
 /** A board with nothing in it, as the API answers on a fresh journal. */
 const EMPTY_BOARD: Scoreboard = {
+  approved_on_facts_now: 0,
   requests: 0,
   cleared_no_person: 0,
   cleared_verified: 0,

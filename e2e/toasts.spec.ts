@@ -36,7 +36,7 @@ test('toasts: a repair the person sends is not announced back to them, and no to
   const seen = await recordToasts(page);
   await page.getByRole('button', { name: 'Accept repair: Refund $70.00, what is left of $100.00' }).click();
   await page.getByRole('dialog', { name: 'Refund $70.00 instead of $80.00?' }).getByRole('button', { name: 'Accept: refund $70.00' }).click();
-  const sent = page.locator('.toast').filter({ hasText: `(repair of ${requestId}, never sent)` });
+  const sent = page.locator('.toast').filter({ hasText: `asked in ${requestId}, which is closed and never sent` });
   await expect(sent).toBeVisible();
   // Long enough for the repair's own arrival on the live feed.
   await page.waitForTimeout(1_500);

@@ -226,6 +226,13 @@ export interface HistoryItem {
   state: ChainState;
   status: string;
   decided_by: string | null;
+  /**
+   * Every person whose approval sent it, by login, the earliest first (both of a refund two people
+   * approved), as the ledger's `approved_by_logins`; empty for the policy and for one never approved.
+   */
+  approved_by: string[];
+  /** The payment's currency as the ledger has it (`usd`, `jpy`); null when no facts named it. */
+  currency: string | null;
   group: string | null;
   refund: string | null;
   confirmed: boolean | 'pending' | null;
@@ -453,6 +460,11 @@ export interface Scoreboard {
    * its SLA passed (the group before the move, or the last group that kept it).
    */
   sla_breaches_missed_by_group: Record<string, number>;
+  /**
+   * Approvals of the same refund on the facts as they are now, after the payment changed under the
+   * item (a refund outside Interlock that left room for it): approvals, counted apart from repairs.
+   */
+  approved_on_facts_now: number;
   /** Money by currency (lowercase ISO code, `unknown` when the facts named none); never summed across currencies. */
   money: Record<string, MoneyFigures>;
 }
@@ -468,7 +480,7 @@ export interface MoneyFigures {
   refunded_no_person_minor: number;
   /** Sent after a person saw it or chose it: approvals, and the new requests of accepted repairs. */
   refunded_after_person_minor: number;
-  /** Sent on an accepted repair: the new request of a repair, or the original approved as still fitting. */
+  /** Sent on an accepted repair: the new requests of repairs (an approval on the facts now is no repair). */
   repaired_minor: number;
   /** Asked for by requests a person rejected (or closed): never sent. */
   rejected_minor: number;

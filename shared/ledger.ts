@@ -89,6 +89,8 @@ export interface LedgerRow {
    * the policy and for a request no approval sent. `decided_by` names the last of them.
    */
   approved_by_logins: string[];
+  /** The person the refund is made for, as the agent named them (`on_behalf_of`: a login or an email); null when it named nobody. */
+  beneficiary: string | null;
 }
 
 /** The CSV's columns, in order: every field of a row, under its own name; a column added later goes after every earlier one. */
@@ -119,7 +121,7 @@ export const LEDGER_COLUMNS = [
 ] as const satisfies readonly (keyof LedgerRow)[];
 
 /** Fields of a row added after the columns made for a spreadsheet: the CSV gives them after those, so every earlier column keeps its place. */
-export const LEDGER_LATER_COLUMNS = ['approved_by_logins'] as const satisfies readonly (keyof LedgerRow)[];
+export const LEDGER_LATER_COLUMNS = ['approved_by_logins', 'beneficiary'] as const satisfies readonly (keyof LedgerRow)[];
 
 /**
  * Columns the CSV adds after every field of a row, for a spreadsheet: the times as ISO-8601 UTC

@@ -512,6 +512,7 @@ export const LedgerRowSchema = Type.Object(
       description:
         'every person whose approval sent it (or, not sent yet, approved it), by login, the earliest first: both for a refund two people approved, one for one approver; empty for the policy and when no approval sent it',
     }),
+    beneficiary: nullable(Type.String({ description: "the person the refund is made for, as the agent named them in on_behalf_of (a login or an email); null when it named nobody" })),
   },
   { additionalProperties: false },
 );

@@ -41,7 +41,7 @@ export function repairsThatFit(amountCents: number, remainingCents: number, tota
         set: {},
         why:
           `${money(amountCents)} still fits: ${money(remainingCents)} of ${money(totalCents)} is left to refund, ` +
-          'provided the other refund was not this one',
+          'unless the refund made outside Interlock was this one',
       },
     ];
   }

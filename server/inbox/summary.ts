@@ -3,7 +3,7 @@ import type { Committed, Decided, Entry, Escalated } from '../../shared/entries.
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { approvalsRequired, closesDispatch } from '../journal/chain.ts';
 import { finalStatus } from '../journal/confirmations.ts';
-import { isPolicyLease } from '../gate/leases.ts';
+import { isPersonLease, isPolicyLease } from '../gate/leases.ts';
 import { isStatus, type Status } from '../../shared/statuses.ts';
 import { isFailedAtStripe, outcomeOf } from '../ledger/outcome.ts';
 import { owesEscalation } from './state.ts';
@@ -13,6 +13,8 @@ export interface ChainSummary {
   effectId: string;
   agent: string | null;
   request: RefundRequest | null;
+  /** The payment's currency as Stripe writes it, from the first facts the chain read (null while none named it). */
+  currency: string | null;
   openDispatch: boolean;
   committed: Committed | null;
   ambiguous: boolean;
@@ -49,6 +51,7 @@ export function emptySummary(effectId: string): ChainSummary {
     effectId,
     agent: null,
     request: null,
+    currency: null,
     openDispatch: false,
     committed: null,
     ambiguous: false,
@@ -78,6 +81,9 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   if (summary.request === null && entry.kind === 'PROPOSED' && isRefundRequest(entry.request)) summary.request = entry.request;
   if (summary.askedAtMs === null && entry.kind === 'PROPOSED' && typeof entry.at_ms === 'number') summary.askedAtMs = entry.at_ms;
   if (summary.httpRequestId === null && entry.kind === 'PROPOSED' && entry.http_request_id !== undefined) summary.httpRequestId = entry.http_request_id;
+  // A request that waited its turn for Stripe was bound with no facts; the facts read at its turn name it.
+  if (entry.kind === 'PROPOSED' || entry.kind === 'DISPATCHED') summary.currency ??= currencyIn(entry.premises);
+  if (entry.kind === 'ESCALATED') summary.currency ??= currencyIn(entry.facts);
   if (entry.kind === 'DISPATCHED') {
     summary.openDispatch = true;
     summary.lastDispatchLease = entry.lease;
@@ -116,6 +122,23 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   }
   if (entry.kind === 'CONFIRMED') summary.confirmations.push(entry.status);
   if ('at_ms' in entry && typeof entry.at_ms === 'number') summary.updatedAtMs = entry.at_ms;
+}
+
+function currencyIn(facts: Json | undefined): string | null {
+  return facts !== undefined && isJsonObject(facts) && typeof facts.currency === 'string' ? facts.currency : null;
+}
+
+/**
+ * Every person whose approval sent the chain (the lease it was sent, or is being sent, under), else
+ * whose approvals stand unsent, by login, the earliest first: both of a four-eyes refund, one
+ * otherwise; empty for the policy and for a chain no approval sent.
+ */
+export function approversOf(s: ChainSummary): string[] {
+  if (s.committed !== null || s.openDispatch) {
+    const lease = s.lastDispatchLease;
+    return isPersonLease(lease) ? [...(lease.co_approvals ?? []).map((a) => a.by), lease.by] : [];
+  }
+  return s.closedBy === null && s.latestDecision?.decision === 'approve' ? [...s.latestApprovers.keys()] : [];
 }
 
 /**
@@ -191,6 +214,8 @@ export function summaryHistory(s: ChainSummary): HistoryItem | null {
     state,
     status: s.committed ? committedStatus(s.committed) : s.ambiguous ? 'AMBIGUOUS' : s.closedBy?.decision === 'repair' ? 'REPAIRED' : 'REJECTED',
     decided_by: decider ? decider.by : isPolicyLease(s.lastDispatchLease) ? 'policy' : null,
+    approved_by: approversOf(s),
+    currency: s.currency,
     group: s.latest ? s.latest.group : null,
     refund,
     confirmed: final === null ? null : final === 'succeeded' ? true : final === 'failed' || final === 'canceled' ? false : 'pending',

@@ -6,7 +6,7 @@ import { statusRank } from '../journal/confirmations.ts';
 import { entryStatus } from '../journal/chain.ts';
 import { isPersonLease, isPolicyLease } from '../gate/leases.ts';
 import { outcomeOf } from './outcome.ts';
-import { type ChainSummary, emptySummary, foldEntry, refundOf, statusOf, summaryState } from '../inbox/summary.ts';
+import { approversOf, type ChainSummary, emptySummary, foldEntry, refundOf, statusOf, summaryState } from '../inbox/summary.ts';
 
 /** A person's display name for their login name (the config's, else the login). */
 export type DisplayName = (login: string) => string;
@@ -136,18 +136,9 @@ export class LedgerChain {
         refusedForGood: this.#refusedForGood,
       }),
       reject_reason: s.closedBy?.decision === 'reject' ? (s.closedBy.reason ?? null) : null,
-      approved_by_logins: this.#approvers(),
+      approved_by_logins: approversOf(s),
+      beneficiary: typeof request.on_behalf_of === 'string' ? request.on_behalf_of : null,
     };
-  }
-
-  /** Whose approvals sent it (the lease it was sent under), else whose approvals stand unsent; earliest first. */
-  #approvers(): string[] {
-    const s = this.#summary;
-    if (s.committed !== null || s.openDispatch) {
-      const lease = s.lastDispatchLease;
-      return isPersonLease(lease) ? [...(lease.co_approvals ?? []).map((a) => a.by), lease.by] : [];
-    }
-    return s.closedBy === null && s.latestDecision?.decision === 'approve' ? [...s.latestApprovers.keys()] : [];
   }
 
   /** The status the agent is told now: `currentStatus` of the chain, from what was folded. */

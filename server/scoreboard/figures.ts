@@ -30,7 +30,10 @@ export interface ChainFigures {
   committed: boolean;
   rejected: number;
   closedByRepair: number;
+  /** Repairs a person accepted: a new request replaced the one asked (never an approval on the facts now). */
   repairsAccepted: number;
+  /** Approvals of the same refund on the facts as they are now, after the payment changed: approvals, not repairs. */
+  approvedOnFactsNow: number;
   open: boolean;
   escalated: boolean;
   reasons: string[];
@@ -122,6 +125,7 @@ export class ChainTally {
   #rejected = 0;
   #closedByRepair = 0;
   #repairsAccepted = 0;
+  #approvedOnFactsNow = 0;
   #staleCaught = 0;
   #crashToPerson = 0;
   #repairsSuggested = 0;
@@ -137,7 +141,6 @@ export class ChainTally {
   #closed = false;
   #refusedStale = false;
   #refusedForGood = false;
-  #approvedRepair = false;
 
   /**
    * Start a chain from its first entry (which `push` is then given like every other). Entries
@@ -204,7 +207,6 @@ export class ChainTally {
       if (entry.escalation === this.#latestEscalation && !(this.#answered?.has(entry.escalation) ?? false)) this.#owesEscalation = false;
       // #decide has run: an approval short of the count left the escalation open, and decided nothing.
       if (entry.decision !== 'approve') this.#closed = true;
-      else if (entry.repair !== null) this.#approvedRepair = true;
     }
   }
 
@@ -270,7 +272,9 @@ export class ChainTally {
     if (e.decision === 'approve') this.#approvedEarlier = true;
     if (e.decision === 'reject') this.#rejected += 1;
     if (e.decision === 'repair') this.#closedByRepair += 1;
-    if (e.repair !== null) this.#repairsAccepted += 1;
+    // An approval that took the same refund on the facts now is an approval: it replaced nothing.
+    if (e.decision === 'repair' && e.repair !== null) this.#repairsAccepted += 1;
+    if (e.decision === 'approve' && e.repair !== null) this.#approvedOnFactsNow += 1;
     const waitMs = this.#sinceMs === null ? null : e.at_ms - this.#sinceMs;
     // The first decision's wait is kept apart: whether anybody waited depends on who accepted the repair.
     if (this.#decisions === 0) {
@@ -305,6 +309,7 @@ export class ChainTally {
       rejected: this.#rejected,
       closedByRepair: this.#closedByRepair,
       repairsAccepted: this.#repairsAccepted,
+      approvedOnFactsNow: this.#approvedOnFactsNow,
       staleCaught: this.#staleCaught,
       crashToPerson: this.#crashToPerson,
       repairsSuggested: this.#repairsSuggested,
@@ -322,7 +327,7 @@ export class ChainTally {
         state: this.#state(),
         committed: this.#committed,
         cleared,
-        repaired: !this.root || this.#approvedRepair,
+        repaired: !this.root,
         rejected: this.#rejected > 0,
         refusedStale: this.#refusedStale,
         failedAtStripe: this.#committed && (this.#standing === 'failed' || this.#standing === 'canceled'),
@@ -365,6 +370,8 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
     time_to_decision: decisionTimes([]),
     sla_breaches_missed_by_group: {},
     money: {},
+    // Added after the others: the CSV writes figures in this order, and an earlier line never moves.
+    approved_on_facts_now: 0,
   };
   const waits: number[] = [];
   for (const f of all) {
@@ -375,6 +382,7 @@ export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
     board.rejected += f.rejected;
     board.closed_by_repair += f.closedByRepair;
     board.repairs_accepted += f.repairsAccepted;
+    board.approved_on_facts_now += f.approvedOnFactsNow;
     if (f.open) board.open += 1;
     if (f.escalated) board.escalated += 1;
     for (const reason of f.reasons) board.escalated_by_reason[reason] = (board.escalated_by_reason[reason] ?? 0) + 1;

@@ -76,7 +76,7 @@ export interface ChainMoneyFacts {
   state: ChainState;
   committed: boolean;
   cleared: boolean;
-  /** A repair's new request, or the original approved on a "still fits" repair. */
+  /** A repair's new request (an approval on the facts now is no repair). */
   repaired: boolean;
   rejected: boolean;
   refusedStale: boolean;

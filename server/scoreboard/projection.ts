@@ -150,6 +150,7 @@ export class ScoreboardProjection {
     t.rejected += sign * f.rejected;
     t.closed_by_repair += sign * f.closedByRepair;
     t.repairs_accepted += sign * f.repairsAccepted;
+    t.approved_on_facts_now += sign * f.approvedOnFactsNow;
     t.open += count(f.open);
     t.escalated += count(f.escalated);
     for (const reason of f.reasons) bump(t.escalated_by_reason, reason, sign);

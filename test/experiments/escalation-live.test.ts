@@ -30,7 +30,7 @@ describe('escalation_live: the escalation story against the sandbox (inbox §22)
     expect(run.deliveries.filter((d) => d.refund !== 're_1').every((d) => d.result === 'CONFIRMED')).toBe(true);
   });
 
-  it('scores the run as published, with repairs accepted 1 under the newest behaviour', () => {
+  it('scores the run as published, the approval on the facts now counted as one and not as a repair', () => {
     expect(run.scoreboard).toMatchObject({
       requests: 2,
       cleared_no_person: 0,
@@ -38,7 +38,8 @@ describe('escalation_live: the escalation story against the sandbox (inbox §22)
       escalated: 2,
       stale_approvals_caught: 1,
       repairs_suggested: 1,
-      repairs_accepted: 1,
+      repairs_accepted: 0,
+      approved_on_facts_now: 1,
       sla_breaches: 1,
       confirmed_by_target: 2,
       escalated_by_reason: { needs_judgment: 2, stale_premise: 1 },

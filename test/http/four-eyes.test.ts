@@ -99,7 +99,7 @@ describe('four-eyes from the route amount', () => {
     const row = (await world.as(ana, 'GET', '/api/ledger?limit=200')).json().rows.find((r: { effect_id: string }) => r.effect_id === effectId);
     expect(row).toMatchObject({ decided_by_login: 'bea', approved_by_logins: ['ana', 'bea'] });
     const csv = (await world.as(ana, 'GET', '/api/ledger.csv')).body;
-    expect(csv.split('\r\n').find((line: string) => line.includes('"fe-two"'))).toMatch(/,"ana; bea"$/);
+    expect(csv.split('\r\n').find((line: string) => line.includes('"fe-two"'))).toMatch(/,"ana; bea",$/);
   });
 
   it('an approval that expired before the second is voided: the item is shown again and says why', async () => {
@@ -257,6 +257,33 @@ describe('nobody approves a refund for their own benefit', () => {
     expect((await world.agent('POST', '/v1/refunds', body)).statusCode).toBe(409);
     const bad = await world.agent('POST', '/v1/refunds', { ...body, request_id: 'fe-bad', on_behalf_of: 'two words' });
     expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'validation_failed']);
+  });
+});
+
+describe('the record of a four-eyes refund made for someone', () => {
+  it('the Done list names both approvers, the earlier first, and the currency; the ledger and its CSV name who it is made for', async () => {
+    const effectId = await queued('fe-record', 15_000, { on_behalf_of: 'cy' });
+    const [ana, bea] = [await world.login('ana'), await world.login('bea')];
+    expect((await approve(bea, effectId)).json().status).toBe('PARTLY_APPROVED');
+    expect((await approve(ana, effectId)).json().status).toBe('COMMITTED');
+    const done = (await world.as(ana, 'GET', '/api/done?q=fe-record')).json().items;
+    expect(done).toEqual([expect.objectContaining({ decided_by: 'ana', approved_by: ['bea', 'ana'], currency: 'usd' })]);
+    expect(done[0].request.on_behalf_of).toBe('cy');
+    const row = (await world.as(ana, 'GET', '/api/ledger?limit=200')).json().rows.find((r: { effect_id: string }) => r.effect_id === effectId);
+    expect(row).toMatchObject({ approved_by_logins: ['bea', 'ana'], beneficiary: 'cy' });
+    const lines = (await world.as(ana, 'GET', '/api/ledger.csv')).body.split('\r\n');
+    expect(lines[0]).toMatch(/,approved_by_logins,beneficiary$/);
+    expect(lines.find((line: string) => line.includes('"fe-record"'))).toMatch(/,"bea; ana","cy"$/);
+    expect(lines.find((line: string) => line.includes('"fe-small"'))).toMatch(/,"ana",$/);
+  });
+
+  it('the Closed list carries the currency of a rejected refund', async () => {
+    const effectId = await queued('fe-closed', 7_500);
+    const ana = await world.login('ana');
+    const escalation = (await page(ana, effectId)).item.escalation as string;
+    const rejected = await world.as(ana, 'POST', `/api/items/${effectId}/decisions`, { action: 'reject', escalation, reason: 'Outside the refund window' });
+    expect(rejected.json().status).toBe('REJECTED');
+    expect((await world.as(ana, 'GET', '/api/closed?q=fe-closed')).json().items).toEqual([expect.objectContaining({ currency: 'usd', approved_by: [] })]);
   });
 });
 

@@ -61,7 +61,7 @@ describe('GET /api/ledger: one row per request', () => {
     const rows = await lw.allPages(fin);
     expect(names(rows)).toEqual(['open-1', '-2-3', 'jpy-1', 'rej-1', 'big-1', 'pol-1']);
     const row = (name: string) => rows.find((r) => r.request_id === name)!;
-    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null, reject_reason: null, approved_by_logins: [] });
+    const base = (name: string) => ({ request_id: name, payment_intent: intents[name], effect_id: ids[name], receipt_url: `/api/ledger/${ids[name]}/receipt`, repair_of: null, amount_failed_minor: null, reject_reason: null, approved_by_logins: [], beneficiary: null });
     const inFirstHalf = expect.toSatisfy((ms: number) => ms >= firstHalf.fromMs && ms < firstHalf.toMs);
     const inSecondHalf = expect.toSatisfy((ms: number) => ms >= secondHalfFromMs);
     const whenDecided = expect.toSatisfy((ms: number) => ms >= decidedAt.fromMs && ms <= decidedAt.toMs);

@@ -131,7 +131,7 @@ describe('the CSV for a spreadsheet', () => {
     const rows = FIXTURES['day-2'].rows;
     const [header, ...records] = parseCsv(ledgerCsvHeader() + rows.map(ledgerCsvRecord).join(''));
     expect(header).toEqual([...LEDGER_CSV_COLUMNS]);
-    expect(header?.slice(-8)).toEqual(['outcome', 'reject_reason', 'requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed', 'approved_by_logins']);
+    expect(header?.slice(-9)).toEqual(['outcome', 'reject_reason', 'requested_at', 'decided_at', 'amount_asked', 'amount_sent', 'amount_failed', 'approved_by_logins', 'beneficiary']);
     const cells = (requestId: string) => {
       const record = records.find((r) => r[0] === requestId)!;
       const row = rows.find((r) => r.request_id === requestId)!;

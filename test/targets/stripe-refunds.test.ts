@@ -188,7 +188,7 @@ describe('StripeRefunds.capture and explain', () => {
         {
           code: 'still_fits',
           set: {},
-          why: '$20.00 still fits: $40.00 of $50.00 is left to refund, provided the other refund was not this one',
+          why: '$20.00 still fits: $40.00 of $50.00 is left to refund, unless the refund made outside Interlock was this one',
         },
       ],
     });

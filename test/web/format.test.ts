@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../web/src/format.ts';
+import { beneficiaryName, formatDuration, namesInWords } from '../../web/src/format.ts';
 
 // Countdowns are calm: to the minute while a deadline is minutes or hours away, days and hours when
 // it is far, and to the second only in its last two minutes, where every second counts.
@@ -28,5 +28,25 @@ describe('countdown durations', () => {
   it('countdown durations: far from the deadline the words stay the same for a whole minute', () => {
     const shown = new Set(Array.from({ length: 60 }, (_, second) => formatDuration(40 * M + second * S)));
     expect([...shown]).toEqual(['40m']);
+  });
+});
+
+describe('people in words', () => {
+  const names: Record<string, string> = { ana: 'Ana Lopez', bea: 'Bea Novak' };
+  const displayName = (login: string) => names[login] ?? login;
+
+  it.each([
+    [[], ''],
+    [['Ana Lopez'], 'Ana Lopez'],
+    [['Bea Novak', 'Ana Lopez'], 'Bea Novak and Ana Lopez'],
+    [['Ana', 'Bea', 'Cy'], 'Ana, Bea and Cy'],
+  ])('%j reads "%s"', (list, words) => {
+    expect(namesInWords(list)).toBe(words);
+  });
+
+  it('names who a refund is made for as the directory names them, else as the agent wrote it', () => {
+    expect(beneficiaryName('bea', displayName)).toBe('Bea Novak');
+    expect(beneficiaryName('BEA', displayName)).toBe('Bea Novak');
+    expect(beneficiaryName('Jo@Example.com', displayName)).toBe('Jo@Example.com');
   });
 });

@@ -30,8 +30,20 @@ const cases: [string, ItemDetail, ItemDetail, LiveNews | null][] = [
   ],
   ['it left with no person deciding (a decision the page already showed is not news)', detail('ESCALATED', item('ap-leads', 'e1'), [decided]), detail('DONE', null, [decided], 'refunded'), { kind: 'finished', state: 'DONE', outcome: 'refunded' }],
   ['it moved up to a group not mine', waiting, detail('ESCALATED', item('finance-manager', 'e2')), { kind: 'moved', group: 'finance-manager', level: 1 }],
-  ['shown again on new facts in my group, with a repair', waiting, detail('ESCALATED', item('ap-leads', 'e2', 1)), { kind: 'reshown', repairs: 1 }],
-  ['shown again in a group not mine that it was already in (finance reading)', detail('ESCALATED', item('finance-manager', 'e1')), detail('ESCALATED', item('finance-manager', 'e2')), { kind: 'reshown', repairs: 0 }],
+  ['shown again on new facts in my group, with a repair', waiting, detail('ESCALATED', item('ap-leads', 'e2', 1)), { kind: 'reshown', repairs: 1, stillFits: false }],
+  ['shown again in a group not mine that it was already in (finance reading)', detail('ESCALATED', item('finance-manager', 'e1')), detail('ESCALATED', item('finance-manager', 'e2')), { kind: 'reshown', repairs: 0, stillFits: false }],
+  [
+    'shown again where the same refund still fits: no repair is offered, approving it is an approval on the facts now',
+    waiting,
+    detail('ESCALATED', { ...item('ap-leads', 'e2'), repairs: [{ code: 'still_fits', set: {}, why: '$60.00 still fits' }] } as unknown as InboxItem),
+    { kind: 'reshown', repairs: 0, stillFits: true },
+  ],
+  [
+    'shown again with a repair the reader may not accept (it is made for them): none is offered',
+    waiting,
+    { ...detail('ESCALATED', item('ap-leads', 'e2', 1)), approval_block: { code: 'beneficiary', why: 'x' } } as ItemDetail,
+    { kind: 'reshown', repairs: 0, stillFits: false },
+  ],
   ['the same escalation: nothing to say', waiting, detail('ESCALATED', item('ap-leads', 'e1')), null],
 ];
 

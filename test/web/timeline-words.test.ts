@@ -29,3 +29,32 @@ describe('the timeline of a two-approver item', () => {
     expect([step.title, step.who, step.notes]).toEqual([title, 'Ana Lopez', notes]);
   });
 });
+
+describe('the timeline of a refund sent under two approvals', () => {
+  const names: Record<string, string> = { ana: 'Ana Lopez', bea: 'Bea Novak' };
+  const words: StepContext = { isFirstProposal: false, currency: 'usd', previousGroup: null, displayName: (name) => names[name] ?? name };
+  const lease = { by: 'ana', group: 'ap-leads', co_approvals: [{ by: 'bea', at_ms: 0 }] };
+
+  it('the send is prepared under both approvals, the earlier first', () => {
+    const proposed = { kind: 'PROPOSED', lease, effect: { amount: 600_000 }, request: {} } as unknown as Entry;
+    expect(describeEntry(proposed, words).title).toBe('Prepared to send $6,000.00 under the approvals of Bea Novak and Ana Lopez');
+  });
+
+  it('the authority checked is both approvals', () => {
+    const authorized = { kind: 'AUTHORIZED', lease } as unknown as Entry;
+    expect(describeEntry(authorized, words).title).toBe('Authority checked: the approvals of Bea Novak and Ana Lopez are live');
+  });
+
+  it('one approver reads as before', () => {
+    const authorized = { kind: 'AUTHORIZED', lease: { by: 'ana', group: 'ap-leads' } } as unknown as Entry;
+    expect(describeEntry(authorized, words).title).toBe('Authority checked: Ana Lopez’s approval is live');
+  });
+});
+
+describe('an approval on the facts now', () => {
+  it('is told as an approval on the facts now, not a repair, and names no request it made', () => {
+    const onFactsNow = { ...decided, repair: { code: 'still_fits', set: {}, request_id: 'case-1:repair:74a2edc9' } } as unknown as Entry;
+    const step = describeEntry(onFactsNow, context());
+    expect([step.title, step.notes]).toEqual(['Approved on the facts now', []]);
+  });
+});

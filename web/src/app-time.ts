@@ -25,6 +25,11 @@ export function wallToAppMs(wallMs: number, offsetMs: number): number {
   return Math.abs(offsetMs) < MOVED_CLOCK_MIN_MS ? wallMs : wallMs + offsetMs;
 }
 
+/** An application-clock time as the wall clock has it (a period asked of Stripe), the inverse of `wallToAppMs`. */
+export function appToWallMs(appMs: number, offsetMs: number): number {
+  return Math.abs(offsetMs) < MOVED_CLOCK_MIN_MS ? appMs : appMs - offsetMs;
+}
+
 /** The application-clock time an entry carries itself, when it carries one. */
 function ownAppMs(entry: Entry): number | null {
   return 'at_ms' in entry && typeof entry.at_ms === 'number' ? entry.at_ms : null;
@@ -63,12 +68,16 @@ export function clockGaps(history: readonly Entry[]): { wallMs: number; gapMs: n
 
 /**
  * A past wall-clock moment from Stripe (a charge, a refund) on the application clock, by the gap
- * that held then: the gap of the last journal entry before it, else of the first one. With no
- * journal gap at all, the live feed's offset as for a fresh read.
+ * that held then: the gap of the last journal entry before it, else of the first one. A moment
+ * after the last journal entry takes the live feed's offset (the gap now) when the application
+ * clock was moved since: the clock only moves forward, and a refund made outside Interlock after
+ * the clock was moved is on the moved clock. With no journal gap at all, the live feed's offset.
  */
 export function pastWallToAppMs(wallMs: number, gaps: readonly { wallMs: number; gapMs: number }[], offsetMs: number): number {
   if (gaps.length === 0) return wallToAppMs(wallMs, offsetMs);
   let gap = gaps[0]?.gapMs ?? 0;
   for (const g of gaps) if (g.wallMs <= wallMs) gap = g.gapMs;
-  return wallMs + gap;
+  const last = gaps[gaps.length - 1]!;
+  const movedSince = Math.abs(offsetMs) >= MOVED_CLOCK_MIN_MS && offsetMs > last.gapMs;
+  return wallMs > last.wallMs && movedSince ? wallMs + offsetMs : wallMs + gap;
 }

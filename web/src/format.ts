@@ -31,6 +31,22 @@ export function formatMoney(minorUnits: number, currency: string | null | undefi
   }
 }
 
+/** Names in a sentence: "Ana Lopez", "Bea Novak and Ana Lopez", "Ana, Bea and Cy". */
+export function namesInWords(names: readonly string[]): string {
+  if (names.length <= 1) return names[0] ?? '';
+  return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+}
+
+/**
+ * The person a refund is made for (`on_behalf_of`), as the page names people: their name when it
+ * is a login the directory knows ("Bea Novak"), else as the agent wrote it (an email).
+ */
+export function beneficiaryName(onBehalfOf: string, displayName: (login: string) => string): string {
+  const login = onBehalfOf.trim().toLowerCase();
+  const name = displayName(login);
+  return name === login ? onBehalfOf : name;
+}
+
 /** Under this long, a countdown shows seconds: near a deadline every second counts; further off, minutes are calm enough. */
 const COUNTDOWN_SECONDS_UNDER_MS = 2 * 60_000;
 

@@ -16,8 +16,12 @@ export type LiveNews =
   | { kind: 'finished'; state: ChainState; outcome: LedgerOutcome }
   /** It moved up to a group this person is not in. */
   | { kind: 'moved'; group: string; level: number }
-  /** It is shown again on new facts, with the repairs that fit them now (none while disputed). */
-  | { kind: 'reshown'; repairs: number }
+  /**
+   * It is shown again on new facts, with the repairs offered to this reader on them (none while
+   * disputed, none to the person it is made for); `stillFits` when the same refund fits them, which
+   * is approved as it is (an approval on the facts now), not offered as a repair.
+   */
+  | { kind: 'reshown'; repairs: number; stillFits: boolean }
   /** The page could not read the item again: the person asks for it. */
   | { kind: 'unread'; message: string };
 
@@ -52,7 +56,9 @@ export function newsOf(before: ItemDetail, after: ItemDetail, myGroups: readonly
   }
   if (before.item?.escalation === item.escalation) return null;
   if (before.item?.group !== item.group && !myGroups.includes(item.group)) return { kind: 'moved', group: item.group, level: item.level };
-  return { kind: 'reshown', repairs: item.repairs.length };
+  const fits = item.repairs.filter((repair) => Object.keys(repair.set).length === 0).length;
+  const offered = after.approval_block?.code === 'beneficiary' ? 0 : item.repairs.length - fits;
+  return { kind: 'reshown', repairs: offered, stillFits: fits > 0 };
 }
 
 /** True while the news means the decision buttons must not be offered: the page is finding out what changed. */

@@ -243,6 +243,17 @@ export function useLiveState(): LiveState {
   return useSyncExternalStore(feed.subscribe, feed.getState);
 }
 
+const NOT_SUBSCRIBED = () => () => {};
+
+/**
+ * The application clock minus this browser's clock, as the live feed last said (0 without a feed):
+ * what puts a wall-clock time from the server on the application clock (app-time.ts).
+ */
+export function useClockOffsetMs(): number {
+  const feed = useContext(LiveContext);
+  return useSyncExternalStore(feed ? feed.subscribe : NOT_SUBSCRIBED, () => feed?.getState().offsetMs ?? 0);
+}
+
 /** The live feed, or null for people who have no inbox. */
 export function useLiveFeedOrNull(): LiveFeed | null {
   return useContext(LiveContext);

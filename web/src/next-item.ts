@@ -1,8 +1,7 @@
-import type { DecisionAnswer, ItemDetail } from '../../shared/api.ts';
-import { isJsonObject } from '../../shared/json.ts';
+import type { DecisionAnswer } from '../../shared/api.ts';
 import { LANDED_STATUSES } from '../../shared/statuses.ts';
 import type { PendingDecision } from './components/ConfirmDialog.tsx';
-import { formatMoney } from './format.ts';
+import { formatMoney, namesInWords } from './format.ts';
 import { OUTCOME_LABELS, type Tone } from './labels.ts';
 
 // After a decision that finished an item, the page opens the next one in the queue the person
@@ -21,38 +20,37 @@ export function nextAfter(queue: readonly string[], effectId: string, stillOpen:
   return [...after, ...before].find((id) => id !== effectId && stillOpen.has(id)) ?? null;
 }
 
-/** The request a repair decision created, from the answer's history. */
-function repairChildOf(detail: ItemDetail): string | null {
-  for (let i = detail.history.length - 1; i >= 0; i--) {
-    const entry = detail.history[i];
-    if (entry?.kind !== 'DECIDED') continue;
-    return isJsonObject(entry.repair) && typeof entry.repair.request_id === 'string' ? entry.repair.request_id : null;
-  }
-  return null;
-}
-
-/** What a finished decision did, in a few words: "Sent $80.00 refund case-4471", "Rejected case-4471". */
+/**
+ * What a finished decision did, in a few words a person uses: the amount, the request as the agent
+ * named it and who paid ("Sent $80.00 refund case-4471 to Jo Smith"), never the id of a request a
+ * repair made; an approval on the facts now is said to be one, and the last of two approvals says
+ * 2 of 2 and whose came first.
+ */
 export function finishedToast(answer: DecisionAnswer, decided: PendingDecision): { text: string; tone: Tone } {
   const amount = formatMoney(decided.amountCents, decided.currency);
   const repaired = decided.action === 'repair' ? decided.repair?.set.amount : undefined;
+  const onFactsNow = decided.action === 'repair' && decided.repair !== undefined && Object.keys(decided.repair.set).length === 0;
   const sentAmount = repaired === undefined ? amount : formatMoney(repaired, decided.currency);
   const id = decided.requestId;
+  const to = decided.customer ? ` to ${decided.customer}` : '';
+  const before = decided.approvedBefore ?? [];
+  const both = before.length > 0 ? `, approved ${before.length + 1} of ${before.length + 1}: ${namesInWords(before)} first, then you` : '';
   if (LANDED.has(answer.status)) {
-    if (decided.action !== 'repair') return { text: `Sent ${amount} refund ${id}`, tone: 'success' };
-    const child = repairChildOf(answer.item);
-    return { text: `Sent ${sentAmount} refund ${child ?? id} (repair of ${id}, never sent)`, tone: 'success' };
+    if (onFactsNow) return { text: `Sent ${amount} refund ${id}${to}, an approval on the facts now${both}`, tone: 'success' };
+    if (decided.action !== 'repair') return { text: `Sent ${amount} refund ${id}${to}${both}`, tone: 'success' };
+    return { text: `Sent ${sentAmount} refund${to} instead of the ${amount} asked in ${id}, which is closed and never sent`, tone: 'success' };
   }
   switch (answer.status) {
     case 'REJECTED':
-      return { text: `Rejected ${id}`, tone: 'neutral' };
+      return { text: `Rejected ${id}: ${amount}${decided.customer ? ` for ${decided.customer}` : ''}, never sent`, tone: 'neutral' };
     case 'CLOSED':
       return { text: `${id}: ${OUTCOME_LABELS[answer.item.outcome]}`, tone: 'neutral' };
     case 'APPROVED':
     case 'IN_FLIGHT':
-      return { text: `Approved ${sentAmount} refund ${id}: it is sent as soon as Stripe answers`, tone: 'info' };
+      return { text: `Approved ${sentAmount} refund ${id}${to}${both}: it is sent as soon as Stripe answers`, tone: 'info' };
     case 'QUEUED':
-      return decided.action === 'repair'
-        ? { text: `Repair accepted: ${sentAmount} for ${id} now waits for its group`, tone: 'info' }
+      return decided.action === 'repair' && !onFactsNow
+        ? { text: `Repair accepted: ${sentAmount}${to} instead of the ${amount} asked in ${id} now waits for its group`, tone: 'info' }
         : { text: `${id} now waits for its group`, tone: 'info' };
     default:
       return { text: `${id}: ${answer.message}`, tone: 'neutral' };

@@ -45,7 +45,11 @@ export const FIGURES: Record<keyof Scoreboard, { label: string; help: string }> 
   },
   repairs_accepted: {
     label: 'Repairs accepted',
-    help: 'Decisions that accepted a repair: the repair decisions, plus approvals that accepted a “still fits” repair.',
+    help: 'Decisions that accepted a repair: a new request replaced the one asked, as the ledger’s requests closed by a repair count them.',
+  },
+  approved_on_facts_now: {
+    label: 'Approvals on the facts now',
+    help: 'Approvals of the refund as asked after the payment changed under it (a refund outside Interlock that still left room for it): approvals on the facts now, not repairs.',
   },
   open: {
     label: 'Still open',
@@ -112,6 +116,7 @@ export const COUNT_ORDER: readonly CountFigure[] = [
   'unconfirmed_sent',
   'closed_by_repair',
   'repairs_accepted',
+  'approved_on_facts_now',
   'repairs_suggested',
   'stale_approvals_caught',
   'crash_to_person',
@@ -150,7 +155,7 @@ export const MONEY_FIGURES: Record<keyof MoneyFigures, { label: string; help: st
   },
   repaired_minor: {
     label: 'Repairs sent instead',
-    help: 'Sent on an accepted repair: what was left to refund, or the original approved on the new facts as still fitting.',
+    help: 'Sent on the new requests of accepted repairs: what was left to refund. An approval on the facts now is no repair: it counts as refunded after a person.',
   },
   rejected_minor: { label: 'Rejected', help: 'Asked for by requests a person rejected or closed: never sent.' },
   refused_stale_minor: {

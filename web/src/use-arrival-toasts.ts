@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { itemCurrency } from './currency.ts';
 import { formatMinute, formatMoney } from './format.ts';
-import type { MovedUp } from '../../shared/api.ts';
+import type { InboxItem, MovedUp } from '../../shared/api.ts';
 import type { LiveFeed } from './live.ts';
 import { itemPath } from './router.ts';
 import { isOwnRepair, showToast, toastWithKey } from './toasts.ts';
@@ -10,6 +10,16 @@ import { isOwnRepair, showToast, toastWithKey } from './toasts.ts';
 export function movedUpText(moved: MovedUp, appNowMs: number): string {
   const at = moved.missed_due_ms === null ? '' : ` at ${formatMinute(moved.missed_due_ms, appNowMs)}`;
   return `Moved up: ${formatMoney(moved.amount, moved.currency)} refund ${moved.request_id} went to ${moved.to_group}; ${moved.from_group} missed its deadline${at}`;
+}
+
+/**
+ * A new item in words: its amount and the request as the agent named it; a repair's new request
+ * is named by the request it replaces, never by its own id (`case-4471:repair:74a2edc9`).
+ */
+export function arrivalText(item: InboxItem): string {
+  const amount = formatMoney(item.request.amount, itemCurrency(item));
+  const repairOf = item.request.repair_of;
+  return repairOf ? `New: ${amount} refund, a repair of ${repairOf}` : `New: ${amount} refund ${item.request.id}`;
 }
 
 /** Several items moved up at once: how many, where to, and which of my groups missed their deadlines. */
@@ -59,7 +69,7 @@ export function useArrivalToasts(feed: LiveFeed | null): void {
       // A person's own action is not announced back to them: the decision's own toast said it.
       if (isOwnRepair(item.request.repair_of)) return;
       counted = toastWithKey(ARRIVALS_KEY) ? counted + 1 : 1;
-      const one = `New: ${formatMoney(item.request.amount, itemCurrency(item))} refund ${item.request.id}`;
+      const one = arrivalText(item);
       showToast({
         key: ARRIVALS_KEY,
         tone: 'info',

@@ -63,6 +63,7 @@ export interface ScoreboardSnapshot {
   /** The query the board was read with: the CSV link uses it, so it holds the same figures. */
   query: string;
   nowMs: number;
+  /** When the figures were read, on the application clock (the server's `now_ms`), as every time the items show. */
   readAtMs: number;
 }
 
@@ -95,7 +96,7 @@ export function boardQuery(fromMs: number | null, group: string): string {
 const withQuery = (path: string, query: string) => (query ? `${path}?${query}` : path);
 
 /** Read the board, then its charts for the same period (the board's answer corrects a skewed browser clock first). */
-async function readSnapshot(filter: ScoreboardFilter, offsetMs: number): Promise<ScoreboardSnapshot> {
+export async function readSnapshot(filter: ScoreboardFilter, offsetMs: number): Promise<ScoreboardSnapshot> {
   const guessMs = Date.now() + offsetMs;
   let query = boardQuery(periodStartMs(filter.range, guessMs), filter.group);
   let answer = await callApi<{ board: Scoreboard; now_ms: number }>('GET', withQuery('/api/scoreboard', query));
@@ -110,7 +111,7 @@ async function readSnapshot(filter: ScoreboardFilter, offsetMs: number): Promise
     callApi<ScoreboardSeries>('GET', withQuery('/api/scoreboard/series', allTime ? boardQuery(0, filter.group) : query)),
     allTime ? callApi<ScoreboardSeries>('GET', withQuery('/api/scoreboard/series', boardQuery(answer.now_ms - ALL_TIME_VOLUME_SPAN_MS, filter.group))) : null,
   ]);
-  return { filter, board: answer.board, series, volume: volume ?? series, query, nowMs: answer.now_ms, readAtMs: Date.now() };
+  return { filter, board: answer.board, series, volume: volume ?? series, query, nowMs: answer.now_ms, readAtMs: answer.now_ms };
 }
 
 function groupsIn(snapshot: ScoreboardSnapshot): string[] {

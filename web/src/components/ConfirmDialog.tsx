@@ -3,7 +3,7 @@ import type { DecisionAction } from '../../../shared/api.ts';
 import type { Repair } from '../../../shared/entries.ts';
 import { limits } from '../../../shared/limits.ts';
 import { assertNever } from '../../../shared/statuses.ts';
-import { formatMoney } from '../format.ts';
+import { formatMoney, namesInWords } from '../format.ts';
 
 /** What is about to be decided, with everything the words need. */
 export interface PendingDecision {
@@ -22,6 +22,13 @@ export interface PendingDecision {
   staleBecause?: string | null;
   /** Set when an approval now (or accepting the same refund on the new facts) is the first of the two the item needs: it sends nothing by itself. */
   firstOfTwo?: boolean;
+  /**
+   * Set when this approval completes an item two people must approve: who approved it before, by
+   * their names, so the confirmation and the toast say "2 of 2" and whose approval came first.
+   */
+  approvedBefore?: string[];
+  /** Who paid, as the payment names them (a name, else an email), so a toast names them; null when unknown. */
+  customer?: string | null;
 }
 
 interface Copy {
@@ -57,6 +64,14 @@ export function confirmCopy(p: PendingDecision): Copy {
           danger: false,
         };
       }
+      if (p.approvedBefore?.length) {
+        return {
+          title: `Approve and send ${amount} (${p.approvedBefore.length + 1} of ${p.approvedBefore.length + 1})?`,
+          body: `${namesInWords(p.approvedBefore)} approved it first. Yours is the last approval it needs: Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe under both approvals, after checking the facts again. If they changed, nothing is sent and the item comes back.`,
+          confirm: `Send ${amount} refund`,
+          danger: false,
+        };
+      }
       return {
         title: `Approve and send ${amount}?`,
         body: `Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking the facts again. If they changed, nothing is sent and the item comes back.`,
@@ -76,15 +91,17 @@ export function confirmCopy(p: PendingDecision): Copy {
       if (p.repair && Object.keys(p.repair.set).length === 0) {
         if (p.firstOfTwo) {
           return {
-            title: `Approve ${amount} on the new facts (1 of 2)?`,
+            title: `Approve ${amount} on the facts now (1 of 2)?`,
             body: `${p.repair.why}. This refund needs two different approvers. Your approval is recorded and shown to the next approver; nothing is sent for payment ${p.paymentIntent} (request ${p.requestId}) until someone else approves it too, and Interlock checks the facts again then.`,
             confirm: `Approve (1 of 2)`,
             danger: false,
           };
         }
+        const place = p.approvedBefore?.length ? ` (${p.approvedBefore.length + 1} of ${p.approvedBefore.length + 1})` : '';
+        const first = p.approvedBefore?.length ? ` ${namesInWords(p.approvedBefore)} approved it first; yours is the last approval it needs.` : '';
         return {
-          title: `Approve and send ${amount} on the new facts?`,
-          body: `${p.repair.why}. Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking that the facts are still the ones shown now.`,
+          title: `Approve and send ${amount} on the facts now${place}?`,
+          body: `${p.repair.why}.${first} Interlock sends one refund of ${amount} for payment ${p.paymentIntent} (request ${p.requestId}) to Stripe, after checking that the facts are still the ones shown now.`,
           confirm: `Send ${amount} refund`,
           danger: false,
         };

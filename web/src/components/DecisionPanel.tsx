@@ -43,6 +43,33 @@ export function approvalLeavesOneToGo(detail: ItemDetail): boolean {
   return approvals.approvals.filter((a) => a.voided === null).length + 1 < approvals.required;
 }
 
+/** The names of those who approved before, when an approval now completes an item two people must approve; empty otherwise. */
+export function approvedBefore(detail: ItemDetail): string[] {
+  const approvals = detail.approvals;
+  if (!approvals) return [];
+  const live = approvals.approvals.filter((a) => a.voided === null);
+  return live.length + 1 === approvals.required ? live.map((a) => a.display_name) : [];
+}
+
+/** Who paid, as the payment names them: the name, else the email; null before a read names them. */
+export function customerOf(detail: ItemDetail): string | null {
+  const customer = detail.payment?.customer ?? detail.item?.current?.customer ?? null;
+  return customer?.name || customer?.email || null;
+}
+
+/** What every decision on the item carries for its confirmation and its toast. */
+export function decisionBase(detail: ItemDetail, currency: string | null) {
+  return {
+    amountCents: detail.request.amount,
+    currency,
+    paymentIntent: detail.request.payment_intent,
+    requestId: detail.request.id,
+    firstOfTwo: approvalLeavesOneToGo(detail),
+    approvedBefore: approvedBefore(detail),
+    customer: customerOf(detail),
+  };
+}
+
 export function staleReasonOf(detail: ItemDetail, currency: string | null): string | null {
   const amount = detail.request.amount;
   const left = remainingNow(detail);
@@ -83,7 +110,7 @@ interface DecisionPanelProps {
 export function DecisionPanel({ detail, session, currency, held, onChoose }: DecisionPanelProps) {
   const item = detail.item;
   const amount = formatMoney(detail.request.amount, currency);
-  const base = { amountCents: detail.request.amount, currency, paymentIntent: detail.request.payment_intent, requestId: detail.request.id, firstOfTwo: approvalLeavesOneToGo(detail) };
+  const base = decisionBase(detail, currency);
 
   if (!item || !detail.may_decide) {
     const elsewhere = item && !session.groups.includes(item.group);
@@ -148,7 +175,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
             <p className="decide-note">
               {disputedNow(detail)
                 ? 'No repair is offered while the payment is disputed: no refund is safe until the dispute is settled. Approving the original is refused and sends nothing.'
-                : 'No repair is offered yet. As soon as Interlock reads this change from Stripe (at once when Stripe tells it, else at its next read), the item is shown again here on the new facts, with the repair that fits. Approving the original is refused and sends nothing.'}
+                : 'No repair is offered yet. As soon as Interlock reads this change from Stripe (at once when Stripe tells it, else at its next read), the item is shown again here on the new facts, with a repair if one fits them. Approving the original is refused and sends nothing.'}
             </p>
           )}
           {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
@@ -157,20 +184,23 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
               <strong>You cannot approve it.</strong> {detail.approval_block.why}
             </p>
           ) : fitting !== undefined && fits !== null ? (
-            <button
-              type="button"
-              className="button wide decide-button approve-button primary"
-              aria-keyshortcuts="a p"
-              onClick={() => onChoose({ ...base, action: 'repair', repairIndex: fits, repair: fitting })}
-            >
-              <span className="decide-main">
-                {ACTION_LABELS.approve} {amount}
-                <span className="decide-sub">
-                  on the facts now: {fitting.why}
+            <>
+              <p className="decide-note" id="fits-why">
+                On the facts now: {fitting.why}.
+              </p>
+              <button
+                type="button"
+                className="button wide decide-button approve-button primary"
+                aria-keyshortcuts="a p"
+                aria-describedby="fits-why"
+                onClick={() => onChoose({ ...base, action: 'repair', repairIndex: fits, repair: fitting })}
+              >
+                <span className="decide-main">
+                  {ACTION_LABELS.approve} {amount} on the facts now
                 </span>
-              </span>
-              <span className="key-hint" aria-hidden="true">a</span>
-            </button>
+                <span className="key-hint" aria-hidden="true">a</span>
+              </button>
+            </>
           ) : (
             <button
               type="button"

@@ -1,9 +1,8 @@
 import { type ReactNode, type Ref, useEffect, useRef, useState } from 'react';
 import type { HistoryItem } from '../../../shared/api.ts';
 import { callApi, messageOf } from '../api-client.ts';
-import { currencyOf, learnCurrencies } from '../currency.ts';
 import { useDirectory } from '../directory.ts';
-import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { beneficiaryName, formatFull, formatMoney, formatWhen, isoOf, namesInWords } from '../format.ts';
 import { useDocumentTitle, useListKeys, useShortcuts } from '../hooks.ts';
 import { confirmationLabel, OUTCOME_LABELS, OUTCOME_TONES } from '../labels.ts';
 import { itemPath, navigate } from '../router.ts';
@@ -58,15 +57,6 @@ export function HistoryPage({ kind, q }: { kind: 'done' | 'closed'; q: string })
       clearTimeout(timer);
     };
   }, [kind, query, attempt]);
-
-  // The lists carry no currency: learn the unknown ones from the receipts, then show them.
-  const [, setLearned] = useState(0);
-  useEffect(() => {
-    if (load.phase !== 'ready') return;
-    const abort = new AbortController();
-    void learnCurrencies(load.items, abort.signal).then((n) => n > 0 && setLearned((k) => k + n));
-    return () => abort.abort();
-  }, [load]);
 
   let body: ReactNode;
   if (load.phase === 'loading') body = <LoadingState label={`Loading ${copy.title.toLowerCase()} items…`} />;
@@ -147,13 +137,14 @@ function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<H
             <tr key={item.effect_id} data-effect-id={item.effect_id} data-request-id={item.request.id}>
               <td className="history-amount" data-label="Amount">
                 <Link href={itemPath(item.effect_id)} className="history-link">
-                  <HistoryAmount cents={item.request.amount} currency={currencyOf(item.request.payment_intent)} />
+                  {formatMoney(item.request.amount, item.currency)}
                   <span className="sr-only">, request {item.request.id}</span>
                 </Link>
               </td>
               <td data-label="Request">
                 <span className="mono">{item.request.id}</span>
                 <span className="mono subtle">{item.request.payment_intent}</span>
+                {item.request.on_behalf_of && <span className="made-for">Made for {beneficiaryName(item.request.on_behalf_of, displayName)}</span>}
               </td>
               <td data-label="Outcome">
                 <Badge tone={OUTCOME_TONES[item.outcome]}>{OUTCOME_LABELS[item.outcome]}</Badge>
@@ -162,7 +153,7 @@ function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<H
                 {item.refund && <span className="mono subtle">{item.refund}</span>}
               </td>
               <td data-label="Decided by">
-                {item.decided_by ? displayName(item.decided_by) : '—'}
+                {decidedBy(item, displayName)}
                 {item.group && <span className="subtle">{item.group}</span>}
               </td>
               <td data-label="When">
@@ -178,13 +169,8 @@ function HistoryTable({ items, listRef }: { items: HistoryItem[]; listRef: Ref<H
   );
 }
 
-/** An amount whose currency may still be on its way: the plain number, muted, until it is known. */
-function HistoryAmount({ cents, currency }: { cents: number; currency: string | null }) {
-  if (currency) return <>{formatMoney(cents, currency)}</>;
-  return (
-    <span className="amount-pending" title="Currency not known yet">
-      {(cents / 100).toFixed(2)}
-      <span className="sr-only"> (currency not known yet)</span>
-    </span>
-  );
+/** Who decided, as the ledger and the receipt name them: both approvers of a four-eyes refund, the earlier first. */
+function decidedBy(item: HistoryItem, displayName: (login: string) => string): string {
+  if (item.approved_by.length > 1) return namesInWords(item.approved_by.map((login) => `${displayName(login)} (${login})`));
+  return item.decided_by ? displayName(item.decided_by) : '—';
 }

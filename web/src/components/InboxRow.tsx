@@ -1,6 +1,6 @@
 import type { InboxItem, Viewer } from '../../../shared/api.ts';
 import { itemCurrency } from '../currency.ts';
-import { formatAgoShort, formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
+import { beneficiaryName, formatAgoShort, formatFull, formatMinute, formatMoney, isoOf } from '../format.ts';
 import { useDirectory } from '../directory.ts';
 import { useNowMs } from '../hooks.ts';
 import { levelLabel } from '../labels.ts';
@@ -143,6 +143,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
   const amount = formatMoney(item.request.amount, currency);
   const paid = typeof item.facts.amount_received === 'number' ? formatMoney(item.facts.amount_received, currency) : null;
   const customer = customerOf(item);
+  const { displayName } = useDirectory();
   return (
     <li className={`inbox-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`} data-effect-id={item.effect_id} data-request-id={item.request.id}>
       <div className="row-amount">
@@ -166,6 +167,7 @@ export function InboxRow({ item, offsetMs, fresh, search, viewers, reader = fals
           <span className="row-agent">
             by <strong>{item.request.agent}</strong>
           </span>
+          {item.request.on_behalf_of && <span className="made-for">made for {beneficiaryName(item.request.on_behalf_of, displayName)}</span>}
           <FlagTags flags={flagsOf(item)} />
         </p>
         <TroubleChips item={item} appNowMs={appNowMs} offsetMs={offsetMs} />
@@ -204,6 +206,8 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers, user }
   const flags = flagsOf(item);
   const tagged = flags.filter((flag) => !named.has(flag));
   const customer = customerOf(item);
+  const { displayName } = useDirectory();
+  const madeFor = item.request.on_behalf_of ? beneficiaryName(item.request.on_behalf_of, displayName) : null;
   return (
     <li
       className={`inbox-row compact-row${item.breach ? ' breached' : ''}${fresh ? ' fresh' : ''}`}
@@ -213,8 +217,9 @@ export function CompactInboxRow({ item, offsetMs, fresh, search, viewers, user }
       <div className="c-amount">
         <RowLink item={item} search={search} amount={amount} />
       </div>
-      <div className="c-request" title={`${item.request.id} · ${item.request.payment_intent} · by ${item.request.agent}`}>
+      <div className="c-request" title={`${item.request.id} · ${item.request.payment_intent} · by ${item.request.agent}${madeFor ? ` · made for ${madeFor}` : ''}`}>
         <span className="mono">{item.request.id}</span> <span className="muted">· {item.request.agent}</span>
+        {madeFor && <span className="made-for"> · made for {madeFor}</span>}
       </div>
       <div className="c-customer" title={customer ? `Customer: ${customer}` : undefined}>
         {customer && (

@@ -16,7 +16,7 @@ import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
 import { ApprovalsPanel } from './ApprovalsPanel.tsx';
-import { approvalLeavesOneToGo, DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
+import { DecisionPanel, decisionBase, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { LiveChangeNotice } from './LiveChangeNotice.tsx';
@@ -167,11 +167,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     if (repairIndex !== undefined && !repair) return;
     decision.choose({
       action,
-      amountCents: detail.request.amount,
-      currency,
-      paymentIntent: detail.request.payment_intent,
-      requestId: detail.request.id,
-      firstOfTwo: approvalLeavesOneToGo(detail),
+      ...decisionBase(detail, currency),
       ...(repair && repairIndex !== undefined ? { repair, repairIndex } : {}),
       ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
     });

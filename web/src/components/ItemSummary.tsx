@@ -1,6 +1,7 @@
 import type { ItemDetail } from '../../../shared/api.ts';
 import { entryAppTimes } from '../app-time.ts';
-import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { useDirectory } from '../directory.ts';
+import { beneficiaryName, formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
 import { OUTCOME_LABELS, OUTCOME_TONES, STATE_LABELS, STATE_TONES } from '../labels.ts';
 import { Badge } from './StateViews.tsx';
 
@@ -42,6 +43,7 @@ function AgentContext({ reason, contextUrl }: { reason: string | undefined; cont
 /** The request: the amount first and largest, then which payment, who asked and why. */
 export function ItemSummary({ detail, currency, appNowMs }: { detail: ItemDetail; currency: string | null; appNowMs: number }) {
   const { request } = detail;
+  const { displayName } = useDirectory();
   const proposal = detail.history.findIndex((e) => e.kind === 'PROPOSED');
   // On the application clock, as the deadlines and the history are.
   const askedMs = proposal < 0 ? null : (entryAppTimes(detail.history)[proposal] ?? null);
@@ -71,6 +73,12 @@ export function ItemSummary({ detail, currency, appNowMs }: { detail: ItemDetail
           <dt>Agent</dt>
           <dd>{request.agent}</dd>
         </div>
+        {request.on_behalf_of && (
+          <div>
+            <dt>Made for</dt>
+            <dd className="made-for">{beneficiaryName(request.on_behalf_of, displayName)}</dd>
+          </div>
+        )}
         {askedMs !== null && (
           <div>
             <dt>Asked</dt>

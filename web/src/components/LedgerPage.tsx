@@ -2,7 +2,7 @@ import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { LEDGER_OUTCOMES, type LedgerConfirmation, type LedgerPage as LedgerAnswer, type LedgerRow, type LedgerTotals } from '../../../shared/ledger.ts';
 import { callApi, messageOf } from '../api-client.ts';
 import { useDirectory } from '../directory.ts';
-import { formatFull, formatMoney } from '../format.ts';
+import { beneficiaryName, formatFull, formatMoney } from '../format.ts';
 import { useDocumentTitle } from '../hooks.ts';
 import { OUTCOME_LABELS, OUTCOME_MEANINGS, OUTCOME_TONES } from '../labels.ts';
 import { navigate } from '../router.ts';
@@ -249,6 +249,7 @@ function LedgerTable({ rows }: { rows: LedgerRow[] }) {
               <th scope="row">
                 <span className="mono">{row.request_id}</span>
                 <span className="ledger-sub mono">{row.payment_intent}</span>
+                {row.beneficiary && <span className="ledger-sub made-for">Made for {beneficiaryName(row.beneficiary, displayName)}</span>}
               </th>
               <td>{row.agent}</td>
               <td className="num">{formatMoney(row.amount_asked_minor, row.currency)}</td>

@@ -56,7 +56,8 @@ export function LiveChangeNotice({ news, appNowMs, onRefresh }: LiveChangeNotice
         <div className="notice notice-info live-change" role="status" data-news={news.kind}>
           <p>
             <strong>The facts changed while you were looking.</strong> This is the item on the facts now
-            {news.repairs > 0 ? ', with the repair that fits them.' : '.'} Nothing was sent from this page.
+            {news.repairs > 0 ? ', with the repair offered for them.' : news.stillFits ? ': the same refund still fits, and can be approved on them.' : '.'} Nothing
+            was sent from this page.
           </p>
         </div>
       );

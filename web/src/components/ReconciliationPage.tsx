@@ -3,7 +3,9 @@ import type { ReconciliationRow, ReconciliationRun, ReconciliationRunDetail } fr
 import { RECONCILIATION_CATEGORIES, type ReconciliationCategory, type ReconciliationPhase } from '../../../shared/reconciliation.ts';
 import { callApi, messageOf } from '../api-client.ts';
 import { UNKNOWN_CURRENCY } from '../../../shared/money.ts';
+import { appNowMs, appToWallMs, wallToAppMs } from '../app-time.ts';
 import { formatFull, formatMoney } from '../format.ts';
+import { useClockOffsetMs } from '../live.ts';
 import { useDocumentTitle } from '../hooks.ts';
 import type { Tone } from '../labels.ts';
 import { itemPath, navigate } from '../router.ts';
@@ -44,8 +46,8 @@ const CATEGORY_COPY: Record<ReconciliationCategory, { title: string; means: stri
 const dayFormat = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium' });
 
 /** A run's period in days, the last one included: `27 Nov 2026 to 3 Dec 2026`. */
-function periodWords(run: ReconciliationRun): string {
-  return `${dayFormat.format(run.from_ms)} to ${dayFormat.format(run.to_ms - 1)}`;
+function periodWords(run: ReconciliationRun, offsetMs: number): string {
+  return `${dayFormat.format(wallToAppMs(run.from_ms, offsetMs))} to ${dayFormat.format(wallToAppMs(run.to_ms, offsetMs) - 1)}`;
 }
 
 const PHASE_WORDS: Record<ReconciliationPhase, string> = {
@@ -73,9 +75,8 @@ interface Form {
 }
 
 /** The period and run in the address bar, so a reload or a shared link shows the same run. */
-function fromAddress(): Form & { run: string | null } {
+function fromAddress(today: number): Form & { run: string | null } {
   const params = new URLSearchParams(window.location.search);
-  const today = Date.now();
   return { from: params.get('from') ?? dayOf(today - 6 * DAY_MS), to: params.get('to') ?? dayOf(today), run: params.get('run') };
 }
 
@@ -91,7 +92,9 @@ function addressOf(form: Form, run: string | null): string {
  */
 export function ReconciliationPage() {
   useDocumentTitle('Reconciliation');
-  const [initial] = useState(fromAddress);
+  // Days are the application clock's, as every time on the items; Stripe is asked in wall-clock time.
+  const offsetMs = useClockOffsetMs();
+  const [initial] = useState(() => fromAddress(appNowMs(Date.now(), offsetMs)));
   const [form, setForm] = useState<Form>({ from: initial.from, to: initial.to });
   /** The run shown and read; `attempt` is bumped by "Try again", so the run is read afresh. */
   const [watched, setWatched] = useState<{ runId: string; attempt: number } | null>(initial.run ? { runId: initial.run, attempt: 0 } : null);
@@ -151,7 +154,7 @@ export function ReconciliationPage() {
     if (periodProblem) return;
     setStarting(true);
     try {
-      const started = await callApi<ReconciliationRunDetail>('POST', '/api/reconciliation', { from_ms: fromMs, to_ms: toMs });
+      const started = await callApi<ReconciliationRunDetail>('POST', '/api/reconciliation', { from_ms: appToWallMs(fromMs, offsetMs), to_ms: appToWallMs(toMs, offsetMs) });
       setRun(started);
       setRunId(started.id);
       setError(null);
@@ -198,7 +201,7 @@ export function ReconciliationPage() {
 /** A run: its progress while it runs, its failure, or its result. */
 function RunView({ run }: { run: ReconciliationRunDetail }) {
   const { progress } = run;
-  const period = periodWords(run);
+  const period = periodWords(run, useClockOffsetMs());
   return (
     <section className="panel reconcile-run" aria-labelledby="reconcile-run-title">
       <div className="panel-head">
@@ -337,6 +340,7 @@ function CategoryRows({ category, result, labelledBy }: { category: Reconciliati
 }
 
 function RowView({ row, byHand }: { row: ReconciliationRow; byHand: boolean }) {
+  const offsetMs = useClockOffsetMs();
   const side = (amount: number | null, refund: string | null, atMs: number | null, status?: string | null): ReactNode =>
     amount === null ? (
       <span className="muted">Nothing</span>
@@ -349,8 +353,8 @@ function RowView({ row, byHand }: { row: ReconciliationRow; byHand: boolean }) {
         {atMs !== null && (
           <>
             <br />
-            <time className="small-text" dateTime={new Date(atMs).toISOString()}>
-              {formatFull(atMs)}
+            <time className="small-text" dateTime={new Date(wallToAppMs(atMs, offsetMs)).toISOString()}>
+              {formatFull(wallToAppMs(atMs, offsetMs))}
             </time>
           </>
         )}
@@ -391,6 +395,7 @@ function RowView({ row, byHand }: { row: ReconciliationRow; byHand: boolean }) {
 
 /** The runs the server keeps (until a restart), to open one again. */
 function RecentRuns({ runs, current, onOpen }: { runs: ReconciliationRun[]; current: string | null; onOpen: (id: string) => void }) {
+  const offsetMs = useClockOffsetMs();
   if (runs.length === 0) return null;
   return (
     <section className="reconcile-recent" aria-labelledby="reconcile-recent-title">
@@ -399,7 +404,7 @@ function RecentRuns({ runs, current, onOpen }: { runs: ReconciliationRun[]; curr
         {runs.map((run) => (
           <li key={run.id}>
             <button type="button" className="button ghost" aria-current={run.id === current ? 'true' : undefined} onClick={() => onOpen(run.id)}>
-              {periodWords(run)}
+              {periodWords(run, offsetMs)}
             </button>{' '}
             <span className="small-text muted">
               {run.state}, started by {run.started_by}

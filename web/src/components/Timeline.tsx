@@ -4,7 +4,7 @@ import { escalationWhy } from '../../../shared/escalation-words.ts';
 import { isJsonObject, type Json } from '../../../shared/json.ts';
 import { assertNever, whyFor } from '../../../shared/statuses.ts';
 import { entryAppTimes } from '../app-time.ts';
-import { formatFull, formatMoney, formatWhen, isoOf } from '../format.ts';
+import { formatFull, formatMoney, formatWhen, isoOf, namesInWords } from '../format.ts';
 import { humanize, levelLabel, type Tone, VOID_REASON_WORDS } from '../labels.ts';
 import { describeChange } from './FactTable.tsx';
 
@@ -30,6 +30,13 @@ const money = (value: Json | undefined, currency: string | null): string => (typ
 /** Whose authority a lease is: a person's name, `policy`, or nobody. */
 function leaseBy(lease: Json | undefined): string | null {
   return isJsonObject(lease) && typeof lease.by === 'string' ? lease.by : null;
+}
+
+/** Whose approvals a person's lease carries, by login, the earliest first: both of a refund two people approved. */
+function leaseApprovers(lease: Json | undefined): string[] {
+  if (!isJsonObject(lease) || typeof lease.by !== 'string' || lease.by === 'policy') return [];
+  const earlier = Array.isArray(lease.co_approvals) ? lease.co_approvals.flatMap((a) => (isJsonObject(a) && typeof a.by === 'string' ? [a.by] : [])) : [];
+  return [...earlier, lease.by];
 }
 
 /** What an entry's words depend on beyond the entry itself. */
@@ -63,14 +70,17 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
         const reason = text(request.reason);
         return { title: `Asked for a refund of ${money(effect.amount, currency)}`, who: text(request.agent) || null, group: null, notes: reason ? [`“${reason}”`] : [], tone: 'info' };
       }
-      const under = by === 'policy' ? 'under the policy rules' : by ? `under ${displayName(by)}’s approval` : 'again';
+      const people = leaseApprovers(entry.lease).map(displayName);
+      const under =
+        by === 'policy' ? 'under the policy rules' : people.length > 1 ? `under the approvals of ${namesInWords(people)}` : by ? `under ${displayName(by)}’s approval` : 'again';
       return { title: `Prepared to send ${money(effect.amount, currency)} ${under}`, who: 'Interlock', group: null, notes: [], tone: 'info' };
     }
     case 'AUTHORIZED': {
       const by = leaseBy(entry.lease);
       const group = isJsonObject(entry.lease) ? text(entry.lease.group) || null : null;
-      const whose = by ? `${displayName(by)}’s` : 'the';
-      return { title: by === 'policy' ? 'Cleared by policy: every rule passed' : `Authority checked: ${whose} approval is live`, who: 'Interlock', group, notes: [], tone: 'info' };
+      const people = leaseApprovers(entry.lease).map(displayName);
+      const whose = people.length > 1 ? `the approvals of ${namesInWords(people)} are live` : `${by ? `${displayName(by)}’s` : 'the'} approval is live`;
+      return { title: by === 'policy' ? 'Cleared by policy: every rule passed' : `Authority checked: ${whose}`, who: 'Interlock', group, notes: [], tone: 'info' };
     }
     case 'DISPATCHED': {
       const effect = isJsonObject(entry.effect) ? entry.effect : {};
@@ -115,8 +125,10 @@ export function describeEntry(entry: Entry, { isFirstProposal, currency, previou
       const set = repair && isJsonObject(repair.set) ? repair.set : {};
       const decision = (DECISIONS as readonly string[]).includes(text(entry.decision)) ? (text(entry.decision) as Decision) : null;
       const amount = set.amount === undefined ? '' : `: refund ${money(set.amount, currency)}`;
-      const title = decision ? DECISION_TITLES[decision] + (decision === 'repair' ? amount : '') : `Decided: ${text(entry.decision)}`;
-      const notes = repair ? [`New request ${text(repair.request_id)}`] : [];
+      // An approval that took the same refund on the new facts made no new request: it is an approval on the facts now.
+      const onFactsNow = decision === 'approve' && repair !== null;
+      const title = onFactsNow ? 'Approved on the facts now' : decision ? DECISION_TITLES[decision] + (decision === 'repair' ? amount : '') : `Decided: ${text(entry.decision)}`;
+      const notes = repair && !onFactsNow ? [`New request ${text(repair.request_id)}`] : [];
       // Rejections journaled before reasons were kept have none; the step still reads whole without it.
       if (typeof entry.reason === 'string' && entry.reason !== '') notes.unshift(`Reason: “${entry.reason}”`);
       const by = text(entry.by);
