@@ -27,6 +27,7 @@ import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
+import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
 import { echoRequestIds, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
@@ -41,6 +42,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route added, with who may call it (access-guard.ts): for the tests that walk them. */
     declaredRoutes: () => DeclaredRoute[];
+    /** How the app stops taking requests and answers those it took (graceful-stop.ts). */
+    gracefulStop: GracefulStop;
   }
 }
 
@@ -156,6 +159,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: limits.pathParamCharsMax },
     ajv: { customOptions: AJV_OPTIONS },
     frameworkErrors: unreadableUrl,
+    // A request that comes while the server stops is answered in the contract's shape (graceful-stop.ts), never Fastify's own 503.
+    return503OnClosing: false,
     // A request Node cannot parse (malformed chunked framing, bad headers) never reaches Fastify:
     // it is answered here, in the same shape, and the connection closed.
     clientErrorHandler: (_error, socket) => {
@@ -168,6 +173,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('declaredRoutes', requireDeclaredAccess(app));
   installErrorHandler(app, services.views);
   echoRequestIds(app);
+  // Before any other hook that may answer: from the signal on, each request is refused and counted.
+  app.decorate('gracefulStop', installGracefulStop(app));
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
   app.removeContentTypeParser('text/plain');
