@@ -28,7 +28,7 @@ import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
 import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
-import { echoRequestIds, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
+import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
@@ -163,9 +163,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     // A request Node cannot parse (malformed chunked framing, bad headers) never reaches Fastify:
     // it is answered here, in the same shape, and the connection closed.
+    // Its headers were not read, so its id is a new one.
     clientErrorHandler: (_error, socket) => {
       const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the request could not be read as HTTP' } });
-      if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const head = [
+        'HTTP/1.1 400 Bad Request',
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `X-Request-Id: ${newRequestId()}`,
+        'X-Content-Type-Options: nosniff',
+        'Cache-Control: no-store',
+        'Connection: close',
+      ];
+      if (socket.writable) socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
       else socket.destroy();
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
