@@ -34,7 +34,10 @@ const migrateAttemptsMax = 5;
  * power loss; WAL so readers never wait for the writer.
  */
 export function openDatabase(file: string): OpenDatabase {
-  if (file !== ':memory:' && file !== '') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:' && file !== '') {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    keepToOwner(file);
+  }
   const sqlite = new Database(file);
   try {
     // busy_timeout first: switching to WAL needs a lock another process may briefly hold.
@@ -48,6 +51,32 @@ export function openDatabase(file: string): OpenDatabase {
   } catch (error) {
     sqlite.close();
     throw error;
+  }
+}
+
+/** Only the owner may read or write a journal file: SQLite creates its write-ahead log and index with the database's own mode. */
+export const JOURNAL_FILE_MODE = 0o600;
+
+/**
+ * Make the journal (and its write-ahead log and index, where they are) readable by its owner only:
+ * a new one is created so before SQLite opens it (SQLite would give it the umask's 0644), and one
+ * left readable by others is narrowed.
+ */
+function keepToOwner(file: string): void {
+  try {
+    fs.writeFileSync(file, '', { flag: 'wx', mode: JOURNAL_FILE_MODE });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      const { mode } = fs.statSync(`${file}${suffix}`);
+      if ((mode & 0o077) !== 0) fs.chmodSync(`${file}${suffix}`, mode & 0o700);
+    } catch (error) {
+      // Gone meanwhile, or another user's file (a tool reading it): left as it is.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw error;
+    }
   }
 }
 

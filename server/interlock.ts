@@ -247,6 +247,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       });
     },
     async close() {
+      // Every request taken is answered first, while everything behind the routes still works.
+      await built.gracefulStop.drain();
       for (const stop of stops.splice(0).reverse()) await stop();
       await built.close();
       // Every request has been answered: the last checkpoint covers all this process verified.

@@ -28,7 +28,8 @@ export const RESTORE_USAGE =
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
   '  --replace  put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
-  '  Exit 0: done; 1: failed; 2: refused (a journal is there, a server has it open, the backup does not check); 64: bad arguments.';
+  '  The last line says what happened: "restore done: ...", "restore refused: ..." or "restore failed: ...".\n' +
+  '  Exit 0: done; 2: not done (refused: a journal is there, a server has it open, the backup does not check; or failed); 64: bad arguments.';
 
 interface Streams {
   stdout: Writable;
@@ -49,7 +50,7 @@ function readArguments(args: readonly string[], flag: 'with-key' | 'replace'): {
 
 /** `npm run backup`: its exit code. */
 export async function runBackupCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
-  return run(io, BACKUP_USAGE, async () => {
+  return run(io, BACKUP_COMMAND, async () => {
     const read = readArguments(args, 'with-key');
     if (read === null) return 'help';
     const { manifest, warnings } = await takeBackup({ env: parseEnv(env), dir: read.dir, withKey: read.flag });
@@ -67,10 +68,11 @@ export async function runBackupCli(args: readonly string[], env: Env, io: Stream
 
 /** `npm run restore`: its exit code. */
 export async function runRestoreCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
-  return run(io, RESTORE_USAGE, async () => {
+  return run(io, RESTORE_COMMAND, async () => {
     const read = readArguments(args, 'replace');
     if (read === null) return 'help';
-    const result = await restoreBackup({ env: parseEnv(env), dir: read.dir, replace: read.flag });
+    const parsed = parseEnv(env);
+    const result = await restoreBackup({ env: parsed, dir: read.dir, replace: read.flag });
     const { findings } = result;
     for (const warning of result.warnings) io.stderr.write(`warning: ${warning}\n`);
     const lines = [
@@ -83,34 +85,66 @@ export async function runRestoreCli(args: readonly string[], env: Env, io: Strea
       'What a restore loses:',
       ...RESTORE_LOSES.map((line) => `  - ${line}`),
       `Receipts issued after the backup, by effect id: ${findings.receipts_after_backup.length === 0 ? '(none found)' : findings.receipts_after_backup.join(', ')}`,
+      `restore done: ${parsed.dbPath} is the journal restored, epoch ${result.epoch}; start the server.`,
     ];
     io.stdout.write(`${lines.join('\n')}\n`);
     return 'done';
   });
 }
 
-/** Run a command: print its usage for --help or a bad argument, one line for a refusal, and its exit code. */
-async function run(io: Streams, usage: string, work: () => Promise<'help' | 'done'>): Promise<BackupExitCode> {
+/** What a command is called, its usage, and how it ends when something unexpected stops it. */
+interface Command {
+  name: 'backup' | 'restore';
+  usage: string;
+  failed: BackupExitCode;
+}
+
+const BACKUP_COMMAND: Command = { name: 'backup', usage: BACKUP_USAGE, failed: BACKUP_EXIT_CODES.failed };
+/** A restore ends 0 or 2 whatever stops it: either the journal is restored, or it is not. */
+const RESTORE_COMMAND: Command = { name: 'restore', usage: RESTORE_USAGE, failed: BACKUP_EXIT_CODES.refused };
+
+/**
+ * Run a command: print its usage for --help or a bad argument, and otherwise end with one line that
+ * says what happened (the stack of an unexpected error before it); its exit code.
+ */
+async function run(io: Streams, command: Command, work: () => Promise<'help' | 'done'>): Promise<BackupExitCode> {
   try {
     if ((await work()) === 'help') {
-      io.stdout.write(`${usage}\n`);
+      io.stdout.write(`${command.usage}\n`);
     }
     return BACKUP_EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`${error.message}\n${usage}\n`);
+      io.stderr.write(`${error.message}\n${command.usage}\n`);
       return BACKUP_EXIT_CODES.usage;
     }
     if ([BackupError, EnvError, ConfigError, SigningKeyError].some((kind) => error instanceof kind)) {
-      io.stderr.write(`refused: ${messageOf(error)}\n`);
+      io.stderr.write(`${command.name} refused: ${messageOf(error)}\n`);
       return BACKUP_EXIT_CODES.refused;
     }
-    io.stderr.write(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    return BACKUP_EXIT_CODES.failed;
+    if (error instanceof Error && error.stack !== undefined) io.stderr.write(`${error.stack}\n`);
+    io.stderr.write(`${command.name} failed: ${messageOf(error)}\n`);
+    return command.failed;
   }
 }
 
-if (isMainModule(import.meta.url)) {
-  const command = process.argv[2] === 'restore' ? runRestoreCli : runBackupCli;
-  process.exitCode = await command(process.argv.slice(3), process.env, { stdout: process.stdout, stderr: process.stderr });
+/**
+ * Run the command named by argv[2] as the process: its last line and exit code. Should the event
+ * loop empty while the command still waits (work waiting on something nothing is left to
+ * settle), the process does not end in silence with Node's exit 13: it says so, exit 2.
+ */
+async function main(): Promise<void> {
+  const command = process.argv[2] === 'restore' ? RESTORE_COMMAND : BACKUP_COMMAND;
+  let finished = false;
+  process.once('beforeExit', () => {
+    if (finished) return;
+    process.stderr.write(`${command.name} failed: it stopped while waiting on work that nothing was left to finish\n`);
+    process.exitCode = BACKUP_EXIT_CODES.refused;
+  });
+  const runCommand = command.name === 'restore' ? runRestoreCli : runBackupCli;
+  const code = await runCommand(process.argv.slice(3), process.env, { stdout: process.stdout, stderr: process.stderr });
+  finished = true;
+  process.exitCode = code;
 }
+
+if (isMainModule(import.meta.url)) await main();

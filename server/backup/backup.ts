@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { InterlockEnv } from '../env.ts';
@@ -11,6 +11,24 @@ import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFE
 
 /** Pages copied per step: all of them, so the copy is one read of one snapshot and a busy writer cannot make it start over. */
 const ALL_PAGES = 0x7fffffff;
+
+/** Every file of a backup is its owner's only: the journal copy, the config, the key, the manifest. */
+export const BACKUP_FILE_MODE = 0o600;
+
+/**
+ * The copy as one file: SQLite's backup keeps the source's WAL mode, and anything that opened the
+ * copy in it (reading its point) left a write-ahead log and its index beside it, which no manifest
+ * lists. The copy is checkpointed and put in rollback mode, then closed: nothing is left beside it.
+ */
+function settleCopy(file: string): void {
+  const copy = new Database(file, { fileMustExist: true });
+  try {
+    copy.pragma('wal_checkpoint(TRUNCATE)');
+    copy.pragma('journal_mode = DELETE');
+  } finally {
+    copy.close();
+  }
+}
 
 /** What the backup needs of the environment. */
 export type BackupEnv = Pick<InterlockEnv, 'dbPath' | 'configPath' | 'dataDir' | 'receiptKeyPath' | 'credentialsDirectory'>;
@@ -36,9 +54,11 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   const wallMs = options.wallMs ?? Date.now;
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty folder, never over another`);
   if (!existsSync(env.dbPath)) throw new BackupError(`there is no journal at ${env.dbPath} to back up (DB_PATH, or DATA_DIR/interlock.sqlite)`);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const journalCopy = join(dir, BACKUP_FILES.journal);
   const partial = `${journalCopy}.partial`;
+  // Made by us first, so SQLite writes into a file only its owner reads.
+  writeFileSync(partial, '', { mode: BACKUP_FILE_MODE });
   const source = new Database(env.dbPath, { fileMustExist: true });
   try {
     source.pragma('busy_timeout = 5000');
@@ -46,18 +66,21 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   } finally {
     source.close();
   }
+  settleCopy(partial);
   renameSync(partial, journalCopy);
   const takenAtMs = wallMs();
   const copied: BackupRole[] = ['journal'];
   const warnings: string[] = [];
   if (existsSync(env.configPath)) {
     copyFileSync(env.configPath, join(dir, BACKUP_FILES.config));
+    chmodSync(join(dir, BACKUP_FILES.config), BACKUP_FILE_MODE);
     copied.push('config');
   } else warnings.push(`the config ${env.configPath} does not exist, so the backup holds none`);
   if (withKey) {
     const { path } = signingKeyLocation(env);
     if (!existsSync(path)) throw new BackupError(`--with-key: there is no receipt key at ${path}`);
     copyFileSync(path, join(dir, BACKUP_FILES.key));
+    chmodSync(join(dir, BACKUP_FILES.key), BACKUP_FILE_MODE);
     copied.push('key');
     warnings.push(KEY_IN_BACKUP_WARNING);
   }
@@ -67,6 +90,6 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
     files[role] = { name: BACKUP_FILES[role], sha256: sha256OfFile(path), bytes: statSync(path).size };
   }
   const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: readBackupPoint(journalCopy), files };
-  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: BACKUP_FILE_MODE });
   return { dir, manifest, warnings };
 }

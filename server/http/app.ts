@@ -27,7 +27,8 @@ import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
-import { echoRequestIds, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
+import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
+import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
@@ -41,6 +42,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route added, with who may call it (access-guard.ts): for the tests that walk them. */
     declaredRoutes: () => DeclaredRoute[];
+    /** How the app stops taking requests and answers those it took (graceful-stop.ts). */
+    gracefulStop: GracefulStop;
   }
 }
 
@@ -156,11 +159,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: limits.pathParamCharsMax },
     ajv: { customOptions: AJV_OPTIONS },
     frameworkErrors: unreadableUrl,
+    // A request that comes while the server stops is answered in the contract's shape (graceful-stop.ts), never Fastify's own 503.
+    return503OnClosing: false,
     // A request Node cannot parse (malformed chunked framing, bad headers) never reaches Fastify:
     // it is answered here, in the same shape, and the connection closed.
+    // Its headers were not read, so its id is a new one.
     clientErrorHandler: (_error, socket) => {
       const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the request could not be read as HTTP' } });
-      if (socket.writable) socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const head = [
+        'HTTP/1.1 400 Bad Request',
+        'Content-Type: application/json; charset=utf-8',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `X-Request-Id: ${newRequestId()}`,
+        'X-Content-Type-Options: nosniff',
+        'Cache-Control: no-store',
+        'Connection: close',
+      ];
+      if (socket.writable) socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
       else socket.destroy();
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -168,6 +183,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('declaredRoutes', requireDeclaredAccess(app));
   installErrorHandler(app, services.views);
   echoRequestIds(app);
+  // Before any other hook that may answer: from the signal on, each request is refused and counted.
+  app.decorate('gracefulStop', installGracefulStop(app));
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
   app.removeContentTypeParser('text/plain');

@@ -142,12 +142,17 @@ export interface BudgetClock {
   after(ms: number, run: () => void): () => void;
 }
 
-/** The wall clock and real timers (unref'd: a waiting budget never keeps a process alive). */
+/**
+ * The wall clock and real timers. They keep the process alive: a call waiting for a place is
+ * woken by one of them (the next room in the window, the share's next round), and nothing else may
+ * be left to keep a process up meanwhile (a command's first Stripe call, before any socket is
+ * open). The budget sets them only while calls wait or its share holds slots, and `stop()` cancels
+ * the share's.
+ */
 export const REAL_BUDGET_CLOCK: BudgetClock = {
   nowMs: () => Date.now(),
   after: (ms, run) => {
     const timer = setTimeout(run, ms);
-    timer.unref();
     return () => clearTimeout(timer);
   },
 };
