@@ -3,7 +3,9 @@ import type { InboxItem } from '../../../shared/api.ts';
 import { whyFor } from '../../../shared/statuses.ts';
 import {
   activeFilterCount,
+  defaultAmountCurrency,
   type FilterChoice,
+  filterChipWords,
   type FilterClock,
   filterChoices,
   type InboxFilters,
@@ -12,7 +14,9 @@ import {
   SORT_LABELS,
   type SortKey,
   troubleCounts,
+  withCurrency,
 } from '../inbox-filters.ts';
+import { decimalOf, decimalsOf, minorOf } from '../../../shared/money.ts';
 import { humanize } from '../labels.ts';
 import { TROUBLE_ICONS, TROUBLE_KINDS, TROUBLE_LABELS, TROUBLE_TONES, type TroubleKind } from '../trouble.ts';
 
@@ -26,21 +30,46 @@ interface InboxFilterBarProps {
   onChange: (filters: InboxFilters) => void;
 }
 
-/** An amount box that tells the page only once the person stops typing a number (or clears it). */
-function AmountField({ id, label, value, onChange }: { id: string; label: string; value: number | null; onChange: (value: number | null) => void }) {
-  const [text, setText] = useState(value === null ? '' : String(value));
+/**
+ * An amount box in a currency's major unit that tells the page, in minor units of `currency`, only
+ * once the person has typed an amount that currency can hold (or cleared it).
+ */
+function AmountField({ id, label, value, currency, onChange }: { id: string; label: string; value: number | null; currency: string; onChange: (value: number | null) => void }) {
+  const shown = (minor: number | null) => (minor === null ? '' : decimalOf(minor, currency));
+  const [text, setText] = useState(shown(value));
   // A new value from the address bar (back, a shared link, Clear) replaces the text; the person's own typing ("5.") stays.
-  useEffect(() => setText((typed) => ((typed.trim() === '' ? null : Number(typed)) === value ? typed : value === null ? '' : String(value))), [value]);
+  useEffect(() => setText((typed) => ((typed.trim() === '' ? null : minorOf(typed, currency)) === value ? typed : value === null ? '' : decimalOf(value, currency))), [value, currency]);
   const handleChange = (event: ChangeEvent<HTMLInputElement>) => {
     setText(event.target.value);
     const trimmed = event.target.value.trim();
     if (trimmed === '') onChange(null);
-    else if (Number.isFinite(Number(trimmed)) && Number(trimmed) >= 0) onChange(Number(trimmed));
+    else {
+      const minor = minorOf(trimmed, currency);
+      if (minor !== null) onChange(minor);
+    }
   };
+  const step = decimalsOf(currency) === 0 ? '1' : 'any';
   return (
     <div className="filter-field filter-amount">
       <label htmlFor={id}>{label}</label>
-      <input id={id} type="number" inputMode="decimal" min={0} step="any" value={text} onChange={handleChange} />
+      <input id={id} type="number" inputMode="decimal" min={0} step={step} value={text} onChange={handleChange} />
+    </div>
+  );
+}
+
+/** The currency the amounts are in; an amount filter keeps only items in it. */
+function CurrencyField({ filters, options, onChange }: { filters: InboxFilters; options: FilterChoice[]; onChange: (filters: InboxFilters) => void }) {
+  return (
+    <div className="filter-field filter-currency">
+      <label htmlFor="filter-currency">Currency</label>
+      <select id="filter-currency" value={filters.currency ?? ''} onChange={(event) => onChange(withCurrency(filters, event.target.value === '' ? null : event.target.value))}>
+        <option value="">Any</option>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label} ({option.count})
+          </option>
+        ))}
+      </select>
     </div>
   );
 }
@@ -151,7 +180,11 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
   const choices = filterChoices(items, filters);
   const counts = troubleCounts(items, clock);
   const active = activeFilterCount(filters);
+  const chips = filterChipWords(filters);
   const set = (patch: Partial<InboxFilters>) => onChange({ ...filters, ...patch });
+  // An amount typed with no currency chosen is read in the currency most items are in, and says so.
+  const amountCurrency = filters.currency ?? defaultAmountCurrency(items);
+  const setAmount = (patch: Pick<InboxFilters, 'min'> | Pick<InboxFilters, 'max'>) => set({ ...patch, currency: amountCurrency });
   // On a phone the filters fold away behind one button (open while any is on); wider screens always show them.
   const [open, setOpen] = useState(active > 0);
   return (
@@ -165,8 +198,9 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
         aria-label="Filter the inbox"
         onSubmit={(event) => event.preventDefault()}
       >
-        <AmountField id="filter-min" label="Amount from" value={filters.min} onChange={(min) => set({ min })} />
-        <AmountField id="filter-max" label="to" value={filters.max} onChange={(max) => set({ max })} />
+        <AmountField id="filter-min" label="Amount from" value={filters.min} currency={amountCurrency} onChange={(min) => setAmount({ min })} />
+        <AmountField id="filter-max" label="to" value={filters.max} currency={amountCurrency} onChange={(max) => setAmount({ max })} />
+        <CurrencyField filters={filters} options={choices.currencies} onChange={onChange} />
         <SelectField id="filter-agent" label="Agent" value={filters.agent} options={choices.agents} onChange={(agent) => set({ agent })} />
         <WhyField filters={filters} choices={choices} onChange={set} />
         <SelectField id="filter-group" label="Group" value={filters.group} options={choices.groups} onChange={(group) => set({ group })} />
@@ -181,6 +215,15 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
           </button>
         )}
       </form>
+      {chips.length > 0 && (
+        <ul className="filter-chips" aria-label="Amount filter">
+          {chips.map((chip) => (
+            <li key={chip.key} className="filter-chip" data-filter-chip={chip.key}>
+              {chip.words}
+            </li>
+          ))}
+        </ul>
+      )}
     </>
   );
 }
