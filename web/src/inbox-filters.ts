@@ -2,6 +2,7 @@ import type { InboxItem } from '../../shared/api.ts';
 import { decimalOf, minorOf } from '../../shared/money.ts';
 import { itemCurrency } from './currency.ts';
 import { formatMoney, toMajorUnits } from './format.ts';
+import { needsMyApproval } from './next-item.ts';
 import { TROUBLE_KINDS, type TroubleKind, troublesOf } from './trouble.ts';
 
 // The inbox's filters and order, kept in the address bar (`/?agent=support-bot&trouble=disputed`)
@@ -39,15 +40,19 @@ export interface InboxFilters {
   group: string | null;
   /** Items showing any of these trouble chips. */
   trouble: readonly TroubleKind[];
+  /** Only the items the reader may approve and has not (`?needs=me`). */
+  needsMe: boolean;
   sort: SortKey;
 }
 
-export const NO_FILTERS: InboxFilters = { min: null, max: null, currency: null, agent: null, rule: null, reason: null, group: null, trouble: [], sort: 'urgent' };
+export const NO_FILTERS: InboxFilters = { min: null, max: null, currency: null, agent: null, rule: null, reason: null, group: null, trouble: [], needsMe: false, sort: 'urgent' };
 
-/** The application clock now and the feed's offset: trouble chips depend on both. */
+/** The application clock now and the feed's offset (trouble chips depend on both), and who reads (for "needs my approval"). */
 export interface FilterClock {
   appNowMs: number;
   offsetMs: number;
+  /** The signed-in person's login; without one, "needs my approval" keeps nothing. */
+  reader?: string | null;
 }
 
 /** The text filters and their query keys, in the order the query is written. */
@@ -99,6 +104,7 @@ export function parseFilters(search: string): InboxFilters {
     reason: textOf(q.get('reason')),
     group: textOf(q.get('group')),
     trouble: troubleOf(q),
+    needsMe: q.get('needs') === 'me',
     sort: (SORT_KEYS as readonly string[]).includes(sort) ? (sort as SortKey) : 'urgent',
   };
 }
@@ -115,6 +121,7 @@ export function filtersQuery(filters: InboxFilters): string {
     if (value !== null) q.set(key, value);
   }
   if (filters.trouble.length > 0) q.set('trouble', filters.trouble.join(','));
+  if (filters.needsMe) q.set('needs', 'me');
   if (filters.sort !== 'urgent') q.set('sort', filters.sort);
   const text = q.toString();
   return text === '' ? '' : `?${text}`;
@@ -170,7 +177,8 @@ export function activeFilterCount(filters: InboxFilters): number {
     Number(filters.min !== null) +
     Number(filters.max !== null) +
     TEXT_KEYS.filter((key) => filters[key] !== null).length +
-    Number(filters.trouble.length > 0)
+    Number(filters.trouble.length > 0) +
+    Number(filters.needsMe)
   );
 }
 
@@ -193,6 +201,7 @@ export function matchesFilters(item: InboxItem, filters: InboxFilters, clock: Fi
   if (filters.rule !== null && !rulesOf(item).includes(filters.rule)) return false;
   if (filters.reason !== null && item.reason !== filters.reason) return false;
   if (filters.group !== null && item.group !== filters.group) return false;
+  if (filters.needsMe && !(clock.reader && needsMyApproval(item, clock.reader))) return false;
   if (filters.trouble.length === 0) return true;
   const kinds = troubleKindsOf(item, clock);
   return filters.trouble.some((kind) => kinds.has(kind));

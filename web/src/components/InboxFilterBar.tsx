@@ -18,6 +18,7 @@ import {
 } from '../inbox-filters.ts';
 import { decimalOf, decimalsOf, minorOf } from '../../../shared/money.ts';
 import { humanize } from '../labels.ts';
+import { needsMyApproval } from '../next-item.ts';
 import { TROUBLE_ICONS, TROUBLE_KINDS, TROUBLE_LABELS, TROUBLE_TONES, type TroubleKind } from '../trouble.ts';
 
 interface InboxFilterBarProps {
@@ -27,6 +28,8 @@ interface InboxFilterBarProps {
   shown: number;
   /** Trouble chips depend on the time and the feed's clock offset. */
   clock: FilterClock;
+  /** Approvers get "needs my approval"; finance approves nothing. */
+  approver: boolean;
   onChange: (filters: InboxFilters) => void;
 }
 
@@ -159,6 +162,20 @@ function TroubleToggles({ filters, counts, onChange }: { filters: InboxFilters; 
   );
 }
 
+/** Only the items this person may approve and has not: not those they approved already, nor those made for them. */
+function NeedsMeToggle({ on, count, onChange }: { on: boolean; count: number; onChange: (on: boolean) => void }) {
+  return (
+    <div className="filter-field filter-needs-me">
+      <span className="filter-field-label" aria-hidden="true">
+        Mine
+      </span>
+      <button type="button" className="trouble-toggle needs-me-toggle" aria-pressed={on} data-filter="needs-me" onClick={() => onChange(!on)}>
+        Needs my approval <span className="trouble-count">{count}</span>
+      </button>
+    </div>
+  );
+}
+
 /** The order the inbox is read in: the queue's own, or most trouble, waiting longest, largest amount first. */
 export function SortField({ sort, onChange }: { sort: SortKey; onChange: (sort: SortKey) => void }) {
   return (
@@ -176,7 +193,7 @@ export function SortField({ sort, onChange }: { sort: SortKey; onChange: (sort: 
 }
 
 /** Narrow the inbox by amount, agent, why, group and trouble; the address bar keeps the choice. */
-export function InboxFilterBar({ items, filters, shown, clock, onChange }: InboxFilterBarProps) {
+export function InboxFilterBar({ items, filters, shown, clock, approver, onChange }: InboxFilterBarProps) {
   const choices = filterChoices(items, filters);
   const counts = troubleCounts(items, clock);
   const active = activeFilterCount(filters);
@@ -204,6 +221,9 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
         <SelectField id="filter-agent" label="Agent" value={filters.agent} options={choices.agents} onChange={(agent) => set({ agent })} />
         <WhyField filters={filters} choices={choices} onChange={set} />
         <SelectField id="filter-group" label="Group" value={filters.group} options={choices.groups} onChange={(group) => set({ group })} />
+        {approver && clock.reader && (
+          <NeedsMeToggle on={filters.needsMe} count={items.filter((item) => needsMyApproval(item, clock.reader ?? '')).length} onChange={(needsMe) => set({ needsMe })} />
+        )}
         <TroubleToggles filters={filters} counts={counts} onChange={(trouble) => set({ trouble })} />
         {/* With no filter on, the live indicator above already says how many are open. */}
         <p className="filter-count" aria-live="polite">

@@ -10,7 +10,7 @@ import { useDocumentTitle, useShortcuts } from '../hooks.ts';
 import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
-import { finishedToast, nextAfter } from '../next-item.ts';
+import { finishedToast, nextAfter, nextOpenFor } from '../next-item.ts';
 import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
@@ -45,15 +45,16 @@ const SETTLE_READ_MS = 1_000;
  * kept from the last render that still had this item in it: by the time a decision is answered,
  * the live feed may already have taken the item out.
  */
-function useQueueAround(effectId: string, search: string): () => { next: string | null } {
+function useQueueAround(effectId: string, search: string, reader: string): () => { next: string | null } {
   const live = useLiveState();
   const queue = useRef<string[]>([]);
-  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs });
+  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs, reader });
   const ids = applyFilters(live.items ?? [], parseFilters(search), clock()).map((i) => i.effect_id);
   if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
   const feed = useLiveFeed();
   return () => {
-    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()).map((i) => i.effect_id));
+    // Never an item this person approved already: it waits for someone else, and `a` could do nothing there.
+    const open = nextOpenFor(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()), reader);
     return { next: nextAfter(queue.current, effectId, open) };
   };
 }
@@ -73,7 +74,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     rememberDetail(next);
     setLoad({ phase: 'ready', detail: next });
   }, []);
-  const queueAround = useQueueAround(effectId, search);
+  const queueAround = useQueueAround(effectId, search, session.name);
   // A decision that finished the item opens the next one in the queue, with a toast saying what was done.
   const handleFinished = (answer: DecisionAnswer, decided: PendingDecision): boolean => {
     const { next } = queueAround();
