@@ -11,12 +11,12 @@ import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
 import { finishedToast, nextAfter, nextOpenFor } from '../next-item.ts';
-import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.ts';
+import { inboxPath, itemPath, navigate, openNextItem, takeAdvance, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
 import { ApprovalsPanel } from './ApprovalsPanel.tsx';
-import { approvalLeavesOneToGo, DecisionPanel, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
+import { approvalLeavesOneToGo, DecisionPanel, originalRefusedWhy, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { LiveChangeNotice } from './LiveChangeNotice.tsx';
@@ -33,6 +33,8 @@ import { WhyPanel } from './WhyPanel.tsx';
 type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemDetail };
 
 const AMBIGUOUS: WhyCode = 'ambiguous';
+/** The key of each decision, to name it in a notice. */
+const KEY_OF: Record<PendingDecision['action'], string> = { approve: 'a', reject: 'r', repair: 'p', close: 'x' };
 const NO_VIEWERS: readonly Viewer[] = [];
 /** States an item passes through on its own after a decision: the page reads it again until it leaves them. */
 const SETTLING: ReadonlySet<ChainState> = new Set<ChainState>(['APPROVED', 'SENDING', 'NEW', 'NEEDS_ESCALATION']);
@@ -66,6 +68,12 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const directory = useDirectory();
   const search = useSearch();
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
+  /** Opened as the next item after a decision: its loading state says so. */
+  const [advanced] = useState(() => takeAdvance(effectId));
+  /** What the last decision key pressed did not do, and why; null: nothing to say. */
+  const [keyNotice, setKeyNotice] = useState<string | null>(null);
+  /** A decision key pressed while the item loads: it waits for this item, never applied to another. */
+  const heldKey = useRef<PendingDecision['action'] | null>(null);
   /** What changed under the page while it was open, said at once; null: nothing to tell. */
   const [news, setNews] = useState<LiveNews | null>(null);
   const detail = load.phase === 'ready' ? load.detail : null;
@@ -85,7 +93,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       text: next ? toast.text : `${toast.text}. Nothing else waits here.`,
       link: { href: itemPath(effectId), label: 'View it' },
     });
-    navigate(next ? itemPath(next, search) : inboxPath(search));
+    if (next) openNextItem(next, search);
+    else navigate(inboxPath(search));
     return true;
   };
   // A decision's answer shows the item as it is after it: older news of the live feed no longer applies.
@@ -151,21 +160,37 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     [feed, effectId, session.groups, show, directory.displayName],
   );
 
-  // Shortcuts open the same confirmation as the buttons; the action must fit the item.
+  // Shortcuts open the same confirmation as the buttons; the action must fit the item. A key that
+  // cannot open one says why; one pressed while the item loads waits for it.
   const choose = (action: PendingDecision['action'], repairIndex?: number) => () => {
-    const item = detail?.item;
-    if (!detail || !item || !detail.may_decide || decision.pending || holdsDecisions(news)) return;
-    if ((action === 'close') !== (item.reason === AMBIGUOUS)) return;
-    // Nobody approves a refund for their own benefit, nor twice: the page says why, and `a` does nothing.
-    if (detail.approval_block && (action === 'approve' || action === 'repair')) return;
+    const key = KEY_OF[action];
+    if (!detail) {
+      if (load.phase !== 'loading') return;
+      heldKey.current = action;
+      setKeyNotice(`“${key}” waits for this item: its confirmation opens once the item is shown.`);
+      return;
+    }
+    const item = detail.item;
+    if (decision.pending) return;
+    const refuse = (why: string) => setKeyNotice(`“${key}” did nothing: ${why}`);
+    if (!item || !detail.may_decide) return refuse('there is nothing for you to decide on this item.');
+    if (holdsDecisions(news)) return refuse('the item changed while you were looking; nothing can be decided until the page shows what it is now.');
+    if ((action === 'close') !== (item.reason === AMBIGUOUS)) {
+      return refuse(action === 'close' ? 'only a refund that may already have reached Stripe is closed.' : 'this refund may already have reached Stripe: check it there, then close it with “x”.');
+    }
+    // Nobody approves a refund for their own benefit, nor twice: the page says why, and so does the key.
+    if (detail.approval_block && (action === 'approve' || action === 'repair')) return refuse(`you cannot approve it. ${detail.approval_block.why}`);
     // Where the repair is the same refund on the new facts, approving is accepting it: one decision, one button.
     const fits = stillFitsIndex(item);
     if (action === 'approve' && fits !== null) {
       choose('repair', fits)();
       return;
     }
+    const refused = action === 'approve' ? originalRefusedWhy(detail, currency) : null;
+    if (refused !== null) return refuse(`approving the original would be refused, so it is not offered: ${refused}.`);
     const repair = repairIndex === undefined ? undefined : item.repairs[repairIndex];
-    if (repairIndex !== undefined && !repair) return;
+    if (repairIndex !== undefined && !repair) return refuse('no repair is offered for this item.');
+    setKeyNotice(null);
     decision.choose({
       action,
       amountCents: detail.request.amount,
@@ -177,7 +202,16 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
     });
   };
-  useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate(inboxPath(search)) });
+  // Enter while the item loads confirms nothing: no confirmation is shown yet, and the page says so.
+  const refuseEnter = () => setKeyNotice('Enter did nothing: the item is still loading, and nothing is confirmed before its confirmation is shown.');
+  useShortcuts({
+    a: choose('approve'),
+    r: choose('reject'),
+    p: choose('repair', 0),
+    x: choose('close'),
+    u: () => navigate(inboxPath(search)),
+    ...(load.phase === 'loading' ? { Enter: refuseEnter } : {}),
+  });
 
   // Arriving from the inbox with a or r: open that confirmation as soon as the item is shown.
   const arrived = useRef(false);
@@ -188,14 +222,17 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     if (document.activeElement === null || document.activeElement === document.body) {
       document.getElementById('page-title')?.focus({ preventScroll: true });
     }
-    const action = takeIntent(effectId);
+    const action = takeIntent(effectId) ?? heldKey.current;
+    heldKey.current = null;
     if (action) choose(action)();
   });
 
   if (load.phase === 'loading') {
     return (
       <ItemFrame search={search}>
-        <LoadingState label="Loading the item and reading Stripe…" />
+        <LoadingState label={advanced ? 'Loading the next item…' : 'Loading the item and reading Stripe…'}>
+          <p className="key-notice">{keyNotice ?? 'Keys pressed now wait for this item.'}</p>
+        </LoadingState>
       </ItemFrame>
     );
   }
@@ -277,6 +314,9 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
         <aside className="item-side" aria-label={session.role === 'approver' ? 'Decision and receipt' : 'Read only, and the receipt'}>
+          <p className={`key-notice${keyNotice ? ' is-on' : ''}`} role="status" aria-live="polite">
+            {keyNotice}
+          </p>
           <ApprovalsPanel detail={d} appNowMs={appNowMs} />
           {session.role === 'approver' ? (
             <DecisionPanel detail={d} session={session} currency={currency} held={holdsDecisions(news)} onChoose={decision.choose} />
