@@ -1,5 +1,6 @@
 import type { InboxItem, ItemDetail, SessionInfo } from '../../../shared/api.ts';
 import type { Change } from '../../../shared/entries.ts';
+import { escalationWhy } from '../../../shared/escalation-words.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
 import { ACTION_LABELS, levelLabel, stateSentence } from '../labels.ts';
@@ -144,6 +145,10 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
     <section className="panel decision-panel" aria-labelledby="decide-title">
       <h2 id="decide-title">Your decision</h2>
       <p className="decide-lede">
+        {/* Why it needs a person, here too: on a phone the decision comes before the panel that says it. */}
+        <span className="decide-why">
+          Needs you: <strong>{escalationWhy(item)}</strong>.{' '}
+        </span>
         For <strong>{item.group}</strong>. Each choice asks you to confirm first.
       </p>
       {staleBecause && !ambiguous && (

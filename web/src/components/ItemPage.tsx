@@ -258,8 +258,13 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const payment = (d.payment !== undefined || d.payment_error !== undefined) && (
     <PaymentPanel payment={d.payment ?? null} error={d.payment_error ?? null} clock={{ gaps: clockGaps(d.history), offsetMs, appNowMs }} />
   );
+  // An open item whose payment Stripe has read again and found as the agent asked it.
+  const factsUnchanged = d.item !== null && d.changes.length === 0 && d.facts_now !== null && d.facts_now_error === null;
+  const factTable = (
+    <FactTable then={d.facts_then} now={d.facts_now} nowError={d.facts_now_error} changes={d.changes} currency={currency} sentMinor={sentByThisRequest(d)} />
+  );
   return (
-    <section className="page item-page">
+    <section className={`page item-page${factsUnchanged ? ' facts-unchanged' : ''}`}>
       <div className="item-topline">
         <p className="breadcrumb">
           <Link href={inboxPath(search)} className="breadcrumb-link">
@@ -297,15 +302,20 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           {payment}
           {d.item && <WhyPanel detail={d} session={session} currency={currency} offsetMs={offsetMs} />}
           <section className="panel facts-panel" aria-labelledby="facts-title">
-            <h2 id="facts-title">Facts</h2>
-            <FactTable
-              then={d.facts_then}
-              now={d.facts_now}
-              nowError={d.facts_now_error}
-              changes={d.changes}
-              currency={currency}
-              sentMinor={sentByThisRequest(d)}
-            />
+            {factsUnchanged ? (
+              // Nothing moved since the agent asked: one line says so, the table is a click away.
+              <details className="facts-fold">
+                <summary>
+                  <h2 id="facts-title">Facts: nothing changed since the request</h2>
+                </summary>
+                {factTable}
+              </details>
+            ) : (
+              <>
+                <h2 id="facts-title">Facts</h2>
+                {factTable}
+              </>
+            )}
           </section>
           <section className="panel history-panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
