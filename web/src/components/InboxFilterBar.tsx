@@ -201,7 +201,11 @@ export function InboxFilterBar({ items, filters, shown, clock, approver, onChang
   const set = (patch: Partial<InboxFilters>) => onChange({ ...filters, ...patch });
   // An amount typed with no currency chosen is read in the currency most items are in, and says so.
   const amountCurrency = filters.currency ?? defaultAmountCurrency(items);
-  const setAmount = (patch: Pick<InboxFilters, 'min'> | Pick<InboxFilters, 'max'>) => set({ ...patch, currency: amountCurrency });
+  // Clearing the last amount clears its currency too: with no amount there is nothing to name it for.
+  const setAmount = (patch: Pick<InboxFilters, 'min'> | Pick<InboxFilters, 'max'>) => {
+    const next = { ...filters, ...patch };
+    onChange({ ...next, currency: next.min === null && next.max === null ? null : amountCurrency });
+  };
   // On a phone the filters fold away behind one button (open while any is on); wider screens always show them.
   const [open, setOpen] = useState(active > 0);
   return (
