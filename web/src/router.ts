@@ -61,11 +61,14 @@ export function openNextItem(effectId: string, search = ''): void {
   navigate(itemPath(effectId, search));
 }
 
-/** True when this item was opened as the next one after a decision; asking clears it. */
-export function takeAdvance(effectId: string): boolean {
-  const found = advancedTo === effectId;
-  advancedTo = null;
-  return found;
+/** True when this item was opened as the next one after a decision (until `forgetAdvance`). */
+export function cameByAdvance(effectId: string): boolean {
+  return advancedTo === effectId;
+}
+
+/** The item page has shown it: a later visit to the same item is not "the next item". */
+export function forgetAdvance(effectId: string): void {
+  if (advancedTo === effectId) advancedTo = null;
 }
 
 /**

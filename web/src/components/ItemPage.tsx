@@ -11,7 +11,7 @@ import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
 import { finishedToast, nextAfter, nextOpenFor } from '../next-item.ts';
-import { inboxPath, itemPath, navigate, openNextItem, takeAdvance, takeIntent, useSearch } from '../router.ts';
+import { cameByAdvance, forgetAdvance, inboxPath, itemPath, navigate, openNextItem, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
@@ -69,7 +69,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const search = useSearch();
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
   /** Opened as the next item after a decision: its loading state says so. */
-  const [advanced] = useState(() => takeAdvance(effectId));
+  const [advanced] = useState(() => cameByAdvance(effectId));
+  useEffect(() => forgetAdvance(effectId), [effectId]);
   /** What the last decision key pressed did not do, and why; null: nothing to say. */
   const [keyNotice, setKeyNotice] = useState<string | null>(null);
   /** A decision key pressed while the item loads: it waits for this item, never applied to another. */
