@@ -1,4 +1,4 @@
-import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ChainState, DecisionAnswer, ItemDetail, SessionInfo, Viewer } from '../../../shared/api.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { ApiError, callApi, messageOf } from '../api-client.ts';
@@ -7,10 +7,10 @@ import { detailCurrency, rememberDetail } from '../currency.ts';
 import { useDirectory } from '../directory.ts';
 import { formatMoney } from '../format.ts';
 import { useDocumentTitle, useShortcuts } from '../hooks.ts';
-import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
-import { finishedToast, nextAfter, nextOpenFor } from '../next-item.ts';
+import { finishedToast } from '../next-item.ts';
+import { useQueueAround } from '../queue-around.ts';
 import { cameByAdvance, forgetAdvance, inboxPath, itemPath, navigate, openNextItem, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
@@ -18,6 +18,7 @@ import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
 import { ApprovalsPanel } from './ApprovalsPanel.tsx';
 import { approvalLeavesOneToGo, DecisionPanel, originalRefusedWhy, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
+import { ItemFrame, ReadOnlyPanel } from './ItemFrame.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { LiveChangeNotice } from './LiveChangeNotice.tsx';
 import { Link } from './Link.tsx';
@@ -41,25 +42,6 @@ const SETTLING: ReadonlySet<ChainState> = new Set<ChainState>(['APPROVED', 'SEND
 /** Reads of an item the live feed said moved: the first, then a few while it settles, a second apart. */
 const LIVE_READS_MAX = 5;
 const SETTLE_READ_MS = 1_000;
-
-/**
- * The queue this page was opened from (the inbox's order under the filters in the address bar),
- * kept from the last render that still had this item in it: by the time a decision is answered,
- * the live feed may already have taken the item out.
- */
-function useQueueAround(effectId: string, search: string, reader: string): () => { next: string | null } {
-  const live = useLiveState();
-  const queue = useRef<string[]>([]);
-  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs, reader });
-  const ids = applyFilters(live.items ?? [], parseFilters(search), clock()).map((i) => i.effect_id);
-  if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
-  const feed = useLiveFeed();
-  return () => {
-    // Never an item this person approved already: it waits for someone else, and `a` could do nothing there.
-    const open = nextOpenFor(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()), reader);
-    return { next: nextAfter(queue.current, effectId, open) };
-  };
-}
 
 /** One item: the request, what is wrong, the facts then and now, the payment, the decision, the journal and the receipt. */
 export function ItemPage({ effectId, session }: { effectId: string; session: SessionInfo }) {
@@ -345,32 +327,6 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
         onConfirm={decision.confirm}
         onCancel={decision.cancel}
       />
-    </section>
-  );
-}
-
-/** Finance reads every item and decides none (interlock.yaml): the page says so where the buttons would be. */
-function ReadOnlyPanel() {
-  return (
-    <section className="panel decision-panel read-only-panel" aria-labelledby="read-only-title">
-      <h2 id="read-only-title">Read only</h2>
-      <p className="decide-closed">Finance sees the inbox, the history and the scoreboard but decides nothing: only the approvers of the item’s group can decide it.</p>
-    </section>
-  );
-}
-
-function ItemFrame({ title = 'Item', search, children }: { title?: string; search: string; children: ReactNode }) {
-  return (
-    <section className="page item-page">
-      <p className="breadcrumb">
-        <Link href={inboxPath(search)} className="breadcrumb-link">
-          ← Inbox
-        </Link>
-      </p>
-      <h1 id="page-title" tabIndex={-1} className="sr-only">
-        {title}
-      </h1>
-      {children}
     </section>
   );
 }
