@@ -36,7 +36,7 @@ test('after a decision the next item of the filtered queue opens, with a toast n
   const b = await queuedRefund(request, 7_102, 10_000, 'next-b');
   const c = await queuedRefund(request, 7_103, 10_000, 'next-c');
   await logIn(page, 'ana');
-  const query = '?min=71.01&max=71.03';
+  const query = '?currency=usd&min=71.01&max=71.03';
   await page.goto(`/${query}`);
   await expect.poll(() => rowOrder(page)).toEqual([a.requestId, b.requestId, c.requestId]);
 
@@ -78,7 +78,7 @@ test('filters live in the address bar: a reload and a shared link keep them, and
 
   await page.getByLabel('Amount from', { exact: true }).fill('74');
   await page.getByLabel('to', { exact: true }).fill('74.5');
-  await expect(page).toHaveURL(/\/\?min=74&max=74\.5$/);
+  await expect(page).toHaveURL(/\/\?currency=usd&min=74\.00&max=74\.50$/);
   await expect.poll(() => rowOrder(page)).toEqual([plain.requestId]);
   await expect(page.locator('.filter-count')).toContainText(/^1 of \d+ shown$/);
 

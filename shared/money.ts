@@ -49,3 +49,19 @@ export function formatAmount(minorUnits: number, currency: string | null): strin
     maximumFractionDigits: decimals,
   }).format(major);
 }
+
+/**
+ * What a person typed in a currency's major unit, in its minor units, read from the digits (never
+ * through a float): `190` dollars 19000, `189.5` dinars 189500, `8000` yen 8000. Null for anything
+ * that is not a plain non-negative decimal, or finer than the currency counts (half a yen, a
+ * thousandth of a dollar): such an amount is never rounded to one the person did not type.
+ */
+export function minorOf(typed: string, currency: string): number | null {
+  const match = /^(\d+)(?:\.(\d*))?$/.exec(typed.trim());
+  if (!match) return null;
+  const decimals = decimalsOf(currency);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > decimals) return null;
+  const minor = Number(`${match[1]}${fraction.padEnd(decimals, '0')}`);
+  return Number.isSafeInteger(minor) ? minor : null;
+}

@@ -53,8 +53,10 @@ export class LiveHub {
 
   /** Publish a change of one item to whoever may see it. */
   publishItem(change: ItemChange): void {
-    // An item is a function of its latest escalation: the same hash (or none on both sides) is no change.
-    if (this.#subscribers.size === 0 || (change.before?.escalation ?? null) === (change.after?.escalation ?? null)) return;
+    // An item is a function of its latest escalation and the approvals given on it: the same hash
+    // (or none on both sides) with the same approvers is no change. A first approval of two keeps
+    // the escalation and is one.
+    if (this.#subscribers.size === 0 || sameItem(change)) return;
     for (const subscriber of this.#subscribers) {
       const seesBefore = change.before !== null && subscriber.groups.has(change.before.group);
       const seesAfter = change.after !== null && subscriber.groups.has(change.after.group);
@@ -92,6 +94,13 @@ export class LiveHub {
     }
     subscriber.socket.send(JSON.stringify(message));
   }
+}
+
+/** True when a change leaves the item as the feed shows it: the same escalation, approved by the same people. */
+function sameItem(change: ItemChange): boolean {
+  if ((change.before?.escalation ?? null) !== (change.after?.escalation ?? null)) return false;
+  const approvers = (item: InboxItem | null) => (item?.approvals?.given ?? []).map((approval) => approval.by).join(',');
+  return approvers(change.before) === approvers(change.after);
 }
 
 /** What the group an item left is told when it left because their deadline passed, or null for any other change. */

@@ -1,4 +1,4 @@
-import type { DecisionAnswer } from '../../shared/api.ts';
+import type { DecisionAnswer, InboxItem } from '../../shared/api.ts';
 import { LANDED_STATUSES } from '../../shared/statuses.ts';
 import type { PendingDecision } from './components/ConfirmDialog.tsx';
 import { formatMoney, namesInWords } from './format.ts';
@@ -18,6 +18,24 @@ export function nextAfter(queue: readonly string[], effectId: string, stillOpen:
   const after = at < 0 ? queue : queue.slice(at + 1);
   const before = at < 0 ? [] : queue.slice(0, at);
   return [...after, ...before].find((id) => id !== effectId && stillOpen.has(id)) ?? null;
+}
+
+/** True when `reader` gave one of the approvals that still count on a two-approver item: it waits for someone else. */
+export function approvedBy(item: InboxItem, reader: string): boolean {
+  return item.approvals?.given.some((approval) => approval.by === reader) ?? false;
+}
+
+/**
+ * True when `reader` may approve the item and has not: not one they approved already (it waits
+ * for someone else), not one made on their behalf, not one that can only be closed.
+ */
+export function needsMyApproval(item: InboxItem, reader: string): boolean {
+  return !approvedBy(item, reader) && item.request.on_behalf_of !== reader && item.reason !== 'ambiguous';
+}
+
+/** The items the next one may be, for `reader`: still open, and none they approved already (`a` could do nothing there). */
+export function nextOpenFor(items: readonly InboxItem[], reader: string): ReadonlySet<string> {
+  return new Set(items.filter((item) => !approvedBy(item, reader)).map((item) => item.effect_id));
 }
 
 /**
@@ -45,6 +63,8 @@ export function finishedToast(answer: DecisionAnswer, decided: PendingDecision):
       return { text: `Rejected ${id}: ${amount}${decided.customer ? ` for ${decided.customer}` : ''}, never sent`, tone: 'neutral' };
     case 'CLOSED':
       return { text: `${id}: ${OUTCOME_LABELS[answer.item.outcome]}`, tone: 'neutral' };
+    case 'PARTLY_APPROVED':
+      return { text: `Approved ${amount} refund ${id} (1 of 2): it waits for a second approver`, tone: 'info' };
     case 'APPROVED':
     case 'IN_FLIGHT':
       return { text: `Approved ${sentAmount} refund ${id}${to}${both}: it is sent as soon as Stripe answers`, tone: 'info' };

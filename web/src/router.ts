@@ -52,6 +52,25 @@ export function takeIntent(effectId: string): 'approve' | 'reject' | null {
   return found;
 }
 
+/** The item a decision moved on to, until its page has asked: its loading state says "the next item". */
+let advancedTo: string | null = null;
+
+/** Open the next item of the queue after a decision finished one. */
+export function openNextItem(effectId: string, search = ''): void {
+  advancedTo = effectId;
+  navigate(itemPath(effectId, search));
+}
+
+/** True when this item was opened as the next one after a decision (until `forgetAdvance`). */
+export function cameByAdvance(effectId: string): boolean {
+  return advancedTo === effectId;
+}
+
+/** The item page has shown it: a later visit to the same item is not "the next item". */
+export function forgetAdvance(effectId: string): void {
+  if (advancedTo === effectId) advancedTo = null;
+}
+
 /**
  * The path of an item's page. `search` is the inbox's filter query (`?agent=…`), carried along so
  * the item page knows which queue it was opened from: its way back, and the next item after a decision.

@@ -14,8 +14,11 @@ export interface Outcome extends Pick<DecisionAnswer, 'status' | 'message'> {
   decided: DecisionShown | null;
 }
 
-/** Statuses that mean this person's decision took effect and the item is off their plate: the page moves on. */
-const FINISHED: ReadonlySet<Status> = new Set<Status>([...LANDED_STATUSES, 'REJECTED', 'CLOSED', 'APPROVED', 'IN_FLIGHT', 'QUEUED']);
+/**
+ * Statuses that mean this person's decision took effect and the item is off their plate: the page
+ * moves on. A first approval of two is one: the item waits for someone else, not for them.
+ */
+const FINISHED: ReadonlySet<Status> = new Set<Status>([...LANDED_STATUSES, 'REJECTED', 'CLOSED', 'APPROVED', 'IN_FLIGHT', 'QUEUED', 'PARTLY_APPROVED']);
 
 /** True when a decision's answer finished the item for this person (anything else stays on the page to be read). */
 export function finishedItem(status: Status): boolean {

@@ -1,5 +1,6 @@
 import type { InboxItem, ItemDetail, SessionInfo } from '../../../shared/api.ts';
 import type { Change } from '../../../shared/entries.ts';
+import { escalationWhy } from '../../../shared/escalation-words.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { formatMoney } from '../format.ts';
 import { ACTION_LABELS, levelLabel, stateSentence } from '../labels.ts';
@@ -93,6 +94,28 @@ function disputedNow(detail: ItemDetail): boolean {
   return detail.facts_now?.disputed === true || detail.item?.current?.disputed === true;
 }
 
+/** What a person is told when approving the original can only be refused, with no repair to take instead. */
+function refusedNote(detail: ItemDetail): string {
+  return disputedNow(detail)
+    ? 'No repair is offered while the payment is disputed: no refund is safe until the dispute is settled. Approving the original would be refused, so it is not offered.'
+    : 'No repair is offered yet. As soon as Interlock reads this change from Stripe (at once when Stripe tells it, else at its next read), the item is shown again here on the new facts, with a repair if one fits them. Approving the original would be refused, so it is not offered until then.';
+}
+
+/**
+ * Why approving the original request cannot succeed and is not offered, or null when it is: the
+ * facts changed (or the payment is disputed) and no repair is offered to take instead. Where a
+ * repair is offered, the original stays a second choice whose confirmation says it is refused.
+ */
+export function originalRefusedWhy(detail: ItemDetail, currency: string | null): string | null {
+  const item = detail.item;
+  if (!item || item.reason === AMBIGUOUS || detail.approval_block) return null;
+  const staleBecause = staleReasonOf(detail, currency);
+  if (staleBecause === null) return null;
+  const fits = stillFitsIndex(item);
+  const repairs = item.repairs.filter((_, index) => index !== fits);
+  return repairs.length > 0 || fits !== null ? null : staleBecause;
+}
+
 interface DecisionPanelProps {
   detail: ItemDetail;
   session: SessionInfo;
@@ -137,6 +160,7 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
 
   const ambiguous = item.reason === AMBIGUOUS;
   const staleBecause = staleReasonOf(detail, currency);
+  const refused = originalRefusedWhy(detail, currency);
   // The same refund on the new facts is the approval itself: one button, not a repair and an approval.
   const fits = stillFitsIndex(item);
   const fitting = fits === null ? undefined : item.repairs[fits];
@@ -148,6 +172,10 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
     <section className="panel decision-panel" aria-labelledby="decide-title">
       <h2 id="decide-title">Your decision</h2>
       <p className="decide-lede">
+        {/* Why it needs a person, here too: on a phone the decision comes before the panel that says it. */}
+        <span className="decide-why">
+          Needs you: <strong>{escalationWhy(item)}</strong>.{' '}
+        </span>
         For <strong>{item.group}</strong>. Each choice asks you to confirm first.
       </p>
       {staleBecause && !ambiguous && (
@@ -172,10 +200,8 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
       {!ambiguous && (
         <>
           {staleBecause && !hasRepairs && !beneficiary && (
-            <p className="decide-note">
-              {disputedNow(detail)
-                ? 'No repair is offered while the payment is disputed: no refund is safe until the dispute is settled. Approving the original is refused and sends nothing.'
-                : 'No repair is offered yet. As soon as Interlock reads this change from Stripe (at once when Stripe tells it, else at its next read), the item is shown again here on the new facts, with a repair if one fits them. Approving the original is refused and sends nothing.'}
+            <p className="decide-note" id="approve-refused">
+              {refusedNote(detail)}
             </p>
           )}
           {staleBecause && <p className="decide-or">{hasRepairs ? 'Or, as the agent asked:' : 'As the agent asked:'}</p>}
@@ -201,6 +227,20 @@ export function DecisionPanel({ detail, session, currency, held, onChoose }: Dec
                 <span className="key-hint" aria-hidden="true">a</span>
               </button>
             </>
+          ) : refused !== null ? (
+            // Approving would be refused for sure: shown, not pressable, with why (read with the button).
+            <button
+              type="button"
+              className="button wide decide-button approve-button is-refused"
+              aria-disabled="true"
+              aria-describedby="stale-because approve-refused"
+              onClick={() => undefined}
+            >
+              <span className="decide-main">
+                Approve the original {amount}
+                <span className="decide-sub">not offered: it would be refused</span>
+              </span>
+            </button>
           ) : (
             <button
               type="button"

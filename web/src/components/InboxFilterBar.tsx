@@ -3,7 +3,9 @@ import type { InboxItem } from '../../../shared/api.ts';
 import { whyFor } from '../../../shared/statuses.ts';
 import {
   activeFilterCount,
+  defaultAmountCurrency,
   type FilterChoice,
+  filterChipWords,
   type FilterClock,
   filterChoices,
   type InboxFilters,
@@ -12,8 +14,11 @@ import {
   SORT_LABELS,
   type SortKey,
   troubleCounts,
+  withCurrency,
 } from '../inbox-filters.ts';
+import { decimalOf, decimalsOf, minorOf } from '../../../shared/money.ts';
 import { humanize } from '../labels.ts';
+import { needsMyApproval } from '../next-item.ts';
 import { TROUBLE_ICONS, TROUBLE_KINDS, TROUBLE_LABELS, TROUBLE_TONES, type TroubleKind } from '../trouble.ts';
 
 interface InboxFilterBarProps {
@@ -23,24 +28,51 @@ interface InboxFilterBarProps {
   shown: number;
   /** Trouble chips depend on the time and the feed's clock offset. */
   clock: FilterClock;
+  /** Approvers get "needs my approval"; finance approves nothing. */
+  approver: boolean;
   onChange: (filters: InboxFilters) => void;
 }
 
-/** An amount box that tells the page only once the person stops typing a number (or clears it). */
-function AmountField({ id, label, value, onChange }: { id: string; label: string; value: number | null; onChange: (value: number | null) => void }) {
-  const [text, setText] = useState(value === null ? '' : String(value));
+/**
+ * An amount box in a currency's major unit that tells the page, in minor units of `currency`, only
+ * once the person has typed an amount that currency can hold (or cleared it).
+ */
+function AmountField({ id, label, value, currency, onChange }: { id: string; label: string; value: number | null; currency: string; onChange: (value: number | null) => void }) {
+  const shown = (minor: number | null) => (minor === null ? '' : decimalOf(minor, currency));
+  const [text, setText] = useState(shown(value));
   // A new value from the address bar (back, a shared link, Clear) replaces the text; the person's own typing ("5.") stays.
-  useEffect(() => setText((typed) => ((typed.trim() === '' ? null : Number(typed)) === value ? typed : value === null ? '' : String(value))), [value]);
+  useEffect(() => setText((typed) => ((typed.trim() === '' ? null : minorOf(typed, currency)) === value ? typed : value === null ? '' : decimalOf(value, currency))), [value, currency]);
   const handleChange = (event: ChangeEvent<HTMLInputElement>) => {
     setText(event.target.value);
     const trimmed = event.target.value.trim();
     if (trimmed === '') onChange(null);
-    else if (Number.isFinite(Number(trimmed)) && Number(trimmed) >= 0) onChange(Number(trimmed));
+    else {
+      const minor = minorOf(trimmed, currency);
+      if (minor !== null) onChange(minor);
+    }
   };
+  const step = decimalsOf(currency) === 0 ? '1' : 'any';
   return (
     <div className="filter-field filter-amount">
       <label htmlFor={id}>{label}</label>
-      <input id={id} type="number" inputMode="decimal" min={0} step="any" value={text} onChange={handleChange} />
+      <input id={id} type="number" inputMode="decimal" min={0} step={step} value={text} onChange={handleChange} />
+    </div>
+  );
+}
+
+/** The currency the amounts are in; an amount filter keeps only items in it. */
+function CurrencyField({ filters, options, onChange }: { filters: InboxFilters; options: FilterChoice[]; onChange: (filters: InboxFilters) => void }) {
+  return (
+    <div className="filter-field filter-currency">
+      <label htmlFor="filter-currency">Currency</label>
+      <select id="filter-currency" value={filters.currency ?? ''} onChange={(event) => onChange(withCurrency(filters, event.target.value === '' ? null : event.target.value))}>
+        <option value="">Any</option>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label} ({option.count})
+          </option>
+        ))}
+      </select>
     </div>
   );
 }
@@ -130,6 +162,20 @@ function TroubleToggles({ filters, counts, onChange }: { filters: InboxFilters; 
   );
 }
 
+/** Only the items this person may approve and has not: not those they approved already, nor those made for them. */
+function NeedsMeToggle({ on, count, onChange }: { on: boolean; count: number; onChange: (on: boolean) => void }) {
+  return (
+    <div className="filter-field filter-needs-me">
+      <span className="filter-field-label" aria-hidden="true">
+        Mine
+      </span>
+      <button type="button" className="trouble-toggle needs-me-toggle" aria-pressed={on} data-filter="needs-me" onClick={() => onChange(!on)}>
+        Needs my approval <span className="trouble-count">{count}</span>
+      </button>
+    </div>
+  );
+}
+
 /** The order the inbox is read in: the queue's own, or most trouble, waiting longest, largest amount first. */
 export function SortField({ sort, onChange }: { sort: SortKey; onChange: (sort: SortKey) => void }) {
   return (
@@ -147,11 +193,19 @@ export function SortField({ sort, onChange }: { sort: SortKey; onChange: (sort: 
 }
 
 /** Narrow the inbox by amount, agent, why, group and trouble; the address bar keeps the choice. */
-export function InboxFilterBar({ items, filters, shown, clock, onChange }: InboxFilterBarProps) {
+export function InboxFilterBar({ items, filters, shown, clock, approver, onChange }: InboxFilterBarProps) {
   const choices = filterChoices(items, filters);
   const counts = troubleCounts(items, clock);
   const active = activeFilterCount(filters);
+  const chips = filterChipWords(filters);
   const set = (patch: Partial<InboxFilters>) => onChange({ ...filters, ...patch });
+  // An amount typed with no currency chosen is read in the currency most items are in, and says so.
+  const amountCurrency = filters.currency ?? defaultAmountCurrency(items);
+  // Clearing the last amount clears its currency too: with no amount there is nothing to name it for.
+  const setAmount = (patch: Pick<InboxFilters, 'min'> | Pick<InboxFilters, 'max'>) => {
+    const next = { ...filters, ...patch };
+    onChange({ ...next, currency: next.min === null && next.max === null ? null : amountCurrency });
+  };
   // On a phone the filters fold away behind one button (open while any is on); wider screens always show them.
   const [open, setOpen] = useState(active > 0);
   return (
@@ -165,11 +219,15 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
         aria-label="Filter the inbox"
         onSubmit={(event) => event.preventDefault()}
       >
-        <AmountField id="filter-min" label="Amount from" value={filters.min} onChange={(min) => set({ min })} />
-        <AmountField id="filter-max" label="to" value={filters.max} onChange={(max) => set({ max })} />
+        <AmountField id="filter-min" label="Amount from" value={filters.min} currency={amountCurrency} onChange={(min) => setAmount({ min })} />
+        <AmountField id="filter-max" label="to" value={filters.max} currency={amountCurrency} onChange={(max) => setAmount({ max })} />
+        <CurrencyField filters={filters} options={choices.currencies} onChange={onChange} />
         <SelectField id="filter-agent" label="Agent" value={filters.agent} options={choices.agents} onChange={(agent) => set({ agent })} />
         <WhyField filters={filters} choices={choices} onChange={set} />
         <SelectField id="filter-group" label="Group" value={filters.group} options={choices.groups} onChange={(group) => set({ group })} />
+        {approver && clock.reader && (
+          <NeedsMeToggle on={filters.needsMe} count={items.filter((item) => needsMyApproval(item, clock.reader ?? '')).length} onChange={(needsMe) => set({ needsMe })} />
+        )}
         <TroubleToggles filters={filters} counts={counts} onChange={(trouble) => set({ trouble })} />
         {/* With no filter on, the live indicator above already says how many are open. */}
         <p className="filter-count" aria-live="polite">
@@ -181,6 +239,15 @@ export function InboxFilterBar({ items, filters, shown, clock, onChange }: Inbox
           </button>
         )}
       </form>
+      {chips.length > 0 && (
+        <ul className="filter-chips" aria-label="Amount filter">
+          {chips.map((chip) => (
+            <li key={chip.key} className="filter-chip" data-filter-chip={chip.key}>
+              {chip.words}
+            </li>
+          ))}
+        </ul>
+      )}
     </>
   );
 }

@@ -75,7 +75,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
   }, [live.items]);
 
   const query = filtersQuery(filters);
-  const clock = { appNowMs: useNowMs() + live.offsetMs, offsetMs: live.offsetMs };
+  const clock = { appNowMs: useNowMs() + live.offsetMs, offsetMs: live.offsetMs, reader: session.name };
   const matching = applyFilters(live.items ?? [], filters, clock);
   const order = useSteadyOrder(
     matching.map((i) => i.effect_id),
@@ -158,7 +158,7 @@ export function InboxPage({ session }: { session: SessionInfo }) {
         </div>
       </div>
       {live.items && live.items.length > 0 && (
-        <InboxFilterBar items={live.items} filters={filters} shown={matching.length} clock={clock} onChange={handleFilters} />
+        <InboxFilterBar items={live.items} filters={filters} shown={matching.length} clock={clock} approver={!readOnly} onChange={handleFilters} />
       )}
       <p className="sr-only" aria-live="polite">
         {announcement}

@@ -1,4 +1,4 @@
-import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ChainState, DecisionAnswer, ItemDetail, SessionInfo, Viewer } from '../../../shared/api.ts';
 import type { WhyCode } from '../../../shared/statuses.ts';
 import { ApiError, callApi, messageOf } from '../api-client.ts';
@@ -7,17 +7,18 @@ import { detailCurrency, rememberDetail } from '../currency.ts';
 import { useDirectory } from '../directory.ts';
 import { formatMoney } from '../format.ts';
 import { useDocumentTitle, useShortcuts } from '../hooks.ts';
-import { applyFilters, parseFilters } from '../inbox-filters.ts';
 import { useLiveFeed, useLiveState } from '../live.ts';
 import { holdsDecisions, type LiveNews, newsOf } from '../live-news.ts';
-import { finishedToast, nextAfter } from '../next-item.ts';
-import { inboxPath, itemPath, navigate, takeIntent, useSearch } from '../router.ts';
+import { finishedToast } from '../next-item.ts';
+import { useQueueAround } from '../queue-around.ts';
+import { cameByAdvance, forgetAdvance, inboxPath, itemPath, navigate, openNextItem, takeIntent, useSearch } from '../router.ts';
 import { showToast } from '../toasts.ts';
 import { useDecision } from '../use-decision.ts';
 import { ConfirmDialog, type PendingDecision } from './ConfirmDialog.tsx';
 import { ApprovalsPanel } from './ApprovalsPanel.tsx';
-import { DecisionPanel, decisionBase, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
+import { DecisionPanel, decisionBase, originalRefusedWhy, staleReasonOf, stillFitsIndex } from './DecisionPanel.tsx';
 import { FactTable, sentByThisRequest } from './FactTable.tsx';
+import { ItemFrame, ReadOnlyPanel } from './ItemFrame.tsx';
 import { ItemSummary } from './ItemSummary.tsx';
 import { LiveChangeNotice } from './LiveChangeNotice.tsx';
 import { Link } from './Link.tsx';
@@ -33,30 +34,14 @@ import { WhyPanel } from './WhyPanel.tsx';
 type Load = { phase: 'loading' } | { phase: 'missing' } | { phase: 'error'; message: string } | { phase: 'ready'; detail: ItemDetail };
 
 const AMBIGUOUS: WhyCode = 'ambiguous';
+/** The key of each decision, to name it in a notice. */
+const KEY_OF: Record<PendingDecision['action'], string> = { approve: 'a', reject: 'r', repair: 'p', close: 'x' };
 const NO_VIEWERS: readonly Viewer[] = [];
 /** States an item passes through on its own after a decision: the page reads it again until it leaves them. */
 const SETTLING: ReadonlySet<ChainState> = new Set<ChainState>(['APPROVED', 'SENDING', 'NEW', 'NEEDS_ESCALATION']);
 /** Reads of an item the live feed said moved: the first, then a few while it settles, a second apart. */
 const LIVE_READS_MAX = 5;
 const SETTLE_READ_MS = 1_000;
-
-/**
- * The queue this page was opened from (the inbox's order under the filters in the address bar),
- * kept from the last render that still had this item in it: by the time a decision is answered,
- * the live feed may already have taken the item out.
- */
-function useQueueAround(effectId: string, search: string): () => { next: string | null } {
-  const live = useLiveState();
-  const queue = useRef<string[]>([]);
-  const clock = () => ({ appNowMs: Date.now() + live.offsetMs, offsetMs: live.offsetMs });
-  const ids = applyFilters(live.items ?? [], parseFilters(search), clock()).map((i) => i.effect_id);
-  if (ids.includes(effectId) || queue.current.length === 0) queue.current = ids;
-  const feed = useLiveFeed();
-  return () => {
-    const open = new Set(applyFilters(feed.getState().items ?? [], parseFilters(search), clock()).map((i) => i.effect_id));
-    return { next: nextAfter(queue.current, effectId, open) };
-  };
-}
 
 /** One item: the request, what is wrong, the facts then and now, the payment, the decision, the journal and the receipt. */
 export function ItemPage({ effectId, session }: { effectId: string; session: SessionInfo }) {
@@ -65,6 +50,13 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const directory = useDirectory();
   const search = useSearch();
   const [load, setLoad] = useState<Load>({ phase: 'loading' });
+  /** Opened as the next item after a decision: its loading state says so. */
+  const [advanced] = useState(() => cameByAdvance(effectId));
+  useEffect(() => forgetAdvance(effectId), [effectId]);
+  /** What the last decision key pressed did not do, and why; null: nothing to say. */
+  const [keyNotice, setKeyNotice] = useState<string | null>(null);
+  /** A decision key pressed while the item loads: it waits for this item, never applied to another. */
+  const heldKey = useRef<PendingDecision['action'] | null>(null);
   /** What changed under the page while it was open, said at once; null: nothing to tell. */
   const [news, setNews] = useState<LiveNews | null>(null);
   const detail = load.phase === 'ready' ? load.detail : null;
@@ -73,7 +65,7 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     rememberDetail(next);
     setLoad({ phase: 'ready', detail: next });
   }, []);
-  const queueAround = useQueueAround(effectId, search);
+  const queueAround = useQueueAround(effectId, search, session.name);
   // A decision that finished the item opens the next one in the queue, with a toast saying what was done.
   const handleFinished = (answer: DecisionAnswer, decided: PendingDecision): boolean => {
     const { next } = queueAround();
@@ -84,7 +76,8 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       text: next ? toast.text : `${toast.text}. Nothing else waits here.`,
       link: { href: itemPath(effectId), label: 'View it' },
     });
-    navigate(next ? itemPath(next, search) : inboxPath(search));
+    if (next) openNextItem(next, search);
+    else navigate(inboxPath(search));
     return true;
   };
   // A decision's answer shows the item as it is after it: older news of the live feed no longer applies.
@@ -150,21 +143,37 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     [feed, effectId, session.groups, show, directory.displayName],
   );
 
-  // Shortcuts open the same confirmation as the buttons; the action must fit the item.
+  // Shortcuts open the same confirmation as the buttons; the action must fit the item. A key that
+  // cannot open one says why; one pressed while the item loads waits for it.
   const choose = (action: PendingDecision['action'], repairIndex?: number) => () => {
-    const item = detail?.item;
-    if (!detail || !item || !detail.may_decide || decision.pending || holdsDecisions(news)) return;
-    if ((action === 'close') !== (item.reason === AMBIGUOUS)) return;
-    // Nobody approves a refund for their own benefit, nor twice: the page says why, and `a` does nothing.
-    if (detail.approval_block && (action === 'approve' || action === 'repair')) return;
+    const key = KEY_OF[action];
+    if (!detail) {
+      if (load.phase !== 'loading') return;
+      heldKey.current = action;
+      setKeyNotice(`“${key}” waits for this item: its confirmation opens once the item is shown.`);
+      return;
+    }
+    const item = detail.item;
+    if (decision.pending) return;
+    const refuse = (why: string) => setKeyNotice(`“${key}” did nothing: ${why}`);
+    if (!item || !detail.may_decide) return refuse('there is nothing for you to decide on this item.');
+    if (holdsDecisions(news)) return refuse('the item changed while you were looking; nothing can be decided until the page shows what it is now.');
+    if ((action === 'close') !== (item.reason === AMBIGUOUS)) {
+      return refuse(action === 'close' ? 'only a refund that may already have reached Stripe is closed.' : 'this refund may already have reached Stripe: check it there, then close it with “x”.');
+    }
+    // Nobody approves a refund for their own benefit, nor twice: the page says why, and so does the key.
+    if (detail.approval_block && (action === 'approve' || action === 'repair')) return refuse(`you cannot approve it. ${detail.approval_block.why}`);
     // Where the repair is the same refund on the new facts, approving is accepting it: one decision, one button.
     const fits = stillFitsIndex(item);
     if (action === 'approve' && fits !== null) {
       choose('repair', fits)();
       return;
     }
+    const refused = action === 'approve' ? originalRefusedWhy(detail, currency) : null;
+    if (refused !== null) return refuse(`approving the original would be refused, so it is not offered: ${refused}.`);
     const repair = repairIndex === undefined ? undefined : item.repairs[repairIndex];
-    if (repairIndex !== undefined && !repair) return;
+    if (repairIndex !== undefined && !repair) return refuse('no repair is offered for this item.');
+    setKeyNotice(null);
     decision.choose({
       action,
       ...decisionBase(detail, currency),
@@ -172,7 +181,16 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
       ...(action === 'approve' ? { staleBecause: staleReasonOf(detail, currency) } : {}),
     });
   };
-  useShortcuts({ a: choose('approve'), r: choose('reject'), p: choose('repair', 0), x: choose('close'), u: () => navigate(inboxPath(search)) });
+  // Enter while the item loads confirms nothing: no confirmation is shown yet, and the page says so.
+  const refuseEnter = () => setKeyNotice('Enter did nothing: the item is still loading, and nothing is confirmed before its confirmation is shown.');
+  useShortcuts({
+    a: choose('approve'),
+    r: choose('reject'),
+    p: choose('repair', 0),
+    x: choose('close'),
+    u: () => navigate(inboxPath(search)),
+    ...(load.phase === 'loading' ? { Enter: refuseEnter } : {}),
+  });
 
   // Arriving from the inbox with a or r: open that confirmation as soon as the item is shown.
   const arrived = useRef(false);
@@ -183,14 +201,17 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
     if (document.activeElement === null || document.activeElement === document.body) {
       document.getElementById('page-title')?.focus({ preventScroll: true });
     }
-    const action = takeIntent(effectId);
+    const action = takeIntent(effectId) ?? heldKey.current;
+    heldKey.current = null;
     if (action) choose(action)();
   });
 
   if (load.phase === 'loading') {
     return (
       <ItemFrame search={search}>
-        <LoadingState label="Loading the item and reading Stripe…" />
+        <LoadingState label={advanced ? 'Loading the next item…' : 'Loading the item and reading Stripe…'}>
+          <p className="key-notice">{keyNotice ?? 'Keys pressed now wait for this item.'}</p>
+        </LoadingState>
       </ItemFrame>
     );
   }
@@ -216,8 +237,13 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
   const payment = (d.payment !== undefined || d.payment_error !== undefined) && (
     <PaymentPanel payment={d.payment ?? null} error={d.payment_error ?? null} clock={{ gaps: clockGaps(d.history), offsetMs, appNowMs }} />
   );
+  // An open item whose payment Stripe has read again and found as the agent asked it.
+  const factsUnchanged = d.item !== null && d.changes.length === 0 && d.facts_now !== null && d.facts_now_error === null;
+  const factTable = (
+    <FactTable then={d.facts_then} now={d.facts_now} nowError={d.facts_now_error} changes={d.changes} currency={currency} sentMinor={sentByThisRequest(d)} />
+  );
   return (
-    <section className="page item-page">
+    <section className={`page item-page${factsUnchanged ? ' facts-unchanged' : ''}`}>
       <div className="item-topline">
         <p className="breadcrumb">
           <Link href={inboxPath(search)} className="breadcrumb-link">
@@ -255,15 +281,20 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           {payment}
           {d.item && <WhyPanel detail={d} session={session} currency={currency} offsetMs={offsetMs} />}
           <section className="panel facts-panel" aria-labelledby="facts-title">
-            <h2 id="facts-title">Facts</h2>
-            <FactTable
-              then={d.facts_then}
-              now={d.facts_now}
-              nowError={d.facts_now_error}
-              changes={d.changes}
-              currency={currency}
-              sentMinor={sentByThisRequest(d)}
-            />
+            {factsUnchanged ? (
+              // Nothing moved since the agent asked: one line says so, the table is a click away.
+              <details className="facts-fold">
+                <summary>
+                  <h2 id="facts-title">Facts: nothing changed since the request</h2>
+                </summary>
+                {factTable}
+              </details>
+            ) : (
+              <>
+                <h2 id="facts-title">Facts</h2>
+                {factTable}
+              </>
+            )}
           </section>
           <section className="panel history-panel" aria-labelledby="history-title">
             <h2 id="history-title">History</h2>
@@ -272,6 +303,9 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
           <WhoWasToldPanel notifications={d.notifications} session={session} offsetMs={offsetMs} />
         </div>
         <aside className="item-side" aria-label={session.role === 'approver' ? 'Decision and receipt' : 'Read only, and the receipt'}>
+          <p className={`key-notice${keyNotice ? ' is-on' : ''}`} role="status" aria-live="polite">
+            {keyNotice}
+          </p>
           <ApprovalsPanel detail={d} appNowMs={appNowMs} />
           {session.role === 'approver' ? (
             <DecisionPanel detail={d} session={session} currency={currency} held={holdsDecisions(news)} onChoose={decision.choose} />
@@ -289,32 +323,6 @@ export function ItemPage({ effectId, session }: { effectId: string; session: Ses
         onConfirm={decision.confirm}
         onCancel={decision.cancel}
       />
-    </section>
-  );
-}
-
-/** Finance reads every item and decides none (interlock.yaml): the page says so where the buttons would be. */
-function ReadOnlyPanel() {
-  return (
-    <section className="panel decision-panel read-only-panel" aria-labelledby="read-only-title">
-      <h2 id="read-only-title">Read only</h2>
-      <p className="decide-closed">Finance sees the inbox, the history and the scoreboard but decides nothing: only the approvers of the item’s group can decide it.</p>
-    </section>
-  );
-}
-
-function ItemFrame({ title = 'Item', search, children }: { title?: string; search: string; children: ReactNode }) {
-  return (
-    <section className="page item-page">
-      <p className="breadcrumb">
-        <Link href={inboxPath(search)} className="breadcrumb-link">
-          ← Inbox
-        </Link>
-      </p>
-      <h1 id="page-title" tabIndex={-1} className="sr-only">
-        {title}
-      </h1>
-      {children}
     </section>
   );
 }

@@ -1,12 +1,13 @@
 import type { ReactNode } from 'react';
 import type { Tone } from '../labels.ts';
 
-/** A spinner with words, announced politely. */
-export function LoadingState({ label }: { label: string }) {
+/** A spinner with words, announced politely; `children` say more in the same announcement (a key held until it is ready). */
+export function LoadingState({ label, children }: { label: string; children?: ReactNode }) {
   return (
     <div className="state-view" role="status" aria-live="polite">
       <span className="spinner" aria-hidden="true" />
       <p>{label}</p>
+      {children}
     </div>
   );
 }
