@@ -132,7 +132,10 @@ export function refundAnswer(
   const { escalation, decision } = latestEscalation(chain);
   const open = escalation && !decision;
   const explained = explainChain(chain);
-  const changes = open ? escalation.changes : explained?.changes;
+  // A refusal a person was then shown is told with the diff they were shown: since the request was
+  // asked, as the item page has it, not the send's own against the facts it was approved on.
+  const shownAfter = escalation !== undefined && chain.indexOf(escalation) > chain.findLastIndex((e) => e.kind === 'REFUSED' || e.kind === 'AMBIGUOUS');
+  const changes = open || (explained && shownAfter) ? escalation.changes : explained?.changes;
   const repairs = open ? escalation.repairs : explained?.repairs;
   return {
     request_id: requestId,
