@@ -158,6 +158,9 @@ export function describeError(error: InterlockClientError): string {
   switch (error.code) {
     case 'network_error':
       return `network_error: ${error.message}. Nothing is known about the request: sending it again with the same request_id is safe.`;
+    case 'timeout':
+    case 'aborted':
+      return `${error.code}: ${error.message}. Sending it again with the same request_id is safe.`;
     case 'unexpected_response':
       return `unexpected_response: ${error.message}. Something other than Interlock answered; sending it again with the same request_id is safe.`;
     case 'conflicting_payload':
