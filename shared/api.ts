@@ -488,10 +488,12 @@ export interface MoneyFigures {
   refused_stale_minor: number;
   /** Sent to Stripe, then reported failed (or canceled) by Stripe: no money went back, and none of it counts as refunded. */
   failed_at_stripe_minor: number;
-  /** Open exposure: waiting for a person plus approved and not sent yet. */
+  /** Open exposure: waiting for a person, waiting its turn to reach Stripe, plus approved and not sent yet. */
   exposure_minor: number;
-  /** Asked for by requests waiting for a person. */
+  /** Asked for by requests waiting for a person; never a request only waiting its turn to reach Stripe. */
   exposure_queued_minor: number;
+  /** Asked for by requests waiting their turn to reach Stripe (its rate budget): no person has them, nothing was sent yet. */
+  exposure_waiting_stripe_minor: number;
   /** Approved (by a person or by policy) and not sent yet, or being sent now. */
   exposure_approved_minor: number;
 }

@@ -6,7 +6,7 @@ import type { Json } from './json.ts';
 import { limits } from './limits.ts';
 import { RECEIPT_VERSION } from './receipts/report.ts';
 import { RECONCILIATION_CATEGORIES, RECONCILIATION_PHASES, RECONCILIATION_STATES } from './reconciliation.ts';
-import type { Status } from './statuses.ts';
+import { type Status, WAITING_FOR, type WaitingFor } from './statuses.ts';
 
 // The contract as JSON Schema: the server validates every body, path and query against these
 // (Ajv, with nothing coerced and nothing removed), answers through the response schemas, and
@@ -154,6 +154,10 @@ export const RefundAnswerSchema = Type.Object(
       description: "the payment's currency, which every amount of the answer is in (its smallest unit); null when the facts name none",
     }),
     refund: Type.Union([Type.String(), Type.Null()], { description: "Stripe's refund id once sent" }),
+    waiting_for: Type.Union([Type.Unsafe<WaitingFor>({ type: 'string', enum: [...WAITING_FOR] }), Type.Null()], {
+      description:
+        'what a QUEUED request waits for: `person`, an approver must decide it; `stripe`, it waits its turn to reach Stripe within its rate limits, no person has it and nothing was sent yet. Null when it is not QUEUED',
+    }),
     changes: Type.Array(ChangeSchema),
     repairs: Type.Array(RepairSchema),
     receipt: Type.String({ description: 'where the signed receipt is' }),
@@ -359,6 +363,7 @@ export const MoneyFiguresSchema = Type.Object(
     failed_at_stripe_minor: MinorUnits,
     exposure_minor: MinorUnits,
     exposure_queued_minor: MinorUnits,
+    exposure_waiting_stripe_minor: MinorUnits,
     exposure_approved_minor: MinorUnits,
   },
   { description: "one currency's money figures; a request counts at the amount it asked for, once" },

@@ -45,6 +45,14 @@ export const PLAIN_STATUSES = [
 /** One plain status. */
 export type PlainStatus = (typeof PLAIN_STATUSES)[number];
 
+/**
+ * What a `QUEUED` request waits for: a person to decide it, or its turn to reach Stripe within
+ * Stripe's rate limits (no person has it, nothing was sent yet). Answers that are not QUEUED say null.
+ */
+export const WAITING_FOR = ['person', 'stripe'] as const;
+/** One thing a queued request can wait for. */
+export type WaitingFor = (typeof WAITING_FOR)[number];
+
 /** Every status the gate or the inbox can answer. */
 export type Status = PlainStatus | `REFUSED:${RefusalCode}` | `UNRESOLVED:${string}`;
 

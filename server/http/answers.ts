@@ -3,7 +3,7 @@ import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 import { lapsed, type Liveness } from '../inbox/approvals.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { isJsonObject, jsonEqual } from '../../shared/json.ts';
-import { codeOf, type Status, whyFor } from '../../shared/statuses.ts';
+import { codeOf, type Status, type WaitingFor, whyFor } from '../../shared/statuses.ts';
 import { allOf, approvalsOf, approvalsRequired, closingDecision, explainChain, has, isOpenDispatch, lastDecision, latestEscalation } from '../journal/chain.ts';
 import { sentRefund } from '../receipts/receipts.ts';
 import { statusOf } from '../inbox/summary.ts';
@@ -120,6 +120,16 @@ export function approvalsOfAnswer(chain: readonly Entry[], displayName: DisplayN
   return { required: approvalsRequired(escalation), given };
 }
 
+/**
+ * What a queued request waits for, from the journal alone: its turn to reach Stripe while it is
+ * bound with no facts yet (`waitsItsTurn`), else a person. Null unless the answer's status or the
+ * chain's now is QUEUED.
+ */
+export function waitingForOf(status: Status, chain: readonly Entry[]): WaitingFor | null {
+  if (status !== 'QUEUED' && currentStatus(chain) !== 'QUEUED') return null;
+  return waitsItsTurn(chain) ? 'stripe' : 'person';
+}
+
 /** The answer to an agent about one chain. */
 export function refundAnswer(
   requestId: string,
@@ -132,7 +142,10 @@ export function refundAnswer(
   const { escalation, decision } = latestEscalation(chain);
   const open = escalation && !decision;
   const explained = explainChain(chain);
-  const changes = open ? escalation.changes : explained?.changes;
+  // A refusal a person was then shown is told with the diff they were shown: since the request was
+  // asked, as the item page has it, not the send's own against the facts it was approved on.
+  const shownAfter = escalation !== undefined && chain.indexOf(escalation) > chain.findLastIndex((e) => e.kind === 'REFUSED' || e.kind === 'AMBIGUOUS');
+  const changes = open || (explained && shownAfter) ? escalation.changes : explained?.changes;
   const repairs = open ? escalation.repairs : explained?.repairs;
   return {
     request_id: requestId,
@@ -141,6 +154,7 @@ export function refundAnswer(
     why: whyWithNow(status, chain, displayName, live),
     currency: paymentCurrencyOf(chain),
     refund: sentRefund(chain),
+    waiting_for: waitingForOf(status, chain),
     changes: changes ?? [],
     repairs: repairs ?? [],
     receipt: `/v1/receipts/${effectId}`,

@@ -1,8 +1,8 @@
 import type { ApprovalBlock, ApprovalShown, ApprovalsShown, HistoryApproval, ItemDetail, PaymentPanel } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { isJsonObject, type JsonObject } from '../../shared/json.ts';
+import type { JsonObject } from '../../shared/json.ts';
 import { PageReadsSpentError } from '../facts/payment-panel.ts';
-import { diffFacts } from '../gate/premises.ts';
+import { askedOnFacts, changesSinceAsked } from '../inbox/escalation.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { openItem } from '../inbox/rule-words-before.ts';
@@ -26,10 +26,6 @@ export const PAYMENT_UNREAD = 'Stripe could not be read just now; the payment is
 export const PAGE_READS_SPENT = 'Item pages read Stripe a few times a second at most, and that is spent just now; open the item again in a moment';
 
 /** Facts recorded when the request was first decided on. */
-function factsThen(chain: readonly Entry[]): JsonObject {
-  const first = chain.find((e) => e.kind === 'PROPOSED');
-  return first && isJsonObject(first.premises) ? first.premises : {};
-}
 
 /**
  * Everything the item page shows, read from the journal, with the facts read from Stripe now.
@@ -66,7 +62,7 @@ export async function itemDetail(
       (payment) => ({ payment, error: null }),
       (error: unknown) => ({ payment: null, error: error instanceof PageReadsSpentError ? PAGE_READS_SPENT : PAYMENT_UNREAD }),
     );
-  const then = factsThen(chain);
+  const then = askedOnFacts(chain);
   let now: JsonObject | null = null;
   let nowError: string | null = null;
   // Display only, and paced with the panels: however fast pages are asked for, Stripe is not.
@@ -93,7 +89,7 @@ export async function itemDetail(
     facts_then: then,
     facts_now: now,
     facts_now_error: nowError,
-    changes: now ? diffFacts(then, now) : [],
+    changes: now ? changesSinceAsked(chain, now) : [],
     history: chain,
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,

@@ -1,6 +1,6 @@
 import { type Change, DECIDED_FIELDS, ESCALATED_FIELDS, ESCALATED_OPTIONAL_FIELDS, type Entry, type FieldsOf, type Repair } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject, jsonEqual } from '../../shared/json.ts';
-import { explainChain, lastOf } from '../journal/chain.ts';
+import { allOf, explainChain, lastOf } from '../journal/chain.ts';
 import { diffFacts } from '../gate/premises.ts';
 
 /** The fields of an ESCALATED entry. */
@@ -45,17 +45,35 @@ export interface OwedExplanation {
 }
 
 /**
- * Explain a chain that owes an escalation, against the facts read now. The changes are the
- * gate's, or else the diff from the facts last shown; repairs are kept only while the world is
+ * The facts the request was asked on: those its payload was bound with, or, for a request that
+ * waited its turn for Stripe (bound with none), the first read made for it. Empty when none was read.
+ */
+export function askedOnFacts(chain: readonly Entry[]): JsonObject {
+  const first = allOf(chain, 'PROPOSED').find((e) => isJsonObject(e.premises));
+  return first && isJsonObject(first.premises) ? first.premises : {};
+}
+
+/**
+ * What changed since the request was asked, against facts read now: the one diff a person, the
+ * agent and its tools are shown. The item page diffs the same two reads, so a send refused on
+ * facts a re-shown item already held (nothing moved since the approval, the amount no longer fits)
+ * still tells the agent what changed since it asked, as the page does.
+ */
+export function changesSinceAsked(chain: readonly Entry[], factsNow: JsonObject): Change[] {
+  return diffFacts(askedOnFacts(chain), factsNow);
+}
+
+/**
+ * Explain a chain that owes an escalation, against the facts read now. The changes are those
+ * since the request was asked (`changesSinceAsked`); repairs are kept only while the world is
  * still the one they were computed on.
  */
 export function owedExplanation(chain: readonly Entry[], factsNow: JsonObject, refine: (reason: string) => string): OwedExplanation {
   const explained = explainChain(chain);
   const reason = refine(explained?.reason ?? 'refused');
-  const shown = shownFacts(chain);
-  const then: JsonObject = { ...shown };
+  const then: JsonObject = { ...shownFacts(chain) };
   for (const change of explained?.changes ?? []) then[change.field] = change.now;
-  const changes = explained?.changes.length ? explained.changes : diffFacts(shown, factsNow);
+  const changes = changesSinceAsked(chain, factsNow);
   const repairs = jsonEqual(factsNow, then) ? (explained?.repairs ?? []) : [];
   return { reason, detail: explained?.status ?? 'REFUSED', changes, repairs };
 }

@@ -9,8 +9,8 @@ import { POLICY } from '../gate/leases.ts';
 import { diffFacts } from '../gate/premises.ts';
 import { InboxCore, type InboxRequest } from './core.ts';
 import { decisionPrecondition } from './decide.ts';
-import { decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
-import { bindingFacts, boundRequest, chainState, ownedBy, refusedMissingPayment, repairChildOf, waitsItsTurn } from './state.ts';
+import { changesSinceAsked, decisionRecord, type DecisionFields, escalationRecord } from './escalation.ts';
+import { boundRequest, chainState, ownedBy, refusedMissingPayment, repairChildOf, waitsItsTurn } from './state.ts';
 
 export type { InboxOptions, InboxPolicy, InboxRequest, Route } from './core.ts';
 
@@ -255,7 +255,7 @@ export class Inbox extends InboxCore {
     const then: JsonObject = { ...escalation.facts };
     for (const change of explained.changes) then[change.field] = change.now;
     const repairs = jsonEqual(facts, then) ? explained.repairs : [];
-    const written = await this.showAgain(effectId, escalation, facts, diffFacts(bindingFacts(chain) ?? escalation.facts, facts), repairs);
+    const written = await this.showAgain(effectId, escalation, facts, changesSinceAsked(chain, facts), repairs);
     return written.entry;
   }
 

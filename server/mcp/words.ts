@@ -1,11 +1,11 @@
 import type { RefundAnswer, RequestPayload } from '../../shared/api.ts';
-import type { RefundResult } from '../../shared/client/answers.ts';
+import { type RefundResult, waitingForOf } from '../../shared/client/answers.ts';
 import type { ConflictingPayloadError, InterlockClientError } from '../../shared/client/errors.ts';
 import type { VerifyReport } from '../../shared/client/receipts.ts';
 import type { Change, Repair } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, type Status } from '../../shared/statuses.ts';
+import { LANDED_STATUSES, PLAIN_STATUSES, type PlainStatus, type Status, type WaitingFor } from '../../shared/statuses.ts';
 import { formatCents } from '../gate/premises.ts';
 
 /**
@@ -23,6 +23,7 @@ const HEADLINES: Record<PlainStatus, string> = {
   DUPLICATE_IGNORED: 'Already sent; nothing was sent twice',
   IN_FLIGHT: 'Being sent; the outcome is not known yet',
   AMBIGUOUS: 'Outcome unknown; it is never sent again',
+  // What a QUEUED request waits for is told apart by `waiting_for` (QUEUED_HEADLINES); this is a person's.
   QUEUED: 'Waiting for a person',
   APPROVED: 'Approved, being sent',
   PARTLY_APPROVED: 'Approved by one person; waiting for a second approver',
@@ -31,6 +32,12 @@ const HEADLINES: Record<PlainStatus, string> = {
   SUPERSEDED: 'Superseded',
   ALREADY_DECIDED: 'Already decided',
   NOT_SENT: 'Not sent',
+};
+
+/** How a QUEUED answer opens, by what it waits for; a missing kind of wait does not compile. */
+const QUEUED_HEADLINES: Record<WaitingFor, string> = {
+  person: 'Waiting for a person',
+  stripe: 'Waiting its turn to reach Stripe; no person is involved',
 };
 
 /** Facts the Stripe refunds target records, as a person reads them (web/src/components/FactTable.tsx). */
@@ -46,7 +53,9 @@ const MONEY_FACTS: ReadonlySet<string> = new Set(['amount_received', 'refunded_b
 
 const LANDED: ReadonlySet<string> = new Set(LANDED_STATUSES);
 
-function headlineOf(status: Status): string {
+function headlineOf(answer: RefundAnswer): string {
+  const { status } = answer;
+  if (status === 'QUEUED') return QUEUED_HEADLINES[waitingForOf(answer) ?? 'person'];
   if (status.startsWith('REFUSED:')) return 'Refused';
   if (status.startsWith('UNRESOLVED:')) return 'Not settled yet; recovery will try again';
   const plain = PLAIN_STATUSES.find((known) => known === status);
@@ -69,9 +78,9 @@ export function describeChange(change: Change, currency: string | null = null): 
  * One repair and what acting on it means: while a person has the request they may accept it;
  * otherwise the agent may ask for the repaired refund, which is another decision with its own id.
  */
-export function describeRepair(repair: Repair, status: Status, currency: string | null = null): string {
+export function describeRepair(repair: Repair, status: Status, currency: string | null = null, waitingFor: WaitingFor = 'person'): string {
   const amount = 'amount' in repair.set ? repair.set.amount : undefined;
-  const withPerson = status === 'QUEUED';
+  const withPerson = status === 'QUEUED' && waitingFor === 'person';
   if (typeof amount === 'number') {
     return withPerson
       ? `${repair.why}; an approver may accept this repair, which sends ${formatCents(amount, currency)} instead`
@@ -108,12 +117,12 @@ function approvalsLine(answer: RefundAnswer): string | null {
 /** A refund answer in words: `Refused (REFUSED:stale_premise): … What changed: … Repair: … `; `next` says what to do next. */
 export function describeAnswer(result: RefundResult, next = nextStep(result)): string {
   const { answer } = result;
-  const lines = [`${headlineOf(answer.status)} (${answer.status}): ${answer.why}.`];
+  const lines = [`${headlineOf(answer)} (${answer.status}): ${answer.why}.`];
   if (LANDED.has(answer.status) && answer.refund !== null) lines.push(`Stripe refund: ${answer.refund}.`);
   // An answer from a server that predates `currency` names none: its amounts read as dollars, as they did.
   const currency = answer.currency ?? null;
   if (answer.changes.length > 0) lines.push(`What changed: ${answer.changes.map((change) => describeChange(change, currency)).join('; ')}.`);
-  for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status, currency)}.`);
+  for (const repair of answer.repairs) lines.push(`Repair: ${describeRepair(repair, answer.status, currency, waitingForOf(answer) ?? 'person')}.`);
   const approvals = approvalsLine(answer);
   if (approvals !== null) lines.push(approvals);
   lines.push(next);
@@ -149,6 +158,9 @@ export function describeError(error: InterlockClientError): string {
   switch (error.code) {
     case 'network_error':
       return `network_error: ${error.message}. Nothing is known about the request: sending it again with the same request_id is safe.`;
+    case 'timeout':
+    case 'aborted':
+      return `${error.code}: ${error.message}. Sending it again with the same request_id is safe.`;
     case 'unexpected_response':
       return `unexpected_response: ${error.message}. Something other than Interlock answered; sending it again with the same request_id is safe.`;
     case 'conflicting_payload':

@@ -141,6 +141,9 @@ export class ChainTally {
   #closed = false;
   #refusedStale = false;
   #refusedForGood = false;
+  /** Bound with no facts (a request that waited its turn for Stripe), and how many entries the chain has so far. */
+  readonly #boundWithoutFacts: boolean;
+  #entries = 0;
 
   /**
    * Start a chain from its first entry (which `push` is then given like every other). Entries
@@ -155,6 +158,7 @@ export class ChainTally {
     this.requestedAtMs = proposed?.at_ms ?? null;
     this.#currency = currencyOf(first);
     this.#amountMinor = amountOf(first);
+    this.#boundWithoutFacts = proposed !== null && proposed.lease === null && proposed.premises === null;
     this.repairChildKey = request?.repair_of === undefined ? null : repairKey(request.agent, request.id);
     this.#check = this.owned && this.root ? new ChainCheck(first.effect_id, options) : null;
   }
@@ -163,6 +167,7 @@ export class ChainTally {
   push(entry: Entry): AcceptedRepair | null {
     if (!this.owned) return entry.kind === 'DECIDED' ? this.#acceptedRepair(entry) : null;
     this.#check?.push(entry);
+    this.#entries += 1;
     this.#follow(entry);
     if (entry.kind === 'DISPATCHED') {
       this.#dispatches += 1;
@@ -332,6 +337,8 @@ export class ChainTally {
         refusedStale: this.#refusedStale,
         failedAtStripe: this.#committed && (this.#standing === 'failed' || this.#standing === 'canceled'),
         refusedForGood: this.#refusedForGood,
+        // As `waitsItsTurn` reads the chain: its binding alone, with no facts.
+        waitingTurn: this.#boundWithoutFacts && this.#entries === 1,
       }),
     };
   }

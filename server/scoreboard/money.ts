@@ -15,6 +15,7 @@ export const MONEY_FIELDS = [
   'refused_stale_minor',
   'exposure_minor',
   'exposure_queued_minor',
+  'exposure_waiting_stripe_minor',
   'exposure_approved_minor',
   'failed_at_stripe_minor',
 ] as const satisfies readonly (keyof MoneyFigures)[];
@@ -39,6 +40,7 @@ export function emptyMoney(): MoneyFigures {
     refused_stale_minor: 0,
     exposure_minor: 0,
     exposure_queued_minor: 0,
+    exposure_waiting_stripe_minor: 0,
     exposure_approved_minor: 0,
     failed_at_stripe_minor: 0,
   };
@@ -84,12 +86,16 @@ export interface ChainMoneyFacts {
   failedAtStripe: boolean;
   /** Refused for good with no person to ask (Stripe knows no such payment): nothing is owed or open. */
   refusedForGood: boolean;
+  /** Waiting its turn to reach Stripe (bound with no facts yet, nothing else done): no person has it. */
+  waitingTurn: boolean;
 }
 
 /** One chain's money, each figure at the amount it asked for, once. */
 export function chainMoney(facts: ChainMoneyFacts): MoneyFigures {
   const amount = facts.amountMinor;
-  const queued = !facts.refusedForGood && QUEUED_STATES.has(facts.state) ? amount : 0;
+  // A request waiting its turn for Stripe's budget is NEW too, but no person has it: it is counted apart.
+  const waitingStripe = facts.waitingTurn ? amount : 0;
+  const queued = !facts.refusedForGood && !facts.waitingTurn && QUEUED_STATES.has(facts.state) ? amount : 0;
   const approved = !facts.refusedForGood && APPROVED_STATES.has(facts.state) ? amount : 0;
   // Refunded: sent, and Stripe has not reported the refund failed since.
   const refunded = facts.committed && !facts.failedAtStripe;
@@ -100,8 +106,9 @@ export function chainMoney(facts: ChainMoneyFacts): MoneyFigures {
     repaired_minor: refunded && facts.repaired ? amount : 0,
     rejected_minor: facts.rejected ? amount : 0,
     refused_stale_minor: facts.refusedStale && !facts.committed ? amount : 0,
-    exposure_minor: queued + approved,
+    exposure_minor: queued + waitingStripe + approved,
     exposure_queued_minor: queued,
+    exposure_waiting_stripe_minor: waitingStripe,
     exposure_approved_minor: approved,
     failed_at_stripe_minor: facts.committed && facts.failedAtStripe ? amount : 0,
   };

@@ -1,10 +1,27 @@
 import type { RefundAnswer } from '../api.ts';
 import type { Entry } from '../entries.ts';
 import { isJsonObject } from '../json.ts';
+import { WAITING_FOR, type WaitingFor } from '../statuses.ts';
+
+/**
+ * What a QUEUED answer waits for: `person` (an approver must decide it) or `stripe` (its turn to
+ * reach Stripe within its rate limits: no person has it, nothing was sent yet); null when it is not
+ * QUEUED. An answer from a server that predates `waiting_for` is told apart by its words, as the
+ * server wrote them for a wait for Stripe.
+ */
+export function waitingForOf(answer: RefundAnswer): WaitingFor | null {
+  if (answer.status !== 'QUEUED' && (answer.waiting_for ?? null) === null) return null;
+  const said = WAITING_FOR.find((known) => known === answer.waiting_for);
+  if (said !== undefined) return said;
+  return answer.status === 'QUEUED' ? (answer.why.startsWith('it is waiting its turn to reach Stripe') ? 'stripe' : 'person') : null;
+}
 
 /** What the client returns for a refund request, to POST and GET alike. */
 export interface RefundResult {
-  /** 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (api.md). */
+  /**
+   * 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (api.md). A QUEUED
+   * request waits for a person or for its turn to reach Stripe: `answer.waiting_for` says which.
+   */
   httpStatus: 200 | 202;
   /** True once Interlock answers 200: asking again will not change the status by itself. */
   final: boolean;

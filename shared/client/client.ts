@@ -1,7 +1,7 @@
 import type { RefundRequestBody } from '../api.ts';
 import { isReceipt, isRefundAnswer, type Receipt, type RefundResult, type WaitResult } from './answers.ts';
-import { errorFromAnswer, InterlockError, NetworkError, unexpectedResponse } from './errors.ts';
-import { nextDelayMs, parseRetryAfterMs, pollLimits, sleepMsBeforeNextPoll } from './polling.ts';
+import { AbortedError, errorFromAnswer, InterlockError, NetworkError, TimeoutError, unexpectedResponse } from './errors.ts';
+import { jitteredDelayMs, nextDelayMs, parseRetryAfterMs, pollLimits, sleepMsBeforeNextPoll } from './polling.ts';
 import { type ReceiptVerifier, receiptVerifier, type VerifyReport } from './receipts.ts';
 
 /** How to reach Interlock, and the clock the client waits on (injected in tests, real by default). */
@@ -12,14 +12,29 @@ export interface InterlockClientOptions {
   token: string;
   /** Defaults to the global `fetch` (Node 20 and browsers). */
   fetch?: typeof fetch;
-  /** Defaults to a timer. */
-  sleep?: (ms: number) => Promise<void>;
+  /** Defaults to a timer, cleared when `signal` ends the wait. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Milliseconds since the epoch; defaults to `Date.now`. */
   now?: () => number;
+  /** A number in [0, 1) for the polling's jitter; defaults to `Math.random`. */
+  random?: () => number;
+  /** How long one HTTP call may take before it is given up with a TimeoutError (default 30 s); a call's own `timeoutMs` overrides it. */
+  callTimeoutMs?: number;
+}
+
+/** Options of one call: a signal that ends it (AbortedError), and its own timeout (TimeoutError). */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** How long this call may take, in ms (default: the client's `callTimeoutMs`). */
+  timeoutMs?: number;
 }
 
 /** Options of `waitForDecision`. */
 export interface WaitOptions {
+  /** Ends the wait at once, asleep or reading (AbortedError). */
+  signal?: AbortSignal;
+  /** How long each read may take (default: the client's `callTimeoutMs`). */
+  callTimeoutMs?: number;
   /** Return with the current answer once this long has passed (default 60 s); never sleeps past it. */
   timeoutMs?: number;
   /** Told before each sleep, e.g. to report progress: the reads so far, the time waited, and the sleep to come. */
@@ -42,16 +57,20 @@ export interface InterlockClient {
    * `on_behalf_of` names the person the refund benefits (their Interlock name or email), who may not approve it;
    * an approver whose config email is the payment's customer email may not either. It is part of the request.
    */
-  requestRefund(request: RefundRequestBody): Promise<RefundResult>;
+  requestRefund(request: RefundRequestBody, options?: CallOptions): Promise<RefundResult>;
   /**
    * `GET /v1/refunds/:request_id`: the current status. A refund two people must approve stays QUEUED after the
    * first approval: `answer.approvals` says 1 of 2, and `answer.decision` stays null until the second.
    */
-  getRefund(requestId: string): Promise<RefundResult>;
-  /** Read the status until it is final or `timeoutMs` has passed, backing off from 1 s to 30 s and honouring `Retry-After`. */
+  getRefund(requestId: string, options?: CallOptions): Promise<RefundResult>;
+  /**
+   * Read the status until it is final or `timeoutMs` has passed, backing off from 1 s to 30 s (each
+   * wait less up to a fifth at random, so agents that started together spread out) and honouring
+   * `Retry-After`.
+   */
   waitForDecision(requestId: string, options?: WaitOptions): Promise<WaitResult>;
   /** `GET /v1/receipts/:effect_id`: the signed receipt. */
-  getReceipt(effectId: string): Promise<Receipt>;
+  getReceipt(effectId: string, options?: CallOptions): Promise<Receipt>;
   /** Verify a receipt offline against the keys at `/.well-known/interlock-keys` (fetched once). */
   verifyReceipt(receipt: unknown): Promise<VerifyReport>;
 }
@@ -75,29 +94,93 @@ function assertRequestId(requestId: unknown, what: string): asserts requestId is
   }
 }
 
+/** Refuse a timeout that is not a number of ms above 0. */
+function assertTimeout(timeoutMs: number, what: string): void {
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError(`${what} must be a number of ms above 0, not ${timeoutMs}`);
+}
+
+function abortedError(what: string, signal: AbortSignal): AbortedError {
+  return new AbortedError(`${what} was aborted by its signal; nothing more is known about the request`, { cause: signal.reason });
+}
+
+/** `sleeping`, or an AbortedError as soon as `signal` ends the wait. */
+async function unlessAborted(sleeping: Promise<void>, signal: AbortSignal | undefined, what: string): Promise<void> {
+  if (signal === undefined) return sleeping;
+  if (signal.aborted) throw abortedError(what, signal);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(abortedError(what, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([sleeping, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** A client for one agent token. */
 export function createInterlockClient(options: InterlockClientOptions): InterlockClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   // The global fetch is looked up at each call and called unbound: a browser refuses `fetch` called on another object.
   const fetchAnswer = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep =
+    options.sleep ??
+    ((ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      }));
   const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const callTimeoutMs = options.callTimeoutMs ?? pollLimits.callTimeoutMsDefault;
+  assertTimeout(callTimeoutMs, 'callTimeoutMs');
 
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown, withToken = true): Promise<JsonAnswer> {
+  async function call(method: 'GET' | 'POST', path: string, body?: unknown, withToken = true, per: CallOptions = {}): Promise<JsonAnswer> {
+    const timeoutMs = per.timeoutMs ?? callTimeoutMs;
+    assertTimeout(timeoutMs, 'timeoutMs');
+    const what = `${method} ${path}`;
+    if (per.signal?.aborted) throw abortedError(what, per.signal);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (withToken) headers.authorization = `Bearer ${options.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    // One signal for the exchange: the caller's, or the timeout's, whichever ends it first.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    per.signal?.addEventListener('abort', onAbort, { once: true });
+    const givenUp = (): Error | null => {
+      if (timedOut) return new TimeoutError(`${what} had no answer within ${timeoutMs} ms; nothing is known about the request`, timeoutMs);
+      if (per.signal?.aborted) return abortedError(what, per.signal);
+      return null;
+    };
     let response: Response;
     let text: string;
     try {
-      response = await fetchAnswer(baseUrl + path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    } catch (cause) {
-      throw new NetworkError(`could not reach Interlock at ${baseUrl} (${method} ${path}): ${messageOf(cause)}`, { cause });
-    }
-    try {
-      text = await response.text();
-    } catch (cause) {
-      throw new NetworkError(`the connection to Interlock broke before its answer to ${method} ${path} was read: ${messageOf(cause)}`, { cause });
+      try {
+        response = await fetchAnswer(baseUrl + path, { method, headers, signal: controller.signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      } catch (cause) {
+        throw givenUp() ?? new NetworkError(`could not reach Interlock at ${baseUrl} (${what}): ${messageOf(cause)}`, { cause });
+      }
+      try {
+        text = await response.text();
+      } catch (cause) {
+        throw givenUp() ?? new NetworkError(`the connection to Interlock broke before its answer to ${what} was read: ${messageOf(cause)}`, { cause });
+      }
+    } finally {
+      clearTimeout(timer);
+      per.signal?.removeEventListener('abort', onAbort);
     }
     let json: unknown;
     try {
@@ -111,23 +194,25 @@ export function createInterlockClient(options: InterlockClientOptions): Interloc
     return { status: response.status, text, json, retryAfterMs };
   }
 
-  async function refundResult(method: 'GET' | 'POST', path: string, body?: unknown): Promise<RefundResult> {
-    const { status, text, json, retryAfterMs } = await call(method, path, body);
+  async function refundResult(method: 'GET' | 'POST', path: string, body: unknown, per: CallOptions): Promise<RefundResult> {
+    const { status, text, json, retryAfterMs } = await call(method, path, body, true, per);
     if ((status !== 200 && status !== 202) || !isRefundAnswer(json)) {
       throw unexpectedResponse(status, text, `${method} ${path} did not answer a refund status`);
     }
     return { httpStatus: status, final: status === 200, answer: json, retryAfterMs };
   }
 
-  const getRefund = (requestId: string) => {
+  const getRefund = (requestId: string, per: CallOptions = {}) => {
     assertRequestId(requestId, 'getRefund');
-    return refundResult('GET', `/v1/refunds/${encodeURIComponent(requestId)}`);
+    return refundResult('GET', `/v1/refunds/${encodeURIComponent(requestId)}`, undefined, per);
   };
 
   async function waitForDecision(requestId: string, waitOptions: WaitOptions = {}): Promise<WaitResult> {
     assertRequestId(requestId, 'waitForDecision');
     const timeoutMs = waitOptions.timeoutMs ?? pollLimits.timeoutMsDefault;
     if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new TypeError(`waitForDecision: timeoutMs must be a number of ms, 0 or more, not ${timeoutMs}`);
+    const { signal } = waitOptions;
+    const per: CallOptions = { ...(signal === undefined ? {} : { signal }), ...(waitOptions.callTimeoutMs === undefined ? {} : { timeoutMs: waitOptions.callTimeoutMs }) };
     const startMs = now();
     const deadlineMs = startMs + timeoutMs;
     let delayMs: number | null = null;
@@ -138,7 +223,7 @@ export function createInterlockClient(options: InterlockClientOptions): Interloc
       let slowDown: InterlockError | null = null;
       try {
         polls += 1;
-        last = await getRefund(requestId);
+        last = await getRefund(requestId, per);
         retryAfterMs = last.retryAfterMs;
       } catch (error) {
         // Told to slow down: wait as asked and read again; any other error is the caller's to see.
@@ -153,24 +238,24 @@ export function createInterlockClient(options: InterlockClientOptions): Interloc
         return { ...last, polls, waitedMs: now() - startMs };
       }
       delayMs = nextDelayMs(delayMs);
-      const sleepMs = sleepMsBeforeNextPoll(delayMs, retryAfterMs, remainingMs);
+      const sleepMs = sleepMsBeforeNextPoll(jitteredDelayMs(delayMs, random), retryAfterMs, remainingMs);
       waitOptions.onWait?.({ polls, waitedMs: now() - startMs, sleepMs, last });
-      await sleep(sleepMs);
+      await unlessAborted(sleep(sleepMs, signal), signal, `waitForDecision ${JSON.stringify(requestId)}`);
     }
   }
 
   const verifier: ReceiptVerifier = receiptVerifier(async () => (await call('GET', '/.well-known/interlock-keys', undefined, false)).json);
 
   return {
-    async requestRefund(request) {
+    async requestRefund(request, per = {}) {
       assertRequestId(request?.request_id, 'requestRefund');
-      return refundResult('POST', '/v1/refunds', request);
+      return refundResult('POST', '/v1/refunds', request, per);
     },
     getRefund,
     waitForDecision,
-    async getReceipt(effectId) {
+    async getReceipt(effectId, per = {}) {
       const path = `/v1/receipts/${encodeURIComponent(effectId)}`;
-      const { status, text, json } = await call('GET', path);
+      const { status, text, json } = await call('GET', path, undefined, true, per);
       if (!isReceipt(json)) throw unexpectedResponse(status, text, `GET ${path} did not answer a signed receipt`);
       return json;
     },

@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject } from '../json.ts';
  */
 
 /** Codes only the client gives: Interlock's own answer was never read. */
-export const CLIENT_ERROR_CODES = ['network_error', 'unexpected_response'] as const;
+export const CLIENT_ERROR_CODES = ['network_error', 'unexpected_response', 'timeout', 'aborted'] as const;
 /** One client-only code. */
 export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 
@@ -64,6 +64,36 @@ export class NetworkError extends Error {
   }
 }
 
+/**
+ * No answer came within the call's timeout (`callTimeoutMs`, or the call's own `timeoutMs`): the
+ * call was given up, and nothing is known about the request. Sending it again with the same
+ * request_id is safe.
+ */
+export class TimeoutError extends Error {
+  readonly code = 'timeout';
+  /** The timeout the call was given, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(message: string, timeoutMs: number) {
+    super(message);
+    this.name = 'TimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * The caller's `AbortSignal` ended the call (or the wait): nothing more was read, and for a call
+ * already sent nothing is known about the request. Sending it again with the same request_id is safe.
+ */
+export class AbortedError extends Error {
+  readonly code = 'aborted';
+
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.name = 'AbortedError';
+  }
+}
+
 /** Something answered that is not Interlock's contract (not JSON, an unknown code, a missing field): a proxy, or another server. */
 export class UnexpectedResponseError extends Error {
   readonly code = 'unexpected_response';
@@ -80,11 +110,23 @@ export class UnexpectedResponseError extends Error {
 }
 
 /** Every error the client throws, told apart by `code`: `switch (err.code)` narrows to the class. */
-export type InterlockClientError = InterlockError<Exclude<ErrorCode, 'conflicting_payload'>> | ConflictingPayloadError | NetworkError | UnexpectedResponseError;
+export type InterlockClientError =
+  | InterlockError<Exclude<ErrorCode, 'conflicting_payload'>>
+  | ConflictingPayloadError
+  | NetworkError
+  | UnexpectedResponseError
+  | TimeoutError
+  | AbortedError;
 
 /** True for an error the client threw about a request (not a TypeError for a call it refused to make). */
 export function isInterlockClientError(value: unknown): value is InterlockClientError {
-  return value instanceof InterlockError || value instanceof NetworkError || value instanceof UnexpectedResponseError;
+  return (
+    value instanceof InterlockError ||
+    value instanceof NetworkError ||
+    value instanceof UnexpectedResponseError ||
+    value instanceof TimeoutError ||
+    value instanceof AbortedError
+  );
 }
 
 /** How much of an unexpected body an error keeps. */

@@ -11,7 +11,23 @@ export const pollLimits = {
   delayMsMax: 30_000,
   /** How long `waitForDecision` waits unless told otherwise. */
   timeoutMsDefault: 60_000,
+  /**
+   * The share of a backoff delay taken off at random before each sleep: agents that started
+   * together (a burst, a restart) spread their polls instead of reading in step.
+   */
+  jitterShare: 0.2,
+  /** How long one HTTP call may take before it is given up (TimeoutError); the server answers a refund within 10 s. */
+  callTimeoutMsDefault: 30_000,
 } as const;
+
+/**
+ * A backoff delay with jitter: `delayMs` less up to `pollLimits.jitterShare` of it, by `random()`
+ * in [0, 1): never longer than the backoff, never less than 80 % of it.
+ */
+export function jitteredDelayMs(delayMs: number, random: () => number): number {
+  const share = Math.min(Math.max(random(), 0), 1);
+  return Math.round(delayMs * (1 - pollLimits.jitterShare * share));
+}
 
 /** The wait after `previousMs`: the first delay, then double, at most `pollLimits.delayMsMax`. */
 export function nextDelayMs(previousMs: number | null): number {

@@ -23,6 +23,9 @@ beforeAll(async () => {
 });
 afterAll(async () => live.close());
 
+/** No jitter: each wait is the backoff itself, so the schedule can be read exactly. */
+const NO_JITTER = () => 0;
+
 /** A clock that moves only when the client sleeps, and the sleeps it was asked for. */
 function fakeClock(startMs = 1_700_000_000_000) {
   let nowMs = startMs;
@@ -139,7 +142,7 @@ describe('typed client: asking for refunds', () => {
     expect(posted).toMatchObject({ httpStatus: 200, answer: { request_id: requestId, status: 'COMMITTED' } });
     expect((await client.getRefund(requestId)).answer).toMatchObject({ request_id: requestId, effect_id: posted.answer.effect_id });
     const clock = fakeClock();
-    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep });
+    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep, random: NO_JITTER });
     expect(await waiting.waitForDecision(requestId, { timeoutMs: 0 })).toMatchObject({ final: true, polls: 1, answer: { status: 'COMMITTED' } });
   });
 
@@ -161,6 +164,7 @@ describe('typed client: waiting for a decision', () => {
       baseUrl: live.url,
       token: AGENT_TOKEN,
       now: clock.now,
+      random: NO_JITTER,
       // The approver decides during the client's first sleep.
       sleep: async (ms) => {
         await clock.sleep(ms);
@@ -177,7 +181,7 @@ describe('typed client: waiting for a decision', () => {
     const pi = await live.world.payment(10_000);
     await client.requestRefund({ request_id: 'client-wait-2', payment_intent: pi, amount: 9_000 });
     const clock = fakeClock();
-    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep });
+    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep, random: NO_JITTER });
     const result = await waiting.waitForDecision('client-wait-2', { timeoutMs: 60_000 });
     expect(result).toMatchObject({ final: false, httpStatus: 202, polls: 7, waitedMs: 60_000, answer: { status: 'QUEUED' } });
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 29_000]);
@@ -185,7 +189,7 @@ describe('typed client: waiting for a decision', () => {
 
   it('the backoff doubles to at most 30 s and never sleeps past the deadline', async () => {
     const clock = fakeClock();
-    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep });
+    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep, random: NO_JITTER });
     const result = await waiting.waitForDecision('client-wait-2', { timeoutMs: 100_500 });
     expect(result.final).toBe(false);
     expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 9_500]);
@@ -194,7 +198,7 @@ describe('typed client: waiting for a decision', () => {
 
   it('a timeout of 0 reads once and returns', async () => {
     const clock = fakeClock();
-    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep });
+    const waiting = createInterlockClient({ baseUrl: live.url, token: AGENT_TOKEN, now: clock.now, sleep: clock.sleep, random: NO_JITTER });
     expect(await waiting.waitForDecision('client-wait-2', { timeoutMs: 0 })).toMatchObject({ final: false, polls: 1, waitedMs: 0 });
     expect(clock.sleeps).toEqual([]);
   });

@@ -85,7 +85,7 @@ describe('waitForDecision against a server that asks to wait', () => {
       { status: 200, body: answer('COMMITTED') },
     ]);
     const clock = fakeClock();
-    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep });
+    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep, random: () => 0 });
     const result = await client.waitForDecision('case-9');
     expect(result).toMatchObject({ final: true, httpStatus: 200, polls: 3, answer: { status: 'COMMITTED' } });
     expect(clock.sleeps).toEqual([5_000, 7_000]);
@@ -95,7 +95,7 @@ describe('waitForDecision against a server that asks to wait', () => {
   it('a Retry-After beyond the deadline is cut at the deadline, and the answer then is returned, not final', async () => {
     const { url } = await serve([{ status: 202, headers: { 'retry-after': '3600' }, body: answer('QUEUED') }]);
     const clock = fakeClock();
-    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep });
+    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep, random: () => 0 });
     expect(await client.waitForDecision('case-9', { timeoutMs: 10_000 })).toMatchObject({ final: false, polls: 2, waitedMs: 10_000 });
     expect(clock.sleeps).toEqual([10_000]);
   });
@@ -104,12 +104,12 @@ describe('waitForDecision against a server that asks to wait', () => {
     const limited = { status: 429, headers: { 'retry-after': '3' }, body: JSON.stringify({ error: { code: 'rate_limited', message: 'slow down' } }) };
     const { url } = await serve([limited, { status: 200, body: answer('COMMITTED') }]);
     const clock = fakeClock();
-    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep });
+    const client = createInterlockClient({ baseUrl: url, token: 'sk_test_token', now: clock.now, sleep: clock.sleep, random: () => 0 });
     expect(await client.waitForDecision('case-9')).toMatchObject({ final: true, polls: 2 });
     expect(clock.sleeps).toEqual([3_000]);
 
     const { url: always } = await serveAgain([limited]);
-    const direct = createInterlockClient({ baseUrl: always, token: 'sk_test_token', now: clock.now, sleep: clock.sleep });
+    const direct = createInterlockClient({ baseUrl: always, token: 'sk_test_token', now: clock.now, sleep: clock.sleep, random: () => 0 });
     const error = await direct.requestRefund({ request_id: 'case-9', payment_intent: 'pi_1', amount: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InterlockError);
     expect(error).toMatchObject({ code: 'rate_limited', status: 429, retryAfterMs: 3_000 });

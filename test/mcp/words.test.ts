@@ -14,6 +14,7 @@ function result(overrides: Partial<RefundAnswer>, final = true): RefundResult {
     why: 'the refund was sent to Stripe once',
     currency: 'usd',
     refund: null,
+    waiting_for: null,
     changes: [],
     repairs: [],
     receipt: '/v1/receipts/3f1c2a9b0d4e',

@@ -162,8 +162,12 @@ export const MONEY_FIGURES: Record<keyof MoneyFigures, { label: string; help: st
     label: 'Refused as stale',
     help: 'Asked for by requests refused because a fact changed before the send (a refund by hand, a dispute), and not sent since.',
   },
-  exposure_minor: { label: 'Open exposure', help: 'Waiting for a person, plus approved and not sent yet.' },
+  exposure_minor: { label: 'Open exposure', help: 'Waiting for a person, waiting its turn to reach Stripe, plus approved and not sent yet.' },
   exposure_queued_minor: { label: 'Waiting for a person', help: 'Asked for by requests in an inbox now.' },
+  exposure_waiting_stripe_minor: {
+    label: 'Waiting for Stripe',
+    help: 'Asked for by requests waiting their turn to reach Stripe within its rate limits: no person has them, and nothing was sent yet.',
+  },
   exposure_approved_minor: { label: 'Approved, not sent yet', help: 'Approved (by a person or by policy) and not sent yet, or being sent now.' },
   failed_at_stripe_minor: {
     label: 'Failed at Stripe',
@@ -181,6 +185,7 @@ export const MONEY_ORDER: readonly (keyof MoneyFigures)[] = [
   'rejected_minor',
   'exposure_minor',
   'exposure_queued_minor',
+  'exposure_waiting_stripe_minor',
   'exposure_approved_minor',
   'failed_at_stripe_minor',
 ];
