@@ -1,12 +1,14 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
 import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
 import { WORKER_INDEX, workerPorts } from './ports.ts';
+import { PASSWORD, storedLogin } from './stored-logins.ts';
 
-/** The demo agent token and password from interlock.yaml (local demo only, published there). */
+export { PASSWORD, PEOPLE, storedLogin } from './stored-logins.ts';
+
+/** The demo agent token from interlock.yaml (local demo only, published there). */
 export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
-export const PASSWORD = 'interlock-demo';
 /** The embedded Stripe sandbox's control routes, of this worker's server (e2e/ports.ts). */
 export const SANDBOX_URL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).sandboxPort}`;
 /** The SLA of the default route in interlock.yaml (240 minutes), plus a second. */
@@ -77,20 +79,37 @@ export async function logInWithForm(page: Page, name: string, password = PASSWOR
 }
 
 /**
- * Log in over the API (the cookie lands in the page's context), then open the live inbox. The
- * form itself is covered once, in pages.spec.ts; this keeps the journeys fast.
+ * Put `name`'s session in the page's context: the login saved before the journeys started
+ * (e2e/stored-logins.ts) when the server the page talks to knows it, else a login over the API.
  */
-export async function logIn(page: Page, name: string): Promise<void> {
+export async function signIn(page: Page, name: string): Promise<void> {
+  const saved = storedLogin(name);
+  if (saved !== null) {
+    const { cookies } = JSON.parse(readFileSync(saved, 'utf8')) as { cookies: Parameters<ReturnType<Page['context']>['addCookies']>[0] };
+    await page.context().addCookies(cookies);
+    // Another server (restart.spec.ts runs its own) or a session that ended: log in instead.
+    const session = await page.request.get('/api/session');
+    if (session.ok() && ((await session.json()) as SessionInfo).name === name) return;
+  }
   const response = await page.request.post('/api/session', { data: { name, password: PASSWORD } });
   expect(response.ok(), await response.text()).toBe(true);
+}
+
+/**
+ * Log in as `name` without the form (the saved login, see signIn), then open the live inbox. The
+ * form itself is covered in pages.spec.ts; this keeps the journeys fast.
+ */
+export async function logIn(page: Page, name: string): Promise<void> {
+  await signIn(page, name);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
   await expect(page.locator('.live-indicator')).toContainText('Live');
 }
 
-/** A new browser context (its own cookies) with a page logged in as `name`. */
+/** A new browser context (its own cookies, from `name`'s saved login) with a page logged in as `name`. */
 export async function personPage(browser: Browser, name: string): Promise<Page> {
-  const context = await browser.newContext();
+  const saved = storedLogin(name);
+  const context = await browser.newContext(saved === null ? {} : { storageState: saved });
   const page = await context.newPage();
   await logIn(page, name);
   return page;

@@ -12,6 +12,7 @@ import {
   queuedRefund,
   shoot,
   shootAndScan,
+  signIn,
   STALE_CHIP_MS,
 } from './journey-helpers.ts';
 
@@ -167,7 +168,7 @@ test('other people: an empty inbox, an item outside my groups, a finance login, 
   await shootAndScan(page, 'item-not-in-my-groups');
 
   const fin = await browser.newContext().then((c) => c.newPage());
-  await fin.request.post('/api/session', { data: { name: 'fin', password: PASSWORD } });
+  await signIn(fin, 'fin');
   // Finance's home is the scoreboard (scoreboard.spec.ts); the approvers' lists are theirs to read (finance.spec.ts).
   await fin.goto('/done');
   await expect(fin.getByRole('heading', { name: 'Done', level: 1 })).toBeVisible();

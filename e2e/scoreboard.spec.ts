@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Page, test } from '@playwright/test';
 import type { Scoreboard } from '../server/scoreboard/figures.ts';
-import { askRefund, createPayment, decide, logIn, PASSWORD, queuedRefund, shoot, shootAndScan, uniqueId } from './journey-helpers.ts';
+import { askRefund, createPayment, decide, logIn, PASSWORD, queuedRefund, shoot, shootAndScan, signIn, uniqueId } from './journey-helpers.ts';
 
 // Pages are shot at two widths and scanned, and some steps wait for a refresh: slower than a journey.
 test.describe.configure({ mode: 'serial', timeout: 90_000 });
@@ -71,8 +71,7 @@ async function expectNoSideScroll(page: Page): Promise<void> {
 }
 
 async function logInAsFinance(page: Page): Promise<void> {
-  const response = await page.request.post('/api/session', { data: { name: 'fin', password: PASSWORD } });
-  expect(response.ok(), await response.text()).toBe(true);
+  await signIn(page, 'fin');
 }
 
 test('finance logs in to the scoreboard; new requests count within seconds, with no reload; the page equals the API, and so does its CSV', async ({ page, request }) => {
