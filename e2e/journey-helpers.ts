@@ -243,11 +243,21 @@ export async function shoot(page: Page, name: string): Promise<void> {
 /**
  * The screenshots, and one accessibility scan at 1280 (what axe checks does not depend on the
  * width). A scan costs a second or two, so each kind of page is scanned once, in the state that
- * shows the most of it.
+ * shows the most of it; a state that adds one part to a screen scanned elsewhere (a dialog, a
+ * banner) scans that part alone (`include`, a selector).
  */
-export async function shootAndScan(page: Page, name: string): Promise<void> {
+export async function shootAndScan(page: Page, name: string, include?: string): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 900 });
-  await expectAccessible(page, name);
+  await expectAccessible(page, name, include);
+  await shoot(page, name);
+}
+
+/**
+ * The screenshots of a screen the a11y sweep (a11y-sweep.spec.ts) scans in the same state, at
+ * 1280 pixels as shootAndScan leaves the page: the screen is scanned once, there.
+ */
+export async function shootSwept(page: Page, name: string): Promise<void> {
+  await page.setViewportSize({ width: 1280, height: 900 });
   await shoot(page, name);
 }
 
