@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { WORKER_INDEX, workerPorts } from './e2e/ports.ts';
+import { WORKER_INDEX, WORKERS, workerPorts } from './e2e/ports.ts';
 
 /**
  * The browser journeys (e2e/), driven by Debian's Chromium. Each worker has its own Interlock
@@ -10,8 +10,10 @@ import { WORKER_INDEX, workerPorts } from './e2e/ports.ts';
  * One worker by default: on 2 cores two workers took 10.2 min for the 54 journeys against 9.6 to
  * 10.4 min for one, each journey about twice as slow beside the other. E2E_WORKERS=2 (or more, on
  * a machine with the cores) runs that many, each against its own server.
+ *
+ * Once the servers are up, e2e/global-setup.ts logs every person in once per server and saves
+ * their cookies (Playwright's storage state); the journeys' logIn and personPage reuse them.
  */
-const WORKERS = Math.max(1, Number(process.env.E2E_WORKERS ?? 1));
 const baseURL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).port}`;
 
 // `npm test` runs `playwright test --reporter=list,json` and reads the JSON from this file.
@@ -24,6 +26,7 @@ const HOOK_SECRET = process.env.E2E_HOOK_SECRET;
 
 export default defineConfig({
   testDir: './e2e',
+  globalSetup: './e2e/global-setup.ts',
   // A folder of its own: Playwright empties its output folder, and test-results/ also holds
   // vitest's JSON, the screenshots and the data folder.
   outputDir: './test-results/e2e-artifacts',

@@ -4,12 +4,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The files that take longest, longest first. A fresh clone has no earlier timings, and vitest then
- * starts the largest files first, by bytes: the bench's smoke run (a minute and a half) started
- * 435 s in and ended the suite 55 s after every other file. Started first, these run beside the
- * many short files instead of alone at the end. Each took 45 s or more on the 2-core machine.
+ * starts the largest files first, by bytes: a file of a minute and a half started 435 s in and
+ * ended the suite 55 s after every other file. Started first, these run beside the many short files
+ * instead of alone at the end. Each took 45 s or more on the 2-core machine.
  */
 const FIRST = [
-  'test/bench/smoke.test.ts',
   'test/crash/server-restart.test.ts',
   'test/sim/simulator.test.ts',
   'test/export/export-cli.test.ts',

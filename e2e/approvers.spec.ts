@@ -18,6 +18,7 @@ import {
   uniqueId,
   STALE_CHIP_MS,
   awaitRepairOffered,
+  shootSwept,
 } from './journey-helpers.ts';
 
 // The approvers' side of deciding one item with everything in view: trouble shown before anyone
@@ -71,7 +72,7 @@ test('a hand refund on an item nobody approved: the row says Stale, and the item
   expect(await comesBefore(page, '.decision-panel .repair-button', '.decision-panel .approve-button')).toBe(true);
   await expect(page.locator('tr[data-fact="left_to_refund"]')).toContainText('$100.00 → $70.00');
   await expect(page.locator('.payment-panel')).toContainText('$30.00 outside Interlock');
-  await shootAndScan(page, 'item');
+  await shootSwept(page, 'item');
 
   // The confirmation of the original says what will happen now that the facts changed, never "if they changed".
   await approveOriginal.click();

@@ -149,7 +149,7 @@ test('a session about to end warns with "Stay signed in", and at its end the pag
   const banner = page.getByTestId('session-ending');
   await expect(banner).toContainText('Your session is about to end for lack of activity.');
   await expect(banner).toContainText(/It ends in 1m \d\ds/);
-  await shootAndScan(page, 'item-session-ending');
+  await shootAndScan(page, 'item-session-ending', '[data-testid="session-ending"]');
   const kept = page.waitForRequest((r) => r.url().endsWith('/api/session') && r.method() === 'GET');
   await banner.getByRole('button', { name: 'Stay signed in' }).click();
   await kept;

@@ -1,12 +1,14 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
 import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
 import { WORKER_INDEX, workerPorts } from './ports.ts';
+import { PASSWORD, storedLogin } from './stored-logins.ts';
 
-/** The demo agent token and password from interlock.yaml (local demo only, published there). */
+export { PASSWORD, PEOPLE, storedLogin } from './stored-logins.ts';
+
+/** The demo agent token from interlock.yaml (local demo only, published there). */
 export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
-export const PASSWORD = 'interlock-demo';
 /** The embedded Stripe sandbox's control routes, of this worker's server (e2e/ports.ts). */
 export const SANDBOX_URL = `http://127.0.0.1:${workerPorts(WORKER_INDEX).sandboxPort}`;
 /** The SLA of the default route in interlock.yaml (240 minutes), plus a second. */
@@ -77,20 +79,37 @@ export async function logInWithForm(page: Page, name: string, password = PASSWOR
 }
 
 /**
- * Log in over the API (the cookie lands in the page's context), then open the live inbox. The
- * form itself is covered once, in pages.spec.ts; this keeps the journeys fast.
+ * Put `name`'s session in the page's context: the login saved before the journeys started
+ * (e2e/stored-logins.ts) when the server the page talks to knows it, else a login over the API.
  */
-export async function logIn(page: Page, name: string): Promise<void> {
+export async function signIn(page: Page, name: string): Promise<void> {
+  const saved = storedLogin(name);
+  if (saved !== null) {
+    const { cookies } = JSON.parse(readFileSync(saved, 'utf8')) as { cookies: Parameters<ReturnType<Page['context']>['addCookies']>[0] };
+    await page.context().addCookies(cookies);
+    // Another server (restart.spec.ts runs its own) or a session that ended: log in instead.
+    const session = await page.request.get('/api/session');
+    if (session.ok() && ((await session.json()) as SessionInfo).name === name) return;
+  }
   const response = await page.request.post('/api/session', { data: { name, password: PASSWORD } });
   expect(response.ok(), await response.text()).toBe(true);
+}
+
+/**
+ * Log in as `name` without the form (the saved login, see signIn), then open the live inbox. The
+ * form itself is covered in pages.spec.ts; this keeps the journeys fast.
+ */
+export async function logIn(page: Page, name: string): Promise<void> {
+  await signIn(page, name);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Inbox', exact: true })).toBeVisible();
   await expect(page.locator('.live-indicator')).toContainText('Live');
 }
 
-/** A new browser context (its own cookies) with a page logged in as `name`. */
+/** A new browser context (its own cookies, from `name`'s saved login) with a page logged in as `name`. */
 export async function personPage(browser: Browser, name: string): Promise<Page> {
-  const context = await browser.newContext();
+  const saved = storedLogin(name);
+  const context = await browser.newContext(saved === null ? {} : { storageState: saved });
   const page = await context.newPage();
   await logIn(page, name);
   return page;
@@ -224,11 +243,21 @@ export async function shoot(page: Page, name: string): Promise<void> {
 /**
  * The screenshots, and one accessibility scan at 1280 (what axe checks does not depend on the
  * width). A scan costs a second or two, so each kind of page is scanned once, in the state that
- * shows the most of it.
+ * shows the most of it; a state that adds one part to a screen scanned elsewhere (a dialog, a
+ * banner) scans that part alone (`include`, a selector).
  */
-export async function shootAndScan(page: Page, name: string): Promise<void> {
+export async function shootAndScan(page: Page, name: string, include?: string): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 900 });
-  await expectAccessible(page, name);
+  await expectAccessible(page, name, include);
+  await shoot(page, name);
+}
+
+/**
+ * The screenshots of a screen the a11y sweep (a11y-sweep.spec.ts) scans in the same state, at
+ * 1280 pixels as shootAndScan leaves the page: the screen is scanned once, there.
+ */
+export async function shootSwept(page: Page, name: string): Promise<void> {
+  await page.setViewportSize({ width: 1280, height: 900 });
   await shoot(page, name);
 }
 

@@ -12,11 +12,14 @@ import {
   queuedRefund,
   shoot,
   shootAndScan,
+  shootSwept,
+  signIn,
   STALE_CHIP_MS,
 } from './journey-helpers.ts';
 
-// Each page is shot at two widths and scanned once: slower than a journey. The tests do not
-// depend on each other, so one failing does not stop the others.
+// Each page is shot, and scanned once unless the a11y sweep (a11y-sweep.spec.ts) scans that screen
+// in the same state: slower than a journey. The tests do not depend on each other, so one failing
+// does not stop the others.
 test.describe.configure({ timeout: 90_000 });
 
 test('log in and out: a wrong password and an expired session are said plainly', async ({ page, browser }) => {
@@ -31,7 +34,7 @@ test('log in and out: a wrong password and an expired session are said plainly',
   await page.keyboard.press('Enter');
   await expect(page.getByRole('alert')).toHaveText('That name and password do not match. Check both and try again.');
   await expect(page.getByLabel('Password')).toBeFocused();
-  await shootAndScan(page, 'login-wrong-password');
+  await shootSwept(page, 'login-wrong-password');
 
   await page.getByLabel('Password').fill(PASSWORD);
   await page.keyboard.press('Enter');
@@ -90,10 +93,10 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await expect(inboxRow(page, plain.requestId)).toBeVisible();
   // The hand refund shows on its row before anyone opens it.
   await expect(inboxRow(page, stale.requestId).locator('[data-trouble="stale"]')).toContainText('Stale: $75.00 left of $80.00 asked', { timeout: STALE_CHIP_MS });
-  await shootAndScan(page, 'inbox');
+  await shootSwept(page, 'inbox');
   await page.keyboard.press('?');
   await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
-  await shootAndScan(page, 'help');
+  await shootAndScan(page, 'help', 'dialog[open]');
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog')).toHaveCount(0);
 
@@ -106,7 +109,7 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await expect(page).toHaveURL(new RegExp(`/items/${toReject.effectId}$`));
   const rejectDialog = page.getByRole('dialog', { name: 'Reject the $60.00 refund?' });
   await rejectDialog.getByLabel('Why? The agent is told this.').fill('The customer kept the goods and was refunded in store');
-  await shootAndScan(page, 'item-confirm-reject');
+  await shootAndScan(page, 'item-confirm-reject', 'dialog[open]');
   await rejectDialog.getByRole('button', { name: 'Reject $60.00 refund' }).click();
   await expect(page.locator('.toast[data-status="REJECTED"]').filter({ hasText: `Rejected ${toReject.requestId}` })).toBeVisible();
 
@@ -120,10 +123,10 @@ test('the inbox and an item: changed facts, a refusal with its repair, confirmat
   await expect(page.getByRole('dialog', { name: 'Approve the original $80.00?' })).not.toContainText('If they changed');
   await page.keyboard.press('Escape');
   await expect(page.getByRole('button', { name: /Accept repair/ })).toBeVisible();
-  await shootAndScan(page, 'item-refused-with-repair');
+  await shootSwept(page, 'item-refused-with-repair');
   await page.keyboard.press('p');
   await expect(page.getByRole('dialog', { name: 'Refund $75.00 instead of $80.00?' })).toBeVisible();
-  await shootAndScan(page, 'item-confirm-repair');
+  await shootAndScan(page, 'item-confirm-repair', 'dialog[open]');
   await page.keyboard.press('Escape');
 
   await page.goto(`/items/${plain.effectId}`);
@@ -147,14 +150,14 @@ test('the done and closed lists, searchable', async ({ page, request }) => {
 
   await page.getByRole('link', { name: 'Done' }).click();
   await expect(page.locator(`tr[data-request-id="${sent.requestId}"]`)).toContainText('$99.00');
-  await shootAndScan(page, 'done');
+  await shootSwept(page, 'done');
   await page.getByLabel('Search by request id or payment intent').fill('no-such-request');
   await expect(page.getByRole('heading', { name: 'No match' })).toBeVisible();
   await page.getByRole('link', { name: 'Closed' }).click();
   await expect(page.locator(`tr[data-request-id="${closed.requestId}"]`)).toContainText('Rejected');
   await page.getByLabel('Search by request id or payment intent').fill(closed.paymentIntent);
   await expect(page.locator('.history-table tbody tr')).toHaveCount(1);
-  await shootAndScan(page, 'closed');
+  await shootSwept(page, 'closed');
 });
 
 test('other people: an empty inbox, an item outside my groups, a finance login, a breached inbox', async ({ page, browser, request }) => {
@@ -167,7 +170,7 @@ test('other people: an empty inbox, an item outside my groups, a finance login, 
   await shootAndScan(page, 'item-not-in-my-groups');
 
   const fin = await browser.newContext().then((c) => c.newPage());
-  await fin.request.post('/api/session', { data: { name: 'fin', password: PASSWORD } });
+  await signIn(fin, 'fin');
   // Finance's home is the scoreboard (scoreboard.spec.ts); the approvers' lists are theirs to read (finance.spec.ts).
   await fin.goto('/done');
   await expect(fin.getByRole('heading', { name: 'Done', level: 1 })).toBeVisible();

@@ -16,3 +16,6 @@ export function workerPorts(index: number): { port: number; sandboxPort: number 
 
 /** This process's worker: 0 in the main process. */
 export const WORKER_INDEX = Number(process.env.TEST_PARALLEL_INDEX ?? 0);
+
+/** How many workers run the journeys, each against its own server (E2E_WORKERS, 1 by default). */
+export const WORKERS = Math.max(1, Number(process.env.E2E_WORKERS ?? 1));

@@ -80,7 +80,7 @@ test('verify: anyone checks a downloaded receipt in the browser, without logging
   await expect(claims.locator('div', { hasText: 'Approved by' })).toContainText('No person');
   await expect(claims.locator('div', { hasText: 'Confirmed by Stripe' })).toBeVisible();
   await expect(page.locator('.verify-problems')).toHaveCount(0);
-  await expectAccessible(page, 'the verify page with a valid receipt');
+  // A valid receipt's page is scanned by the a11y sweep.
   await page.setViewportSize({ width: 1280, height: 900 });
   await shoot(page, 'verify-valid');
 

@@ -78,6 +78,28 @@ describe('approvers API', () => {
     expect(await world.entryCount()).toBe(before);
   });
 
+  it('someone outside the groups cannot decide with their own token; a cross-site form post with the cookie alone is csrf_failed', async () => {
+    // The server's answers of journey 7 (e2e/journeys.spec.ts), which keeps what the pages show.
+    const { pi, effectId } = await queued('ap-3b');
+    const ana = await world.login('ana');
+    const cy = await world.login('cy');
+    const { escalation } = (await world.as(ana, 'GET', `/api/items/${effectId}`)).json().item;
+    const before = await world.entryCount();
+    const asCy = await world.as(cy, 'POST', `/api/items/${effectId}/decisions`, { action: 'approve', escalation });
+    expect(asCy.statusCode).toBe(404);
+    // A form another site makes ana's browser post: her cookie goes along, but no CSRF token does.
+    const forged = await world.app.inject({
+      method: 'POST',
+      url: `/api/items/${effectId}/decisions`,
+      headers: { cookie: ana.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://attacker.example', referer: 'https://attacker.example/win-a-prize' },
+      payload: new URLSearchParams({ action: 'approve', escalation }).toString(),
+    });
+    expect([forged.statusCode, forged.json().error.code]).toEqual([403, 'csrf_failed']);
+    expect(await world.entryCount()).toBe(before);
+    expect(world.sandbox.refunds(pi)).toEqual([]);
+    expect((await world.as(ana, 'GET', '/api/inbox')).json().items.some((i: { effect_id: string }) => i.effect_id === effectId)).toBe(true);
+  });
+
   it('a decision on a superseded escalation is SUPERSEDED; a non-member is refused; bad bodies are validation_failed', async () => {
     const { effectId } = await queued('ap-4');
     const ana = await world.login('ana');

@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// scripts/test.sh (`npm test`) run in a copy of its folder layout, with an `npx` of our own first on
+// the PATH that takes a known time per phase and leaves the counts the script reads, so its
+// summary can be checked without running the suite itself.
+
+const script = fileURLToPath(new URL('../../scripts/test.sh', import.meta.url));
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-test-script-'));
+
+const FAKE_NPX = `#!/usr/bin/env bash
+case "$1" in
+  vitest)
+    sleep 1
+    echo '{"numPassedTests":3,"numFailedTests":0,"numTotalTestSuites":2,"success":true}' > test-results/vitest.json ;;
+  playwright)
+    sleep 2
+    echo '{"stats":{"expected":2,"unexpected":0,"flaky":0}}' > test-results/e2e.json ;;
+esac
+exit 0
+`;
+
+function layout(): string {
+  fs.mkdirSync(path.join(root, 'scripts'));
+  fs.mkdirSync(path.join(root, 'e2e'));
+  fs.mkdirSync(path.join(root, 'bin'));
+  fs.copyFileSync(script, path.join(root, 'scripts/test.sh'));
+  fs.writeFileSync(path.join(root, 'scripts/ensure-chromium.sh'), 'exit 0\n');
+  fs.writeFileSync(path.join(root, 'e2e/one.spec.ts'), '');
+  fs.writeFileSync(path.join(root, 'bin/npx'), FAKE_NPX, { mode: 0o755 });
+  return root;
+}
+
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe('npm test (scripts/test.sh)', () => {
+  it('prints the seconds of each phase, then the closing line CI reads', () => {
+    const dir = layout();
+    const run = spawnSync('bash', [path.join(dir, 'scripts/test.sh')], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}` },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.at(-1)).toBe('5 passed, 0 failed');
+    const phases = /^phase seconds: vitest (\d+), build (\d+), journeys (\d+)$/.exec(lines.at(-2) ?? '');
+    expect(phases, run.stdout).not.toBeNull();
+    const [vitest, build, journeys] = phases!.slice(1).map(Number) as [number, number, number];
+    // Each phase counted on its own: the fake vitest takes a second, the fake journeys two.
+    expect(vitest).toBeGreaterThanOrEqual(1);
+    expect(journeys).toBeGreaterThanOrEqual(2);
+    expect(vitest + build + journeys).toBeLessThan(20);
+  });
+});
