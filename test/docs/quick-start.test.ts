@@ -16,7 +16,7 @@ const READY_TIMEOUT_MS = 60_000;
 /** One command of the block (continuation lines joined as the shell joins them) and the answer it shows. */
 interface Step {
   command: string;
-  /** The `# {…}` comment right under the command: the answer, `…` standing for what varies. */
+  /** The `# {…}` comment right under the command (and its indented lines): the answer, `…` standing for what varies. */
   shows: string | null;
 }
 
@@ -39,6 +39,8 @@ function stepsOf(block: string): Step[] {
       const last = steps.at(-1);
       // An answer is the comment right under its command; any other comment says what comes next.
       if (last && last.shows === null && line.startsWith('# {')) last.shows = line.slice(2);
+      // An answer too long for a line goes on under it, indented.
+      else if (last?.shows && line.startsWith('#  ')) last.shows += line.slice(3);
       else if (last) last.shows ??= '';
       continue;
     }
@@ -179,10 +181,10 @@ describe("the README's quick start, on a fresh data folder", () => {
 
 describe('reading the quick start', () => {
   it('pairs each command with the answer right under it, not with the comment before the next', () => {
-    const steps = stepsOf('X=1\n# the first\ncurl a \\\n  b\n# {"status":"QUEUED",…}\n# next\ncurl c\n');
+    const steps = stepsOf('X=1\n# the first\ncurl a \\\n  b\n# {"status":"QUEUED",\n#  "why":"x",…}\n# next\ncurl c\n');
     expect(steps).toEqual([
       { command: 'X=1', shows: null },
-      { command: 'curl a \\\n  b', shows: '{"status":"QUEUED",…}' },
+      { command: 'curl a \\\n  b', shows: '{"status":"QUEUED","why":"x",…}' },
       { command: 'curl c', shows: null },
     ]);
   });
