@@ -4,7 +4,7 @@ import { isJsonObject } from '../json.ts';
 
 /** What the client returns for a refund request, to POST and GET alike. */
 export interface RefundResult {
-  /** 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (api.md). */
+  /** 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (docs/agents/http-api.md). */
   httpStatus: 200 | 202;
   /** True once Interlock answers 200: asking again will not change the status by itself. */
   final: boolean;
@@ -23,7 +23,7 @@ export interface WaitResult extends RefundResult {
 
 /** A signed receipt as `GET /v1/receipts/:effect_id` answers it: an effect's whole chain and a signature over its end. */
 export interface Receipt {
-  /** The receipt version, which says what the signature covers (api.md); absent on a v1 receipt, from a server before versions. */
+  /** The receipt version, which says what the signature covers (docs/agents/http-api.md); absent on a v1 receipt, from a server before versions. */
   v?: number;
   effect_id: string;
   entries: Entry[];

@@ -5,15 +5,15 @@ import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { documentationPages, readPage } from '../docs/pages.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
-// The OpenAPI document is generated from the schemas the server validates with; the README, the
-// pages of docs/ and the contract doc (shared/api.md, in the project) are what people read. Each
+// The OpenAPI document is generated from the schemas the server validates with; the README and the
+// pages of docs/, the contract page docs/agents/http-api.md among them, are what people read. Each
 // must name every route, status and error code of the other.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
 const errorsPage = readPage('docs/reference/errors.md');
-const contract = readFileSync(`${root}shared/api.md`, 'utf8');
-const docs = [...documentationPages().map(readPage), contract].join('\n');
+const contract = readPage('docs/agents/http-api.md');
+const docs = documentationPages().map(readPage).join('\n');
 
 /** Routes that exist only with `test_mode: true`; the approvers' API page says so. */
 const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
@@ -121,7 +121,7 @@ describe('the OpenAPI document and the docs agree', () => {
   });
 
   it('the README links to the contract doc, which is in the project, and no page cites the spec beside it', () => {
-    expect(readme).toContain('](shared/api.md)');
+    expect(readme).toContain('](docs/agents/http-api.md)');
     expect(docs).not.toContain('../shared/spec/');
     expect(contract).toMatch(/^# The public HTTP contract/);
   });
