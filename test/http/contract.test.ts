@@ -123,7 +123,7 @@ describe('the OpenAPI document and the docs agree', () => {
   it('the README links to the contract doc, which is in the project, and no page cites the spec beside it', () => {
     expect(readme).toContain('](docs/agents/http-api.md)');
     expect(docs).not.toContain('../shared/spec/');
-    expect(contract).toMatch(/^# The public HTTP contract/);
+    expect(contract).toMatch(/^# The HTTP API: the public contract/);
   });
 
   it('serves the document and the docs page, and the README says where', async () => {
