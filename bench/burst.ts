@@ -3,7 +3,7 @@ import { AGENT_TOKEN, ROUTINE_CENTS, refundRequest } from './http.ts';
 import { LoadClient, type Reply, type RequestSpec } from './http-load.ts';
 import { percentile, sleep } from './stats.ts';
 
-// Agents as the README tells them to behave, all at once: each sends its refund; answered 429 it
+// Agents as the HTTP API page tells them to behave, all at once: each sends its refund; answered 429 it
 // sends it again after Retry-After; answered 202 it asks for the status after Retry-After (a
 // second when there is none) until the answer is final (200).
 

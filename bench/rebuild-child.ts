@@ -94,7 +94,7 @@ async function rebuild(): Promise<Record<string, number>> {
   const database = openDatabase(file!);
   const openedMs = performance.now();
   const loaded = loadConfig(configPath);
-  // One file mirror beside the journal, as README advises: start-up reads it back, each checkpoint is appended to it.
+  // One file mirror beside the journal, as the integrity page advises: start-up reads it back, each checkpoint is appended to it.
   const config = { ...loaded, integrity: { ...loaded.integrity, mirrors: [{ kind: 'file' as const, path: `${file!}.mirror.jsonl` }] } };
   // Nothing here reaches Stripe: the journal's chains are all settled. A call would fail loudly.
   const stripe = createStripeClient('sk_test_bench_unreachable', { host: '127.0.0.1', port: 9, protocol: 'http' });

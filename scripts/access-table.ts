@@ -1,4 +1,4 @@
-// The "Who may do what" table of the README and shared/api.md, written from the access rules
+// The "Who may do what" table of the approvers' API page and the HTTP API page, written from the access rules
 // (server/access/rules.ts) so the documents cannot drift from them: `npx tsx scripts/access-table.ts`
 // rewrites the table between its markers in both files; test/access/docs.test.ts fails when either
 // differs from what this prints.
@@ -11,7 +11,7 @@ import { ROLES } from '../shared/api.ts';
 export const TABLE_START = '<!-- access-table: written by scripts/access-table.ts from server/access/rules.ts -->';
 export const TABLE_END = '<!-- /access-table -->';
 /** The documents that carry the table. */
-export const DOCUMENTS = ['README.md', 'shared/api.md'] as const;
+export const DOCUMENTS = ['docs/reference/approvers-api.md', 'docs/agents/http-api.md'] as const;
 
 /** What each resource is, in the words of the pages and routes. */
 const RESOURCE_WORDS: Readonly<Record<Resource, string>> = {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Copy the README's pictures from the browser journeys' last run (test-results/screenshots/, written
+# Copy the pictures of the README and docs/ from the browser journeys' last run (test-results/screenshots/, written
 # by `npm test` or `npm run e2e`) into web/screenshots/, each from the journey that shows it.
 # Usage: bash scripts/readme-screenshots.sh [run folder, default .]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 from="${1:-.}/test-results/screenshots"
-# README picture <- the journey's screenshot
+# picture <- the journey's screenshot
 pairs=(
   "inbox.png inbox-1280.png"
   "item.png item-refused-with-repair-1280.png"

@@ -12,7 +12,7 @@
 #      that its C++ compiles against this Node's V8);
 #   2. npm run build, then test/build/compiled-server.test.ts (production dependencies only, the
 #      compiled server as an unprivileged user);
-#   3. npm start, then the README's "Ask for a refund" with curl: one refund COMMITTED, one QUEUED,
+#   3. npm start, then the README's quick start ("The first refund") with curl: one refund COMMITTED, one QUEUED,
 #      then SIGTERM and a clean exit;
 #   4. the vitest files of the journal, the gate, crashes, HTTP, Stripe, the database, receipts,
 #      backups and the ledger (not the whole suite).
@@ -99,7 +99,7 @@ step() {
   return 1
 }
 
-# The README's curl flow against npm start: a payment in the embedded sandbox, then $20 refunded
+# The README's quick start with curl against npm start: a payment in the embedded sandbox, then $20 refunded
 # with no person (COMMITTED) and $80 waiting for one (QUEUED); SIGTERM ends the server cleanly.
 start_and_refund() {
   local data

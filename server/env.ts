@@ -192,7 +192,7 @@ function readStripeSecrets(
   if (liveKey?.value.startsWith('sk_live_')) {
     read.refuse(
       liveKey.named,
-      "is a full live secret key (sk_live_...), which may do anything on the Stripe account; give Interlock a restricted key (rk_live_...) with only the permissions it uses (README, Going live), so a leaked key can do no more than Interlock does",
+      "is a full live secret key (sk_live_...), which may do anything on the Stripe account; give Interlock a restricted key (rk_live_...) with only the permissions it uses (docs/operators/going-live.md), so a leaked key can do no more than Interlock does",
       null,
     );
   } else if (liveKey !== null && !/^rk_live_[A-Za-z0-9_]+$/.test(liveKey.value)) {

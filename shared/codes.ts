@@ -17,7 +17,7 @@ export const ERROR_CODES = {
   /** A second approval of a two-approver item by the person who gave the first: nothing was recorded. */
   same_approver: 409,
   not_found: 404,
-  /** A request id already used with another payload (api.md): nothing was written or sent. */
+  /** A request id already used with another payload (docs/agents/http-api.md): nothing was written or sent. */
   conflicting_payload: 409,
   /**
    * A request naming a currency that is not its payment's: its amount was worked out in another

@@ -32,7 +32,7 @@ export interface WebhookAnswer {
   result: ConfirmEventResult;
 }
 
-/** Where Stripe posts events (api.md). */
+/** Where Stripe posts events (docs/agents/http-api.md). */
 export const WEBHOOK_PATH = '/webhooks/stripe';
 
 const SIGNATURE_HEADER = 'stripe-signature';
@@ -43,7 +43,7 @@ function refuse(reply: FastifyReply, code: 'signature_invalid' | 'payload_too_la
 }
 
 /**
- * `POST /webhooks/stripe` (api.md), as an encapsulated plugin: its own body parser hands the
+ * `POST /webhooks/stripe` (docs/agents/http-api.md), as an encapsulated plugin: its own body parser hands the
  * handler the raw bytes, so nothing parses (and re-serialises) the body before the signature is
  * checked. A verified event is answered 200 whatever came of it (recorded, a duplicate, ignored,
  * refused as a mismatch), so Stripe stops retrying it; anything unverifiable is 400

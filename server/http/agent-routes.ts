@@ -87,7 +87,7 @@ function stripeFailure(error: unknown): AppError | null {
 }
 
 /**
- * The agents' API (api.md). Authentication is a hook of this scope only; it is registered inside
+ * The agents' API (docs/agents/http-api.md). Authentication is a hook of this scope only; it is registered inside
  * the journal's scope (journal-scope.ts), and every chain it answers from is read through the
  * views. A retry is always safe: the same request id answers the current status and changes nothing.
  */

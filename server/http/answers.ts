@@ -191,7 +191,7 @@ export function currencyMismatch(offered: { currency?: string; amount: number; p
 const PAYLOAD_FIELDS = ['payment_intent', 'amount', 'reason', 'flags', 'context_url', 'on_behalf_of'] as const;
 
 /**
- * The refusal of a request id reused with another payload (api.md), or null when the offered
+ * The refusal of a request id reused with another payload (docs/agents/http-api.md), or null when the offered
  * payload is the recorded one. Both sides are normalised the same way, so flags in another order
  * are the same payload and a missing reason is not an empty one.
  */

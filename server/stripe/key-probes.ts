@@ -24,7 +24,7 @@ export interface KeyProbe {
   run(stripe: Stripe): Promise<unknown>;
 }
 
-/** The probes, one per permission Interlock uses (README: Going live). */
+/** The probes, one per permission Interlock uses (docs/operators/going-live.md). */
 export const KEY_PROBES: readonly KeyProbe[] = [
   { call: 'GET /v1/payment_intents?limit=1', permission: 'rak_payment_intent_read', expects: 'answered', run: (s) => s.paymentIntents.list({ limit: 1 }) },
   { call: 'GET /v1/charges?limit=1', permission: 'rak_charge_read', expects: 'answered', run: (s) => s.charges.list({ limit: 1 }) },
@@ -101,5 +101,5 @@ export function describeFailedProbes(results: readonly ProbeResult[]): string | 
     const said = r.answer.ok ? 'answered 200' : `answered ${r.answer.statusCode ?? 'no status'} ${r.answer.code ?? ''}`.trim();
     return `${r.probe.permission} could not be checked (${r.probe.call} ${said})`;
   });
-  return `the live key failed ${failed.length} of ${results.length} permission probes: ${each.join('; ')}; give the restricted key the permissions README's "Going live" names`;
+  return `the live key failed ${failed.length} of ${results.length} permission probes: ${each.join('; ')}; give the restricted key the permissions docs/operators/going-live.md names`;
 }

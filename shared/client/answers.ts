@@ -19,7 +19,7 @@ export function waitingForOf(answer: RefundAnswer): WaitingFor | null {
 /** What the client returns for a refund request, to POST and GET alike. */
 export interface RefundResult {
   /**
-   * 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (api.md). A QUEUED
+   * 200 once the status is final, 202 while it is QUEUED, IN_FLIGHT or APPROVED (docs/agents/http-api.md). A QUEUED
    * request waits for a person or for its turn to reach Stripe: `answer.waiting_for` says which.
    */
   httpStatus: 200 | 202;
@@ -40,7 +40,7 @@ export interface WaitResult extends RefundResult {
 
 /** A signed receipt as `GET /v1/receipts/:effect_id` answers it: an effect's whole chain and a signature over its end. */
 export interface Receipt {
-  /** The receipt version, which says what the signature covers (api.md); absent on a v1 receipt, from a server before versions. */
+  /** The receipt version, which says what the signature covers (docs/agents/http-api.md); absent on a v1 receipt, from a server before versions. */
   v?: number;
   effect_id: string;
   entries: Entry[];

@@ -50,7 +50,7 @@ export interface WaitProgress {
   last: RefundResult | null;
 }
 
-/** The agents' API (api.md), typed. Every method throws an `InterlockClientError` when no answer of its kind came. */
+/** The agents' API (docs/agents/http-api.md), typed. Every method throws an `InterlockClientError` when no answer of its kind came. */
 export interface InterlockClient {
   /**
    * `POST /v1/refunds`. `request_id` is your decision id: send the same one again on a retry, never a new one.

@@ -1,5 +1,5 @@
 /**
- * The typed client of Interlock's agents' API (api.md), for Node and browsers alike: `fetch`,
+ * The typed client of Interlock's agents' API (docs/agents/http-api.md), for Node and browsers alike: `fetch`,
  * the clock and sleeping are injected, and nothing here imports a Node module.
  */
 export { isRefundAnswer, type Receipt, type RefundResult, type WaitResult, waitingForOf } from './answers.ts';

@@ -6,7 +6,7 @@ import { type AppWorld, AGENT_TOKEN, buildAppWorld, WEBHOOK_SECRET } from '../su
 // The agents' contract as code (shared/schemas.ts, server/http/errors.ts, openapi.ts), attacked
 // through the real app: bodies that try to slip past validation, errors that could leak
 // internals, routes that could have lost their authentication, and the published document.
-// api.md: every 4xx/5xx is {"error": {"code", "message"}}; a refused request writes nothing.
+// docs/agents/http-api.md: every 4xx/5xx is {"error": {"code", "message"}}; a refused request writes nothing.
 
 let w: AppWorld;
 let pi: string;

@@ -12,7 +12,7 @@ import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 // dispatch on the payment came since (the guard on the journal position read before it): so an
 // Interlock refund in the window always means a new read, and a change made outside Interlock is
 // caught by a read once those seconds have passed (the attacks below let them pass); within them,
-// it is the bound the contract states (shared/api.md).
+// it is the bound the contract states (docs/agents/http-api.md).
 
 /** A wall clock that runs with real time and can be moved forward. */
 function movableWall() {

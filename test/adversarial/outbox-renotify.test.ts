@@ -4,7 +4,7 @@ import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { effectIdOf } from '../support/db-journals.ts';
 import { escalated, HOUR, outboxWorld, proposed } from './outbox-harness.ts';
 
-// README, "Reaching people and agents": "a person hears of an item at most once per level and
+// docs/operators/notifications.md: "a person hears of an item at most once per level and
 // channel, even when it comes back to the same level". The message id is keyed on the *event*
 // as well as the level, and the event of an ESCALATED is worked out from `breach` and the level
 // before it (plan.ts escalationEvent). An item moved up to level 1 (breach: true, event

@@ -8,7 +8,7 @@ import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // Where a secret of the outbox could end up: the journal (MESSAGE, ATTEMPT, GAVE_UP entries), the
-// item API's `notifications`, the logs. README: a Slack incoming-webhook URL is a secret ("the
+// item API's `notifications`, the logs. docs/operators/notifications.md: a Slack incoming-webhook URL is a secret ("the
 // URL is the secret"), and "No error ever echoes a secret".
 //
 // The defect: an attempt's outcome keeps the receiver's words (the first 200 characters of an

@@ -6,7 +6,7 @@ import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { effectIdOf } from '../support/db-journals.ts';
 import { escalated, outboxWorld, proposed } from './outbox-harness.ts';
 
-// README: "Delivery runs beside the gate and the inbox, never in their way: a slow or failing
+// docs/operators/notifications.md: "Delivery runs beside the gate and the inbox, never in their way: a slow or failing
 // receiver delays only its own messages." An agent owns its callback URL. If it answers nothing
 // (accepts the connection, never replies), each callback holds its attempt to the timeout, and
 // outbox.deliverDue awaits attempts in batches of limits.outboxConcurrency (Promise.all per

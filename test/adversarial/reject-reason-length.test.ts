@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limits } from '../../shared/limits.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
-// The attack (on the contract): a reason of 1 to 500 characters, as the README and the page count
+// The attack (on the contract): a reason of 1 to 500 characters, as the approvers' API page and the inbox count
 // them, refused by the server. The page counts characters; the server counted UTF-16 units, so a
 // reason of 300 emoji or CJK characters beyond the basic plane (600 units) passed the page and was
 // refused with validation_failed, leaving the person unable to reject in their own words.

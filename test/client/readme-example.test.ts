@@ -1,38 +1,30 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createInterlockClient } from '../../shared/client/index.ts';
+import { fencedBlocks, readPage } from '../docs/pages.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
 import { type ListeningWorld, startListeningWorld } from './listening-world.ts';
 
-/** README's typed-client example, run as written against a live server: only the address and the payment are this test's. */
+/** The typed-client page's example, run as written against a live server: only the address and the payment are this test's. */
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The fenced blocks of one README section, by language. */
-function readmeBlocks(heading: string, language: string): string[] {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${heading}\n`);
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1] ?? '');
-}
-
-/** README's TypeScript example, importing the client from `clientModule` instead of the checkout's root. */
+/** The page's TypeScript example, importing the client from `clientModule` instead of the checkout's root. */
 function readmeExample(clientModule: string): string {
-  const blocks = readmeBlocks('Ask for a refund, as an agent would', 'ts');
+  const blocks = fencedBlocks(readPage('docs/agents/typed-client.md'), 'ts');
   expect(blocks).toHaveLength(1);
   return replaceExactly(blocks[0]!, "'./shared/client/index.ts'", JSON.stringify(clientModule));
 }
 
 const clientPath = join(root, 'shared/client/index.ts');
 
-/** `text` with `from` replaced by `to`, failing when `from` is not there (the README changed under the test). */
+/** `text` with `from` replaced by `to`, failing when `from` is not there (the page changed under the test). */
 function replaceExactly(text: string, from: string, to: string): string {
-  expect(text, `README example no longer contains ${from}`).toContain(from);
+  expect(text, `the typed-client example no longer contains ${from}`).toContain(from);
   return text.replace(from, to);
 }
 
@@ -47,7 +39,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("README's agent section", () => {
+describe("the typed client's page", () => {
   it('the typed-client example runs as written: queued, approved while it waits, COMMITTED with a valid receipt', async () => {
     let code = readmeExample(pathToFileURL(clientPath).href);
     code = replaceExactly(code, "'http://127.0.0.1:3000'", JSON.stringify(live.url));

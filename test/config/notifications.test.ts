@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'interlock-notify-'));
 const secretFile = join(dir, 'callback-secret');
 writeFileSync(secretFile, '  file-callback-secret-0123456789\n');
 
-/** The README's sample: SMTP, a person with every channel, a group's Slack channel, an agent's callback. */
+/** The notifications page's sample: SMTP, a person with every channel, a group's Slack channel, an agent's callback. */
 function buildNotifyConfig(): FileConfig {
   const file = buildFileConfig();
   file.public_url = 'https://interlock.example.com/';

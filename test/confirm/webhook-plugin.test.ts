@@ -20,7 +20,7 @@ import {
   SIGNED_AT_S,
 } from '../support/confirm-world.ts';
 
-describe('POST /webhooks/stripe (api.md), a bare Fastify app with the plugin', () => {
+describe('POST /webhooks/stripe (docs/agents/http-api.md), a bare Fastify app with the plugin', () => {
   it('a verified refund event is answered 200 {received, result: CONFIRMED}, recorded, and announced once', async () => {
     const journal = await journalWith(committedSteps());
     const { app, confirmed } = await buildWebhookApp(journal);

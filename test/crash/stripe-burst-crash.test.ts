@@ -20,7 +20,7 @@ afterAll(() => {
   server?.child.kill('SIGKILL');
 });
 
-/** An agent as the README tells one to behave: send; while not final, ask again after Retry-After; through a restart, send again. */
+/** An agent as the HTTP API page tells one to behave: send; while not final, ask again after Retry-After; through a restart, send again. */
 async function agentUntilFinal(url: () => string, requestId: string, paymentIntent: string, statuses: number[]): Promise<string> {
   const deadline = Date.now() + 120_000;
   let asked = false;

@@ -311,7 +311,7 @@ function shapeOf(value: unknown): unknown {
   return value === null ? 'null' : typeof value;
 }
 
-describe('README', () => {
+describe('the exports page', () => {
   it('a reader that closes the pipe early (npm run export … | head) ends the export quietly: exit 0, no stack trace', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/export/export-cli.ts', '--format', 'ndjson', ...day1], {
       cwd: process.cwd(),
@@ -329,9 +329,8 @@ describe('README', () => {
     expect([code, stderr]).toEqual([0, '']);
   });
 
-  it('the README shows one line of each format with the shape of what the command writes', () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Audit exports'), readme.indexOf('\n## ', readme.indexOf('## Audit exports') + 1));
+  it('the exports page shows one line of each format with the shape of what the command writes', () => {
+    const section = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'finance', 'exports.md'), 'utf8');
     const example = (prefix: string) => section.split('\n').find((line) => line.startsWith(prefix));
     const decision = JSON.parse(example('{"record":"decision"')!);
     const real = rows(dayOne.ndjson!).find((row) => row.record === 'decision' && row.decision === decision.decision);

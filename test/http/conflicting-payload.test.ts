@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
-// The same request id is the same decision forever (api.md): a re-send with the same payload
+// The same request id is the same decision forever (docs/agents/http-api.md): a re-send with the same payload
 // answers the current status, and one with any other payload is refused 409 with both payloads,
 // nothing written and nothing sent, whatever state the first request is in. This is how Stripe
 // answers an idempotency key reused with other parameters; answering the old decision instead

@@ -2,18 +2,20 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { documentationPages, readPage } from '../docs/pages.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The OpenAPI document is generated from the schemas the server validates with; the README and the
-// contract doc (shared/api.md, in the project) are what people read. Each must name every route,
-// status and error code of the other.
+// pages of docs/, the contract page docs/agents/http-api.md among them, are what people read. Each
+// must name every route, status and error code of the other.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
-const contract = readFileSync(`${root}shared/api.md`, 'utf8');
-const docs = `${readme}\n${contract}`;
+const errorsPage = readPage('docs/reference/errors.md');
+const contract = readPage('docs/agents/http-api.md');
+const docs = documentationPages().map(readPage).join('\n');
 
-/** Routes that exist only with `test_mode: true`; the README says so. */
+/** Routes that exist only with `test_mode: true`; the approvers' API page says so. */
 const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
 
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
@@ -92,7 +94,7 @@ describe('the OpenAPI document and the docs agree', () => {
     expect(document.openapi).toBe('3.1.0');
   });
 
-  it('lists every route the README and the contract doc name, and names no other', () => {
+  it('lists every route the docs and the contract doc name, and names no other', () => {
     const inDocs = routesInDocs(docs);
     const inDocument = routesInDocument(document);
     expect([...inDocs].filter((route) => !inDocument.has(route) && !TEST_MODE_ONLY.has(route)).sort()).toEqual([]);
@@ -103,8 +105,10 @@ describe('the OpenAPI document and the docs agree', () => {
     const inDocument = errorCodesInDocument(document);
     expect([...errorCodesInDocs(docs)].sort()).toEqual([...inDocument.keys()].sort());
     for (const [code, statuses] of inDocument) expect([code, [...statuses]]).toEqual([code, [ERROR_CODES[code]]]);
-    // The README's table of codes gives each its status.
-    for (const [, code, status] of readme.matchAll(/^\| `([a-z_]+)` \| `(\d{3})` \|/gm)) {
+    // The errors page's table gives each code its status, and lists every code.
+    const tabled = [...errorsPage.matchAll(/^\| `([a-z_]+)` \| `(\d{3})` \|/gm)];
+    expect(tabled.map(([, code]) => code).sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    for (const [, code, status] of errorsPage.matchAll(/^\| `([a-z_]+)` \| `(\d{3})` \|/gm)) {
       expect([code, Number(status)]).toEqual([code, ERROR_CODES[code as ErrorCode]]);
     }
   });
@@ -116,10 +120,10 @@ describe('the OpenAPI document and the docs agree', () => {
     expect(unnamed.sort()).toEqual([]);
   });
 
-  it('the README links to the contract doc, which is in the project', () => {
-    expect(readme).toContain('](shared/api.md)');
-    expect(readme).not.toContain('../shared/spec/');
-    expect(contract).toMatch(/^# The public HTTP contract/);
+  it('the README links to the contract doc, which is in the project, and no page cites the spec beside it', () => {
+    expect(readme).toContain('](docs/agents/http-api.md)');
+    expect(docs).not.toContain('../shared/spec/');
+    expect(contract).toMatch(/^# The HTTP API: the public contract/);
   });
 
   it('serves the document and the docs page, and the README says where', async () => {

@@ -4,7 +4,7 @@ import type { InterlockConfig } from '../../server/config/schema.ts';
 import { limits } from '../../shared/limits.ts';
 import { type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig } from '../support/app-world.ts';
 
-// A deployment behind TLS (README "Deploying"): helmet's headers with our own content security
+// A deployment behind TLS (docs/operators/tls-and-proxies.md): helmet's headers with our own content security
 // policy, HSTS and Secure cookies when public_url is https, the Host names served, the proxies
 // whose word on the client's address is believed, and the connection caps.
 
@@ -195,7 +195,7 @@ describe('connection and header caps', () => {
       requestTimeout: server.requestTimeout,
       timeout: server.timeout,
       // Between requests on a kept-alive connection Node closes it after keepAliveTimeout (Fastify's
-      // default 72 s), whatever `timeout` says: the same idle limit, so the README's 2 minutes hold.
+      // default 72 s), whatever `timeout` says: the same idle limit, so the docs' 2 minutes hold.
       keepAliveTimeout: server.keepAliveTimeout,
       maxRequestsPerSocket: server.maxRequestsPerSocket,
     }).toEqual({

@@ -118,6 +118,8 @@ describe('a start in live mode', () => {
     expect(() => parseEnv({ ...env, STRIPE_LIVE_KEY: 'sk_live_interlock_full' })).toThrow(
       /^STRIPE_LIVE_KEY is a full live secret key \(sk_live_\.\.\.\), which may do anything on the Stripe account; give Interlock a restricted key \(rk_live_\.\.\.\)/,
     );
+    // It names the page that lists the permissions.
+    expect(() => parseEnv({ ...env, STRIPE_LIVE_KEY: 'sk_live_interlock_full' })).toThrow(/the permissions it uses \(docs\/operators\/going-live\.md\)/);
     expect(() => parseEnv({ ...env, STRIPE_LIVE_KEY: 'rk_test_interlock' })).toThrow(/^STRIPE_LIVE_KEY must be a Stripe live restricted key/);
     // The client itself takes nothing but a restricted key in live mode, whoever builds it.
     expect(() => createStripeClient('sk_live_interlock_full', {}, { live: true })).toThrow(LiveKeyError);

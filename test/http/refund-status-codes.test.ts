@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // An agent polls GET /v1/refunds/:request_id until the answer is final, and 200 means final
-// (api.md): GET answers 202 while a request is still pending and 200 once it is final, exactly as
+// (docs/agents/http-api.md): GET answers 202 while a request is still pending and 200 once it is final, exactly as
 // POST does for the same request, or an agent stops polling a refund nobody has decided yet.
 
 let world: AppWorld;

@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_INTERLOCK_URL, parseMcpEnv } from '../../server/mcp/env.ts';
 import { limits } from '../../shared/limits.ts';
+import { fencedBlocks, readPage } from '../docs/pages.ts';
 
-/** How the MCP server is configured: its environment, and the client configuration README gives. */
+/** How the MCP server is configured: its environment, and the client configuration its page gives. */
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -35,19 +36,24 @@ describe('MCP server environment', () => {
     expect(parseMcpEnv({ INTERLOCK_AGENT_TOKEN: 'two words' })).toEqual({ problems: ['INTERLOCK_AGENT_TOKEN must be one token with no spaces or line breaks'] });
   });
 
-  it("README's MCP client configuration runs the mcp script quietly (npm's banner would corrupt the protocol) with both variables", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Ask for a refund, as an agent would\n'), readme.indexOf("\n## The approvers' API"));
-    const block = /```json\n([\s\S]*?)```/.exec(section)?.[1];
-    const server = JSON.parse(block ?? '{}').mcpServers?.interlock;
-    expect(server).toMatchObject({ command: 'npm', args: ['run', '--silent', 'mcp'] });
-    expect(Object.keys(server.env).sort()).toEqual(['INTERLOCK_AGENT_TOKEN', 'INTERLOCK_URL']);
+  const page = readPage('docs/agents/mcp.md');
+  const servers = fencedBlocks(page, 'json').map((block) => JSON.parse(block).mcpServers?.interlock);
+
+  it("the MCP page's first client configuration runs the compiled server with plain node and both variables, no cwd", () => {
+    expect(servers[0]).toEqual({ command: 'node', args: ['/path/to/interlock/dist/server/mcp.js'], env: expect.any(Object) });
+    expect(Object.keys(servers[0].env).sort()).toEqual(['INTERLOCK_AGENT_TOKEN', 'INTERLOCK_URL']);
+    // dist/server/mcp.js is what `npm run build` writes from the MCP server's entry point.
+    expect(readFileSync(join(root, 'scripts/build-server.ts'), 'utf8')).toContain("mcp: 'server/mcp/main.ts'");
+  });
+
+  it("the MCP page's configuration from a checkout runs the mcp script quietly (npm's banner would corrupt the protocol)", () => {
+    expect(servers[1]).toMatchObject({ command: 'npm', args: ['--prefix', '/path/to/interlock', 'run', '--silent', 'mcp'] });
+    expect(Object.keys(servers[1].env).sort()).toEqual(['INTERLOCK_AGENT_TOKEN', 'INTERLOCK_URL']);
     expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.mcp).toBe('tsx server/mcp/main.ts');
   });
 
-  it("README's wait_for_decision line gives the default and the cap the server has", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const line = readme.split('\n').find((text) => text.startsWith('- `wait_for_decision'));
+  it("the MCP page's wait_for_decision item gives the default and the cap the server has", () => {
+    const line = page.split('\n- ').find((text) => text.startsWith('`wait_for_decision'))?.replace(/\s+/g, ' ');
     expect(line).toContain(`(${limits.mcpWaitSecondsDefault} unless told)`);
     expect(line).toContain(`One call waits at most ${limits.mcpWaitSecondsMax} s, a larger \`timeout_seconds\` is taken as ${limits.mcpWaitSecondsMax}`);
   });

@@ -152,10 +152,8 @@ describe('each channel escapes what it did not write', () => {
   });
 });
 
-describe("README's samples", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const start = readme.indexOf('\n## Reaching people and agents\n');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+describe("the notifications page's samples", () => {
+  const section = readFileSync(new URL('../../docs/operators/notifications.md', import.meta.url), 'utf8');
   const block = (language: string) => new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section)?.[1] ?? '';
   const sample = buildContent({ reason: 'Parcel never arrived', link: 'https://interlock.example.com/items/3f2a9c1d7e4b' });
 

@@ -19,7 +19,7 @@ interface Answer {
   retryAfterS: number | null;
 }
 
-/** An agent as the README tells one to behave: send, and while the answer is not final, ask again after Retry-After. */
+/** An agent as the HTTP API page tells one to behave: send, and while the answer is not final, ask again after Retry-After. */
 async function agentUntilFinal(world: AppWorld, requestId: string, paymentIntent: string, answers: Answer[]): Promise<string> {
   let response = await world.agent('POST', '/v1/refunds', { request_id: requestId, payment_intent: paymentIntent, amount: ASK_CENTS });
   for (let i = 0; i < 400; i++) {

@@ -38,7 +38,7 @@ describe('a live key probe says whether the key holds a permission', () => {
     });
     expect(describeFailedProbes(results)).toBe(
       'the live key failed 1 of 7 permission probes: rak_refund_write is missing (POST /v1/refunds payment_intent=pi_interlock_probe_does_not_exist answered 403); ' +
-        `give the restricted key the permissions README's "Going live" names`,
+        'give the restricted key the permissions docs/operators/going-live.md names',
     );
     expect(describeFailedProbes(results.map((r) => ({ ...r, verdict: 'allowed' as const })))).toBeNull();
   });

@@ -21,7 +21,7 @@ const BUDGET_PER_SECOND = 20;
 
 type Client = ReturnType<typeof clientFor>;
 
-/** An agent as the README tells one to behave: send, and until the answer is final ask again (429: send again). */
+/** An agent as the HTTP API page tells one to behave: send, and until the answer is final ask again (429: send again). */
 async function refundUntilFinal(client: Client, requestId: string, paymentIntent: string): Promise<{ status: string; finalMs: number }> {
   const body = { request_id: requestId, payment_intent: paymentIntent, amount: ASK_CENTS };
   let answer = await client.agent('POST', '/v1/refunds', body);

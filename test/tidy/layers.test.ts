@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layers (README "Layout", STYLE.md): shared/ imports nothing but typebox (the contract's
+ * The layers (docs/internals/layout.md, STYLE.md): shared/ imports nothing but typebox (the contract's
  * schemas: plain JSON Schema objects, no I/O, safe in a browser); web/ only shared/; db/ no
  * server/ module but the journal layer (server/journal/); the journal layer only shared/; the pure
  * decision core no I/O at all (no node: module, no framework, no await, no clock); and no import
