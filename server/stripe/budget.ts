@@ -143,16 +143,18 @@ export interface BudgetClock {
 }
 
 /**
- * The wall clock and real timers. They keep the process alive: a call waiting for a place is
- * woken by one of them (the next room in the window, the share's next round), and nothing else may
- * be left to keep a process up meanwhile (a command's first Stripe call, before any socket is
- * open). The budget sets them only while calls wait or its share holds slots, and `stop()` cancels
- * the share's.
+ * The wall clock and real timers, unref'd: the budget's own rounds never keep a process alive (a
+ * server refused at start ends at once). A call waiting for its place keeps the process up by the
+ * budget's hold while it waits (`#holdWhileWaiting`), since only these timers wake it.
  */
+/** How often the hold's idle timer fires while a call waits: it does nothing, it only keeps the loop alive. */
+const WAITING_HOLD_MS = 60_000;
+
 export const REAL_BUDGET_CLOCK: BudgetClock = {
   nowMs: () => Date.now(),
   after: (ms, run) => {
     const timer = setTimeout(run, ms);
+    timer.unref();
     return () => clearTimeout(timer);
   },
 };
@@ -213,6 +215,10 @@ export class StripeBudget {
   #penaltyUntilMs = 0;
   #cancelTimer: (() => void) | null = null;
   #timerAtMs = Number.POSITIVE_INFINITY;
+  /** A referenced handle held while any call waits, so the process lives until the call is granted. */
+  #waitingHold: ReturnType<typeof setInterval> | null = null;
+  /** Stopped: a call still waiting no longer keeps the process alive. */
+  #stopped = false;
   /** How long each call took, told to the metrics by the paced transport. */
   readonly callTimes = new StripeCallTimes();
   readonly counts: BudgetCounts = {
@@ -251,6 +257,8 @@ export class StripeBudget {
 
   /** Stop holding the share: what no place needs is given back at once, the rest lapses. */
   async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#holdWhileWaiting();
     await this.#share?.stop();
   }
 
@@ -313,6 +321,7 @@ export class StripeBudget {
         const at = this.#waiters.indexOf(waiter);
         if (at < 0) return;
         this.#waiters.splice(at, 1);
+        this.#holdWhileWaiting();
         resolve(null);
       });
       waiter.resolve = (grant) => {
@@ -399,6 +408,21 @@ export class StripeBudget {
     }
     if (this.#waiters.length > 0) this.#share?.wanted();
     this.#wakeAtNextRoom();
+    this.#holdWhileWaiting();
+  }
+
+  /**
+   * Keep the process alive exactly while a call waits for its place: the timers that wake it are
+   * unref'd, and at a command's first Stripe call (npm run restore's refunds read) nothing else may
+   * hold the event loop, so Node would end the process with the call never granted (exit 13).
+   */
+  #holdWhileWaiting(): void {
+    if (this.#waiters.length > 0 && !this.#stopped) {
+      this.#waitingHold ??= setInterval(() => undefined, WAITING_HOLD_MS);
+    } else if (this.#waitingHold !== null) {
+      clearInterval(this.#waitingHold);
+      this.#waitingHold = null;
+    }
   }
 
   #grant(klass: BudgetClass, endpoints: readonly string[]): BudgetGrant {
