@@ -279,6 +279,8 @@ describe('checkpoints of the global chain', () => {
     }
   });
 
+  // Three processes one after another (a server, a refused start, the verify command): 20 s was
+  // too short on a loaded 2-core machine.
   it('npm start signs to a file mirror; the tail cut, checkpoints and all, then stops it in one line, and npm run verify finds the same against the mirror', async () => {
     const file = await writeJournal(4);
     const dir = makeTempDir();
@@ -305,5 +307,5 @@ describe('checkpoints of the global chain', () => {
     const verified = await runVerifyCli(['--journal', file, '--checkpoint', mirror, '--key', path.join(dir, 'data', 'receipt-signing-key.pub.pem')]);
     expect(verified.exitCode).toBe(1);
     expect(JSON.parse(verified.stdout)).toMatchObject({ valid: false, problem: { code: 'journal_behind_checkpoint' } });
-  });
+  }, 60_000);
 });
