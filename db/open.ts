@@ -54,6 +54,11 @@ export function openDatabase(file: string): OpenDatabase {
   }
 }
 
+/** The system error code a file call failed with (ENOENT, EEXIST, ...), if it is one. */
+function errnoOf(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
 /** Only the owner may read or write a journal file: SQLite creates its write-ahead log and index with the database's own mode. */
 export const JOURNAL_FILE_MODE = 0o600;
 
@@ -66,7 +71,7 @@ function keepToOwner(file: string): void {
   try {
     fs.writeFileSync(file, '', { flag: 'wx', mode: JOURNAL_FILE_MODE });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (errnoOf(error) !== 'EEXIST') throw error;
   }
   for (const suffix of ['', '-wal', '-shm']) {
     try {
@@ -74,7 +79,7 @@ function keepToOwner(file: string): void {
       if ((mode & 0o077) !== 0) fs.chmodSync(`${file}${suffix}`, mode & 0o700);
     } catch (error) {
       // Gone meanwhile, or another user's file (a tool reading it): left as it is.
-      const code = (error as NodeJS.ErrnoException).code;
+      const code = errnoOf(error);
       if (code !== 'ENOENT' && code !== 'EPERM') throw error;
     }
   }

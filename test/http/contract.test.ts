@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { documentationPages, readPage } from '../docs/pages.ts';
+import { RefundAnswerSchema } from '../../shared/schemas.ts';
+import { documentationPages, fencedBlocks, readPage } from '../docs/pages.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The OpenAPI document is generated from the schemas the server validates with; the README and the
@@ -118,6 +119,15 @@ describe('the OpenAPI document and the docs agree', () => {
     expect([...statusesInDocs(docs)].filter((status) => !inDocument.has(status)).sort()).toEqual([]);
     const unnamed = [...inDocument].filter((status) => !statusesInDocs(docs).has(status) && status !== 101);
     expect(unnamed.sort()).toEqual([]);
+  });
+
+  it("the contract page's example answer has every field of the refund answer, and the page says what each is", () => {
+    const fields = Object.keys(RefundAnswerSchema.properties).sort();
+    const example = fencedBlocks(contract, 'json').find((block) => block.includes('"effect_id"') && block.includes('"approvals"'));
+    expect(Object.keys(JSON.parse(example ?? '{}')).sort()).toEqual(fields);
+    // Each field has its bullet under the example; `request_id` and `currency` have their own sections.
+    const described = new Set([...contract.matchAll(/^- `([a-z_]+)`:|; `([a-z_]+)`:/gm)].map((m) => m[1] ?? m[2]));
+    expect(fields.filter((field) => !described.has(field) && field !== 'request_id' && field !== 'currency')).toEqual([]);
   });
 
   it('the README links to the contract doc, which is in the project, and no page cites the spec beside it', () => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Escalated } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
@@ -6,6 +5,7 @@ import { approvalsRequiredFor, approvalStanding, beneficiaryMatch, decideApprova
 import { chainState } from '../../server/inbox/state.ts';
 import { dispatchBlocker } from '../../server/journal/chain.ts';
 import { Authority } from '../../server/gate/leases.ts';
+import { readPage } from '../docs/pages.ts';
 import { buildChain, EFFECT_ID } from '../support/entries.ts';
 
 // Four-eyes and no self-approval as pure decisions: tables whose last column is the outcome.
@@ -80,10 +80,10 @@ describe('beneficiaryMatch: the person the refund benefits never approves it', (
     expect(beneficiaryMatch(ana, { onBehalfOf, customerEmail })).toBe(expected);
   });
 
-  it("the customer email is compared without regard to case either way, and the README says so where self-approval is described", () => {
+  it("the customer email is compared without regard to case either way, and the approvers' page says so where self-approval is described", () => {
     expect(beneficiaryMatch({ name: 'ana', emails: ['Ana.Lopez@Example.COM'] }, { onBehalfOf: null, customerEmail: 'ana.lopez@example.com' })).toBe('customer_email');
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const paragraph = readme.slice(readme.indexOf('An agent may name the person a refund benefits'), readme.indexOf('![A two-approver item'));
+    const page = readPage('docs/approvers/two-approvers.md');
+    const paragraph = page.slice(page.indexOf('An agent may name the person a refund benefits'), page.indexOf('![A two-approver item'));
     expect(paragraph).toMatch(/customer email/);
     expect(paragraph).toMatch(/ignor\w* (letter )?case/i);
   });
