@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { ConfigError } from '../config/load.ts';
 import { EnvError, parseEnv } from '../env.ts';
 import { SigningKeyError } from '../receipts/keys.ts';
@@ -14,16 +14,18 @@ export const BACKUP_EXIT_CODES = { ok: 0, failed: 1, refused: 2, usage: 64 } as 
 /** One exit code of the backup and restore commands. */
 export type BackupExitCode = (typeof BACKUP_EXIT_CODES)[keyof typeof BACKUP_EXIT_CODES];
 
-export const BACKUP_USAGE =
-  'usage: npm run backup -- <dir> [--with-key]\n' +
+/** How to take a backup, by the command that started this tool. */
+export const backupUsage = (): string =>
+  `usage: ${commandLine('<dir> [--with-key]', 'backup')}\n` +
   "  SQLite's online backup of the journal (DATA_DIR, DB_PATH) into <dir> (new or empty), safe while the server\n" +
   '  runs, with the config (INTERLOCK_CONFIG) and manifest.json (journal id, last seq, global chain head, time,\n' +
   '  every file and its sha256).\n' +
   '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can then sign receipts)\n' +
   '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal); 64: bad arguments.';
 
-export const RESTORE_USAGE =
-  'usage: npm run restore -- <dir> [--replace]\n' +
+/** How to restore one, by the command that started this tool. */
+export const restoreUsage = (): string =>
+  `usage: ${commandLine('<dir> [--replace]', 'restore')}\n` +
   '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
@@ -49,7 +51,7 @@ function readArguments(args: readonly string[], flag: 'with-key' | 'replace'): {
 
 /** `npm run backup`: its exit code. */
 export async function runBackupCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
-  return run(io, BACKUP_USAGE, async () => {
+  return run(io, backupUsage(), async () => {
     const read = readArguments(args, 'with-key');
     if (read === null) return 'help';
     const { manifest, warnings } = await takeBackup({ env: parseEnv(env), dir: read.dir, withKey: read.flag });
@@ -67,7 +69,7 @@ export async function runBackupCli(args: readonly string[], env: Env, io: Stream
 
 /** `npm run restore`: its exit code. */
 export async function runRestoreCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
-  return run(io, RESTORE_USAGE, async () => {
+  return run(io, restoreUsage(), async () => {
     const read = readArguments(args, 'replace');
     if (read === null) return 'help';
     const result = await restoreBackup({ env: parseEnv(env), dir: read.dir, replace: read.flag });
