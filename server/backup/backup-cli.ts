@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { SchemaAheadError } from '../../db/schema-version.ts';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
@@ -103,7 +104,7 @@ async function run(io: Streams, usage: string, work: () => Promise<'help' | 'don
       io.stderr.write(`${error.message}\n${usage}\n`);
       return BACKUP_EXIT_CODES.usage;
     }
-    if ([BackupError, EnvError, ConfigError, SigningKeyError].some((kind) => error instanceof kind)) {
+    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError].some((kind) => error instanceof kind)) {
       io.stderr.write(`refused: ${messageOf(error)}\n`);
       return BACKUP_EXIT_CODES.refused;
     }

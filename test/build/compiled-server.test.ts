@@ -152,6 +152,7 @@ describe('the compiled server', () => {
       runToExit(dir, ['dist/server/backup.js', 'backup', '--help']),
       runToExit(dir, ['dist/server/backup.js', 'restore', '--help']),
       runToExit(dir, ['dist/server/hash-secret.js']),
+      runToExit(dir, ['dist/server/migrate.js', '--help']),
     ]);
     expect(usages.map(usageLine)).toEqual([
       expect.stringMatching(/^usage: node dist\/server\/verify\.js <receipt\.json> /),
@@ -159,7 +160,11 @@ describe('the compiled server', () => {
       'usage: node dist/server/backup.js backup <dir> [--with-key]',
       'usage: node dist/server/backup.js restore <dir> [--replace]',
       'usage: node dist/server/hash-secret.js password|token [<value> | -]',
+      'usage: node dist/server/migrate.js [--dry-run]',
     ]);
+    // The migrations run on their own, from beside the bundle: the server made the journal, so nothing is left to apply.
+    const migrate = await runToExit(dir, ['dist/server/migrate.js', '--dry-run'], { DATA_DIR: data });
+    expect(migrate).toMatchObject({ exit: 0, stdout: expect.stringContaining('Nothing to apply.') });
     // The reload an operator asks for reaches the compiled server (the file is the one in force).
     const reload = await new Promise<{ exit: number | null; stdout: string }>((resolve) => {
       const tool = unprivileged(dir, ['dist/server/reload.js'], { DATA_DIR: data, INTERLOCK_CONFIG: env.INTERLOCK_CONFIG });
