@@ -92,6 +92,8 @@ export class GroupCommit<Tx> {
   readonly #unsettled: (() => void)[] = [];
   #scheduled = false;
   #flushing = false;
+  /** A batch committed in this turn of the event loop: a full batch then waits for the next turn. */
+  #committedThisTurn = false;
   readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, waitMsMax: 0 };
 
   constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
@@ -134,9 +136,12 @@ export class GroupCommit<Tx> {
         queuedAtMs: performance.now(),
         reject,
       });
-      // A full batch starts now; an operation queued by another operation's check (mid-flush)
-      // waits for the loop in `flush`, which drains the queue before it returns.
-      if (this.#queue.length >= this.#opsMax && !this.#flushing) this.flush();
+      // A full batch starts now, unless a batch already committed in this turn of the loop: callers
+      // that write again the moment they are settled would otherwise commit batch after batch in
+      // one another's continuations, and the loop would poll no socket and run no timer until they
+      // stopped. An operation queued by another operation's check (mid-flush) waits for the loop
+      // in `flush`, which drains the queue before it returns.
+      if (this.#queue.length >= this.#opsMax && !this.#flushing && !this.#committedThisTurn) this.flush();
       else this.#schedule();
     });
   }
@@ -185,6 +190,12 @@ export class GroupCommit<Tx> {
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
     this.#committedAtMs = performance.now();
+    if (!this.#committedThisTurn) {
+      this.#committedThisTurn = true;
+      setImmediate(() => {
+        this.#committedThisTurn = false;
+      });
+    }
     // One queue for every batch: a batch committed while an earlier one is still being settled in
     // pieces waits behind it, so callers go on in the order their writes committed.
     const draining = this.#unsettled.length > 0;

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import * as schema from './schema.ts';
+import { MIGRATIONS_FOLDER, recordSchemaVersion, refuseNewerSchema } from './schema-version.ts';
 
 /** The drizzle handle over the journal database. */
 export type JournalDb = BetterSQLite3Database<typeof schema>;
@@ -18,10 +18,6 @@ export interface OpenDatabase {
   close(): void;
 }
 
-// Beside this module in the sources (db/migrations), and beside the compiled server once `npm run
-// build` has copied them there (dist/server/migrations), which is where this module then runs from.
-const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
-
 // Processes that open a fresh file together race to migrate it. drizzle's migrator reads the
 // applied migrations before it takes the write lock, so a loser fails on "table already exists";
 // reading again after the winner committed finds nothing left to do. Each failed attempt has
@@ -30,7 +26,8 @@ const migrateAttemptsMax = 5;
 
 /**
  * Open (creating if missing, with its folder) the journal database at `file` and bring its schema
- * up to date. `synchronous = FULL` because a committed entry records money and must survive a
+ * up to date; a database a newer Interlock migrated is refused (SchemaAheadError) before anything
+ * is written to it. `synchronous = FULL` because a committed entry records money and must survive a
  * power loss; WAL so readers never wait for the writer.
  */
 export function openDatabase(file: string): OpenDatabase {
@@ -45,6 +42,7 @@ export function openDatabase(file: string): OpenDatabase {
     switchToWal(sqlite);
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
+    refuseNewerSchema(sqlite);
     const db = drizzle({ client: sqlite, schema });
     migrateDatabase(db);
     return { file, db, sqlite, close: () => sqlite.close() };
@@ -104,11 +102,15 @@ function switchToWal(sqlite: Database.Database): void {
   }
 }
 
-/** Apply the migrations in `db/migrations` that the database lacks; safe when processes race to do it. */
+/**
+ * Apply the migrations in `db/migrations` that the database lacks and record this Interlock as the
+ * one that brought it to its schema; safe when processes race to do it.
+ */
 export function migrateDatabase(db: JournalDb): void {
   for (let attempt = 1; ; attempt++) {
     try {
-      migrate(db, { migrationsFolder });
+      migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      recordSchemaVersion(db);
       return;
     } catch (error) {
       if (attempt >= migrateAttemptsMax) throw error;

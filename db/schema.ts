@@ -147,3 +147,14 @@ export const journalMeta = sqliteTable('journal_meta', {
   name: text('name').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * Which Interlock brought the database to each schema it has had (the schema is the number of
+ * migrations applied), written after the migrations: a start under an Interlock older than the
+ * database names the version that wrote it (db/schema-version.ts).
+ */
+export const schemaVersions = sqliteTable('schema_versions', {
+  schema: integer('schema').primaryKey(),
+  interlock: text('interlock').notNull(),
+  migratedAtMs: integer('migrated_at_ms').notNull(),
+});

@@ -25,6 +25,7 @@ export const SERVER_ENTRY_POINTS = {
   'hash-secret': 'server/config/hash-secret.ts',
   backup: 'server/backup/backup-cli.ts',
   reload: 'server/reload-cli.ts',
+  migrate: 'server/migrate-cli.ts',
 } as const;
 
 /** Compile the server into `outDir` (emptied first) and copy the migrations beside it. */

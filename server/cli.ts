@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // What the command-line tools (npm run verify, npm run export) share: how a bad argument becomes a
@@ -41,4 +42,30 @@ export function endQuietlyWhenPipeCloses(stream: NodeJS.WriteStream): void {
     if (error.code !== 'EPIPE') throw error;
     process.exit(0);
   });
+}
+
+/**
+ * The command that started this tool, as its usage should print it, with `args` after it: `npm run
+ * verify -- <args>` when npm ran it from a clone, `node dist/server/verify.js <args>` in a
+ * production install (no npm script, no tsx there), `npx tsx server/receipts/verify-cli.ts <args>`
+ * when tsx ran the source directly. `subcommand` is what the npm script adds to the script
+ * (`backup` for `npm run backup`), printed when the tool was started without npm.
+ */
+export function commandLine(args = '', subcommand = '', argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env): string {
+  const script = shownPath(argv[1] ?? '');
+  const npmScript = env.npm_lifecycle_event;
+  // npm's variables reach a tool that a test or a script started under `npm test` too: they name this
+  // tool only when the npm script runs this very file.
+  if (npmScript !== undefined && env.npm_lifecycle_script?.split(/\s+/).includes(script)) {
+    return args === '' ? `npm run ${npmScript}` : `npm run ${npmScript} -- ${args}`;
+  }
+  const runner = script.endsWith('.ts') ? 'npx tsx' : 'node';
+  return [runner, script, subcommand, args].filter((part) => part !== '').join(' ');
+}
+
+/** A script's path as a person would type it: relative to the working folder when inside it. */
+function shownPath(script: string): string {
+  if (script === '') return script;
+  const relative = path.relative(process.cwd(), script);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? script : relative;
 }

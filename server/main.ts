@@ -1,3 +1,4 @@
+import { SchemaAheadError } from '../db/schema-version.ts';
 import { ClockFileError } from './clock-file.ts';
 import { LiveModeError } from './config/live-guards.ts';
 import { ConfigError } from './config/load.ts';
@@ -12,9 +13,10 @@ import { answerSignals } from './signals.ts';
 try {
   await answerSignals(startInterlock(parseEnv(process.env)));
 } catch (error) {
-  // A bad environment, config, signing key or test clock file, a damaged journal, or a live mode whose guards or key
-  // probes failed, is the operator's to fix: say which, with no stack, and exit 2.
-  const operators = [ConfigError, EnvError, SigningKeyError, JournalDamagedError, ClockFileError, LiveModeError];
+  // A bad environment, config, signing key or test clock file, a damaged journal, a database a newer Interlock
+  // migrated, or a live mode whose guards or key probes failed, is the operator's to fix: say which, with no
+  // stack, and exit 2.
+  const operators = [ConfigError, EnvError, SigningKeyError, JournalDamagedError, ClockFileError, LiveModeError, SchemaAheadError];
   if (operators.some((kind) => error instanceof kind)) {
     console.error(`Interlock did not start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(2);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { messageOf } from './cli.ts';
+import { commandLine, messageOf } from './cli.ts';
 import { parseEnv } from './env.ts';
 import { isInterlockServerCommand, readPid, readReloadAnswer, type ReloadAnswer } from './reload-files.ts';
 
@@ -68,7 +68,7 @@ function print(answer: ReloadAnswer): number {
 }
 
 function fail(message: string): number {
-  console.error(`npm run reload: ${message}`);
+  console.error(`${commandLine()}: ${message}`);
   return 2;
 }
 

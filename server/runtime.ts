@@ -21,6 +21,7 @@ import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damag
 import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES, signingKeyLocation } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
+import { INTERLOCK_VERSION } from './release/version.ts';
 import { describeFailedProbes, probeKey } from './stripe/key-probes.ts';
 import type { ReloadOutcome } from './reload.ts';
 import { removePidFile, writePidFile, writeReloadAnswer } from './reload-files.ts';
@@ -169,6 +170,8 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
     configSha256: loaded.sha256,
   });
   const { app, services } = interlock;
+  // The first line of the log names the version that runs, and the Node under it.
+  app.log.info({ version: INTERLOCK_VERSION, node: process.version }, `Interlock ${INTERLOCK_VERSION} starting on Node ${process.version}`);
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
   try {
     if (live) await refuseUnprovedKey(stripe.stripe, services, app);

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
+import { SchemaAheadError } from '../../db/schema-version.ts';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { asUsage, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { ConfigError } from '../config/load.ts';
 import { EnvError, parseEnv } from '../env.ts';
 import { SigningKeyError } from '../receipts/keys.ts';
@@ -14,16 +15,18 @@ export const BACKUP_EXIT_CODES = { ok: 0, failed: 1, refused: 2, usage: 64 } as 
 /** One exit code of the backup and restore commands. */
 export type BackupExitCode = (typeof BACKUP_EXIT_CODES)[keyof typeof BACKUP_EXIT_CODES];
 
-export const BACKUP_USAGE =
-  'usage: npm run backup -- <dir> [--with-key]\n' +
+/** How to take a backup, by the command that started this tool. */
+export const backupUsage = (): string =>
+  `usage: ${commandLine('<dir> [--with-key]', 'backup')}\n` +
   "  SQLite's online backup of the journal (DATA_DIR, DB_PATH) into <dir> (new or empty), safe while the server\n" +
   '  runs, with the config (INTERLOCK_CONFIG) and manifest.json (journal id, last seq, global chain head, time,\n' +
   '  every file and its sha256).\n' +
   '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can then sign receipts)\n' +
   '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal); 64: bad arguments.';
 
-export const RESTORE_USAGE =
-  'usage: npm run restore -- <dir> [--replace]\n' +
+/** How to restore one, by the command that started this tool. */
+export const restoreUsage = (): string =>
+  `usage: ${commandLine('<dir> [--replace]', 'restore')}\n` +
   '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
@@ -95,13 +98,13 @@ export async function runRestoreCli(args: readonly string[], env: Env, io: Strea
 /** What a command is called, its usage, and how it ends when something unexpected stops it. */
 interface Command {
   name: 'backup' | 'restore';
-  usage: string;
+  usage: () => string;
   failed: BackupExitCode;
 }
 
-const BACKUP_COMMAND: Command = { name: 'backup', usage: BACKUP_USAGE, failed: BACKUP_EXIT_CODES.failed };
+const BACKUP_COMMAND: Command = { name: 'backup', usage: backupUsage, failed: BACKUP_EXIT_CODES.failed };
 /** A restore ends 0 or 2 whatever stops it: either the journal is restored, or it is not. */
-const RESTORE_COMMAND: Command = { name: 'restore', usage: RESTORE_USAGE, failed: BACKUP_EXIT_CODES.refused };
+const RESTORE_COMMAND: Command = { name: 'restore', usage: restoreUsage, failed: BACKUP_EXIT_CODES.refused };
 
 /**
  * Run a command: print its usage for --help or a bad argument, and otherwise end with one line that
@@ -110,15 +113,15 @@ const RESTORE_COMMAND: Command = { name: 'restore', usage: RESTORE_USAGE, failed
 async function run(io: Streams, command: Command, work: () => Promise<'help' | 'done'>): Promise<BackupExitCode> {
   try {
     if ((await work()) === 'help') {
-      io.stdout.write(`${command.usage}\n`);
+      io.stdout.write(`${command.usage()}\n`);
     }
     return BACKUP_EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`${error.message}\n${command.usage}\n`);
+      io.stderr.write(`${error.message}\n${command.usage()}\n`);
       return BACKUP_EXIT_CODES.usage;
     }
-    if ([BackupError, EnvError, ConfigError, SigningKeyError].some((kind) => error instanceof kind)) {
+    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError].some((kind) => error instanceof kind)) {
       io.stderr.write(`${command.name} refused: ${messageOf(error)}\n`);
       return BACKUP_EXIT_CODES.refused;
     }

@@ -6,9 +6,8 @@
  * of the shell history.
  */
 import { text } from 'node:stream/consumers';
+import { commandLine } from '../cli.ts';
 import { hashPassword, hashToken } from './secrets.ts';
-
-const USAGE = 'usage: npx tsx server/config/hash-secret.ts password|token [<value> | -]';
 
 async function readStdinLine(): Promise<string> {
   return (await text(process.stdin)).split(/\r?\n/)[0] ?? '';
@@ -17,7 +16,7 @@ async function readStdinLine(): Promise<string> {
 async function main(argv: string[]): Promise<number> {
   const [kind, given, ...rest] = argv;
   if ((kind !== 'password' && kind !== 'token') || rest.length > 0) {
-    console.error(USAGE);
+    console.error(`usage: ${commandLine('password|token [<value> | -]')}`);
     return 2;
   }
   const value = given === undefined || given === '-' ? await readStdinLine() : given;

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { describeUrl } from '../config/check.ts';
 import { EnvError, type InterlockEnv, parseEnv } from '../env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
@@ -12,9 +12,9 @@ import { OtlpSendError } from './otlp.ts';
 import { verifyJournalFile } from '../integrity/verify-journal.ts';
 import { ExportInputError, type Period, readSigningKey } from './read-journal.ts';
 
-/** How to call the exporter; printed with every usage error. */
-export const EXPORT_USAGE =
-  'usage: npm run export -- --format otlp|cef|ndjson --from <ISO or ms> --to <ISO or ms> [--out <file> | --endpoint <url>]\n' +
+/** How to call the exporter, by the command that started it; printed with every usage error. */
+export const exportUsage = (): string =>
+  `usage: ${commandLine('--format otlp|cef|ndjson --from <ISO or ms> --to <ISO or ms> [--out <file> | --endpoint <url>]')}\n` +
   "  Exports the receipts and decisions journaled from --from (inclusive) to --to (exclusive) from the server's\n" +
   '  data folder (DATA_DIR, DB_PATH), signed with its key (RECEIPT_KEY_PATH or the systemd credential when the\n' +
   '  server has one). Every receipt is verified; one that does not verify is exported with\n' +
@@ -109,13 +109,13 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
   try {
     parsed = readExportArguments(args);
     if (parsed === null) {
-      io.stdout.write(`${EXPORT_USAGE}\n`);
+      io.stdout.write(`${exportUsage()}\n`);
       return EXIT_CODES.ok;
     }
     paths = parseEnv(env);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof EnvError)) throw error;
-    say(`export: ${error.message}\n${EXPORT_USAGE}`);
+    say(`export: ${error.message}\n${exportUsage()}`);
     return EXIT_CODES.usage;
   }
   try {

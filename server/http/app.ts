@@ -30,6 +30,7 @@ import { ledgerRoutes } from './ledger-routes.ts';
 import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
 import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
+import { INTERLOCK_VERSION } from '../release/version.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
@@ -233,8 +234,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installMetrics(app, services, overload);
 
   const operators = { tags: ['operators'] };
-  app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing', response: { 200: Type.Object({ ok: Type.Literal(true) }) } } }, async () => ({
+  app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing; names the version that answers', response: { 200: Type.Object({ ok: Type.Literal(true), version: Type.String() }) } } }, async () => ({
     ok: true as const,
+    version: INTERLOCK_VERSION,
   }));
   app.get(
     '/readyz',

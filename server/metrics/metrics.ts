@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { JournalStore } from '../journal/store.ts';
 import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
 import type { OverloadState } from '../http/overload.ts';
+import { INTERLOCK_VERSION } from '../release/version.ts';
 import { JournalUnavailableError, type Views } from '../views.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
@@ -106,6 +107,8 @@ export class InterlockMetrics {
   constructor(sources: MetricsSources) {
     this.#sources = sources;
     sources.budget.callTimes.listen((endpoint, outcome, seconds) => this.#stripeLatency.observe({ endpoint, outcome }, seconds));
+    // Which Interlock answers, as Prometheus names a build: the value is always 1, the version its label.
+    this.#gauge('interlock_build_info', 'Always 1; the version label names the Interlock that answers (package.json).', ['version']).set({ version: INTERLOCK_VERSION }, 1);
   }
 
   /** A Prometheus counter whose value is read at scrape time from a count the budget keeps. */

@@ -1,19 +1,19 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { asUsage, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { verifyJournalFile } from '../integrity/verify-journal.ts';
 import { keyIdFor, parsePublicKeySet } from './keys.ts';
 import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
-/** How to call the verifier; printed with every usage error. */
-export const VERIFY_USAGE =
-  'usage: npm run verify -- <receipt.json> [--key <public-key.pem> | --keys <interlock-keys.json>]\n' +
+/** How to call the verifier, by the command that started it; printed with every usage error. */
+export const verifyUsage = (): string =>
+  `usage: ${commandLine('<receipt.json> [--key <public-key.pem> | --keys <interlock-keys.json>]')}\n` +
   '  Verifies a receipt offline and prints the report as JSON. Exit 0: valid; 1: not valid; 2: usage error.\n' +
   '  --key   a PEM public key (receipt-signing-key.pub.pem)\n' +
   '  --keys  the JSON served at /.well-known/interlock-keys\n' +
   '  Without a key the chain is still checked, but entries cut off the end cannot be detected.\n' +
-  '       npm run verify -- --journal <interlock.sqlite> [--key <public-key.pem> [--checkpoint <note>]]\n' +
+  `       ${commandLine('--journal <interlock.sqlite> [--key <public-key.pem> [--checkpoint <note>]]')}\n` +
   '  Checks a journal database offline and read-only, the way start-up does (guards, every entry, both\n' +
   '  chains, its epochs and newest stored checkpoint, their signatures with --key), and with\n' +
   '  --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
@@ -30,13 +30,13 @@ export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome>
   try {
     if (args.includes('--journal')) return await runJournalMode(args);
     const { receiptPath, keys } = readArguments(args);
-    if (receiptPath === null) return { exitCode: 0, stdout: `${VERIFY_USAGE}\n`, stderr: '' };
+    if (receiptPath === null) return { exitCode: 0, stdout: `${verifyUsage()}\n`, stderr: '' };
     const receipt = readJsonFile(receiptPath, 'receipt');
     const report = await verifyReceipt(receipt, keys);
     return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    return { exitCode: 2, stdout: '', stderr: `verify: ${error.message}\n${VERIFY_USAGE}\n` };
+    return { exitCode: 2, stdout: '', stderr: `verify: ${error.message}\n${verifyUsage()}\n` };
   }
 }
 

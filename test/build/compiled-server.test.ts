@@ -15,7 +15,7 @@ import { freePort, writeTestConfig } from '../support/server-process.ts';
 // holds only what a deployment copies (package.json, the lock, dist/, the config) and production
 // dependencies (`npm ci --omit=dev`: no tsx, no esbuild), started as an unprivileged user. It gets
 // ready, serves the web build, makes the ledger CSV in the worker built ahead, and its command-line
-// tools load. About 15 s on a 2-core machine, most of it the install.
+// tools load and name themselves as they were started there. About 15 s on a 2-core machine, most of it the install.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** The user production runs as when the test runs as root (it does on the test machine): nobody. */
@@ -66,16 +66,23 @@ async function deployment(): Promise<string> {
   return dir;
 }
 
-/** Run a compiled tool unprivileged to its end: its exit code and what it printed. */
-async function runToExit(cwd: string, args: string[]): Promise<{ exit: number | null; stdout: string }> {
-  const child = unprivileged(cwd, args, {});
+/** Run a compiled tool unprivileged to its end: its exit code and what it printed on each stream. */
+async function runToExit(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ exit: number | null; stdout: string; stderr: string }> {
+  const child = unprivileged(cwd, args, env);
   let stdout = '';
+  let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
   });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exit = await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { exit, stdout };
+  return { exit, stdout, stderr };
 }
+
+/** The first line of a usage text, wherever the tool printed it. */
+const usageLine = (run: { stdout: string; stderr: string }) => `${run.stdout}${run.stderr}`.split('\n').find((line) => line.startsWith('usage: ')) ?? '';
 
 async function untilReady(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -138,6 +145,26 @@ describe('the compiled server', () => {
     ]);
     expect(tools.map((t) => t.exit)).toEqual([2, 64, 2, 0]);
     expect(tools[3]!.stdout.trim()).toBe(hashToken('sk_agent_example'));
+    // Each names itself as it was started here, a production install: no npm script, no tsx.
+    const usages = await Promise.all([
+      runToExit(dir, ['dist/server/verify.js', '--bogus']),
+      runToExit(dir, ['dist/server/export.js', '--help']),
+      runToExit(dir, ['dist/server/backup.js', 'backup', '--help']),
+      runToExit(dir, ['dist/server/backup.js', 'restore', '--help']),
+      runToExit(dir, ['dist/server/hash-secret.js']),
+      runToExit(dir, ['dist/server/migrate.js', '--help']),
+    ]);
+    expect(usages.map(usageLine)).toEqual([
+      expect.stringMatching(/^usage: node dist\/server\/verify\.js <receipt\.json> /),
+      expect.stringMatching(/^usage: node dist\/server\/export\.js --format /),
+      'usage: node dist/server/backup.js backup <dir> [--with-key]',
+      'usage: node dist/server/backup.js restore <dir> [--replace]',
+      'usage: node dist/server/hash-secret.js password|token [<value> | -]',
+      'usage: node dist/server/migrate.js [--dry-run]',
+    ]);
+    // The migrations run on their own, from beside the bundle: the server made the journal, so nothing is left to apply.
+    const migrate = await runToExit(dir, ['dist/server/migrate.js', '--dry-run'], { DATA_DIR: data });
+    expect(migrate).toMatchObject({ exit: 0, stdout: expect.stringContaining('Nothing to apply.') });
     // The reload an operator asks for reaches the compiled server (the file is the one in force).
     const reload = await new Promise<{ exit: number | null; stdout: string }>((resolve) => {
       const tool = unprivileged(dir, ['dist/server/reload.js'], { DATA_DIR: data, INTERLOCK_CONFIG: env.INTERLOCK_CONFIG });

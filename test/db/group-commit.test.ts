@@ -293,6 +293,35 @@ describe('group commit: settling a batch', () => {
   });
 });
 
+describe('group commit: the event loop turns between batches', () => {
+  it('300 writers that each write again at once still let the loop turn (I/O, timers) between full batches', async () => {
+    // More writers than a batch holds, each writing again the moment its write resolves: a full
+    // batch used to commit inside the continuations of the one before, batch after batch, so the
+    // loop never turned until every write was done (a child printing each write to a pipe
+    // printed nothing; a socket's data waited as long).
+    const { journal } = openJournal();
+    const writesMax = 3_000;
+    let started = 0;
+    let written = 0;
+    let loopTurnedAt: number | null = null;
+    setImmediate(() => {
+      loopTurnedAt = written;
+    });
+    const lane = async () => {
+      while (started < writesMax) {
+        started += 1;
+        await journal.append('PROPOSED', effectIdOf(1 + (started % 40)), fields('PROPOSED', { n: started }));
+        written += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: 300 }, lane));
+    expect(written).toBe(writesMax);
+    // The first batch (256 writes) commits in the call that filled it; the loop turns after it.
+    expect(loopTurnedAt).not.toBeNull();
+    expect(loopTurnedAt!).toBeLessThanOrEqual(groupCommitLimits.opsMax);
+  });
+});
+
 describe('group commit: settling batches in pieces keeps the commit order across batches', () => {
   it('two batches committed in one flush settle every caller of the first before any of the second', async () => {
     // Eight writers, four to a batch, settled two per turn: the second batch committed after the

@@ -297,7 +297,7 @@ describe('npm run export: what it refuses', () => {
     for (const args of cases) {
       const run = await runExport(w.dir, args);
       expect([run.code, run.stdout]).toEqual([64, '']);
-      expect(run.stderr).toContain('usage: npm run export');
+      expect(run.stderr).toContain('usage: npx tsx server/export/export-cli.ts --format ');
     }
     expect(readFileSync(out, 'utf8')).toBe('kept\n');
     expect(readdirSync(badFolder)).toEqual(['audit.ndjson']);

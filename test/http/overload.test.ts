@@ -167,7 +167,7 @@ describe('an agent flood', () => {
       expect(answer.headers['retry-after']).toBe('1');
       expect(answer.json()).toMatchObject({ error: { code: 'rate_limited' } });
     }
-    expect(healthz.json()).toEqual({ ok: true });
+    expect(healthz.json()).toMatchObject({ ok: true });
     expect(decided.statusCode).toBe(200);
     expect(decided.json().status).toBe('REJECTED');
     expect(webhook.statusCode).toBe(200);

@@ -728,12 +728,13 @@ describe('verify: the command line', () => {
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stdout).toBe('');
     expect(outcome.stderr).toMatch(message);
-    expect(outcome.stderr).toContain('usage: npm run verify');
+    expect(outcome.stderr).toMatch(/^usage: .+ <receipt\.json> \[--key /m);
   });
 
   it('verify-cli: a usage error exits 2 from the real process too', async () => {
     const run = runNode([]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain('usage:');
+    // Named as it was started: tsx on the source.
+    expect(run.stderr).toContain('usage: npx tsx server/receipts/verify-cli.ts <receipt.json> [--key');
   });
 });
