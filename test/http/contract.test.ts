@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { RefundAnswerSchema } from '../../shared/schemas.ts';
 import { documentationPages, readPage } from '../docs/pages.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
@@ -118,6 +119,13 @@ describe('the OpenAPI document and the docs agree', () => {
     expect([...statusesInDocs(docs)].filter((status) => !inDocument.has(status)).sort()).toEqual([]);
     const unnamed = [...inDocument].filter((status) => !statusesInDocs(docs).has(status) && status !== 101);
     expect(unnamed.sort()).toEqual([]);
+  });
+
+  it('the contract page names every field of a refund answer, and its example answer has each', () => {
+    const fields = Object.keys(RefundAnswerSchema.properties);
+    expect(fields.filter((field) => !contract.includes(`- \`${field}\``) && !contract.includes(`\`${field}\`:`))).toEqual([]);
+    const example = contract.match(/```json\n(\{"request_id": "case-4471", "effect_id"[\s\S]*?)```/)?.[1];
+    expect(Object.keys(JSON.parse(example ?? '{}')).sort()).toEqual([...fields].sort());
   });
 
   it('the README links to the contract doc, which is in the project, and no page cites the spec beside it', () => {
