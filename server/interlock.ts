@@ -7,6 +7,7 @@ import type { InterlockConfig } from './config/schema.ts';
 import { Reconciler } from './confirm/reconciler.ts';
 import type { KillHook } from './gate/kill-points.ts';
 import { buildApp } from './http/app.ts';
+import { STOP_ANSWER_MS } from './http/graceful-stop.ts';
 import { createChannels } from './outbox/channels.ts';
 import type { FactsScheduler } from './facts/current-facts.ts';
 import type { Channels } from './outbox/types.ts';
@@ -247,9 +248,16 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       });
     },
     async close() {
+      const startMs = performance.now();
       // Every request taken is answered first, while everything behind the routes still works.
       await built.gracefulStop.drain();
-      for (const stop of stops.splice(0).reverse()) await stop();
+      // Background work is waited for only while the stop keeps within its bound: a call to Stripe
+      // with no answer (its own timeout is 30 s) is left to end with the process, not waited for
+      // until systemd kills it at TimeoutStopSec=30 with no last checkpoint.
+      const stopByMs = startMs + STOP_ANSWER_MS - STOP_CLOSE_MARGIN_MS;
+      for (const stop of stops.splice(0).reverse()) {
+        if (!(await finishedBy(stop(), stopByMs))) built.log.warn('background work did not stop in time; it ends with the process');
+      }
       await built.close();
       // Every request has been answered: the last checkpoint covers all this process verified.
       if (checked) await checkpointer.signAtStop();
@@ -258,6 +266,22 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       ownChannels?.close();
     },
   };
+}
+
+/** What the stop keeps, after the background work, for closing the app, the last checkpoint and exiting. */
+const STOP_CLOSE_MARGIN_MS = 2_000;
+
+/** True once `work` ended (however), false if `byMs` (performance clock) came first. */
+async function finishedBy(work: Promise<unknown> | unknown, byMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, byMs - performance.now()));
+  });
+  try {
+    return await Promise.race([Promise.resolve(work).then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

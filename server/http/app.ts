@@ -27,6 +27,7 @@ import { installOverloadShedding } from './overload.ts';
 import { reconciliationRoutes } from './reconciliation-routes.ts';
 import { scoreboardRoutes } from './scoreboard-routes.ts';
 import { ledgerRoutes } from './ledger-routes.ts';
+import { installFramingChecks } from './framing-checks.ts';
 import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
 import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
@@ -154,7 +155,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: limits.connectionIdleMs,
     requestTimeout: limits.requestReceiveMs,
     maxRequestsPerSocket: limits.requestsPerConnectionMax,
-    http: { maxHeaderSize: limits.headerBytesMax },
+    // No Host on HTTP/1.1 is refused in the contract's shape (framing-checks.ts), never Node's bare 400.
+    http: { maxHeaderSize: limits.headerBytesMax, requireHostHeader: false },
     // Fastify's default of 100 refused a request id of 101 to 200 characters in GET
     // /v1/refunds/:request_id after POST had taken it; each route's schema judges its ids.
     routerOptions: { maxParamLength: limits.pathParamCharsMax },
@@ -186,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   echoRequestIds(app);
   // Before any other hook that may answer: from the signal on, each request is refused and counted.
   app.decorate('gracefulStop', installGracefulStop(app));
+  installFramingChecks(app);
   // Every body is JSON (the webhooks' raw body has a parser of its own): Fastify's default
   // text/plain parser would hand a string to validation, answered 400 rather than 415.
   app.removeContentTypeParser('text/plain');

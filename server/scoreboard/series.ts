@@ -103,11 +103,21 @@ function csvRows(key: string, value: unknown, rows: [string, string][]): void {
 export function scoreboardCsv(board: Scoreboard): string {
   const rows: [string, string][] = [];
   for (const [key, value] of Object.entries(board)) csvRows(key, value, rows);
-  // Money comes one currency after another: a money figure added later goes after them all.
-  const later = (key: string) => key.startsWith('money.') && LATER_MONEY_FIELDS.has(key.slice(key.lastIndexOf('.') + 1));
-  const ordered = [...rows.filter(([key]) => !later(key)), ...rows.filter(([key]) => later(key))];
+  // Money comes one currency after another: a figure added later goes after them all, each in its turn.
+  const addedAt = (key: string) => ADDED_LATER.findIndex((added) => added(key));
+  const ordered = [...rows.filter(([key]) => addedAt(key) === -1)];
+  for (let turn = 0; turn < ADDED_LATER.length; turn++) ordered.push(...rows.filter(([key]) => addedAt(key) === turn));
   return csvHeader(['figure', 'value']) + ordered.map(([key, value]) => csvRecord([textCell(key), value])).join('');
 }
 
-/** Money figures added after the CSV first had money: written after every currency's earlier lines. */
-const LATER_MONEY_FIELDS: ReadonlySet<string> = new Set(['failed_at_stripe_minor']);
+const moneyField = (field: string) => (key: string) => key.startsWith('money.') && key.slice(key.lastIndexOf('.') + 1) === field;
+
+/**
+ * Figures added after the CSV first had money, in the order they were added: each written after
+ * every line the CSV had before it (a new money figure after every currency's earlier lines).
+ */
+const ADDED_LATER: ReadonlyArray<(key: string) => boolean> = [
+  moneyField('failed_at_stripe_minor'),
+  (key) => key === 'approved_on_facts_now',
+  moneyField('exposure_waiting_stripe_minor'),
+];

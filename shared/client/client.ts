@@ -87,6 +87,17 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * An error a wait reads again after, rather than throwing: told to slow down (`rate_limited`); a
+ * server stopping or still starting (`503 not_ready`, which says to ask again); and, once this wait
+ * has had an answer, no connection (a server restarting on its address). A read changes nothing,
+ * so reading again is always safe; a wait that never reached the server fails at once.
+ */
+function passing(error: unknown, answered: boolean): error is Error {
+  if (error instanceof InterlockError) return error.code === 'rate_limited' || error.code === 'not_ready';
+  return answered && error instanceof NetworkError;
+}
+
 /** Refuse a call with no decision id: the client never makes one up, since a new id on a retry is a second refund. */
 function assertRequestId(requestId: unknown, what: string): asserts requestId is string {
   if (typeof requestId !== 'string' || requestId === '') {
@@ -218,19 +229,22 @@ export function createInterlockClient(options: InterlockClientOptions): Interloc
     let delayMs: number | null = null;
     let polls = 0;
     let last: RefundResult | null = null;
+    /** True once this wait has read an answer: the server is there, so losing it is a restart. */
+    let answered = false;
     for (;;) {
       let retryAfterMs: number | null;
-      let slowDown: InterlockError | null = null;
+      let slowDown: Error | null = null;
       try {
         polls += 1;
         last = await getRefund(requestId, per);
         retryAfterMs = last.retryAfterMs;
       } catch (error) {
-        // Told to slow down: wait as asked and read again; any other error is the caller's to see.
-        if (!(error instanceof InterlockError && error.code === 'rate_limited')) throw error;
+        // Told to slow down, or a restart under way: wait and read again; any other error is the caller's to see.
+        if (!passing(error, answered)) throw error;
         slowDown = error;
-        retryAfterMs = error.retryAfterMs;
+        retryAfterMs = error instanceof InterlockError ? error.retryAfterMs : null;
       }
+      if (slowDown === null) answered = true;
       if (last?.final) return { ...last, polls, waitedMs: now() - startMs };
       const remainingMs = deadlineMs - now();
       if (remainingMs <= 0) {

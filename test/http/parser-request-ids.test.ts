@@ -54,6 +54,9 @@ const CASES: Array<{ what: string; raw: string; status: number; code: string }> 
   { what: 'a malformed header line', raw: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n', status: 400, code: 'validation_failed' },
   { what: 'a malformed request line', raw: 'GET /healthz HTTX/9\r\nHost: 127.0.0.1\r\n\r\n', status: 400, code: 'validation_failed' },
   { what: 'chunked framing that is not', raw: post('zz\r\n', 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n'), status: 400, code: 'validation_failed' },
+  { what: 'an HTTP/1.1 request with no Host', raw: 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', status: 400, code: 'validation_failed' },
+  { what: 'an agent call with no Host', raw: `GET /v1/refunds/case-1 HTTP/1.1\r\nAuthorization: Bearer ${AGENT_TOKEN}\r\nConnection: close\r\n\r\n`, status: 400, code: 'validation_failed' },
+  { what: 'an expectation other than 100-continue', raw: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-banana\r\nConnection: close\r\n\r\n', status: 400, code: 'validation_failed' },
   { what: 'headers past the limit', raw: `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(limits.headerBytesMax + 1)}\r\n\r\n`, status: 400, code: 'validation_failed' },
 ];
 

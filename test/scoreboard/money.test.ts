@@ -224,7 +224,10 @@ describe('scoreboard money, per currency', () => {
     // A money figure added later (failed at Stripe) comes after every currency's earlier money lines.
     const failedLines = lines.filter((l) => l.includes('.failed_at_stripe_minor"'));
     expect(failedLines).toEqual(['"money.jpy.failed_at_stripe_minor",0', '"money.usd.failed_at_stripe_minor",0']);
-    expect(lines.slice(-2)).toEqual(failedLines);
+    // Then the figures added after it, in the order they were added: the approvals on the facts now, and
+    // the money waiting its turn to reach Stripe; every line the CSV had before them keeps its place.
+    const waitingLines = ['"money.jpy.exposure_waiting_stripe_minor",0', '"money.usd.exposure_waiting_stripe_minor",0'];
+    expect(lines.slice(-5)).toEqual([...failedLines, '"approved_on_facts_now",0', ...waitingLines]);
   });
 
   it('the scripted day, in money: by policy and after a person, repaired, rejected, refused as stale, and open exposure', async () => {
