@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { INTERLOCK_VERSION } from '../server/release/version.ts';
+import { INTERLOCK_VERSION } from '../server/journal/version.ts';
 import type * as schemaTables from './schema.ts';
 import { schemaVersions } from './schema.ts';
 
@@ -28,8 +28,13 @@ let known: readonly KnownMigration[] | null = null;
 /** The migrations this Interlock ships, in order (drizzle-kit's journal of them). */
 export function knownMigrations(): readonly KnownMigration[] {
   if (known === null) {
-    const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] };
-    known = journal.entries.map((entry) => ({ tag: entry.tag, whenMs: entry.when }));
+    const journal: unknown = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8'));
+    const entries = typeof journal === 'object' && journal !== null && 'entries' in journal && Array.isArray(journal.entries) ? journal.entries : [];
+    known = entries.map((entry: unknown) => {
+      if (typeof entry !== 'object' || entry === null || !('tag' in entry) || !('when' in entry)) throw new Error('the migrations journal holds an entry with no tag or time');
+      if (typeof entry.tag !== 'string' || typeof entry.when !== 'number') throw new Error('the migrations journal holds an entry with no tag or time');
+      return { tag: entry.tag, whenMs: entry.when };
+    });
   }
   return known;
 }

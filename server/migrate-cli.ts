@@ -6,7 +6,7 @@ import { openDatabase } from '../db/open.ts';
 import { type DatabaseSchema, databaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError } from '../db/schema-version.ts';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from './cli.ts';
 import { EnvError, parseEnv } from './env.ts';
-import { INTERLOCK_VERSION } from './release/version.ts';
+import { INTERLOCK_VERSION } from './journal/version.ts';
 
 /**
  * `npm run migrate`: bring the journal database of the data folder (DATA_DIR, DB_PATH) to the

@@ -21,7 +21,7 @@ import { JournalDamagedError, unreadableDatabaseDamage } from './integrity/damag
 import { resolveSigningKey, SIGNING_KEY_WARNING_MESSAGES, signingKeyLocation } from './receipts/key-file.ts';
 import { type Sandbox, startSandbox } from './sandbox/index.ts';
 import { type Services, stripeAccountOf } from './services.ts';
-import { INTERLOCK_VERSION } from './release/version.ts';
+import { INTERLOCK_VERSION } from './journal/version.ts';
 import { describeFailedProbes, probeKey } from './stripe/key-probes.ts';
 import type { ReloadOutcome } from './reload.ts';
 import { removePidFile, writePidFile, writeReloadAnswer } from './reload-files.ts';

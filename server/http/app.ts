@@ -31,7 +31,7 @@ import { installFramingChecks } from './framing-checks.ts';
 import { type GracefulStop, installGracefulStop } from './graceful-stop.ts';
 import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } from './request-ids.ts';
 import { isServedHost, servedHosts } from './served-hosts.ts';
-import { INTERLOCK_VERSION } from '../release/version.ts';
+import { INTERLOCK_VERSION } from '../journal/version.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
 import type { SessionStore } from './sessions.ts';
 import { testRoutes } from './test-routes.ts';
@@ -168,7 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // it is answered here, in the same shape, and the connection closed.
     // Its headers were not read, so its id is a new one.
     clientErrorHandler: (_error, socket) => {
-      const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the request could not be read as HTTP' } });
+      const body = JSON.stringify({ error: { code: 'validation_failed', message: 'the request is not readable HTTP' } });
       const head = [
         'HTTP/1.1 400 Bad Request',
         'Content-Type: application/json; charset=utf-8',

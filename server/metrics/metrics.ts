@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { JournalStore } from '../journal/store.ts';
 import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
 import type { OverloadState } from '../http/overload.ts';
-import { INTERLOCK_VERSION } from '../release/version.ts';
+import { INTERLOCK_VERSION } from '../journal/version.ts';
 import { JournalUnavailableError, type Views } from '../views.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
