@@ -80,10 +80,12 @@ describe('beneficiaryMatch: the person the refund benefits never approves it', (
     expect(beneficiaryMatch(ana, { onBehalfOf, customerEmail })).toBe(expected);
   });
 
-  it("the customer email is compared without regard to case either way, and the README says so where self-approval is described", () => {
+  it("the customer email is compared without regard to case either way, and the approvers' page says so where self-approval is described", () => {
     expect(beneficiaryMatch({ name: 'ana', emails: ['Ana.Lopez@Example.COM'] }, { onBehalfOf: null, customerEmail: 'ana.lopez@example.com' })).toBe('customer_email');
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const paragraph = readme.slice(readme.indexOf('An agent may name the person a refund benefits'), readme.indexOf('![A two-approver item'));
+    const page = readFileSync(new URL('../../docs/approvers/two-approvers.md', import.meta.url), 'utf8');
+    const start = page.indexOf('An agent may name the person a refund benefits');
+    expect(start).toBeGreaterThanOrEqual(0);
+    const paragraph = page.slice(start, page.indexOf('![A two-approver item'));
     expect(paragraph).toMatch(/customer email/);
     expect(paragraph).toMatch(/ignor\w* (letter )?case/i);
   });

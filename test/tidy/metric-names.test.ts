@@ -7,7 +7,7 @@ import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
  * naming"): `interlock_` then snake case; a time in seconds and a size in bytes, named so
  * (`_seconds`, `_bytes`), never another unit; `_total` on counters and on nothing else. The
  * registry is read as a scraper reads it. prom-client's own figures (process_, nodejs_) keep
- * their names. The README's metrics section names every one of ours.
+ * their names. The operators' metrics page names every one of ours.
  */
 
 interface Family {
@@ -62,9 +62,9 @@ describe('metric names', () => {
     expect(wrong).toEqual([]);
   });
 
-  it("the README's metrics section names every one", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const missing = ours.filter((f) => !readme.includes(`\`${f.name}`)).map((f) => f.name);
+  it("the operators' metrics page names every one", () => {
+    const page = readFileSync(new URL('../../docs/operators/metrics-and-logs.md', import.meta.url), 'utf8');
+    const missing = ours.filter((f) => !page.includes(`\`${f.name}`)).map((f) => f.name);
     expect(missing).toEqual([]);
   });
 });

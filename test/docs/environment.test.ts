@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+// The operators' table of environment variables names every variable the server reads: each
+// variable server/env.ts reads (`read.raw('NAME')`, `read.port('NAME', …)`, …), and for each secret read by readSecret, its `NAME_FILE` too.
+
+const source = readFileSync(new URL('../../server/env.ts', import.meta.url), 'utf8');
+const page = readFileSync(new URL('../../docs/operators/environment.md', import.meta.url), 'utf8');
+
+function variablesRead(): string[] {
+  const raw = [...source.matchAll(/\b(?:raw|port|oneOf|wholeNumber|readWebhookSecrets)\((?:read, )?'([A-Z_]+)'/g)].map((m) => m[1]!);
+  const secrets = [...source.matchAll(/readSecret\(read, '([A-Z_]+)'/g)].flatMap((m) => [m[1]!, `${m[1]!}_FILE`]);
+  return [...new Set([...raw, ...secrets])].sort();
+}
+
+describe('the environment page', () => {
+  it('has a row for every variable the server reads', () => {
+    const names = variablesRead();
+    expect(names).toContain('STRIPE_SECRET_KEY_FILE');
+    expect(names.length).toBeGreaterThan(15);
+    const rows = new Set([...page.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!));
+    expect(names.filter((name) => !rows.has(name))).toEqual([]);
+  });
+});
