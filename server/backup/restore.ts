@@ -172,7 +172,8 @@ function placeConfig(env: RestoreEnv, dir: string, manifest: BackupManifest, war
   const inBackup = manifest.files.config;
   if (inBackup === undefined) return;
   if (!existsSync(env.configPath)) {
-    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)));
+    // Its owner's only, as the backup kept it: it holds the people's password and token hashes.
+    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)), { mode: 0o600 });
     return;
   }
   if (sha256OfFile(env.configPath) !== inBackup.sha256) {
