@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { BACKUP_EXIT_CODES, runBackupCli } from '../../server/backup/backup-cli.ts';
 
 // The operators' table of environment variables names every variable the server reads: each
 // variable server/env.ts reads (`read.raw('NAME')`, `read.port('NAME', …)`, …), and for each secret read by readSecret, its `NAME_FILE` too.
@@ -20,5 +22,15 @@ describe('the environment page', () => {
     expect(names.length).toBeGreaterThan(15);
     const rows = new Set([...page.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]!));
     expect(names.filter((name) => !rows.has(name))).toEqual([]);
+  });
+
+  it('says the commands check the whole environment as a start does, as the backup command does', async () => {
+    let err = '';
+    const sink = new Writable({ write: (chunk, _encoding, done) => ((err += String(chunk)), done()) });
+    const code = await runBackupCli(['/nonexistent-backup-dir'], { PORT: 'abc' }, { stdout: sink, stderr: sink });
+    expect([code, err.trim()]).toEqual([BACKUP_EXIT_CODES.refused, 'backup refused: PORT must be a whole number from 0 to 65535, not "abc"']);
+    const prose = page.replace(/\s+/g, ' ');
+    expect(prose).toContain('Each checks the whole environment as a start does');
+    expect(prose).toContain('`npm run restore` reads the Stripe ones too');
   });
 });
