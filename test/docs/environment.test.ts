@@ -26,7 +26,12 @@ describe('the environment page', () => {
 
   it('says the commands check the whole environment as a start does, as the backup command does', async () => {
     let err = '';
-    const sink = new Writable({ write: (chunk, _encoding, done) => ((err += String(chunk)), done()) });
+    const sink = new Writable({
+      write: (chunk, _encoding, done) => {
+        err += String(chunk);
+        done();
+      },
+    });
     const code = await runBackupCli(['/nonexistent-backup-dir'], { PORT: 'abc' }, { stdout: sink, stderr: sink });
     expect([code, err.trim()]).toEqual([BACKUP_EXIT_CODES.refused, 'backup refused: PORT must be a whole number from 0 to 65535, not "abc"']);
     const prose = page.replace(/\s+/g, ' ');
