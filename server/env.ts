@@ -166,9 +166,18 @@ function readSecret(read: EnvReader, name: string, credential: string, credentia
   const file = read.raw(fileVariable);
   if (value !== null && file !== null) return read.refuse(name, `and ${fileVariable} are both set: give one of them`, null);
   if (value !== null) return { value, named: name };
-  if (file !== null) return readSecretIn(read, resolve(file), `${fileVariable} names ${resolve(file)}, which`, fileVariable);
+  if (file !== null) return readSecretIn(read, resolve(file), `${fileVariable} names ${shownPath(resolve(file))}, which`, fileVariable);
   const path = credentialPath(credentialsDirectory, credential);
   return path === null ? null : readSecretIn(read, path, `the systemd credential ${path} (CREDENTIALS_DIRECTORY)`, `the systemd credential ${path}`);
+}
+
+/**
+ * A path as a refusal shows it: quoted when it holds what a terminal does not show (a CR left by an
+ * env file saved with CRLF, a space at its end), so the name that cannot be read is seen as it is.
+ */
+function shownPath(path: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  return /[\u0000-\u001f\u007f]|\s$/.test(path) ? JSON.stringify(path) : path;
 }
 
 function readSecretIn(read: EnvReader, path: string, subject: string, named: string): EnvSecret | null {

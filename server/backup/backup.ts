@@ -55,6 +55,8 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   if (existsSync(dir) && readdirSync(dir).length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty folder, never over another`);
   if (!existsSync(env.dbPath)) throw new BackupError(`there is no journal at ${env.dbPath} to back up (DB_PATH, or DATA_DIR/interlock.sqlite)`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // An empty folder made beforehand (by a script, or by hand) is narrowed as one made here is.
+  chmodSync(dir, 0o700);
   const journalCopy = join(dir, BACKUP_FILES.journal);
   const partial = `${journalCopy}.partial`;
   // Made by us first, so SQLite writes into a file only its owner reads.

@@ -11,6 +11,7 @@ import { loadConfig } from '../config/load.ts';
 import type { InterlockConfig } from '../config/schema.ts';
 import type { InterlockEnv } from '../env.ts';
 import { readCheckpoint } from '../integrity/checkpoint.ts';
+import { verifyJournalFile } from '../integrity/verify-journal.ts';
 import { originOf, startEpoch } from '../integrity/epoch.ts';
 import { openMirror } from '../integrity/mirrors.ts';
 import { resolveSigningKey, signingKeyLocation } from '../receipts/key-file.ts';
@@ -91,6 +92,7 @@ export async function restoreBackup(options: {
   copyFileSync(join(dir, BACKUP_FILES.journal), restoring);
   let result: Omit<RestoreResult, 'replacedTo' | 'warnings'>;
   try {
+    await refuseDamaged(restoring, key, join(dir, BACKUP_FILES.journal));
     result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
   } catch (error) {
     removeDatabaseFiles(restoring);
@@ -107,6 +109,19 @@ export async function restoreBackup(options: {
   for (const suffix of ['-wal', '-shm']) rmSync(`${env.dbPath}${suffix}`, { force: true });
   renameSync(restoring, env.dbPath);
   return { ...result, replacedTo, warnings };
+}
+
+/**
+ * The check a server makes at start, made on the copy before anything is written to it: a backup
+ * whose journal fails it (an entry changed, a guard removed, a checkpoint it falls short of) would
+ * be put in place and signed a new epoch, and then no server would start on it.
+ */
+async function refuseDamaged(copy: string, key: SigningKey, backupFile: string): Promise<void> {
+  const report = await verifyJournalFile(copy, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
+  if (report.valid) return;
+  // The copy is the backup's file byte for byte, and is removed: the message names the backup's.
+  const problem = (report.problem?.message ?? 'no detail').replaceAll(copy, backupFile);
+  throw new BackupError(`the backup's journal fails the check a server makes at start (${report.problem?.code ?? 'journal_damaged'}: ${problem}); nothing was restored: restore an earlier backup`);
 }
 
 /** Refuse while any process holds the database open (a server, a backup): an exclusive lock is refused then. */
@@ -157,7 +172,8 @@ function placeConfig(env: RestoreEnv, dir: string, manifest: BackupManifest, war
   const inBackup = manifest.files.config;
   if (inBackup === undefined) return;
   if (!existsSync(env.configPath)) {
-    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)));
+    // Its owner's only, as the backup kept it: it holds the people's password and token hashes.
+    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)), { mode: 0o600 });
     return;
   }
   if (sha256OfFile(env.configPath) !== inBackup.sha256) {

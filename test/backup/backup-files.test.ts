@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +81,26 @@ describe('a backup folder', () => {
       // Nothing of it sits in a write-ahead log: read from the copy alone, it holds every entry.
       const copy = readFileSync(join(backupDir, 'interlock.sqlite'));
       expect(copy.subarray(18, 20)).toEqual(Buffer.from([1, 1]));
+    } finally {
+      database.close();
+    }
+  });
+});
+
+describe('an empty folder made beforehand', () => {
+  it('is narrowed to 0700 when the backup goes into it, as a folder the backup makes is', async () => {
+    const data = join(dir, 'data-premade');
+    const database = await journalWithEntries(join(data, 'interlock.sqlite'));
+    try {
+      const backupDir = join(dir, 'premade');
+      mkdirSync(backupDir, { mode: 0o755 });
+      chmodSync(backupDir, 0o755);
+      await takeBackup({
+        env: { dbPath: join(data, 'interlock.sqlite'), dataDir: data, configPath: writeTestConfig(dir), receiptKeyPath: null, credentialsDirectory: null },
+        dir: backupDir,
+        withKey: false,
+      });
+      expect(modeOf(backupDir)).toBe(0o700);
     } finally {
       database.close();
     }

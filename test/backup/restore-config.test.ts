@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
 import { writeTestConfig } from '../support/server-process.ts';
 
 // A restore onto a machine that has lost its config as well as its journal: the backup's config
-// is put where the config is read, and the restore goes on with it.
+// is put where the config is read, its owner's only, and the restore goes on with it.
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,9 +37,17 @@ describe('a restore where no config is', () => {
     rmSync(config);
     rmSync(env.dbPath);
 
-    const result = await restoreBackup({ env, dir: backupDir, replace: false });
+    // Under the usual umask: the config (password and token hashes) is kept its owner's only, as the backup kept it.
+    const umask = process.umask(0o022);
+    let result: Awaited<ReturnType<typeof restoreBackup>>;
+    try {
+      result = await restoreBackup({ env, dir: backupDir, replace: false });
+    } finally {
+      process.umask(umask);
+    }
     expect(result.epoch).toBe(1);
     expect(readFileSync(config, 'utf8')).toBe(written);
+    expect(statSync(config).mode & 0o777).toBe(0o600);
     expect(existsSync(env.dbPath)).toBe(true);
   }, 20_000);
 });

@@ -72,6 +72,12 @@ describe('the Stripe keys from files', () => {
     expect(refusal({ CREDENTIALS_DIRECTORY })).toBe(`the systemd credential ${join(CREDENTIALS_DIRECTORY, 'stripe-live-key')} (CREDENTIALS_DIRECTORY) is empty`);
   });
 
+  it('a file name with a character a terminal does not show (an env file saved with CRLF) is shown quoted', () => {
+    const key = file('sk_test_x');
+    expect(refusal({ STRIPE_SECRET_KEY_FILE: `${key}\r` })).toBe(`STRIPE_SECRET_KEY_FILE names ${JSON.stringify(`${key}\r`)}, which cannot be read (ENOENT)`);
+    expect(refusal({ STRIPE_LIVE_KEY_FILE: `${key} ` })).toBe(`STRIPE_LIVE_KEY_FILE names ${JSON.stringify(`${key} `)}, which cannot be read (ENOENT)`);
+  });
+
   it('a key of the wrong kind in a file is refused naming the variable, never echoing the key', () => {
     const message = refusal({ STRIPE_SECRET_KEY_FILE: file('sk_live_secret123\n'), STRIPE_LIVE_KEY_FILE: file('sk_live_secret456') });
     expect(message).toMatch(/^STRIPE_SECRET_KEY_FILE must be a Stripe test-mode key \(sk_test_\.\.\. or rk_test_\.\.\.\)/);
