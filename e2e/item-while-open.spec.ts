@@ -117,6 +117,11 @@ test('a payment refunded outside Interlock that still covers the request offers 
   const toast = page.locator('.toast[data-status="COMMITTED"]').filter({ hasText: `Sent $60.00 refund ${requestId}` });
   await expect(toast).toContainText('an approval on the facts now');
   await expect(toast).not.toContainText('repair');
+
+  // The scoreboard tells it as what it was: an approval on the facts now, never a repair.
+  await page.goto('/scoreboard');
+  const row = page.getByRole('row', { name: /^Approvals on the facts now/ });
+  await expect(row.locator('.figure-table-value')).not.toHaveText('0');
 });
 
 /** ana's page with its live feed through a relay that can add what the server would say, and close it as the server would. */

@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
-# The one test command, run the same way by developers and by CI: lint and the vitest suite (unit,
-# integration, crash and drift tests) with the type-check beside them, then the browser journeys, after making sure
-# Debian's Chromium is there (scripts/ensure-chromium.sh installs it when run as root, or names the
-# command to run). It ends with the seconds each phase took, "phase seconds: vitest N, build N,
-# journeys N" (vitest: lint and the vitest suite with the type-check beside them; journeys: the
-# Chromium check and the journeys), then the plain closing line "N passed, N failed" that CI reads.
+# The one test command, run the same way by developers and by CI: the web build, then lint and the
+# vitest suite (unit, integration, crash and drift tests) with the type-check and the browser
+# journeys beside them, after making sure Debian's Chromium is there (scripts/ensure-chromium.sh
+# installs it when run as root, or names the command to run). It ends with the seconds each phase
+# took, "phase seconds: vitest N, build N, journeys N" (vitest: lint and the vitest suite; build:
+# the web build; journeys: the Chromium check and the journeys, which overlap the vitest phase),
+# then the plain closing line "N passed, N failed" that CI reads.
+#
+# Why beside: most of a vitest file's time and of a journey's is waiting (real servers, processes,
+# sockets, a browser), and one after the other a fresh clone took 913 s on 2 cores (vitest 420,
+# journeys 486). E2E_BESIDE=0 runs the journeys after the vitest suite, one phase at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
 # A count left by an earlier run is never read as this run's.
-rm -f test-results/vitest.json test-results/e2e.json
+rm -f test-results/vitest.json test-results/e2e.json test-results/e2e.failed-steps test-results/e2e.seconds
 failed_steps=()
 phase_seconds=()
-phase_started=$SECONDS
-
-# The seconds since the last phase ended, recorded under `name`.
-phase_done() {
-  phase_seconds+=("$1 $((SECONDS - phase_started))")
-  phase_started=$SECONDS
-}
+started=$SECONDS
 
 step() {
   local name=$1; shift
@@ -28,8 +27,38 @@ step() {
   return 1
 }
 
+# The Chromium check and the journeys; their output goes to test-results/e2e.log (printed whole
+# when they end, not mixed into the vitest suite's), a failed step's name to e2e.failed-steps and
+# their seconds to e2e.seconds.
+journeys() {
+  local from=$SECONDS
+  # Without the browser every journey would fail the same way: stop before them, as one failed step.
+  if bash scripts/ensure-chromium.sh; then
+    npx playwright test --reporter=list,json 2> test-results/e2e.stderr > test-results/e2e.out || echo e2e >> test-results/e2e.failed-steps
+    cat test-results/e2e.out test-results/e2e.stderr
+  else
+    echo chromium >> test-results/e2e.failed-steps
+  fi
+  echo $((SECONDS - from)) > test-results/e2e.seconds
+}
+
+has_journeys=false
+compgen -G "e2e/*.spec.ts" > /dev/null && has_journeys=true
+build_seconds=0
+journeys_pid=
+if $has_journeys; then
+  from=$SECONDS
+  step build npx vite build --logLevel warn
+  build_seconds=$((SECONDS - from))
+  if [ "${E2E_BESIDE:-1}" != 0 ]; then
+    journeys > test-results/e2e.log 2>&1 &
+    journeys_pid=$!
+  fi
+fi
+
 # The type-check runs beside the lint and the vitest suite (it reads files and writes nothing);
 # its output is printed when it ends.
+from=$SECONDS
 npx tsc --noEmit -p . > test-results/typecheck.out 2>&1 &
 typecheck_pid=$!
 step lint npx biome check .
@@ -37,20 +66,25 @@ step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=
 echo "== typecheck"
 wait "$typecheck_pid" || failed_steps+=(typecheck)
 cat test-results/typecheck.out
-phase_done vitest
+phase_seconds+=("vitest $((SECONDS - from))" "build $build_seconds")
 
 e2e_passed=0; e2e_failed=0
-if compgen -G "e2e/*.spec.ts" > /dev/null; then
-  step build npx vite build --logLevel warn
-  phase_done build
-  # Without the browser every journey would fail the same way: stop before them, as one failed step.
-  if step chromium bash scripts/ensure-chromium.sh; then
-    step e2e npx playwright test --reporter=list,json 2> >(tee test-results/e2e.stderr >&2) > >(tee test-results/e2e.out)
-    if [ -f test-results/e2e.json ]; then
-      read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
-    fi
+if $has_journeys; then
+  if [ -n "$journeys_pid" ]; then
+    echo "== e2e (ran beside the vitest suite)"
+    wait "$journeys_pid"
+  else
+    echo "== e2e"
+    journeys > test-results/e2e.log 2>&1
   fi
-  phase_done journeys
+  cat test-results/e2e.log
+  while read -r name; do failed_steps+=("$name"); done < <(cat test-results/e2e.failed-steps 2>/dev/null)
+  if [ -f test-results/e2e.json ]; then
+    read -r e2e_passed e2e_failed < <(node -e 'const r=require("./test-results/e2e.json");console.log(r.stats.expected, r.stats.unexpected + r.stats.flaky)')
+  fi
+  phase_seconds+=("journeys $(cat test-results/e2e.seconds 2>/dev/null || echo 0)")
+else
+  phase_seconds+=("journeys 0")
 fi
 
 read -r v_passed v_failed < <(node -e '
@@ -63,6 +97,6 @@ if [ ${#failed_steps[@]} -gt 0 ]; then
   [ "$failed" -eq 0 ] && failed=${#failed_steps[@]}
 fi
 summary=$(IFS=,; echo "${phase_seconds[*]}")
-echo "phase seconds: ${summary//,/, }"
+echo "phase seconds: ${summary//,/, } (wall $((SECONDS - started)))"
 echo "$passed passed, $failed failed"
 [ ${#failed_steps[@]} -eq 0 ] && [ "$failed" -eq 0 ]

@@ -148,7 +148,10 @@ describe('MCP server: tools', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(waited.structuredContent).toMatchObject({ status: 'QUEUED' });
     expect(waited.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Still waiting: QUEUED after 1 s\. It is not final yet\./) });
-    expect(progress).toEqual([1]);
+    // One progress report a read: the first at once, and one more when the jittered second read
+    // (at 0.8 to 1 s) comes before the 1 s timeout.
+    expect(progress[0]).toBe(1);
+    expect(progress.length).toBeLessThanOrEqual(2);
 
     const api = clientFor(server.url);
     const effectId = String(waited.structuredContent?.effect_id);

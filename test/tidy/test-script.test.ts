@@ -49,12 +49,14 @@ describe('npm test (scripts/test.sh)', () => {
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines.at(-1)).toBe('5 passed, 0 failed');
-    const phases = /^phase seconds: vitest (\d+), build (\d+), journeys (\d+)$/.exec(lines.at(-2) ?? '');
+    const phases = /^phase seconds: vitest (\d+), build (\d+), journeys (\d+) \(wall (\d+)\)$/.exec(lines.at(-2) ?? '');
     expect(phases, run.stdout).not.toBeNull();
-    const [vitest, build, journeys] = phases!.slice(1).map(Number) as [number, number, number];
+    const [vitest, build, journeys, wall] = phases!.slice(1).map(Number) as [number, number, number, number];
     // Each phase counted on its own: the fake vitest takes a second, the fake journeys two.
     expect(vitest).toBeGreaterThanOrEqual(1);
     expect(journeys).toBeGreaterThanOrEqual(2);
     expect(vitest + build + journeys).toBeLessThan(20);
+    // The journeys ran beside the vitest suite: the whole took less than the two one after the other.
+    expect(wall).toBeLessThan(vitest + journeys);
   });
 });
