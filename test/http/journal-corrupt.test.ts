@@ -173,7 +173,8 @@ async function finishedRun(world: AppWorld, fin: { cookie: string; csrf: string 
   const started = await world.as(fin, 'POST', '/api/reconciliation', { from_ms: toMs - 86_400_000, to_ms: toMs });
   expect(started.statusCode).toBe(202);
   const id = started.json().id as string;
-  await vi.waitFor(async () => expect((await world.as(fin, 'GET', `/api/reconciliation/${id}`)).json().state).toBe('done'));
+  // A run reads Stripe through the paced budget: on a loaded machine it took more than waitFor's 1 s.
+  await vi.waitFor(async () => expect((await world.as(fin, 'GET', `/api/reconciliation/${id}`)).json().state).toBe('done'), { timeout: 15_000, interval: 100 });
   return id;
 }
 
