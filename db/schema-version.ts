@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { INTERLOCK_VERSION } from '../server/journal/version.ts';
@@ -95,4 +95,16 @@ export function refuseNewerSchema(sqlite: Database.Database): DatabaseSchema {
 export function recordSchemaVersion(db: BetterSQLite3Database<typeof schemaTables>, nowMs: number = Date.now()): void {
   const applied = db.get<{ n: number }>(sql`SELECT count(*) AS n FROM __drizzle_migrations`).n;
   db.insert(schemaVersions).values({ schema: applied, interlock: INTERLOCK_VERSION, migratedAtMs: nowMs }).onConflictDoNothing().run();
+}
+
+/** What the file holds now, read without migrating it: null when there is no file yet. */
+export function schemaOnDisk(file: string): DatabaseSchema | null {
+  if (!existsSync(file)) return null;
+  const sqlite = new Database(file, { fileMustExist: true });
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    return databaseSchema(sqlite);
+  } finally {
+    sqlite.close();
+  }
 }

@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { openDatabase } from '../db/open.ts';
-import { type DatabaseSchema, databaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError } from '../db/schema-version.ts';
+import { type DatabaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError, schemaOnDisk } from '../db/schema-version.ts';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from './cli.ts';
 import { EnvError, parseEnv } from './env.ts';
 import { INTERLOCK_VERSION } from './journal/version.ts';
@@ -28,18 +26,6 @@ export const migrateUsage = (): string =>
 interface Streams {
   stdout: Writable;
   stderr: Writable;
-}
-
-/** What the file holds now, read without migrating it: null when there is no file yet. */
-function schemaOnDisk(file: string): DatabaseSchema | null {
-  if (!existsSync(file)) return null;
-  const sqlite = new Database(file, { fileMustExist: true });
-  try {
-    sqlite.pragma('busy_timeout = 5000');
-    return databaseSchema(sqlite);
-  } finally {
-    sqlite.close();
-  }
 }
 
 /** The migrations a database at `schema` lacks, by name. */
