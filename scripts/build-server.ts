@@ -2,6 +2,7 @@ import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { SERVER_ENTRY_POINTS } from '../server/tools.ts';
 
 // `npm run build`, after the web build: the server compiled to plain JavaScript in dist/server,
 // which production runs with `node dist/server/main.js` (no tsx, no esbuild at run time). Each entry
@@ -14,19 +15,6 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
-/** What is compiled, by output name: the server, the ledger's export worker, and the tools an operator runs. */
-export const SERVER_ENTRY_POINTS = {
-  main: 'server/main.ts',
-  // Started by server/ledger/csv-stream.ts from beside the compiled server, built ahead here.
-  'export-worker': 'server/ledger/export-worker.ts',
-  verify: 'server/receipts/verify-cli.ts',
-  export: 'server/export/export-cli.ts',
-  mcp: 'server/mcp/main.ts',
-  'hash-secret': 'server/config/hash-secret.ts',
-  backup: 'server/backup/backup-cli.ts',
-  reload: 'server/reload-cli.ts',
-  migrate: 'server/migrate-cli.ts',
-} as const;
 
 /** Compile the server into `outDir` (emptied first) and copy the migrations beside it. */
 export async function buildServer(outDir: string = join(root, 'dist/server')): Promise<void> {

@@ -1,8 +1,8 @@
 /**
  * Print the hash an operator puts in the config file:
- *   npx tsx server/config/hash-secret.ts password <password>   → scrypt$N$r$p$salt$hash for people[].password
- *   npx tsx server/config/hash-secret.ts token <token>         → sha256 hex for agents[].token_sha256
- * Leave the value out (or pass "-") to read it from the first line of stdin, which keeps it out
+ *   npm run hash-secret -- password <password>   → scrypt$N$r$p$salt$hash for people[].password
+ *   npm run hash-secret -- token <token>         → sha256 hex for agents[].token_sha256
+ * (`node dist/server/hash-secret.js …` in a production install.) Leave the value out (or pass "-") to read it from the first line of stdin, which keeps it out
  * of the shell history.
  */
 import { text } from 'node:stream/consumers';

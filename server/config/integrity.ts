@@ -1,3 +1,4 @@
+import { toolCommand } from '../tools.ts';
 import { type Checker, keyPath, type Mapping } from './check.ts';
 import type { ConfigEnv, NotificationsReader } from './notifications.ts';
 import type { IntegrityConfig, MirrorConfig } from './schema.ts';
@@ -31,7 +32,7 @@ export function readIntegrity(c: Checker, value: unknown, reader: NotificationsR
   };
   const token = raw.checkpoint_token_sha256;
   if (token !== undefined && token !== null && !isSha256Hex(token)) {
-    c.fail('integrity.checkpoint_token_sha256', 'must be 64 lowercase hex characters, the SHA-256 of the token (make one with `npx tsx server/config/hash-secret.ts token <token>`)');
+    c.fail('integrity.checkpoint_token_sha256', `must be 64 lowercase hex characters, the SHA-256 of the token (make one with \`${toolCommand('hash-secret', 'token <token>')}\`)`);
   }
   return {
     checkpointEveryEntries: whole('checkpoint_every_entries', INTEGRITY_DEFAULTS.checkpointEveryEntries, ENTRIES_MAX),

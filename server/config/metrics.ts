@@ -1,3 +1,4 @@
+import { toolCommand } from '../tools.ts';
 import { type Checker, describeValue, type Mapping } from './check.ts';
 import { readProxyAddress } from './network.ts';
 import type { MetricsConfig } from './schema.ts';
@@ -17,7 +18,7 @@ export function readMetrics(c: Checker, value: unknown): MetricsConfig {
   const raw: Mapping = c.mapping(value, 'metrics', ['allow_from', 'token_sha256']);
   const token = raw.token_sha256;
   if (token !== undefined && token !== null && !isSha256Hex(token)) {
-    c.fail('metrics.token_sha256', 'must be 64 lowercase hex characters, the SHA-256 of the token (make one with `npx tsx server/config/hash-secret.ts token <token>`)');
+    c.fail('metrics.token_sha256', `must be 64 lowercase hex characters, the SHA-256 of the token (make one with \`${toolCommand('hash-secret', 'token <token>')}\`)`);
   }
   let allowFrom = METRICS_DEFAULTS.allowFrom;
   if (raw.allow_from !== undefined) {

@@ -1,3 +1,4 @@
+import { toolCommand } from '../tools.ts';
 import type { Checker } from './check.ts';
 import type { AgentConfig, PersonConfig, StripeMode } from './schema.ts';
 import { verifyPasswordSync } from './secrets.ts';
@@ -23,7 +24,6 @@ export const PUBLISHED_TOKEN_SHA256S: readonly string[] = ['53b6ad39466f9cc8e863
 /** The demo password the shipped interlock.yaml's hashes are of, and the README gives. */
 export const PUBLISHED_PASSWORD = 'interlock-demo';
 
-const HASH_HINT = 'npx tsx server/config/hash-secret.ts';
 
 /**
  * Whether each stored hash (outside the shipped list) is of the demo password, remembered by the
@@ -64,13 +64,13 @@ export function refusePublishedSecrets(c: Checker, mode: StripeMode, people: rea
     if (PUBLISHED_PASSWORD_HASHES.includes(person.passwordHash)) {
       c.fail(
         `people[${i}].password`,
-        `${person.name} still has the demo password published in the shipped interlock.yaml, which anyone can use ${where}; make a new hash with \`${HASH_HINT} password <password>\``,
+        `${person.name} still has the demo password published in the shipped interlock.yaml, which anyone can use ${where}; make a new hash with \`${toolCommand('hash-secret', 'password <password>')}\``,
       );
     }
     if (isDemoPasswordHash(person.passwordHash)) {
       c.fail(
         `people[${i}].password`,
-        `${person.name} has a password hash of the demo password published with the shipped interlock.yaml (${PUBLISHED_PASSWORD}), which anyone can use ${where}; make a new hash of a password of your own with \`${HASH_HINT} password <password>\``,
+        `${person.name} has a password hash of the demo password published with the shipped interlock.yaml (${PUBLISHED_PASSWORD}), which anyone can use ${where}; make a new hash of a password of your own with \`${toolCommand('hash-secret', 'password <password>')}\``,
       );
     }
   });
@@ -78,7 +78,7 @@ export function refusePublishedSecrets(c: Checker, mode: StripeMode, people: rea
     if (!PUBLISHED_TOKEN_SHA256S.includes(agent.tokenSha256)) return;
     c.fail(
       `agents[${i}].token_sha256`,
-      `${agent.name} still has the demo token published in the shipped interlock.yaml, which anyone can use ${where}; make a new token and hash it with \`${HASH_HINT} token <token>\``,
+      `${agent.name} still has the demo token published in the shipped interlock.yaml, which anyone can use ${where}; make a new token and hash it with \`${toolCommand('hash-secret', 'token <token>')}\``,
     );
   });
 }

@@ -1,6 +1,7 @@
 import { ROLES } from '../../shared/api.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { POLICY } from '../gate/leases.ts';
+import { toolCommand } from '../tools.ts';
 import { type Checker, keyPath } from './check.ts';
 import { AGENT_CALLBACK_KEYS, EMAIL, PERSON_NOTIFY_KEYS } from './notifications.ts';
 import {
@@ -18,7 +19,6 @@ import {
 } from './schema.ts';
 import { isSha256Hex, parsePasswordHash, SCRYPT_DEFAULTS } from './secrets.ts';
 
-const HASH_HINT = 'make one with `npx tsx server/config/hash-secret.ts';
 
 /** A name no person or agent may have: decisions by the rules are recorded as `policy`. */
 function ownName(c: Checker, value: unknown, path: string): string {
@@ -61,7 +61,7 @@ function readPersonEmail(c: Checker, value: unknown, path: string): string {
 /** The value is never echoed: a plaintext password pasted by mistake must not land in a log. */
 function readPasswordHash(c: Checker, value: unknown, path: string): string {
   const parsed = parsePasswordHash(value);
-  if (parsed === null || typeof value !== 'string') c.fail(path, `must be a scrypt hash "scrypt$N$r$p$salt$hash" (${HASH_HINT} password <password>\`)`);
+  if (parsed === null || typeof value !== 'string') c.fail(path, `must be a scrypt hash "scrypt$N$r$p$salt$hash" (make one with \`${toolCommand('hash-secret', 'password <password>')}\`)`);
   if (parsed.cost < SCRYPT_DEFAULTS.cost || parsed.blockSize < SCRYPT_DEFAULTS.blockSize) {
     c.fail(path, `scrypt cost N=${parsed.cost} r=${parsed.blockSize} is weaker than the minimum N=${SCRYPT_DEFAULTS.cost} r=${SCRYPT_DEFAULTS.blockSize}`);
   }
@@ -79,7 +79,7 @@ export function readAgents(c: Checker, value: unknown): AgentConfig[] {
     uniqueName(c, names, name, `${path}.name`);
     const tokenSha256 = raw.token_sha256;
     if (!isSha256Hex(tokenSha256)) {
-      c.fail(`${path}.token_sha256`, `must be 64 lowercase hex characters, the SHA-256 of the token (${HASH_HINT} token <token>\`)`);
+      c.fail(`${path}.token_sha256`, `must be 64 lowercase hex characters, the SHA-256 of the token (make one with \`${toolCommand('hash-secret', 'token <token>')}\`)`);
     }
     // Two agents on one token could not be told apart, so one would act as the other.
     const other = tokens.get(tokenSha256);

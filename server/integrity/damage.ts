@@ -1,4 +1,5 @@
 import type { JournalCorruptError } from '../journal/store.ts';
+import { toolCommand } from '../tools.ts';
 
 // What start-up says when the journal cannot be trusted: one error, one line, naming the entry,
 // what is wrong with it and what the operator does next. main.ts prints it and exits 2.
@@ -29,7 +30,7 @@ export interface DamageSite {
 
 /** What every damage message ends with: the two ways forward. */
 export function damageAdvice(databaseFile: string): string {
-  return `restore the database from a backup, or locate the damage with \`npm run verify -- --journal ${databaseFile}\``;
+  return `restore the database from a backup, or locate the damage with \`${toolCommand('verify', `--journal ${databaseFile}`)}\``;
 }
 
 /** The journal cannot be trusted; nothing is served from it. `message` is the one line to print. */

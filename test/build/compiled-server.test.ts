@@ -162,6 +162,12 @@ describe('the compiled server', () => {
       'usage: node dist/server/hash-secret.js password|token [<value> | -]',
       'usage: node dist/server/migrate.js [--dry-run]',
     ]);
+    // A refusal names the tool it asks for as it runs here: no npm script, no tsx.
+    const badConfig = join(dir, 'bad-token.yaml');
+    writeFileSync(badConfig, readFileSync(env.INTERLOCK_CONFIG, 'utf8').replace(/token_sha256: \S+/, 'token_sha256: not-a-hash'));
+    if (asRoot) chownSync(badConfig, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+    const refused = await runToExit(dir, ['dist/server/main.js'], { ...env, PORT: '0', INTERLOCK_CONFIG: badConfig });
+    expect(refused.stderr).toContain('(make one with `node dist/server/hash-secret.js token <token>`)');
     // The migrations run on their own, from beside the bundle: the server made the journal, so nothing is left to apply.
     const migrate = await runToExit(dir, ['dist/server/migrate.js', '--dry-run'], { DATA_DIR: data });
     expect(migrate).toMatchObject({ exit: 0, stdout: expect.stringContaining('Nothing to apply.') });

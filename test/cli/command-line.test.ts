@@ -1,6 +1,8 @@
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandLine } from '../../server/cli.ts';
+import { toolCommand } from '../../server/tools.ts';
 
 // A tool's usage names the command that started it, so an operator can copy it: the npm script
 // from a clone, `node dist/server/<tool>.js` in a production install (no npm script, no tsx), and
@@ -34,5 +36,19 @@ describe('commandLine', () => {
     expect(commandLine('[--dry-run]', '', argv, npmRun('test', 'bash scripts/test.sh'))).toBe('npx tsx server/migrate-cli.ts [--dry-run]');
     // An npm script that compiles and runs the built tool names itself too.
     expect(commandLine('x', '', argvOf('dist/server/verify.js'), npmRun('verify:prod', 'node dist/server/verify.js'))).toBe('npm run verify:prod -- x');
+  });
+});
+
+describe('toolCommand: a message names another tool as it runs where the message is written', () => {
+  it('from source, the npm script of a clone', () => {
+    expect(toolCommand('verify', '--journal data/interlock.sqlite')).toBe('npm run verify -- --journal data/interlock.sqlite');
+    expect(toolCommand('hash-secret', 'token <token>')).toBe('npm run hash-secret -- token <token>');
+  });
+
+  it('compiled, the tool beside the bundle that wrote it', () => {
+    const bundle = pathToFileURL(path.join(here, 'dist/server/main.js')).href;
+    expect(toolCommand('hash-secret', 'token <token>', bundle)).toBe('node dist/server/hash-secret.js token <token>');
+    const elsewhere = path.join(path.dirname(here), 'elsewhere', 'dist/server');
+    expect(toolCommand('verify', '--journal j.sqlite', pathToFileURL(path.join(elsewhere, 'main.js')).href)).toBe(`node ${path.join(elsewhere, 'verify.js')} --journal j.sqlite`);
   });
 });

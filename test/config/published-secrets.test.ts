@@ -43,9 +43,9 @@ describe('published demo credentials', () => {
   });
 
   it.each([
-    ['any password still published', inTestMode(shipped), 'interlock.yaml: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with `npx tsx server/config/hash-secret.ts password <password>`'],
+    ['any password still published', inTestMode(shipped), 'interlock.yaml: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with `npm run hash-secret -- password <password>`'],
     ['one password left published', inTestMode(ownPasswords(shipped)).replace(/(name: fin[\s\S]*?password: )"[^"]+"/, (_all, before: string) => `${before}"${PUBLISHED_PASSWORD_HASHES[0]}"`), 'interlock.yaml: people[6].password: fin still has the demo password'],
-    ['the agent token, once every password is the operator’s own', inTestMode(ownPasswords(shipped)), 'interlock.yaml: agents[0].token_sha256: support-bot still has the demo token published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new token and hash it with `npx tsx server/config/hash-secret.ts token <token>`'],
+    ['the agent token, once every password is the operator’s own', inTestMode(ownPasswords(shipped)), 'interlock.yaml: agents[0].token_sha256: support-bot still has the demo token published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new token and hash it with `npm run hash-secret -- token <token>`'],
   ])('are refused with Stripe test mode: %s', (_what, text, message) => {
     expect(refusal(text)).toContain(message);
   });
@@ -55,7 +55,7 @@ describe('published demo credentials', () => {
     expect(PUBLISHED_PASSWORD_HASHES).not.toContain(resalted);
     const text = inTestMode(withOwnSecrets(shipped)).replace(/(name: rita[\s\S]*?password: )"[^"]+"/, (_all, before: string) => `${before}"${resalted}"`);
     expect(refusal(text)).toContain(
-      'interlock.yaml: people[5].password: rita has a password hash of the demo password published with the shipped interlock.yaml (interlock-demo), which anyone can use with stripe.mode: test; make a new hash of a password of your own with `npx tsx server/config/hash-secret.ts password <password>`',
+      'interlock.yaml: people[5].password: rita has a password hash of the demo password published with the shipped interlock.yaml (interlock-demo), which anyone can use with stripe.mode: test; make a new hash of a password of your own with `npm run hash-secret -- password <password>`',
     );
     // The embedded sandbox takes it, as it takes the shipped hashes.
     expect(parseConfig(withOwnSecrets(shipped).replace(/(name: rita[\s\S]*?password: )"[^"]+"/, (_all, before: string) => `${before}"${resalted}"`), 'interlock.yaml').stripe.mode).toBe('sandbox');

@@ -103,7 +103,7 @@ describe('a server behind a TLS proxy (real process)', () => {
     });
     expect(exit).toBe('2');
     expect(stderr.trim()).toBe(
-      `Interlock did not start: ${config}: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with \`npx tsx server/config/hash-secret.ts password <password>\``,
+      `Interlock did not start: ${config}: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with \`npm run hash-secret -- password <password>\``,
     );
   }, 60_000);
 });
