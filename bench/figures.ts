@@ -62,7 +62,7 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   },
   rebuild_s_100k: {
     unit: 's',
-    what: 'start-up over a 100k-entry journal as npm start makes it (server/runtime.ts): open, buildInterlock, check() (the integrity check: guards, seal check, the replay into the views that verifies every entry and recomputes the global chain, the hold against the newest checkpoint in the store and a file mirror, the first checkpoint signed), start() (recovery and sweeps), ready',
+    what: 'start-up over a 100k-entry journal as npm start makes it (server/app/runtime.ts): open, buildInterlock, check() (the integrity check: guards, seal check, the replay into the views that verifies every entry and recomputes the global chain, the hold against the newest checkpoint in the store and a file mirror, the first checkpoint signed), start() (recovery and sweeps), ready',
   },
   rebuild_s_1m: {
     unit: 's',

@@ -10,11 +10,11 @@ import { SqliteJournal } from '../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import { journalSeals } from '../db/schema.ts';
 import type { Entry } from '../shared/entries.ts';
-import { AppClock } from '../server/clock.ts';
+import { AppClock } from '../server/app/clock.ts';
 import { loadConfig } from '../server/config/load.ts';
 import { Checkpointer } from '../server/integrity/checkpoints.ts';
 import { openMirror } from '../server/integrity/mirrors.ts';
-import { buildInterlock } from '../server/interlock.ts';
+import { buildInterlock } from '../server/app/interlock.ts';
 import { globalHashOf } from '../server/journal/hash.ts';
 import { computeScoreboard } from '../server/scoreboard/figures.ts';
 import { createStripeClient } from '../server/targets/stripe-refunds.ts';
@@ -84,7 +84,7 @@ function globalChainRecomputeS(database: OpenDatabase): number {
 }
 
 /**
- * One start-up the way `npm start` makes it (server/runtime.ts): open, buildInterlock, check()
+ * One start-up the way `npm start` makes it (server/app/runtime.ts): open, buildInterlock, check()
  * (the integrity check: guards, seal check, the replay that verifies every entry and recomputes
  * the global chain, the hold against the newest checkpoint in the store and the file mirror, the
  * first checkpoint signed), start() (recovery and sweeps), ready.

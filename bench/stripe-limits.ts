@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { loadConfig } from '../server/config/load.ts';
 import { connectSandbox, type RemoteSandbox } from '../server/sandbox/remote.ts';
 import type { RequestCounts } from '../server/sandbox/counts.ts';
-import { budgetFromConfig } from '../server/services.ts';
+import { budgetFromConfig } from '../server/app/services.ts';
 import { BUDGET_WINDOW_MS } from '../server/stripe/budget.ts';
 import { type BurstResult, runBurst } from './burst.ts';
 import { BURST_MODES, BURST_STRIPE_CONFIG, type BurstMode, configuredCapacity, describeFloor, floorS } from './burst-floor.ts';

@@ -17,7 +17,7 @@ import { Inbox, type InboxRequest } from '../server/inbox/inbox.ts';
 import { policyFromConfig } from '../server/inbox/policy.ts';
 import { startSandbox } from '../server/sandbox/index.ts';
 import { computeScoreboard, type Scoreboard } from '../server/scoreboard/figures.ts';
-import { requestKeyOf } from '../server/services.ts';
+import { requestKeyOf } from '../server/app/services.ts';
 import { StripeRefunds } from '../server/targets/stripe-refunds.ts';
 
 /**

@@ -1,12 +1,12 @@
 import { SchemaAheadError } from '../db/schema-version.ts';
-import { ClockFileError } from './clock-file.ts';
+import { ClockFileError } from './app/clock-file.ts';
 import { LiveModeError } from './config/live-guards.ts';
 import { ConfigError } from './config/load.ts';
-import { EnvError, parseEnv } from './env.ts';
+import { EnvError, parseEnv } from './config/env.ts';
 import { JournalDamagedError } from './integrity/damage.ts';
 import { SigningKeyError } from './receipts/keys.ts';
-import { startInterlock } from './runtime.ts';
-import { answerSignals } from './signals.ts';
+import { startInterlock } from './app/runtime.ts';
+import { answerSignals } from './app/signals.ts';
 
 // `npm start`: read the environment once, listen, recover, reload the config on SIGHUP (one sent
 // during the start is acted on once the server is up), and shut down gracefully on SIGTERM or SIGINT.

@@ -11,8 +11,8 @@ export const SERVER_ENTRY_POINTS = {
   mcp: 'server/mcp/main.ts',
   'hash-secret': 'server/config/hash-secret.ts',
   backup: 'server/backup/backup-cli.ts',
-  reload: 'server/reload-cli.ts',
-  migrate: 'server/migrate-cli.ts',
+  reload: 'server/app/reload-cli.ts',
+  migrate: 'server/app/migrate-cli.ts',
 } as const;
 
 /** The tools whose npm script in a clone has the name of their compiled file. */

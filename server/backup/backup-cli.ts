@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { ConfigError } from '../config/load.ts';
-import { EnvError, parseEnv } from '../env.ts';
+import { EnvError, parseEnv } from '../config/env.ts';
 import { SigningKeyError } from '../receipts/keys.ts';
 import { takeBackup } from './backup.ts';
 import { BackupError } from './manifest.ts';

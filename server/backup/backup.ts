@@ -1,7 +1,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { InterlockEnv } from '../env.ts';
+import type { InterlockEnv } from '../config/env.ts';
 import { signingKeyLocation } from '../receipts/key-file.ts';
 import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFEST_FILE, MANIFEST_FORMAT, readBackupPoint, sha256OfFile } from './manifest.ts';
 

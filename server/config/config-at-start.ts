@@ -5,7 +5,7 @@ import type { InterlockConfig } from './schema.ts';
  * What a start journals of the config it loaded, decided from the last CONFIG entry and the file:
  * a file edited while the server was down is journaled as a reload is (its SHA-256, who came and
  * went), so the journal names every config that was in force and a rebuild equals the live views.
- * Pure: the shell (server/reload.ts `ConfigReloader.atStart`) reads the entry, appends, and lapses.
+ * Pure: the shell (server/app/reload.ts `ConfigReloader.atStart`) reads the entry, appends, and lapses.
  */
 
 /** Who works here under a config: every person by name, and every membership of a group, sorted. */

@@ -56,7 +56,7 @@ export function parseConfig(text: string, source: string, env: ConfigEnv = {}): 
   return readConfig(c, readYaml(c, text), env);
 }
 
-/** Load the config from `path` (server/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
+/** Load the config from `path` (server/config/env.ts reads `INTERLOCK_CONFIG`), else `interlock.yaml` at the project root. */
 export function loadConfig(path?: string, env: ConfigEnv = {}): InterlockConfig {
   return loadConfigFile(path, env).config;
 }

@@ -3,7 +3,7 @@ import { type Checker, describeHost, describeUrl, describeValue, keyPath, type M
 import { type AgentConfig, configLimits, type PersonConfig } from './schema.ts';
 import { readSecretFile } from './secret-file.ts';
 
-/** The environment secrets are read from: the process environment as main.ts hands it over (server/env.ts `secrets`), a test's own map in tests. */
+/** The environment secrets are read from: the process environment as main.ts hands it over (server/config/env.ts `secrets`), a test's own map in tests. */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
 /** Keys of a person entry that this module reads (readPeople lets them through). */

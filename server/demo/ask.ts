@@ -1,6 +1,6 @@
 import { type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Status } from '../../shared/statuses.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { DEMO_AGENT, type DemoPlan, type DemoTally, demoRequestBody, tallyDemoRequests } from './plan.ts';
 
 /** What demo traffic does in the sandbox: the embedded `Sandbox` (or its remote twin) has all three. */

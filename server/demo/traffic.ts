@@ -1,4 +1,4 @@
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { askForDemoRefund, type DemoOutcome, type DemoSandbox, tallyJournaledDemoRequests } from './ask.ts';
 import { type DemoPlan, DemoPlanner, type DemoTally, demoLimits, demoRequestId, firstDelayMs, nextDelayMs } from './plan.ts';
 import { markDemoTraffic } from './status.ts';

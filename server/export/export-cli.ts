@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { describeUrl } from '../config/check.ts';
-import { EnvError, type InterlockEnv, parseEnv } from '../env.ts';
+import { EnvError, type InterlockEnv, parseEnv } from '../config/env.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';

@@ -1,6 +1,6 @@
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
-import { currentStatus } from '../http/answers.ts';
+import { currentStatus } from '../refunds/answers.ts';
 import { boundRequest } from '../inbox/state.ts';
 import { refundOf } from '../inbox/summary.ts';
 import { allOf, firstOf, lastOf } from '../journal/chain.ts';

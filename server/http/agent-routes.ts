@@ -11,8 +11,8 @@ import type { AgentConfig } from '../config/schema.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { type FreshFacts, InvalidEffectError } from '../gate/target.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
-import { displayNameOf, livenessOf, requestKeyOf, type Services } from '../services.ts';
-import { isJournalFailure } from '../views.ts';
+import { displayNameOf, livenessOf, requestKeyOf, type Services } from '../app/services.ts';
+import { isJournalFailure } from '../views/failures.ts';
 import { boundRequest, waitsItsTurn } from '../inbox/state.ts';
 import { withStripeClass } from '../stripe/paced-client.ts';
 import { addressKeyOf } from '../throttle/client-address.ts';
@@ -25,7 +25,7 @@ import {
   paymentCurrencyOf,
   refundAnswer,
   refundHttpStatus,
-} from './answers.ts';
+} from '../refunds/answers.ts';
 import { declarePublic } from './access-guard.ts';
 import { AppError } from './errors.ts';
 import { whileWorking } from './overload.ts';

@@ -13,7 +13,7 @@ import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
 import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { agentOfAuthorization, agentRoutes } from './agent-routes.ts';
 import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './access-guard.ts';
 import { approverRoutes } from './approver-routes.ts';
@@ -33,7 +33,7 @@ import { echoRequestIds, newRequestId, REQUEST_ID_HEADER, REQUEST_ID_OPTIONS } f
 import { isServedHost, servedHosts } from './served-hosts.ts';
 import { INTERLOCK_VERSION } from '../journal/version.ts';
 import { installSessionAuth, loginRoute, sessionRoutes } from './session-routes.ts';
-import type { SessionStore } from './sessions.ts';
+import type { SessionStore } from '../sessions/sessions.ts';
 import { testRoutes } from './test-routes.ts';
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@ import { CheckpointAnswerSchema, responses } from '../../shared/schemas.ts';
 import type { CheckpointAnswer } from '../../shared/api.ts';
 import { tokenMatches } from '../config/secrets.ts';
 import { readCheckpoint } from '../integrity/checkpoint.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { AppError } from './errors.ts';
 
 // The latest signed checkpoint of the journal's global chain, for mirrors, monitors and anyone

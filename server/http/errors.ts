@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { isJournalFailure, type Views } from '../views.ts';
+import { isJournalFailure } from '../views/failures.ts';
 
 /** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
 export class AppError extends Error {
@@ -85,7 +85,7 @@ function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
  * journal, met by any route, is told to the views (which log it once and refuse every read from
  * then on) and answered 503 journal_unavailable.
  */
-export function installErrorHandler(app: FastifyInstance, views: Views): void {
+export function installErrorHandler(app: FastifyInstance, views: { report(error: unknown): boolean }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (isJournalFailure(error)) {
       views.report(error);

@@ -12,7 +12,7 @@ import { approvalHistory, approvalStanding, decideApproval } from '../inbox/appr
 import { latestEscalation } from '../journal/chain.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
 import type { OutboxProjection } from '../outbox/projection.ts';
-import { displayNameOf, emailsOfPerson, livenessOf, type Services } from '../services.ts';
+import { displayNameOf, emailsOfPerson, livenessOf, type Services } from '../app/services.ts';
 
 /**
  * The item page: the item, with the payment as Stripe has it (`payment`, null with

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { Views } from '../views.ts';
 
 /**
  * Every route of `scope` shows or changes what the journal holds: before any of its handlers runs,
@@ -8,7 +7,7 @@ import type { Views } from '../views.ts';
  * shown, written or sent. A route added to such a scope cannot forget it. Routes that show nothing
  * of the journal (health, the keys, the document, logging in, the directory) live outside one.
  */
-export function requireJournal(scope: FastifyInstance, views: Pick<Views, 'current'>): void {
+export function requireJournal(scope: FastifyInstance, views: { current(): Promise<unknown> }): void {
   scope.addHook('preHandler', async () => {
     await views.current();
   });

@@ -9,7 +9,7 @@ import { ledgerCsvStream } from '../ledger/csv-stream.ts';
 import { openLedgerReader } from '../ledger/export.ts';
 import { decodeCursor, encodeCursor, type LedgerFilter, rowMatches } from '../ledger/filter.ts';
 import { signReceipt } from '../receipts/receipts.ts';
-import { displayNameOf, type Services } from '../services.ts';
+import { displayNameOf, type Services } from '../app/services.ts';
 import { boundOf } from '../access/rules.ts';
 import { askOf, personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { type Ask, allows, allowsOn } from '../access/rules.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
 import { watchSession } from '../live/session-watch.ts';
 import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';
-import type { SessionStore } from './sessions.ts';
+import type { SessionStore } from '../sessions/sessions.ts';
 
 /**
  * The approvers' live feed: a websocket that first sends the person's current inbox, then every

@@ -6,7 +6,7 @@ import { tokenMatches } from '../config/secrets.ts';
 import type { MetricsConfig } from '../config/schema.ts';
 import { WEBHOOK_PATH } from '../confirm/webhook-plugin.ts';
 import { InterlockMetrics } from '../metrics/metrics.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { AppError } from './errors.ts';
 import type { OverloadState } from './overload.ts';
 

@@ -113,7 +113,7 @@ export interface OverloadOptions {
    * share): whose share of the places a refund request counts against.
    */
   agentOf?: (authorization: string | undefined) => string | null;
-  /** Told of each agent shed (server/loop-pressure.ts). */
+  /** Told of each agent shed (server/app/loop-pressure.ts). */
   onShed?: () => void;
 }
 

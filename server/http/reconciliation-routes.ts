@@ -11,7 +11,7 @@ import {
   responses,
 } from '../../shared/schemas.ts';
 import { ReconciliationRuns } from '../reconcile/runs.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';
 

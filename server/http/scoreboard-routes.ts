@@ -8,7 +8,7 @@ import { askOf, personOf } from './access-guard.ts';
 import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
 import { escalationsByReasonAndGroup, moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { AppError } from './errors.ts';
 
 type Query = { from_ms?: string; to_ms?: string; group?: string };

@@ -8,13 +8,13 @@ import { verifyPassword } from '../config/secrets.ts';
 import { limits } from '../../shared/limits.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { demoTrafficRuns } from '../demo/status.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 import { DEVICE_COOKIE, DeviceCookies } from '../throttle/device-cookie.ts';
 import { type LoginCheck, LoginThrottle } from '../throttle/login-throttle.ts';
 import { groupsOf, showsPerson } from '../access/rules.ts';
 import { personOf } from './access-guard.ts';
 import { AppError } from './errors.ts';
-import type { Session, SessionStore } from './sessions.ts';
+import type { Session, SessionStore } from '../sessions/sessions.ts';
 
 export const SESSION_COOKIE = 'interlock_session';
 /** The header of a read a page makes by itself, not its person (web/src/api-client.ts): it leaves the session's idle time running. */

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ClockBodySchema, responses } from '../../shared/schemas.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../app/services.ts';
 
 /**
  * Routes for tests and demos only, registered only when the config says `test_mode: true`: with

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
-import type { Views } from '../views.ts';
+import type { Views } from '../views/views.ts';
 import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';

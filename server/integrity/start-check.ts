@@ -2,7 +2,7 @@ import { describeGuardProblems, guardProblems } from '../../db/journal-guards.ts
 import { needsSealing, SealRefusedError, sealUnsealedJournal } from '../../db/journal-seals.ts';
 import type { OpenDatabase } from '../../db/open.ts';
 import type { JournalStore } from '../journal/store.ts';
-import type { Views } from '../views.ts';
+import type { Views } from '../views/views.ts';
 import { type DamageSite, JournalDamagedError } from './damage.ts';
 
 // Start-up's integrity check, before the server listens: the schema's guards, the global chain

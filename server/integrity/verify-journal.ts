@@ -5,7 +5,7 @@ import { CheckpointStore } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import type { OpenDatabase } from '../../db/open.ts';
 import * as schema from '../../db/schema.ts';
-import { Views } from '../views.ts';
+import { Views } from '../views/views.ts';
 import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { storedJournalId, storedRowProblem } from './checkpoints.ts';
 import { JournalDamagedError } from './damage.ts';

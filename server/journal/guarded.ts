@@ -1,7 +1,7 @@
 import type { Entry } from '../../shared/entries.ts';
 import type { JournalStore } from './store.ts';
 
-/** What a guarded journal asks of whoever judges the journal (server/views.ts). */
+/** What a guarded journal asks of whoever judges the journal (server/views/views.ts). */
 export interface JournalWatch {
   /** Throws while the journal stands failed: then nothing is read from it or written to it. */
   assertAvailable(): void;

@@ -30,7 +30,7 @@ export interface FollowerEvents {
  * Follows the journal by sequence number and hands every new entry, in order, to whoever
  * projects it. It is the one path from the journal to the views and the live feed, so a view
  * never shows anything that is not durable, and entries written by another process on the same
- * file show up too. Its owner (server/views.ts) decides when to catch up and what a failure
+ * file show up too. Its owner (server/views/views.ts) decides when to catch up and what a failure
  * means: a failed catch-up applies nothing past the last good entry and rejects.
  *
  * Each entry's hash was checked by the journal's scan; the follower also checks that it links to

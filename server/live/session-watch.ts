@@ -1,6 +1,6 @@
 import type { LiveMessage } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
-import type { Session, SessionStore } from '../http/sessions.ts';
+import type { Session, SessionStore } from '../sessions/sessions.ts';
 
 /** How long before its end a session with this idle limit is warned: the warning's lead, or half the limit when that is short. */
 export function sessionWarningLeadMs(idleMs: number): number {

@@ -8,7 +8,7 @@ export interface McpEnv {
   agentToken: string;
 }
 
-/** Where `npm start` listens by default (server/env.ts: HOST 127.0.0.1, PORT 3000). */
+/** Where `npm start` listens by default (server/config/env.ts: HOST 127.0.0.1, PORT 3000). */
 export const DEFAULT_INTERLOCK_URL = 'http://127.0.0.1:3000';
 
 /** The environment's values, or every problem with it, each naming its variable. */

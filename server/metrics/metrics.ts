@@ -1,13 +1,25 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalStore } from '../journal/store.ts';
 import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
-import type { OverloadState } from '../http/overload.ts';
 import { INTERLOCK_VERSION } from '../journal/version.ts';
-import { JournalUnavailableError, type Views } from '../views.ts';
+import type { Views } from '../views/views.ts';
+import { JournalUnavailableError } from '../views/failures.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
 
 /** What the metrics read, all of it already kept by the services. */
+/** What the admission check reports of itself (server/http/overload.ts), as the figures read it. */
+export interface OverloadFigures {
+  /** Agents' calls (any of `/v1`) being answered or worked on. */
+  agentsInFlight(): number;
+  /** Places held by refund requests, at work or waiting their turn. */
+  refundsInFlight(): number;
+  /** Refund requests at work. */
+  refundsWorking(): number;
+  /** Requests shed since the start, by why. */
+  shed(): Readonly<Record<string, number>>;
+}
+
 export interface MetricsSources {
   views: Views;
   /** The journal the views follow (through their guard): its head, to measure how far behind they are. */
@@ -18,7 +30,7 @@ export interface MetricsSources {
   /** The configured groups, as the config in force names them: each has a queue figure, 0 when nothing waits for it. */
   groups: () => readonly string[];
   /** The admission check's counts: requests shed and held, when the app sheds (an app built without it shows none). */
-  overload?: OverloadState;
+  overload?: OverloadFigures;
 }
 
 /**
@@ -167,7 +179,7 @@ export class InterlockMetrics {
     }
   }
 
-  #readOverload(overload: OverloadState): void {
+  #readOverload(overload: OverloadFigures): void {
     this.#shed.reset();
     for (const [reason, count] of Object.entries(overload.shed())) this.#shed.inc({ reason }, count);
     this.#agentsInFlight.set(overload.agentsInFlight());

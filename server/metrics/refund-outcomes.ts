@@ -1,5 +1,5 @@
 import { isStatus, PLAIN_STATUSES, REFUSAL_CODES, refused } from '../../shared/statuses.ts';
-import type { Views } from '../views.ts';
+import type { Views } from '../views/views.ts';
 
 /** Where outcome lines go: pino's (and so Fastify's) `(fields, message)` call. */
 export interface OutcomeLog {

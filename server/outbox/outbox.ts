@@ -1,7 +1,7 @@
 import type { Entry, MessageEntry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import type { KillHook } from '../gate/kill-points.ts';
-import { refundAnswer } from '../http/answers.ts';
+import { refundAnswer } from '../refunds/answers.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { channelsOf, escalationEvent, isWaiting, noLongerNews, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
 import { digestWindow, type ItemContext, type OutboxProjection, readContent, WAITING_EVENTS } from './projection.ts';

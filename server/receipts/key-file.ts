@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { credentialPath } from '../config/secret-file.ts';
-import type { InterlockEnv } from '../env.ts';
+import type { InterlockEnv } from '../config/env.ts';
 import {
   KEY_FILE_PROBLEM_WORDS,
   loadOrCreateSigningKey,

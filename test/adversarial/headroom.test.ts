@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // Adversarial review of the "headroom" a rule-approved refund gets (stripe-refunds.ts explain):

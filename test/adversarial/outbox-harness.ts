@@ -3,7 +3,7 @@ import type { FieldsOf } from '../../shared/entries.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { fakeClock } from '../support/db-journals.ts';
 
 // The outbox on an in-memory journal, fed the entries the inbox and the gate write, for the

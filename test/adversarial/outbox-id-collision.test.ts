@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageId } from '../../server/outbox/plan.ts';
 import type { NotificationsConfig } from '../../server/outbox/types.ts';
-import { requestKeyOf } from '../../server/services.ts';
+import { requestKeyOf } from '../../server/app/services.ts';
 import { buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // Message chains and refund chains share one journal keyspace, and both ids are the first 12 hex

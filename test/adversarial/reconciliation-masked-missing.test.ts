@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconciliationRunDetail } from '../../shared/api.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/open.ts';
 import { takeBackup } from '../../server/backup/backup.ts';
 import { restoreBackup } from '../../server/backup/restore.ts';
-import { parseEnv } from '../../server/env.ts';
+import { parseEnv } from '../../server/config/env.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
 import { writeTestConfig } from '../support/server-process.ts';

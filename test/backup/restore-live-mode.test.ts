@@ -6,7 +6,7 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { takeBackup } from '../../server/backup/backup.ts';
 import { restoreBackup } from '../../server/backup/restore.ts';
-import { parseEnv } from '../../server/env.ts';
+import { parseEnv } from '../../server/config/env.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { createStripeClient } from '../../server/stripe/client.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';

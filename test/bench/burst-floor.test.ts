@@ -7,7 +7,7 @@ import { UNPACED_STRIPE_CONFIG, writeStripeConfig } from '../../bench/configs.ts
 import { FULL } from '../../bench/plans.ts';
 import { TARGETS } from '../../bench/report.ts';
 import { loadConfig } from '../../server/config/load.ts';
-import { budgetFromConfig } from '../../server/services.ts';
+import { budgetFromConfig } from '../../server/app/services.ts';
 
 // A burst of routine refunds cannot settle before its Stripe calls fit the budget: the floor is
 // the largest, over the account and each endpoint, of the calls needed there ÷ the rate allowed.

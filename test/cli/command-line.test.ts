@@ -31,9 +31,9 @@ describe('commandLine', () => {
   });
 
   it('tsx on the source, even when npm started something else around it (npm test)', () => {
-    const argv = argvOf('server/migrate-cli.ts');
-    expect(commandLine('[--dry-run]', '', argv, {})).toBe('npx tsx server/migrate-cli.ts [--dry-run]');
-    expect(commandLine('[--dry-run]', '', argv, npmRun('test', 'bash scripts/test.sh'))).toBe('npx tsx server/migrate-cli.ts [--dry-run]');
+    const argv = argvOf('server/app/migrate-cli.ts');
+    expect(commandLine('[--dry-run]', '', argv, {})).toBe('npx tsx server/app/migrate-cli.ts [--dry-run]');
+    expect(commandLine('[--dry-run]', '', argv, npmRun('test', 'bash scripts/test.sh'))).toBe('npx tsx server/app/migrate-cli.ts [--dry-run]');
     // An npm script that compiles and runs the built tool names itself too.
     expect(commandLine('x', '', argvOf('dist/server/verify.js'), npmRun('verify:prod', 'node dist/server/verify.js'))).toBe('npm run verify:prod -- x');
   });

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AppClock } from '../../server/clock.ts';
-import { ClockFileError, clockFile, TEST_CLOCK_FILE } from '../../server/clock-file.ts';
+import { AppClock } from '../../server/app/clock.ts';
+import { ClockFileError, clockFile, TEST_CLOCK_FILE } from '../../server/app/clock-file.ts';
 
 // A test-mode application clock moved by hand keeps its offset in the data folder, so a restart
 // goes on from where it was instead of moving the application clock back behind the journal.

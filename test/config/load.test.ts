@@ -93,7 +93,7 @@ describe('loading', () => {
     expect(config.routes.map((r) => r.name)).toEqual(['flagged', 'crash', 'large', 'default']);
   });
 
-  // INTERLOCK_CONFIG is read by server/env.ts, which hands its path here (test/http/env.test.ts).
+  // INTERLOCK_CONFIG is read by server/config/env.ts, which hands its path here (test/http/env.test.ts).
   it('reads the file at the path it is given', () => {
     const dir = mkdtempSync(join(tmpdir(), 'interlock-config-'));
     const file = join(dir, 'other.json');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInterlockServerCommand } from '../../server/reload-files.ts';
+import { isInterlockServerCommand } from '../../server/app/reload-files.ts';
 
 // `npm run reload` signals the process its data folder names only when it is an Interlock server:
 // a pid file left by a server that died, whose number went to another program, must not have that

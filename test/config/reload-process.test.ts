@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { openDatabase } from '../../db/open.ts';
 import { loadConfigFile } from '../../server/config/load.ts';
 import { verifyJournalFile } from '../../server/integrity/verify-journal.ts';
-import { PID_FILE, type ReloadAnswer, readReloadAnswer } from '../../server/reload-files.ts';
+import { PID_FILE, type ReloadAnswer, readReloadAnswer } from '../../server/app/reload-files.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, withoutPerson, writeTestConfig } from '../support/server-process.ts';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 /** `npm run reload` as an operator runs it: its exit code and what it printed. */
 function runReload(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/reload-cli.ts'], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/app/reload-cli.ts'], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { rowOf } from '../../db/journal-rules.ts';
 import { SealRefusedError, needsSealing, sealUnsealedJournal } from '../../db/journal-seals.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { globalHashOf } from '../../server/journal/hash.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { fixtureText, journalViews, readFixture, scanAll, type ViewsFile, wireViews } from '../fixtures/journals/replay.ts';

@@ -58,7 +58,7 @@ async function run(command: string, args: string[], env: Record<string, string>)
   return { exit, stdout, stderr };
 }
 
-const migrateTool = (args: string[], env: Record<string, string>) => run(process.execPath, ['--import', 'tsx', 'server/migrate-cli.ts', ...args], env);
+const migrateTool = (args: string[], env: Record<string, string>) => run(process.execPath, ['--import', 'tsx', 'server/app/migrate-cli.ts', ...args], env);
 
 describe('the schema a database records', () => {
   it('is the number of migrations applied, with the Interlock that applied them', () => {
@@ -155,6 +155,6 @@ describe('npm run migrate (real process)', () => {
     const help = await run('npm', ['run', '--silent', 'migrate', '--', '--help'], {});
     expect([help.exit, help.stdout.split('\n')[0]]).toEqual([0, 'usage: npm run migrate -- [--dry-run]']);
     const direct = await migrateTool(['--help'], {});
-    expect(direct.stdout.split('\n')[0]).toBe('usage: npx tsx server/migrate-cli.ts [--dry-run]');
+    expect(direct.stdout.split('\n')[0]).toBe('usage: npx tsx server/app/migrate-cli.ts [--dry-run]');
   });
 });

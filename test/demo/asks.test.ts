@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InboxItem } from '../../shared/api.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { askForDemoRefund, tallyJournaledDemoRequests } from '../../server/demo/ask.ts';
 import type { DemoPlan } from '../../server/demo/plan.ts';

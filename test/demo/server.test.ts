@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { demoTrafficRuns } from '../../server/demo/status.ts';
-import { EnvError, parseEnv } from '../../server/env.ts';
-import { startInterlock } from '../../server/runtime.ts';
+import { EnvError, parseEnv } from '../../server/config/env.ts';
+import { startInterlock } from '../../server/app/runtime.ts';
 import { clientFor, freePort, runServerToExit, type ServerProcess, startServerProcess, withOwnSecrets, writeTestConfig } from '../support/server-process.ts';
 
 // How `npm start` switches demo traffic on and off, in process and as a real server process.

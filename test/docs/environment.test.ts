@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { BACKUP_EXIT_CODES, runBackupCli } from '../../server/backup/backup-cli.ts';
 
 // The operators' table of environment variables names every variable the server reads: each
-// variable server/env.ts reads (`read.raw('NAME')`, `read.port('NAME', …)`, …), and for each secret read by readSecret, its `NAME_FILE` too.
+// variable server/config/env.ts reads (`read.raw('NAME')`, `read.port('NAME', …)`, …), and for each secret read by readSecret, its `NAME_FILE` too.
 
-const source = readFileSync(new URL('../../server/env.ts', import.meta.url), 'utf8');
+const source = readFileSync(new URL('../../server/config/env.ts', import.meta.url), 'utf8');
 const page = readFileSync(new URL('../../docs/operators/environment.md', import.meta.url), 'utf8');
 
 function variablesRead(): string[] {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 

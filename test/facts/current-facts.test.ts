@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import { READ_FAILED } from '../../server/facts/current-facts.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { type AppWorld, buildAppWorld, WEBHOOK_SECRET } from '../support/app-world.ts';
 import { listening, openLiveFeed } from '../support/live-socket.ts';
 

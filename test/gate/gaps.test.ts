@@ -3,7 +3,7 @@ import { WHY } from '../../shared/statuses.ts';
 import { explainChain } from '../../server/journal/chain.ts';
 import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
-import { refundAnswer } from '../../server/http/answers.ts';
+import { refundAnswer } from '../../server/refunds/answers.ts';
 import { owedExplanation } from '../../server/inbox/escalation.ts';
 import { buildChain, committedSteps, dispatchedSteps, EFFECT_ID, LEASE, loose, PREMISES, REFUND, type Step } from '../support/entries.ts';
 import { buildGateWorld, buildProposal, type GateWorld, ORDER } from '../support/gate-world.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { hashToken } from '../../server/config/secrets.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 

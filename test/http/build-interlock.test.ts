@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/open.ts';
-import { AppClock } from '../../server/clock.ts';
-import { buildInterlock, type Interlock } from '../../server/interlock.ts';
+import { AppClock } from '../../server/app/clock.ts';
+import { buildInterlock, type Interlock } from '../../server/app/interlock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { limits } from '../../shared/limits.ts';
 import { testConfig } from '../support/app-world.ts';
 
 // One way to build the app: `buildInterlock(parts)` makes the app, the services and their
-// start and stop, for `npm start` (server/runtime.ts) and for the tests' world alike.
+// start and stop, for `npm start` (server/app/runtime.ts) and for the tests' world alike.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -70,10 +70,10 @@ describe('buildInterlock', () => {
   it('is the only place that builds the app: the runtime and the tests world go through it, never by hand', () => {
     const read = (file: string) => readFileSync(join(root, file), 'utf8');
     const appBuilders = [...sources('server'), ...sources('test')].filter((file) => /\bbuildApp\(/.test(read(file)));
-    expect(appBuilders.sort()).toEqual(['server/http/app.ts', 'server/interlock.ts']);
-    const byHand = ['server/runtime.ts', ...sources('test/support'), ...sources('test/http')].filter((file) => /\b(createServices|startServices)\(/.test(read(file)));
+    expect(appBuilders.sort()).toEqual(['server/http/app.ts', 'server/app/interlock.ts']);
+    const byHand = ['server/app/runtime.ts', ...sources('test/support'), ...sources('test/http')].filter((file) => /\b(createServices|startServices)\(/.test(read(file)));
     expect(byHand).toEqual([]);
-    expect(read('server/runtime.ts')).toMatch(/buildInterlock\(/);
+    expect(read('server/app/runtime.ts')).toMatch(/buildInterlock\(/);
     expect(read('test/support/app-world.ts')).toMatch(/buildInterlock\(/);
   });
 });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EnvError, parseEnv } from '../../server/env.ts';
+import { EnvError, parseEnv } from '../../server/config/env.ts';
 import { runServerToExit } from '../support/server-process.ts';
 
 // The Stripe keys come from their variable, from a file named by `<variable>_FILE`, or from a

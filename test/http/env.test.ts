@@ -3,10 +3,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
-import { EnvError, parseEnv } from '../../server/env.ts';
+import { EnvError, parseEnv } from '../../server/config/env.ts';
 import { runServerToExit } from '../support/server-process.ts';
 
-// The environment is read once, in server/env.ts, into a typed object; a bad value stops the
+// The environment is read once, in server/config/env.ts, into a typed object; a bad value stops the
 // server with a message naming the variable, where `Number(env.PORT ?? 3000)` took NaN.
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -147,9 +147,9 @@ describe('the server and its environment', () => {
   // main.ts hands the environment to parseEnv and reads nothing of it itself; the sandbox's own
   // program (server/sandbox/main.ts), the MCP server (server/mcp/main.ts, `npm run mcp`) and the
   // audit export (server/export/export-cli.ts, `npm run export`, which hands it to runExportCli)
-  // are other processes, with variables of their own; so is `npm run reload` (server/reload-cli.ts),
+  // are other processes, with variables of their own; so is `npm run reload` (server/app/reload-cli.ts),
   // which reads the server's own environment through parseEnv to find its data folder, and so is
-  // `npm run migrate` (server/migrate-cli.ts). server/cli.ts reads how npm started a tool
+  // `npm run migrate` (server/app/migrate-cli.ts). server/cli.ts reads how npm started a tool
   // (npm_lifecycle_event), to name that command in the tool's usage.
   it('no server module reads process.env but main.ts, to hand it to parseEnv', () => {
     const sources = (dir: string): string[] =>
@@ -158,7 +158,7 @@ describe('the server and its environment', () => {
         return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
       });
     const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
-    expect(readers.sort()).toEqual(['server/backup/backup-cli.ts', 'server/cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/migrate-cli.ts', 'server/reload-cli.ts', 'server/sandbox/main.ts']);
+    expect(readers.sort()).toEqual(['server/app/migrate-cli.ts', 'server/app/reload-cli.ts', 'server/backup/backup-cli.ts', 'server/cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/sandbox/main.ts']);
     expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  await answerSignals(startInterlock(parseEnv(process.env)));']);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { signWebhook } from '../../server/confirm/signature.ts';
 import { LIVE_PATH } from '../../server/http/openapi.ts';
 import { canonical, sealEntry } from '../../server/journal/hash.ts';
@@ -13,7 +13,7 @@ import { requestPayload } from '../../shared/api.ts';
 import { Reconciler } from '../../server/confirm/reconciler.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import type { Channels } from '../../server/outbox/types.ts';
-import { isJournalFailure } from '../../server/views.ts';
+import { isJournalFailure } from '../../server/views/failures.ts';
 import { type AppWorld, buildAppWorld, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 
 // A stored journal entry that fails its hash is never swallowed: it is logged once, as one line

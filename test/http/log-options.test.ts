@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../server/log-options.ts';
+import { loggerOptions } from '../../server/app/log-options.ts';
 
 describe('log format', () => {
   it('JSON lines when stdout is not a terminal, pino-pretty on a terminal, nothing when silent', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import * as secrets from '../../server/config/secrets.ts';
 import { limits } from '../../shared/limits.ts';
 import { type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig } from '../support/app-world.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { limits } from '../../shared/limits.ts';
-import { LoopPressure } from '../../server/loop-pressure.ts';
+import { LoopPressure } from '../../server/app/loop-pressure.ts';
 
 // The journal settles a committed batch's callers a few at a time only while agents are being
 // shed: a shed agent then waits for a few continuations, not all; otherwise all at once.

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
-import { recoverInFlight } from '../../server/services.ts';
+import { recoverInFlight } from '../../server/app/services.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld } from '../support/app-world.ts';
 

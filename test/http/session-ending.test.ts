@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { LiveMessage } from '../../shared/api.ts';
 import { BACKGROUND_HEADER } from '../../server/http/session-routes.ts';
-import { SessionStore } from '../../server/http/sessions.ts';
+import { SessionStore } from '../../server/sessions/sessions.ts';
 import { sessionWarningLeadMs } from '../../server/live/session-watch.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 

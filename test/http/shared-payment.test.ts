@@ -6,9 +6,9 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
-import { recoverInFlight } from '../../server/services.ts';
+import { recoverInFlight } from '../../server/app/services.ts';
 import { buildAppWorld, testConfig, UNPACED_STRIPE } from '../support/app-world.ts';
 import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/server-process.ts';
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { answerSignals, type Signalled } from '../../server/signals.ts';
+import { answerSignals, type Signalled } from '../../server/app/signals.ts';
 
 // The signals `npm start` answers, from before the start: a SIGHUP while the server comes up is
 // acted on once it is up (an operator who edited the file then is not left with the old config

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Services } from '../../server/services.ts';
+import type { Services } from '../../server/app/services.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // A restart after an outage, through the server's own wiring (services.ts): start-up and the

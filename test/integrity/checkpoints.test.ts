@@ -11,7 +11,7 @@ import { EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint } from '../../ser
 import { originOf } from '../../server/integrity/checkpoints.ts';
 import { checkpointDamage } from '../../server/integrity/epoch.ts';
 import { loadOrCreateSigningKey, type SigningKey } from '../../server/receipts/keys.ts';
-import type { Views } from '../../server/views.ts';
+import type { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir, tempDbFile } from '../support/db-journals.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { freePort, runServerToExit, startServerProcess, writeTestConfig } from '../support/server-process.ts';

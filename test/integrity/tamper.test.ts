@@ -3,8 +3,8 @@ import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
-import { parseEnv } from '../../server/env.ts';
-import { startInterlock } from '../../server/runtime.ts';
+import { parseEnv } from '../../server/config/env.ts';
+import { startInterlock } from '../../server/app/runtime.ts';
 import { rowOf, sealNext } from '../../db/journal-rules.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
 import { runServerToExit } from '../support/server-process.ts';
@@ -13,7 +13,7 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 
 afterEach(cleanUpDatabases);
 

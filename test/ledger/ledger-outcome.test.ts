@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import { LEDGER_CSV_COLUMNS, LEDGER_OUTCOMES, type LedgerOutcome, type LedgerRow } from '../../shared/ledger.ts';
 import { decimalOf } from '../../shared/money.ts';
-import { currentStatus } from '../../server/http/answers.ts';
+import { currentStatus } from '../../server/refunds/answers.ts';
 import { ledgerCsvHeader, ledgerCsvRecord } from '../../server/ledger/csv.ts';
 import { chainOutcome, type OutcomeFacts, outcomeOf } from '../../server/ledger/outcome.ts';
 import { LedgerProjection } from '../../server/ledger/projection.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { currentStatus } from '../../server/http/answers.ts';
+import { currentStatus } from '../../server/refunds/answers.ts';
 import { LedgerChain } from '../../server/ledger/chain.ts';
 import { textCell } from '../../server/csv/writer.ts';
 import { ledgerCsvHeader, ledgerCsvRecord } from '../../server/ledger/csv.ts';

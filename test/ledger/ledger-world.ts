@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LedgerPage, LedgerRow } from '../../shared/ledger.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { type SettleMode, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN, type AppWorld, buildAppWorld, DEMO_PASSWORD, testConfig, WEBHOOK_SECRET } from '../support/app-world.ts';
 export { parseCsv } from '../support/csv.ts';

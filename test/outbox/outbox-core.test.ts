@@ -7,7 +7,7 @@ import { Outbox, retryDelayMs } from '../../server/outbox/outbox.ts';
 import { messageId } from '../../server/outbox/plan.ts';
 import { renderEmail, renderSlack } from '../../server/outbox/render.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { effectIdOf, fakeClock } from '../support/db-journals.ts';
 
 // The outbox's core on a journal: what is owed, journaled once under its id, delivered with

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconciliationRow, ReconciliationRunDetail } from '../../shared/api.ts';
 import { RECONCILIATION_CATEGORIES, type ReconciliationCategory } from '../../shared/reconciliation.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { EFFECT_METADATA_KEY } from '../../server/targets/stripe-refunds.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';

@@ -6,7 +6,7 @@ import { jsonEqual, plain } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
-import { currentStatus } from '../../server/http/answers.ts';
+import { currentStatus } from '../../server/refunds/answers.ts';
 import { boundRequest } from '../../server/inbox/state.ts';
 import { caughtUp, createProcess, type Process, tickerPass } from './process.ts';
 import { LIMITS } from './oracle.ts';
@@ -377,7 +377,7 @@ export async function revokeMember(world: World): Promise<void> {
   const person = approver?.kind === 'DECIDED' && members.includes(approver.by) ? approver.by : members.length > 0 ? world.pick(members) : null;
   if (person === null) return;
   world.groups[group] = members.filter((m) => m !== person);
-  // As a config reload does (server/reload.ts): in force, then journaled, or taken back; then the
+  // As a config reload does (server/app/reload.ts): in force, then journaled, or taken back; then the
   // approvals of whoever left lapse at once.
   if (!(await journalReload(world, { left: [{ group, name: person }] }))) {
     world.groups[group] = members;

@@ -8,7 +8,7 @@ import type { EntryKind, FieldsOf } from '../../shared/entries.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import type { Channels, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 
 // What the simulator found in the product, each reduced to one focused case. `it.fails` while the
 // finding is open (the suite stays green and the case is kept); flip it to `it` when it is fixed.

@@ -221,7 +221,7 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
   const board = new ScoreboardProjection(CONFIG.inboxName);
   const outbox = new OutboxProjection();
   for (const entry of entries) {
-    // As server/views.ts feeds them: the outbox sees every entry, the inbox and the scoreboard no message's.
+    // As server/views/views.ts feeds them: the outbox sees every entry, the inbox and the scoreboard no message's.
     outbox.note(entry);
     if (MESSAGE_KIND_SET.has(entry.kind)) continue;
     rebuilt.apply(entry);

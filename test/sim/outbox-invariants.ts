@@ -6,7 +6,7 @@ import { Outbox } from '../../server/outbox/outbox.ts';
 import { channelsOf, messageId } from '../../server/outbox/plan.ts';
 import type { OutboxProjection } from '../../server/outbox/projection.ts';
 import type { Delivery, MessageContent, Recipient } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import type { Received } from './outbox-channels.ts';
 import { ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';

@@ -4,14 +4,14 @@ import type { KillPoint } from '../../server/gate/kill-points.ts';
 import type { AppendIfResult, ChainCheck, ClaimRequest, ReservationGuard } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import { DIGEST_WINDOW_MS, type OutboxProjection } from '../../server/outbox/projection.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { SimChannels } from './outbox-channels.ts';
 import type { Process } from './process.ts';
 import { type Life, ProcessJournal, type SimJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
 
-// The outbox in a simulated process, wired as server/services.ts wires it (its own journal calls,
-// the process's views, the kill hook of the gate), its passes as server/interlock.ts runs them (a
+// The outbox in a simulated process, wired as server/app/services.ts wires it (its own journal calls,
+// the process's views, the kill hook of the gate), its passes as server/app/interlock.ts runs them (a
 // pass after each catch-up and every second, the ticker's reminders and digests), and the drain at
 // the end of a seed that lets every retry come due. Two of the outbox's planted bugs live here.
 

@@ -7,11 +7,11 @@ import type { InboxPolicy } from '../../server/inbox/core.ts';
 import { Inbox } from '../../server/inbox/inbox.ts';
 import { policyFromConfig } from '../../server/inbox/policy.ts';
 import { waitsItsTurn } from '../../server/inbox/state.ts';
-import { journalConfigAtStart } from '../../server/reload.ts';
-import { queueWaiting, recoverInFlight, requestKeyOf } from '../../server/services.ts';
+import { journalConfigAtStart } from '../../server/app/reload.ts';
+import { queueWaiting, recoverInFlight, requestKeyOf } from '../../server/app/services.ts';
 import { type BudgetCapacity, StripeBudget } from '../../server/stripe/budget.ts';
 import { TurnQueue } from '../../server/stripe/turn-queue.ts';
-import { type CaughtUp, Views } from '../../server/views.ts';
+import { type CaughtUp, Views } from '../../server/views/views.ts';
 import type { Outbox } from '../../server/outbox/outbox.ts';
 import { judgeResend } from './oracle.ts';
 import { createOutbox, outboxPass } from './outbox-process.ts';
@@ -19,7 +19,7 @@ import { ProcessTarget } from './process-target.ts';
 import { type Life, ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
 
-// A simulated server process, wired as server/services.ts wires one, and the start-up and ticker
+// A simulated server process, wired as server/app/services.ts wires one, and the start-up and ticker
 // paths it runs (startServices, startTicker). A crash drops the whole object; the next process
 // is built anew over the same journal and payments service.
 
@@ -31,7 +31,7 @@ export interface Process {
   target: ProcessTarget;
   gate: Gate;
   inbox: Inbox;
-  /** The inbox and scoreboard projections, caught up on every read (server/views.ts). */
+  /** The inbox and scoreboard projections, caught up on every read (server/views/views.ts). */
   views: Views;
   /** Messages to people and agents, over this process's simulated channels. */
   outbox: Outbox;
@@ -177,7 +177,7 @@ export async function startUp(world: World, p: Process): Promise<void> {
 
 /**
  * While the server is down, someone is taken out of a group in the file: often one whose approval
- * is recorded and not yet sent. The next start journals it (server/reload.ts journalConfigAtStart)
+ * is recorded and not yet sent. The next start journals it (server/app/reload.ts journalConfigAtStart)
  * and lapses the approval, as a reload would have.
  */
 export function leaveWhileDown(world: World): void {

@@ -1,7 +1,7 @@
 import { plain, jsonEqual } from '../../shared/json.ts';
 import { isRefundRequest } from '../../shared/api.ts';
 import type { Status } from '../../shared/statuses.ts';
-import { currentStatus } from '../../server/http/answers.ts';
+import { currentStatus } from '../../server/refunds/answers.ts';
 import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { boundRequest, waitsItsTurn } from '../../server/inbox/state.ts';
 import { READ_PAYMENT } from '../../server/stripe/paced-client.ts';

@@ -1,5 +1,5 @@
 import { openDatabase } from '../../db/open.ts';
-import { budgetFromConfig } from '../../server/services.ts';
+import { budgetFromConfig } from '../../server/app/services.ts';
 
 // A process whose only work is one call waiting for its place in a budget shared through the
 // journal's database, as a command's first Stripe call waits (nothing else open: no socket, no

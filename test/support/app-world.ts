@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify';
 import { openDatabase } from '../../db/open.ts';
-import { AppClock } from '../../server/clock.ts';
+import { AppClock } from '../../server/app/clock.ts';
 import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
-import { buildInterlock, type Interlock } from '../../server/interlock.ts';
+import { buildInterlock, type Interlock } from '../../server/app/interlock.ts';
 import type { FactsScheduler } from '../../server/facts/current-facts.ts';
 import type { Channels } from '../../server/outbox/types.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
-import type { Services } from '../../server/services.ts';
+import type { Services } from '../../server/app/services.ts';
 
 /** The demo agent token from interlock.yaml (local demo only). */
 export const AGENT_TOKEN = 'sk_agent_demo_support_bot';
@@ -30,7 +30,7 @@ export interface AppWorld {
   as(who: { cookie: string; csrf: string }, method: string, url: string, body?: unknown): Promise<LightMyRequestResponse>;
   payment(amountCents: number): Promise<string>;
   entryCount(): Promise<number>;
-  /** Reload the config as SIGHUP does, from what `load` reads (server/reload.ts). */
+  /** Reload the config as SIGHUP does, from what `load` reads (server/app/reload.ts). */
   reload: Interlock['reload'];
   close(): Promise<void>;
 }

@@ -7,7 +7,7 @@ import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { openMirror } from '../../server/integrity/mirrors.ts';
 import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
 import { loadOrCreateSigningKey, type SigningKey } from '../../server/receipts/keys.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { fakeClock, makeTempDir } from './db-journals.ts';
 
 // A journal file opened as start-up opens it: checked, held against its checkpoints and mirrors,

@@ -5,7 +5,7 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from '../../server/integrity/start-check.ts';
-import { Views } from '../../server/views.ts';
+import { Views } from '../../server/views/views.ts';
 import { effectIdOf, fakeClock, fields, makeTempDir } from './db-journals.ts';
 
 // A journal file to damage as an attacker with write access to the data folder would, and the

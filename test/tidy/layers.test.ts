@@ -105,6 +105,15 @@ describe('layers', () => {
     ).toEqual([]);
   });
 
+  it('only the composition root (server/app/) and server/http/ itself import server/http/', () => {
+    const outside = FILES.filter((file) => !file.startsWith('server/app/') && !file.startsWith('server/http/'));
+    expect(offenders(outside, ({ local }) => local.filter((m) => m.startsWith('server/http/')))).toEqual([]);
+  });
+
+  it('the error handler under every route does not put the views stack under them', () => {
+    expect(offenders(['server/http/errors.ts', 'server/http/journal-scope.ts'], ({ local }) => local.filter((m) => m.startsWith('server/views/views')))).toEqual([]);
+  });
+
   it('no import cycle in server/, db/, shared/ or web/', () => {
     // Tarjan's strongly connected components: any component of more than one file is a cycle.
     const index = new Map<string, number>();

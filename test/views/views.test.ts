@@ -9,10 +9,11 @@ import type { Entry } from '../../shared/entries.ts';
 import { sealEntry } from '../../server/journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../../server/journal/store.ts';
 import type { LiveSocket } from '../../server/live/hub.ts';
-import { BUSY_RETRY_DELAYS_MS, JournalUnavailableError, Views } from '../../server/views.ts';
+import { BUSY_RETRY_DELAYS_MS, Views } from '../../server/views/views.ts';
+import { JournalUnavailableError } from '../../server/views/failures.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, openTempDatabase } from '../support/db-journals.ts';
 
-// server/views.ts owns the follower and the projections: every read awaits a catch-up, a busy
+// server/views/views.ts owns the follower and the projections: every read awaits a catch-up, a busy
 // database is retried three times with backoff before it counts, and a corrupt journal is never
 // swallowed: logged once, then every read is refused until a restart.
 
@@ -261,9 +262,9 @@ describe('who catches up', () => {
   const text = (file: string) => readFileSync(join(root, file), 'utf8');
 
   it('only the views call the follower: no route or service catches up by itself, and none fires a catch-up and forgets it', () => {
-    expect(sources('server').filter((file) => /\.catchUp\(/.test(text(file)))).toEqual(['server/views.ts']);
+    expect(sources('server').filter((file) => /\.catchUp\(/.test(text(file)))).toEqual(['server/views/views.ts']);
     expect(sources('server').filter((file) => /void [^;\n]*catchUp/.test(text(file)))).toEqual([]);
-    expect(sources('server').filter((file) => /new JournalFollower\(/.test(text(file)))).toEqual(['server/views.ts']);
+    expect(sources('server').filter((file) => /new JournalFollower\(/.test(text(file)))).toEqual(['server/views/views.ts']);
   });
 
   it('no route reads a chain or the journal past the views: what a route shows or signs is what the views verified', () => {

@@ -1,6 +1,6 @@
 import type { Entry } from '../../shared/entries.ts';
 
-// Two clocks reach the page (server/clock.ts): the application clock, which deadlines, decisions
+// Two clocks reach the page (server/app/clock.ts): the application clock, which deadlines, decisions
 // and the live feed's `now_ms` run on, and the wall clock journal entries are sealed with
 // (`ts_ms`) and Stripe reads are stamped with (`as_of_ms`). They differ only when the
 // application clock was moved by hand (test mode, demos). Everything the page shows side by side

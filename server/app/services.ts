@@ -1,34 +1,34 @@
-import { CheckpointStore } from '../db/journal-checkpoints.ts';
-import { type Liveness, withLiveApprovals } from './inbox/approvals.ts';
+import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
-import type { Json } from '../shared/json.ts';
-import type { Status } from '../shared/statuses.ts';
-import type { OpenDatabase } from '../db/open.ts';
-import { SqliteJournal } from '../db/journal-store.ts';
-import type { InterlockConfig } from './config/schema.ts';
+import type { Json } from '../../shared/json.ts';
+import type { Status } from '../../shared/statuses.ts';
+import type { OpenDatabase } from '../../db/open.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import type { InterlockConfig } from '../config/schema.ts';
 import type { AppClock } from './clock.ts';
-import { Gate } from './gate/gate.ts';
-import type { KillHook } from './gate/kill-points.ts';
-import { loadOrCreateSigningKey, type SigningKey } from './receipts/keys.ts';
-import { Authority } from './gate/leases.ts';
-import type { JournalStore } from './journal/store.ts';
-import { Inbox, type InboxRequest } from './inbox/inbox.ts';
-import { livePolicy } from './inbox/policy.ts';
-import { LiveConfig } from './config/live.ts';
-import { StripeRefunds } from './targets/stripe-refunds.ts';
-import { Outbox, type OutboxLog } from './outbox/outbox.ts';
-import type { Channels } from './outbox/types.ts';
-import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from './facts/current-facts.ts';
-import { PaymentPanels } from './facts/payment-panel.ts';
-import { Views, type ViewsLog } from './views.ts';
-import { SqliteBudgetLeases } from '../db/budget-lease-store.ts';
-import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from './stripe/budget.ts';
-import { BudgetLeases } from './stripe/budget-leases.ts';
-import { attachBudget } from './stripe/paced-client.ts';
-import { TurnQueue } from './stripe/turn-queue.ts';
+import { Gate } from '../gate/gate.ts';
+import type { KillHook } from '../gate/kill-points.ts';
+import { loadOrCreateSigningKey, type SigningKey } from '../receipts/keys.ts';
+import { Authority } from '../gate/leases.ts';
+import type { JournalStore } from '../journal/store.ts';
+import { Inbox, type InboxRequest } from '../inbox/inbox.ts';
+import { livePolicy } from '../inbox/policy.ts';
+import { LiveConfig } from '../config/live.ts';
+import { StripeRefunds } from '../targets/stripe-refunds.ts';
+import { Outbox, type OutboxLog } from '../outbox/outbox.ts';
+import type { Channels } from '../outbox/types.ts';
+import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from '../facts/current-facts.ts';
+import { PaymentPanels } from '../facts/payment-panel.ts';
+import { Views, type ViewsLog } from '../views/views.ts';
+import { SqliteBudgetLeases } from '../../db/budget-lease-store.ts';
+import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from '../stripe/budget.ts';
+import { BudgetLeases } from '../stripe/budget-leases.ts';
+import { attachBudget } from '../stripe/paced-client.ts';
+import { TurnQueue } from '../stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
-import { RefundOutcomeCounts } from './metrics/refund-outcomes.ts';
+import { RefundOutcomeCounts } from '../metrics/refund-outcomes.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -36,7 +36,7 @@ export interface Services {
   readonly config: InterlockConfig;
   /** Whether agents are being shed now: the admission check tells it, the journal's commits read it. */
   loopPressure: LoopPressure;
-  /** The config in force, and its one way to change while running (server/reload.ts). */
+  /** The config in force, and its one way to change while running (server/app/reload.ts). */
   configs: LiveConfig;
   clock: AppClock;
   database: OpenDatabase;

@@ -1,12 +1,12 @@
-import { CONFIG_CHAIN_ID, type ConfigEntry } from '../shared/entries.ts';
-import type { Status } from '../shared/statuses.ts';
-import { configEntryFields, decideConfigAtStart, describeRosterChanges, journaledConfig, peopleWhoLost, type RosterChanges, rosterOf } from './config/config-at-start.ts';
-import { ConfigError, type LoadedConfig } from './config/load.ts';
-import { type ConfigChanges, describeChanges, planReload, sessionsToEnd } from './config/reload-plan.ts';
-import type { SessionStore } from './http/sessions.ts';
-import type { Inbox } from './inbox/inbox.ts';
-import type { JournalStore } from './journal/store.ts';
-import type { InterlockConfig } from './config/schema.ts';
+import { CONFIG_CHAIN_ID, type ConfigEntry } from '../../shared/entries.ts';
+import type { Status } from '../../shared/statuses.ts';
+import { configEntryFields, decideConfigAtStart, describeRosterChanges, journaledConfig, peopleWhoLost, type RosterChanges, rosterOf } from '../config/config-at-start.ts';
+import { ConfigError, type LoadedConfig } from '../config/load.ts';
+import { type ConfigChanges, describeChanges, planReload, sessionsToEnd } from '../config/reload-plan.ts';
+import type { SessionStore } from '../sessions/sessions.ts';
+import type { Inbox } from '../inbox/inbox.ts';
+import type { JournalStore } from '../journal/store.ts';
+import type { InterlockConfig } from '../config/schema.ts';
 import type { Services } from './services.ts';
 
 /** What a reload came to: refused with why (the config in force stays), or what it changed. */

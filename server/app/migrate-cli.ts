@@ -1,10 +1,10 @@
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../db/open.ts';
-import { type DatabaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError, schemaOnDisk } from '../db/schema-version.ts';
-import { asUsage, commandLine, isMainModule, messageOf, UsageError } from './cli.ts';
-import { EnvError, parseEnv } from './env.ts';
-import { INTERLOCK_VERSION } from './journal/version.ts';
+import { openDatabase } from '../../db/open.ts';
+import { type DatabaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError, schemaOnDisk } from '../../db/schema-version.ts';
+import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
+import { EnvError, parseEnv } from '../config/env.ts';
+import { INTERLOCK_VERSION } from '../journal/version.ts';
 
 /**
  * `npm run migrate`: bring the journal database of the data folder (DATA_DIR, DB_PATH) to the

@@ -1,26 +1,26 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type Stripe from 'stripe';
-import type { OpenDatabase } from '../db/open.ts';
-import { SqliteSessions } from '../db/session-store.ts';
+import type { OpenDatabase } from '../../db/open.ts';
+import { SqliteSessions } from '../../db/session-store.ts';
 import type { AppClock } from './clock.ts';
-import type { InterlockConfig } from './config/schema.ts';
-import { Reconciler } from './confirm/reconciler.ts';
-import type { KillHook } from './gate/kill-points.ts';
-import { buildApp } from './http/app.ts';
-import { STOP_ANSWER_MS } from './http/graceful-stop.ts';
-import { createChannels } from './outbox/channels.ts';
-import type { FactsScheduler } from './facts/current-facts.ts';
-import type { Channels } from './outbox/types.ts';
-import type { SigningKey } from './receipts/keys.ts';
-import { SessionStore } from './http/sessions.ts';
+import type { InterlockConfig } from '../config/schema.ts';
+import { Reconciler } from '../confirm/reconciler.ts';
+import type { KillHook } from '../gate/kill-points.ts';
+import { buildApp } from '../http/app.ts';
+import { STOP_ANSWER_MS } from '../http/graceful-stop.ts';
+import { createChannels } from '../outbox/channels.ts';
+import type { FactsScheduler } from '../facts/current-facts.ts';
+import type { Channels } from '../outbox/types.ts';
+import type { SigningKey } from '../receipts/keys.ts';
+import { SessionStore } from '../sessions/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
-import { limits } from '../shared/limits.ts';
-import type { ViewsLog } from './views.ts';
-import { checkJournalAtStart, type StartCheckOutcome } from './integrity/start-check.ts';
-import { Checkpointer } from './integrity/checkpoints.ts';
-import { openMirror } from './integrity/mirrors.ts';
-import { watchRefundOutcomes } from './metrics/refund-outcomes.ts';
-import type { LoadedConfig } from './config/load.ts';
+import { limits } from '../../shared/limits.ts';
+import type { ViewsLog } from '../views/views.ts';
+import { checkJournalAtStart, type StartCheckOutcome } from '../integrity/start-check.ts';
+import { Checkpointer } from '../integrity/checkpoints.ts';
+import { openMirror } from '../integrity/mirrors.ts';
+import { watchRefundOutcomes } from '../metrics/refund-outcomes.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { ConfigReloader, type ReloadOutcome } from './reload.ts';
 
 /** How often the views look for entries another process appended to the same journal file. */
@@ -99,7 +99,7 @@ export interface Interlock {
    */
   start(): Promise<void>;
   /**
-   * Load the config again and put it in force if it may be (server/reload.ts): `load` reads and
+   * Load the config again and put it in force if it may be (server/app/reload.ts): `load` reads and
    * checks the file as at start, throwing a ConfigError for a bad one.
    */
   reload(load: () => LoadedConfig): Promise<ReloadOutcome>;
@@ -193,7 +193,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       services.budget.start();
       try {
         // The config first, before recovery writes anything: a file edited while the server was
-        // down is journaled as a reload is, and approvals it took away lapse (server/reload.ts).
+        // down is journaled as a reload is, and approvals it took away lapse (server/app/reload.ts).
         if (parts.configSha256 !== undefined) await reloader.atStart();
         await startServices(services);
       } catch (error) {

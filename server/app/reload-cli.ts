@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { commandLine, messageOf } from './cli.ts';
-import { parseEnv } from './env.ts';
+import { commandLine, messageOf } from '../cli.ts';
+import { parseEnv } from '../config/env.ts';
 import { isInterlockServerCommand, readPid, readReloadAnswer, type ReloadAnswer } from './reload-files.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyServerOptions } from 'fastify';
-import type { LogLevel } from './env.ts';
+import type { LogLevel } from '../config/env.ts';
 
 /**
  * How the server logs: pino's JSON lines, one per event, for whatever collects them; on a

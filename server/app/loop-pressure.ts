@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { limits } from '../shared/limits.ts';
+import { limits } from '../../shared/limits.ts';
 
 /**
  * Whether agents are being shed now, told by the admission check (http/overload.ts) and read by

@@ -1,16 +1,17 @@
-import { ConfigReloadsProjection } from './config/reloads.ts';
-import type { CurrentFacts, InboxItem, LiveMessage } from '../shared/api.ts';
-import { type Entry, MESSAGE_KINDS } from '../shared/entries.ts';
-import type { InboxRequest, InboxWork } from './inbox/core.ts';
-import { InboxProjection, type ItemChange, projectedWork } from './inbox/projection.ts';
-import { summaryItem } from './inbox/summary.ts';
-import { guardJournal } from './journal/guarded.ts';
-import { type JournalHead, JournalCorruptError, type JournalStore } from './journal/store.ts';
-import { JournalFollower } from './live/follower.ts';
-import { OutboxProjection } from './outbox/projection.ts';
-import { type Audience, LiveHub, type LiveSocket } from './live/hub.ts';
-import { ScoreboardProjection } from './scoreboard/projection.ts';
-import { LedgerProjection } from './ledger/projection.ts';
+import { ConfigReloadsProjection } from '../config/reloads.ts';
+import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
+import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
+import type { InboxRequest, InboxWork } from '../inbox/core.ts';
+import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projection.ts';
+import { summaryItem } from '../inbox/summary.ts';
+import { guardJournal } from '../journal/guarded.ts';
+import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { isBusy, isJournalFailure, JournalUnavailableError } from './failures.ts';
+import { JournalFollower } from '../live/follower.ts';
+import { OutboxProjection } from '../outbox/projection.ts';
+import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
+import { ScoreboardProjection } from '../scoreboard/projection.ts';
+import { LedgerProjection } from '../ledger/projection.ts';
 
 /**
  * The waits before each retry of a catch-up that found the database busy (another process
@@ -55,30 +56,6 @@ export interface CaughtUp {
    * (rows changed since are a corrupt journal, never shown). Empty for a chain they have not seen.
    */
   chain(effectId: string): Promise<Entry[]>;
-}
-
-/**
- * The views cannot be trusted: the journal failed a check (a stored entry does not match its hash
- * or shape). Nothing is shown or decided from them until an operator restarts Interlock.
- */
-export class JournalUnavailableError extends Error {
-  readonly code = 'journal_unavailable';
-
-  constructor(readonly corrupt: JournalCorruptError) {
-    super(`the journal failed a check at seq ${corrupt.seq} (effect ${corrupt.effectId}); Interlock serves nothing from it until an operator restarts it`);
-  }
-}
-
-/** True for an error that means the journal is corrupt or already known to be: never to be swallowed. */
-export function isJournalFailure(error: unknown): error is JournalCorruptError | JournalUnavailableError {
-  return error instanceof JournalCorruptError || error instanceof JournalUnavailableError;
-}
-
-/** SQLite's "database is locked" (SQLITE_BUSY and its extended codes): worth a retry, not yet a failure. */
-export function isBusy(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = 'code' in error ? error.code : undefined;
-  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || /database is locked/i.test(error.message);
 }
 
 const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,10 +1,10 @@
 import { join, resolve } from 'node:path';
-import { DEFAULT_CONFIG_PATH } from './config/load.ts';
-import { describeUrl } from './config/check.ts';
-import { credentialPath, readSecretFileOrProblem } from './config/secret-file.ts';
-import { reconcilerLimits } from './confirm/reconciler.ts';
-import { KILL_POINTS, type KillPoint } from './gate/kill-points.ts';
-import { RATE_LIMIT_MODES, type RateLimitMode } from './sandbox/rate-limits.ts';
+import { DEFAULT_CONFIG_PATH } from './load.ts';
+import { describeUrl } from './check.ts';
+import { credentialPath, readSecretFileOrProblem } from './secret-file.ts';
+import { reconcilerLimits } from '../confirm/reconciler.ts';
+import { KILL_POINTS, type KillPoint } from '../gate/kill-points.ts';
+import { RATE_LIMIT_MODES, type RateLimitMode } from '../sandbox/rate-limits.ts';
 
 /** How much the server logs; `silent` logs nothing. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
