@@ -14,8 +14,8 @@
 #      compiled server as an unprivileged user);
 #   3. npm start, then the README's quick start ("The first refund") with curl: one refund COMMITTED, one QUEUED,
 #      then SIGTERM and a clean exit;
-#   4. the vitest files of the journal, the gate, crashes, HTTP, Stripe, the database, receipts,
-#      backups and the ledger (not the whole suite).
+#   4. the whole vitest suite (with --subset, only the files of the journal, the gate, crashes,
+#      HTTP, Stripe, the database, receipts, backups and the ledger: about a third, for a quick look).
 # Steps 2 and 4 run a failed test once more before failing the step (a loaded machine; see below).
 # It prints one line per step and a summary row. With --record it writes that row into the table
 # of infra/README.md (between its node-versions markers), replacing the row of the same major.
@@ -25,12 +25,13 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { echo "usage: scripts/try-node.sh <major|version> [--record]   e.g. scripts/try-node.sh 24 --record" >&2; exit 2; }
+usage() { echo "usage: scripts/try-node.sh <major|version> [--record] [--subset]   e.g. scripts/try-node.sh 24 --record" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 spec=$1; shift
 record=0
+whole=1
 for arg in "$@"; do
-  case $arg in --record) record=1 ;; *) usage ;; esac
+  case $arg in --record) record=1 ;; --subset) whole=0 ;; *) usage ;; esac
 done
 [[ $spec =~ ^[0-9]+(\.[0-9]+\.[0-9]+)?$ ]] || usage
 
@@ -39,6 +40,7 @@ port=${TRY_NODE_PORT:-}
 sandbox_port=${TRY_NODE_SANDBOX_PORT:-}
 # The test subset: what touches SQLite, crypto, child processes, HTTP and the Stripe SDK most.
 subset=(test/journal test/gate test/crash test/http test/stripe test/db test/receipts test/backup test/ledger)
+[ $whole -eq 1 ] && subset=()
 
 commit=$(git -C "$root" rev-parse HEAD)
 if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
@@ -146,7 +148,7 @@ compiled_server() {
   npx vitest run test/build/compiled-server.test.ts && echo "passed the second time" >"$logs/compiled-server.again"
 }
 
-# The test subset, three files at a time as vitest.config.ts runs them. On a loaded machine the
+# The whole suite (or the subset), three files at a time as vitest.config.ts runs them. On a loaded machine the
 # files that start real processes can outrun their timeouts (a server not ready in 30 s at a load
 # of 30 on 2 cores), whatever the Node: a file that failed is run again alone, files one at a time,
 # and the step fails only if it fails again. The summary says which files needed that.
@@ -163,14 +165,14 @@ run_subset() {
   npx vitest run "${again[@]}" --no-file-parallelism --reporter=default --reporter=json --outputFile.json="$logs/vitest-again.json"
 }
 
-# What the subset ran, from vitest's JSON reports: files and tests, and the files run again alone.
+# What the vitest step ran, from vitest's JSON reports: files and tests, and the files run again alone.
 vitest_summary() {
   node -e '
     const fs = require("fs");
     const [first, again] = process.argv.slice(1).map((f) => (fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, "utf8")) : null));
     if (first) {
       const failed = first.testResults.filter((f) => f.status !== "passed").length;
-      let text = `${first.testResults.length} files, ${first.numPassedTests}/${first.numTotalTests} tests passed`;
+      let text = `${process.env.SCOPE}: ${first.testResults.length} files, ${first.numPassedTests}/${first.numTotalTests} tests passed`;
       if (failed && again) text += `; ${failed} files failed at load ${process.env.LOAD}, run again alone: ${again.numPassedTests}/${again.numTotalTests} tests passed`;
       console.log(text);
     } else console.log("no report");
@@ -185,7 +187,7 @@ if step npm-ci npm ci --no-audit --no-fund; then
   step npm-start-refunds start_and_refund
   load=$(cut -d' ' -f1 /proc/loadavg)
   step vitest run_subset
-  results+=("vitest: $(LOAD=$load vitest_summary)")
+  results+=("vitest: $(SCOPE=$([ $whole -eq 1 ] && echo 'whole suite' || echo subset) LOAD=$load vitest_summary)")
 fi
 cat "$logs/npm-start-refunds.log" 2>/dev/null | sed -n '/^case-/p'
 
