@@ -70,7 +70,7 @@ describe('buildInterlock', () => {
   it('is the only place that builds the app: the runtime and the tests world go through it, never by hand', () => {
     const read = (file: string) => readFileSync(join(root, file), 'utf8');
     const appBuilders = [...sources('server'), ...sources('test')].filter((file) => /\bbuildApp\(/.test(read(file)));
-    expect(appBuilders.sort()).toEqual(['server/http/app.ts', 'server/app/interlock.ts']);
+    expect(appBuilders.sort()).toEqual(['server/app/interlock.ts', 'server/http/app.ts']);
     const byHand = ['server/app/runtime.ts', ...sources('test/support'), ...sources('test/http')].filter((file) => /\b(createServices|startServices)\(/.test(read(file)));
     expect(byHand).toEqual([]);
     expect(read('server/app/runtime.ts')).toMatch(/buildInterlock\(/);

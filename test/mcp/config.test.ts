@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_INTERLOCK_URL, parseMcpEnv } from '../../server/mcp/env.ts';
 import { limits } from '../../shared/limits.ts';
+import { SERVER_ENTRY_POINTS } from '../../server/tools.ts';
 import { fencedBlocks, readPage } from '../docs/pages.ts';
 
 /** How the MCP server is configured: its environment, and the client configuration its page gives. */
@@ -43,7 +44,7 @@ describe('MCP server environment', () => {
     expect(servers[0]).toEqual({ command: 'node', args: ['/path/to/interlock/dist/server/mcp.js'], env: expect.any(Object) });
     expect(Object.keys(servers[0].env).sort()).toEqual(['INTERLOCK_AGENT_TOKEN', 'INTERLOCK_URL']);
     // dist/server/mcp.js is what `npm run build` writes from the MCP server's entry point.
-    expect(readFileSync(join(root, 'scripts/build-server.ts'), 'utf8')).toContain("mcp: 'server/mcp/main.ts'");
+    expect(SERVER_ENTRY_POINTS.mcp).toBe('server/mcp/main.ts');
   });
 
   it("the MCP page's configuration from a checkout runs the mcp script quietly (npm's banner would corrupt the protocol)", () => {
