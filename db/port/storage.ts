@@ -1,9 +1,9 @@
-import type { BudgetSlots } from './budget-slots.ts';
-import type { Checkpoints } from './checkpoints.ts';
-import type { Grants } from './grants.ts';
-import type { JournalOptions, StorageJournal } from './journal.ts';
-import type { Sessions } from './sessions.ts';
+import type { BudgetLeaseStore } from '../budget-lease-rules.ts';
+import type { SqliteGrants } from '../grants.ts';
+import type { CheckpointStore } from '../journal-checkpoints.ts';
 import type { GuardProblem } from '../journal-guards.ts';
+import type { SqliteSessions } from '../session-store.ts';
+import type { JournalOptions, StorageJournal } from './journal.ts';
 import type { SealOutcome } from '../journal-seals.ts';
 
 export type { GuardProblem } from '../journal-guards.ts';
@@ -31,12 +31,13 @@ export interface Storage {
   readonly location: string;
   /** The journal, on this process's clock; made once per process. */
   journal(options: JournalOptions): StorageJournal;
-  sessions: Sessions;
+  // Sessions, grants, checkpoints and budget slots are typed by their stores' own shapes here.
+  sessions: Pick<SqliteSessions, 'load' | 'save'>;
   /** Approval grants, judged on `nowMs`. */
-  grants(nowMs: () => number): Grants;
-  checkpoints: Checkpoints;
+  grants(nowMs: () => number): Pick<SqliteGrants, 'grant' | 'revoke' | 'describe' | 'see'>;
+  checkpoints: CheckpointStore;
   /** The Stripe budget's slots shared with every process on this storage; null where no other process can reach it (in memory). */
-  budgetSlots: BudgetSlots | null;
+  budgetSlots: BudgetLeaseStore | null;
   integrity: StoredIntegrity;
   close(): Promise<void>;
 }

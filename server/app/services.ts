@@ -1,10 +1,8 @@
-import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
-import type { BudgetSlots } from '../../db/port/budget-slots.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import type { InterlockConfig } from '../config/schema.ts';
 import type { AppClock } from './clock.ts';
@@ -52,7 +50,7 @@ export interface Services {
   outbox: Outbox;
   signingKey: SigningKey;
   /** The signed checkpoints of the journal's global chain, kept apart from the entries. */
-  checkpoints: Checkpoints;
+  checkpoints: Storage['checkpoints'];
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
   /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
@@ -103,7 +101,7 @@ export interface ServiceOptions {
 /** How a process shares its Stripe budget with the others on its database: the account they share it for. */
 export interface BudgetSharing {
   /** The storage's budget slots; null where no other process shares it (a storage in memory). */
-  slots: BudgetSlots | null;
+  slots: Storage['budgetSlots'];
   /** The Stripe account (`stripeAccountOf`): processes share one budget per account. */
   account: string;
   /** The wall clock the processes share, and timers (default: the real ones). */

@@ -1,8 +1,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type Stripe from 'stripe';
-import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
+import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
@@ -244,7 +244,7 @@ export async function journalRefundsFound(journal: JournalStore, refunds: readon
  * the one the new epoch names, so the journal is held against the old epoch only that far. A
  * mirror that cannot be read stops the restore: the epoch would name less than it holds.
  */
-async function newestCheckpoint(config: InterlockConfig, store: Checkpoints, key: SigningKey, origin: string): Promise<string | null> {
+async function newestCheckpoint(config: InterlockConfig, store: Storage['checkpoints'], key: SigningKey, origin: string): Promise<string | null> {
   const notes = [store.latest()?.note ?? null];
   for (const mirror of config.integrity.mirrors.map(openMirror)) {
     try {

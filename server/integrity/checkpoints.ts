@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { Checkpoints as CheckpointStore, StoredCheckpoint } from '../../db/port/checkpoints.ts';
+import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views/views.ts';
