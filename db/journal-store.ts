@@ -6,7 +6,6 @@ import { type ClaimRow, claimIsFree, entryRowOfTuple, type NewEntryRow } from '.
 import { ChainedJournal, type Seal } from './journal-base.ts';
 import type { JournalDb } from './open.ts';
 import { claims, type EntryRow, entries, journalSeals } from './schema.ts';
-import { StoreBusyError } from './port/errors.ts';
 
 /** What a journal needs besides its storage: the wall clock that stamps `ts_ms` and times claims. */
 export interface JournalClock {
@@ -184,11 +183,7 @@ export class SqliteJournal extends ChainedJournal<Queries> {
 
   protected snapshot<T>(fn: (q: Queries) => T): T {
     // Every read step is a single SELECT: SQLite runs it on one snapshot without a transaction.
-    try {
-      return fn(this.#queries);
-    } catch (error) {
-      throw busyOrSame(error);
-    }
+    return fn(this.#queries);
   }
 
   protected chainRows(q: Queries, effectId: string): EntryRow[] {
@@ -367,12 +362,6 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   protected entryCount(tx: MemoryState): number {
     return tx.rows.length;
   }
-}
-
-/** SQLite's "database is locked" (SQLITE_BUSY and its extended codes) as the port's busy error; any other error as it is. */
-function busyOrSame(error: unknown): unknown {
-  if (!(error instanceof Database.SqliteError) || !error.code.startsWith('SQLITE_BUSY')) return error;
-  return new StoreBusyError(error.message, { cause: error });
 }
 
 // An effect dispatched twice without a close in between has two open rows; it is in flight once.

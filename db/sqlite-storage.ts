@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
+import type { Sequenced } from '../server/journal/store.ts';
 import { SqliteBudgetLeases } from './budget-lease-store.ts';
 import { SqliteGrants } from './grants.ts';
 import { CheckpointStore } from './journal-checkpoints.ts';
@@ -8,6 +9,7 @@ import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
 import { SqliteJournal } from './journal-store.ts';
 import { type DatabaseSchema, refuseNewerSchema } from './schema-version.ts';
 import { type OpenDatabase, openDatabase } from './open.ts';
+import { StoreBusyError } from './port/errors.ts';
 import type { Storage, StoredIntegrity } from './port/storage.ts';
 import * as schema from './schema.ts';
 import { SqliteSessions } from './session-store.ts';
@@ -45,6 +47,22 @@ export function isUnreadableStore(error: unknown): error is Error {
   return error instanceof Database.SqliteError;
 }
 
+/**
+ * The SQLite journal as the storage hands it out: a scan that finds the database busy (another
+ * process held its lock past the busy timeout) fails with the port's StoreBusyError, which the
+ * views retry, rather than with SQLite's own error.
+ */
+class StorageSqliteJournal extends SqliteJournal {
+  override async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
+    try {
+      return await super.scan(afterSeq, limit);
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError) || !error.code.startsWith('SQLITE_BUSY')) throw error;
+      throw new StoreBusyError(error.message, { cause: error });
+    }
+  }
+}
+
 /** The storage over a database already open (a test that also reaches the file underneath); closing it closes the database. */
 export function storageOver(database: OpenDatabase, options: { shareBudget?: boolean } = {}): Storage {
   const checkpoints = new CheckpointStore(database.db);
@@ -60,7 +78,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
   };
   return {
     location: database.file,
-    journal: (journalOptions) => new SqliteJournal({ db: database.db, ...journalOptions }),
+    journal: (journalOptions) => new StorageSqliteJournal({ db: database.db, ...journalOptions }),
     sessions: new SqliteSessions(database.db),
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
     checkpoints,
