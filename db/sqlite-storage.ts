@@ -76,14 +76,18 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     needsSealing: async () => needsSealing(database.sqlite),
     sealUnsealed: (backupFile) => sealUnsealedJournal(database.sqlite, backupFile),
   };
+  const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetLeases(database.sqlite.name);
   return {
     location: database.file,
     journal: (journalOptions) => new StorageSqliteJournal({ db: database.db, ...journalOptions }),
     sessions: new SqliteSessions(database.db),
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
     checkpoints,
-    budgetSlots: memory || options.shareBudget === false ? null : new SqliteBudgetLeases(database.sqlite.name),
+    budgetSlots,
     integrity,
-    close: async () => database.close(),
+    close: async () => {
+      budgetSlots?.close();
+      database.close();
+    },
   };
 }
