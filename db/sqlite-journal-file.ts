@@ -29,10 +29,14 @@ const BATCH_ROWS = 512;
 /** Pages copied per step: all of them, so the copy is one read of one snapshot and a busy writer cannot make it start over. */
 const ALL_PAGES = 0x7fffffff;
 
-/** Open the journal at `file` read-only, on a connection of its own; a file that is not there is refused. */
-export async function openJournalFile(file: string): Promise<JournalFile> {
+/**
+ * Open the journal at `file` on a connection of its own, read-only unless `writable` (a backup's
+ * source: a write-ahead log a stopped server left is taken into the copy as SQLite recovers it;
+ * nothing is written to the journal itself); a file that is not there is refused.
+ */
+export async function openJournalFile(file: string, options: { writable?: boolean } = {}): Promise<JournalFile> {
   if (file === '' || file === ':memory:') throw new Error('this journal is in memory and has no file to read');
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  const sqlite = new Database(file, { readonly: options.writable !== true, fileMustExist: true });
   try {
     sqlite.pragma('busy_timeout = 5000');
   } catch (error) {

@@ -44,7 +44,7 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   // Made by us first, so SQLite writes into a file only its owner reads.
   writeFileSync(partial, '', { mode: BACKUP_FILE_MODE });
   // One read of one snapshot, the copy left as one file with nothing beside it (no write-ahead log).
-  const source = await openJournalFile(env.dbPath);
+  const source = await openJournalFile(env.dbPath, { writable: true });
   try {
     await source.backupTo(partial);
   } finally {
