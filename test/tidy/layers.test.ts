@@ -194,6 +194,11 @@ describe('the storage seam', () => {
     expect(named.filter((file) => !existsSync(join(root, file)) || importsOf(file).packages.every((p) => !DRIVER.test(p)))).toEqual([]);
   });
 
+  it('the server opens its storage in one place: no server/ file opens a database itself (db/open.ts)', () => {
+    expect(offenders(under('server'), ({ local }) => local.filter((m) => m === 'db/open.ts'))).toEqual([]);
+    expect(readFileSync(join(root, 'server/app/runtime.ts'), 'utf8')).toMatch(/\bopenStorage\(/);
+  });
+
   it('Services carries no database handle: no member is typed with a db/ connection', () => {
     const text = readFileSync(join(root, 'server/app/services.ts'), 'utf8');
     const body = /\nexport interface Services \{\n([\s\S]*?)\n\}\n/.exec(text)?.[1];
