@@ -42,6 +42,18 @@ export async function migrateStorage(file: string): Promise<DatabaseSchema> {
   }
 }
 
+/**
+ * What SQLite said of a file it cannot read as a database at all (SQLITE_NOTADB) or whose pages
+ * are broken (SQLITE_CORRUPT and its kinds): its code, and its message on one line. Null for any
+ * other error.
+ */
+export function unreadableFileError(error: unknown): { code: string; said: string } | null {
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return null;
+  const code = error.code;
+  if (!(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
+  return { code, said: error.message.replace(/\s+/g, ' ') };
+}
+
 /** True for an error SQLite raised reading a file: one that is no Interlock journal, or one it cannot read. */
 export function isUnreadableStore(error: unknown): error is Error {
   return error instanceof Database.SqliteError;
