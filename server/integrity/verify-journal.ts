@@ -1,10 +1,5 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
-import type { OpenDatabase } from '../../db/open.ts';
-import * as schema from '../../db/schema.ts';
+import { isUnreadableStore, openReadOnlyStorage } from '../../db/sqlite-storage.ts';
 import { Views } from '../views/views.ts';
 import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { storedJournalId, storedRowProblem } from './checkpoints.ts';
@@ -42,17 +37,15 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
     problem: { code, message, seq: site?.seq ?? null, effect_id: site?.effectId ?? null },
   });
   if (!existsSync(file)) return problem('journal_missing', `${file} does not exist`);
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  const storage = await openReadOnlyStorage(file);
   try {
-    const db = drizzle({ client: sqlite, schema });
-    const database: OpenDatabase = { file, db, sqlite, close: () => sqlite.close() };
-    const journal = new SqliteJournal({ db, wallClockMs: () => Date.now() });
+    const journal = storage.journal({ wallClockMs: () => Date.now() });
     const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: () => {}, error: () => {} } });
-    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log: { info: () => {} }, seal: false });
+    const outcome = await checkJournalAtStart({ storage, journal: views.journal, views, log: { info: () => {} }, seal: false });
     report.size = outcome.size;
     report.head = outcome.head;
     const key = against === undefined ? null : { publicKeyPem: against.publicKeyPem, keyId: against.keyId };
-    const store = new CheckpointStore(db);
+    const store = storage.checkpoints;
     const stored = store.latest();
     const journalId = storedJournalId(store, stored !== null, file) ?? '';
     const epochs = await readEpochs(views.journal, key, journalId, file);
@@ -75,9 +68,9 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
     return { ...report, valid: true };
   } catch (error) {
     if (error instanceof JournalDamagedError) return problem(error.code, error.message, error.site);
-    if (error instanceof Database.SqliteError) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
+    if (isUnreadableStore(error)) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
     throw error;
   } finally {
-    sqlite.close();
+    await storage.close();
   }
 }

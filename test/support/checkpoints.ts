@@ -1,6 +1,7 @@
 import { CheckpointStore } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
+import { storageOver } from '../../db/sqlite-storage.ts';
 import type { IntegrityConfig, MirrorConfig } from '../../server/config/integrity.ts';
 import { Checkpointer } from '../../server/integrity/checkpoints.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
@@ -44,7 +45,7 @@ export async function startChecked(file: string, mirrors: MirrorConfig[] = [], o
     database.close();
   };
   try {
-    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log });
+    const outcome = await checkJournalAtStart({ storage: storageOver(database), journal: views.journal, views, log });
     await checkpointer.checkAtStart(outcome);
     await checkpointer.sign(true);
   } catch (error) {
