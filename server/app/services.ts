@@ -1,4 +1,5 @@
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
@@ -52,7 +53,7 @@ export interface Services {
   outbox: Outbox;
   signingKey: SigningKey;
   /** The signed checkpoints of the journal's global chain, kept apart from the entries. */
-  checkpoints: CheckpointStore;
+  checkpoints: Checkpoints;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
   /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
@@ -343,7 +344,7 @@ export function createServices(options: ServiceOptions): Services {
     views,
     outbox,
     signingKey,
-    checkpoints: new CheckpointStore(database.db),
+    checkpoints: new SqliteCheckpoints(database.db),
     sandbox: options.sandbox,
     currentFacts,
     paymentPanels,

@@ -2,7 +2,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type Stripe from 'stripe';
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
@@ -199,8 +200,8 @@ async function reconcile(parts: {
   budget.start();
   try {
     const journal = new SqliteJournal({ db: database.db, wallClockMs: wallMs });
-    const store = new CheckpointStore(database.db);
-    const journalId = store.journalId() ?? store.ensureJournalId();
+    const store = new SqliteCheckpoints(database.db);
+    const journalId = (await store.journalId()) ?? (await store.ensureJournalId());
     const epochNow = (await journal.entries(EPOCH_CHAIN_ID)).length;
     const previousNote = await newestCheckpoint(config, store, key, originOf(journalId, epochNow));
     const point = manifest.point;
@@ -257,8 +258,8 @@ export async function journalRefundsFound(journal: JournalStore, refunds: readon
  * the one the new epoch names, so the journal is held against the old epoch only that far. A
  * mirror that cannot be read stops the restore: the epoch would name less than it holds.
  */
-async function newestCheckpoint(config: InterlockConfig, store: CheckpointStore, key: SigningKey, origin: string): Promise<string | null> {
-  const notes = [store.latest()?.note ?? null];
+async function newestCheckpoint(config: InterlockConfig, store: Checkpoints, key: SigningKey, origin: string): Promise<string | null> {
+  const notes = [(await store.latest())?.note ?? null];
   for (const mirror of config.integrity.mirrors.map(openMirror)) {
     try {
       notes.push(await mirror.latest());
