@@ -5,15 +5,16 @@ import { type BudgetCapacity, type BudgetClock, type BudgetShare, GLOBAL_FAMILY,
  * Processes sharing one Stripe account share its budget through slot rows in the store.
  *
  * Each family's capacity (the account's limit, and each endpoint's when it is below the account's)
- * is cut into slots; one process at a time holds a slot, for a while it renews as long as it has calls
- * out or waiting, and a slot lets its holder hold `size` places of its budget at once (a place runs
- * from a call's grant until a second after its answer, so the calls Stripe counts in any second
- * are within the places held). Processes split a family's slots max-min fairly by what each wants
- * (a want row each, with an expiry): a process whose calls wait while it uses every place it holds
- * wants every slot, any other what its places and waiting calls use and one more; none gets more
- * than it wants while another wants more than it has, and what nobody wants stays free, for the
- * next process to take at once. A process alone so holds as much of the capacity as it uses, all
- * of it once its calls wait. Two rules keep the sum of every process's places within the capacity:
+ * is cut into slots; one process at a time holds a slot, for a while it renews as long as it has
+ * calls out or waiting, and a slot lets its holder hold `size` places of its budget at once (a
+ * place runs from a call's grant until a second after its answer, so the calls Stripe counts in any
+ * second are within the places held). Processes split a family's slots max-min fairly by what each
+ * wants (a want row each, with an expiry): a process whose calls wait while it uses every place it
+ * holds wants every slot, any other what its places and waiting calls use and one more; none gets
+ * more than it wants while another wants more than it has, and what nobody wants stays free, for
+ * the next process to take at once. A process alone so holds as much of the capacity as it uses,
+ * all of it once its calls wait. Two rules keep the sum of every process's places within the
+ * capacity:
  * - a process grants places only on slots whose hold has more than `USABLE_MARGIN_MS` to run, and
  *   a granted call starts only while its places fit in those slots, so a slot that lapses (its
  *   holder stalled or died) had no call started on it in the second before it lapsed;
