@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import type { Sequenced } from '../server/journal/store.ts';
-import { SqliteBudgetLeases } from './budget-lease-store.ts';
+import { SqliteBudgetSlots } from './budget-slot-store.ts';
 import { SqliteGrants } from './grants.ts';
-import { CheckpointStore } from './journal-checkpoints.ts';
+import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
 import { SqliteJournal } from './journal-store.ts';
@@ -77,7 +77,7 @@ class StorageSqliteJournal extends SqliteJournal {
 
 /** The storage over a database already open (a test that also reaches the file underneath); closing it closes the database. */
 export function storageOver(database: OpenDatabase, options: { shareBudget?: boolean } = {}): Storage {
-  const checkpoints = new CheckpointStore(database.db);
+  const checkpoints = new SqliteCheckpoints(database.db);
   const memory = database.sqlite.memory;
   const integrity: StoredIntegrity = {
     guardProblems: async () => guardProblems(database.sqlite),
@@ -88,7 +88,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     needsSealing: async () => needsSealing(database.sqlite),
     sealUnsealed: (backupFile) => sealUnsealedJournal(database.sqlite, backupFile),
   };
-  const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetLeases(database.sqlite.name);
+  const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   return {
     location: database.file,
     journal: (journalOptions) => new StorageSqliteJournal({ db: database.db, ...journalOptions }),

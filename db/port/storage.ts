@@ -1,8 +1,8 @@
-import type { BudgetLeaseStore } from '../budget-lease-rules.ts';
-import type { SqliteGrants } from '../grants.ts';
-import type { CheckpointStore } from '../journal-checkpoints.ts';
 import type { GuardProblem } from '../journal-guards.ts';
-import type { SqliteSessions } from '../session-store.ts';
+import type { BudgetSlotStore } from './budget-slots.ts';
+import type { Checkpoints } from './checkpoints.ts';
+import type { Grants } from './grants.ts';
+import type { Sessions } from './sessions.ts';
 import type { JournalOptions, StorageJournal } from './journal.ts';
 import type { SealOutcome } from '../journal-seals.ts';
 
@@ -31,13 +31,14 @@ export interface Storage {
   readonly location: string;
   /** The journal, on this process's clock; made once per process. */
   journal(options: JournalOptions): StorageJournal;
-  // Sessions, grants, checkpoints and budget slots are typed by their stores' own shapes here.
-  sessions: Pick<SqliteSessions, 'load' | 'save'>;
+  /** People's sessions, read through by every process (server/sessions/sessions.ts). */
+  sessions: Sessions;
   /** Approval grants, judged on `nowMs`. */
-  grants(nowMs: () => number): Pick<SqliteGrants, 'grant' | 'revoke' | 'describe' | 'see'>;
-  checkpoints: CheckpointStore;
+  grants(nowMs: () => number): Grants;
+  /** The signed checkpoints, the journal's id and the seals they are checked against. */
+  checkpoints: Checkpoints;
   /** The Stripe budget's slots shared with every process on this storage; null where no other process can reach it (in memory). */
-  budgetSlots: BudgetLeaseStore | null;
+  budgetSlots: BudgetSlotStore | null;
   integrity: StoredIntegrity;
   close(): Promise<void>;
 }

@@ -146,7 +146,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     idleMs: config.sessions.idleMs,
     absoluteMs: config.sessions.absoluteMs,
     wallMs: () => clock.wallMs(),
-    persist: storage.sessions,
+    store: storage.sessions,
   });
   let ready = false;
   const built = await buildApp({

@@ -1,3 +1,4 @@
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
@@ -21,7 +22,7 @@ import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentO
 import { PaymentPanels } from '../facts/payment-panel.ts';
 import { Views, type ViewsLog } from '../views/views.ts';
 import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from '../stripe/budget.ts';
-import { BudgetLeases } from '../stripe/budget-leases.ts';
+import { BudgetSlots } from '../stripe/budget-slots.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
 import { TurnQueue } from '../stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
@@ -50,7 +51,7 @@ export interface Services {
   outbox: Outbox;
   signingKey: SigningKey;
   /** The signed checkpoints of the journal's global chain, kept apart from the entries. */
-  checkpoints: Storage['checkpoints'];
+  checkpoints: Checkpoints;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
   /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
@@ -107,14 +108,14 @@ export interface BudgetSharing {
   /** The wall clock the processes share, and timers (default: the real ones). */
   clock?: BudgetClock;
   onError?: (error: unknown) => void;
-  /** Another process sharing the account is configured for smaller limits (BudgetLeasesOptions.onDisagreement). */
+  /** Another process sharing the account is configured for smaller limits (BudgetSlotsOptions.onDisagreement). */
   onDisagreement?: (message: string) => void;
 }
 
 /**
  * The budget the config asks for: its share of Stripe's limits for the mode (the sandbox is
  * limited as test mode is). With `sharing`, the capacity is the account's, split among every
- * process on the database through lease rows beside the journal (budget-leases.ts); without it
+ * process on the database through slot rows beside the journal (budget-slots.ts); without it
  * (or on a database in memory) this process has it all.
  */
 export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharing?: BudgetSharing): StripeBudget {
@@ -127,7 +128,7 @@ export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharin
   const store = sharing?.slots ?? null;
   if (sharing === undefined || store === null) return new StripeBudget({ capacity, ...(sharing?.clock ? { clock: sharing.clock } : {}) });
   const clock = sharing.clock ?? REAL_BUDGET_CLOCK;
-  const share = new BudgetLeases({
+  const share = new BudgetSlots({
     store,
     account: sharing.account,
     capacity,
@@ -148,13 +149,13 @@ export function stripeAccountOf(config: Pick<InterlockConfig, 'stripe'>, sandbox
   return sandboxUrl === undefined ? 'sandbox' : `sandbox ${new URL(sandboxUrl).origin}`;
 }
 
-/** A lease round that failed is logged, once a minute at most: the next round tries again, and the leases held lapse meanwhile. */
+/** A slot round that failed is logged, once a minute at most: the next round tries again, and the slots held lapse meanwhile. */
 function budgetError(log: ViewsLog | undefined): (error: unknown) => void {
   let lastMs = Number.NEGATIVE_INFINITY;
   return (error) => {
     if (Date.now() - lastMs < 60_000) return;
     lastMs = Date.now();
-    (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its leases; it tries again, granting less meanwhile');
+    (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its slots; it tries again, granting less meanwhile');
   };
 }
 

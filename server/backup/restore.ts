@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, join } from 'node:path';
 import type Stripe from 'stripe';
 import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
@@ -187,7 +188,7 @@ async function reconcile(parts: {
   try {
     const journal = storage.journal({ wallClockMs: wallMs });
     const store = storage.checkpoints;
-    const journalId = store.journalId() ?? store.ensureJournalId();
+    const journalId = (await store.journalId()) ?? (await store.ensureJournalId());
     const epochNow = (await journal.entries(EPOCH_CHAIN_ID)).length;
     const previousNote = await newestCheckpoint(config, store, key, originOf(journalId, epochNow));
     const point = manifest.point;
@@ -244,8 +245,8 @@ export async function journalRefundsFound(journal: JournalStore, refunds: readon
  * the one the new epoch names, so the journal is held against the old epoch only that far. A
  * mirror that cannot be read stops the restore: the epoch would name less than it holds.
  */
-async function newestCheckpoint(config: InterlockConfig, store: Storage['checkpoints'], key: SigningKey, origin: string): Promise<string | null> {
-  const notes = [store.latest()?.note ?? null];
+async function newestCheckpoint(config: InterlockConfig, store: Checkpoints, key: SigningKey, origin: string): Promise<string | null> {
+  const notes = [(await store.latest())?.note ?? null];
   for (const mirror of config.integrity.mirrors.map(openMirror)) {
     try {
       notes.push(await mirror.latest());

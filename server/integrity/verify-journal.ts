@@ -46,8 +46,8 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
     report.head = outcome.head;
     const key = against === undefined ? null : { publicKeyPem: against.publicKeyPem, keyId: against.keyId };
     const store = storage.checkpoints;
-    const stored = store.latest();
-    const journalId = storedJournalId(store, stored !== null, file) ?? '';
+    const stored = await store.latest();
+    const journalId = (await storedJournalId(store, stored !== null, file)) ?? '';
     const epochs = await readEpochs(views.journal, key, journalId, file);
     const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
     if (stored !== null) {
@@ -55,14 +55,14 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
       const rowProblem = storedRowProblem(stored, key);
       if (rowProblem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${rowProblem}`, { databaseFile: file });
       const claimed = unverifiedCheckpoint(stored.note);
-      const damage = claimed === null ? null : checkpointDamage(claimed, held, 'the store', file);
+      const damage = claimed === null ? null : await checkpointDamage(claimed, held, 'the store', file);
       if (damage !== null) throw damage;
     }
     if (against?.note !== undefined) {
       const read = readCheckpoint(against.note, { publicKeyPem: against.publicKeyPem, keyId: against.keyId });
       if (!read.ok) return problem('checkpoint_invalid', `the checkpoint does not verify: ${read.code}: ${read.message}`);
       report.checkpoint = read.checkpoint;
-      const damage = checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
+      const damage = await checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
       if (damage !== null) throw damage;
     }
     return { ...report, valid: true };

@@ -1,4 +1,4 @@
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
 import { storageOver } from '../../db/sqlite-storage.ts';
@@ -38,7 +38,7 @@ export async function startChecked(file: string, mirrors: MirrorConfig[] = [], o
     info: (f: object, message: string) => logged.push({ level: 'info', fields: { ...f }, message }),
     warn: (f: object, message: string) => logged.push({ level: 'warn', fields: { ...f }, message }),
   };
-  const store = new CheckpointStore(database.db);
+  const store = new SqliteCheckpoints(database.db);
   const checkpointer = new Checkpointer({ store, views, key: signingKey, mirrors: mirrors.map(openMirror), config: configOf(mirrors, overrides), wallMs: () => 1_700_000_000_000, log, databaseFile: file });
   const close = () => {
     checkpointer.stop();
