@@ -103,7 +103,7 @@ describe('a journal file read on its own connection', () => {
     await journal.append('PROPOSED', effectIdOf(1), fields('PROPOSED'));
     await journal.append('DISPATCHED', effectIdOf(1), fields('DISPATCHED'));
     const dispatchedMs = clock.nowMs;
-    const id = storage.checkpoints.ensureJournalId();
+    const id = await storage.checkpoints.ensureJournalId();
     const reader = await openJournalFile(file);
     opened.push(reader);
     const head = await journal.head();
