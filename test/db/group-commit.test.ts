@@ -191,15 +191,6 @@ describe('SqliteJournal group commit: order and durability', () => {
     expect((await journal.entries(eid)).map((e) => (e as unknown as { n: number }).n)).toEqual(expected);
   });
 
-  it('durability: when a write resolves, another connection already reads it (its batch committed)', async () => {
-    const { journal, file } = openJournal();
-    const reader = openTempDatabase(file).sqlite.prepare('SELECT count(*) FROM entries WHERE hash = ?').pluck();
-    const visibleAtResolve = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => journal.append('PROPOSED', effectIdOf(i + 1), fields('PROPOSED')).then((entry) => reader.get(entry.hash))),
-    );
-    expect(visibleAtResolve.every((count) => count === 1)).toBe(true);
-  });
-
   it('isolation: a check that throws rejects only its own write; the rest of the batch is written', async () => {
     const { journal } = openJournal();
     const failing = () => {
