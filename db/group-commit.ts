@@ -3,7 +3,7 @@
  * the write lock's hold, and the work redone when a batch fails, small.
  */
 export const groupCommitLimits = {
-  /** At most this many operations share one transaction; the 256th caller starts the batch at once. */
+  /** At most this many operations share one transaction; a full batch starts on the next setImmediate, lingering for nothing. */
   opsMax: 256,
   /** The longest a batch may wait for company before it starts, in ms (0: the next macrotask). */
   lingerMsMax: 2,
