@@ -191,6 +191,23 @@ describe('SqliteJournal group commit: order and durability', () => {
     expect((await journal.entries(eid)).map((e) => (e as unknown as { n: number }).n)).toEqual(expected);
   });
 
+  it('isolation: a read started while a batch is open waits for its commit, then sees the whole batch', async () => {
+    // The check runs inside the batch's transaction; a read run there at once would see none of
+    // the batch (nothing written yet), or rows that could still be rolled back.
+    const { journal } = openJournal();
+    let read: Promise<Entry[]> | undefined;
+    const writes = [
+      journal.appendIf('PROPOSED', eid, () => {
+        read = journal.entries(eid);
+        return null;
+      }, fields('PROPOSED')),
+      journal.append('AUTHORIZED', eid, fields('AUTHORIZED')),
+    ];
+    await Promise.all(writes);
+    expect(journal.commitStats.batches).toBe(1);
+    expect((await read!).map((e) => e.kind)).toEqual(['PROPOSED', 'AUTHORIZED']);
+  });
+
   it('isolation: a check that throws rejects only its own write; the rest of the batch is written', async () => {
     const { journal } = openJournal();
     const failing = () => {
