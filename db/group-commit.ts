@@ -190,7 +190,13 @@ export class GroupCommit<Tx> {
     try {
       await this.#storage.transaction(async (tx) => {
         outcomes = [];
-        for (const op of batch) outcomes.push(await attempt(() => this.#storage.isolated(tx, op.run)));
+        for (const op of batch) {
+          try {
+            outcomes.push({ ok: true, resolve: await this.#storage.isolated(tx, op.run) });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
       });
     } catch {
       // The transaction rolled back (or its commit failed), so none of the batch is written, even

@@ -227,7 +227,8 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // Sealed here, so its hash holds by construction; if the write is rolled back, a later row
     // with this seq has other text and is checked in full.
     const seq = await this.insertRow(tx, row);
-    await this.sealAt(tx, seq, row.hash);
+    const lastSeal = await this.lastSeal(tx);
+    await this.insertSeal(tx, { seq, globalHash: globalHashOf(lastSeal?.globalHash ?? null, seq, row.hash) });
     this.#verified.remember(seq, row.body);
     return entry;
   }
