@@ -4,7 +4,7 @@ import type { JournalStore } from '../../server/journal/store.ts';
 import { cleanUpDatabases, type FakeClock, fakeClock, openTempDatabase, tempDbFile } from '../support/db-journals.ts';
 import { raceProcesses } from '../support/db-race.ts';
 import { describeJournalContract, type JournalMaker, journalCases } from './journal.contract.ts';
-import { MemoryCheckingOutside, MemoryClaimingTwice, SqliteCheckingOutside, SqliteClaimingTwice } from './planted-journals.ts';
+import { MemoryCheckingOutside, MemoryClaimingTwice, MemoryReadingInsideWrites, SqliteCheckingOutside, SqliteClaimingTwice } from './planted-journals.ts';
 
 afterEach(cleanUpDatabases);
 
@@ -68,6 +68,10 @@ const planted: Array<{ maker: JournalMaker; fails: string[] }> = [
       'claim: claims of one effect by six owners through two handles, interleaved, grant it to exactly one',
     ],
   })),
+  {
+    maker: memoryMaker('MemoryJournal reading inside a write under way', MemoryReadingInsideWrites),
+    fails: ['reads through one handle while the other writes see whole writes only: every entry with its seal, the head on an entry'],
+  },
 ];
 
 describe('the journal contract fails a store planted with a bug', () => {

@@ -54,6 +54,13 @@ export class SqliteCheckingOutside extends SqliteJournal {
   }
 }
 
+/** Reads without waiting for a write under way: a scan can see an entry its write has not sealed yet. */
+export class MemoryReadingInsideWrites extends MemoryJournal {
+  protected override snapshot<T>(fn: (tx: MemoryState) => Promise<T>): Promise<T> {
+    return this.peek(fn);
+  }
+}
+
 /** Takes a claim whoever holds it: two owners can hold one effect at once. */
 export class MemoryClaimingTwice extends MemoryJournal {
   protected override async takeClaim(tx: MemoryState, claim: ClaimRow): Promise<boolean> {
