@@ -1,6 +1,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Json, JsonObject } from '../shared/json.ts';
 import { assertLeaseId, checkedTerms, describeGrant, type GrantRecord, leaseIdOf, sightOf, wholeMs } from './grant-rules.ts';
+import type { AsyncLock } from './async-lock.ts';
+import { connectionLock } from './journal-store.ts';
 import type { JournalDb } from './open.ts';
 import type { GrantDescription, Grants, GrantSight, GrantTerms } from './port/grants.ts';
 import { grants } from './schema.ts';
@@ -15,39 +17,54 @@ export type { GrantDescription, GrantTerms } from './port/grants.ts';
 export class SqliteGrants implements Grants {
   readonly #db: JournalDb;
   readonly #nowMs: () => number;
+  readonly #lock: AsyncLock;
 
   constructor(options: { db: JournalDb; nowMs: () => number }) {
     this.#db = options.db;
     this.#nowMs = options.nowMs;
+    this.#lock = connectionLock(options.db.$client);
   }
 
-  async grant(leaseId: string, terms: GrantTerms = {}): Promise<void> {
-    const checked = checkedTerms(leaseId, terms);
-    const grantedAtMs = this.#now();
-    const { maxCents, expiresAtMs } = checked;
-    this.#db
-      .insert(grants)
-      .values({ ...checked, grantedAtMs, revokedAtMs: null })
-      .onConflictDoUpdate({ target: grants.leaseId, set: { maxCents, expiresAtMs, grantedAtMs, revokedAtMs: null } })
-      .run();
+  /** Run `fn` under the lock of the journal's connection: never inside a journal transaction left open across an await. */
+  #locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#lock.run(fn);
   }
 
-  async revoke(leaseId: string): Promise<boolean> {
-    assertLeaseId(leaseId);
-    const result = this.#db
-      .update(grants)
-      .set({ revokedAtMs: this.#now() })
-      .where(and(eq(grants.leaseId, leaseId), isNull(grants.revokedAtMs)))
-      .run();
-    return result.changes === 1;
+  grant(leaseId: string, terms: GrantTerms = {}): Promise<void> {
+    return this.#locked(async () => {
+      const checked = checkedTerms(leaseId, terms);
+      const grantedAtMs = this.#now();
+      const { maxCents, expiresAtMs } = checked;
+      this.#db
+        .insert(grants)
+        .values({ ...checked, grantedAtMs, revokedAtMs: null })
+        .onConflictDoUpdate({ target: grants.leaseId, set: { maxCents, expiresAtMs, grantedAtMs, revokedAtMs: null } })
+        .run();
+    });
   }
 
-  async describe(lease: Json): Promise<GrantDescription | null> {
-    return describeGrant(this.#row(lease));
+  revoke(leaseId: string): Promise<boolean> {
+    return this.#locked(async () => {
+      assertLeaseId(leaseId);
+      const result = this.#db
+        .update(grants)
+        .set({ revokedAtMs: this.#now() })
+        .where(and(eq(grants.leaseId, leaseId), isNull(grants.revokedAtMs)))
+        .run();
+      return result.changes === 1;
+    });
   }
 
-  async see(lease: Json, effect: JsonObject): Promise<GrantSight> {
-    return sightOf(this.#row(lease), effect, () => this.#now());
+  describe(lease: Json): Promise<GrantDescription | null> {
+    return this.#locked(async () => {
+      return describeGrant(this.#row(lease));
+    });
+  }
+
+  see(lease: Json, effect: JsonObject): Promise<GrantSight> {
+    return this.#locked(async () => {
+      return sightOf(this.#row(lease), effect, () => this.#now());
+    });
   }
 
   #row(lease: Json): GrantRecord | null {
