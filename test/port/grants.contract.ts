@@ -129,6 +129,7 @@ export const grantsCases: Record<string, ContractCase<GrantsEnv>> = {
     for (let round = 0; round < 20; round++) {
       const lease = `L-race-${round}`;
       await grants.grant(lease);
+      expect((await grants.see(lease, refund(1))).lease_live).toBe(true);
       const sees = Array.from({ length: 5 }, () => grants.see(lease, refund(1)));
       const revoked = elsewhere.revoke(lease);
       await Promise.all(sees);
