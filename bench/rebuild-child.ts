@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { and, asc, gt, lte, sql } from 'drizzle-orm';
 import { SqliteJournal } from '../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../db/open.ts';
+import { storageOver } from '../db/sqlite-storage.ts';
 import { journalSeals } from '../db/schema.ts';
 import type { Entry } from '../shared/entries.ts';
 import { AppClock } from '../server/app/clock.ts';
@@ -98,7 +99,7 @@ async function rebuild(): Promise<Record<string, number>> {
   const config = { ...loaded, integrity: { ...loaded.integrity, mirrors: [{ kind: 'file' as const, path: `${file!}.mirror.jsonl` }] } };
   // Nothing here reaches Stripe: the journal's chains are all settled. A call would fail loudly.
   const stripe = createStripeClient('sk_test_bench_unreachable', { host: '127.0.0.1', port: 9, protocol: 'http' });
-  const interlock = await buildInterlock({ config, clock: new AppClock(), database, dataDir: dataDir!, stripe, sandbox: true, webhookSecrets: ['whsec_bench_unused'], logger: false, background: false });
+  const interlock = await buildInterlock({ config, clock: new AppClock(), storage: storageOver(database), dataDir: dataDir!, stripe, sandbox: true, webhookSecrets: ['whsec_bench_unused'], logger: false, background: false });
   const builtMs = performance.now();
   const { services } = interlock;
   const { views } = services;

@@ -3,7 +3,7 @@
  * the write lock's hold, and the work redone when a batch fails, small.
  */
 export const groupCommitLimits = {
-  /** At most this many operations share one transaction; the 256th caller starts the batch at once. */
+  /** At most this many operations share one transaction; a full batch starts on the next setImmediate, lingering for nothing. */
   opsMax: 256,
   /** The longest a batch may wait for company before it starts, in ms (0: the next macrotask). */
   lingerMsMax: 2,
@@ -35,10 +35,10 @@ export interface GroupCommitOptions {
 
 /** What a backend gives the committer: one write transaction, and a step isolated inside it. */
 export interface BatchStorage<Tx> {
-  /** Run `fn` holding the write lock; commit (durably) when it returns, roll back and rethrow if it throws. */
-  transaction<T>(fn: (tx: Tx) => T): T;
-  /** Run `fn` inside the open transaction so that if it throws, only what `fn` wrote is undone. */
-  isolated<T>(tx: Tx, fn: (tx: Tx) => T): T;
+  /** Run `fn` holding the write lock; commit (durably) when it settles, roll back and rethrow if it rejects. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Run `fn` inside the open transaction (a savepoint) so that if it rejects, only what `fn` wrote is undone. */
+  isolated<T>(tx: Tx, fn: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
 /** What the committer has done since it was made. */
@@ -59,14 +59,14 @@ type Outcome = { ok: true; resolve: Resolve } | { ok: false; error: unknown };
 
 interface Queued<Tx> {
   /** Runs the operation and holds its result for the caller, each caller's own type kept by the closure. */
-  run: (tx: Tx) => Resolve;
+  run: (tx: Tx) => Promise<Resolve>;
   queuedAtMs: number;
   reject: (error: unknown) => void;
 }
 
-function attempt(fn: () => Resolve): Outcome {
+async function attempt(fn: () => Promise<Resolve>): Promise<Outcome> {
   try {
-    return { ok: true, resolve: fn() };
+    return { ok: true, resolve: await fn() };
   } catch (error) {
     return { ok: false, error };
   }
@@ -78,6 +78,11 @@ function attempt(fn: () => Resolve): Outcome {
  * it, so it sees every earlier operation of its batch, and one that throws is undone and rejected
  * alone. No promise settles before its batch has committed; if the batch's transaction fails,
  * nothing of it was written and every operation runs again in a transaction of its own.
+ *
+ * A flush starts only at the top of a turn of the event loop (a timer or setImmediate), never
+ * inside a caller's code, and its callers are settled only once its last transaction closed. So
+ * when the backend's steps answer at once (SQLite), no code of the process but the batch's own
+ * runs while its transaction is open: nothing else can run a statement inside it.
  */
 export class GroupCommit<Tx> {
   readonly #storage: BatchStorage<Tx>;
@@ -92,8 +97,8 @@ export class GroupCommit<Tx> {
   readonly #unsettled: (() => void)[] = [];
   #scheduled = false;
   #flushing = false;
-  /** A batch committed in this turn of the event loop: a full batch then waits for the next turn. */
-  #committedThisTurn = false;
+  /** A settling in pieces is under way (settleInChunks has callers left to settle). */
+  #settling = false;
   readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, waitMsMax: 0 };
 
   constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
@@ -126,35 +131,18 @@ export class GroupCommit<Tx> {
   }
 
   /** Queue `run` for the next batch; the promise settles with its result once that batch committed. */
-  submit<T>(run: (tx: Tx) => T): Promise<T> {
+  submit<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
-        run: (tx) => {
-          const value = run(tx);
+        run: async (tx) => {
+          const value = await run(tx);
           return () => resolve(value);
         },
         queuedAtMs: performance.now(),
         reject,
       });
-      // A full batch starts now, unless a batch already committed in this turn of the loop: callers
-      // that write again the moment they are settled would otherwise commit batch after batch in
-      // one another's continuations, and the loop would poll no socket and run no timer until they
-      // stopped. An operation queued by another operation's check (mid-flush) waits for the loop
-      // in `flush`, which drains the queue before it returns.
-      if (this.#queue.length >= this.#opsMax && !this.#flushing && !this.#committedThisTurn) this.flush();
-      else this.#schedule();
+      this.#schedule();
     });
-  }
-
-  /** Run every queued operation now, in batches of at most `opsMax`. */
-  flush(): void {
-    if (this.#flushing) return;
-    this.#flushing = true;
-    try {
-      while (this.#queue.length > 0) this.#commit(this.#queue.splice(0, this.#opsMax));
-    } finally {
-      this.#flushing = false;
-    }
   }
 
   #schedule(): void {
@@ -162,27 +150,60 @@ export class GroupCommit<Tx> {
     this.#scheduled = true;
     const start = () => {
       this.#scheduled = false;
-      this.flush();
+      void this.#flush();
     };
     // setImmediate runs after the I/O callbacks and microtasks of this turn of the loop, so every
-    // caller that is ready now joins the batch; it is not unref'd, since a caller awaits it.
-    const lingerMs = this.#lingerMs ?? (performance.now() - this.#committedAtMs <= this.#busyLingerMs ? this.#busyLingerMs : 0);
+    // caller that is ready now joins the batch; it is not unref'd, since a caller awaits it. A full
+    // batch waits for nothing more. Since a flush settles its callers only when it ends, callers
+    // that write again the moment they are settled queue for the next flush, in a later turn: the
+    // loop polls its sockets and runs its timers between one flush and the next.
+    const full = this.#queue.length >= this.#opsMax;
+    const lingerMs = full ? 0 : (this.#lingerMs ?? (performance.now() - this.#committedAtMs <= this.#busyLingerMs ? this.#busyLingerMs : 0));
     if (lingerMs === 0) setImmediate(start);
     else setTimeout(start, lingerMs);
   }
 
-  #commit(batch: Queued<Tx>[]): void {
+  /**
+   * Commit the operations queued when it starts, in batches of at most `opsMax`, then settle their
+   * callers. Operations queued meanwhile (by another operation's run, or by a backend's callbacks
+   * that answer later) wait for the next flush.
+   */
+  async #flush(): Promise<void> {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      for (let left = this.#queue.length; left > 0; ) {
+        const batch = this.#queue.splice(0, Math.min(left, this.#opsMax));
+        left -= batch.length;
+        await this.#commit(batch);
+      }
+    } finally {
+      this.#flushing = false;
+    }
+    this.#settle();
+    this.#schedule();
+  }
+
+  async #commit(batch: Queued<Tx>[]): Promise<void> {
     const startedMs = performance.now();
     let outcomes: Outcome[] = [];
     try {
-      this.#storage.transaction((tx) => {
-        outcomes = batch.map((op) => attempt(() => this.#storage.isolated(tx, op.run)));
+      await this.#storage.transaction(async (tx) => {
+        outcomes = [];
+        for (const op of batch) {
+          try {
+            outcomes.push({ ok: true, resolve: await this.#storage.isolated(tx, op.run) });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
       });
     } catch {
       // The transaction rolled back (or its commit failed), so none of the batch is written, even
       // the operations that succeeded inside it: each gets a transaction of its own, or its error.
       this.#stats.retriedBatches += 1;
-      outcomes = batch.map((op) => attempt(() => this.#storage.transaction(op.run)));
+      outcomes = [];
+      for (const op of batch) outcomes.push(await attempt(() => this.#storage.transaction(op.run)));
     }
     const stats = this.#stats;
     stats.batches += 1;
@@ -190,20 +211,21 @@ export class GroupCommit<Tx> {
     stats.largestBatch = Math.max(stats.largestBatch, batch.length);
     stats.waitMsMax = Math.max(stats.waitMsMax, startedMs - batch[0]!.queuedAtMs);
     this.#committedAtMs = performance.now();
-    if (!this.#committedThisTurn) {
-      this.#committedThisTurn = true;
-      setImmediate(() => {
-        this.#committedThisTurn = false;
-      });
-    }
     // One queue for every batch: a batch committed while an earlier one is still being settled in
     // pieces waits behind it, so callers go on in the order their writes committed.
-    const draining = this.#unsettled.length > 0;
     for (const [i, op] of batch.entries()) {
       const outcome = outcomes[i]!;
       this.#unsettled.push(outcome.ok ? outcome.resolve : () => op.reject(outcome.error));
     }
-    if (!draining) settleInChunks(this.#unsettled, Math.max(1, this.#settleChunk()));
+  }
+
+  /** Start settling the committed callers, unless a settling in pieces is already under way (it takes them too). */
+  #settle(): void {
+    if (this.#settling || this.#unsettled.length === 0) return;
+    this.#settling = true;
+    settleInChunks(this.#unsettled, Math.max(1, this.#settleChunk()), () => {
+      this.#settling = false;
+    });
   }
 }
 
@@ -216,7 +238,8 @@ export class GroupCommit<Tx> {
  * pushed onto it meanwhile are settled after the earlier ones), and nothing settles before its batch
  * committed.
  */
-export function settleInChunks(settles: (() => void)[], chunk: number): void {
+export function settleInChunks(settles: (() => void)[], chunk: number, done?: () => void): void {
   for (const settle of settles.splice(0, chunk)) settle();
-  if (settles.length > 0) setImmediate(() => settleInChunks(settles, chunk));
+  if (settles.length > 0) setImmediate(() => settleInChunks(settles, chunk, done));
+  else done?.();
 }

@@ -37,9 +37,10 @@ export const appendSealedMax = 50_000;
 /**
  * The journal's semantics written once, over a handful of storage steps each backend supplies.
  * `Tx` is whatever a backend's steps run against inside a transaction (the prepared queries of a
- * connection, or the memory arrays). Every write does its work synchronously inside one
- * transaction (which a backend may share among concurrent callers' writes, in order), so a check,
- * the append and the claim it guards can never interleave with another writer.
+ * connection, the memory arrays, a client of a pool). Every step is asynchronous, so a backend
+ * whose driver answers later can supply it. Every write does its work inside one transaction
+ * (which a backend may share among concurrent callers' writes, in order), so a check, the append
+ * and the claim it guards can never interleave with another writer, in this process or another.
  */
 export abstract class ChainedJournal<Tx> implements JournalStore {
   readonly #wallClockMs: () => number;
@@ -52,52 +53,53 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   /**
    * Run `fn` holding the write lock, rolling back everything it wrote if it throws. The promise
    * settles only once what `fn` wrote is durable (a backend may commit it with other callers' work).
+   * While `fn` runs, even across its awaits, no other write and no read of the same store runs.
    */
-  protected abstract exclusive<T>(fn: (tx: Tx) => T): Promise<T>;
-  /** Run `fn` over one consistent snapshot, without the write lock. */
-  protected abstract snapshot<T>(fn: (tx: Tx) => T): T;
+  protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Run `fn` over committed rows, without the write lock; never inside another caller's open write. */
+  protected abstract snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One effect's rows in seq order. */
-  protected abstract chainRows(tx: Tx, effectId: string): EntryRow[];
+  protected abstract chainRows(tx: Tx, effectId: string): Promise<EntryRow[]>;
   /** The effect's row with the highest seq. */
-  protected abstract lastRow(tx: Tx, effectId: string): EntryRow | undefined;
+  protected abstract lastRow(tx: Tx, effectId: string): Promise<EntryRow | undefined>;
   /** Store a row and return its seq; refuses what the schema refuses. */
-  protected abstract insertRow(tx: Tx, row: NewEntryRow): number;
+  protected abstract insertRow(tx: Tx, row: NewEntryRow): Promise<number>;
   /** Set the claim when `claimIsFree` allows it; true when it was set. */
-  protected abstract takeClaim(tx: Tx, claim: ClaimRow, nowMs: number): boolean;
+  protected abstract takeClaim(tx: Tx, claim: ClaimRow, nowMs: number): Promise<boolean>;
   /** Set the claim, overwriting any holder. */
-  protected abstract putClaim(tx: Tx, claim: ClaimRow): void;
+  protected abstract putClaim(tx: Tx, claim: ClaimRow): Promise<void>;
   /** Drop the claim if `owner` holds it. */
-  protected abstract dropClaim(tx: Tx, effectId: string, owner: string): void;
+  protected abstract dropClaim(tx: Tx, effectId: string, owner: string): Promise<void>;
   /** For each effect with an open dispatch, its first DISPATCHED row not closed since, in seq order. */
-  protected abstract openDispatchRows(tx: Tx): EntryRow[];
+  protected abstract openDispatchRows(tx: Tx): Promise<EntryRow[]>;
   /** At most `limit` rows with seq above `afterSeq`, in seq order. */
-  protected abstract rowsAfter(tx: Tx, afterSeq: number, limit: number): EntryRow[];
+  protected abstract rowsAfter(tx: Tx, afterSeq: number, limit: number): Promise<EntryRow[]>;
   /** The open DISPATCHED rows that reserve `key`, the first per effect, in seq order. */
-  protected abstract openReservationRows(tx: Tx, key: string): EntryRow[];
+  protected abstract openReservationRows(tx: Tx, key: string): Promise<EntryRow[]>;
   /** The highest seq of a row that reserves `key`, 0 for none. */
-  protected abstract reservationSeq(tx: Tx, key: string): number;
+  protected abstract reservationSeq(tx: Tx, key: string): Promise<number>;
   /** True when another effect's row reserved `key` after `afterSeq`. */
-  protected abstract reservedSince(tx: Tx, key: string, afterSeq: number, effectId: string): boolean;
+  protected abstract reservedSince(tx: Tx, key: string, afterSeq: number, effectId: string): Promise<boolean>;
   /** The global chain's newest row, or undefined for an empty journal. */
-  protected abstract lastSeal(tx: Tx): Seal | undefined;
+  protected abstract lastSeal(tx: Tx): Promise<Seal | undefined>;
   /** Store the global hash of the entry at `seq`. */
-  protected abstract insertSeal(tx: Tx, seal: Seal): void;
+  protected abstract insertSeal(tx: Tx, seal: Seal): Promise<void>;
   /** The global chain's rows with seq above `afterSeq` and at most `throughSeq`, in seq order. */
-  protected abstract sealsBetween(tx: Tx, afterSeq: number, throughSeq: number): Seal[];
+  protected abstract sealsBetween(tx: Tx, afterSeq: number, throughSeq: number): Promise<Seal[]>;
   /** How many entries the journal holds. */
-  protected abstract entryCount(tx: Tx): number;
+  protected abstract entryCount(tx: Tx): Promise<number>;
 
   async entries(effectId: string): Promise<Entry[]> {
-    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId), this.#verified));
+    return this.snapshot(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
   }
 
   async append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options: AppendOptions = {}): Promise<EntryOf<K>> {
     const normalised = checkAppend(kind, effectId, fields);
     const { release } = options;
     if (release !== undefined && (typeof release !== "string" || release.length === 0)) throw new TypeError("release must name a claim owner");
-    return this.exclusive((tx) => {
-      const entry = this.writeNext(tx, kind, effectId, normalised, this.nowMs());
-      if (release !== undefined) this.dropClaim(tx, effectId, release);
+    return this.exclusive(async (tx) => {
+      const entry = await this.writeNext(tx, kind, effectId, normalised, this.nowMs());
+      if (release !== undefined) await this.dropClaim(tx, effectId, release);
       return entry;
     });
   }
@@ -113,15 +115,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     const normalised = checkAppend(kind, effectId, fields);
     if (claim !== undefined) assertClaim(claim.owner, claim.ttlMs);
     if (guard !== undefined) assertGuard(guard);
-    return this.exclusive((tx): AppendIfResult<K> => {
-      const chain = chainOfRows(this.chainRows(tx, effectId), this.#verified);
+    return this.exclusive(async (tx): Promise<AppendIfResult<K>> => {
+      const chain = chainOfRows(await this.chainRows(tx, effectId), this.#verified);
       const blocker = blockerOf(check(chain));
       if (blocker !== null) return { entry: null, blocker };
-      if (guard !== undefined && this.reservedSince(tx, guard.key, guard.afterSeq, effectId)) return { entry: null, blocker: RESERVATION_MOVED };
+      if (guard !== undefined && (await this.reservedSince(tx, guard.key, guard.afterSeq, effectId))) return { entry: null, blocker: RESERVATION_MOVED };
       const nowMs = this.nowMs();
       // The chain was read under this same lock, so its last entry is the one to link to.
-      const entry = this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
-      if (claim !== undefined) this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
+      const entry = await this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
+      if (claim !== undefined) await this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
       return { entry, blocker: null };
     });
   }
@@ -141,15 +143,17 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
 
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
-    return this.snapshot((tx) => this.openDispatchRows(tx).map((row) => entryOfRow(row, this.#verified).effect_id));
+    return this.snapshot(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
   }
 
   async reservations(key: string): Promise<Reservations> {
     assertReservationKey(key);
     // The seq is read first: a dispatch made between the two reads is then both counted and newer
     // than the guard, so its dispatcher-to-be only checks again; never missed.
-    const seq = this.snapshot((tx) => this.reservationSeq(tx, key));
-    const open = this.snapshot((tx) => this.openReservationRows(tx, key).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')));
+    const seq = await this.snapshot((tx) => this.reservationSeq(tx, key));
+    const open = await this.snapshot(async (tx) =>
+      (await this.openReservationRows(tx, key)).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')),
+    );
     return { open, seq };
   }
 
@@ -159,18 +163,19 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // A scan reads each row once: rows this journal wrote are not hashed again, but the scanned
     // rows are not remembered (a replay would only churn the memory of recent writes).
     const verified = this.#verified.lookupOnly;
-    return this.snapshot((tx) => {
-      const rows = this.rowsAfter(tx, afterSeq, limit);
+    return this.snapshot(async (tx) => {
+      const rows = await this.rowsAfter(tx, afterSeq, limit);
       const last = rows.at(-1);
       if (last === undefined) return [];
-      return pairWithSeals(rows, this.sealsBetween(tx, afterSeq, last.seq)).map(({ row, global }) => ({ seq: row.seq, entry: entryOfRow(row, verified), global }));
+      const seals = await this.sealsBetween(tx, afterSeq, last.seq);
+      return pairWithSeals(rows, seals).map(({ row, global }) => ({ seq: row.seq, entry: entryOfRow(row, verified), global }));
     });
   }
 
   async head(): Promise<JournalHead | null> {
-    return this.snapshot((tx) => {
-      const seal = this.lastSeal(tx);
-      return seal === undefined ? null : { seq: seal.seq, globalHash: seal.globalHash, size: this.entryCount(tx) };
+    return this.snapshot(async (tx) => {
+      const seal = await this.lastSeal(tx);
+      return seal === undefined ? null : { seq: seal.seq, globalHash: seal.globalHash, size: await this.entryCount(tx) };
     });
   }
 
@@ -194,43 +199,44 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       }
       return row;
     });
-    return this.exclusive((tx) => {
+    return this.exclusive(async (tx) => {
       const newest = new Map<string, string | null>();
       for (const row of rows) {
         let last = newest.get(row.effectId);
         if (last === undefined) {
-          const lastRow = this.lastRow(tx, row.effectId);
+          const lastRow = await this.lastRow(tx, row.effectId);
           last = lastRow === undefined ? null : entryOfRow(lastRow, this.#verified).hash;
         }
         if (row.prev !== last) throw new TypeError(`entry ${row.hash} does not link to the newest entry of effect ${row.effectId}`);
-        this.sealAt(tx, this.insertRow(tx, row), row.hash);
+        await this.sealAt(tx, await this.insertRow(tx, row), row.hash);
         newest.set(row.effectId, row.hash);
       }
     });
   }
 
-  private writeNext<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, nowMs: number): EntryOf<K> {
-    const lastRow = this.lastRow(tx, effectId);
+  private async writeNext<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, nowMs: number): Promise<EntryOf<K>> {
+    const lastRow = await this.lastRow(tx, effectId);
     const last = lastRow === undefined ? undefined : entryOfRow(lastRow, this.#verified);
     return this.seal(tx, kind, effectId, fields, last, nowMs);
   }
 
   /** Seal the entry after `last` (the effect's newest, read under the lock) and store it. */
-  private seal<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, last: Entry | undefined, nowMs: number): EntryOf<K> {
+  private async seal<K extends EntryKind>(tx: Tx, kind: K, effectId: string, fields: JsonObject, last: Entry | undefined, nowMs: number): Promise<EntryOf<K>> {
     const entry = sealNext(kind, effectId, fields, last, nowMs);
     const row = rowOf(entry);
     // Sealed here, so its hash holds by construction; if the write is rolled back, a later row
     // with this seq has other text and is checked in full.
-    const seq = this.insertRow(tx, row);
-    this.sealAt(tx, seq, row.hash);
+    const seq = await this.insertRow(tx, row);
+    const lastSeal = await this.lastSeal(tx);
+    await this.insertSeal(tx, { seq, globalHash: globalHashOf(lastSeal?.globalHash ?? null, seq, row.hash) });
     this.#verified.remember(seq, row.body);
     return entry;
   }
 
   /** Extend the global chain by the entry just stored at `seq`, in its transaction. */
-  private sealAt(tx: Tx, seq: number, entryHash: string): void {
-    const last = this.lastSeal(tx);
-    this.insertSeal(tx, { seq, globalHash: globalHashOf(last?.globalHash ?? null, seq, entryHash) });
+  private async sealAt(tx: Tx, seq: number, entryHash: string): Promise<void> {
+    const last = await this.lastSeal(tx);
+    await this.insertSeal(tx, { seq, globalHash: globalHashOf(last?.globalHash ?? null, seq, entryHash) });
   }
 
   private nowMs(): number {

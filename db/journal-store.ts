@@ -1,16 +1,15 @@
 import Database from 'better-sqlite3';
 import { and, asc, desc, eq, getTableColumns, gt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
+import { AsyncLock } from './async-lock.ts';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
-import { type ClaimRow, claimIsFree, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
+import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
 import { ChainedJournal, type Seal } from './journal-base.ts';
+import type { JournalClock } from './journal-memory.ts';
 import type { JournalDb } from './open.ts';
 import { claims, type EntryRow, entries, journalSeals } from './schema.ts';
 
-/** What a journal needs besides its storage: the wall clock that stamps `ts_ms` and times claims. */
-export interface JournalClock {
-  wallClockMs: () => number;
-}
+export { type JournalClock, MemoryJournal } from './journal-memory.ts';
 
 const later = alias(entries, 'later');
 const effectIdParam = sql.placeholder('effectId');
@@ -123,38 +122,74 @@ if (Object.keys(getTableColumns(entries)).join() !== 'seq,effectId,kind,prev,has
 /** The prepared queries a journal step runs: the `Tx` of the SQLite backend. */
 type Queries = ReturnType<typeof prepareQueries>;
 
+const connectionLocks = new WeakMap<Database.Database, AsyncLock>();
+
+/**
+ * The lock of one connection: its transactions are opened and closed by hand around steps that may
+ * yield, so every journal over the connection takes this lock for each transaction and each read,
+ * and none of them runs a statement inside another's open transaction.
+ */
+export function connectionLock(client: Database.Database): AsyncLock {
+  let lock = connectionLocks.get(client);
+  if (lock === undefined) {
+    lock = new AsyncLock();
+    connectionLocks.set(client, lock);
+  }
+  return lock;
+}
+
 /**
  * The journal on SQLite. Writes are group-committed: the writes of concurrent callers run in one
  * `BEGIN IMMEDIATE` (one fsync), each in its own savepoint, in the order they were made. The
  * write lock is held before any chain is read, so a check sees every earlier append from any
  * process and every earlier write of its batch; no write's promise settles before its batch
- * committed. Each read is one SELECT, which under WAL reads one consistent snapshot and never
- * waits for the writer.
+ * committed. `BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK` and the savepoints are issued by hand, since
+ * the steps are asynchronous, under the connection's lock (`connectionLock`), which each read
+ * takes too: a read never runs inside an open batch, so it sees only committed rows. Each read is
+ * one SELECT, which under WAL reads one consistent snapshot and never waits for another process's
+ * writer.
  */
 export class SqliteJournal extends ChainedJournal<Queries> {
   readonly #queries: Queries;
   readonly #commits: GroupCommit<Queries>;
+  readonly #lock: AsyncLock;
 
   constructor(options: { db: JournalDb; groupCommit?: GroupCommitOptions } & JournalClock) {
     super(options.wallClockMs);
     const db = options.db;
     const queries = prepareQueries(db);
-    // drizzle's own nested transaction builds and compiles its SAVEPOINT statements on every
-    // call; these are compiled once, on the connection drizzle was given, and run the way
-    // better-sqlite3's nested transaction runs its own.
+    // Compiled once, on the connection drizzle was given. better-sqlite3's own transaction()
+    // refuses an asynchronous function, so the statements it would run are run here.
     const client = clientOf(db);
+    const begin = client.prepare('BEGIN IMMEDIATE');
+    const commit = client.prepare('COMMIT');
+    const rollback = client.prepare('ROLLBACK');
     const savepoint = client.prepare('SAVEPOINT isolated_step');
     const release = client.prepare('RELEASE isolated_step');
     const rollbackTo = client.prepare('ROLLBACK TO isolated_step');
+    const lock = connectionLock(client);
     this.#queries = queries;
+    this.#lock = lock;
     this.#commits = new GroupCommit<Queries>(
       {
-        transaction: (fn) => db.transaction(() => fn(queries), { behavior: 'immediate' }),
-        isolated: <T>(_queries: Queries, fn: (q: Queries) => T): T => {
+        transaction: <T>(fn: (q: Queries) => Promise<T>): Promise<T> =>
+          lock.run(async () => {
+            begin.run();
+            try {
+              const result = await fn(queries);
+              commit.run();
+              return result;
+            } catch (error) {
+              // A failed COMMIT leaves the transaction open; SQLite may have rolled it back already.
+              if (client.inTransaction) rollback.run();
+              throw error;
+            }
+          }),
+        isolated: async <T>(_queries: Queries, fn: (q: Queries) => Promise<T>): Promise<T> => {
           if (!client.inTransaction) throw new Error('an isolated step must run inside the batch transaction');
           savepoint.run();
           try {
-            const result = fn(queries);
+            const result = await fn(queries);
             release.run();
             return result;
           } catch (error) {
@@ -177,190 +212,77 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     return this.#commits.stats;
   }
 
-  protected exclusive<T>(fn: (q: Queries) => T): Promise<T> {
+  protected exclusive<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
     return this.#commits.submit(fn);
   }
 
-  protected snapshot<T>(fn: (q: Queries) => T): T {
+  protected snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
     // Every read step is a single SELECT: SQLite runs it on one snapshot without a transaction.
-    return fn(this.#queries);
+    return this.#lock.run(() => fn(this.#queries));
   }
 
-  protected chainRows(q: Queries, effectId: string): EntryRow[] {
+  protected async chainRows(q: Queries, effectId: string): Promise<EntryRow[]> {
     return q.chain.all({ effectId });
   }
 
-  protected lastRow(q: Queries, effectId: string): EntryRow | undefined {
+  protected async lastRow(q: Queries, effectId: string): Promise<EntryRow | undefined> {
     return q.last.get({ effectId });
   }
 
-  protected insertRow(q: Queries, row: NewEntryRow): number {
+  protected async insertRow(q: Queries, row: NewEntryRow): Promise<number> {
     // `seq` is the rowid, so the insert's own answer names it; `RETURNING` cost several times
     // the insert itself in better-sqlite3 (see results/bench.md).
     return Number(q.insert.run(row).lastInsertRowid);
   }
 
-  protected takeClaim(q: Queries, claim: ClaimRow, nowMs: number): boolean {
+  protected async takeClaim(q: Queries, claim: ClaimRow, nowMs: number): Promise<boolean> {
     return q.takeClaim.run({ ...claim, nowMs }).changes === 1;
   }
 
-  protected putClaim(q: Queries, claim: ClaimRow): void {
+  protected async putClaim(q: Queries, claim: ClaimRow): Promise<void> {
     q.putClaim.run({ ...claim });
   }
 
-  protected dropClaim(q: Queries, effectId: string, owner: string): void {
+  protected async dropClaim(q: Queries, effectId: string, owner: string): Promise<void> {
     q.dropClaim.run({ effectId, owner });
   }
 
-  protected openDispatchRows(q: Queries): EntryRow[] {
+  protected async openDispatchRows(q: Queries): Promise<EntryRow[]> {
     return firstPerEffect(q.openDispatches.all());
   }
 
-  protected openReservationRows(q: Queries, key: string): EntryRow[] {
+  protected async openReservationRows(q: Queries, key: string): Promise<EntryRow[]> {
     return firstPerEffect(q.openReservations.all({ key }));
   }
 
-  protected reservationSeq(q: Queries, key: string): number {
+  protected async reservationSeq(q: Queries, key: string): Promise<number> {
     return q.reservationSeq.get({ key })?.seq ?? 0;
   }
 
-  protected reservedSince(q: Queries, key: string, afterSeq: number, effectId: string): boolean {
+  protected async reservedSince(q: Queries, key: string, afterSeq: number, effectId: string): Promise<boolean> {
     return q.reservedSince.get({ key, afterSeq, effectId }) !== undefined;
   }
 
-  protected lastSeal(q: Queries): Seal | undefined {
+  protected async lastSeal(q: Queries): Promise<Seal | undefined> {
     return q.lastSeal.get();
   }
 
-  protected insertSeal(q: Queries, seal: Seal): void {
+  protected async insertSeal(q: Queries, seal: Seal): Promise<void> {
     q.insertSeal.run({ ...seal });
   }
 
-  protected sealsBetween(q: Queries, afterSeq: number, throughSeq: number): Seal[] {
+  protected async sealsBetween(q: Queries, afterSeq: number, throughSeq: number): Promise<Seal[]> {
     return q.sealsBetween.all({ afterSeq, throughSeq });
   }
 
-  protected entryCount(q: Queries): number {
+  protected async entryCount(q: Queries): Promise<number> {
     return q.entryCount.get()?.n ?? 0;
   }
 
-  protected rowsAfter(q: Queries, afterSeq: number, limit: number): EntryRow[] {
+  protected async rowsAfter(q: Queries, afterSeq: number, limit: number): Promise<EntryRow[]> {
     // A replay reads every row through here. drizzle's generic row mapping cost a third of the
     // read, so the tuples are mapped by hand, in the column order of `entries` (see `EntryTuple`).
     return q.after.values({ afterSeq, limit }).map(entryRowOfTuple);
-  }
-}
-
-/** The memory backend's whole state. */
-interface MemoryState {
-  rows: EntryRow[];
-  seals: Seal[];
-  claims: Map<string, ClaimRow>;
-}
-
-/**
- * The same journal held in arrays, for fast pure tests and experiments. Rows keep the entry as
- * JSON text like SQLite does, so a caller mutating a returned entry cannot change the journal,
- * and every read goes through the same checks. Work is synchronous, so each call is atomic.
- */
-export class MemoryJournal extends ChainedJournal<MemoryState> {
-  readonly #state: MemoryState = { rows: [], seals: [], claims: new Map() };
-
-  constructor(options: JournalClock) {
-    super(options.wallClockMs);
-  }
-
-  protected async exclusive<T>(fn: (tx: MemoryState) => T): Promise<T> {
-    // Work is synchronous, at the call, as it always was. Rows are only ever appended, so rolling back a failed write means trimming what it added.
-    const rowCount = this.#state.rows.length;
-    const sealCount = this.#state.seals.length;
-    const claimsBefore = new Map(this.#state.claims);
-    try {
-      return fn(this.#state);
-    } catch (error) {
-      this.#state.rows.length = rowCount;
-      this.#state.seals.length = sealCount;
-      this.#state.claims = claimsBefore;
-      throw error;
-    }
-  }
-
-  protected snapshot<T>(fn: (tx: MemoryState) => T): T {
-    return fn(this.#state);
-  }
-
-  protected chainRows(tx: MemoryState, effectId: string): EntryRow[] {
-    return tx.rows.filter((row) => row.effectId === effectId);
-  }
-
-  protected lastRow(tx: MemoryState, effectId: string): EntryRow | undefined {
-    return tx.rows.findLast((row) => row.effectId === effectId);
-  }
-
-  protected insertRow(tx: MemoryState, row: NewEntryRow): number {
-    // The schema's guards, for the one a caller can reach: sealing against the effect's last
-    // entry under the lock already rules out a fork or a repeated hash.
-    const secondCommit = row.kind === 'COMMITTED' && tx.rows.some((r) => r.effectId === row.effectId && r.kind === 'COMMITTED');
-    if (secondCommit) throw new Error(`UNIQUE constraint failed: a second COMMITTED for effect ${row.effectId}`);
-    const seq = (tx.rows.at(-1)?.seq ?? 0) + 1;
-    tx.rows.push({ ...row, seq });
-    return seq;
-  }
-
-  protected takeClaim(tx: MemoryState, claim: ClaimRow, nowMs: number): boolean {
-    if (!claimIsFree(tx.claims.get(claim.effectId), claim.owner, nowMs)) return false;
-    tx.claims.set(claim.effectId, claim);
-    return true;
-  }
-
-  protected putClaim(tx: MemoryState, claim: ClaimRow): void {
-    tx.claims.set(claim.effectId, claim);
-  }
-
-  protected dropClaim(tx: MemoryState, effectId: string, owner: string): void {
-    if (tx.claims.get(effectId)?.owner === owner) tx.claims.delete(effectId);
-  }
-
-  protected openDispatchRows(tx: MemoryState): EntryRow[] {
-    const open = new Map<string, EntryRow>();
-    for (const row of tx.rows) {
-      if (row.closes === 1) open.delete(row.effectId);
-      else if (row.kind === 'DISPATCHED' && !open.has(row.effectId)) open.set(row.effectId, row);
-    }
-    return [...open.values()].sort((a, b) => a.seq - b.seq);
-  }
-
-  protected rowsAfter(tx: MemoryState, afterSeq: number, limit: number): EntryRow[] {
-    return tx.rows.filter((row) => row.seq > afterSeq).slice(0, limit);
-  }
-
-  protected openReservationRows(tx: MemoryState, key: string): EntryRow[] {
-    return this.openDispatchRows(tx).filter((row) => row.reserves === key);
-  }
-
-  protected reservationSeq(tx: MemoryState, key: string): number {
-    return tx.rows.findLast((row) => row.reserves === key)?.seq ?? 0;
-  }
-
-  protected reservedSince(tx: MemoryState, key: string, afterSeq: number, effectId: string): boolean {
-    return tx.rows.some((row) => row.reserves === key && row.seq > afterSeq && row.effectId !== effectId);
-  }
-
-  protected lastSeal(tx: MemoryState): Seal | undefined {
-    const last = tx.seals.at(-1);
-    return last === undefined ? undefined : { ...last };
-  }
-
-  protected insertSeal(tx: MemoryState, seal: Seal): void {
-    tx.seals.push({ ...seal });
-  }
-
-  protected sealsBetween(tx: MemoryState, afterSeq: number, throughSeq: number): Seal[] {
-    return tx.seals.filter((seal) => seal.seq > afterSeq && seal.seq <= throughSeq).map((seal) => ({ ...seal }));
-  }
-
-  protected entryCount(tx: MemoryState): number {
-    return tx.rows.length;
   }
 }
 

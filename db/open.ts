@@ -7,7 +7,7 @@ import * as schema from './schema.ts';
 import { MIGRATIONS_FOLDER, recordSchemaVersion, refuseNewerSchema } from './schema-version.ts';
 
 /** The drizzle handle over the journal database. */
-export type JournalDb = BetterSQLite3Database<typeof schema>;
+export type JournalDb = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 /** An open journal database: the drizzle handle, the raw connection, and how to close both. */
 export interface OpenDatabase {

@@ -85,11 +85,11 @@ export const sessions = sqliteTable('sessions', {
  * The Stripe budget's slots of an account's capacity, one row per slot (`family` is `*` for the
  * account's limit, else an endpoint's), each held by one process until `expires_ms` (wall-clock
  * ms); `holder` is '' for a slot given back. Processes sharing this database share the account's
- * budget through them (server/stripe/budget-leases.ts). Not the journal: no entry depends on them,
+ * budget through them (server/stripe/budget-slots.ts). Not the journal: no entry depends on them,
  * and a crash only lets them lapse, so they are written without waiting for the disk.
  */
-export const stripeBudgetLeases = sqliteTable(
-  'stripe_budget_leases',
+export const stripeBudgetSlots = sqliteTable(
+  'stripe_budget_slots',
   {
     account: text('account').notNull(),
     family: text('family').notNull(),

@@ -1,36 +1,69 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
+import type { AsyncLock } from './async-lock.ts';
+import { connectionLock } from './journal-store.ts';
 import type { JournalDb } from './open.ts';
+import type { Sessions, StoredSession } from './port/sessions.ts';
 import { sessions } from './schema.ts';
 
-/** A stored session, as the server's session store keeps it. */
-export interface StoredSession {
-  name: string;
-  csrfToken: string;
-  createdAtMs: number;
-  lastSeenAtMs: number;
-}
+export type { StoredSession } from './port/sessions.ts';
 
-/** Sessions in the journal's database: loaded at start, written when they start, end, or are seen after a while. */
-export class SqliteSessions {
-  constructor(private readonly db: JournalDb) {}
+/** Names ended a statement at most, within SQLite's limit on a statement's parameters. */
+const NAMES_A_STATEMENT = 500;
 
-  load(): [string, StoredSession][] {
-    return this.db
-      .select()
-      .from(sessions)
-      .all()
-      .map((row) => [row.idHash, { name: row.name, csrfToken: row.csrfToken, createdAtMs: row.createdAtMs, lastSeenAtMs: row.lastSeenAtMs }]);
+/** Sessions in the journal's database, shared by every process on the file: each call one statement. */
+export class SqliteSessions implements Sessions {
+  readonly #lock: AsyncLock;
+
+  constructor(private readonly db: JournalDb) {
+    this.#lock = connectionLock(db.$client);
   }
 
-  save(idHash: string, session: StoredSession | null): void {
-    if (session === null) {
-      this.db.delete(sessions).where(eq(sessions.idHash, idHash)).run();
-      return;
-    }
-    this.db
-      .insert(sessions)
-      .values({ idHash, ...session })
-      .onConflictDoUpdate({ target: sessions.idHash, set: { lastSeenAtMs: session.lastSeenAtMs } })
-      .run();
+  /** Run `fn` under the lock of the journal's connection: never inside a journal transaction left open across an await. */
+  #locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#lock.run(fn);
+  }
+
+  create(idHash: string, session: StoredSession): Promise<void> {
+    return this.#locked(async () => {
+      this.db.insert(sessions).values({ idHash, ...session }).run();
+    });
+  }
+
+  get(idHash: string): Promise<StoredSession | null> {
+    return this.#locked(async () => {
+      const row = this.db.select().from(sessions).where(eq(sessions.idHash, idHash)).get();
+      return row === undefined ? null : { name: row.name, csrfToken: row.csrfToken, createdAtMs: row.createdAtMs, lastSeenAtMs: row.lastSeenAtMs };
+    });
+  }
+
+  seen(idHash: string, atMs: number): Promise<boolean> {
+    return this.#locked(async () => {
+      // An UPDATE, never an upsert: a session ended meanwhile stays ended.
+      const result = this.db
+        .update(sessions)
+        .set({ lastSeenAtMs: sql`max(${sessions.lastSeenAtMs}, ${atMs})` })
+        .where(eq(sessions.idHash, idHash))
+        .run();
+      return result.changes === 1;
+    });
+  }
+
+  end(idHash: string): Promise<boolean> {
+    return this.#locked(async () => {
+      return this.db.delete(sessions).where(eq(sessions.idHash, idHash)).run().changes === 1;
+    });
+  }
+
+  endFor(names: ReadonlySet<string>): Promise<string[]> {
+    return this.#locked(async () => {
+      const all = [...names];
+      const ended: string[] = [];
+      for (let i = 0; i < all.length; i += NAMES_A_STATEMENT) {
+        const some = all.slice(i, i + NAMES_A_STATEMENT);
+        const rows = this.db.delete(sessions).where(inArray(sessions.name, some)).returning({ idHash: sessions.idHash }).all();
+        ended.push(...rows.map((row) => row.idHash));
+      }
+      return ended;
+    });
   }
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type Stripe from 'stripe';
-import type { OpenDatabase } from '../../db/open.ts';
-import { SqliteSessions } from '../../db/session-store.ts';
+import type { Storage } from '../../db/port/storage.ts';
 import type { AppClock } from './clock.ts';
 import type { InterlockConfig } from '../config/schema.ts';
 import { Reconciler } from '../confirm/reconciler.ts';
@@ -37,7 +36,8 @@ const RECONCILE_MS_DEFAULT = 60_000;
 export interface InterlockParts {
   config: InterlockConfig;
   clock: AppClock;
-  database: OpenDatabase;
+  /** Where everything is kept (db/sqlite-storage.ts `openStorage`): the caller's to close. */
+  storage: Storage;
   /** The data folder: where the receipts' signing key is kept unless `signingKey` is given. */
   dataDir: string;
   /** The receipt signing key as the environment places it (receipts/key-file.ts `resolveSigningKey`); default: the data folder's. */
@@ -109,7 +109,7 @@ export interface Interlock {
 
 /** Build the whole of Interlock from its parts: the one way `npm start` and the tests make it. */
 export async function buildInterlock(parts: InterlockParts): Promise<Interlock> {
-  const { config, clock, database } = parts;
+  const { config, clock, storage } = parts;
   // The services are built before the app whose logger they use; nothing logs before start.
   let app: FastifyInstance | null = null;
   const log: ViewsLog = {
@@ -122,7 +122,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   const services = createServices({
     config,
     clock,
-    database,
+    storage,
     dataDir: parts.dataDir,
     ...(parts.signingKey === undefined ? {} : { signingKey: parts.signingKey }),
     stripe: parts.stripe,
@@ -146,7 +146,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     idleMs: config.sessions.idleMs,
     absoluteMs: config.sessions.absoluteMs,
     wallMs: () => clock.wallMs(),
-    persist: new SqliteSessions(database.db),
+    store: storage.sessions,
   });
   let ready = false;
   const built = await buildApp({
@@ -174,14 +174,14 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     config: config.integrity,
     wallMs: () => clock.wallMs(),
     log: built.log,
-    databaseFile: database.file,
+    databaseFile: storage.location,
   });
   return {
     app: built,
     services,
     reload: (load) => reloader.reload(load),
     async check() {
-      const outcome = await checkJournalAtStart({ database, journal: services.journal, views, log: built.log });
+      const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log });
       await checkpointer.checkAtStart(outcome);
       // A first checkpoint of what start-up verified, when the journal grew since the last one.
       await checkpointer.sign(true);

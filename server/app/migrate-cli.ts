@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../../db/open.ts';
-import { type DatabaseSchema, knownMigrations, knownSchema, refuseNewerSchema, SchemaAheadError, schemaOnDisk } from '../../db/schema-version.ts';
+import { knownMigrations, knownSchema, SchemaAheadError, schemaOnDisk } from '../../db/schema-version.ts';
+import { migrateStorage } from '../../db/sqlite-storage.ts';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { EnvError, parseEnv } from '../config/env.ts';
 import { INTERLOCK_VERSION } from '../journal/version.ts';
@@ -34,7 +34,7 @@ const pendingFrom = (schema: number) => knownMigrations().slice(schema).map((mig
 const plural = (n: number) => `${n} migration${n === 1 ? '' : 's'}`;
 
 /** Run it on command-line arguments (without `node` and the script path): its exit code. */
-export function runMigrateCli(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Streams): MigrateExitCode {
+export async function runMigrateCli(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Streams): Promise<MigrateExitCode> {
   try {
     const { values, positionals } = asUsage(() =>
       parseArgs({ args: [...args], strict: true, allowPositionals: true, options: { 'dry-run': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }),
@@ -55,15 +55,10 @@ export function runMigrateCli(args: readonly string[], env: Readonly<Record<stri
       io.stdout.write(`${[...lines, ...pending.map((tag) => `  ${tag}`)].join('\n')}\n`);
       return MIGRATE_EXIT_CODES.ok;
     }
-    const opened = openDatabase(dbPath);
-    try {
-      const after = refuseNewerSchema(opened.sqlite);
-      const lines = [`${at}; ${knows}.`, pending.length === 0 ? 'Nothing to apply.' : `Applied ${plural(pending.length)}:`, ...pending.map((tag) => `  ${tag}`)];
-      lines.push(`${dbPath} is at schema ${after.schema} (Interlock ${after.interlock ?? INTERLOCK_VERSION}).`);
-      io.stdout.write(`${lines.join('\n')}\n`);
-    } finally {
-      opened.close();
-    }
+    const after = await migrateStorage(dbPath);
+    const lines = [`${at}; ${knows}.`, pending.length === 0 ? 'Nothing to apply.' : `Applied ${plural(pending.length)}:`, ...pending.map((tag) => `  ${tag}`)];
+    lines.push(`${dbPath} is at schema ${after.schema} (Interlock ${after.interlock ?? INTERLOCK_VERSION}).`);
+    io.stdout.write(`${lines.join('\n')}\n`);
     return MIGRATE_EXIT_CODES.ok;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -79,4 +74,4 @@ export function runMigrateCli(args: readonly string[], env: Readonly<Record<stri
   }
 }
 
-if (isMainModule(import.meta.url)) process.exitCode = runMigrateCli(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });
+if (isMainModule(import.meta.url)) process.exitCode = await runMigrateCli(process.argv.slice(2), process.env, { stdout: process.stdout, stderr: process.stderr });

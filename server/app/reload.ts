@@ -141,7 +141,7 @@ export class ConfigReloader {
       return this.#refused(`the reload could not be journaled (${error instanceof Error ? error.message : String(error)})`);
     }
     this.#sha256 = loaded.sha256;
-    const sessionsEnded = sessions.endFor(sessionsToEnd(changes));
+    const sessionsEnded = await sessions.endFor(sessionsToEnd(changes));
     const lapsed = Object.fromEntries(await services.inbox.lapseRemovedApprovals());
     services.views.refresh();
     const said = describeChanges(changes);
@@ -169,7 +169,7 @@ export async function journalConfigAtStart(parts: {
   /** The SHA-256 of the file the config in force was loaded from. */
   sha256: string;
   config: Pick<InterlockConfig, 'people' | 'groups'>;
-  endSessions?: (names: ReadonlySet<string>) => number;
+  endSessions?: (names: ReadonlySet<string>) => Promise<number>;
 }): Promise<StartConfigOutcome> {
   const { journal, sha256 } = parts;
   const last = (await journal.entries(CONFIG_CHAIN_ID)).filter((e): e is ConfigEntry => e.kind === 'CONFIG').at(-1);
@@ -178,7 +178,7 @@ export async function journalConfigAtStart(parts: {
   if (step.step === 'none') return { outcome: 'as_journaled', sha256 };
   const { changes, comparedWith } = step;
   await journal.append('CONFIG', CONFIG_CHAIN_ID, configEntryFields({ atMs: parts.nowMs(), sha256, cause: 'start', comparedWith, roster, changes }));
-  const sessionsEnded = parts.endSessions?.(peopleWhoLost(changes)) ?? 0;
+  const sessionsEnded = (await parts.endSessions?.(peopleWhoLost(changes))) ?? 0;
   const lapsed = Object.fromEntries(await parts.inbox.lapseRemovedApprovals());
   const said = comparedWith === null ? ['no earlier config with its people in the journal to compare with'] : describeRosterChanges(changes);
   return { outcome: 'journaled', sha256, comparedWith, changes, said, sessionsEnded, lapsed };

@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
-import { type OpenDatabase, openDatabase } from '../../db/open.ts';
+import type { Storage } from '../../db/port/storage.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { limits } from '../../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
@@ -117,10 +118,10 @@ async function refuseUnprovedKey(stripe: Stripe, services: Services, app: Fastif
   app.log.info({ probes: results.map((r) => r.probe.call) }, `LIVE: the restricted key holds every permission Interlock uses (${results.length} probes passed)`);
 }
 
-/** Open the journal's database; a file SQLite cannot read is journal damage, told in one line like any other. */
-function openJournalDatabase(file: string): OpenDatabase {
+/** Open the storage; a file SQLite cannot read is journal damage, told in one line like any other. */
+async function openJournalStorage(file: string): Promise<Storage> {
   try {
-    return openDatabase(file);
+    return await openStorage({ file });
   } catch (error) {
     throw unreadableDatabaseDamage(error, file) ?? error;
   }
@@ -149,12 +150,12 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
   const signing = resolveSigningKey(env);
   // A test clock moved by hand goes on from where it was (a bad file stops the start here); a production clock is never moved.
   const clock = config.testMode ? new AppClock(Date.now, clockFile(join(env.dataDir, TEST_CLOCK_FILE))) : new AppClock();
-  const database = openJournalDatabase(env.dbPath);
+  const storage = await openJournalStorage(env.dbPath);
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`, options);
   const interlock = await buildInterlock({
     config,
     clock,
-    database,
+    storage,
     dataDir: env.dataDir,
     signingKey: signing.key,
     stripe: stripe.stripe,
@@ -177,12 +178,12 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
     if (live) await refuseUnprovedKey(stripe.stripe, services, app);
     await interlock.check();
   } catch (caught) {
-    const error = unreadableDatabaseDamage(caught, database.file) ?? caught;
+    const error = unreadableDatabaseDamage(caught, storage.location) ?? caught;
     if (error instanceof JournalDamagedError || error instanceof LiveModeError) {
       if (error instanceof JournalDamagedError) app.log.fatal({ code: error.code, seq: error.site?.seq ?? null, effectId: error.site?.effectId ?? null }, error.message);
       await interlock.close();
       await stripe.sandbox?.close();
-      database.close();
+      await storage.close();
     }
     throw error;
   }
@@ -219,7 +220,7 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
       await traffic?.stop();
       await interlock.close();
       await stripe.sandbox?.close();
-      database.close();
+      await storage.close();
     },
   };
 }

@@ -1,11 +1,10 @@
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
 import type Stripe from 'stripe';
 import type { Json } from '../../shared/json.ts';
 import type { Status } from '../../shared/statuses.ts';
-import type { OpenDatabase } from '../../db/open.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
+import type { Storage } from '../../db/port/storage.ts';
 import type { InterlockConfig } from '../config/schema.ts';
 import type { AppClock } from './clock.ts';
 import { Gate } from '../gate/gate.ts';
@@ -22,9 +21,8 @@ import type { Channels } from '../outbox/types.ts';
 import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from '../facts/current-facts.ts';
 import { PaymentPanels } from '../facts/payment-panel.ts';
 import { Views, type ViewsLog } from '../views/views.ts';
-import { SqliteBudgetLeases } from '../../db/budget-lease-store.ts';
 import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from '../stripe/budget.ts';
-import { BudgetLeases } from '../stripe/budget-leases.ts';
+import { BudgetSlots } from '../stripe/budget-slots.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
 import { TurnQueue } from '../stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
@@ -39,7 +37,8 @@ export interface Services {
   /** The config in force, and its one way to change while running (server/app/reload.ts). */
   configs: LiveConfig;
   clock: AppClock;
-  database: OpenDatabase;
+  /** Where everything is kept: reached through the services, never by a route. */
+  storage: Storage;
   /** The journal behind the views' guard (`views.journal`): refused once it failed a check. */
   journal: JournalStore;
   target: StripeRefunds;
@@ -52,7 +51,7 @@ export interface Services {
   outbox: Outbox;
   signingKey: SigningKey;
   /** The signed checkpoints of the journal's global chain, kept apart from the entries. */
-  checkpoints: CheckpointStore;
+  checkpoints: Checkpoints;
   /** True when refunds go to the embedded local sandbox rather than Stripe test mode. */
   sandbox: boolean;
   /** Each open item's payment as Stripe says it is now: display only, apart from the views, never decided on. */
@@ -73,7 +72,7 @@ export interface Services {
 export interface ServiceOptions {
   config: InterlockConfig;
   clock: AppClock;
-  database: OpenDatabase;
+  storage: Storage;
   dataDir: string;
   /** The receipt signing key as the environment places it (receipts/key-file.ts); default: the data folder's, created at first start. */
   signingKey?: SigningKey;
@@ -102,20 +101,21 @@ export interface ServiceOptions {
 
 /** How a process shares its Stripe budget with the others on its database: the account they share it for. */
 export interface BudgetSharing {
-  database: OpenDatabase;
+  /** The storage's budget slots; null where no other process shares it (a storage in memory). */
+  slots: Storage['budgetSlots'];
   /** The Stripe account (`stripeAccountOf`): processes share one budget per account. */
   account: string;
   /** The wall clock the processes share, and timers (default: the real ones). */
   clock?: BudgetClock;
   onError?: (error: unknown) => void;
-  /** Another process sharing the account is configured for smaller limits (BudgetLeasesOptions.onDisagreement). */
+  /** Another process sharing the account is configured for smaller limits (BudgetSlotsOptions.onDisagreement). */
   onDisagreement?: (message: string) => void;
 }
 
 /**
  * The budget the config asks for: its share of Stripe's limits for the mode (the sandbox is
  * limited as test mode is). With `sharing`, the capacity is the account's, split among every
- * process on the database through lease rows beside the journal (budget-leases.ts); without it
+ * process on the database through slot rows beside the journal (budget-slots.ts); without it
  * (or on a database in memory) this process has it all.
  */
 export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharing?: BudgetSharing): StripeBudget {
@@ -125,10 +125,10 @@ export function budgetFromConfig(config: Pick<InterlockConfig, 'stripe'>, sharin
     ...(rateLimits.endpointPerSecond === null ? {} : { endpointPerWindow: rateLimits.endpointPerSecond }),
   };
   const capacity = capacityFor(mode === 'sandbox' ? 'test' : mode, rateLimits.share, overrides);
-  const store = sharing === undefined ? null : SqliteBudgetLeases.beside(sharing.database);
+  const store = sharing?.slots ?? null;
   if (sharing === undefined || store === null) return new StripeBudget({ capacity, ...(sharing?.clock ? { clock: sharing.clock } : {}) });
   const clock = sharing.clock ?? REAL_BUDGET_CLOCK;
-  const share = new BudgetLeases({
+  const share = new BudgetSlots({
     store,
     account: sharing.account,
     capacity,
@@ -149,13 +149,13 @@ export function stripeAccountOf(config: Pick<InterlockConfig, 'stripe'>, sandbox
   return sandboxUrl === undefined ? 'sandbox' : `sandbox ${new URL(sandboxUrl).origin}`;
 }
 
-/** A lease round that failed is logged, once a minute at most: the next round tries again, and the leases held lapse meanwhile. */
+/** A slot round that failed is logged, once a minute at most: the next round tries again, and the slots held lapse meanwhile. */
 function budgetError(log: ViewsLog | undefined): (error: unknown) => void {
   let lastMs = Number.NEGATIVE_INFINITY;
   return (error) => {
     if (Date.now() - lastMs < 60_000) return;
     lastMs = Date.now();
-    (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its leases; it tries again, granting less meanwhile');
+    (log ?? CONSOLE_LOG).error({ err: error }, 'the Stripe budget could not renew its slots; it tries again, granting less meanwhile');
   };
 }
 
@@ -204,18 +204,18 @@ export function livenessOf(services: Pick<Services, 'clock' | 'config'>): Livene
 
 /** Wire the services. Nothing is read or replayed yet: `startServices` does that. */
 export function createServices(options: ServiceOptions): Services {
-  const { config, clock, database } = options;
+  const { config, clock, storage } = options;
   // What a reload may change is read from `configs` at each use; the rest of `config` (the inbox's
   // name, Stripe, the journal's wiring) is fixed for the life of the process (server/config/reload-plan.ts).
   const configs = new LiveConfig(config);
   const sharing =
     options.stripeAccount === undefined
       ? undefined
-      : { database, account: options.stripeAccount, onError: budgetError(options.log), onDisagreement: budgetDisagreement(options.log) };
+      : { slots: storage.budgetSlots, account: options.stripeAccount, onError: budgetError(options.log), onDisagreement: budgetDisagreement(options.log) };
   const budget = options.budget ?? budgetFromConfig(config, sharing);
   attachBudget(options.stripe, budget);
   const loopPressure = new LoopPressure();
-  const stored = new SqliteJournal({ db: database.db, wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
+  const stored = storage.journal({ wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
   const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
@@ -334,7 +334,7 @@ export function createServices(options: ServiceOptions): Services {
     configs,
     loopPressure,
     clock,
-    database,
+    storage,
     journal,
     target,
     authority,
@@ -343,7 +343,7 @@ export function createServices(options: ServiceOptions): Services {
     views,
     outbox,
     signingKey,
-    checkpoints: new CheckpointStore(database.db),
+    checkpoints: storage.checkpoints,
     sandbox: options.sandbox,
     currentFacts,
     paymentPanels,

@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import type { InterlockEnv } from '../config/env.ts';
 import { signingKeyLocation } from '../receipts/key-file.ts';
 import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFEST_FILE, MANIFEST_FORMAT, readBackupPoint, sha256OfFile } from './manifest.ts';
@@ -9,26 +9,8 @@ import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFE
 // server runs (WAL: the copy is one read transaction, a consistent snapshot, and the server goes on
 // writing beside it), with the config, and the receipt key only when asked.
 
-/** Pages copied per step: all of them, so the copy is one read of one snapshot and a busy writer cannot make it start over. */
-const ALL_PAGES = 0x7fffffff;
-
 /** Every file of a backup is its owner's only: the journal copy, the config, the key, the manifest. */
 export const BACKUP_FILE_MODE = 0o600;
-
-/**
- * The copy as one file: SQLite's backup keeps the source's WAL mode, and anything that opened the
- * copy in it (reading its point) left a write-ahead log and its index beside it, which no manifest
- * lists. The copy is checkpointed and put in rollback mode, then closed: nothing is left beside it.
- */
-function settleCopy(file: string): void {
-  const copy = new Database(file, { fileMustExist: true });
-  try {
-    copy.pragma('wal_checkpoint(TRUNCATE)');
-    copy.pragma('journal_mode = DELETE');
-  } finally {
-    copy.close();
-  }
-}
 
 /** What the backup needs of the environment. */
 export type BackupEnv = Pick<InterlockEnv, 'dbPath' | 'configPath' | 'dataDir' | 'receiptKeyPath' | 'credentialsDirectory'>;
@@ -61,14 +43,13 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   const partial = `${journalCopy}.partial`;
   // Made by us first, so SQLite writes into a file only its owner reads.
   writeFileSync(partial, '', { mode: BACKUP_FILE_MODE });
-  const source = new Database(env.dbPath, { fileMustExist: true });
+  // One read of one snapshot, the copy left as one file with nothing beside it (no write-ahead log).
+  const source = await openJournalFile(env.dbPath, { writable: true });
   try {
-    source.pragma('busy_timeout = 5000');
-    await source.backup(partial, { progress: () => ALL_PAGES });
+    await source.backupTo(partial);
   } finally {
-    source.close();
+    await source.close();
   }
-  settleCopy(partial);
   renameSync(partial, journalCopy);
   const takenAtMs = wallMs();
   const copied: BackupRole[] = ['journal'];
@@ -91,7 +72,7 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
     const path = join(dir, BACKUP_FILES[role]);
     files[role] = { name: BACKUP_FILES[role], sha256: sha256OfFile(path), bytes: statSync(path).size };
   }
-  const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: readBackupPoint(journalCopy), files };
+  const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: await readBackupPoint(journalCopy), files };
   writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: BACKUP_FILE_MODE });
   return { dir, manifest, warnings };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import { isJsonObject } from '../../shared/json.ts';
 
 // A backup is a folder: the journal's database as SQLite's online backup copied it, the config,
@@ -54,35 +54,21 @@ export function sha256OfFile(path: string): string {
 }
 
 /** Where a journal's database stands, read from the file (a backup's copy, opened read-only). */
-export function readBackupPoint(file: string): BackupPoint {
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+export async function readBackupPoint(file: string): Promise<BackupPoint> {
+  const journal = await openJournalFile(file);
   try {
-    const count = sqlite.prepare<[], { n: number; last: number | null }>('SELECT count(*) AS n, max(seq) AS last FROM entries').get();
-    const seal = sqlite.prepare<[], { global_hash: string }>('SELECT global_hash FROM journal_seals ORDER BY seq DESC LIMIT 1').get();
-    const id = sqlite.prepare<[], { value: string }>("SELECT value FROM journal_meta WHERE name = 'journal_id'").get();
-    const epochs = sqlite.prepare<[], { n: number }>("SELECT count(*) AS n FROM entries WHERE kind = 'EPOCH'").get();
+    const figures = await journal.figures();
     return {
-      journal_id: id?.value ?? null,
-      epoch: epochs?.n ?? 0,
-      entries: count?.n ?? 0,
-      last_seq: count?.last ?? 0,
-      global_head: seal?.global_hash ?? null,
-      oldest_open_dispatch_ms: oldestOpenDispatchMs(sqlite),
+      journal_id: figures.journalId,
+      epoch: figures.epochs,
+      entries: figures.entries,
+      last_seq: figures.lastSeq,
+      global_head: figures.globalHead,
+      oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
     };
   } finally {
-    sqlite.close();
+    await journal.close();
   }
-}
-
-/** The wall time of the oldest DISPATCHED no entry has closed yet (`closes` marks the closing entries). */
-function oldestOpenDispatchMs(sqlite: Database.Database): number | null {
-  const row = sqlite
-    .prepare<[], { ts: number | null }>(
-      `SELECT min(d.ts_ms) AS ts FROM entries d WHERE d.kind = 'DISPATCHED'
-         AND NOT EXISTS (SELECT 1 FROM entries c WHERE c.effect_id = d.effect_id AND c.seq > d.seq AND c.closes = 1)`,
-    )
-    .get();
-  return row?.ts ?? null;
 }
 
 /** Read and check a backup's manifest, and every file it names against its sha256. */

@@ -1,10 +1,10 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import type Stripe from 'stripe';
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
-import { openDatabase } from '../../db/open.ts';
+import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
+import type { Storage } from '../../db/port/storage.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import { loadConfig } from '../config/load.ts';
@@ -82,7 +82,7 @@ export async function restoreBackup(options: {
   const warnings: string[] = [];
   if (existsSync(env.dbPath)) {
     if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
-    refuseWhileOpen(env.dbPath);
+    await refuseWhileOpen(env.dbPath);
   }
   const key = placeKey(env, dir, manifest);
   placeConfig(env, dir, manifest, warnings);
@@ -101,7 +101,7 @@ export async function restoreBackup(options: {
   let replacedTo: string | null = null;
   if (existsSync(env.dbPath)) {
     // Checked again just before the swap: a server started meanwhile would write on a file that is going.
-    refuseWhileOpen(env.dbPath);
+    await refuseWhileOpen(env.dbPath);
     replacedTo = `${env.dbPath}.before-restore-${wallMs()}`;
     renameSync(env.dbPath, replacedTo);
   }
@@ -125,20 +125,8 @@ async function refuseDamaged(copy: string, key: SigningKey, backupFile: string):
 }
 
 /** Refuse while any process holds the database open (a server, a backup): an exclusive lock is refused then. */
-function refuseWhileOpen(file: string): void {
-  const sqlite = new Database(file, { fileMustExist: true, timeout: 200 });
-  try {
-    sqlite.pragma('locking_mode = EXCLUSIVE');
-    sqlite.exec('BEGIN EXCLUSIVE');
-    sqlite.exec('COMMIT');
-  } catch (error) {
-    if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_BUSY')) {
-      throw new BackupError(`${file} is open in another process (a running server?): stop it before restoring`);
-    }
-    throw error;
-  } finally {
-    sqlite.close();
-  }
+async function refuseWhileOpen(file: string): Promise<void> {
+  if (await journalFileInUse(file)) throw new BackupError(`${file} is open in another process (a running server?): stop it before restoring`);
 }
 
 /** Remove a database file and its write-ahead log and index. */
@@ -192,15 +180,15 @@ async function reconcile(parts: {
   stripeEndpoint: StripeEndpoint;
 }): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings'>> {
   const { file, config, env, key, manifest, wallMs } = parts;
-  const database = openDatabase(file);
+  const storage = await openStorage({ file });
   const connection = await connectStripe(env, config, parts.stripeEndpoint);
-  const budget = budgetFromConfig(config, { database, account: stripeAccountOf(config, connection.sandboxUrl) });
+  const budget = budgetFromConfig(config, { slots: storage.budgetSlots, account: stripeAccountOf(config, connection.sandboxUrl) });
   attachBudget(connection.stripe, budget);
   budget.start();
   try {
-    const journal = new SqliteJournal({ db: database.db, wallClockMs: wallMs });
-    const store = new CheckpointStore(database.db);
-    const journalId = store.journalId() ?? store.ensureJournalId();
+    const journal = storage.journal({ wallClockMs: wallMs });
+    const store = storage.checkpoints;
+    const journalId = (await store.journalId()) ?? (await store.ensureJournalId());
     const epochNow = (await journal.entries(EPOCH_CHAIN_ID)).length;
     const previousNote = await newestCheckpoint(config, store, key, originOf(journalId, epochNow));
     const point = manifest.point;
@@ -232,7 +220,7 @@ async function reconcile(parts: {
   } finally {
     await budget.stop();
     await connection.close();
-    database.close();
+    await storage.close();
   }
 }
 
@@ -257,8 +245,8 @@ export async function journalRefundsFound(journal: JournalStore, refunds: readon
  * the one the new epoch names, so the journal is held against the old epoch only that far. A
  * mirror that cannot be read stops the restore: the epoch would name less than it holds.
  */
-async function newestCheckpoint(config: InterlockConfig, store: CheckpointStore, key: SigningKey, origin: string): Promise<string | null> {
-  const notes = [store.latest()?.note ?? null];
+async function newestCheckpoint(config: InterlockConfig, store: Checkpoints, key: SigningKey, origin: string): Promise<string | null> {
+  const notes = [(await store.latest())?.note ?? null];
   for (const mirror of config.integrity.mirrors.map(openMirror)) {
     try {
       notes.push(await mirror.latest());

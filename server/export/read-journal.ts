@@ -1,7 +1,7 @@
 import { sign } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { resolveSigningKey, type SigningKeyEnv } from '../receipts/key-file.ts';
 import { PUBLIC_KEY_FILE, type SigningKey, SigningKeyError } from '../receipts/keys.ts';
@@ -62,28 +62,17 @@ export function readSigningKey(env: SigningKeyEnv): SigningKey {
  * entry stamped before `toMs`), so a closed period reads the same tomorrow even after its chains
  * grew. Rows are read as stored, around the journal store, which fails closed on an entry whose
  * hash does not hold; here such a receipt is handed to the verifier, which says what is wrong.
- * One chain is in memory at a time; the list of chains is SQLite's to hold (it spills to disk).
+ * One chain is in memory at a time; the list of chains is the storage's to hold (SQLite spills it to disk).
  */
 export async function* readReceipts(dbPath: string, key: SigningKey, period: Period, journalProblem: string | null = null): AsyncGenerator<ReadReceipt> {
   if (!existsSync(dbPath)) throw new ExportInputError(`no journal at ${dbPath}: DB_PATH or DATA_DIR must name the server's journal`);
-  const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const journal = await openJournalFile(dbPath);
   const keys = new Map([[key.keyId, key.publicKeyPem]]);
   try {
-    sqlite.pragma('busy_timeout = 5000');
-    const chains = sqlite.prepare<[number, number], { effect_id: string }>(
-      'SELECT effect_id, MIN(seq) AS first_seq FROM entries WHERE ts_ms >= ? AND ts_ms < ? GROUP BY effect_id ORDER BY first_seq',
-    );
-    const chain = sqlite.prepare<{ effectId: string; toMs: number; max: number }, { body: string }>(
-      `SELECT body FROM entries WHERE effect_id = @effectId
-         AND seq <= (SELECT MAX(seq) FROM entries WHERE effect_id = @effectId AND ts_ms < @toMs)
-       ORDER BY seq LIMIT @max`,
-    );
-    // One read transaction: every chain is read from the same snapshot as the list.
-    sqlite.exec('BEGIN');
-    for (const { effect_id: effectId } of chains.iterate(period.fromMs, period.toMs)) {
-      const rows = chain.all({ effectId, toMs: period.toMs, max: exportLimits.chainEntriesMax + 1 });
-      if (rows.length > exportLimits.chainEntriesMax) throw new ExportInputError(`effect ${effectId} has more than ${exportLimits.chainEntriesMax} entries`);
-      const entries = rows.map((row) => parseBody(row.body));
+    // One snapshot: every chain is read as the list of chains was.
+    for await (const { effectId, bodies } of journal.chainsInPeriod(period, exportLimits.chainEntriesMax)) {
+      if (bodies.length > exportLimits.chainEntriesMax) throw new ExportInputError(`effect ${effectId} has more than ${exportLimits.chainEntriesMax} entries`);
+      const entries = bodies.map(parseBody);
       // Message chains (the outbox) sit beside refund chains; a receipt is a refund's chain, which opens with a PROPOSED.
       const first = entries[0];
       if (!isJsonObject(first) || first.kind !== 'PROPOSED') continue;
@@ -91,8 +80,7 @@ export async function* readReceipts(dbPath: string, key: SigningKey, period: Per
       yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys), journalProblem };
     }
   } finally {
-    if (sqlite.inTransaction) sqlite.exec('COMMIT');
-    sqlite.close();
+    await journal.close();
   }
 }
 

@@ -38,7 +38,7 @@ export const checkpointRoute: FastifyPluginAsync<{ services: Services }> = async
     },
     async (request): Promise<CheckpointAnswer> => {
       if (!mayRead(services, request)) throw new AppError('unauthorized', 'send Authorization: Bearer <agent token or checkpoint token>');
-      const latest = services.checkpoints.latest();
+      const latest = await services.checkpoints.latest();
       if (latest === null) throw new AppError('not_found', 'no checkpoint has been signed yet');
       const read = readCheckpoint(latest.note, { publicKeyPem: services.signingKey.publicKeyPem, keyId: services.signingKey.keyId });
       // Start-up refused a store whose checkpoint did not verify; one that stopped verifying since is damage.

@@ -123,19 +123,26 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
       reply.header('retry-after', String(CSV_BUSY_RETRY_S));
       throw new AppError('rate_limited', `${limits.ledgerCsvExportsMax} ledger downloads are being made; ask again once one has finished`);
     }
-    const file = services.database.sqlite.name;
-    // Opened here once, so a journal that cannot be read is answered as an error, not a cut download.
-    openLedgerReader(file).close();
-    const stream = ledgerCsvStream({
-      file,
-      inboxName: services.config.inboxName,
-      filter,
-      displayNames: Object.fromEntries(services.config.people.map((person) => [person.name, person.displayName])),
-      onError: (error) => {
-        if (!services.views.report(error)) request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short');
-      },
-    });
+    const file = services.storage.location;
+    // The slot is taken before the journal is opened: asks that arrive meanwhile see it taken.
     exporting += 1;
+    let stream: ReturnType<typeof ledgerCsvStream>;
+    try {
+      // Opened here once, so a journal that cannot be read is answered as an error, not a cut download.
+      await (await openLedgerReader(file)).close();
+      stream = ledgerCsvStream({
+        file,
+        inboxName: services.config.inboxName,
+        filter,
+        displayNames: Object.fromEntries(services.config.people.map((person) => [person.name, person.displayName])),
+        onError: (error) => {
+          if (!services.views.report(error)) request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short');
+        },
+      });
+    } catch (error) {
+      exporting -= 1;
+      throw error;
+    }
     stream.once('close', () => {
       exporting -= 1;
     });

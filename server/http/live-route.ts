@@ -44,7 +44,7 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     },
     wsHandler: async (socket, request) => {
       // Opening (or reopening, after a dropped connection) the feed is no activity of the person's: it does not keep the session alive.
-      const session = sessions.check(request.cookies[SESSION_COOKIE]);
+      const session = await sessions.check(request.cookies[SESSION_COOKIE]);
       const person = session && session !== 'expired' ? services.config.people.find((p) => p.name === session.name) : undefined;
       if (person === undefined || session === null || session === 'expired') {
         socket.close(4401, session === 'expired' ? 'session_expired' : 'unauthorized');

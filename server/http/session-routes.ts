@@ -76,7 +76,7 @@ export function installSessionAuth(scope: FastifyInstance, services: Services, s
     const read = request.method === 'GET' || request.method === 'HEAD';
     const background = read && (request.headers[BACKGROUND_HEADER] === '1' || request.headers.upgrade?.toLowerCase() === 'websocket');
     const cookie = request.cookies[SESSION_COOKIE];
-    const found = background ? sessions.check(cookie) : sessions.touch(cookie);
+    const found = await (background ? sessions.check(cookie) : sessions.touch(cookie));
     if (found === 'expired') throw new AppError('session_expired', 'your session expired; log in again');
     const person = found ? services.config.people.find((p) => p.name === found.name) : undefined;
     if (!found || !person) throw new AppError('unauthorized', 'log in first');
@@ -138,7 +138,7 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
     const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
     if (!person || !ok) throw new AppError('unauthorized', 'that name and password do not match');
     throttle.succeeded(name, request.ip);
-    const { id, session } = sessions.create(person.name);
+    const { id, session } = await sessions.create(person.name);
     // The session cookie first: clients that keep one cookie of a login keep the first.
     setSessionCookie(reply, opts.secureCookies, id, Math.floor(services.config.sessions.absoluteMs / 1000));
     deviceCookie(reply, person.name);
@@ -165,7 +165,7 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
 
   const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
   app.delete('/api/session', { schema: logoutSchema, config: signedIn }, async (request, reply) => {
-    sessions.end(request.cookies[SESSION_COOKIE]);
+    await sessions.end(request.cookies[SESSION_COOKIE]);
     setSessionCookie(reply, opts.secureCookies, '', 0);
     return { ok: true as const };
   });

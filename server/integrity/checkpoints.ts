@@ -1,5 +1,4 @@
-import Database from 'better-sqlite3';
-import type { CheckpointStore, StoredCheckpoint } from '../../db/journal-checkpoints.ts';
+import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } from '../../db/port/checkpoints.ts';
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views/views.ts';
@@ -18,7 +17,7 @@ import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 /** Entries read a page while the tail is verified again. */
 const TAIL_PAGE = 1_000;
-/** A journal id as `CheckpointStore.ensureJournalId` makes one: 8 random bytes in hex. */
+/** A journal id as a store's `ensureJournalId` makes one: 8 random bytes in hex. */
 const JOURNAL_ID = /^[0-9a-f]{16}$/;
 
 export { originOf } from './epoch.ts';
@@ -30,7 +29,7 @@ export interface CheckpointLog {
 }
 
 export interface CheckpointerParts {
-  store: CheckpointStore;
+  store: Checkpoints;
   views: Views;
   key: SigningKey;
   mirrors: readonly Mirror[];
@@ -68,15 +67,15 @@ export class Checkpointer {
    */
   async checkAtStart(journal: { size: number; head: string | null }): Promise<void> {
     const { store, log, mirrors, databaseFile, key, views } = this.#parts;
-    const stored = store.latest();
-    const journalId = storedJournalId(store, stored !== null, databaseFile) ?? store.ensureJournalId();
+    const stored = await store.latest();
+    const journalId = (await storedJournalId(store, stored !== null, databaseFile)) ?? (await store.ensureJournalId());
     this.#journalId = journalId;
     const epochs = await readEpochs(views.journal, key, journalId, databaseFile);
     this.#epoch = epochs.current;
     if (stored !== null) {
       const problem = storedRowProblem(stored, key);
       if (problem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${problem}`, { databaseFile });
-      this.#hold(journal.size, epochs, stored.note, 'the store');
+      await this.#hold(journal.size, epochs, stored.note, 'the store');
     }
     for (const mirror of mirrors) {
       let note: string | null;
@@ -87,7 +86,7 @@ export class Checkpointer {
         log.warn({ event: 'checkpoint_mirror_unreachable', mirror: mirror.name }, `checkpoint mirror ${mirror.name} could not be read at start, so the journal was not held against it: ${error.message}`);
         continue;
       }
-      if (note !== null) this.#hold(journal.size, epochs, note, `the mirror ${mirror.name}`);
+      if (note !== null) await this.#hold(journal.size, epochs, note, `the mirror ${mirror.name}`);
     }
     if (mirrors.length === 0) {
       log.warn({ event: 'checkpoint_no_mirror' }, 'no checkpoint mirror is configured (integrity.mirrors): someone who can write the data folder could rewrite the journal with its checkpoints unnoticed');
@@ -95,7 +94,7 @@ export class Checkpointer {
   }
 
   /** Refuse the journal unless it holds everything `note` covers, with the chain it signed, as far as its epochs say. */
-  #hold(size: number, epochs: Epochs, note: string, source: string): void {
+  async #hold(size: number, epochs: Epochs, note: string, source: string): Promise<void> {
     const { key, store, databaseFile } = this.#parts;
     const read = readCheckpoint(note, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
     if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})`, { databaseFile });
@@ -108,7 +107,7 @@ export class Checkpointer {
       globalHashAtSize: (n: number) => store.globalHashAtSize(n, dense),
       seqAtSize: (n: number) => store.seqAtSize(n),
     };
-    const damage = checkpointDamage(read.checkpoint, held, source, databaseFile);
+    const damage = await checkpointDamage(read.checkpoint, held, source, databaseFile);
     if (damage !== null) throw damage;
   }
 
@@ -128,8 +127,8 @@ export class Checkpointer {
     const head = views.head ?? { size: 0, globalHash: EMPTY_CHECKPOINT_HEAD };
     if (!whenGrown && head.size - this.#knownSize < config.checkpointEveryEntries) return null;
     // A build started without the start-up check (a test's) names its journal here.
-    this.#journalId ??= store.ensureJournalId();
-    const newest = this.#newest();
+    this.#journalId ??= await store.ensureJournalId();
+    const newest = await this.#newest();
     if (newest === undefined) return null;
     this.#knownSize = Math.max(this.#knownSize, newest?.size ?? 0);
     const grown = head.size - (newest?.size ?? 0);
@@ -137,10 +136,10 @@ export class Checkpointer {
     if ((grown <= 0 && newest !== null) || (!whenGrown && grown < config.checkpointEveryEntries)) return null;
     const checkpoint: Checkpoint = { origin: this.origin, size: head.size, head: head.globalHash };
     const row = { epoch: this.#epoch, size: checkpoint.size, head: checkpoint.head, note: signCheckpoint(checkpoint, key), signedAtMs: wallMs() };
-    if (!store.add(row)) return null;
+    if (!(await store.add(row))) return null;
     this.#knownSize = row.size;
     await this.#copy(row.note);
-    return store.latest();
+    return await store.latest();
   }
 
   async #copy(note: string): Promise<void> {
@@ -165,11 +164,11 @@ export class Checkpointer {
     const { store, views } = this.#parts;
     const head = views.head;
     if (head === null || views.unavailable !== null) return views.unavailable === null;
-    const newest = this.#newest();
+    const newest = await this.#newest();
     if (newest === undefined) return false;
     const fromSize = newest === null || newest.epoch !== this.#epoch ? 0 : newest.size;
     let previous = fromSize === 0 ? null : newest?.head ?? null;
-    let after = store.seqAtSize(fromSize) ?? 0;
+    let after = (await store.seqAtSize(fromSize)) ?? 0;
     try {
       while (after < head.seq) {
         const page = await journal.scan(after, TAIL_PAGE);
@@ -196,9 +195,9 @@ export class Checkpointer {
    * inserted with a size beyond its note would silence both. A row that disagrees is damage, and
    * makes the views unavailable (undefined).
    */
-  #newest(): StoredCheckpoint | null | undefined {
+  async #newest(): Promise<StoredCheckpoint | null | undefined> {
     const { store, key, views } = this.#parts;
-    const newest = store.latest();
+    const newest = await store.latest();
     if (newest === null) return null;
     const problem = storedRowProblem(newest, key);
     if (problem === null) return newest;
@@ -276,12 +275,12 @@ export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'k
  * checkpoint, and no trigger guards its table: a table removed, an id removed while checkpoints
  * remain, or an id that is not one is damage, told as start-up tells damage.
  */
-export function storedJournalId(store: CheckpointStore, hasCheckpoints: boolean, databaseFile: string): string | null {
+export async function storedJournalId(store: Checkpoints, hasCheckpoints: boolean, databaseFile: string): Promise<string | null> {
   let id: string | null;
   try {
-    id = store.journalId();
+    id = await store.journalId();
   } catch (error) {
-    if (!(error instanceof Database.SqliteError)) throw error;
+    if (!(error instanceof JournalIdUnreadableError)) throw error;
     throw new JournalDamagedError('journal_corrupt', `the journal id cannot be read (${error.message}): its table was removed or changed`, { databaseFile });
   }
   if (id === null && hasCheckpoints) throw new JournalDamagedError('journal_corrupt', 'the journal has checkpoints but no journal id: its id was removed', { databaseFile });

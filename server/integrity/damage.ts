@@ -1,3 +1,4 @@
+import { unreadableFileError } from '../../db/sqlite-storage.ts';
 import type { JournalCorruptError } from '../journal/store.ts';
 import { toolCommand } from '../tools.ts';
 
@@ -53,14 +54,12 @@ export class JournalDamagedError extends Error {
 }
 
 /**
- * The damage SQLite itself reports: a file that is not a database (SQLITE_NOTADB) or whose pages
- * are broken (SQLITE_CORRUPT and its kinds), as bytes written over the file leave it. Null for any
- * other error, which is not the journal's.
+ * The damage the storage's engine itself reports (SQLite: a file that is not a database, or whose
+ * pages are broken), as bytes written over the file leave it. Null for any other error, which is
+ * not the journal's.
  */
 export function unreadableDatabaseDamage(error: unknown, databaseFile: string): JournalDamagedError | null {
-  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return null;
-  const code = error.code;
-  if (!(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
-  const said = error.message.replace(/\s+/g, ' ');
-  return new JournalDamagedError('journal_corrupt', `the database file cannot be read by SQLite (${code}: ${said}): its bytes were overwritten or damaged`, { databaseFile });
+  const damage = unreadableFileError(error);
+  if (damage === null) return null;
+  return new JournalDamagedError('journal_corrupt', `the database file cannot be read by SQLite (${damage.code}: ${damage.said}): its bytes were overwritten or damaged`, { databaseFile });
 }

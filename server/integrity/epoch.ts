@@ -114,8 +114,8 @@ export interface HeldJournal {
   size: number;
   epochs: Epochs;
   /** The global hash after the first `size` entries, null when it has fewer. */
-  globalHashAtSize(size: number): string | null;
-  seqAtSize(size: number): number | null;
+  globalHashAtSize(size: number): Promise<string | null>;
+  seqAtSize(size: number): Promise<number | null>;
 }
 
 /**
@@ -124,7 +124,7 @@ export interface HeldJournal {
  * not go past the checkpoint the next epoch's entry names (at its size, be that one). Of a later
  * epoch: the entry that began it was removed.
  */
-export function checkpointDamage(checkpoint: Checkpoint, journal: HeldJournal, source: string, databaseFile: string): JournalDamagedError | null {
+export async function checkpointDamage(checkpoint: Checkpoint, journal: HeldJournal, source: string, databaseFile: string): Promise<JournalDamagedError | null> {
   const origin = parseOrigin(checkpoint.origin);
   const current = journal.epochs.current;
   if (origin === null || origin.journalId !== journal.journalId) {
@@ -151,8 +151,8 @@ export function checkpointDamage(checkpoint: Checkpoint, journal: HeldJournal, s
   if (checkpoint.size === 0 && checkpoint.head !== EMPTY_CHECKPOINT_HEAD) {
     return new JournalDamagedError('journal_inconsistent_with_checkpoint', `the newest checkpoint in ${source} covers no entries but signed a head other than the empty one: it was not made by Interlock`, { databaseFile });
   }
-  if (checkpoint.size > 0 && journal.globalHashAtSize(checkpoint.size) !== checkpoint.head) {
-    const site = { seq: journal.seqAtSize(checkpoint.size) ?? 0, effectId: 'unknown' };
+  if (checkpoint.size > 0 && (await journal.globalHashAtSize(checkpoint.size)) !== checkpoint.head) {
+    const site = { seq: (await journal.seqAtSize(checkpoint.size)) ?? 0, effectId: 'unknown' };
     return new JournalDamagedError('journal_inconsistent_with_checkpoint', `the global chain after ${checkpoint.size} entries is not the one the newest checkpoint in ${source} signed: the journal was rewritten`, { site, databaseFile });
   }
   return null;

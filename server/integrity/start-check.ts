@@ -1,9 +1,9 @@
-import { describeGuardProblems, guardProblems } from '../../db/journal-guards.ts';
-import { needsSealing, SealRefusedError, sealUnsealedJournal } from '../../db/journal-seals.ts';
-import type { OpenDatabase } from '../../db/open.ts';
+import { describeGuardProblems } from '../../db/journal-guards.ts';
+import { SealRefusedError } from '../../db/port/errors.ts';
+import type { Storage } from '../../db/port/storage.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { Views } from '../views/views.ts';
-import { type DamageSite, JournalDamagedError } from './damage.ts';
+import { JournalDamagedError } from './damage.ts';
 
 // Start-up's integrity check, before the server listens: the schema's guards, the global chain
 // (sealing a journal an earlier Interlock wrote), the replay that verifies every entry, and the
@@ -11,7 +11,8 @@ import { type DamageSite, JournalDamagedError } from './damage.ts';
 // and nothing is served from the journal.
 
 export interface StartCheckParts {
-  database: OpenDatabase;
+  /** Where the journal is kept: its location and the checks on its stored rows. */
+  storage: Pick<Storage, 'location' | 'integrity'>;
   /** The journal as the views read it. */
   journal: JournalStore;
   views: Views;
@@ -28,16 +29,19 @@ export interface StartCheckOutcome {
 }
 
 export async function checkJournalAtStart(parts: StartCheckParts): Promise<StartCheckOutcome> {
-  const { database, views } = parts;
-  const databaseFile = database.file;
-  const problems = guardProblems(database.sqlite);
+  const { storage, views } = parts;
+  const databaseFile = storage.location;
+  const problems = await storage.integrity.guardProblems();
   if (problems.length > 0) throw new JournalDamagedError('journal_guard_missing', describeGuardProblems(problems), { databaseFile });
   // Before sealing: a journal with a row the replay never reads is refused, not sealed.
-  const hidden = rowOutsideTheOrder(database);
+  // A row the replay would not read: it reads every entry numbered from 1, so a row stored below
+  // that (by hand: hash-valid, its chain's own, and read by anyone who asks for its effect) would
+  // go unchecked.
+  const hidden = await storage.integrity.rowOutsideTheOrder();
   if (hidden !== null) {
     throw new JournalDamagedError('journal_corrupt', `journal entry seq ${hidden.seq} is stored outside the journal's order (its entries are numbered from 1), where the replay never reads it`, { site: hidden, databaseFile });
   }
-  const sealed = parts.seal === false ? refuseUnsealed(database) : await sealIfUnsealed(database, parts.log);
+  const sealed = parts.seal === false ? await refuseUnsealed(storage) : await sealIfUnsealed(storage, parts.log);
   await replay(views, databaseFile);
   const stored = await parts.journal.head();
   // Another process on the same journal may have appended since the replay read its last entry:
@@ -61,27 +65,17 @@ async function replay(views: Views, databaseFile: string): Promise<void> {
   if (corrupt !== null) throw JournalDamagedError.fromCorrupt(corrupt, databaseFile);
 }
 
-/**
- * A row the replay did not read: it reads every entry numbered from 1, so a row stored below that
- * (by hand: hash-valid, its chain's own, and read by anyone who asks for its effect) would go
- * unchecked. Found by key, at once; null when there is none.
- */
-function rowOutsideTheOrder(database: OpenDatabase): DamageSite | null {
-  const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
-  return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
-}
-
 /** A read-only check cannot seal: a journal with entries and no global chain is reported. */
-function refuseUnsealed(database: OpenDatabase): number {
-  if (!needsSealing(database.sqlite)) return 0;
+async function refuseUnsealed(storage: StartCheckParts['storage']): Promise<number> {
+  if (!(await storage.integrity.needsSealing())) return 0;
   const what = 'the journal has entries but no global chain: it was written before the global chain and not started since, or its seals were removed';
-  throw new JournalDamagedError('journal_corrupt', what, { databaseFile: database.file });
+  throw new JournalDamagedError('journal_corrupt', what, { databaseFile: storage.location });
 }
 
-/** Seal a journal an earlier Interlock wrote (db/journal-seals.ts); how many entries were sealed. */
-async function sealIfUnsealed(database: OpenDatabase, log: StartCheckParts['log']): Promise<number> {
+/** Seal a journal an earlier Interlock wrote (the storage's `sealUnsealed`); how many entries were sealed. */
+async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartCheckParts['log']): Promise<number> {
   try {
-    const outcome = await sealUnsealedJournal(database.sqlite, backupFileFor(database.file));
+    const outcome = await storage.integrity.sealUnsealed(backupFileFor(storage.location));
     if (outcome.sealed > 0) {
       log.info(
         { event: 'journal_sealed', sealed: outcome.sealed, backup: outcome.backupFile },
@@ -92,7 +86,7 @@ async function sealIfUnsealed(database: OpenDatabase, log: StartCheckParts['log'
   } catch (error) {
     if (!(error instanceof SealRefusedError)) throw error;
     const site = error.corrupt === null ? null : { seq: error.corrupt.seq, effectId: error.corrupt.effectId };
-    throw new JournalDamagedError('journal_corrupt', error.message, { site, databaseFile: database.file });
+    throw new JournalDamagedError('journal_corrupt', error.message, { site, databaseFile: storage.location });
   }
 }
 

@@ -1,10 +1,5 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
-import type { OpenDatabase } from '../../db/open.ts';
-import * as schema from '../../db/schema.ts';
+import { isUnreadableStore, openReadOnlyStorage } from '../../db/sqlite-storage.ts';
 import { Views } from '../views/views.ts';
 import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { storedJournalId, storedRowProblem } from './checkpoints.ts';
@@ -42,19 +37,17 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
     problem: { code, message, seq: site?.seq ?? null, effect_id: site?.effectId ?? null },
   });
   if (!existsSync(file)) return problem('journal_missing', `${file} does not exist`);
-  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  const storage = await openReadOnlyStorage(file);
   try {
-    const db = drizzle({ client: sqlite, schema });
-    const database: OpenDatabase = { file, db, sqlite, close: () => sqlite.close() };
-    const journal = new SqliteJournal({ db, wallClockMs: () => Date.now() });
+    const journal = storage.journal({ wallClockMs: () => Date.now() });
     const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: () => {}, error: () => {} } });
-    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log: { info: () => {} }, seal: false });
+    const outcome = await checkJournalAtStart({ storage, journal: views.journal, views, log: { info: () => {} }, seal: false });
     report.size = outcome.size;
     report.head = outcome.head;
     const key = against === undefined ? null : { publicKeyPem: against.publicKeyPem, keyId: against.keyId };
-    const store = new CheckpointStore(db);
-    const stored = store.latest();
-    const journalId = storedJournalId(store, stored !== null, file) ?? '';
+    const store = storage.checkpoints;
+    const stored = await store.latest();
+    const journalId = (await storedJournalId(store, stored !== null, file)) ?? '';
     const epochs = await readEpochs(views.journal, key, journalId, file);
     const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
     if (stored !== null) {
@@ -62,22 +55,22 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
       const rowProblem = storedRowProblem(stored, key);
       if (rowProblem !== null) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in the store ${rowProblem}`, { databaseFile: file });
       const claimed = unverifiedCheckpoint(stored.note);
-      const damage = claimed === null ? null : checkpointDamage(claimed, held, 'the store', file);
+      const damage = claimed === null ? null : await checkpointDamage(claimed, held, 'the store', file);
       if (damage !== null) throw damage;
     }
     if (against?.note !== undefined) {
       const read = readCheckpoint(against.note, { publicKeyPem: against.publicKeyPem, keyId: against.keyId });
       if (!read.ok) return problem('checkpoint_invalid', `the checkpoint does not verify: ${read.code}: ${read.message}`);
       report.checkpoint = read.checkpoint;
-      const damage = checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
+      const damage = await checkpointDamage(read.checkpoint, held, 'the checkpoint given', file);
       if (damage !== null) throw damage;
     }
     return { ...report, valid: true };
   } catch (error) {
     if (error instanceof JournalDamagedError) return problem(error.code, error.message, error.site);
-    if (error instanceof Database.SqliteError) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
+    if (isUnreadableStore(error)) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
     throw error;
   } finally {
-    sqlite.close();
+    await storage.close();
   }
 }

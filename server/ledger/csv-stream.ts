@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { JOURNAL_FILE_PACKAGES } from '../../db/sqlite-journal-file.ts';
 import { limits } from '../../shared/limits.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 import type { ExportRequest, FromExport, ToExport } from './export.ts';
@@ -19,7 +20,7 @@ let workerCode: string | null = null;
 /**
  * The export worker's code as one plain script, for the server run from its TypeScript sources
  * (`npm start`, tests): export-worker.ts and what it imports, bundled by esbuild once per process
- * (about 0.1 s), better-sqlite3 left to Node. Loaded through tsx instead, every worker compiled its
+ * (about 0.1 s), the storage's packages left to Node. Loaded through tsx instead, every worker compiled its
  * modules again and started 25 MiB heavier (36 MiB against 11). esbuild is a development
  * dependency, so it is loaded only here, never by the compiled server.
  */
@@ -34,7 +35,7 @@ export function exportWorkerCode(): string {
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    external: ['better-sqlite3'],
+    external: [...JOURNAL_FILE_PACKAGES],
     logLevel: 'silent',
   });
   // A warning (import.meta in a module the worker loads, say) would be a worker that fails at run time.
@@ -42,7 +43,7 @@ export function exportWorkerCode(): string {
     throw new Error(`the ledger export worker did not bundle cleanly: ${built.warnings.map((w) => w.text).join('; ')}`);
   }
   // The script runs as `node -e` would, with require resolving from the working folder: give it this module's.
-  const nativeRequire = JSON.stringify(requireHere.resolve('better-sqlite3'));
+  const nativeRequire = JSON.stringify(fileURLToPath(import.meta.url));
   workerCode = `(function (require) {\n${built.outputFiles[0]!.text}\n})(require('node:module').createRequire(${nativeRequire}));`;
   return workerCode;
 }

@@ -1,6 +1,6 @@
 import type { LiveMessage } from '../../shared/api.ts';
 import { limits } from '../../shared/limits.ts';
-import type { Session, SessionStore } from '../sessions/sessions.ts';
+import { SESSION_CONFIRM_MS, type Session, type SessionStore } from '../sessions/sessions.ts';
 
 /** How long before its end a session with this idle limit is warned: the warning's lead, or half the limit when that is short. */
 export function sessionWarningLeadMs(idleMs: number): number {
@@ -21,31 +21,43 @@ export interface SessionWatchOptions {
  * Watches one live feed's session: a warning `limits.sessionWarningMs` before it ends, the warning
  * taken back when a call keeps it alive (read again every `sessionWarningRecheckMs` meanwhile),
  * and the session ended at its time, though no call came to find it (the store then tells the
- * feed, which closes with 4401 session_expired). The feed itself never keeps the session alive.
- * Returns the function that stops watching.
+ * feed, which closes with 4401 session_expired). A session another process ended is found within
+ * `SESSION_CONFIRM_MS` (the feed closes with 4401 unauthorized). The feed itself never keeps the
+ * session alive. Returns the function that stops watching.
  */
 export function watchSession(options: SessionWatchOptions): () => void {
   const leadMs = sessionWarningLeadMs(options.idleMs);
+  // While warned, look again often enough to take the warning back soon after a call kept the
+  // session alive: every recheck period, or a quarter of the lead when the limit is that short.
+  const recheckMs = Math.max(limits.sessionWarningRecheckMinMs, Math.min(limits.sessionWarningRecheckMs, Math.floor(leadMs / 4)));
   let warned = false;
+  let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const check = () => {
+  const schedule = (waitMs: number) => {
+    if (stopped) return;
+    timer = setTimeout(run, Math.max(0, waitMs));
+    timer.unref();
+  };
+  const check = async () => {
     timer = null;
-    if (options.sessions.expireIfDue(options.session)) return;
+    if ((await options.sessions.expireIfDue(options.session)) || stopped) return;
     const { atMs, renewable } = options.sessions.endsAtMs(options.session);
     const leftMs = atMs - options.wallMs();
     const warning = leftMs <= leadMs;
     if (warning || warned) options.send({ type: 'session', warning, ends_in_ms: Math.max(0, leftMs), renewable, now_ms: options.nowMs() });
     warned = warning;
     // Just past the end (a session is over once the limit has passed), else at the warning, else soon again while warned.
-    // While warned, look again often enough to take the warning back soon after a call kept the
-    // session alive: every recheck period, or a quarter of the lead when the limit is that short.
-    const recheckMs = Math.max(limits.sessionWarningRecheckMinMs, Math.min(limits.sessionWarningRecheckMs, Math.floor(leadMs / 4)));
-    const waitMs = warning ? Math.min(leftMs + 1, recheckMs) : leftMs - leadMs;
-    timer = setTimeout(check, Math.max(0, waitMs));
-    timer.unref();
+    schedule(warning ? Math.min(leftMs + 1, recheckMs) : leftMs - leadMs);
   };
-  check();
+  // A store that could not be read is asked again at the next recheck.
+  const run = () => void check().catch(() => schedule(recheckMs));
+  // Ended by another process: the session is read again from the store every second.
+  const confirm = setInterval(() => void options.sessions.expireIfDue(options.session, { fresh: true }).catch(() => {}), SESSION_CONFIRM_MS);
+  confirm.unref();
+  run();
   return () => {
+    stopped = true;
+    clearInterval(confirm);
     if (timer !== null) clearTimeout(timer);
     timer = null;
   };

@@ -190,7 +190,7 @@ export class InterlockMetrics {
   #readBudget(budget: StripeBudget): void {
     setCounter(this.#stripeCalls, 'endpoint', Object.entries(budget.counts.calls));
     setCounter(this.#stripe429s, 'endpoint', Object.entries(budget.counts.rateLimited));
-    // The account's limit for Interlock at today's penalty, not the leases held this instant: an
+    // The account's limit for Interlock at today's penalty, not the slots held this instant: an
     // idle process sharing the account holds none, yet its next call would get one.
     const capacity = budget.capacity;
     const { penalty } = budget;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Sessions } from '../../db/port/sessions.ts';
 
 /** One logged-in person. Only the SHA-256 of the session id is kept, so a leaked store cannot be replayed. */
 export interface Session {
@@ -15,17 +16,30 @@ export type SessionEnd = 'expired' | 'ended';
 const SESSIONS_MAX = 10_000;
 /** How stale the stored last-seen time may get: persisting every request would cost a write per read. */
 const PERSIST_SEEN_EVERY_MS = 60_000;
+/**
+ * How long a session read from the store is believed before it is read again: a session another
+ * process ended (a logout, a reload, a timeout it found) is refused here within this long.
+ */
+export const SESSION_CONFIRM_MS = 1_000;
 
 function idHash(id: string): string {
   return createHash('sha256').update(id).digest('hex');
 }
 
+interface Cached {
+  session: Session;
+  /** When the store last said the session stands (wall clock). */
+  confirmedAtMs: number;
+}
+
 /**
- * Sessions with idle and absolute timeouts on the wall clock. Persisting them is the store's
- * business: `load`/`save` hooks let the server keep them across a restart.
+ * Sessions with idle and absolute timeouts on the wall clock, kept in the store every process on
+ * it shares, and read through a cache: a session is looked up in the store on first use, and read
+ * again once it has not been for `SESSION_CONFIRM_MS`, so a login made by another process works
+ * here at once, and a session it ended is refused here within a second.
  */
 export class SessionStore {
-  readonly #sessions = new Map<string, Session>();
+  readonly #cache = new Map<string, Cached>();
   readonly #persistedSeenMs = new Map<string, number>();
   readonly #endedListeners = new Set<(session: Session, why: SessionEnd) => void>();
   /** Each live session's key in the store, so a session found by a watcher can be ended. */
@@ -36,33 +50,29 @@ export class SessionStore {
       idleMs: number;
       absoluteMs: number;
       wallMs: () => number;
-      persist?: { save(hash: string, session: Session | null): void; load(): Iterable<[string, Session]> };
+      /** Where the sessions are kept, for every process on it. */
+      store: Sessions;
     },
-  ) {
-    for (const [hash, session] of options.persist?.load() ?? []) {
-      this.#sessions.set(hash, session);
-      this.#hashes.set(session, hash);
-    }
-  }
+  ) {}
 
-  /** Start a session; returns the id for the cookie. */
-  create(name: string): { id: string; session: Session } {
-    if (this.#sessions.size >= SESSIONS_MAX) {
-      const oldest = this.#sessions.keys().next().value;
-      if (oldest !== undefined) this.drop(oldest);
+  /** Start a session, kept in the store before its id is handed out; returns the id for the cookie. */
+  async create(name: string): Promise<{ id: string; session: Session }> {
+    if (this.#cache.size >= SESSIONS_MAX) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) await this.#drop(oldest);
     }
     const id = randomBytes(32).toString('base64url');
     const now = this.options.wallMs();
     const session: Session = { name, csrfToken: randomBytes(24).toString('base64url'), createdAtMs: now, lastSeenAtMs: now };
     const hash = idHash(id);
-    this.#sessions.set(hash, session);
+    await this.options.store.create(hash, { ...session });
+    this.#cache.set(hash, { session, confirmedAtMs: now });
     this.#hashes.set(session, hash);
-    this.options.persist?.save(hash, session);
     return { id, session };
   }
 
   /** The live session for a cookie id, refreshed; 'expired' when it timed out, null when unknown. */
-  touch(id: string | undefined): Session | 'expired' | null {
+  touch(id: string | undefined): Promise<Session | 'expired' | null> {
     return this.#find(id, true);
   }
 
@@ -70,7 +80,7 @@ export class SessionStore {
    * The live session for a cookie id, as `touch`, without refreshing it: for what a page reads by
    * itself (the live feed said something moved), so watching a page never keeps a session alive.
    */
-  check(id: string | undefined): Session | 'expired' | null {
+  check(id: string | undefined): Promise<Session | 'expired' | null> {
     return this.#find(id, false);
   }
 
@@ -81,12 +91,18 @@ export class SessionStore {
     return idleEndMs < absoluteEndMs ? { atMs: idleEndMs, renewable: true } : { atMs: absoluteEndMs, renewable: false };
   }
 
-  /** End a session whose time is up, as a call would have found it; true when it was (or had already) ended. */
-  expireIfDue(session: Session): boolean {
+  /**
+   * End a session whose time is up, as a call would have found it, or one another process ended,
+   * once it has not been read from the store for `SESSION_CONFIRM_MS` (at once with `fresh`); true
+   * when it was (or had already) ended.
+   */
+  async expireIfDue(session: Session, options: { fresh?: boolean } = {}): Promise<boolean> {
     const hash = this.#hashes.get(session);
-    if (hash === undefined || this.#sessions.get(hash) !== session) return true;
+    if (hash === undefined || this.#cache.get(hash)?.session !== session) return true;
+    const cached = await this.#current(hash, this.options.wallMs(), options.fresh === true);
+    if (cached?.session !== session) return true;
     if (!this.#timedOut(session, this.options.wallMs())) return false;
-    this.drop(hash, 'expired');
+    await this.#drop(hash, 'expired');
     return true;
   }
 
@@ -94,51 +110,91 @@ export class SessionStore {
     return now - session.lastSeenAtMs > this.options.idleMs || now - session.createdAtMs > this.options.absoluteMs;
   }
 
-  #find(id: string | undefined, refresh: boolean): Session | 'expired' | null {
+  async #find(id: string | undefined, refresh: boolean): Promise<Session | 'expired' | null> {
     if (!id) return null;
     const hash = idHash(id);
-    const session = this.#sessions.get(hash);
-    if (!session) return null;
     const now = this.options.wallMs();
+    const cached = await this.#current(hash, now);
+    if (cached === null) return null;
+    const { session } = cached;
     if (this.#timedOut(session, now)) {
-      this.drop(hash, 'expired');
+      await this.#drop(hash, 'expired');
       return 'expired';
     }
     if (!refresh) return session;
-    session.lastSeenAtMs = now;
+    session.lastSeenAtMs = Math.max(session.lastSeenAtMs, now);
     if (now - (this.#persistedSeenMs.get(hash) ?? session.createdAtMs) >= PERSIST_SEEN_EVERY_MS) {
       this.#persistedSeenMs.set(hash, now);
-      this.options.persist?.save(hash, session);
+      // Ended elsewhere since it was read: being seen never brings it back.
+      if (!(await this.options.store.seen(hash, now))) {
+        this.#forget(hash, 'ended');
+        return null;
+      }
     }
     return session;
   }
 
-  /** End a session by its cookie id. */
-  end(id: string | undefined): void {
-    if (id) this.drop(idHash(id));
+  /** The cached session, read again from the store when the cache has not for a second; null when the store has none. */
+  async #current(hash: string, now: number, fresh = false): Promise<Cached | null> {
+    const cached = this.#cache.get(hash);
+    if (!fresh && cached !== undefined && now - cached.confirmedAtMs < SESSION_CONFIRM_MS && now >= cached.confirmedAtMs) return cached;
+    const stored = await this.options.store.get(hash);
+    // Another call may have read it meanwhile: the one cached object stays, so watchers keep it.
+    const again = this.#cache.get(hash);
+    if (stored === null) {
+      if (again !== undefined) this.#forget(hash, 'ended');
+      return null;
+    }
+    if (again !== undefined) {
+      again.session.lastSeenAtMs = Math.max(again.session.lastSeenAtMs, stored.lastSeenAtMs);
+      again.confirmedAtMs = now;
+      return again;
+    }
+    // Only a cache: a session of another process's, beyond the most held, pushes out the oldest here.
+    if (this.#cache.size >= SESSIONS_MAX) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#forget(oldest, 'ended');
+    }
+    const session: Session = { ...stored };
+    const read = { session, confirmedAtMs: now };
+    this.#cache.set(hash, read);
+    this.#hashes.set(session, hash);
+    return read;
+  }
+
+  /** End a session by its cookie id, for every process on the store. */
+  async end(id: string | undefined): Promise<void> {
+    if (id) await this.#drop(idHash(id));
   }
 
   /**
    * End every session of these people (a reload removed them, or took a group or their role
-   * away): each live feed on one of them is told and closes. Returns how many ended.
+   * away), for every process on the store: each live feed on one of them is told and closes.
+   * Returns how many ended.
    */
-  endFor(names: ReadonlySet<string>): number {
-    const ended = [...this.#sessions].filter(([, session]) => names.has(session.name)).map(([hash]) => hash);
-    for (const hash of ended) this.drop(hash);
-    return ended.length;
+  async endFor(names: ReadonlySet<string>): Promise<number> {
+    const local = [...this.#cache].filter(([, cached]) => names.has(cached.session.name)).map(([hash]) => hash);
+    for (const hash of local) this.#forget(hash, 'ended');
+    const stored = await this.options.store.endFor(names);
+    return new Set([...local, ...stored]).size;
   }
 
-  /** Be told of every session that ends (a logout, a timeout found, the oldest dropped), and why; the answer stops it. */
+  /** Be told of every session that ends here (a logout, a timeout found, the oldest dropped, one ended elsewhere found), and why; the answer stops it. */
   onEnded(listener: (session: Session, why: SessionEnd) => void): () => void {
     this.#endedListeners.add(listener);
     return () => this.#endedListeners.delete(listener);
   }
 
-  private drop(hash: string, why: SessionEnd = 'ended'): void {
-    const session = this.#sessions.get(hash);
-    this.#sessions.delete(hash);
+  async #drop(hash: string, why: SessionEnd = 'ended'): Promise<void> {
+    this.#forget(hash, why);
+    await this.options.store.end(hash);
+  }
+
+  /** Forget a session here, telling the listeners when it was cached. */
+  #forget(hash: string, why: SessionEnd): void {
+    const session = this.#cache.get(hash)?.session;
+    this.#cache.delete(hash);
     this.#persistedSeenMs.delete(hash);
-    this.options.persist?.save(hash, null);
     if (session) for (const listener of [...this.#endedListeners]) listener(session, why);
   }
 }

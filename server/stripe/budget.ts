@@ -10,7 +10,7 @@
  * requests before background reads, first come first served within a class; a class with nothing
  * waiting lends its share. After any 429 the capacity is halved for a while, because the
  * Dashboard and other integrations share the account. Processes sharing one account hold a share
- * of the capacity each (`BudgetShare`, budget-leases.ts), and grant only within it.
+ * of the capacity each (`BudgetShare`, budget-slots.ts), and grant only within it.
  */
 
 import { StripeCallTimes } from './call-times.ts';
@@ -180,7 +180,7 @@ export interface FamilyDemand {
 
 /**
  * The part of an account's capacity this process holds, for processes sharing one account
- * (budget-leases.ts); a budget without one has the whole capacity to itself.
+ * (budget-slots.ts); a budget without one has the whole capacity to itself.
  */
 export interface BudgetShare {
   /** Start holding a share for `budget`, which it asks what it holds and wants. */

@@ -1,3 +1,4 @@
+import { StoreBusyError } from '../../db/port/errors.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 
 /**
@@ -17,9 +18,7 @@ export function isJournalFailure(error: unknown): error is JournalCorruptError |
   return error instanceof JournalCorruptError || error instanceof JournalUnavailableError;
 }
 
-/** SQLite's "database is locked" (SQLITE_BUSY and its extended codes): worth a retry, not yet a failure. */
+/** The storage was busy (another process held its lock past the wait): worth a retry, not yet a failure. */
 export function isBusy(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = 'code' in error ? error.code : undefined;
-  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || /database is locked/i.test(error.message);
+  return error instanceof StoreBusyError;
 }

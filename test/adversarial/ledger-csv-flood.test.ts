@@ -43,7 +43,7 @@ describe('ledger CSV downloads asked for in a flood', () => {
   it('a download nobody reads is stopped after ledgerCsvStallMs, its worker ended, so it cannot hold a slot for ever', async () => {
     const errors: unknown[] = [];
     const stream = ledgerCsvStream({
-      file: world.services.database.sqlite.name,
+      file: world.services.storage.location,
       inboxName: world.services.config.inboxName,
       filter: {},
       displayNames: {},

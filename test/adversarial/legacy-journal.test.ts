@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteJournal } from '../../db/journal-store.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
@@ -31,7 +30,7 @@ let world: AppWorld;
 beforeAll(async () => {
   world = await buildAppWorld();
   // Stored as an import would store them: through a store of its own on the same file.
-  await new SqliteJournal({ db: world.services.database.db, wallClockMs: () => world.clock.wallMs() }).appendSealed(entries);
+  await world.services.storage.journal({ wallClockMs: () => world.clock.wallMs() }).appendSealed(entries);
 });
 afterAll(async () => world.close());
 

@@ -59,7 +59,7 @@ function restoreProcess(dataDir: string): Promise<{ exit: string; out: string; e
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(join(tmpdir(), 'interlock-restore-cli-'));
-  // The shipped config's Stripe pace: the restore's budget shares the account through lease rows.
+  // The shipped config's Stripe pace: the restore's budget shares the account through slot rows.
   const env = { PORT: String(await freePort()), DATA_DIR: join(dir, 'data'), INTERLOCK_CONFIG: writeTestConfig(dir), STRIPE_SANDBOX_URL: sandbox.url, LOG_LEVEL: 'silent', SANDBOX_DEMO: '0' };
   const running = await startInterlock(parseEnv({ ...process.env, ...env }));
   try {

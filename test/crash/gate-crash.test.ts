@@ -39,7 +39,7 @@ async function buildCrashWorld(name: string) {
   const intent = await sandbox.remote.createPaymentIntent(PAYMENT_CENTS);
   const leaseId = `L-${name}`;
   const requestKey = `case-${name}`;
-  grantLease(dbFile, leaseId, PAYMENT_CENTS);
+  await grantLease(dbFile, leaseId, PAYMENT_CENTS);
   return {
     dbFile,
     sandboxUrl: sandbox.url,

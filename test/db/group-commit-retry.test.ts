@@ -10,10 +10,10 @@ class FlakyStorage implements BatchStorage<number[]> {
   failNextCommits = 0;
   transactions = 0;
 
-  transaction<T>(fn: (tx: number[]) => T): T {
+  async transaction<T>(fn: (tx: number[]) => Promise<T>): Promise<T> {
     this.transactions += 1;
     const tx = [...this.committed];
-    const result = fn(tx);
+    const result = await fn(tx);
     if (this.failNextCommits > 0) {
       this.failNextCommits -= 1;
       throw new Error('disk I/O error');
@@ -22,10 +22,10 @@ class FlakyStorage implements BatchStorage<number[]> {
     return result;
   }
 
-  isolated<T>(tx: number[], fn: (tx: number[]) => T): T {
+  async isolated<T>(tx: number[], fn: (tx: number[]) => Promise<T>): Promise<T> {
     const length = tx.length;
     try {
-      return fn(tx);
+      return await fn(tx);
     } catch (error) {
       tx.length = length;
       throw error;
@@ -34,8 +34,10 @@ class FlakyStorage implements BatchStorage<number[]> {
 }
 
 /** An operation that appends `n` and answers how many values it saw before it. */
-const push = (n: number) => (tx: number[]) => {
+const push = (n: number) => async (tx: number[]) => {
   const seen = tx.length;
+  // A step that answers later, as a driver over a socket does: the batch's other operations wait.
+  await new Promise((resolve) => setImmediate(resolve));
   tx.push(n);
   return seen;
 };

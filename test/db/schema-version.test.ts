@@ -86,6 +86,18 @@ describe('the schema a database records', () => {
     opened.close();
   });
 
+  it('the Stripe budget’s rows of the schema before slots were named so are kept, under the new name', () => {
+    const file = databaseAt(knownSchema() - 1);
+    const before = new Database(file);
+    before.prepare("INSERT INTO stripe_budget_leases (account, family, slot, holder, expires_ms) VALUES ('acct', '*', 0, 'p1', 5)").run();
+    before.close();
+    const opened = openDatabase(file);
+    const tables = opened.sqlite.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'stripe_budget_%' ORDER BY name").all();
+    expect(tables.map((t) => t.name)).toEqual(['stripe_budget_slots', 'stripe_budget_wants']);
+    expect(opened.sqlite.prepare('SELECT account, family, slot, holder, expires_ms FROM stripe_budget_slots').all()).toEqual([{ account: 'acct', family: '*', slot: 0, holder: 'p1', expires_ms: 5 }]);
+    opened.close();
+  });
+
   it('a database a newer Interlock migrated is refused before anything is written to it', () => {
     const file = tempDbFile();
     databaseOfNewerInterlock(file, '9.1.0');

@@ -98,3 +98,15 @@ describe('SqliteJournal on a tampered file', () => {
     expect(rowCount()).toBe(5);
   });
 });
+
+describe('SqliteJournal reservations on a tampered file', () => {
+  it('a row whose reserves column disagrees with its body fails closed on read', async () => {
+    const opened = openTempDatabase();
+    const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
+    await journal.append('DISPATCHED', eid, fields('DISPATCHED', { effect: { payment_intent: 'pi_shared', amount: 500 }, reserves: 'pi_shared' }));
+    // Written around the store (the triggers forbid an UPDATE): a forged copy with another key.
+    opened.sqlite.exec('DROP TRIGGER entries_no_update');
+    opened.sqlite.prepare("UPDATE entries SET reserves = 'pi_forged' WHERE effect_id = ?").run(eid);
+    await expect(journal.entries(eid)).rejects.toThrow(/disagrees with its columns/);
+  });
+});

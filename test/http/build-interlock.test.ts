@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../db/open.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { AppClock } from '../../server/app/clock.ts';
 import { buildInterlock, type Interlock } from '../../server/app/interlock.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
@@ -23,11 +23,11 @@ async function build(overrides: { claimTtlMs?: number } = {}): Promise<Interlock
   const dir = mkdtempSync(join(tmpdir(), 'interlock-build-'));
   const clock = new AppClock();
   const sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
-  const database = openDatabase(join(dir, 'interlock.sqlite'));
+  const storage = await openStorage({ file: join(dir, 'interlock.sqlite') });
   const interlock = await buildInterlock({
     config: testConfig(),
     clock,
-    database,
+    storage,
     dataDir: dir,
     stripe: sandbox.stripe(),
     sandbox: true,
@@ -38,7 +38,7 @@ async function build(overrides: { claimTtlMs?: number } = {}): Promise<Interlock
   cleanups.push(async () => {
     await interlock.close();
     await sandbox.close();
-    database.close();
+    await storage.close();
     rmSync(dir, { recursive: true, force: true });
   });
   return interlock;

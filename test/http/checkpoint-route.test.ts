@@ -21,12 +21,12 @@ async function world(integrity: { checkpointPublic?: boolean; checkpointTokenSha
 }
 
 /** A checkpoint of the journal as it is, signed and stored as the server's checkpointer does. */
-function signNow(w: AppWorld): { origin: string; size: number; head: string } {
+async function signNow(w: AppWorld): Promise<{ origin: string; size: number; head: string }> {
   const head = w.services.views.head;
   if (head === null) throw new Error('the journal is empty');
-  const origin = originOf(w.services.checkpoints.ensureJournalId(), 0);
+  const origin = originOf(await w.services.checkpoints.ensureJournalId(), 0);
   const checkpoint = { origin, size: head.size, head: head.globalHash };
-  w.services.checkpoints.add({ epoch: 0, size: head.size, head: head.globalHash, note: signCheckpoint(checkpoint, w.services.signingKey), signedAtMs: 1_700_000_000_000 });
+  await w.services.checkpoints.add({ epoch: 0, size: head.size, head: head.globalHash, note: signCheckpoint(checkpoint, w.services.signingKey), signedAtMs: 1_700_000_000_000 });
   return checkpoint;
 }
 
@@ -40,7 +40,7 @@ describe('GET /.well-known/interlock-checkpoint', () => {
     const pi = await w.payment(10_000);
     await w.agent('POST', '/v1/refunds', { request_id: 'cp-1', payment_intent: pi, amount: 1_000 });
     await w.services.views.current();
-    const signed = signNow(w);
+    const signed = await signNow(w);
     const response = await get(w, `Bearer ${AGENT_TOKEN}`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
@@ -66,7 +66,7 @@ describe('GET /.well-known/interlock-checkpoint', () => {
     const pi = await w.payment(10_000);
     await w.agent('POST', '/v1/refunds', { request_id: 'cp-2', payment_intent: pi, amount: 1_000 });
     await w.services.views.current();
-    signNow(w);
+    await signNow(w);
     const response = await get(w, authorization);
     expect(response.statusCode).toBe(401);
     expect(response.json().error.code).toBe('unauthorized');
@@ -86,7 +86,7 @@ describe('GET /.well-known/interlock-checkpoint', () => {
     const pi = await w.payment(10_000);
     await w.agent('POST', '/v1/refunds', { request_id: 'cp-4', payment_intent: pi, amount: 1_000 });
     await w.services.views.current();
-    signNow(w);
+    await signNow(w);
     expect((await get(w)).statusCode).toBe(200);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { LiveMessage } from '../../shared/api.ts';
 import { BACKGROUND_HEADER } from '../../server/http/session-routes.ts';
+import { MemorySessions } from '../../db/memory/sessions.ts';
 import { SessionStore } from '../../server/sessions/sessions.ts';
 import { sessionWarningLeadMs } from '../../server/live/session-watch.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
@@ -97,26 +98,26 @@ describe('a live feed opened again', () => {
 });
 
 describe('SessionStore', () => {
-  it('check() answers the session without refreshing it; endsAtMs names the limit that ends it first', () => {
+  it('check() answers the session without refreshing it; endsAtMs names the limit that ends it first', async () => {
     let nowMs = 1_000_000;
-    const store = new SessionStore({ idleMs: 100, absoluteMs: 250, wallMs: () => nowMs });
-    const { id, session } = store.create('ana');
+    const store = new SessionStore({ idleMs: 100, absoluteMs: 250, wallMs: () => nowMs, store: new MemorySessions() });
+    const { id, session } = await store.create('ana');
     expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_100, renewable: true });
     nowMs += 80;
-    expect(store.check(id)).toBe(session);
+    expect(await store.check(id)).toBe(session);
     expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_100, renewable: true });
-    expect(store.touch(id)).toBe(session);
+    expect(await store.touch(id)).toBe(session);
     expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_180, renewable: true });
     nowMs += 90;
-    expect(store.expireIfDue(session)).toBe(false);
-    expect(store.touch(id)).toBe(session);
+    expect(await store.expireIfDue(session)).toBe(false);
+    expect(await store.touch(id)).toBe(session);
     // Idle would end it at +270; the absolute limit ends it at +250, and no call moves that.
     expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_250, renewable: false });
     const ended: string[] = [];
     store.onEnded((_, why) => ended.push(why));
     nowMs = 1_000_251;
-    expect(store.expireIfDue(session)).toBe(true);
+    expect(await store.expireIfDue(session)).toBe(true);
     expect(ended).toEqual(['expired']);
-    expect(store.check(id)).toBeNull();
+    expect(await store.check(id)).toBeNull();
   });
 });

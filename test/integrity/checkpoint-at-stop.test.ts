@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../db/open.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { AppClock } from '../../server/app/clock.ts';
 import type { MirrorConfig } from '../../server/config/integrity.ts';
 import { readCheckpoint } from '../../server/integrity/checkpoint.ts';
@@ -29,12 +29,12 @@ afterEach(async () => {
 async function runOnce(dir: string, mirror: MirrorConfig, write: (append: (n: number) => Promise<unknown>) => Promise<void>): Promise<void> {
   const clock = new AppClock();
   const sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
-  const database = openDatabase(join(dir, 'interlock.sqlite'));
+  const storage = await openStorage({ file: join(dir, 'interlock.sqlite') });
   const base = testConfig();
   const interlock = await buildInterlock({
     config: { ...base, integrity: { ...base.integrity, mirrors: [mirror], checkpointEveryEntries: 1_000, checkpointEveryMs: 3_600_000 } },
     clock,
-    database,
+    storage,
     dataDir: dir,
     stripe: sandbox.stripe(),
     sandbox: true,
@@ -49,7 +49,7 @@ async function runOnce(dir: string, mirror: MirrorConfig, write: (append: (n: nu
   } finally {
     await interlock.close();
     await sandbox.close();
-    database.close();
+    await storage.close();
   }
 }
 

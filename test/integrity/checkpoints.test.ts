@@ -66,8 +66,8 @@ describe('checkpoints of the global chain', () => {
     const file = await writeJournal(4);
     const started = await startChecked(file);
     try {
-      expect(started.store.all().map((c) => c.size)).toEqual([12]);
-      const first = started.store.latest();
+      expect((await started.store.all()).map((c) => c.size)).toEqual([12]);
+      const first = (await started.store.latest());
       const read = readCheckpoint(first?.note ?? '', { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
       expect(read.ok && read.checkpoint).toEqual({ origin: started.checkpointer.origin, size: 12, head: started.views.head?.globalHash });
       expect(started.checkpointer.origin).toMatch(/^interlock\/journal\/[0-9a-f]{16}\/epoch\/0$/);
@@ -80,7 +80,7 @@ describe('checkpoints of the global chain', () => {
       expect((await started.checkpointer.sign())?.size).toBe(17);
       // Not grown: nothing signed, even when asked on the timer.
       expect(await started.checkpointer.sign(true)).toBeNull();
-      expect(started.store.all().map((c) => c.size)).toEqual([12, 17]);
+      expect((await started.store.all()).map((c) => c.size)).toEqual([12, 17]);
     } finally {
       started.close();
     }
@@ -93,8 +93,8 @@ describe('checkpoints of the global chain', () => {
     const origin = first.checkpointer.origin;
     try {
       expect(first.views.head).toBeNull();
-      expect(first.store.all().map((c) => [c.size, c.head])).toEqual([[0, EMPTY_CHECKPOINT_HEAD]]);
-      const read = readCheckpoint(first.store.latest()?.note ?? '', { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
+      expect((await first.store.all()).map((c) => [c.size, c.head])).toEqual([[0, EMPTY_CHECKPOINT_HEAD]]);
+      const read = readCheckpoint((await first.store.latest())?.note ?? '', { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
       expect(read.ok && read.checkpoint).toEqual({ origin, size: 0, head: createHash('sha256').update('').digest('hex') });
       expect(fs.readFileSync(mirror.kind === 'file' ? mirror.path : '', 'utf8').trim().split('\n')).toHaveLength(1);
       // The tail since it is the whole journal: nothing to hold against yet, and nothing wrong.
@@ -105,7 +105,7 @@ describe('checkpoints of the global chain', () => {
     const second = await startChecked(file, [mirror]);
     try {
       expect(second.checkpointer.origin).toBe(origin);
-      expect(second.store.all().map((c) => c.size)).toEqual([0]);
+      expect((await second.store.all()).map((c) => c.size)).toEqual([0]);
       await append(second.journal, 1, 2);
       await second.views.current();
       expect(await second.checkpointer.verifyTail(second.journal)).toBe(true);
@@ -116,11 +116,11 @@ describe('checkpoints of the global chain', () => {
     expect(await startRefusal(file, [mirror])).toBeNull();
   });
 
-  it('a checkpoint of no entries holds only with the empty head', () => {
-    const held = { journalId: 'ab'.repeat(8), size: 3, epochs: { current: 0, starts: [] }, globalHashAtSize: () => null, seqAtSize: () => null };
+  it('a checkpoint of no entries holds only with the empty head', async () => {
+    const held = { journalId: 'ab'.repeat(8), size: 3, epochs: { current: 0, starts: [] }, globalHashAtSize: async () => null, seqAtSize: async () => null };
     const checkpoint = { origin: originOf('ab'.repeat(8), 0), size: 0, head: EMPTY_CHECKPOINT_HEAD };
-    expect(checkpointDamage(checkpoint, held, 'the store', 'journal.sqlite')).toBeNull();
-    expect(checkpointDamage({ ...checkpoint, head: 'cd'.repeat(32) }, held, 'the store', 'journal.sqlite')?.code).toBe('journal_inconsistent_with_checkpoint');
+    expect(await checkpointDamage(checkpoint, held, 'the store', 'journal.sqlite')).toBeNull();
+    expect((await checkpointDamage({ ...checkpoint, head: 'cd'.repeat(32) }, held, 'the store', 'journal.sqlite'))?.code).toBe('journal_inconsistent_with_checkpoint');
   });
 
   it('the store keeps the id of its journal: a restart signs in the same origin, and one more only when the journal grew', async () => {
@@ -131,7 +131,7 @@ describe('checkpoints of the global chain', () => {
     const second = await startChecked(file);
     try {
       expect(second.checkpointer.origin).toBe(origin);
-      expect(second.store.all().map((c) => c.size)).toEqual([6]);
+      expect((await second.store.all()).map((c) => c.size)).toEqual([6]);
     } finally {
       second.close();
     }
@@ -155,7 +155,7 @@ describe('checkpoints of the global chain', () => {
     const mirror = await urlMirror();
     const file = await writeJournal(2);
     const started = await startChecked(file, [mirror.config]);
-    const note = started.store.latest()?.note;
+    const note = (await started.store.latest())?.note;
     started.close();
     expect(mirror.puts).toEqual([note]);
     expect(new Set(mirror.authorizations)).toEqual(new Set(['Bearer mirror-token']));
@@ -237,7 +237,7 @@ describe('checkpoints of the global chain', () => {
     await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
     const file = await writeJournal(2);
     const started = await startChecked(file, [gone.config]);
-    const kept = started.store.all();
+    const kept = (await started.store.all());
     started.close();
     const warnings = started.logged.filter((l) => l.level === 'warn').map((l) => l.fields.event);
     expect(warnings).toEqual(['checkpoint_mirror_unreachable', 'checkpoint_mirror_unreachable']);

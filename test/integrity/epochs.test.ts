@@ -76,7 +76,7 @@ describe('a restore starts a new epoch', () => {
       expect(started.checkpointer.origin).toMatch(/\/epoch\/1$/);
       // 12 restored entries and the epoch's first: the global chain goes on through it.
       expect(started.views.head?.size).toBe(13);
-      const newest = started.store.latest();
+      const newest = (await started.store.latest());
       expect(newest).toMatchObject({ epoch: 1, size: 13 });
       // The epoch's entry is the journal's, not a refund: no item, no ledger row.
       const { inbox } = await started.views.current();
@@ -97,7 +97,7 @@ describe('a restore starts a new epoch', () => {
     const before = await startChecked(first, [mirror]);
     const chain = (await before.views.current()).chain;
     const receipt = signReceipt(effectIdOf(1), await chain(effectIdOf(1)), key);
-    const epochZeroNote = before.store.latest()?.note ?? '';
+    const epochZeroNote = (await before.store.latest())?.note ?? '';
     before.close();
     await beginEpoch(first, epochZeroNote);
     (await startChecked(first, [mirror])).close();

@@ -76,7 +76,7 @@ describe('the fixture journal integrity-1', () => {
     const started = await startChecked(file, [{ kind: 'file', path: mirror }], {}, key);
     try {
       expect(started.checkpointer.origin).toBe(`interlock/journal/${fixture.journal_id}/epoch/1`);
-      expect(started.store.all()).toHaveLength(fixture.checkpoints.length);
+      expect((await started.store.all())).toHaveLength(fixture.checkpoints.length);
       const { inbox } = await started.views.current();
       expect([...inbox.chains.keys()]).not.toContain(EPOCH_CHAIN_ID);
       expect(inbox.chains.size).toBe(new Set(entries.filter((e) => e.kind !== 'EPOCH').map((e) => e.effect_id)).size);

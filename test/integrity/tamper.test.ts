@@ -11,6 +11,7 @@ import { runServerToExit } from '../support/server-process.ts';
 import { checkAtStart, copyJournal, tamper, writeJournal } from '../support/tamper.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
+import { storageOver } from '../../db/sqlite-storage.ts';
 import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Views } from '../../server/views/views.ts';
@@ -192,7 +193,7 @@ describe('another process on the same journal during the start-up check', () => 
         await elsewhere.append('PROPOSED', effectIdOf(99), fields('PROPOSED'));
         return views.journal.head();
       };
-      const outcome = await checkJournalAtStart({ database: opened, journal: racing, views, log: { info: () => {} } });
+      const outcome = await checkJournalAtStart({ storage: storageOver(opened), journal: racing, views, log: { info: () => {} } });
       expect(outcome.size).toBe(13);
     } finally {
       other.close();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendSealedMax } from '../../db/journal-base.ts';
 import { MemoryJournal, SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
+import { storageOver } from '../../db/sqlite-storage.ts';
 import { CONFIG_CHAIN_ID, type ConfigEntry, type Entry, type Escalated, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { escalationWhy } from '../../shared/escalation-words.ts';
 import { AppClock } from '../../server/app/clock.ts';
@@ -111,7 +112,7 @@ describe.each(DAYS)('%s', (day) => {
       const services = createServices({
         config: { ...testConfig(), inboxName: expected.inbox_name },
         clock,
-        database,
+        storage: storageOver(database),
         dataDir: join(dir, 'data'),
         stripe: sandbox.stripe(),
         sandbox: true,
@@ -304,7 +305,7 @@ describe.each(OUTBOXES)('%s', (name) => {
       const services = createServices({
         config: { ...testConfig(), notifications: file.notifications },
         clock,
-        database,
+        storage: storageOver(database),
         dataDir: join(dir, 'data'),
         stripe: sandbox.stripe(),
         sandbox: true,

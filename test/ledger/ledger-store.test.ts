@@ -11,7 +11,8 @@ import { LedgerChain } from '../../server/ledger/chain.ts';
 import { textCell } from '../../server/csv/writer.ts';
 import { ledgerCsvHeader, ledgerCsvRecord } from '../../server/ledger/csv.ts';
 import { ledgerCsvStream } from '../../server/ledger/csv-stream.ts';
-import { CHAINS_NEWEST_FIRST, ledgerRowsFromStore, openLedgerReader } from '../../server/ledger/export.ts';
+import { CHAINS_NEWEST_FIRST } from '../../db/sqlite-journal-file.ts';
+import { ledgerRowsFromStore, openLedgerReader } from '../../server/ledger/export.ts';
 import { decodeCursor, encodeCursor } from '../../server/ledger/filter.ts';
 import { LedgerProjection } from '../../server/ledger/projection.ts';
 import { readFixture } from '../fixtures/journals/replay.ts';
@@ -21,6 +22,13 @@ import { readFixture } from '../fixtures/journals/replay.ts';
 // of chain the inbox writes (policy, approved, rejected, repaired, stale, breached, confirmed).
 
 const FIXTURE = new URL('../fixtures/journals/day-1.jsonl', import.meta.url).pathname;
+/** Every row an async generator gives. */
+async function rowsOf<T>(rows: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const row of rows) all.push(row);
+  return all;
+}
+
 const INBOX = 'inbox';
 const displayName = (login: string) => `Name of ${login}`;
 
@@ -61,23 +69,23 @@ describe('the ledger from the views and from the store', () => {
     expect(checked).toBeGreaterThan(5);
   });
 
-  it('the store read gives the projection\'s rows, row for row, newest first', () => {
-    const reader = openLedgerReader(file());
+  it('the store read gives the projection\'s rows, row for row, newest first', async () => {
+    const reader = await openLedgerReader(file());
     try {
-      const fromStore = [...ledgerRowsFromStore(reader, INBOX, displayName)];
+      const fromStore = await rowsOf(ledgerRowsFromStore(reader, INBOX, displayName));
       const fromViews = projected().page({}, { limit: 10_000 }, displayName).rows;
       expect(fromStore).toEqual(fromViews);
       expect(new Set(fromStore.map((row) => row.status)).size).toBeGreaterThan(2);
       expect(fromStore.some((row) => row.decided_by_kind === 'person' && row.decided_by === 'Name of ana')).toBe(true);
     } finally {
-      reader.close();
+      await reader.close();
     }
   });
 
   it('the store is read in the order the ledger shows, with no sort held in memory', () => {
-    const reader = openLedgerReader(file());
-    const plan = (reader.prepare(`EXPLAIN QUERY PLAN ${CHAINS_NEWEST_FIRST}`).all() as { detail: string }[]).map((step) => step.detail);
-    reader.close();
+    const opened = openDatabase(file());
+    const plan = (opened.sqlite.prepare(`EXPLAIN QUERY PLAN ${CHAINS_NEWEST_FIRST}`).all() as { detail: string }[]).map((step) => step.detail);
+    opened.close();
     expect(plan).toEqual(['SEARCH h USING INDEX entries_kind (kind=?)', 'SEARCH e USING INDEX entries_effect_seq (effect_id=?)']);
   });
 
@@ -86,9 +94,9 @@ describe('the ledger from the views and from the store', () => {
     expect(stream).toBeInstanceOf(Readable);
     let text = '';
     for await (const chunk of stream) text += String(chunk);
-    const reader = openLedgerReader(file());
-    const rows = [...ledgerRowsFromStore(reader, INBOX, (login) => (login === 'ana' ? 'Name of ana' : login))];
-    reader.close();
+    const reader = await openLedgerReader(file());
+    const rows = await rowsOf(ledgerRowsFromStore(reader, INBOX, (login) => (login === 'ana' ? 'Name of ana' : login)));
+    await reader.close();
     expect(text).toBe(ledgerCsvHeader() + rows.map(ledgerCsvRecord).join(''));
     const cut = ledgerCsvStream({ file: file(), inboxName: INBOX, filter: {}, displayNames: {}, onError: () => {} });
     await new Promise((resolve) => cut.once('readable', resolve));

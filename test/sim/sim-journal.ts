@@ -1,6 +1,5 @@
-import { MemoryJournal } from '../../db/journal-store.ts';
+import { chainRowsOf, MemoryJournal, type MemoryState, openDispatchRowsOf } from '../../db/journal-memory.ts';
 import { chainOfRows, entryOfRow, type NewEntryRow } from '../../db/journal-rules.ts';
-import type { EntryRow } from '../../db/schema.ts';
 import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { isOpenDispatch, latestEscalation } from '../../server/journal/chain.ts';
@@ -27,24 +26,24 @@ export class SimJournal extends MemoryJournal {
   /** Called inside the write lock, just before an entry is stored: where the oracle judges a DISPATCHED. */
   onInsert: ((entry: Entry) => void) | null = null;
 
-  protected override insertRow(tx: { rows: EntryRow[] }, row: NewEntryRow): number {
+  protected override insertRow(tx: MemoryState, row: NewEntryRow): Promise<number> {
     this.onInsert?.(JSON.parse(row.body) as Entry);
-    return super.insertRow(tx as never, row);
+    return super.insertRow(tx, row);
   }
 
   /** One effect's chain, now. */
   chainNow(effectId: string): Entry[] {
-    return this.snapshot((tx) => chainOfRows(this.chainRows(tx, effectId)));
+    return this.peek((state) => chainOfRows(chainRowsOf(state, effectId)));
   }
 
   /** How many entries one effect's chain has now (nothing parsed: the journal only grows, so the chain then is a prefix of the chain later). */
   chainLengthNow(effectId: string): number {
-    return this.snapshot((tx) => this.chainRows(tx, effectId).length);
+    return this.peek((state) => chainRowsOf(state, effectId).length);
   }
 
   /** Approvals recorded and not yet sent, now: who approved, in which group. */
   unsentApprovalsNow(): Array<{ by: string; group: string }> {
-    const effectIds = new Set(this.snapshot((tx) => tx.rows.map((row) => row.effectId)));
+    const effectIds = new Set(this.peek((state) => state.rows.map((row) => row.effectId)));
     return [...effectIds].flatMap((effectId) => {
       const chain = this.chainNow(effectId);
       if (chainState(chain) !== 'APPROVED') return [];
@@ -55,7 +54,7 @@ export class SimJournal extends MemoryJournal {
 
   /** The effects with an open dispatch now. */
   openDispatchIds(): string[] {
-    return this.snapshot((tx) => this.openDispatchRows(tx)).map((row) => row.effectId);
+    return this.peek(openDispatchRowsOf).map((row) => row.effectId);
   }
 
   /**
@@ -63,7 +62,7 @@ export class SimJournal extends MemoryJournal {
    * dispatched payloads themselves rather than the `reserves` column the code under test fills in.
    */
   openDispatchesOn(paymentIntent: string): Dispatched[] {
-    return this.snapshot((tx) => this.openDispatchRows(tx))
+    return this.peek(openDispatchRowsOf)
       .map((row) => entryOfRow(row) as Dispatched)
       .filter((entry) => entry.effect.payment_intent === paymentIntent);
   }

@@ -48,8 +48,8 @@ describe('simulator', () => {
     expect((await runSeed(4472)).journalHash).not.toBe(first.journalHash);
   });
 
-  it.each(PLANTS)('a planted bug (%s) is caught within 200 seeds, with the command that replays it', async (plant) => {
-    const summary = await runSeeds(1, 200, { plant, stopAtFirstFailure: true });
+  it.each(PLANTS)('a planted bug (%s) is caught within 300 seeds, with the command that replays it', async (plant) => {
+    const summary = await runSeeds(1, 300, { plant, stopAtFirstFailure: true });
     expect(summary.failedSeeds).toHaveLength(1);
     const seed = summary.failedSeeds[0]!;
     const output = summary.lines.join('\n');

@@ -1,4 +1,4 @@
-import { openDatabase } from '../../db/open.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { budgetFromConfig } from '../../server/app/services.ts';
 
 // A process whose only work is one call waiting for its place in a budget shared through the
@@ -7,11 +7,11 @@ import { budgetFromConfig } from '../../server/app/services.ts';
 
 const file = process.argv[2];
 if (file === undefined) throw new Error('name the database file');
-const database = openDatabase(file);
-const budget = budgetFromConfig({ stripe: { mode: 'sandbox', rateLimits: { share: 0.8, globalPerSecond: null, endpointPerSecond: null } } }, { database, account: 'sandbox' });
+const storage = await openStorage({ file });
+const budget = budgetFromConfig({ stripe: { mode: 'sandbox', rateLimits: { share: 0.8, globalPerSecond: null, endpointPerSecond: null } } }, { slots: storage.budgetSlots, account: 'sandbox' });
 budget.start();
 const grant = await budget.take('recovery', ['GET /v1/refunds']);
 grant.release();
 process.stdout.write('granted\n');
 await budget.stop();
-database.close();
+await storage.close();

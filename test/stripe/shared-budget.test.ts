@@ -9,7 +9,7 @@ import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/serv
 // Processes sharing one journal share one Stripe budget: real OS processes on one SQLite file, as
 // several servers run in production (each its own event loop, timers and connection, the file's
 // locks taken across processes), against one sandbox holding Stripe's test-mode limits. Each
-// holds lease rows for its share of the account's 20 a second (80% of 25); without them each held
+// holds slot rows for its share of the account's 20 a second (80% of 25); without them each held
 // all 20, and four together started up to 80 a second.
 
 const SERVERS = 4;

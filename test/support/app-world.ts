@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify';
-import { openDatabase } from '../../db/open.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { AppClock } from '../../server/app/clock.ts';
 import { DEFAULT_CONFIG_PATH, parseConfig } from '../../server/config/load.ts';
 import type { InterlockConfig } from '../../server/config/schema.ts';
@@ -98,11 +98,11 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'interlock-app-'));
   const clock = options.clock ?? new AppClock();
   const sandbox = options.sandbox ?? (await startSandbox({ clockMs: () => clock.wallMs() }));
-  const database = openDatabase(join(dir, 'interlock.sqlite'));
+  const storage = await openStorage({ file: join(dir, 'interlock.sqlite') });
   const { app, services, start, close, reload } = await buildInterlock({
     config: options.config ?? testConfig(),
     clock,
-    database,
+    storage,
     dataDir: dir,
     stripe: sandbox.stripe(),
     sandbox: true,
@@ -146,7 +146,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     async close() {
       await close();
       if (!options.sandbox) await sandbox.close();
-      database.close();
+      await storage.close();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
   };

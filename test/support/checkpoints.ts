@@ -1,6 +1,7 @@
-import { CheckpointStore } from '../../db/journal-checkpoints.ts';
+import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
+import { storageOver } from '../../db/sqlite-storage.ts';
 import type { IntegrityConfig, MirrorConfig } from '../../server/config/integrity.ts';
 import { Checkpointer } from '../../server/integrity/checkpoints.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
@@ -37,14 +38,14 @@ export async function startChecked(file: string, mirrors: MirrorConfig[] = [], o
     info: (f: object, message: string) => logged.push({ level: 'info', fields: { ...f }, message }),
     warn: (f: object, message: string) => logged.push({ level: 'warn', fields: { ...f }, message }),
   };
-  const store = new CheckpointStore(database.db);
+  const store = new SqliteCheckpoints(database.db);
   const checkpointer = new Checkpointer({ store, views, key: signingKey, mirrors: mirrors.map(openMirror), config: configOf(mirrors, overrides), wallMs: () => 1_700_000_000_000, log, databaseFile: file });
   const close = () => {
     checkpointer.stop();
     database.close();
   };
   try {
-    const outcome = await checkJournalAtStart({ database, journal: views.journal, views, log });
+    const outcome = await checkJournalAtStart({ storage: storageOver(database), journal: views.journal, views, log });
     await checkpointer.checkAtStart(outcome);
     await checkpointer.sign(true);
   } catch (error) {

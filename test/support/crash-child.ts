@@ -37,14 +37,14 @@ switch (mode) {
   case 'grant': {
     const [leaseId, maxCents] = args;
     if (!leaseId || !maxCents) throw new Error('usage: grant <leaseId> <maxCents>');
-    interlock.grants.grant(leaseId, { maxCents: Number(maxCents) });
+    await interlock.grants.grant(leaseId, { maxCents: Number(maxCents) });
     say({ ok: true });
     break;
   }
   case 'revoke': {
     const [leaseId] = args;
     if (!leaseId) throw new Error('usage: revoke <leaseId>');
-    say({ ok: interlock.grants.revoke(leaseId) });
+    say({ ok: await interlock.grants.revoke(leaseId) });
     break;
   }
   default:

@@ -117,10 +117,10 @@ export async function waitOutClaim(diedAtMs: number): Promise<void> {
 }
 
 /** Grant a lease in a journal database, as an operator would before the agent runs. */
-export function grantLease(dbFile: string, leaseId: string, maxCents: number): void {
+export async function grantLease(dbFile: string, leaseId: string, maxCents: number): Promise<void> {
   const opened = openDatabase(dbFile);
   try {
-    new SqliteGrants({ db: opened.db, nowMs: () => Date.now() }).grant(leaseId, { maxCents });
+    await new SqliteGrants({ db: opened.db, nowMs: () => Date.now() }).grant(leaseId, { maxCents });
   } finally {
     opened.close();
   }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
+import { storageOver } from '../../db/sqlite-storage.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from '../../server/integrity/start-check.ts';
 import { Views } from '../../server/views/views.ts';
@@ -53,7 +54,7 @@ export async function checkAtStart(file: string): Promise<StartCheckOutcome | Jo
   try {
     const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
     const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} } });
-    return await checkJournalAtStart({ database: opened, journal: views.journal, views, log: { info: () => {} } });
+    return await checkJournalAtStart({ storage: storageOver(opened), journal: views.journal, views, log: { info: () => {} } });
   } catch (error) {
     if (error instanceof JournalDamagedError) return error;
     throw error;

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
  * server/ module but the journal layer (server/journal/); the journal layer only shared/; the pure
  * decision core no I/O at all (no node: module, no framework, no await, no clock); and no import
  * cycle anywhere in server/, db/, shared/ or web/. Type-only imports count: an arrow is an arrow.
+ * Only db/ names a database driver, and Services holds no handle (the storage seam).
  */
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -148,5 +149,62 @@ describe('layers', () => {
     };
     for (const file of FILES) if (!index.has(file)) visit(file);
     expect(cycles).toEqual([]);
+  });
+});
+
+/** A database driver or its query builder: only the storage folder (db/) names one. */
+const DRIVER = /^(better-sqlite3|drizzle-orm|pg|postgres|@electric-sql\/pglite|mysql2)(\/|$)/;
+
+/**
+ * Where a driver may be named outside db/, and why. Everything else reaches what is kept through
+ * the storage port (db/port/) or a db/ helper that opens one (db/sqlite-storage.ts, db/open.ts).
+ */
+const DRIVER_ALLOWED: Record<string, string> = {
+  'server/sandbox/': 'the fake Stripe keeps its own store, which is no part of Interlock\'s',
+  'bench/': 'the benchmarks time SQLite itself, under the store',
+  // Tests that write the journal file behind the store on purpose: a row changed, a guard dropped, a table or id removed.
+  'test/adversarial/reconciliation-masked-missing.test.ts': 'edits the fake Stripe\'s own store to hide a refund',
+  'test/backup/restore-damaged.test.ts': 'damages a backup\'s journal file',
+  'test/export/export-cli.test.ts': 'tampers with a copy of the journal file and reads what was written',
+  'test/http/journal-corrupt.test.ts': 'corrupts the journal file under a running server',
+  'test/integrity/checkpoint-rows.test.ts': 'writes checkpoint rows past the store',
+  'test/integrity/journal-id.test.ts': 'removes or changes the journal id row',
+  'test/integrity/tamper.test.ts': 'tampers with entries, seals and guards',
+  'test/integrity/verify-journal.test.ts': 'tampers with the file the offline check reads',
+  'test/reconcile/reconciliation.test.ts': 'edits the fake Stripe\'s own store',
+  'test/sandbox/durability.test.ts': 'reads the fake Stripe\'s own store',
+  'test/support/tamper.ts': 'the tamper helper: edits the file with the guards off',
+  'test/views/chains-pinned.test.ts': 'replaces rows behind the server',
+  // The storage folder's own SQLite: files as an earlier Interlock left them, and migrations raced.
+  'test/db/outbox-migration.test.ts': 'writes a file at an earlier schema and migrates it',
+  'test/db/schema-version.test.ts': 'writes files at earlier and later schemas',
+  'test/db/sqlite-schema.test.ts': 'writes raw rows against the schema\'s guards, and races migrations',
+};
+
+/** Every TypeScript file of the project but the storage folder: the server, the web app, the tests, the journeys, the tools. */
+const NOT_STORAGE = ['server', 'shared', 'web/src', 'test', 'e2e', 'experiments', 'scripts', 'bench'].flatMap(sources);
+
+describe('the storage seam', () => {
+  it('only db/ imports a database driver or drizzle; the exceptions are named, with why', () => {
+    const allowed = (file: string) => Object.keys(DRIVER_ALLOWED).some((path) => (path.endsWith('/') ? file.startsWith(path) : file === path));
+    const outside = NOT_STORAGE.filter((file) => !allowed(file));
+    expect(offenders(outside, ({ packages }) => packages.filter((p) => DRIVER.test(p)))).toEqual([]);
+    // An exception that no longer names a driver is dropped from the list, so the list stays the truth.
+    const named = Object.keys(DRIVER_ALLOWED).filter((path) => !path.endsWith('/'));
+    expect(named.filter((file) => !existsSync(join(root, file)) || importsOf(file).packages.every((p) => !DRIVER.test(p)))).toEqual([]);
+  });
+
+  it('the server opens its storage in one place: no server/ file opens a database itself (db/open.ts)', () => {
+    expect(offenders(under('server'), ({ local }) => local.filter((m) => m === 'db/open.ts'))).toEqual([]);
+    expect(readFileSync(join(root, 'server/app/runtime.ts'), 'utf8')).toMatch(/\bopenStorage\(/);
+  });
+
+  it('Services carries no database handle: no member is typed with a db/ connection', () => {
+    const text = readFileSync(join(root, 'server/app/services.ts'), 'utf8');
+    const body = /\nexport interface Services \{\n([\s\S]*?)\n\}\n/.exec(text)?.[1];
+    expect(body, 'server/app/services.ts declares the Services interface').toBeDefined();
+    const code = (body ?? '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+    const members = code.split('\n').filter((line) => /\b(OpenDatabase|JournalDb|Database|BetterSQLite3Database|SqliteJournal)\b/.test(line));
+    expect(members.map((line) => line.trim())).toEqual([]);
   });
 });

@@ -46,7 +46,8 @@ const MAPPED_SEED_FILES = [
 const HEADER = 'seed_file\tseed_test\tour_test';
 const NA_PREFIX = 'n/a:';
 const NA_REASON_MIN = 10;
-const TEST_FILE = /^(test|e2e)\/.+\.(test|spec)\.ts$/;
+/** A test file, or a port's contract suite (`test/port/*.contract.ts`), which its test files run over every store. */
+const TEST_FILE = /^(test|e2e)\/.+\.(test|spec|contract)\.ts$/;
 
 interface MapRow {
   line: number;

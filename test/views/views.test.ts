@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
+import { StoreBusyError } from '../../db/port/errors.ts';
 import { rowOf } from '../../db/journal-rules.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { sealEntry } from '../../server/journal/hash.ts';
@@ -22,8 +22,8 @@ afterEach(cleanUpDatabases);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const eid = effectIdOf(1);
 
-/** What better-sqlite3 throws when another connection holds the lock past the busy timeout. */
-const busy = () => new Database.SqliteError('database is locked', 'SQLITE_BUSY');
+/** What the store throws when another connection holds the lock past the busy timeout. */
+const busy = () => new StoreBusyError('database is locked');
 
 /** A SQLite journal of three entries (seq 1..3) whose append-only triggers are dropped, so a test can corrupt it. */
 async function threeEntries() {
@@ -124,9 +124,9 @@ describe('a busy database', () => {
     expect(performance.now() - startMs).toBeGreaterThanOrEqual(340);
   });
 
-  it('only SQLITE_BUSY is retried: any other error fails the read at once', async () => {
+  it('only the store\'s busy error is retried: any other error fails the read at once', async () => {
     const { journal: base } = await threeEntries();
-    const { journal, counter } = failingScans(base, [new Database.SqliteError('disk I/O error', 'SQLITE_IOERR')]);
+    const { journal, counter } = failingScans(base, [Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })]);
     const { views, slept } = buildViews(journal);
     await expect(views.current()).rejects.toThrow('disk I/O error');
     expect([slept, counter.scans]).toEqual([[], 1]);

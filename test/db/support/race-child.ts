@@ -1,4 +1,4 @@
-// One racer process for test/db/sqlite-race.test.ts. Usage:
+// One racer process for the journal contract's cases across processes (test/port/journal.test.ts). Usage:
 //   node --import tsx race-child.ts <dbfile> <dispatch|claim> <effectId> <owner>
 // It speaks one JSON line per step on stdout and waits for the parent's word on stdin between
 // steps, so the parent can release every racer into the same step at once:

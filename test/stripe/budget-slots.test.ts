@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteBudgetLeases } from '../../db/budget-lease-store.ts';
+import { SqliteBudgetSlots } from '../../db/budget-slot-store.ts';
 import { type BudgetCapacity, type BudgetGrant, GLOBAL_FAMILY, StripeBudget } from '../../server/stripe/budget.ts';
-import { type BudgetLeaseStore, type LeaseRow, planFamily, smallerCapacity, splitSlots } from '../../db/budget-lease-rules.ts';
-import { BudgetLeases, LEASE_MS, slotsOf } from '../../server/stripe/budget-leases.ts';
+import { planFamily, type SlotRow, smallerCapacity, splitSlots } from '../../db/budget-slot-rules.ts';
+import type { BudgetSlotStore } from '../../db/port/budget-slots.ts';
+import { BudgetSlots, SLOT_HOLD_MS, slotsOf } from '../../server/stripe/budget-slots.ts';
 import { CREATE_REFUND, READ_PAYMENT } from '../../server/stripe/paced-client.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
 import { FakeScheduler, settle } from '../support/fake-scheduler.ts';
 import { mostInAnyWindow } from '../support/sliding-window.ts';
 
-// Budgets of several processes sharing one account through lease rows in one SQLite file: each
+// Budgets of several processes sharing one account through slot rows in one SQLite file: each
 // budget here has its own connection to the file, as each process has, on one simulated clock, so
 // a second of Stripe's can be counted exactly. (test/stripe/shared-budget.test.ts runs real processes.)
 
@@ -21,7 +22,7 @@ afterEach(async () => {
 const TEST_MODE: BudgetCapacity = { globalPerWindow: 20, endpointPerWindow: 20 };
 
 /** A store that can be made to fail, as one whose write lock another process holds too long. */
-function failable(store: BudgetLeaseStore) {
+function failable(store: BudgetSlotStore) {
   let failing = false;
   return {
     fail: (on: boolean) => {
@@ -30,7 +31,7 @@ function failable(store: BudgetLeaseStore) {
     store: {
       round: (round) => (failing ? Promise.reject(new Error('database is locked')) : store.round(round)),
       close: () => store.close(),
-    } satisfies BudgetLeaseStore,
+    } satisfies BudgetSlotStore,
   };
 }
 
@@ -40,9 +41,9 @@ function sharedBudgets(count: number, capacity: BudgetCapacity | readonly Budget
   const { file } = openTempDatabase();
   const budgets = Array.from({ length: count }, (_, i) => {
     const own = Array.isArray(capacity) ? capacity[i]! : (capacity as BudgetCapacity);
-    const store = failable(new SqliteBudgetLeases(file));
+    const store = failable(new SqliteBudgetSlots(file));
     const disagreements: string[] = [];
-    const leases = new BudgetLeases({
+    const share = new BudgetSlots({
       store: store.store,
       account: 'sandbox http://127.0.0.1:1',
       capacity: own,
@@ -50,10 +51,10 @@ function sharedBudgets(count: number, capacity: BudgetCapacity | readonly Budget
       holder: `p${i}`,
       onDisagreement: (message) => disagreements.push(message),
     });
-    const budget = new StripeBudget({ capacity: own, clock, share: leases });
+    const budget = new StripeBudget({ capacity: own, clock, share });
     budget.start();
     started.push(budget);
-    return { budget, leases, store, disagreements, starts: [] as number[] };
+    return { budget, share, store, disagreements, starts: [] as number[] };
   });
   return { clock, budgets };
 }
@@ -92,7 +93,7 @@ describe('splitSlots', () => {
 });
 
 describe('planFamily', () => {
-  const rows = (holders: string[], expiresMs = 10_000): LeaseRow[] => holders.map((holder, slot) => ({ slot, holder, expiresMs }));
+  const rows = (holders: string[], expiresMs = 10_000): SlotRow[] => holders.map((holder, slot) => ({ slot, holder, expiresMs }));
 
   it('gives back beyond its share only what its places do not need', () => {
     const plan = planFamily('a', 0, { family: GLOBAL_FAMILY, slots: 4, want: 4, need: 3, capacity: 4 }, rows(['a', 'a', 'a', 'a']), [
@@ -127,14 +128,14 @@ describe('planFamily', () => {
   });
 });
 
-describe('budgets sharing one account through leases', () => {
+describe('budgets sharing one account through slots', () => {
   it('a process alone has the whole capacity a few ms after its first call', async () => {
     const { clock, budgets } = sharedBudgets(1);
     const [alone] = budgets;
     callMany(clock, alone!, 20);
     await clock.advance(5);
     expect(alone!.starts).toHaveLength(20);
-    expect(alone!.leases.held().get(GLOBAL_FAMILY)).toBe(20);
+    expect(alone!.share.held().get(GLOBAL_FAMILY)).toBe(20);
   });
 
   it('four processes with calls waiting start no more than the capacity in any second together, and each gets a fair share', async () => {
@@ -157,26 +158,26 @@ describe('budgets sharing one account through leases', () => {
     expect(all.length).toBeGreaterThan(15 * 15);
   });
 
-  it('a process that cannot renew stops starting calls a second and more before its leases lapse, and another takes them after', async () => {
+  it('a process that cannot renew stops starting calls a second and more before its slots lapse, and another takes them after', async () => {
     const { clock, budgets } = sharedBudgets(2);
     const [stalled, other] = budgets;
     callMany(clock, stalled!, 200);
     await clock.advance(1_000);
     stalled!.store.fail(true);
-    // A grant taken before and used late must not start once the leases may lapse.
+    // A grant taken before and used late must not start once the slots may lapse.
     let late: BudgetGrant | null = null;
     void stalled!.budget.take('send', [CREATE_REFUND]).then((grant) => {
       late = grant;
     });
     callMany(clock, other!, 200);
-    await clock.advance(LEASE_MS + 2_000);
+    await clock.advance(SLOT_HOLD_MS + 2_000);
     expect(late).not.toBeNull();
     expect(late!.use(CREATE_REFUND)).toBeNull();
     const stalledLast = Math.max(...stalled!.starts);
     const otherFirst = Math.min(...other!.starts);
     expect(otherFirst - stalledLast).toBeGreaterThanOrEqual(1_000);
     expect(mostInAnyWindow([...stalled!.starts, ...other!.starts])).toBeLessThanOrEqual(20);
-    expect(other!.leases.held().get(GLOBAL_FAMILY)).toBe(20);
+    expect(other!.share.held().get(GLOBAL_FAMILY)).toBe(20);
   });
 
   it('an idle process gives every slot back, so the next to ask has the whole capacity at once', async () => {
@@ -184,13 +185,13 @@ describe('budgets sharing one account through leases', () => {
     const [first, second] = budgets;
     callMany(clock, first!, 5);
     await clock.advance(3_000);
-    expect(first!.leases.held().get(GLOBAL_FAMILY) ?? 0).toBe(0);
+    expect(first!.share.held().get(GLOBAL_FAMILY) ?? 0).toBe(0);
     callMany(clock, second!, 20);
     await clock.advance(5);
     expect(second!.starts).toHaveLength(20);
   });
 
-  it('endpoints below the account limit are leased too: four processes create no more than 20 refunds in any second of a live account', async () => {
+  it('endpoints below the account limit have slots too: four processes create no more than 20 refunds in any second of a live account', async () => {
     const { clock, budgets } = sharedBudgets(4, { globalPerWindow: 80, endpointPerWindow: 20 });
     for (const entry of budgets) callMany(clock, entry, 100, [CREATE_REFUND]);
     await clock.advance(10_000);

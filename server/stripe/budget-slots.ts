@@ -1,34 +1,35 @@
-import type { BudgetLeaseStore, FamilyAsk, LeaseHolding } from '../../db/budget-lease-rules.ts';
+import type { BudgetSlotStore, FamilyAsk, SlotHolding } from '../../db/port/budget-slots.ts';
 import { type BudgetCapacity, type BudgetClock, type BudgetShare, GLOBAL_FAMILY, REAL_BUDGET_CLOCK, type StripeBudget } from './budget.ts';
 
 /**
- * Processes sharing one Stripe account share its budget through lease rows in the store.
+ * Processes sharing one Stripe account share its budget through slot rows in the store.
  *
  * Each family's capacity (the account's limit, and each endpoint's when it is below the account's)
- * is cut into slots; one process at a time holds a slot, under a lease it renews while it has calls
- * out or waiting, and a slot lets its holder hold `size` places of its budget at once (a place runs
- * from a call's grant until a second after its answer, so the calls Stripe counts in any second
- * are within the places held). Processes split a family's slots max-min fairly by what each wants
- * (a want row each, with an expiry): a process whose calls wait while it uses every place it holds
- * wants every slot, any other what its places and waiting calls use and one more; none gets more
- * than it wants while another wants more than it has, and what nobody wants stays free, for the
- * next process to take at once. A process alone so holds as much of the capacity as it uses, all
- * of it once its calls wait. Two rules keep the sum of every process's places within the capacity:
- * - a process grants places only on slots whose lease has more than `USABLE_MARGIN_MS` to run, and
+ * is cut into slots; one process at a time holds a slot, for a while it renews as long as it has
+ * calls out or waiting, and a slot lets its holder hold `size` places of its budget at once (a
+ * place runs from a call's grant until a second after its answer, so the calls Stripe counts in any
+ * second are within the places held). Processes split a family's slots max-min fairly by what each
+ * wants (a want row each, with an expiry): a process whose calls wait while it uses every place it
+ * holds wants every slot, any other what its places and waiting calls use and one more; none gets
+ * more than it wants while another wants more than it has, and what nobody wants stays free, for
+ * the next process to take at once. A process alone so holds as much of the capacity as it uses,
+ * all of it once its calls wait. Two rules keep the sum of every process's places within the
+ * capacity:
+ * - a process grants places only on slots whose hold has more than `USABLE_MARGIN_MS` to run, and
  *   a granted call starts only while its places fit in those slots, so a slot that lapses (its
  *   holder stalled or died) had no call started on it in the second before it lapsed;
  * - a process gives a slot back only when its places fit in the slots it keeps, so the next holder
  *   never holds a place beside one the last holder still counts on the slot.
  * A slot expired or given back may so be taken at once. The rows need no durability: after a crash
- * the leases lapse, which is all a lost write could do.
+ * the slots lapse, which is all a lost write could do.
  */
 
-/** How long a lease runs from its last renewal. */
-export const LEASE_MS = 3_000;
-/** How often a process with calls out or waiting renews its leases and asks for its share again. */
+/** How long a slot is held from its last renewal. */
+export const SLOT_HOLD_MS = 3_000;
+/** How often a process with calls out or waiting renews its slots and asks for its share again. */
 export const RENEW_MS = 500;
 /**
- * A slot is used for new places only while its lease has more than this to run: the second a call
+ * A slot is used for new places only while its hold has more than this to run: the second a call
  * is counted in, and 250 ms for its way to Stripe and for clocks that disagree.
  */
 export const USABLE_MARGIN_MS = 1_250;
@@ -56,8 +57,8 @@ export function slotsOf(capacity: number): { slots: number; size: number } {
   return { slots: Math.floor(capacity / size), size };
 }
 
-export interface BudgetLeasesOptions {
-  store: BudgetLeaseStore;
+export interface BudgetSlotsOptions {
+  store: BudgetSlotStore;
   /** The Stripe account the processes share a budget for (the sandbox's address, or test mode). */
   account: string;
   capacity: BudgetCapacity;
@@ -65,7 +66,7 @@ export interface BudgetLeasesOptions {
   clock?: BudgetClock;
   /** This process's name in the rows (default: its pid and a random suffix, unique across hosts). */
   holder?: string;
-  /** A round that failed (the store busy or broken): the leases lapse unless the next one works. */
+  /** A round that failed (the store busy or broken): the slots held lapse unless the next one works. */
   onError?: (error: unknown) => void;
   /**
    * Told at each round while another process sharing the account is configured for a smaller
@@ -75,14 +76,14 @@ export interface BudgetLeasesOptions {
   onDisagreement?: (message: string) => void;
 }
 
-/** This process's share of the account's budget, kept in lease rows: the `BudgetShare` of a budget shared with other processes. */
-export class BudgetLeases implements BudgetShare {
+/** This process's share of the account's budget, kept in slot rows: the `BudgetShare` of a budget shared with other processes. */
+export class BudgetSlots implements BudgetShare {
   readonly holder: string;
-  readonly #options: BudgetLeasesOptions;
+  readonly #options: BudgetSlotsOptions;
   readonly #clock: BudgetClock;
   /** True when endpoints need slots of their own: their limit is below the account's, which alone would not hold them. */
-  readonly #endpointsLeased: boolean;
-  readonly #holdings = new Map<string, LeaseHolding>();
+  readonly #endpointsSlotted: boolean;
+  readonly #holdings = new Map<string, SlotHolding>();
   /** The slots asked for in the last round, by family. */
   readonly #asked = new Map<string, number>();
   /** While a round is out: the most slots of each family it may leave, so nothing is granted beyond them meanwhile. */
@@ -95,11 +96,11 @@ export class BudgetLeases implements BudgetShare {
   #cancelTimer: (() => void) | null = null;
   #timerAtMs = Number.POSITIVE_INFINITY;
 
-  constructor(options: BudgetLeasesOptions) {
+  constructor(options: BudgetSlotsOptions) {
     this.#options = options;
     this.#clock = options.clock ?? REAL_BUDGET_CLOCK;
     this.holder = options.holder ?? `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    this.#endpointsLeased = options.capacity.endpointPerWindow < options.capacity.globalPerWindow;
+    this.#endpointsSlotted = options.capacity.endpointPerWindow < options.capacity.globalPerWindow;
   }
 
   start(budget: StripeBudget): void {
@@ -111,7 +112,7 @@ export class BudgetLeases implements BudgetShare {
     this.#stopped = true;
     this.#cancel();
     if (this.#budget === null) {
-      this.#options.store.close();
+      await this.#options.store.close();
       return;
     }
     await this.#round;
@@ -120,12 +121,12 @@ export class BudgetLeases implements BudgetShare {
       await this.#runRound(true);
     } finally {
       this.#holdings.clear();
-      this.#options.store.close();
+      await this.#options.store.close();
     }
   }
 
   grantable(family: string): number {
-    if (family !== GLOBAL_FAMILY && !this.#endpointsLeased) return this.#options.capacity.endpointPerWindow;
+    if (family !== GLOBAL_FAMILY && !this.#endpointsSlotted) return this.#options.capacity.endpointPerWindow;
     const holding = this.#usable(family);
     if (holding === null) return 0;
     const slots = Math.min(holding.held, holding.target, this.#frozen?.get(family) ?? Number.POSITIVE_INFINITY);
@@ -133,7 +134,7 @@ export class BudgetLeases implements BudgetShare {
   }
 
   covered(family: string): number {
-    if (family !== GLOBAL_FAMILY && !this.#endpointsLeased) return this.#options.capacity.endpointPerWindow;
+    if (family !== GLOBAL_FAMILY && !this.#endpointsSlotted) return this.#options.capacity.endpointPerWindow;
     const holding = this.#usable(family);
     return holding === null ? 0 : holding.held * this.#layout(family).size;
   }
@@ -155,7 +156,7 @@ export class BudgetLeases implements BudgetShare {
     return new Map([...this.#holdings].map(([family, h]) => [family, h.held]));
   }
 
-  #usable(family: string): LeaseHolding | null {
+  #usable(family: string): SlotHolding | null {
     const holding = this.#holdings.get(family);
     if (holding === undefined || this.#clock.nowMs() >= holding.expiresMs - USABLE_MARGIN_MS) return null;
     return holding;
@@ -171,11 +172,11 @@ export class BudgetLeases implements BudgetShare {
     return family === GLOBAL_FAMILY ? globalPerWindow : endpointPerWindow;
   }
 
-  /** What to ask of each family: the account's, and each endpoint's with places, calls or slots (when endpoints are leased). */
+  /** What to ask of each family: the account's, and each endpoint's with places, calls or slots (when endpoints have slots of their own). */
   #asks(leaving: boolean): FamilyAsk[] {
     const demand = this.#budget?.demand() ?? new Map();
     const families = new Set<string>([GLOBAL_FAMILY]);
-    if (this.#endpointsLeased) for (const family of [...demand.keys(), ...this.#holdings.keys()]) families.add(family);
+    if (this.#endpointsSlotted) for (const family of [...demand.keys(), ...this.#holdings.keys()]) families.add(family);
     return [...families].map((family) => {
       const { slots, size } = this.#layout(family);
       const { held, waiting } = demand.get(family) ?? { held: 0, waiting: 0 };
@@ -242,7 +243,7 @@ export class BudgetLeases implements BudgetShare {
     this.#lastRoundMs = nowMs;
     this.#frozen = new Map(asks.map((ask) => [ask.family, ask.need]));
     try {
-      const holdings = await this.#options.store.round({ account: this.#options.account, holder: this.holder, nowMs, leaseMs: LEASE_MS, asks });
+      const holdings = await this.#options.store.round({ account: this.#options.account, holder: this.holder, nowMs, holdMs: SLOT_HOLD_MS, asks });
       for (const ask of asks) this.#asked.set(ask.family, ask.want);
       for (const holding of holdings) {
         if (holding.held === 0 && holding.target === 0) this.#holdings.delete(holding.family);
@@ -250,7 +251,7 @@ export class BudgetLeases implements BudgetShare {
         if (holding.smaller !== undefined) this.#options.onDisagreement?.(disagreement(this.#options.account, holding.family, this.#capacityOf(holding.family), holding.smaller));
       }
     } catch (error) {
-      // The leases held stay as they were and lapse on their own unless a later round renews them.
+      // The slots held stay as they were and lapse on their own unless a later round renews them.
       this.#options.onError?.(error);
       this.#asked.clear();
     } finally {

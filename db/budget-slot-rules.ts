@@ -1,15 +1,11 @@
 /**
- * The rules of the Stripe budget's leases, written once over any store (server/stripe/budget-leases.ts
+ * The rules of the Stripe budget's slots, written once over any store (server/stripe/budget-slots.ts
  * says why they keep processes sharing an account within its limits): what a round reads and
  * writes, the fair split of a family's slots, and what a holder takes, keeps and gives back.
  */
+import type { FamilyAsk, SlotRow } from './port/budget-slots.ts';
 
-/** One slot's lease as the store holds it; `holder` is '' for a slot given back. */
-export interface LeaseRow {
-  slot: number;
-  holder: string;
-  expiresMs: number;
-}
+export type { FamilyAsk, SlotRow } from './port/budget-slots.ts';
 
 /** What a live holder wants of a family, in slots. */
 export interface WantRow {
@@ -22,19 +18,6 @@ export interface CapacityWant extends WantRow {
   capacity: number;
 }
 
-/** What a process asks of one family in a round. */
-export interface FamilyAsk {
-  family: string;
-  /** The family's slots (0 to slots - 1). */
-  slots: number;
-  /** Slots it wants: 0 when it has nothing out or waiting (its want row is then removed). */
-  want: number;
-  /** Slots its places need: it keeps at least these of the ones it holds. */
-  need: number;
-  /** The family's calls a second as this process is configured: every process sharing the account must say the same. */
-  capacity: number;
-}
-
 /** What one round does to a family's slots for a holder. */
 export interface FamilyPlan {
   take: number[];
@@ -42,43 +25,6 @@ export interface FamilyPlan {
   release: number[];
   /** The holder's fair share of the family now. */
   target: number;
-}
-
-/** A process's slots of a family after a round. */
-export interface LeaseHolding {
-  family: string;
-  held: number;
-  target: number;
-  expiresMs: number;
-  /** The processes that want some of the family's slots now, this one included if it does. */
-  wanting: number;
-  /**
-   * Another live process configured for a smaller capacity of the family, when there is one: this
-   * process then yields (wants nothing, keeps only what its places need), so the sum stays within
-   * the smaller, and says so until they agree.
-   */
-  smaller?: { holder: string; capacity: number };
-}
-
-/** One round for a holder: its asks of each family, at `nowMs`, leases running `leaseMs`. */
-export interface LeaseRound {
-  account: string;
-  holder: string;
-  nowMs: number;
-  leaseMs: number;
-  asks: FamilyAsk[];
-}
-
-/**
- * Where the leases live: the journal's database, beside the journal and off its durability path.
- * A round is one transaction: it writes the holder's wants, reads the family's wants and slots,
- * plans with `planFamily`, and takes, renews and gives back slots with conditional writes (a slot
- * is taken only if it is free, expired or the holder's own), so the rows stay right even where two
- * rounds interleave.
- */
-export interface BudgetLeaseStore {
-  round(round: LeaseRound): Promise<LeaseHolding[]>;
-  close(): void;
 }
 
 /**
@@ -118,8 +64,8 @@ export function splitSlots(slots: number, wants: readonly WantRow[]): Map<string
  * need. Short of it, it takes free slots (given back, or expired: an expired slot's last holder
  * started nothing on it in its last second); beyond it, it gives back the slots it does not need.
  */
-export function planFamily(holder: string, nowMs: number, ask: FamilyAsk, rows: readonly LeaseRow[], wants: readonly WantRow[]): FamilyPlan {
-  const live = (row: LeaseRow) => row.holder !== '' && row.expiresMs > nowMs;
+export function planFamily(holder: string, nowMs: number, ask: FamilyAsk, rows: readonly SlotRow[], wants: readonly WantRow[]): FamilyPlan {
+  const live = (row: SlotRow) => row.holder !== '' && row.expiresMs > nowMs;
   const mine = rows.filter((r) => live(r) && r.holder === holder).map((r) => r.slot);
   const free = rows.filter((r) => !live(r)).map((r) => r.slot);
   const target = ask.want === 0 ? 0 : (splitSlots(ask.slots, wants).get(holder) ?? 0);

@@ -1,14 +1,15 @@
 import Database from 'better-sqlite3';
 import { and, eq, gt, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { type BudgetLeaseStore, type FamilyAsk, type LeaseHolding, type LeaseRound, planFamily, smallerCapacity } from './budget-lease-rules.ts';
+import { planFamily, smallerCapacity } from './budget-slot-rules.ts';
+import type { BudgetSlotStore, FamilyAsk, SlotHolding, SlotRound } from './port/budget-slots.ts';
 import type { OpenDatabase } from './open.ts';
 import * as schema from './schema.ts';
-import { stripeBudgetLeases as leases, stripeBudgetWants as wants } from './schema.ts';
+import { stripeBudgetSlots as slotRows, stripeBudgetWants as wants } from './schema.ts';
 
 /**
- * A lease round waits at most this long for another process's write (a journal batch and its
- * fsync); past it the round is skipped and tried again, the leases held lapsing meanwhile only if
+ * A slot round waits at most this long for another process's write (a journal batch and its
+ * fsync); past it the round is skipped and tried again, the slots held lapsing meanwhile only if
  * the store stays busy past their margin.
  */
 const BUSY_TIMEOUT_MS = 100;
@@ -30,25 +31,25 @@ const p = {
  * meanwhile is simply not taken.
  */
 function prepareQueries(db: ReturnType<typeof drizzle<typeof schema>>) {
-  const family = and(eq(leases.account, p.account), eq(leases.family, p.family));
+  const family = and(eq(slotRows.account, p.account), eq(slotRows.family, p.family));
   return {
-    addSlot: db.insert(leases).values({ account: p.account, family: p.family, slot: p.slot, holder: '', expiresMs: 0 }).onConflictDoNothing().prepare(),
+    addSlot: db.insert(slotRows).values({ account: p.account, family: p.family, slot: p.slot, holder: '', expiresMs: 0 }).onConflictDoNothing().prepare(),
     slots: db
-      .select({ slot: leases.slot, holder: leases.holder, expiresMs: leases.expiresMs })
-      .from(leases)
-      .where(and(family, lt(leases.slot, sql.placeholder('slots'))))
-      .orderBy(leases.slot)
+      .select({ slot: slotRows.slot, holder: slotRows.holder, expiresMs: slotRows.expiresMs })
+      .from(slotRows)
+      .where(and(family, lt(slotRows.slot, sql.placeholder('slots'))))
+      .orderBy(slotRows.slot)
       .prepare(),
     // Taken (or renewed) only when free, expired or this holder's own.
     take: db
-      .update(leases)
+      .update(slotRows)
       .set({ holder: sql`${p.holder}`, expiresMs: sql`${p.expiresMs}` })
-      .where(and(family, eq(leases.slot, p.slot), or(eq(leases.holder, p.holder), lte(leases.expiresMs, p.nowMs))))
+      .where(and(family, eq(slotRows.slot, p.slot), or(eq(slotRows.holder, p.holder), lte(slotRows.expiresMs, p.nowMs))))
       .prepare(),
     giveBack: db
-      .update(leases)
+      .update(slotRows)
       .set({ holder: '', expiresMs: 0 })
-      .where(and(family, eq(leases.slot, p.slot), eq(leases.holder, p.holder)))
+      .where(and(family, eq(slotRows.slot, p.slot), eq(slotRows.holder, p.holder)))
       .prepare(),
     putWant: db
       .insert(wants)
@@ -71,30 +72,30 @@ function prepareQueries(db: ReturnType<typeof drizzle<typeof schema>>) {
 type Queries = ReturnType<typeof prepareQueries>;
 
 /**
- * The Stripe budget's leases in the journal's SQLite file, on a connection of their own: its
+ * The Stripe budget's slots in the journal's SQLite file, on a connection of their own: its
  * commits do not wait for the disk (`synchronous = NORMAL`: in WAL mode a commit is not synced,
  * checkpoints still are, so the journal's own commits stay as durable as they were), its rounds
  * wait at most `BUSY_TIMEOUT_MS` for the write lock, and each is a few row writes, so it holds the
  * lock for microseconds beside the journal's group commits.
  */
-export class SqliteBudgetLeases implements BudgetLeaseStore {
+export class SqliteBudgetSlots implements BudgetSlotStore {
   readonly #file: string;
   #sqlite: Database.Database | null = null;
   #queries: Queries | null = null;
   /** Families whose slot rows this connection has made sure exist, with their count. */
   readonly #made = new Map<string, number>();
 
-  /** The leases beside a journal database; null for one in memory, which no other process can share. */
-  static beside(database: OpenDatabase): SqliteBudgetLeases | null {
+  /** The slots beside a journal database; null for one in memory, which no other process can share. */
+  static beside(database: OpenDatabase): SqliteBudgetSlots | null {
     if (database.sqlite.memory) return null;
-    return new SqliteBudgetLeases(database.sqlite.name);
+    return new SqliteBudgetSlots(database.sqlite.name);
   }
 
   constructor(file: string) {
     this.#file = file;
   }
 
-  round(round: LeaseRound): Promise<LeaseHolding[]> {
+  round(round: SlotRound): Promise<SlotHolding[]> {
     try {
       const { sqlite, queries } = this.#open();
       const run = sqlite.transaction(() => {
@@ -107,7 +108,7 @@ export class SqliteBudgetLeases implements BudgetLeaseStore {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#sqlite?.close();
     this.#sqlite = null;
     this.#queries = null;
@@ -130,10 +131,10 @@ export class SqliteBudgetLeases implements BudgetLeaseStore {
     return { sqlite, queries: this.#queries };
   }
 
-  #family(queries: Queries, round: LeaseRound, ask: FamilyAsk): LeaseHolding {
+  #family(queries: Queries, round: SlotRound, ask: FamilyAsk): SlotHolding {
     const { account, holder, nowMs } = round;
     const { family } = ask;
-    const expiresMs = nowMs + round.leaseMs;
+    const expiresMs = nowMs + round.holdMs;
     if ((this.#made.get(family) ?? 0) < ask.slots) {
       for (let slot = 0; slot < ask.slots; slot++) queries.addSlot.run({ account, family, slot });
       this.#made.set(family, ask.slots);

@@ -1,0 +1,1 @@
+ALTER TABLE `stripe_budget_leases` RENAME TO `stripe_budget_slots`;

@@ -1,0 +1,56 @@
+import type { EntryRow } from '../schema.ts';
+
+/** Where a journal stands, read from its file: what a backup's manifest records. */
+export interface JournalFigures {
+  /** The journal's id (the origin of its checkpoints), null for a journal that has none yet. */
+  journalId: string | null;
+  /** EPOCH entries: the journal's epoch (0 before any restore). */
+  epochs: number;
+  /** Entries in the journal, and the seq of the last one (0 for none). */
+  entries: number;
+  lastSeq: number;
+  /** The global chain's hash after the last entry, null for an empty journal. */
+  globalHead: string | null;
+  /** The wall time of the oldest DISPATCHED no entry has closed yet, null for none. */
+  oldestOpenDispatchMs: number | null;
+}
+
+/** One chain as a receipt export reads it: its stored entry bodies in journal order, as stored (unparsed). */
+export interface StoredChain {
+  effectId: string;
+  bodies: string[];
+}
+
+/** One entry row of a chain that starts with a PROPOSED, with the seq of that chain's head. */
+export interface HeadedRow {
+  head: number;
+  row: EntryRow;
+}
+
+/**
+ * A journal file read on a connection of its own, read-only (the tools, the ledger CSV's worker):
+ * a long read never holds the server's connection, and nothing is ever written to the file.
+ */
+export interface JournalFile {
+  readonly location: string;
+  /** Where the journal stands now. */
+  figures(): Promise<JournalFigures>;
+  /**
+   * Every chain with an entry stamped in `[fromMs, toMs)`, in the order of its first such entry,
+   * each cut after its last entry stamped before `toMs` and at `entriesMax` bodies (a longer one
+   * gives `entriesMax + 1`, for the caller to refuse); all from one snapshot.
+   */
+  chainsInPeriod(period: { fromMs: number; toMs: number }, entriesMax: number): AsyncIterable<StoredChain>;
+  /**
+   * Every entry of every chain that starts with a PROPOSED, newest chain first and each chain's
+   * entries in order, from one snapshot, in batches; memory holds one batch, however big the
+   * journal. A row whose columns the schema does not allow is a JournalCorruptError.
+   */
+  chainsNewestFirst(): AsyncIterable<readonly HeadedRow[]>;
+  /**
+   * Copy the whole journal into `copy` (a file that exists, empty) as one consistent snapshot,
+   * safe while a server writes; the copy is left as one file, nothing beside it.
+   */
+  backupTo(copy: string): Promise<void>;
+  close(): Promise<void>;
+}

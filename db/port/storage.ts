@@ -1,0 +1,44 @@
+import type { GuardProblem } from '../journal-guards.ts';
+import type { BudgetSlotStore } from './budget-slots.ts';
+import type { Checkpoints } from './checkpoints.ts';
+import type { Grants } from './grants.ts';
+import type { Sessions } from './sessions.ts';
+import type { JournalOptions, StorageJournal } from './journal.ts';
+import type { SealOutcome } from '../journal-seals.ts';
+
+export type { GuardProblem } from '../journal-guards.ts';
+export type { SealOutcome } from '../journal-seals.ts';
+
+/** The checks start-up runs on the stored rows themselves, before any entry is replayed. */
+export interface StoredIntegrity {
+  /** The schema's guards (append-only triggers, unique indexes) that are missing or changed. */
+  guardProblems(): Promise<GuardProblem[]>;
+  /** A row stored below seq 1, where a replay from the start never reads it; null for none. */
+  rowOutsideTheOrder(): Promise<{ seq: number; effectId: string } | null>;
+  /** True when the journal has entries and no global chain: one an earlier Interlock wrote. */
+  needsSealing(): Promise<boolean>;
+  /** Seal such a journal after verifying it and copying it to `backupFile` (SealRefusedError when it may not be). */
+  sealUnsealed(backupFile: string): Promise<SealOutcome>;
+}
+
+/**
+ * Everything Interlock keeps, as one port: the journal, people's sessions, approval grants, the
+ * signed checkpoints, the Stripe budget's slots, the integrity checks on the stored rows. No member
+ * hands out a connection or a prepared statement; what a backend needs stays inside it.
+ */
+export interface Storage {
+  /** Where it is, as an operator names it: the journal's file (`:memory:` for none). */
+  readonly location: string;
+  /** The journal, on this process's clock; made once per process. */
+  journal(options: JournalOptions): StorageJournal;
+  /** People's sessions, read through by every process (server/sessions/sessions.ts). */
+  sessions: Sessions;
+  /** Approval grants, judged on `nowMs`. */
+  grants(nowMs: () => number): Grants;
+  /** The signed checkpoints, the journal's id and the seals they are checked against. */
+  checkpoints: Checkpoints;
+  /** The Stripe budget's slots shared with every process on this storage; null where no other process can reach it (in memory). */
+  budgetSlots: BudgetSlotStore | null;
+  integrity: StoredIntegrity;
+  close(): Promise<void>;
+}

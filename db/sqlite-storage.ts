@@ -1,0 +1,105 @@
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import type { Sequenced } from '../server/journal/store.ts';
+import { SqliteBudgetSlots } from './budget-slot-store.ts';
+import { SqliteGrants } from './grants.ts';
+import { SqliteCheckpoints } from './journal-checkpoints.ts';
+import { guardProblems } from './journal-guards.ts';
+import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
+import { SqliteJournal } from './journal-store.ts';
+import { type DatabaseSchema, refuseNewerSchema } from './schema-version.ts';
+import { type OpenDatabase, openDatabase } from './open.ts';
+import { StoreBusyError } from './port/errors.ts';
+import type { Storage, StoredIntegrity } from './port/storage.ts';
+import * as schema from './schema.ts';
+import { SqliteSessions } from './session-store.ts';
+
+// The storage on SQLite: one file (or one database in memory) holds the journal and everything
+// beside it. This is the one place the server opens it; the tools that only read a journal file
+// open it read-only here too (`openReadOnlyStorage`, sqlite-journal-file.ts).
+
+/** Open (creating it, migrated, when missing) the storage at `file`; `:memory:` for one no other process sees. */
+export async function openStorage(options: { file: string }): Promise<Storage> {
+  return storageOver(openDatabase(options.file));
+}
+
+/**
+ * A journal file opened read-only, as the offline check reads it: nothing is migrated, created or
+ * written (sealing and every write fail), and no other process's budget is shared.
+ */
+export async function openReadOnlyStorage(file: string): Promise<Storage> {
+  const sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  return storageOver({ file, db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }, { shareBudget: false });
+}
+
+/** Bring the journal file at `file` to the schema this Interlock knows (creating it when missing): the schema it is at then. */
+export async function migrateStorage(file: string): Promise<DatabaseSchema> {
+  const opened = openDatabase(file);
+  try {
+    return refuseNewerSchema(opened.sqlite);
+  } finally {
+    opened.close();
+  }
+}
+
+/**
+ * What SQLite said of a file it cannot read as a database at all (SQLITE_NOTADB) or whose pages
+ * are broken (SQLITE_CORRUPT and its kinds): its code, and its message on one line. Null for any
+ * other error.
+ */
+export function unreadableFileError(error: unknown): { code: string; said: string } | null {
+  if (!(error instanceof Error) || !('code' in error) || typeof error.code !== 'string') return null;
+  const code = error.code;
+  if (!(code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'))) return null;
+  return { code, said: error.message.replace(/\s+/g, ' ') };
+}
+
+/** True for an error SQLite raised reading a file: one that is no Interlock journal, or one it cannot read. */
+export function isUnreadableStore(error: unknown): error is Error {
+  return error instanceof Database.SqliteError;
+}
+
+/**
+ * The SQLite journal as the storage hands it out: a scan that finds the database busy (another
+ * process held its lock past the busy timeout) fails with the port's StoreBusyError, which the
+ * views retry, rather than with SQLite's own error.
+ */
+class StorageSqliteJournal extends SqliteJournal {
+  override async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
+    try {
+      return await super.scan(afterSeq, limit);
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError) || !error.code.startsWith('SQLITE_BUSY')) throw error;
+      throw new StoreBusyError(error.message, { cause: error });
+    }
+  }
+}
+
+/** The storage over a database already open (a test that also reaches the file underneath); closing it closes the database. */
+export function storageOver(database: OpenDatabase, options: { shareBudget?: boolean } = {}): Storage {
+  const checkpoints = new SqliteCheckpoints(database.db);
+  const memory = database.sqlite.memory;
+  const integrity: StoredIntegrity = {
+    guardProblems: async () => guardProblems(database.sqlite),
+    rowOutsideTheOrder: async () => {
+      const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
+      return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
+    },
+    needsSealing: async () => needsSealing(database.sqlite),
+    sealUnsealed: (backupFile) => sealUnsealedJournal(database.sqlite, backupFile),
+  };
+  const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
+  return {
+    location: database.file,
+    journal: (journalOptions) => new StorageSqliteJournal({ db: database.db, ...journalOptions }),
+    sessions: new SqliteSessions(database.db),
+    grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
+    checkpoints,
+    budgetSlots,
+    integrity,
+    close: async () => {
+      budgetSlots?.close();
+      database.close();
+    },
+  };
+}

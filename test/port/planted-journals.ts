@@ -1,0 +1,79 @@
+import type { ClaimRow } from '../../db/journal-rules.ts';
+import { type MemoryState, MemoryJournal } from '../../db/journal-memory.ts';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import type { EntryKind, FieldsOf } from '../../shared/entries.ts';
+import {
+  type AppendIfResult,
+  type ChainCheck,
+  type ClaimRequest,
+  type JournalStore,
+  RESERVATION_MOVED,
+  type ReservationGuard,
+} from '../../server/journal/store.ts';
+
+// Stores planted with the bugs the journal's contract exists to catch, as a store over another
+// database could have them. journal.test.ts shows that the contract's cases fail on each.
+
+/**
+ * The bug of the stores that check outside their write's transaction: the chain and the
+ * reservations are read and checked first, through the store's own reads, and only then is the
+ * transaction that writes opened. Alone it behaves; two writers interleaved both pass.
+ */
+async function blockerReadBefore(journal: JournalStore, effectId: string, check: ChainCheck, guard: ReservationGuard | undefined): Promise<string | null> {
+  const blocker = check(await journal.entries(effectId));
+  if (blocker !== null || guard === undefined) return blocker;
+  const { open, seq } = await journal.reservations(guard.key);
+  return seq > guard.afterSeq && open.some((entry) => entry.effect_id !== effectId) ? RESERVATION_MOVED : null;
+}
+
+export class MemoryCheckingOutside extends MemoryJournal {
+  override async appendIf<K extends EntryKind>(
+    kind: K,
+    effectId: string,
+    check: ChainCheck,
+    fields: FieldsOf<K>,
+    claim?: ClaimRequest,
+    guard?: ReservationGuard,
+  ): Promise<AppendIfResult<K>> {
+    const blocker = await blockerReadBefore(this, effectId, check, guard);
+    return blocker !== null ? { entry: null, blocker } : super.appendIf(kind, effectId, () => null, fields, claim);
+  }
+}
+
+export class SqliteCheckingOutside extends SqliteJournal {
+  override async appendIf<K extends EntryKind>(
+    kind: K,
+    effectId: string,
+    check: ChainCheck,
+    fields: FieldsOf<K>,
+    claim?: ClaimRequest,
+    guard?: ReservationGuard,
+  ): Promise<AppendIfResult<K>> {
+    const blocker = await blockerReadBefore(this, effectId, check, guard);
+    return blocker !== null ? { entry: null, blocker } : super.appendIf(kind, effectId, () => null, fields, claim);
+  }
+}
+
+/** Reads without waiting for a write under way: a scan can see an entry its write has not sealed yet. */
+export class MemoryReadingInsideWrites extends MemoryJournal {
+  protected override snapshot<T>(fn: (tx: MemoryState) => Promise<T>): Promise<T> {
+    return this.peek(fn);
+  }
+}
+
+/** Takes a claim whoever holds it: two owners can hold one effect at once. */
+export class MemoryClaimingTwice extends MemoryJournal {
+  protected override async takeClaim(tx: MemoryState, claim: ClaimRow): Promise<boolean> {
+    await this.putClaim(tx, claim);
+    return true;
+  }
+}
+
+/** The same bug on SQLite. */
+export class SqliteClaimingTwice extends SqliteJournal {
+  // The connection's prepared queries, a type the store keeps to itself.
+  protected override async takeClaim(tx: never, claim: ClaimRow): Promise<boolean> {
+    await this.putClaim(tx, claim);
+    return true;
+  }
+}
