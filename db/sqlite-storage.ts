@@ -6,7 +6,7 @@ import { SqliteGrants } from './grants.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
-import { SqliteJournal } from './journal-store.ts';
+import { connectionLock, SqliteJournal } from './journal-store.ts';
 import { type DatabaseSchema, refuseNewerSchema } from './schema-version.ts';
 import { type OpenDatabase, openDatabase } from './open.ts';
 import { StoreBusyError } from './port/errors.ts';
@@ -79,14 +79,17 @@ class StorageSqliteJournal extends SqliteJournal {
 export function storageOver(database: OpenDatabase, options: { shareBudget?: boolean } = {}): Storage {
   const checkpoints = new SqliteCheckpoints(database.db);
   const memory = database.sqlite.memory;
+  // Under the connection's lock, as every other use of it: sealing awaits its backup copy.
+  const lock = connectionLock(database.sqlite);
   const integrity: StoredIntegrity = {
-    guardProblems: async () => guardProblems(database.sqlite),
-    rowOutsideTheOrder: async () => {
-      const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
-      return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
-    },
-    needsSealing: async () => needsSealing(database.sqlite),
-    sealUnsealed: (backupFile) => sealUnsealedJournal(database.sqlite, backupFile),
+    guardProblems: () => lock.run(async () => guardProblems(database.sqlite)),
+    rowOutsideTheOrder: () =>
+      lock.run(async () => {
+        const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
+        return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
+      }),
+    needsSealing: () => lock.run(async () => needsSealing(database.sqlite)),
+    sealUnsealed: (backupFile) => lock.run(() => sealUnsealedJournal(database.sqlite, backupFile)),
   };
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   return {

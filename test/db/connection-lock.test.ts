@@ -50,4 +50,19 @@ describe("the stores beside the journal take its connection's lock", () => {
     expect(await storage.grants(() => 6).describe('lease-1')).not.toBeNull();
     await close();
   });
+
+  it("start-up's checks on the stored rows wait too: a guard dropped in a transaction rolled back is not reported", async () => {
+    const database = openDatabase(tempDbFile());
+    const storage = storageOver(database);
+    let problems: Promise<unknown[]> = Promise.resolve([]);
+    await connectionLock(database.sqlite).run(async () => {
+      database.sqlite.exec('BEGIN IMMEDIATE');
+      database.sqlite.exec('DROP TRIGGER entries_no_update');
+      problems = storage.integrity.guardProblems();
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      database.sqlite.exec('ROLLBACK');
+    });
+    expect(await problems).toEqual([]);
+    await storage.close();
+  });
 });
