@@ -44,6 +44,10 @@ export class SessionStore {
   readonly #endedListeners = new Set<(session: Session, why: SessionEnd) => void>();
   /** Each live session's key in the store, so a session found by a watcher can be ended. */
   readonly #hashes = new WeakMap<Session, string>();
+  /** Sessions pushed out of the cache by its size alone: they still stand, and a watcher holding one reads it again. */
+  readonly #evicted = new WeakSet<Session>();
+  /** Counts the ends this process made: a read from the store that one overtook is read again. */
+  #ends = 0;
 
   constructor(
     private readonly options: {
@@ -98,8 +102,16 @@ export class SessionStore {
    */
   async expireIfDue(session: Session, options: { fresh?: boolean } = {}): Promise<boolean> {
     const hash = this.#hashes.get(session);
-    if (hash === undefined || this.#cache.get(hash)?.session !== session) return true;
-    const cached = await this.#current(hash, this.options.wallMs(), options.fresh === true);
+    if (hash === undefined) return true;
+    const held = this.#cache.get(hash);
+    const evicted = held === undefined && this.#evicted.has(session);
+    if (!evicted && held?.session !== session) return true;
+    // Pushed out of the cache only: held again, and the store asked whether it stands.
+    if (evicted) {
+      this.#evicted.delete(session);
+      this.#cache.set(hash, { session, confirmedAtMs: Number.NEGATIVE_INFINITY });
+    }
+    const cached = await this.#current(hash, this.options.wallMs(), options.fresh === true || evicted);
     if (cached?.session !== session) return true;
     if (!this.#timedOut(session, this.options.wallMs())) return false;
     await this.#drop(hash, 'expired');
@@ -138,7 +150,14 @@ export class SessionStore {
   async #current(hash: string, now: number, fresh = false): Promise<Cached | null> {
     const cached = this.#cache.get(hash);
     if (!fresh && cached !== undefined && now - cached.confirmedAtMs < SESSION_CONFIRM_MS && now >= cached.confirmedAtMs) return cached;
-    const stored = await this.options.store.get(hash);
+    // An end this process made while the read was under way may have come after it in the store:
+    // read again (the end's write is ahead of that read), so a logout here is never undone.
+    let ends = this.#ends;
+    let stored = await this.options.store.get(hash);
+    for (let tries = 0; ends !== this.#ends && tries < 3; tries++) {
+      ends = this.#ends;
+      stored = await this.options.store.get(hash);
+    }
     // Another call may have read it meanwhile: the one cached object stays, so watchers keep it.
     const again = this.#cache.get(hash);
     if (stored === null) {
@@ -153,7 +172,7 @@ export class SessionStore {
     // Only a cache: a session of another process's, beyond the most held, pushes out the oldest here.
     if (this.#cache.size >= SESSIONS_MAX) {
       const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#forget(oldest, 'ended');
+      if (oldest !== undefined) this.#evict(oldest);
     }
     const session: Session = { ...stored };
     const read = { session, confirmedAtMs: now };
@@ -173,6 +192,7 @@ export class SessionStore {
    * Returns how many ended.
    */
   async endFor(names: ReadonlySet<string>): Promise<number> {
+    this.#ends++;
     const local = [...this.#cache].filter(([, cached]) => names.has(cached.session.name)).map(([hash]) => hash);
     for (const hash of local) this.#forget(hash, 'ended');
     const stored = await this.options.store.endFor(names);
@@ -186,8 +206,17 @@ export class SessionStore {
   }
 
   async #drop(hash: string, why: SessionEnd = 'ended'): Promise<void> {
+    this.#ends++;
     this.#forget(hash, why);
     await this.options.store.end(hash);
+  }
+
+  /** Push a session out of the cache, telling nobody: it still stands in the store. */
+  #evict(hash: string): void {
+    const session = this.#cache.get(hash)?.session;
+    this.#cache.delete(hash);
+    this.#persistedSeenMs.delete(hash);
+    if (session) this.#evicted.add(session);
   }
 
   /** Forget a session here, telling the listeners when it was cached. */
