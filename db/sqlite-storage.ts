@@ -100,9 +100,12 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     checkpoints,
     budgetSlots,
     integrity,
-    close: async () => {
-      budgetSlots?.close();
-      database.close();
-    },
+    // Under the lock too: a read or a batch that holds it finishes first, rather than being cut off
+    // between its statements.
+    close: () =>
+      lock.run(async () => {
+        budgetSlots?.close();
+        database.close();
+      }),
   };
 }
