@@ -59,5 +59,6 @@ describe('sessions across 2 OS processes sharing one journal', () => {
     } finally {
       await sandbox.close();
     }
-  });
+    // Two real servers start first: on a machine busy with the rest of the suite, that alone can take 20 s.
+  }, 90_000);
 });
