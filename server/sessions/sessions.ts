@@ -14,8 +14,19 @@ export type SessionEnd = 'expired' | 'ended';
 
 /** Sessions held at once: far above a real approver team; the oldest go first beyond it. */
 const SESSIONS_MAX = 10_000;
-/** How stale the stored last-seen time may get: persisting every request would cost a write per read. */
-const PERSIST_SEEN_EVERY_MS = 60_000;
+/** The longest a server waits before keeping a call's last-seen time in the store: a write per call would cost a write per read. */
+const PERSIST_SEEN_EVERY_MS_MAX = 60_000;
+
+/**
+ * How long a server may keep a session's newest last-seen time to itself: a hundredth of the idle
+ * limit, at most a minute. Every server allows this much past the idle limit before it ends a
+ * session as idle, since a call another server answered within it may not be in the store yet: a
+ * session is never ended while a call on any server came within its idle limit, and it ends at most
+ * a hundredth of the limit late.
+ */
+export function seenGraceMs(idleMs: number): number {
+  return Math.min(PERSIST_SEEN_EVERY_MS_MAX, Math.floor(idleMs / 100));
+}
 /**
  * How long a session read from the store is believed before it is read again: a session another
  * process ended (a logout, a reload, a timeout it found) is refused here within this long.
@@ -90,7 +101,7 @@ export class SessionStore {
 
   /** When a session ends unless a call refreshes it first: its idle limit, or its absolute one if sooner. */
   endsAtMs(session: Session): { atMs: number; renewable: boolean } {
-    const idleEndMs = session.lastSeenAtMs + this.options.idleMs;
+    const idleEndMs = session.lastSeenAtMs + this.#idleLimitMs;
     const absoluteEndMs = session.createdAtMs + this.options.absoluteMs;
     return idleEndMs < absoluteEndMs ? { atMs: idleEndMs, renewable: true } : { atMs: absoluteEndMs, renewable: false };
   }
@@ -113,13 +124,30 @@ export class SessionStore {
     }
     const cached = await this.#current(hash, this.options.wallMs(), options.fresh === true || evicted);
     if (cached?.session !== session) return true;
-    if (!this.#timedOut(session, this.options.wallMs())) return false;
+    const ended = await this.#endIfTimedOut(hash, session, this.options.wallMs());
+    return ended !== 'stands';
+  }
+
+  /**
+   * End a session that timed out, asking the store first (another server may have stored a later
+   * call): 'expired' when it ended here for its time, 'gone' when the store no longer has it.
+   */
+  async #endIfTimedOut(hash: string, session: Session, now: number): Promise<'stands' | 'expired' | 'gone'> {
+    if (!this.#timedOut(session, now)) return 'stands';
+    const read = await this.#current(hash, now, true);
+    if (read?.session !== session) return 'gone';
+    if (!this.#timedOut(session, now)) return 'stands';
     await this.#drop(hash, 'expired');
-    return true;
+    return 'expired';
+  }
+
+  /** The idle limit with the grace for calls other servers have not stored yet. */
+  get #idleLimitMs(): number {
+    return this.options.idleMs + seenGraceMs(this.options.idleMs);
   }
 
   #timedOut(session: Session, now: number): boolean {
-    return now - session.lastSeenAtMs > this.options.idleMs || now - session.createdAtMs > this.options.absoluteMs;
+    return now - session.lastSeenAtMs > this.#idleLimitMs || now - session.createdAtMs > this.options.absoluteMs;
   }
 
   async #find(id: string | undefined, refresh: boolean): Promise<Session | 'expired' | null> {
@@ -129,16 +157,23 @@ export class SessionStore {
     const cached = await this.#current(hash, now);
     if (cached === null) return null;
     const { session } = cached;
-    if (this.#timedOut(session, now)) {
-      await this.#drop(hash, 'expired');
-      return 'expired';
-    }
+    const ended = await this.#endIfTimedOut(hash, session, now);
+    if (ended !== 'stands') return ended === 'expired' ? 'expired' : null;
     if (!refresh) return session;
     session.lastSeenAtMs = Math.max(session.lastSeenAtMs, now);
-    if (now - (this.#persistedSeenMs.get(hash) ?? session.createdAtMs) >= PERSIST_SEEN_EVERY_MS) {
+    const persistedMs = this.#persistedSeenMs.get(hash) ?? session.createdAtMs;
+    if (now - persistedMs >= seenGraceMs(this.options.idleMs)) {
       this.#persistedSeenMs.set(hash, now);
+      let stands: boolean;
+      try {
+        stands = await this.options.store.seen(hash, now);
+      } catch (error) {
+        // Not kept: the next call tries again rather than a grace later.
+        if (this.#persistedSeenMs.get(hash) === now) this.#persistedSeenMs.set(hash, persistedMs);
+        throw error;
+      }
       // Ended elsewhere since it was read: being seen never brings it back.
-      if (!(await this.options.store.seen(hash, now))) {
+      if (!stands) {
         this.#forget(hash, 'ended');
         return null;
       }

@@ -102,12 +102,12 @@ describe('SessionStore', () => {
     let nowMs = 1_000_000;
     const store = new SessionStore({ idleMs: 100, absoluteMs: 250, wallMs: () => nowMs, store: new MemorySessions() });
     const { id, session } = await store.create('ana');
-    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_100, renewable: true });
+    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_101, renewable: true });
     nowMs += 80;
     expect(await store.check(id)).toBe(session);
-    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_100, renewable: true });
+    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_101, renewable: true });
     expect(await store.touch(id)).toBe(session);
-    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_180, renewable: true });
+    expect(store.endsAtMs(session)).toEqual({ atMs: 1_000_181, renewable: true });
     nowMs += 90;
     expect(await store.expireIfDue(session)).toBe(false);
     expect(await store.touch(id)).toBe(session);

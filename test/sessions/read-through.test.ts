@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemorySessions } from '../../db/memory/sessions.ts';
 import { SqliteSessions } from '../../db/session-store.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
-import { SessionStore } from '../../server/sessions/sessions.ts';
+import { seenGraceMs, SessionStore } from '../../server/sessions/sessions.ts';
 
 // Two servers on one store, each with its own cache, on one fake wall clock.
 function twoServers(idleMs: number, absoluteMs = 8 * 3_600_000) {
@@ -71,5 +72,53 @@ describe('the cache limit', () => {
     // Ana's session stands in the store (B honours it), so her page on A must not have been closed.
     expect(await b.check(ana.id)).toMatchObject({ name: 'ana' });
     expect(ended).toEqual([]);
+  });
+});
+
+describe('the idle limit across servers', () => {
+  it('a session kept alive by calls on A is not ended as idle by B within its idle limit', async () => {
+    // The shortest idle limit the config accepts: one minute.
+    const { a, b, advance } = twoServers(60_000);
+    const { id } = await a.create('ana');
+    // Ana works on A every 25 s: never idle for more than 25 s.
+    for (let i = 0; i < 5; i += 1) {
+      advance(25_000);
+      expect(await a.touch(id)).toMatchObject({ name: 'ana' });
+    }
+    // B read her session long ago; her next call lands on B 59 s after her last one on A.
+    expect(await b.check(id)).toMatchObject({ name: 'ana' });
+    advance(59_000);
+    expect(await b.touch(id)).toMatchObject({ name: 'ana' });
+  });
+
+  it('a session idle on every server is ended by any of them once past its limit and grace', async () => {
+    const idleMs = 60_000;
+    const { a, b, advance } = twoServers(idleMs);
+    const { id } = await a.create('ana');
+    advance(10_000);
+    expect(await a.touch(id)).toMatchObject({ name: 'ana' });
+    advance(idleMs + seenGraceMs(idleMs) + 1);
+    expect(await b.touch(id)).toBe('expired');
+    expect(await a.touch(id)).toBeNull();
+  });
+
+  it('a last-seen time the store failed to keep is written again at the next call, not a grace later', async () => {
+    const store = new MemorySessions();
+    let failing = false;
+    const seen = store.seen.bind(store);
+    store.seen = async (hash, atMs) => {
+      if (failing) throw new Error('the store is away');
+      return seen(hash, atMs);
+    };
+    let now = 1_000_000;
+    const a = new SessionStore({ idleMs: 60_000, absoluteMs: 8 * 3_600_000, wallMs: () => now, store });
+    const { id } = await a.create('ana');
+    now += 5_000;
+    failing = true;
+    await expect(a.touch(id)).rejects.toThrow('the store is away');
+    failing = false;
+    now += 10;
+    expect(await a.touch(id)).toMatchObject({ name: 'ana' });
+    expect((await store.get(createHash('sha256').update(id).digest('hex')))?.lastSeenAtMs).toBe(now);
   });
 });
