@@ -1,8 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Json, JsonObject } from '../shared/json.ts';
 import { assertLeaseId, checkedTerms, describeGrant, type GrantRecord, leaseIdOf, sightOf, wholeMs } from './grant-rules.ts';
-import type { AsyncLock } from './async-lock.ts';
-import { connectionLock } from './journal-store.ts';
+import { onConnection } from './connection.ts';
 import type { JournalDb } from './open.ts';
 import type { GrantDescription, Grants, GrantSight, GrantTerms } from './port/grants.ts';
 import { grants } from './schema.ts';
@@ -17,17 +16,15 @@ export type { GrantDescription, GrantTerms } from './port/grants.ts';
 export class SqliteGrants implements Grants {
   readonly #db: JournalDb;
   readonly #nowMs: () => number;
-  readonly #lock: AsyncLock;
 
   constructor(options: { db: JournalDb; nowMs: () => number }) {
     this.#db = options.db;
     this.#nowMs = options.nowMs;
-    this.#lock = connectionLock(options.db.$client);
   }
 
-  /** Run `fn` under the lock of the journal's connection: never inside a journal transaction left open across an await. */
+  /** Run `fn` on the journal's connection, under its lock (`onConnection`). */
   #locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#lock.run(fn);
+    return onConnection(this.#db.$client, fn);
   }
 
   grant(leaseId: string, terms: GrantTerms = {}): Promise<void> {

@@ -46,8 +46,14 @@ export interface GroupCommitStats {
   batches: number;
   ops: number;
   largestBatch: number;
-  /** Batches whose transaction failed, so each of their operations ran again on its own. */
+  /** Batches whose transaction failed after their operations ran, so each of them ran again on its own. */
   retriedBatches: number;
+  /**
+   * Batches whose transaction could not begin (the write lock stayed taken): no operation of theirs
+   * ran, so each was refused with that error at once, rather than waiting for the lock once more per
+   * operation.
+   */
+  refusedBatches: number;
   /** The longest an operation waited between being queued and its batch starting, in ms. */
   waitMsMax: number;
 }
@@ -77,7 +83,8 @@ async function attempt(fn: () => Promise<Resolve>): Promise<Outcome> {
  * the order they were queued, in one transaction (one fsync). Each operation runs isolated inside
  * it, so it sees every earlier operation of its batch, and one that throws is undone and rejected
  * alone. No promise settles before its batch has committed; if the batch's transaction fails,
- * nothing of it was written and every operation runs again in a transaction of its own.
+ * nothing of it was written and every operation runs again in a transaction of its own (or, when
+ * the transaction could not even begin, is refused with its error).
  *
  * A flush starts only at the top of a turn of the event loop (a timer or setImmediate), never
  * inside a caller's code, and its callers are settled only once its last transaction closed. So
@@ -99,7 +106,7 @@ export class GroupCommit<Tx> {
   #flushing = false;
   /** A settling in pieces is under way (settleInChunks has callers left to settle). */
   #settling = false;
-  readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, waitMsMax: 0 };
+  readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, refusedBatches: 0, waitMsMax: 0 };
 
   constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
     const opsMax = options.opsMax ?? groupCommitLimits.opsMax;
@@ -187,8 +194,10 @@ export class GroupCommit<Tx> {
   async #commit(batch: Queued<Tx>[]): Promise<void> {
     const startedMs = performance.now();
     let outcomes: Outcome[] = [];
+    let began = false;
     try {
       await this.#storage.transaction(async (tx) => {
+        began = true;
         outcomes = [];
         for (const op of batch) {
           try {
@@ -198,12 +207,19 @@ export class GroupCommit<Tx> {
           }
         }
       });
-    } catch {
-      // The transaction rolled back (or its commit failed), so none of the batch is written, even
-      // the operations that succeeded inside it: each gets a transaction of its own, or its error.
-      this.#stats.retriedBatches += 1;
-      outcomes = [];
-      for (const op of batch) outcomes.push(await attempt(() => this.#storage.transaction(op.run)));
+    } catch (error) {
+      if (!began) {
+        // The transaction never began: nothing ran, and a transaction of each operation's own would
+        // only wait for the same lock again, once per operation. Each is refused with the error.
+        this.#stats.refusedBatches += 1;
+        outcomes = batch.map(() => ({ ok: false, error }));
+      } else {
+        // The transaction rolled back (or its commit failed), so none of the batch is written, even
+        // the operations that succeeded inside it: each gets a transaction of its own, or its error.
+        this.#stats.retriedBatches += 1;
+        outcomes = [];
+        for (const op of batch) outcomes.push(await attempt(() => this.#storage.transaction(op.run)));
+      }
     }
     const stats = this.#stats;
     stats.batches += 1;

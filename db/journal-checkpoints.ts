@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { desc, eq, sql } from 'drizzle-orm';
-import type { AsyncLock } from './async-lock.ts';
-import { connectionLock } from './journal-store.ts';
+import { onConnection } from './connection.ts';
 import type { JournalDb } from './open.ts';
 import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } from './port/checkpoints.ts';
 import { journalCheckpoints, journalMeta, journalSeals } from './schema.ts';
@@ -20,15 +19,12 @@ export function newJournalId(): string {
 }
 
 export class SqliteCheckpoints implements Checkpoints {
-  readonly #lock: AsyncLock;
 
-  constructor(private readonly db: JournalDb) {
-    this.#lock = connectionLock(db.$client);
-  }
+  constructor(private readonly db: JournalDb) {}
 
-  /** Run `fn` under the lock of the journal's connection: never inside a journal transaction left open across an await. */
+  /** Run `fn` on the journal's connection, under its lock (`onConnection`). */
   #locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#lock.run(fn);
+    return onConnection(this.db.$client, fn);
   }
 
   latest(): Promise<StoredCheckpoint | null> {

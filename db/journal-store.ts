@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { and, asc, desc, eq, getTableColumns, gt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
-import { AsyncLock } from './async-lock.ts';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
 import { ChainedJournal, type Seal } from './journal-base.ts';
 import type { JournalClock } from './journal-memory.ts';
 import type { JournalDb } from './open.ts';
+import { connectionLock, portErrorOf, refuseClosed } from './connection.ts';
 import { claims, type EntryRow, entries, journalSeals } from './schema.ts';
 
 export { type JournalClock, MemoryJournal } from './journal-memory.ts';
@@ -122,22 +122,6 @@ if (Object.keys(getTableColumns(entries)).join() !== 'seq,effectId,kind,prev,has
 /** The prepared queries a journal step runs: the `Tx` of the SQLite backend. */
 type Queries = ReturnType<typeof prepareQueries>;
 
-const connectionLocks = new WeakMap<Database.Database, AsyncLock>();
-
-/**
- * The lock of one connection: its transactions are opened and closed by hand around steps that may
- * yield, so every journal over the connection takes this lock for each transaction and each read,
- * and none of them runs a statement inside another's open transaction.
- */
-export function connectionLock(client: Database.Database): AsyncLock {
-  let lock = connectionLocks.get(client);
-  if (lock === undefined) {
-    lock = new AsyncLock();
-    connectionLocks.set(client, lock);
-  }
-  return lock;
-}
-
 /**
  * The journal on SQLite. Writes are group-committed: the writes of concurrent callers run in one
  * `BEGIN IMMEDIATE` (one fsync), each in its own savepoint, in the order they were made. The
@@ -145,14 +129,15 @@ export function connectionLock(client: Database.Database): AsyncLock {
  * process and every earlier write of its batch; no write's promise settles before its batch
  * committed. `BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK` and the savepoints are issued by hand, since
  * the steps are asynchronous, under the connection's lock (`connectionLock`), which each read
- * takes too: a read never runs inside an open batch, so it sees only committed rows. Each read is
- * one SELECT, which under WAL reads one consistent snapshot and never waits for another process's
- * writer.
+ * takes too: a read never runs inside an open batch, so it sees only committed rows. A read runs
+ * in a read transaction of its own, so its statements (a head is two) see one snapshot under WAL,
+ * and never wait for another process's writer. A busy lock fails with the port's StoreBusyError, and
+ * work that reaches the connection after the storage closed with StoreClosedError.
  */
 export class SqliteJournal extends ChainedJournal<Queries> {
   readonly #queries: Queries;
   readonly #commits: GroupCommit<Queries>;
-  readonly #lock: AsyncLock;
+  readonly #read: <T>(fn: (q: Queries) => Promise<T>) => Promise<T>;
 
   constructor(options: { db: JournalDb; groupCommit?: GroupCommitOptions } & JournalClock) {
     super(options.wallClockMs);
@@ -167,13 +152,25 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     const savepoint = client.prepare('SAVEPOINT isolated_step');
     const release = client.prepare('RELEASE isolated_step');
     const rollbackTo = client.prepare('ROLLBACK TO isolated_step');
+    const beginRead = client.prepare('BEGIN DEFERRED');
     const lock = connectionLock(client);
     this.#queries = queries;
-    this.#lock = lock;
+    this.#read = <T>(fn: (q: Queries) => Promise<T>): Promise<T> =>
+      lock.run(async () => {
+        refuseClosed(client);
+        beginRead.run();
+        try {
+          return await fn(queries);
+        } finally {
+          // A read transaction that wrote nothing: COMMIT and ROLLBACK alike just end it.
+          if (client.inTransaction) commit.run();
+        }
+      });
     this.#commits = new GroupCommit<Queries>(
       {
         transaction: <T>(fn: (q: Queries) => Promise<T>): Promise<T> =>
           lock.run(async () => {
+            refuseClosed(client);
             begin.run();
             try {
               const result = await fn(queries);
@@ -207,18 +204,30 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     );
   }
 
+  /** The prepared queries, for a subclass that reads its own way (a test's planted store). */
+  protected get queries(): Queries {
+    return this.#queries;
+  }
+
   /** How group commit has batched this journal's writes so far. */
   get commitStats(): GroupCommitStats {
     return this.#commits.stats;
   }
 
-  protected exclusive<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
-    return this.#commits.submit(fn);
+  protected async exclusive<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
+    try {
+      return await this.#commits.submit(fn);
+    } catch (error) {
+      throw portErrorOf(error);
+    }
   }
 
-  protected snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
-    // Every read step is a single SELECT: SQLite runs it on one snapshot without a transaction.
-    return this.#lock.run(() => fn(this.#queries));
+  protected async snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
+    try {
+      return await this.#read(fn);
+    } catch (error) {
+      throw portErrorOf(error);
+    }
   }
 
   protected async chainRows(q: Queries, effectId: string): Promise<EntryRow[]> {

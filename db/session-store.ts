@@ -1,6 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import type { AsyncLock } from './async-lock.ts';
-import { connectionLock } from './journal-store.ts';
+import { onConnection } from './connection.ts';
 import type { JournalDb } from './open.ts';
 import type { Sessions, StoredSession } from './port/sessions.ts';
 import { sessions } from './schema.ts';
@@ -12,15 +11,12 @@ const NAMES_A_STATEMENT = 500;
 
 /** Sessions in the journal's database, shared by every process on the file: each call one statement. */
 export class SqliteSessions implements Sessions {
-  readonly #lock: AsyncLock;
 
-  constructor(private readonly db: JournalDb) {
-    this.#lock = connectionLock(db.$client);
-  }
+  constructor(private readonly db: JournalDb) {}
 
-  /** Run `fn` under the lock of the journal's connection: never inside a journal transaction left open across an await. */
+  /** Run `fn` on the journal's connection, under its lock (`onConnection`). */
   #locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#lock.run(fn);
+    return onConnection(this.db.$client, fn);
   }
 
   create(idHash: string, session: StoredSession): Promise<void> {

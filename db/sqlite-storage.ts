@@ -1,15 +1,14 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import type { Sequenced } from '../server/journal/store.ts';
 import { SqliteBudgetSlots } from './budget-slot-store.ts';
 import { SqliteGrants } from './grants.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
-import { connectionLock, SqliteJournal } from './journal-store.ts';
+import { connectionLock, onConnection } from './connection.ts';
+import { SqliteJournal } from './journal-store.ts';
 import { type DatabaseSchema, refuseNewerSchema } from './schema-version.ts';
 import { type OpenDatabase, openDatabase } from './open.ts';
-import { StoreBusyError } from './port/errors.ts';
 import type { Storage, StoredIntegrity } from './port/storage.ts';
 import * as schema from './schema.ts';
 import { SqliteSessions } from './session-store.ts';
@@ -59,42 +58,26 @@ export function isUnreadableStore(error: unknown): error is Error {
   return error instanceof Database.SqliteError;
 }
 
-/**
- * The SQLite journal as the storage hands it out: a scan that finds the database busy (another
- * process held its lock past the busy timeout) fails with the port's StoreBusyError, which the
- * views retry, rather than with SQLite's own error.
- */
-class StorageSqliteJournal extends SqliteJournal {
-  override async scan(afterSeq: number, limit: number): Promise<Sequenced[]> {
-    try {
-      return await super.scan(afterSeq, limit);
-    } catch (error) {
-      if (!(error instanceof Database.SqliteError) || !error.code.startsWith('SQLITE_BUSY')) throw error;
-      throw new StoreBusyError(error.message, { cause: error });
-    }
-  }
-}
-
 /** The storage over a database already open (a test that also reaches the file underneath); closing it closes the database. */
 export function storageOver(database: OpenDatabase, options: { shareBudget?: boolean } = {}): Storage {
   const checkpoints = new SqliteCheckpoints(database.db);
   const memory = database.sqlite.memory;
-  // Under the connection's lock, as every other use of it: sealing awaits its backup copy.
-  const lock = connectionLock(database.sqlite);
+  // On the connection under its lock, as every other use of it: sealing awaits its backup copy.
+  const client = database.sqlite;
   const integrity: StoredIntegrity = {
-    guardProblems: () => lock.run(async () => guardProblems(database.sqlite)),
+    guardProblems: () => onConnection(client, async () => guardProblems(client)),
     rowOutsideTheOrder: () =>
-      lock.run(async () => {
+      onConnection(client, async () => {
         const row = database.sqlite.prepare<[], { seq: number; effect_id: string }>('SELECT seq, effect_id FROM entries WHERE seq < 1 ORDER BY seq LIMIT 1').get();
         return row === undefined ? null : { seq: row.seq, effectId: row.effect_id };
       }),
-    needsSealing: () => lock.run(async () => needsSealing(database.sqlite)),
-    sealUnsealed: (backupFile) => lock.run(() => sealUnsealedJournal(database.sqlite, backupFile)),
+    needsSealing: () => onConnection(client, async () => needsSealing(client)),
+    sealUnsealed: (backupFile) => onConnection(client, () => sealUnsealedJournal(client, backupFile)),
   };
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   return {
     location: database.file,
-    journal: (journalOptions) => new StorageSqliteJournal({ db: database.db, ...journalOptions }),
+    journal: (journalOptions) => new SqliteJournal({ db: database.db, ...journalOptions }),
     sessions: new SqliteSessions(database.db),
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
     checkpoints,
@@ -102,8 +85,10 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     integrity,
     // Under the lock too: a read or a batch that holds it finishes first, rather than being cut off
     // between its statements.
+    // Work queued behind it is refused with StoreClosedError. Closing twice closes once.
     close: () =>
-      lock.run(async () => {
+      connectionLock(client).run(async () => {
+        if (!client.open) return;
         budgetSlots?.close();
         database.close();
       }),

@@ -6,4 +6,9 @@ export class StoreBusyError extends Error {
   readonly code = 'store_busy';
 }
 
+/** The storage was closed (the server is stopping): the call was not carried out. */
+export class StoreClosedError extends Error {
+  readonly code = 'store_closed';
+}
+
 export { SealRefusedError } from '../journal-seals.ts';

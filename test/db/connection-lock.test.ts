@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectionLock } from '../../db/journal-store.ts';
+import { connectionLock } from '../../db/connection.ts';
 import { openDatabase } from '../../db/open.ts';
 import { storageOver } from '../../db/sqlite-storage.ts';
 import { cleanUpDatabases, tempDbFile } from '../support/db-journals.ts';

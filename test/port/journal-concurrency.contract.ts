@@ -98,6 +98,30 @@ export const concurrencyCases: Record<string, JournalCase> = {
     expect((await two.scan(0, 1_000)).length).toBe(120);
   },
 
+  'a read through the writing handle, asked while its write is under way, sees only committed entries: nothing another handle cannot see after it': async (maker) => {
+    const [one, two] = maker.openTwo(fakeClock());
+    let seenHere: number[] = [];
+    let seenElsewhere: number[] = [];
+    let read: Promise<void> = Promise.resolve();
+    // One write asks for a read of its own handle from inside its check, where a store that batches
+    // writes has the batch open; writes queued with it keep that batch open a while longer.
+    await Promise.all([
+      one.append('PROPOSED', effectIdOf(1), fields('PROPOSED')),
+      one.appendIf('PROPOSED', effectIdOf(2), () => {
+        read = one.scan(0, 100).then(async (page) => {
+          seenHere = page.map((s) => s.seq);
+          // At once, through the other handle: whatever this handle answered was committed already.
+          seenElsewhere = (await two.scan(0, 100)).map((s) => s.seq);
+        });
+        return null;
+      }, fields('PROPOSED')),
+      ...Array.from({ length: 6 }, (_, i) => one.append('PROPOSED', effectIdOf(i + 3), fields('PROPOSED'))),
+    ]);
+    await read;
+    expect(seenHere.filter((seq) => !seenElsewhere.includes(seq))).toEqual([]);
+    expect((await one.scan(0, 100)).length).toBe(8);
+  },
+
   'across processes: 4 processes racing to dispatch one effect write exactly one DISPATCHED; the rest see in_flight': async (maker) => {
     const { outcomes, journal } = await maker.race!('dispatch', eid, owners);
     expect(outcomes.filter((o) => o.wrote === true)).toHaveLength(1);

@@ -61,6 +61,17 @@ export class MemoryReadingInsideWrites extends MemoryJournal {
   }
 }
 
+/**
+ * The same bug on SQLite: reads run at once on the connection, without its lock or a read
+ * transaction of their own, so a read can run inside a batch the connection has open and see rows
+ * not committed yet (and perhaps never).
+ */
+export class SqliteReadingInsideWrites extends SqliteJournal {
+  protected override snapshot<T>(fn: (tx: never) => Promise<T>): Promise<T> {
+    return fn(this.queries as never);
+  }
+}
+
 /** Takes a claim whoever holds it: two owners can hold one effect at once. */
 export class MemoryClaimingTwice extends MemoryJournal {
   protected override async takeClaim(tx: MemoryState, claim: ClaimRow): Promise<boolean> {
