@@ -9,10 +9,10 @@ export interface Session {
   lastSeenAtMs: number;
 }
 
-/** Why a session ended: it timed out (idle or absolute), or it was ended (a logout, the oldest dropped). */
+/** Why a session ended: it timed out (idle or absolute), or it was ended (a logout, a reload, another server). */
 export type SessionEnd = 'expired' | 'ended';
 
-/** Sessions held at once: far above a real approver team; the oldest go first beyond it. */
+/** Sessions a server holds in its cache: far above a real approver team; beyond it the oldest is pushed out (it still stands, and is read again when used). */
 const SESSIONS_MAX = 10_000;
 /** The longest a server waits before keeping a call's last-seen time in the store: a write per call would cost a write per read. */
 const PERSIST_SEEN_EVERY_MS_MAX = 60_000;
@@ -72,10 +72,7 @@ export class SessionStore {
 
   /** Start a session, kept in the store before its id is handed out; returns the id for the cookie. */
   async create(name: string): Promise<{ id: string; session: Session }> {
-    if (this.#cache.size >= SESSIONS_MAX) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) await this.#drop(oldest);
-    }
+    this.#makeRoom();
     const id = randomBytes(32).toString('base64url');
     const now = this.options.wallMs();
     const session: Session = { name, csrfToken: randomBytes(24).toString('base64url'), createdAtMs: now, lastSeenAtMs: now };
@@ -204,11 +201,7 @@ export class SessionStore {
       again.confirmedAtMs = now;
       return again;
     }
-    // Only a cache: a session of another process's, beyond the most held, pushes out the oldest here.
-    if (this.#cache.size >= SESSIONS_MAX) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#evict(oldest);
-    }
+    this.#makeRoom();
     const session: Session = { ...stored };
     const read = { session, confirmedAtMs: now };
     this.#cache.set(hash, read);
@@ -234,7 +227,7 @@ export class SessionStore {
     return new Set([...local, ...stored]).size;
   }
 
-  /** Be told of every session that ends here (a logout, a timeout found, the oldest dropped, one ended elsewhere found), and why; the answer stops it. */
+  /** Be told of every session that ends here (a logout, a timeout found, one ended elsewhere found), and why; the answer stops it. */
   onEnded(listener: (session: Session, why: SessionEnd) => void): () => void {
     this.#endedListeners.add(listener);
     return () => this.#endedListeners.delete(listener);
@@ -244,6 +237,13 @@ export class SessionStore {
     this.#ends++;
     this.#forget(hash, why);
     await this.options.store.end(hash);
+  }
+
+  /** Only a cache: beyond the most held, the oldest is pushed out here, and stands for every server. */
+  #makeRoom(): void {
+    if (this.#cache.size < SESSIONS_MAX) return;
+    const oldest = this.#cache.keys().next().value;
+    if (oldest !== undefined) this.#evict(oldest);
   }
 
   /** Push a session out of the cache, telling nobody: it still stands in the store. */

@@ -73,6 +73,14 @@ describe('the cache limit', () => {
     expect(await b.check(ana.id)).toMatchObject({ name: 'ana' });
     expect(ended).toEqual([]);
   });
+
+  it('a login on a server whose cache is full pushes out its oldest session without ending it for the others', async () => {
+    const { a, b } = twoServers(15 * 60_000);
+    const ana = await a.create('ana');
+    for (let i = 0; i < 10_000; i += 1) await a.create(`p${i}`);
+    expect(await b.check(ana.id)).toMatchObject({ name: 'ana' });
+    expect(await a.check(ana.id)).toMatchObject({ name: 'ana' });
+  });
 });
 
 describe('the idle limit across servers', () => {
