@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { canonical } from '../shared/receipts/canonical.ts';
+import type { DerivedRow } from './port/derived.ts';
+
+// A derived table's digest is order-independent: the sum mod 2^256 of the SHA-256 of each row's
+// canonical bytes (RFC 8785, sorted keys). Adding a row adds its hash, removing one subtracts it,
+// so a store keeps it as +new −old in the transaction that changes the row, and two tables with
+// the same rows have the same digest whatever order they were written in. It catches divergence
+// (a fold that differs, a row dropped or changed); the journal's chains stay the integrity proof.
+
+const MODULUS = 1n << 256n;
+
+/** The digest of no rows. */
+export const EMPTY_DIGEST = '0'.repeat(64);
+
+/** The canonical bytes a row's hash is taken over: its view, key, order, open flag and body. */
+export function rowBytes(view: string, row: DerivedRow): string {
+  return canonical({ view, key: row.key, order: row.order, open: row.open, body: row.body });
+}
+
+/** SHA-256 of a row's canonical bytes, as a number below 2^256. */
+export function rowHash(view: string, row: DerivedRow): bigint {
+  return BigInt(`0x${createHash('sha256').update(rowBytes(view, row)).digest('hex')}`);
+}
+
+/** `sum` (64 hex digits) moved by +added −removed, mod 2^256. */
+export function moveDigest(sum: string, added: DerivedRow | null, removed: DerivedRow | null, view: string): string {
+  let value = BigInt(`0x${sum}`);
+  if (added !== null) value += rowHash(view, added);
+  if (removed !== null) value -= rowHash(view, removed);
+  value = ((value % MODULUS) + MODULUS) % MODULUS;
+  return value.toString(16).padStart(64, '0');
+}
