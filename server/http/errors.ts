@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { isJournalFailure } from '../views/failures.ts';
+import { isBusy, isClosed, isJournalFailure } from '../views/failures.ts';
 
 /** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
 export class AppError extends Error {
@@ -74,6 +74,11 @@ export function validationError(refusals: readonly SchemaRefusal[], context: str
 /** The answer to anything that met a journal which failed a check, wherever it was met. */
 export const JOURNAL_UNAVAILABLE = 'the journal failed an integrity check; nothing is shown, written or sent until an operator restarts Interlock';
 
+/** The answer to a call the journal's database refused because another process held it past the wait. */
+const STORE_BUSY = "the journal's database was held by another process past the wait; nothing was written, try again";
+/** The answer to a call that reached the journal's database as the server stopped. */
+const STORE_CLOSED = 'the server is stopping; nothing was written, try again';
+
 /** Node's error for a request whose client closed the connection before its body arrived. */
 function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
   return error.code === 'ECONNRESET' && error.message === 'aborted' && raw.destroyed;
@@ -90,6 +95,11 @@ export function installErrorHandler(app: FastifyInstance, views: { report(error:
     if (isJournalFailure(error)) {
       views.report(error);
       return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } });
+    }
+    if (isBusy(error) || isClosed(error)) {
+      // Nothing was written: the store refused the call whole. Worth a retry, as Retry-After says.
+      reply.header('retry-after', '1');
+      return reply.status(ERROR_CODES.not_ready).send({ error: { code: 'not_ready', message: isBusy(error) ? STORE_BUSY : STORE_CLOSED } });
     }
     const known = error instanceof AppError ? error : fromFastify(error);
     if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });

@@ -1,4 +1,4 @@
-import { StoreBusyError } from '../../db/port/errors.ts';
+import { StoreBusyError, StoreClosedError } from '../../db/port/errors.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 
 /**
@@ -21,4 +21,9 @@ export function isJournalFailure(error: unknown): error is JournalCorruptError |
 /** The storage was busy (another process held its lock past the wait): worth a retry, not yet a failure. */
 export function isBusy(error: unknown): boolean {
   return error instanceof StoreBusyError;
+}
+
+/** The storage was closed under the call (the server stopping): nothing was done. */
+export function isClosed(error: unknown): boolean {
+  return error instanceof StoreClosedError;
 }

@@ -1,3 +1,4 @@
+import { StoreBusyError, StoreClosedError } from '../../db/port/errors.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
@@ -139,6 +140,23 @@ describe('agents API', () => {
       expect(response.statusCode).toBe(500);
       expect(response.json().error.code).toBe('internal_error');
       expect(response.body).not.toMatch(/SQLITE|secret/);
+    } finally {
+      world.services.journal.entries = original;
+    }
+  });
+
+  it.each([
+    ['held by another process past the wait', () => new StoreBusyError('database is locked'), /held by another process/],
+    ['closed as the server stops', () => new StoreClosedError('the storage is closed'), /stopping/],
+  ])('a journal %s is answered 503 not_ready with Retry-After, never 500', async (_why, error, said) => {
+    const original = world.services.journal.entries.bind(world.services.journal);
+    world.services.journal.entries = async () => {
+      throw error();
+    };
+    try {
+      const response = await world.agent('GET', '/v1/refunds/case-1');
+      expect({ status: response.statusCode, retryAfter: response.headers['retry-after'], code: response.json().error.code }).toEqual({ status: 503, retryAfter: '1', code: 'not_ready' });
+      expect(response.json().error.message).toMatch(said);
     } finally {
       world.services.journal.entries = original;
     }
