@@ -1,5 +1,5 @@
 import { canonical } from '../shared/receipts/canonical.ts';
-import { isJsonObject } from '../shared/json.ts';
+import { isJsonObject, type JsonObject } from '../shared/json.ts';
 import { type DerivedBatch, type DerivedListOptions, DIGEST_MARK_EVERY } from './port/derived.ts';
 import { DerivedInputError } from './port/errors.ts';
 
@@ -36,7 +36,7 @@ export function marksBetween(fromSeq: number, toSeq: number): boolean {
   return Math.floor(toSeq / DIGEST_MARK_EVERY) > Math.floor(fromSeq / DIGEST_MARK_EVERY);
 }
 
-const wholeAtLeastZero = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+const wholeAtLeastZero = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
 /**
  * Each change's row body as canonical JSON, in the batch's order (null for a removal), once the
@@ -79,4 +79,11 @@ export function checkListOptions(options: DerivedListOptions): void {
     throw new DerivedInputError('a list starts after a row named by its whole order and its key');
   }
   if (options.open !== undefined && typeof options.open !== 'boolean') throw new DerivedInputError('a list of open rows asks open: true or false');
+}
+
+/** A row's body read back from its canonical JSON text; a text that is no JSON object is a damaged row, and fails. */
+export function parsedBody(text: string): JsonObject {
+  const value: unknown = JSON.parse(text);
+  if (!isJsonObject(value)) throw new Error('a derived row holds a body that is no JSON object');
+  return value;
 }

@@ -1,8 +1,7 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
-import type { JsonObject } from '../shared/json.ts';
 import { onConnection } from './connection.ts';
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from './derived-digest.ts';
-import { checkedBatch, checkListOptions, marksBetween } from './derived-rules.ts';
+import { checkedBatch, checkListOptions, marksBetween, parsedBody } from './derived-rules.ts';
 import type { JournalDb } from './open.ts';
 import type { DerivedBatch, DerivedChange, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from './port/derived.ts';
 import { StoreReadOnlyError } from './port/errors.ts';
@@ -63,7 +62,7 @@ function prepareQueries(db: JournalDb) {
 
 type Queries = ReturnType<typeof prepareQueries>;
 
-const rowOf = (key: string, stored: StoredRow): DerivedRow => ({ key, order: stored.ord, open: stored.open === 1, body: JSON.parse(stored.body) as JsonObject });
+const rowOf = (key: string, stored: StoredRow): DerivedRow => ({ key, order: stored.ord, open: stored.open === 1, body: parsedBody(stored.body) });
 
 /** The hash of a row as stored, over its body's text as it is. */
 const storedHash = (view: string, key: string, stored: StoredRow): bigint => bytesHash(storedRowBytes(view, key, stored.ord, stored.open === 1, stored.body));

@@ -1,7 +1,6 @@
 import { EMPTY_DIGEST, moveDigest } from '../derived-digest.ts';
-import { checkedBatch, checkListOptions, compareRows, marksBetween } from '../derived-rules.ts';
+import { checkedBatch, checkListOptions, compareRows, marksBetween, parsedBody } from '../derived-rules.ts';
 import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from '../port/derived.ts';
-import type { JsonObject } from '../../shared/json.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -25,7 +24,7 @@ export class MemoryDerivedTables implements DerivedTables {
       const old = rows.get(change.key) ?? null;
       // The body as a store keeps it: its canonical JSON, read back.
       const body = bodies[i];
-      const row = change.row === null || body === null || body === undefined ? null : { key: change.key, order: change.row.order, open: change.row.open, body: JSON.parse(body) as JsonObject };
+      const row = change.row === null || body === null || body === undefined ? null : { key: change.key, order: change.row.order, open: change.row.open, body: parsedBody(body) };
       if (row === null) rows.delete(change.key);
       else rows.set(change.key, row);
       const sum = this.#sums.get(change.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
