@@ -18,16 +18,35 @@ export function rowBytes(view: string, row: DerivedRow): string {
   return canonical({ view, key: row.key, order: row.order, open: row.open, body: row.body });
 }
 
+/**
+ * The same bytes as `rowBytes`, for a row as a store keeps it: its body already canonical JSON
+ * (`bodyText`), taken as it is rather than parsed and written again. Canonical JSON nests, so
+ * the body's own text is the text of the object's `body` member.
+ */
+export function storedRowBytes(view: string, key: string, order: number, open: boolean, bodyText: string): string {
+  return `{"body":${bodyText},"key":${canonical(key)},"open":${open},"order":${canonical(order)},"view":${canonical(view)}}`;
+}
+
+/** SHA-256 of canonical bytes, as a number below 2^256. */
+export function bytesHash(bytes: string): bigint {
+  return BigInt(`0x${createHash('sha256').update(bytes).digest('hex')}`);
+}
+
 /** SHA-256 of a row's canonical bytes, as a number below 2^256. */
 export function rowHash(view: string, row: DerivedRow): bigint {
-  return BigInt(`0x${createHash('sha256').update(rowBytes(view, row)).digest('hex')}`);
+  return bytesHash(rowBytes(view, row));
+}
+
+/** `sum` (64 hex digits) moved by +added −removed (row hashes), mod 2^256. */
+export function moveDigestBy(sum: string, added: bigint | null, removed: bigint | null): string {
+  let value = BigInt(`0x${sum}`);
+  if (added !== null) value += added;
+  if (removed !== null) value -= removed;
+  value = ((value % MODULUS) + MODULUS) % MODULUS;
+  return value.toString(16).padStart(64, '0');
 }
 
 /** `sum` (64 hex digits) moved by +added −removed, mod 2^256. */
 export function moveDigest(sum: string, added: DerivedRow | null, removed: DerivedRow | null, view: string): string {
-  let value = BigInt(`0x${sum}`);
-  if (added !== null) value += rowHash(view, added);
-  if (removed !== null) value -= rowHash(view, removed);
-  value = ((value % MODULUS) + MODULUS) % MODULUS;
-  return value.toString(16).padStart(64, '0');
+  return moveDigestBy(sum, added === null ? null : rowHash(view, added), removed === null ? null : rowHash(view, removed));
 }

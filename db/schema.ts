@@ -158,3 +158,65 @@ export const schemaVersions = sqliteTable('schema_versions', {
   interlock: text('interlock').notNull(),
   migratedAtMs: integer('migrated_at_ms').notNull(),
 });
+
+/**
+ * The derived tables (db/port/derived.ts): each view's rows, folded from the journal and kept so a
+ * server reads history from here and holds only open work in memory. `body` is the canonical JSON
+ * of the row's body, stored as written: a row's digest is taken over it as it is. Lists read the
+ * (view, ord, key) index, and a start's open rows the (view, open, ord, key) one.
+ */
+export const derivedRows = sqliteTable(
+  'derived_rows',
+  {
+    view: text('view').notNull(),
+    key: text('key').notNull(),
+    ord: integer('ord').notNull(),
+    open: integer('open').notNull(),
+    body: text('body').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.view, t.key] }),
+    index('derived_rows_order').on(t.view, t.ord, t.key),
+    index('derived_rows_open').on(t.view, t.open, t.ord, t.key),
+    check('derived_rows_open_flag', sql`${t.open} IN (0, 1)`),
+  ],
+);
+
+/**
+ * Where the derived tables stand: one row (id 1), the journal entry they include through, with the
+ * global hash there and the folds' version. Absent until the tables are first built.
+ */
+export const derivedCursor = sqliteTable(
+  'derived_cursor',
+  {
+    id: integer('id').primaryKey(),
+    seq: integer('seq').notNull(),
+    globalHash: text('global_hash'),
+    size: integer('size').notNull(),
+    version: text('version').notNull(),
+  },
+  (t) => [check('derived_cursor_one_row', sql`${t.id} = 1`)],
+);
+
+/** Each view's digest: the sum mod 2^256 of its rows' hashes (64 hex digits), and its rows. */
+export const derivedDigests = sqliteTable('derived_digests', {
+  view: text('view').primaryKey(),
+  sum: text('sum').notNull(),
+  rows: integer('rows').notNull(),
+});
+
+/**
+ * The digests recorded with the cursor every DIGEST_MARK_EVERY entries: a row per view, and one of
+ * view '' for the mark itself (so a mark with no view's rows is kept too).
+ */
+export const derivedMarks = sqliteTable(
+  'derived_marks',
+  {
+    seq: integer('seq').notNull(),
+    view: text('view').notNull(),
+    sum: text('sum').notNull(),
+    rows: integer('rows').notNull(),
+    globalHash: text('global_hash'),
+  },
+  (t) => [primaryKey({ columns: [t.seq, t.view] })],
+);

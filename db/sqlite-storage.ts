@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { SqliteBudgetSlots } from './budget-slot-store.ts';
+import { SqliteDerivedTables } from './derived-store.ts';
 import { SqliteGrants } from './grants.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
@@ -82,6 +83,8 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
     checkpoints,
     budgetSlots,
+    // A connection opened read-only (openReadOnlyStorage) reads them and refuses their writes.
+    derived: new SqliteDerivedTables(database.db, { readOnly: database.sqlite.readonly }),
     integrity,
     // Under the lock too: a read or a batch that holds it finishes first, rather than being cut off
     // between its statements.

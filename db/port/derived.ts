@@ -54,7 +54,7 @@ export interface DigestMark {
   digests: DerivedDigest[];
 }
 
-/** A list of one view's rows, in `order` then `key`, ascending or descending. */
+/** A list of one view's rows, in `order` then `key` (by UTF-8 bytes, db/derived-rules.ts), ascending or descending. */
 export interface DerivedListOptions {
   direction: 'asc' | 'desc';
   /** Start after this row (exclusive, in the direction's sense); from the first when absent. */
@@ -87,6 +87,7 @@ export interface DerivedTables {
    * no cursor at all): true when applied, false when another process moved it first (nothing is
    * written). Each view's digest moves by +new −old in the same transaction, and the digests are
    * recorded as a mark when the batch reaches or passes a multiple of `DIGEST_MARK_EVERY`.
+   * A batch no store can keep (db/derived-rules.ts) is refused whole with DerivedInputError.
    */
   advance(batch: DerivedBatch): Promise<boolean>;
   /** Remove every row, digest and mark, and stand the cursor at 0 under `version`: a rebuild starts from it. */

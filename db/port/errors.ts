@@ -11,4 +11,14 @@ export class StoreClosedError extends Error {
   readonly code = 'store_closed';
 }
 
+/** A write asked of a storage opened read-only (the offline check's): nothing was written. */
+export class StoreReadOnlyError extends Error {
+  readonly code = 'store_read_only';
+}
+
+/** A derived table's write or list asked with what no store can keep or answer: nothing was written. */
+export class DerivedInputError extends Error {
+  readonly code = 'derived_input_invalid';
+}
+
 export { SealRefusedError } from '../journal-seals.ts';

@@ -1,6 +1,7 @@
 import type { GuardProblem } from '../journal-guards.ts';
 import type { BudgetSlotStore } from './budget-slots.ts';
 import type { Checkpoints } from './checkpoints.ts';
+import type { DerivedTables } from './derived.ts';
 import type { Grants } from './grants.ts';
 import type { Sessions } from './sessions.ts';
 import type { JournalOptions, StorageJournal } from './journal.ts';
@@ -39,6 +40,8 @@ export interface Storage {
   checkpoints: Checkpoints;
   /** The Stripe budget's slots shared with every process on this storage; null where no other process can reach it (in memory). */
   budgetSlots: BudgetSlotStore | null;
+  /** The views' derived tables, with their cursor and digests (db/port/derived.ts); read-only storage refuses their writes. */
+  derived: DerivedTables;
   integrity: StoredIntegrity;
   close(): Promise<void>;
 }

@@ -87,7 +87,7 @@ describe('the schema a database records', () => {
   });
 
   it('the Stripe budget’s rows of the schema before slots were named so are kept, under the new name', () => {
-    const file = databaseAt(knownSchema() - 1);
+    const file = databaseAt(knownMigrations().findIndex((m) => m.tag === '0013_stripe_budget_slots'));
     const before = new Database(file);
     before.prepare("INSERT INTO stripe_budget_leases (account, family, slot, holder, expires_ms) VALUES ('acct', '*', 0, 'p1', 5)").run();
     before.close();
