@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { JournalCorruptError } from '../server/journal/store.ts';
 import { entryRowOfTuple } from './journal-rules.ts';
 import type { HeadedRow, JournalFigures, JournalFile, StoredChain } from './port/journal-file.ts';
+import { readTail } from './sqlite-journal-tail.ts';
 
 // A journal file on a read-only connection of its own: the export's receipts, the ledger CSV's
 // rows, a backup's copy and the figures its manifest records. A long read never holds the
@@ -49,6 +50,7 @@ export async function openJournalFile(file: string, options: { writable?: boolea
     chainsInPeriod: (period, entriesMax) => chainsInPeriod(sqlite, period, entriesMax),
     chainsNewestFirst: () => chainsNewestFirst(sqlite),
     backupTo: (copy) => backupTo(sqlite, copy),
+    readTail: (afterSeq, use) => readTail(sqlite, () => figuresOf(sqlite), afterSeq, use),
     close: async () => {
       sqlite.close();
     },

@@ -1,4 +1,5 @@
 import type { EntryRow } from '../schema.ts';
+import type { TailEntry, TailTables } from './journal-tail.ts';
 
 /** Where a journal stands, read from its file: what a backup's manifest records. */
 export interface JournalFigures {
@@ -13,6 +14,17 @@ export interface JournalFigures {
   globalHead: string | null;
   /** The wall time of the oldest DISPATCHED no entry has closed yet, null for none. */
   oldestOpenDispatchMs: number | null;
+}
+
+/** The journal after `afterSeq`, read from one snapshot. */
+export interface JournalTail {
+  /** Where the journal stands in this snapshot. */
+  figures: JournalFigures;
+  /** The global hash at `afterSeq` (null for seq 0 or a seq the journal has no seal of). */
+  anchor: string | null;
+  tables: TailTables;
+  /** The entries after `afterSeq` in seq order, in batches: memory holds one batch. */
+  entries: AsyncIterable<readonly TailEntry[]>;
 }
 
 /** One chain as a receipt export reads it: its stored entry bodies in journal order, as stored (unparsed). */
@@ -52,5 +64,10 @@ export interface JournalFile {
    * safe while a server writes; the copy is left as one file, nothing beside it.
    */
   backupTo(copy: string): Promise<void>;
+  /**
+   * Read the journal after `afterSeq` from one snapshot (an incremental backup): `use` gets its
+   * figures, the small tables and the entries with their seals, safe while a server writes.
+   */
+  readTail<T>(afterSeq: number, use: (tail: JournalTail) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
