@@ -82,7 +82,13 @@ export function readManifest(dir: string): BackupManifest {
   const manifest = manifestOf(parsed);
   if (manifest === null) throw new BackupError(`${join(dir, MANIFEST_FILE)} is not an Interlock backup manifest (${MANIFEST_FORMAT})`);
   if (manifest.files.journal === undefined) throw new BackupError(`${join(dir, MANIFEST_FILE)} names no journal database`);
-  for (const [role, file] of Object.entries(manifest.files)) {
+  checkFiles(dir, manifest.files);
+  return manifest;
+}
+
+/** Check every file a manifest names against its sha256: one missing, unreadable or changed is refused. */
+export function checkFiles(dir: string, files: Readonly<Record<string, { name: string; sha256: string }>>): void {
+  for (const [role, file] of Object.entries(files)) {
     const path = join(dir, file.name);
     let sha256: string;
     try {
@@ -92,7 +98,6 @@ export function readManifest(dir: string): BackupManifest {
     }
     if (sha256 !== file.sha256) throw new BackupError(`the backup's ${role} file ${path} is not the one the manifest names (sha256 ${sha256}, manifest ${file.sha256}): it was changed or cut short`);
   }
-  return manifest;
 }
 
 /** The manifest a parsed `manifest.json` is, or null when it is not one. */
@@ -110,7 +115,8 @@ export function manifestOf(value: unknown): BackupManifest | null {
   return { format: MANIFEST_FORMAT, taken_at_ms: value.taken_at_ms, point, files };
 }
 
-function pointOf(value: unknown): BackupPoint | null {
+/** The backup point a parsed manifest records, or null when it is not one. */
+export function pointOf(value: unknown): BackupPoint | null {
   if (!isJsonObject(value)) return null;
   const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms } = value;
   if (!(journal_id === null || typeof journal_id === 'string') || !(global_head === null || typeof global_head === 'string')) return null;
@@ -120,6 +126,6 @@ function pointOf(value: unknown): BackupPoint | null {
 }
 
 /** A whole, non-negative number (ms, a count, a seq). */
-function isWholeMs(value: unknown): value is number {
+export function isWholeMs(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
