@@ -31,25 +31,31 @@ interface TailRowSql {
 }
 
 /**
- * Read the journal after `afterSeq` in one read transaction: `use` gets the figures, the small
- * tables and the entries of one snapshot, however much a server writes meanwhile.
+ * Read the journal after `after.seq` in one read transaction: `use` gets the figures, the small
+ * tables (the checkpoints after `after.checkpointId`) and the entries of one snapshot, however
+ * much a server writes meanwhile.
  */
-export async function readTail<T>(sqlite: Database.Database, figuresOf: () => JournalFigures, afterSeq: number, use: (tail: JournalTail) => Promise<T>): Promise<T> {
+export async function readTail<T>(
+  sqlite: Database.Database,
+  figuresOf: () => JournalFigures,
+  after: { seq: number; checkpointId: number },
+  use: (tail: JournalTail) => Promise<T>,
+): Promise<T> {
   sqlite.exec('BEGIN');
   try {
     const figures = figuresOf();
-    const anchor = afterSeq === 0 ? null : (sqlite.prepare<[number], { global_hash: string }>('SELECT global_hash FROM journal_seals WHERE seq = ?').get(afterSeq)?.global_hash ?? null);
-    return await use({ figures, anchor, tables: tablesOf(sqlite), entries: entriesAfter(sqlite, afterSeq) });
+    const anchor = after.seq === 0 ? null : (sqlite.prepare<[number], { global_hash: string }>('SELECT global_hash FROM journal_seals WHERE seq = ?').get(after.seq)?.global_hash ?? null);
+    return await use({ figures, anchor, tables: tablesOf(sqlite, after.checkpointId), entries: entriesAfter(sqlite, after.seq) });
   } finally {
     if (sqlite.inTransaction) sqlite.exec('COMMIT');
   }
 }
 
-function tablesOf(sqlite: Database.Database): TailTables {
+function tablesOf(sqlite: Database.Database, afterCheckpointId: number): TailTables {
   const meta = sqlite.prepare<[], { name: string; value: string }>('SELECT name, value FROM journal_meta ORDER BY name').all();
   const checkpoints = sqlite
-    .prepare<[], StoredCheckpoint>('SELECT id, epoch, size, head, note, signed_at_ms AS signedAtMs FROM journal_checkpoints ORDER BY id')
-    .all();
+    .prepare<[number], StoredCheckpoint>('SELECT id, epoch, size, head, note, signed_at_ms AS signedAtMs FROM journal_checkpoints WHERE id > ? ORDER BY id')
+    .all(afterCheckpointId);
   const grants = sqlite
     .prepare<[], GrantRow>(
       'SELECT lease_id AS leaseId, max_cents AS maxCents, expires_at_ms AS expiresAtMs, granted_at_ms AS grantedAtMs, revoked_at_ms AS revokedAtMs FROM grants ORDER BY lease_id',
@@ -84,6 +90,9 @@ async function* entriesAfter(sqlite: Database.Database, afterSeq: number): Async
 /** Open the restore's copy at `file` (migrated to this Interlock's schema) to lay increments on. */
 export async function openJournalCopy(file: string): Promise<JournalCopy> {
   const { sqlite, close } = openDatabase(file);
+  // A scratch file nothing serves: a restore cut short starts over from the backup, so the appends
+  // need not wait for the disk each; everything is made durable once, when the copy is closed.
+  sqlite.pragma('synchronous = OFF');
   const insertEntry = sqlite.prepare(
     'INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES (@seq, @effectId, @kind, @prev, @hash, @closes, @tsMs, @body, @reserves)',
   );
@@ -98,7 +107,8 @@ export async function openJournalCopy(file: string): Promise<JournalCopy> {
     head: async () => {
       const count = sqlite.prepare<[], { n: number; last: number | null }>('SELECT count(*) AS n, max(seq) AS last FROM entries').get();
       const seal = sqlite.prepare<[], { global_hash: string }>('SELECT global_hash FROM journal_seals ORDER BY seq DESC LIMIT 1').get();
-      return { lastSeq: count?.last ?? 0, globalHead: seal?.global_hash ?? null, entries: count?.n ?? 0 };
+      const checkpoint = sqlite.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM journal_checkpoints').get();
+      return { lastSeq: count?.last ?? 0, globalHead: seal?.global_hash ?? null, entries: count?.n ?? 0, newestCheckpointId: checkpoint?.id ?? 0 };
     },
     appendEntries: async (entries) => {
       append.immediate(entries);
@@ -106,7 +116,14 @@ export async function openJournalCopy(file: string): Promise<JournalCopy> {
     putTables: async (tables) => {
       sqlite.transaction(() => putTables(sqlite, tables)).immediate();
     },
-    close: async () => close(),
+    close: async () => {
+      try {
+        sqlite.pragma('synchronous = FULL');
+        sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        close();
+      }
+    },
   };
 }
 

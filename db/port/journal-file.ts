@@ -14,16 +14,18 @@ export interface JournalFigures {
   globalHead: string | null;
   /** The wall time of the oldest DISPATCHED no entry has closed yet, null for none. */
   oldestOpenDispatchMs: number | null;
+  /** The id of the newest signed checkpoint stored, 0 for none: an increment carries those after it. */
+  newestCheckpointId: number;
 }
 
-/** The journal after `afterSeq`, read from one snapshot. */
+/** The journal after a seq, read from one snapshot. */
 export interface JournalTail {
   /** Where the journal stands in this snapshot. */
   figures: JournalFigures;
-  /** The global hash at `afterSeq` (null for seq 0 or a seq the journal has no seal of). */
+  /** The global hash at the seq read after (null for seq 0 or a seq the journal has no seal of). */
   anchor: string | null;
   tables: TailTables;
-  /** The entries after `afterSeq` in seq order, in batches: memory holds one batch. */
+  /** The entries after that seq in seq order, in batches: memory holds one batch. */
   entries: AsyncIterable<readonly TailEntry[]>;
 }
 
@@ -65,9 +67,10 @@ export interface JournalFile {
    */
   backupTo(copy: string): Promise<void>;
   /**
-   * Read the journal after `afterSeq` from one snapshot (an incremental backup): `use` gets its
-   * figures, the small tables and the entries with their seals, safe while a server writes.
+   * Read the journal after `after.seq` from one snapshot (an incremental backup): `use` gets its
+   * figures, the small tables (the checkpoints after `after.checkpointId` only) and the entries
+   * with their seals, safe while a server writes.
    */
-  readTail<T>(afterSeq: number, use: (tail: JournalTail) => Promise<T>): Promise<T>;
+  readTail<T>(after: { seq: number; checkpointId: number }, use: (tail: JournalTail) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

@@ -25,7 +25,7 @@ export interface TailEntry {
 export interface TailTables {
   /** The journal's facts by name (its id). */
   meta: { name: string; value: string }[];
-  /** Every signed checkpoint, oldest first. */
+  /** The signed checkpoints stored after the base's newest (every one for a base that does not say), oldest first. */
   checkpoints: StoredCheckpoint[];
   /** Every grant, as stored. */
   grants: GrantRow[];
@@ -37,8 +37,8 @@ export interface TailTables {
  * increment's. The copy is migrated to this Interlock's schema when opened.
  */
 export interface JournalCopy {
-  /** The copy's last seq, its global head (null for none), and its entry count. */
-  head(): Promise<{ lastSeq: number; globalHead: string | null; entries: number }>;
+  /** The copy's last seq, its global head (null for none), its entry count, and its newest checkpoint's id (0 for none). */
+  head(): Promise<{ lastSeq: number; globalHead: string | null; entries: number; newestCheckpointId: number }>;
   /** Append entries and their seals in one transaction, as stored (the journal's guards still hold). */
   appendEntries(entries: readonly TailEntry[]): Promise<void>;
   /**

@@ -93,6 +93,10 @@ export async function applyIncrements(copy: string, chain: BackupChain): Promise
       await journal.putTables(contents.tables).catch((error: unknown) => {
         throw error instanceof CopyTablesError ? new BackupError(`the increment ${dir}: ${error.message}`) : error;
       });
+      const checkpointId = (await journal.head()).newestCheckpointId;
+      if (point.newest_checkpoint_id !== undefined && checkpointId !== point.newest_checkpoint_id) {
+        throw new BackupError(`the increment ${dir} leaves the journal with checkpoints to id ${checkpointId}, not ${point.newest_checkpoint_id} as its manifest says`);
+      }
     }
   } finally {
     await journal.close();

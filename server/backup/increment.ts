@@ -33,7 +33,8 @@ export async function takeIncrement(options: { env: BackupEnv; dir: string; sinc
   writeFileSync(partial, '', { mode: BACKUP_FILE_MODE });
   const source = await openJournalFile(env.dbPath, { writable: true });
   const { point, carried } = await source
-    .readTail(base.point.last_seq, async (tail) => {
+    // A base that does not say which checkpoints it holds (taken before it was recorded) is given them all again.
+    .readTail({ seq: base.point.last_seq, checkpointId: base.point.newest_checkpoint_id ?? 0 }, async (tail) => {
       const { figures } = tail;
       const notThis = (why: string) => new BackupError(`the journal at ${env.dbPath} is not the one the backup in ${since} was taken of (${why}): take a full backup`);
       if (base.point.journal_id !== null && figures.journalId !== base.point.journal_id) throw notThis(`its id is ${figures.journalId ?? 'none'}, the backup's ${base.point.journal_id}`);
@@ -47,6 +48,7 @@ export async function takeIncrement(options: { env: BackupEnv; dir: string; sinc
         last_seq: figures.lastSeq,
         global_head: figures.globalHead,
         oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
+        newest_checkpoint_id: figures.newestCheckpointId,
       };
       return { point: pointNow, carried: written };
     })

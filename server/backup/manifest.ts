@@ -33,6 +33,8 @@ export interface BackupPoint {
   global_head: string | null;
   /** The oldest dispatch still open at the backup point (wall ms), null for none: its refund may be at Stripe already. */
   oldest_open_dispatch_ms: number | null;
+  /** The newest signed checkpoint's id (0 for none): an increment since this backup carries those after it. Absent in earlier backups. */
+  newest_checkpoint_id?: number;
 }
 
 /** What `manifest.json` says. */
@@ -65,6 +67,7 @@ export async function readBackupPoint(file: string): Promise<BackupPoint> {
       last_seq: figures.lastSeq,
       global_head: figures.globalHead,
       oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
+      newest_checkpoint_id: figures.newestCheckpointId,
     };
   } finally {
     await journal.close();
@@ -118,11 +121,13 @@ export function manifestOf(value: unknown): BackupManifest | null {
 /** The backup point a parsed manifest records, or null when it is not one. */
 export function pointOf(value: unknown): BackupPoint | null {
   if (!isJsonObject(value)) return null;
-  const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms } = value;
+  const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms, newest_checkpoint_id } = value;
   if (!(journal_id === null || typeof journal_id === 'string') || !(global_head === null || typeof global_head === 'string')) return null;
   if (!isWholeMs(epoch) || !isWholeMs(entries) || !isWholeMs(last_seq)) return null;
   if (!(oldest_open_dispatch_ms === null || isWholeMs(oldest_open_dispatch_ms))) return null;
-  return { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms };
+  const point: BackupPoint = { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms };
+  if (newest_checkpoint_id === undefined) return point;
+  return isWholeMs(newest_checkpoint_id) ? { ...point, newest_checkpoint_id } : null;
 }
 
 /** A whole, non-negative number (ms, a count, a seq). */

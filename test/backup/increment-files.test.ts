@@ -51,7 +51,7 @@ afterAll(() => {
 describe('an increment', () => {
   it('carries the entries after its base with their seals, and the small tables whole, in files its owner only reads', async () => {
     const { manifest } = await takeIncrement({ env, dir: join(dir, 'inc-1'), since: join(dir, 'full'), withKey: false });
-    expect(manifest).toMatchObject({ carried: 2, point: { entries: 5, last_seq: 5 }, base: { dir: '../full', entries: 3, last_seq: 3 } });
+    expect(manifest).toMatchObject({ carried: 2, point: { entries: 5, last_seq: 5, newest_checkpoint_id: 1 }, base: { dir: '../full', entries: 3, last_seq: 3 } });
     expect(readdirSync(join(dir, 'inc-1')).sort()).toEqual(['increment.ndjson.gz', MANIFEST_FILE]);
     for (const name of readdirSync(join(dir, 'inc-1'))) expect([name, modeOf(join(dir, 'inc-1', name))]).toEqual([name, 0o600]);
     const lines = gunzipSync(readFileSync(join(dir, 'inc-1', 'increment.ndjson.gz'))).toString('utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
@@ -62,6 +62,9 @@ describe('an increment', () => {
   it('of nothing new carries no entry, and its chain is laid on the full backup entry for entry', async () => {
     const { manifest } = await takeIncrement({ env, dir: join(dir, 'inc-2'), since: join(dir, 'inc-1'), withKey: false });
     expect(manifest.carried).toBe(0);
+    // The checkpoints its base holds are not carried again.
+    const [tables] = gunzipSync(readFileSync(join(dir, 'inc-2', 'increment.ndjson.gz'))).toString('utf8').split('\n');
+    expect(JSON.parse(tables!).tables.checkpoints).toEqual([]);
     const copy = join(dir, 'copy.sqlite');
     copyFileSync(join(dir, 'full', 'interlock.sqlite'), copy);
     await applyIncrements(copy, readChain(join(dir, 'inc-2')));
