@@ -92,15 +92,17 @@ export async function restoreBackup(options: {
     if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
     await refuseWhileOpen(env.dbPath);
   }
-  const key = placeKey(env, newestWith(chain, 'key'));
-  placeConfig(env, withConfig, warnings);
   mkdirSync(dirname(env.dbPath), { recursive: true });
   const restoring = `${env.dbPath}.restoring`;
   removeDatabaseFiles(restoring);
   copyFileSync(join(chain.full.dir, BACKUP_FILES.journal), restoring);
   let result: Omit<RestoreResult, 'replacedTo' | 'warnings' | 'chain'>;
   try {
+    // The increments are laid on the copy before the key or the config is put in place: a link
+    // that does not continue the one before it leaves nothing behind.
     await applyIncrements(restoring, chain);
+    const key = placeKey(env, newestWith(chain, 'key'));
+    placeConfig(env, withConfig, warnings);
     const named = chain.increments.length === 0 ? join(dir, BACKUP_FILES.journal) : `the chain ending at ${dir}`;
     await refuseDamaged(restoring, key, named);
     result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });

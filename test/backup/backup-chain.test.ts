@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 /** A command's output and exit code, run in this process under the test's environment. */
-async function command(run: typeof runBackupCli, args: string[]) {
+async function command(run: typeof runBackupCli, args: string[], over: Record<string, string> = {}) {
   let out = '';
   let err = '';
   const sink = (write: (text: string) => void) =>
@@ -57,7 +57,7 @@ async function command(run: typeof runBackupCli, args: string[]) {
         done();
       },
     });
-  const code = await run(args, { ...process.env, ...env }, { stdout: sink((t) => (out += t)), stderr: sink((t) => (err += t)) });
+  const code = await run(args, { ...process.env, ...env, ...over }, { stdout: sink((t) => (out += t)), stderr: sink((t) => (err += t)) });
   return { code, out, err };
 }
 
@@ -144,6 +144,11 @@ describe('incremental backups and a restore from the chain', () => {
     manifest.files.tail = { ...manifest.files.tail, sha256: sha256OfFile(data), bytes: readFileSync(data).length };
     writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
     await refused([damaged], /^restore refused: the increment .*inc-2-damaged: entry seq \d+ does not continue the global chain/);
+    // Into a data folder with no key and no config: neither is put there.
+    const elsewhere = { DATA_DIR: join(dir, 'elsewhere'), INTERLOCK_CONFIG: join(dir, 'elsewhere.yaml') };
+    const run = await command(runRestoreCli, [damaged], elsewhere);
+    expect(run.err.trimEnd().split('\n').at(-1)).toMatch(/^restore refused: .* does not continue the global chain/);
+    expect([existsSync(join(dir, 'elsewhere', 'receipt-signing-key.pem')), existsSync(elsewhere.INTERLOCK_CONFIG), existsSync(join(dir, 'elsewhere', 'interlock.sqlite'))]).toEqual([false, false, false]);
   }, 60_000);
 
   it('restores the chain: the journal as it stood at the newest increment, no refund sent twice, the later ones known again', async () => {
