@@ -7,6 +7,8 @@ import { SqliteGrants } from '../../db/grants.ts';
 import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { type OpenDatabase, openDatabase } from '../../db/open.ts';
+import { Writable } from 'node:stream';
+import { BACKUP_EXIT_CODES, runBackupCli } from '../../server/backup/backup-cli.ts';
 import { takeBackup } from '../../server/backup/backup.ts';
 import { applyIncrements, readChain } from '../../server/backup/chain.ts';
 import { takeIncrement } from '../../server/backup/increment.ts';
@@ -95,5 +97,17 @@ describe('an increment', () => {
       /is not the one the backup in .*full was taken of \(its id is [0-9a-f]{16}, the backup's [0-9a-f]{16}\): take a full backup/,
     );
     expect(readdirSync(join(dir, 'inc-other'))).toEqual([]);
+  });
+
+  it('is asked for with --since naming a folder: without one the command prints its usage, exit 64', async () => {
+    let err = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        err += String(chunk);
+        done();
+      },
+    });
+    expect(await runBackupCli([join(dir, 'inc-x'), '--since'], { ...process.env, DATA_DIR: join(dir, 'data') }, { stdout: sink, stderr: sink })).toBe(BACKUP_EXIT_CODES.usage);
+    expect(err).toMatch(/--since <earlier backup>/);
   });
 });
