@@ -33,9 +33,10 @@ export const backupUsage = (): string =>
 export const restoreUsage = (): string =>
   `usage: ${commandLine('<dir> [--replace]', 'restore')}\n` +
   '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
-  '  (an increment: its chain, from the full backup through every increment to it, each link checked first),\n' +
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
+  '  An increment (backup --since) is restored with its chain: the full backup and each increment up to it, every\n' +
+  '  link checked before anything is written.\n' +
   '  --replace  put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
   '  The last line says what happened: "restore done: ...", "restore refused: ..." or "restore failed: ...".\n' +
   '  Exit 0: done; 2: not done (refused: a journal is there, a server has it open, the backup does not check; or failed); 64: bad arguments.';

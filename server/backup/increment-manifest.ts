@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isJsonObject } from '../../shared/json.ts';
-import { BACKUP_FILES, type BackupManifest, type BackupPoint, BackupError, checkFiles, isWholeMs, MANIFEST_FILE, MANIFEST_FORMAT, manifestOf, pointOf } from './manifest.ts';
-import { createHash } from 'node:crypto';
+import { BACKUP_FILES, type BackupManifest, type BackupPoint, BackupError, checkFiles, isWholeMs, MANIFEST_FILE, MANIFEST_FORMAT, manifestOf, pointOf, sha256OfFile } from './manifest.ts';
 
 // An incremental backup is a folder too: the journal's entries and seals after its base's last
 // seq with the small tables (one gzipped NDJSON file), the config, the key when asked, and
@@ -46,7 +45,7 @@ export type AnyManifest = BackupManifest | IncrementManifest;
 
 /** The sha256 (hex) of a backup's manifest file, which its increments name. */
 export function manifestSha256(dir: string): string {
-  return createHash('sha256').update(readFileSync(join(dir, MANIFEST_FILE))).digest('hex');
+  return sha256OfFile(join(dir, MANIFEST_FILE));
 }
 
 /** Read a backup's manifest, full or increment, and check every file it names against its sha256. */

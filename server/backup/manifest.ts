@@ -74,21 +74,6 @@ export async function readBackupPoint(file: string): Promise<BackupPoint> {
   }
 }
 
-/** Read and check a backup's manifest, and every file it names against its sha256. */
-export function readManifest(dir: string): BackupManifest {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'));
-  } catch (error) {
-    throw new BackupError(`${dir} holds no readable ${MANIFEST_FILE}, so it is no finished backup (${error instanceof Error ? error.message : String(error)})`);
-  }
-  const manifest = manifestOf(parsed);
-  if (manifest === null) throw new BackupError(`${join(dir, MANIFEST_FILE)} is not an Interlock backup manifest (${MANIFEST_FORMAT})`);
-  if (manifest.files.journal === undefined) throw new BackupError(`${join(dir, MANIFEST_FILE)} names no journal database`);
-  checkFiles(dir, manifest.files);
-  return manifest;
-}
-
 /** Check every file a manifest names against its sha256: one missing, unreadable or changed is refused. */
 export function checkFiles(dir: string, files: Readonly<Record<string, { name: string; sha256: string }>>): void {
   for (const [role, file] of Object.entries(files)) {

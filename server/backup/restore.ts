@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import type Stripe from 'stripe';
 import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
 import type { Checkpoints } from '../../db/port/checkpoints.ts';
-import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
