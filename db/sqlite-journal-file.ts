@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { JournalCorruptError } from '../server/journal/store.ts';
 import { entryRowOfTuple } from './journal-rules.ts';
 import type { HeadedRow, JournalFigures, JournalFile, StoredChain } from './port/journal-file.ts';
+import { readTail } from './sqlite-journal-tail.ts';
 
 // A journal file on a read-only connection of its own: the export's receipts, the ledger CSV's
 // rows, a backup's copy and the figures its manifest records. A long read never holds the
@@ -49,6 +50,7 @@ export async function openJournalFile(file: string, options: { writable?: boolea
     chainsInPeriod: (period, entriesMax) => chainsInPeriod(sqlite, period, entriesMax),
     chainsNewestFirst: () => chainsNewestFirst(sqlite),
     backupTo: (copy) => backupTo(sqlite, copy),
+    readTail: (after, use) => readTail(sqlite, () => figuresOf(sqlite), after, use),
     close: async () => {
       sqlite.close();
     },
@@ -75,6 +77,7 @@ function figuresOf(sqlite: Database.Database): JournalFigures {
   const count = sqlite.prepare<[], { n: number; last: number | null }>('SELECT count(*) AS n, max(seq) AS last FROM entries').get();
   const seal = sqlite.prepare<[], { global_hash: string }>('SELECT global_hash FROM journal_seals ORDER BY seq DESC LIMIT 1').get();
   const id = sqlite.prepare<[], { value: string }>("SELECT value FROM journal_meta WHERE name = 'journal_id'").get();
+  const checkpoint = sqlite.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM journal_checkpoints').get();
   const epochs = sqlite.prepare<[], { n: number }>("SELECT count(*) AS n FROM entries WHERE kind = 'EPOCH'").get();
   // The oldest DISPATCHED no entry has closed yet (`closes` marks the closing entries).
   const open = sqlite
@@ -90,6 +93,7 @@ function figuresOf(sqlite: Database.Database): JournalFigures {
     lastSeq: count?.last ?? 0,
     globalHead: seal?.global_hash ?? null,
     oldestOpenDispatchMs: open?.ts ?? null,
+    newestCheckpointId: checkpoint?.id ?? 0,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { EntryRow } from '../schema.ts';
+import type { TailEntry, TailTables } from './journal-tail.ts';
 
 /** Where a journal stands, read from its file: what a backup's manifest records. */
 export interface JournalFigures {
@@ -13,6 +14,19 @@ export interface JournalFigures {
   globalHead: string | null;
   /** The wall time of the oldest DISPATCHED no entry has closed yet, null for none. */
   oldestOpenDispatchMs: number | null;
+  /** The id of the newest signed checkpoint stored, 0 for none: an increment carries those after it. */
+  newestCheckpointId: number;
+}
+
+/** The journal after a seq, read from one snapshot. */
+export interface JournalTail {
+  /** Where the journal stands in this snapshot. */
+  figures: JournalFigures;
+  /** The global hash at the seq read after (null for seq 0 or a seq the journal has no seal of). */
+  anchor: string | null;
+  tables: TailTables;
+  /** The entries after that seq in seq order, in batches: memory holds one batch. */
+  entries: AsyncIterable<readonly TailEntry[]>;
 }
 
 /** One chain as a receipt export reads it: its stored entry bodies in journal order, as stored (unparsed). */
@@ -52,5 +66,11 @@ export interface JournalFile {
    * safe while a server writes; the copy is left as one file, nothing beside it.
    */
   backupTo(copy: string): Promise<void>;
+  /**
+   * Read the journal after `after.seq` from one snapshot (an incremental backup): `use` gets its
+   * figures, the small tables (the checkpoints after `after.checkpointId` only) and the entries
+   * with their seals, safe while a server writes.
+   */
+  readTail<T>(after: { seq: number; checkpointId: number }, use: (tail: JournalTail) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

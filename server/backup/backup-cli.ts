@@ -7,6 +7,8 @@ import { ConfigError } from '../config/load.ts';
 import { EnvError, parseEnv } from '../config/env.ts';
 import { SigningKeyError } from '../receipts/keys.ts';
 import { takeBackup } from './backup.ts';
+import { takeIncrement } from './increment.ts';
+import { INCREMENT_FORMAT } from './increment-manifest.ts';
 import { BackupError } from './manifest.ts';
 import { RESTORE_LOSES, restoreBackup } from './restore.ts';
 
@@ -17,12 +19,15 @@ export type BackupExitCode = (typeof BACKUP_EXIT_CODES)[keyof typeof BACKUP_EXIT
 
 /** How to take a backup, by the command that started this tool. */
 export const backupUsage = (): string =>
-  `usage: ${commandLine('<dir> [--with-key]', 'backup')}\n` +
+  `usage: ${commandLine('<dir> [--since <earlier backup>] [--with-key]', 'backup')}\n` +
   "  SQLite's online backup of the journal (DATA_DIR, DB_PATH) into <dir> (new or empty), safe while the server\n" +
   '  runs, with the config (INTERLOCK_CONFIG) and manifest.json (journal id, last seq, global chain head, time,\n' +
   '  every file and its sha256).\n' +
+  '  --since <dir>  an increment instead: only the entries after that backup (full or increment) and the small\n' +
+  "                 tables, its manifest naming that backup; a restore of it reads that backup's folder too\n" +
   '  --with-key  also copy the receipt signing key (warned about: whoever reads the backup can then sign receipts)\n' +
-  '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal); 64: bad arguments.';
+  '  Exit 0: done; 1: failed; 2: refused (the folder is not empty, no journal, the earlier backup does not check\n' +
+  '  or is not of this journal); 64: bad arguments.';
 
 /** How to restore one, by the command that started this tool. */
 export const restoreUsage = (): string =>
@@ -30,6 +35,8 @@ export const restoreUsage = (): string =>
   '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
+  '  An increment (backup --since) is restored with its chain: the full backup and each increment up to it, every\n' +
+  '  link checked before anything is written.\n' +
   '  --replace  put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
   '  The last line says what happened: "restore done: ...", "restore refused: ..." or "restore failed: ...".\n' +
   '  Exit 0: done; 2: not done (refused: a journal is there, a server has it open, the backup does not check; or failed); 64: bad arguments.';
@@ -41,8 +48,8 @@ interface Streams {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The one positional argument and the flags; null for --help. */
-function readArguments(args: readonly string[], flag: 'with-key' | 'replace'): { dir: string; flag: boolean } | null {
+/** The one positional argument and the flag; null for --help. */
+function readArguments(args: readonly string[], flag: 'replace'): { dir: string; flag: boolean } | null {
   const { values, positionals } = asUsage(() =>
     parseArgs({ args: [...args], strict: true, allowPositionals: true, options: { [flag]: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }),
   );
@@ -51,16 +58,34 @@ function readArguments(args: readonly string[], flag: 'with-key' | 'replace'): {
   return { dir: resolve(positionals[0]!), flag: values[flag] === true };
 }
 
+/** The backup command's folder, its earlier backup with --since (null for a full one), and --with-key; null for --help. */
+function readBackupArguments(args: readonly string[]): { dir: string; since: string | null; withKey: boolean } | null {
+  const { values, positionals } = asUsage(() =>
+    parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: true,
+      options: { since: { type: 'string' }, 'with-key': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }),
+  );
+  if (values.help === true) return null;
+  if (positionals.length !== 1) throw new UsageError('name one backup folder');
+  if (values.since === '') throw new UsageError('--since names the earlier backup folder');
+  return { dir: resolve(positionals[0]!), since: values.since === undefined ? null : resolve(values.since), withKey: values['with-key'] === true };
+}
+
 /** `npm run backup`: its exit code. */
 export async function runBackupCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
   return run(io, BACKUP_COMMAND, async () => {
-    const read = readArguments(args, 'with-key');
+    const read = readBackupArguments(args);
     if (read === null) return 'help';
-    const { manifest, warnings } = await takeBackup({ env: parseEnv(env), dir: read.dir, withKey: read.flag });
+    const options = { env: parseEnv(env), dir: read.dir, withKey: read.withKey };
+    const { manifest, warnings } = read.since === null ? await takeBackup(options) : await takeIncrement({ ...options, since: read.since });
     for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
     const { point } = manifest;
+    const what = manifest.format === INCREMENT_FORMAT ? `increment since ${read.since} (${manifest.carried} entries after seq ${manifest.base.last_seq})` : 'backup';
     io.stdout.write(
-      `backup in ${read.dir}: journal ${point.journal_id ?? '(no id yet)'}, ${point.entries} entries to seq ${point.last_seq}, ` +
+      `${what} in ${read.dir}: journal ${point.journal_id ?? '(no id yet)'}, ${point.entries} entries to seq ${point.last_seq}, ` +
         `global head ${point.global_head ?? '(none)'}, taken ${new Date(manifest.taken_at_ms).toISOString()}; files: ${Object.values(manifest.files)
           .map((f) => f.name)
           .join(', ')}\n`,
@@ -79,6 +104,7 @@ export async function runRestoreCli(args: readonly string[], env: Env, io: Strea
     const { findings } = result;
     for (const warning of result.warnings) io.stderr.write(`warning: ${warning}\n`);
     const lines = [
+      ...(result.chain.length === 1 ? [] : [`the chain: ${result.chain.join(' <- ')}`]),
       `restored ${read.dir} (taken ${new Date(result.manifest.taken_at_ms).toISOString()}, ${findings.backup.entries} entries to seq ${findings.backup.last_seq}); epoch ${result.epoch} begins.`,
       ...(result.replacedTo === null ? [] : [`the journal that was there is kept as ${result.replacedTo}`]),
       `Stripe, since ${new Date(findings.listed_since_ms).toISOString()}: ${findings.refunds_listed} refunds, ${findings.refunds_ours} sent by Interlock; ` +

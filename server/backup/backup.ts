@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import type { InterlockEnv } from '../config/env.ts';
 import { signingKeyLocation } from '../receipts/key-file.ts';
-import { BACKUP_FILES, type BackupManifest, BackupError, type BackupRole, MANIFEST_FILE, MANIFEST_FORMAT, readBackupPoint, sha256OfFile } from './manifest.ts';
+import { BACKUP_FILES, type BackupManifest, BackupError, MANIFEST_FILE, MANIFEST_FORMAT, readBackupPoint, sha256OfFile } from './manifest.ts';
 
 // `npm run backup -- <dir>`: SQLite's online backup of the journal's database, safe while the
 // server runs (WAL: the copy is one read transaction, a consistent snapshot, and the server goes on
@@ -34,11 +34,7 @@ export const KEY_IN_BACKUP_WARNING =
 export async function takeBackup(options: { env: BackupEnv; dir: string; withKey: boolean; wallMs?: () => number }): Promise<BackupResult> {
   const { env, dir, withKey } = options;
   const wallMs = options.wallMs ?? Date.now;
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty folder, never over another`);
-  if (!existsSync(env.dbPath)) throw new BackupError(`there is no journal at ${env.dbPath} to back up (DB_PATH, or DATA_DIR/interlock.sqlite)`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // An empty folder made beforehand (by a script, or by hand) is narrowed as one made here is.
-  chmodSync(dir, 0o700);
+  prepareBackupFolder(env, dir);
   const journalCopy = join(dir, BACKUP_FILES.journal);
   const partial = `${journalCopy}.partial`;
   // Made by us first, so SQLite writes into a file only its owner reads.
@@ -52,7 +48,29 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
   }
   renameSync(partial, journalCopy);
   const takenAtMs = wallMs();
-  const copied: BackupRole[] = ['journal'];
+  const { copied, warnings } = copyConfigAndKey(env, dir, withKey);
+  const files: BackupManifest['files'] = {};
+  for (const role of ['journal', ...copied] as const) {
+    const path = join(dir, BACKUP_FILES[role]);
+    files[role] = { name: BACKUP_FILES[role], sha256: sha256OfFile(path), bytes: statSync(path).size };
+  }
+  const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: await readBackupPoint(journalCopy), files };
+  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: BACKUP_FILE_MODE });
+  return { dir, manifest, warnings };
+}
+
+/** Refuse a folder that is not empty and a journal that is not there; make the folder, its owner's only. */
+export function prepareBackupFolder(env: Pick<BackupEnv, 'dbPath'>, dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new BackupError(`${dir} is not empty: a backup goes into a new or empty folder, never over another`);
+  if (!existsSync(env.dbPath)) throw new BackupError(`there is no journal at ${env.dbPath} to back up (DB_PATH, or DATA_DIR/interlock.sqlite)`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // An empty folder made beforehand (by a script, or by hand) is narrowed as one made here is.
+  chmodSync(dir, 0o700);
+}
+
+/** Copy the config (when there is one) and, with `withKey`, the receipt key into a backup folder: the roles copied, and the warnings. */
+export function copyConfigAndKey(env: BackupEnv, dir: string, withKey: boolean): { copied: ('config' | 'key')[]; warnings: string[] } {
+  const copied: ('config' | 'key')[] = [];
   const warnings: string[] = [];
   if (existsSync(env.configPath)) {
     copyFileSync(env.configPath, join(dir, BACKUP_FILES.config));
@@ -67,12 +85,5 @@ export async function takeBackup(options: { env: BackupEnv; dir: string; withKey
     copied.push('key');
     warnings.push(KEY_IN_BACKUP_WARNING);
   }
-  const files: BackupManifest['files'] = {};
-  for (const role of copied) {
-    const path = join(dir, BACKUP_FILES[role]);
-    files[role] = { name: BACKUP_FILES[role], sha256: sha256OfFile(path), bytes: statSync(path).size };
-  }
-  const manifest: BackupManifest = { format: MANIFEST_FORMAT, taken_at_ms: takenAtMs, point: await readBackupPoint(journalCopy), files };
-  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { mode: BACKUP_FILE_MODE });
-  return { dir, manifest, warnings };
+  return { copied, warnings };
 }

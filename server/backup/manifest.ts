@@ -33,6 +33,8 @@ export interface BackupPoint {
   global_head: string | null;
   /** The oldest dispatch still open at the backup point (wall ms), null for none: its refund may be at Stripe already. */
   oldest_open_dispatch_ms: number | null;
+  /** The newest signed checkpoint's id (0 for none): an increment since this backup carries those after it. Absent in earlier backups. */
+  newest_checkpoint_id?: number;
 }
 
 /** What `manifest.json` says. */
@@ -65,24 +67,16 @@ export async function readBackupPoint(file: string): Promise<BackupPoint> {
       last_seq: figures.lastSeq,
       global_head: figures.globalHead,
       oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
+      newest_checkpoint_id: figures.newestCheckpointId,
     };
   } finally {
     await journal.close();
   }
 }
 
-/** Read and check a backup's manifest, and every file it names against its sha256. */
-export function readManifest(dir: string): BackupManifest {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8'));
-  } catch (error) {
-    throw new BackupError(`${dir} holds no readable ${MANIFEST_FILE}, so it is no finished backup (${error instanceof Error ? error.message : String(error)})`);
-  }
-  const manifest = manifestOf(parsed);
-  if (manifest === null) throw new BackupError(`${join(dir, MANIFEST_FILE)} is not an Interlock backup manifest (${MANIFEST_FORMAT})`);
-  if (manifest.files.journal === undefined) throw new BackupError(`${join(dir, MANIFEST_FILE)} names no journal database`);
-  for (const [role, file] of Object.entries(manifest.files)) {
+/** Check every file a manifest names against its sha256: one missing, unreadable or changed is refused. */
+export function checkFiles(dir: string, files: Readonly<Record<string, { name: string; sha256: string }>>): void {
+  for (const [role, file] of Object.entries(files)) {
     const path = join(dir, file.name);
     let sha256: string;
     try {
@@ -92,7 +86,6 @@ export function readManifest(dir: string): BackupManifest {
     }
     if (sha256 !== file.sha256) throw new BackupError(`the backup's ${role} file ${path} is not the one the manifest names (sha256 ${sha256}, manifest ${file.sha256}): it was changed or cut short`);
   }
-  return manifest;
 }
 
 /** The manifest a parsed `manifest.json` is, or null when it is not one. */
@@ -110,16 +103,19 @@ export function manifestOf(value: unknown): BackupManifest | null {
   return { format: MANIFEST_FORMAT, taken_at_ms: value.taken_at_ms, point, files };
 }
 
-function pointOf(value: unknown): BackupPoint | null {
+/** The backup point a parsed manifest records, or null when it is not one. */
+export function pointOf(value: unknown): BackupPoint | null {
   if (!isJsonObject(value)) return null;
-  const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms } = value;
+  const { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms, newest_checkpoint_id } = value;
   if (!(journal_id === null || typeof journal_id === 'string') || !(global_head === null || typeof global_head === 'string')) return null;
   if (!isWholeMs(epoch) || !isWholeMs(entries) || !isWholeMs(last_seq)) return null;
   if (!(oldest_open_dispatch_ms === null || isWholeMs(oldest_open_dispatch_ms))) return null;
-  return { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms };
+  const point: BackupPoint = { journal_id, epoch, entries, last_seq, global_head, oldest_open_dispatch_ms };
+  if (newest_checkpoint_id === undefined) return point;
+  return isWholeMs(newest_checkpoint_id) ? { ...point, newest_checkpoint_id } : null;
 }
 
 /** A whole, non-negative number (ms, a count, a seq). */
-function isWholeMs(value: unknown): value is number {
+export function isWholeMs(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }

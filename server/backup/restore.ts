@@ -1,9 +1,8 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type Stripe from 'stripe';
 import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
 import type { Checkpoints } from '../../db/port/checkpoints.ts';
-import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
@@ -14,7 +13,6 @@ import { readCheckpoint } from '../integrity/checkpoint.ts';
 import { verifyJournalFile } from '../integrity/verify-journal.ts';
 import { originOf, startEpoch } from '../integrity/epoch.ts';
 import { openMirror } from '../integrity/mirrors.ts';
-import { resolveSigningKey, signingKeyLocation } from '../receipts/key-file.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { recordConfirmation } from '../confirm/record.ts';
@@ -22,7 +20,10 @@ import type { JournalStore } from '../journal/store.ts';
 import { budgetFromConfig, stripeAccountOf } from '../app/services.ts';
 import { attachBudget } from '../stripe/paced-client.ts';
 import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refunds.ts';
-import { BACKUP_FILES, type BackupManifest, BackupError, readManifest, sha256OfFile } from './manifest.ts';
+import { applyIncrements, newestOf, readChain } from './chain.ts';
+import type { AnyManifest } from './increment-manifest.ts';
+import { BACKUP_FILES, BackupError } from './manifest.ts';
+import { newestWith, placeConfig, placeKey } from './restore-files.ts';
 import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings, restoreConfirms } from './restore-plan.ts';
 import { refundsSince } from './stripe-refunds-since.ts';
 
@@ -40,7 +41,10 @@ export type RestoreEnv = Pick<
 
 /** What a restore did. */
 export interface RestoreResult {
-  manifest: BackupManifest;
+  /** The newest backup of the chain restored (the full backup when it is alone). */
+  manifest: AnyManifest;
+  /** The backups restored, oldest first: a full backup, then its increments. */
+  chain: string[];
   epoch: number;
   findings: RestoreFindings;
   /** Where the journal it replaced was put, null when there was none. */
@@ -72,10 +76,13 @@ export async function restoreBackup(options: {
 }): Promise<RestoreResult> {
   const { env, dir, replace } = options;
   const wallMs = options.wallMs ?? Date.now;
-  const manifest = readManifest(dir);
+  const chain = readChain(dir);
+  const manifest = newestOf(chain);
+  // The newest config and key the chain holds are the ones it is restored with.
+  const withConfig = newestWith(chain, 'config');
   // Where no config is, the backup's is the one the restore puts there (placeConfig): read that one.
-  const configInBackup = manifest.files.config;
-  const configPath = existsSync(env.configPath) || configInBackup === undefined ? env.configPath : join(dir, configInBackup.name);
+  const configInBackup = withConfig?.manifest.files.config;
+  const configPath = existsSync(env.configPath) || withConfig === null || configInBackup === undefined ? env.configPath : join(withConfig.dir, configInBackup.name);
   const config = loadConfig(configPath, env.secrets);
   // Before anything is placed: a Stripe whose refunds cannot be read makes the restore refuse, not find nothing.
   refuseLostSandbox(env, config);
@@ -84,15 +91,19 @@ export async function restoreBackup(options: {
     if (!replace) throw new BackupError(`${env.dbPath} already holds a journal: restoring over it loses everything written since the backup; say --replace to put it aside and restore`);
     await refuseWhileOpen(env.dbPath);
   }
-  const key = placeKey(env, dir, manifest);
-  placeConfig(env, dir, manifest, warnings);
   mkdirSync(dirname(env.dbPath), { recursive: true });
   const restoring = `${env.dbPath}.restoring`;
   removeDatabaseFiles(restoring);
-  copyFileSync(join(dir, BACKUP_FILES.journal), restoring);
-  let result: Omit<RestoreResult, 'replacedTo' | 'warnings'>;
+  copyFileSync(join(chain.full.dir, BACKUP_FILES.journal), restoring);
+  let result: Omit<RestoreResult, 'replacedTo' | 'warnings' | 'chain'>;
   try {
-    await refuseDamaged(restoring, key, join(dir, BACKUP_FILES.journal));
+    // The increments are laid on the copy before the key or the config is put in place: a link
+    // that does not continue the one before it leaves nothing behind.
+    await applyIncrements(restoring, chain);
+    const key = placeKey(env, newestWith(chain, 'key'));
+    placeConfig(env, withConfig, warnings);
+    const named = chain.increments.length === 0 ? join(dir, BACKUP_FILES.journal) : `the chain ending at ${dir}`;
+    await refuseDamaged(restoring, key, named);
     result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
   } catch (error) {
     removeDatabaseFiles(restoring);
@@ -108,7 +119,7 @@ export async function restoreBackup(options: {
   // A write-ahead log or its index left beside the old file would be read as the restored one's.
   for (const suffix of ['-wal', '-shm']) rmSync(`${env.dbPath}${suffix}`, { force: true });
   renameSync(restoring, env.dbPath);
-  return { ...result, replacedTo, warnings };
+  return { ...result, replacedTo, warnings, chain: [chain.full.dir, ...chain.increments.map((link) => link.dir)] };
 }
 
 /**
@@ -134,51 +145,16 @@ function removeDatabaseFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
 }
 
-/**
- * The receipt key the epoch is signed with: the one where the server will read it. The backup's
- * (when it holds one) is put there if none is; a different key there is refused, because the old
- * epoch's checkpoints and receipts verify with the backup's key only.
- */
-function placeKey(env: RestoreEnv, dir: string, manifest: BackupManifest): SigningKey {
-  const { path } = signingKeyLocation(env);
-  const inBackup = manifest.files.key;
-  if (inBackup !== undefined) {
-    if (!existsSync(path)) {
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, readFileSync(join(dir, inBackup.name)), { mode: 0o600 });
-    } else if (sha256OfFile(path) !== inBackup.sha256) {
-      throw new BackupError(`${path} holds another receipt key than the backup's: the journal's checkpoints verify with the backup's key only; move it away or restore without the key`);
-    }
-  } else if (!existsSync(path)) {
-    throw new BackupError(`there is no receipt key at ${path} and the backup holds none: the new epoch must be signed with the journal's key; put it back there (or take backups with --with-key)`);
-  }
-  return resolveSigningKey(env, { readOnly: true }).key;
-}
-
-/** The backup's config is written where the config is read when none is there; a config already there is kept. */
-function placeConfig(env: RestoreEnv, dir: string, manifest: BackupManifest, warnings: string[]): void {
-  const inBackup = manifest.files.config;
-  if (inBackup === undefined) return;
-  if (!existsSync(env.configPath)) {
-    // Its owner's only, as the backup kept it: it holds the people's password and token hashes.
-    writeFileSync(env.configPath, readFileSync(join(dir, inBackup.name)), { mode: 0o600 });
-    return;
-  }
-  if (sha256OfFile(env.configPath) !== inBackup.sha256) {
-    warnings.push(`${env.configPath} differs from the backup's config; it was kept (the backup's is ${join(dir, inBackup.name)})`);
-  }
-}
-
 /** Ask Stripe what it holds since the backup point, journal what the backup does not know, and begin the new epoch. */
 async function reconcile(parts: {
   file: string;
   config: InterlockConfig;
   env: RestoreEnv;
   key: SigningKey;
-  manifest: BackupManifest;
+  manifest: AnyManifest;
   wallMs: () => number;
   stripeEndpoint: StripeEndpoint;
-}): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings'>> {
+}): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings' | 'chain'>> {
   const { file, config, env, key, manifest, wallMs } = parts;
   const storage = await openStorage({ file });
   const connection = await connectStripe(env, config, parts.stripeEndpoint);

@@ -99,7 +99,7 @@ describe('a journal file read on its own connection', () => {
     const journal = storage.journal(clock);
     const empty = await openJournalFile(file);
     opened.push(empty);
-    expect(await empty.figures()).toEqual({ journalId: null, epochs: 0, entries: 0, lastSeq: 0, globalHead: null, oldestOpenDispatchMs: null });
+    expect(await empty.figures()).toEqual({ journalId: null, epochs: 0, entries: 0, lastSeq: 0, globalHead: null, oldestOpenDispatchMs: null, newestCheckpointId: 0 });
     await journal.append('PROPOSED', effectIdOf(1), fields('PROPOSED'));
     await journal.append('DISPATCHED', effectIdOf(1), fields('DISPATCHED'));
     const dispatchedMs = clock.nowMs;
@@ -107,6 +107,6 @@ describe('a journal file read on its own connection', () => {
     const reader = await openJournalFile(file);
     opened.push(reader);
     const head = await journal.head();
-    expect(await reader.figures()).toEqual({ journalId: id, epochs: 0, entries: 2, lastSeq: 2, globalHead: head?.globalHash, oldestOpenDispatchMs: dispatchedMs });
+    expect(await reader.figures()).toEqual({ journalId: id, epochs: 0, entries: 2, lastSeq: 2, globalHead: head?.globalHash, oldestOpenDispatchMs: dispatchedMs, newestCheckpointId: 0 });
   });
 });
