@@ -292,11 +292,13 @@ export class Views {
   async #verifiedChain(effectId: string): Promise<Entry[]> {
     const tail = this.#follower.tail(effectId);
     if (tail === undefined) return [];
-    // The journal checks every hash and link of the chain again; the last entry the views applied
-    // must then be the very one they verified, which pins every entry before it.
+    // Every entry is held against its hash, its link and its seal before anything else
+    // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
+    // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
+    // the last entry the views applied must still be the very one they verified (the tail).
     let read: Entry[];
     try {
-      read = await this.#journal.entries(effectId);
+      read = (await this.#journal.sealedChain(effectId)).map(({ entry }) => entry);
     } catch (error) {
       // The guard has reported it already; the caller is told the views stand failed.
       if (error instanceof JournalCorruptError) throw this.#fail(error);
