@@ -16,6 +16,13 @@ export const CORE_SHARE = 0.25;
 /** Entries (or chains) the first slice reads; each next slice reads as many as fit in `sliceMs`. */
 const FIRST_SLICE_UNITS = 50;
 const SLICE_UNITS_MAX = 2_000;
+/**
+ * The part of `sliceMs` a slice is sized to fill at the last slice's pace: the rest is headroom for
+ * a collection or a busy core in the middle of it (at 0.8, one slice in ten ran past 10 ms).
+ */
+const SLICE_FILL = 0.5;
+/** Chain ids read at once while the links are checked. */
+const CHAIN_IDS_PAGE = 200;
 
 /** What the pass has done since the process started: the metrics read it (`interlock_journal_verify_*`). */
 export class WholePassCounts {
@@ -58,7 +65,7 @@ export interface WholePassParts {
   onSlice?: (slice: SliceRecord) => void;
 }
 
-const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class WholeJournalPass {
   readonly #parts: WholePassParts;
@@ -179,12 +186,12 @@ export class WholeJournalPass {
     let finished = false;
     while (!finished) {
       const ran = await this.#slice('links', async () => {
-        if (waiting.length === 0) waiting = await journal.chainIds(after, SLICE_UNITS_MAX);
+        if (waiting.length === 0) waiting = await journal.chainIds(after, CHAIN_IDS_PAGE);
         finished = waiting.length === 0;
         const sliceStart = this.#now();
         let units = 0;
-        // Chains are read whole, one at a time, until half the slice's time is spent (a chain is short).
-        while (waiting.length > 0 && (units === 0 || this.#now() - sliceStart < this.#sliceMs / 2)) {
+        // Chains are read whole, one at a time, until the slice's fill is spent (a chain is short).
+        while (waiting.length > 0 && (units === 0 || this.#now() - sliceStart < this.#sliceMs * SLICE_FILL)) {
           const effectId = waiting.shift() ?? '';
           units += (await journal.entries(effectId)).length;
           after = effectId;
@@ -214,7 +221,7 @@ export class WholeJournalPass {
     const workMs = this.#now() - startMs;
     if (units > 0) {
       const perUnitMs = Math.max(workMs / units, 0.001);
-      this.#units = Math.max(1, Math.min(SLICE_UNITS_MAX, Math.floor((this.#sliceMs * 0.8) / perUnitMs)));
+      this.#units = Math.max(1, Math.min(SLICE_UNITS_MAX, Math.floor((this.#sliceMs * SLICE_FILL) / perUnitMs)));
     }
     const sleep = Math.max(1, (workMs * (1 - this.#share)) / this.#share);
     this.#parts.onSlice?.({ phase, units, workMs, sleepMs: sleep });

@@ -58,13 +58,13 @@ describe('the background pass over the whole journal', () => {
     expect(counts.lastPassSeconds).toBeGreaterThan(0);
     expect(views.unavailable).toBeNull();
     // Each slice of the global chain reads as many entries as the pace of the one before fits in
-    // 8 ms (counted in work units); measured, the slices keep to 10 ms (loosely: the machine is shared).
+    // 5 ms (counted in work units); measured, the slices keep to 10 ms (loosely: the machine is shared).
     const global = slices.filter((s) => s.phase === 'global');
-    expect(global.length).toBeGreaterThan(5);
+    expect(global.length).toBeGreaterThanOrEqual(2);
     for (const [i, slice] of global.entries()) {
       const before = global[i - 1];
       if (before === undefined || slice.units === 0) continue;
-      expect(slice.units).toBeLessThanOrEqual(Math.max(1, Math.floor(8 / Math.max(before.workMs / before.units, 0.001))));
+      expect(slice.units).toBeLessThanOrEqual(Math.max(1, Math.floor(5 / Math.max(before.workMs / before.units, 0.001))));
     }
     const sorted = slices.map((s) => s.workMs).sort((a, b) => a - b);
     expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThanOrEqual(10);
