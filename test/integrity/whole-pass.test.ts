@@ -3,7 +3,7 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { type SliceRecord, WholeJournalPass, WholePassCounts, type WholePassParts } from '../../server/integrity/whole-pass.ts';
 import { Views } from '../../server/views/views.ts';
-import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
+import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 import { cleanUpDatabases, fakeClock } from '../support/db-journals.ts';
 import { relinkChain, resealFrom, rewriteEntry, tamper, writeJournal } from '../support/tamper.ts';
 import { join } from 'node:path';
@@ -109,6 +109,46 @@ describe('the background pass over the whole journal', () => {
     expect(await pass.run()).toBe(false);
     expect(counts.damage).toBe(1);
     expect(views.unavailable?.corrupt.message).toMatch(/newest checkpoint signed another head/);
+  });
+
+  it('as npm start runs it: a pass after start-up and again each period; an old seal edited meanwhile is found, then 503', async () => {
+    const config = testConfig();
+    world = await buildAppWorld({ background: true, config: { ...config, integrity: { ...config.integrity, wholePassMs: 300 } } });
+    const w = world;
+    const pi = await w.payment(9_000);
+    expect((await w.agent('POST', '/v1/refunds', { request_id: 'case-bg', payment_intent: pi, amount: 1_000 })).json().status).toBe('COMMITTED');
+    await expect.poll(() => w.services.wholePass.passes, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    tamper(join(w.dir, 'interlock.sqlite'), (s) => s.prepare('UPDATE journal_seals SET global_hash = ? WHERE seq = 1').run('0'.repeat(64)));
+    await expect.poll(() => w.services.wholePass.damage, { timeout: 10_000 }).toBe(1);
+    const answer = await w.agent('GET', '/v1/refunds/case-bg');
+    expect([answer.statusCode, answer.json().error.code]).toEqual([503, 'journal_unavailable']);
+    expect(w.services.views.unavailable?.corrupt.message).toMatch(/seq 1 breaks the global chain: found by the background pass/);
+  });
+
+  it('its figures on /metrics: passes completed, entries verified, the last pass’s duration, damage found', async () => {
+    world = await buildAppWorld();
+    const w = world;
+    const pi = await w.payment(9_000);
+    expect((await w.agent('POST', '/v1/refunds', { request_id: 'case-m', payment_intent: pi, amount: 1_000 })).json().status).toBe('COMMITTED');
+    await w.services.views.current();
+    const views = w.services.views;
+    const pass = new WholeJournalPass({
+      journal: views.journal,
+      report: (error) => views.report(error),
+      recomputedHead: () => views.head,
+      failed: () => views.unavailable !== null,
+      checkpointProblem: async () => null,
+      counts: w.services.wholePass,
+      periodMs: 60_000,
+      log: { warn: () => {} },
+    });
+    expect(await pass.run()).toBe(true);
+    const text = (await w.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body;
+    const value = (series: string) => Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.slice(series.length + 1));
+    expect(value('interlock_journal_pass_completed_total')).toBe(1);
+    expect(value('interlock_journal_pass_entries_total')).toBe(await w.entryCount());
+    expect(value('interlock_journal_pass_damage_total')).toBe(0);
+    expect(value('interlock_journal_pass_last_duration_seconds')).toBeGreaterThan(0);
   });
 
   it('under a running server: an old seal edited after start makes every journal route answer 503 once the pass reaches it', async () => {
