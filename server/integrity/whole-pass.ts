@@ -132,7 +132,8 @@ export class WholeJournalPass {
       return true;
     } catch (error) {
       if (this.#parts.report(error)) {
-        counts.damage += 1;
+        // Damage this pass found; a journal another reader had already failed is not counted again.
+        if (error instanceof JournalCorruptError) counts.damage += 1;
         this.stop();
         return false;
       }
