@@ -296,16 +296,17 @@ export class Views {
     // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
     // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
     // the last entry the views applied must still be the very one they verified (the tail).
-    let read: Entry[];
+    const appliedSeq = this.#follower.seq;
+    let chain: Entry[];
     try {
-      read = (await this.#journal.sealedChain(effectId)).map(({ entry }) => entry);
+      // Cut at the last entry the views applied: entries appended since are shown after the next catch-up.
+      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= appliedSeq).map(({ entry }) => entry);
     } catch (error) {
       // The guard has reported it already; the caller is told the views stand failed.
       if (error instanceof JournalCorruptError) throw this.#fail(error);
       throw error;
     }
-    const chain = read.slice(0, tail.length);
-    if (chain.at(-1)?.hash !== tail.hash) {
+    if (chain.length !== tail.length || chain.at(-1)?.hash !== tail.hash) {
       throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
     }
     return chain;
