@@ -35,7 +35,10 @@ export interface FollowerEvents {
  *
  * Each entry's hash was checked by the journal's scan; the follower also checks that it links to
  * the entry before it in its chain, and keeps each chain's tail. So the tails are what the views
- * verified, and a chain read again later can be held against them (views.ts `chain`). It
+ * verified, and a chain read again later can be held against them (views.ts `chain`). A chain
+ * shown or signed is held against its seals first (server/journal/seals.ts), which needs no state;
+ * the tails remain for what the seals cannot tell: rows cut from a chain's end leave the rest
+ * sealed as written. It
  * recomputes the global chain too, entry by entry from the first: a stored global hash that is
  * not the one the entries before it give is a journal changed behind its back; and after each
  * catch-up the seal stored at its last entry must still be the one it recomputed.
