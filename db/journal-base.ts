@@ -10,7 +10,6 @@ import {
   type ReservationGuard,
   type Reservations,
   type JournalHead,
-  JournalCorruptError,
   type SealedEntry,
   type Sequenced,
 } from '../server/journal/store.ts';
