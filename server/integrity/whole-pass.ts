@@ -13,18 +13,19 @@ import { JournalCorruptError, type JournalHead, type JournalStore } from '../jou
 export const SLICE_MS = 10;
 /** The share of one core the pass may take: it sleeps three times as long as it worked. */
 export const CORE_SHARE = 0.25;
-/** Entries (or chains) the first slice reads; each next slice reads as many as fit in `sliceMs`. */
+/** Entries the first slice reads; each next slice reads as many as the last one's pace fits in its fill of `sliceMs`. */
 const FIRST_SLICE_UNITS = 50;
 const SLICE_UNITS_MAX = 2_000;
 /**
  * The part of `sliceMs` a slice is sized to fill at the last slice's pace: the rest is headroom for
- * a collection or a busy core in the middle of it (at 0.8, one slice in ten ran past 10 ms).
+ * a collection or a busy core in the middle of it (at 0.8, 6 of 74 slices ran past 10 ms in
+ * `bench/whole-pass.ts` at 20,000 entries).
  */
 const SLICE_FILL = 0.5;
 /** Chain ids read at once while the links are checked. */
 const CHAIN_IDS_PAGE = 200;
 
-/** What the pass has done since the process started: the metrics read it (`interlock_journal_verify_*`). */
+/** What the pass has done since the process started: the metrics read it (`interlock_journal_pass_*`). */
 export class WholePassCounts {
   passes = 0;
   entries = 0;
@@ -34,7 +35,7 @@ export class WholePassCounts {
 
 /** One slice as it ran: what it did, how long it worked and how long it then slept. */
 export interface SliceRecord {
-  /** `global`: entries of the global chain, as many as the pace allows; `links`: chains, read until half the slice's time is spent. */
+  /** `global`: entries of the global chain, as many as the pace allows; `links`: chains, read until the slice's fill of its time is spent. */
   phase: 'global' | 'links';
   units: number;
   workMs: number;
@@ -77,7 +78,7 @@ export class WholeJournalPass {
   #running: Promise<boolean> | null = null;
   /** Set by `stop`: no next pass, and the one under way ends at its next slice. */
   #halted = false;
-  /** Units the next slice reads: as many as the last slice's pace fits in `sliceMs`. */
+  /** Entries the next slice of the global chain reads. */
   #units = FIRST_SLICE_UNITS;
 
   constructor(parts: WholePassParts) {
