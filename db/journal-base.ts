@@ -10,7 +10,7 @@ import {
   type ReservationGuard,
   type Reservations,
   type JournalHead,
-  JournalCorruptError,
+  type SealedEntry,
   type Sequenced,
 } from '../server/journal/store.ts';
 import { globalHashOf } from '../server/journal/hash.ts';
@@ -30,6 +30,9 @@ import {
 } from './journal-rules.ts';
 import { isKind } from '../server/journal/shapes.ts';
 import type { EntryRow } from './schema.ts';
+import { pairWithSeals, type Seal, sealedChainOf } from './journal-seal-reads.ts';
+
+export type { Seal } from './journal-seal-reads.ts';
 
 /** Entries one `appendSealed` call may store: they share one transaction, which holds the write lock. */
 export const appendSealedMax = 50_000;
@@ -88,6 +91,11 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract sealsBetween(tx: Tx, afterSeq: number, throughSeq: number): Promise<Seal[]>;
   /** How many entries the journal holds. */
   protected abstract entryCount(tx: Tx): Promise<number>;
+  /** The global hash stored at `seq`, and at the newest seq below it; undefined for none. */
+  protected abstract sealAtSeq(tx: Tx, seq: number): Promise<string | undefined>;
+  protected abstract sealBelow(tx: Tx, seq: number): Promise<string | undefined>;
+  /** Distinct effect ids above `after`, ascending, at most `limit`. */
+  protected abstract effectIdsAfter(tx: Tx, after: string, limit: number): Promise<string[]>;
 
   async entries(effectId: string): Promise<Entry[]> {
     return this.snapshot(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
@@ -179,6 +187,23 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     });
   }
 
+  async sealedChain(effectId: string): Promise<SealedEntry[]> {
+    return this.snapshot(async (tx) =>
+      sealedChainOf(await this.chainRows(tx, effectId), { at: (seq) => this.sealAtSeq(tx, seq), below: (seq) => this.sealBelow(tx, seq) }, this.#verified),
+    );
+  }
+
+  async sealAt(seq: number): Promise<string | null> {
+    if (!Number.isSafeInteger(seq)) throw new TypeError(`seq must be an integer: ${seq}`);
+    return this.snapshot(async (tx) => (await this.sealAtSeq(tx, seq)) ?? null);
+  }
+
+  async chainIds(after: string, limit: number): Promise<string[]> {
+    if (typeof after !== 'string') throw new TypeError('after must be a chain id or an empty string');
+    if (!Number.isSafeInteger(limit) || limit <= 0) throw new TypeError(`limit must be a positive integer: ${limit}`);
+    return this.snapshot((tx) => this.effectIdsAfter(tx, after, limit));
+  }
+
   /**
    * Store entries sealed elsewhere (a generated benchmark journal, an import), in order, in one
    * transaction. Each must be a sealed entry whose hash holds, linked to its effect's newest
@@ -208,7 +233,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
           last = lastRow === undefined ? null : entryOfRow(lastRow, this.#verified).hash;
         }
         if (row.prev !== last) throw new TypeError(`entry ${row.hash} does not link to the newest entry of effect ${row.effectId}`);
-        await this.sealAt(tx, await this.insertRow(tx, row), row.hash);
+        await this.sealStored(tx, await this.insertRow(tx, row), row.hash);
         newest.set(row.effectId, row.hash);
       }
     });
@@ -234,7 +259,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   /** Extend the global chain by the entry just stored at `seq`, in its transaction. */
-  private async sealAt(tx: Tx, seq: number, entryHash: string): Promise<void> {
+  private async sealStored(tx: Tx, seq: number, entryHash: string): Promise<void> {
     const last = await this.lastSeal(tx);
     await this.insertSeal(tx, { seq, globalHash: globalHashOf(last?.globalHash ?? null, seq, entryHash) });
   }
@@ -244,34 +269,6 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     assertTimeMs(nowMs);
     return nowMs;
   }
-}
-
-/** One row of the global chain: the global hash of the entry at `seq`. */
-export interface Seal {
-  seq: number;
-  globalHash: string;
-}
-
-/**
- * Each row with the global hash stored at its seq. Both lists are in seq order over the same
- * range, so every entry must have its seal and every seal its entry: an entry without one was
- * inserted behind the journal's back, a seal without one marks an entry removed.
- */
-function pairWithSeals(rows: readonly EntryRow[], seals: readonly Seal[]): Array<{ row: EntryRow; global: string }> {
-  const paired: Array<{ row: EntryRow; global: string }> = [];
-  let s = 0;
-  for (const row of rows) {
-    const seal = seals[s];
-    if (seal !== undefined && seal.seq < row.seq) {
-      throw new JournalCorruptError(`journal seq ${seal.seq} has a global seal but no entry: an entry was removed`, { seq: seal.seq, effectId: 'unknown' });
-    }
-    if (seal === undefined || seal.seq !== row.seq) {
-      throw new JournalCorruptError(`journal entry seq ${row.seq} has no global seal: it was not written by the journal`, { seq: row.seq, effectId: row.effectId });
-    }
-    paired.push({ row, global: seal.globalHash });
-    s += 1;
-  }
-  return paired;
 }
 
 function assertReservationKey(key: string): void {

@@ -123,6 +123,18 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   protected async entryCount(tx: MemoryState): Promise<number> {
     return tx.rows.length;
   }
+
+  protected async sealAtSeq(tx: MemoryState, seq: number): Promise<string | undefined> {
+    return tx.seals.find((seal) => seal.seq === seq)?.globalHash;
+  }
+
+  protected async sealBelow(tx: MemoryState, seq: number): Promise<string | undefined> {
+    return tx.seals.findLast((seal) => seal.seq < seq)?.globalHash;
+  }
+
+  protected async effectIdsAfter(tx: MemoryState, after: string, limit: number): Promise<string[]> {
+    return [...new Set(tx.rows.map((row) => row.effectId))].filter((id) => id > after).sort().slice(0, limit);
+  }
 }
 
 /** One effect's rows in seq order. */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { and, asc, desc, eq, getTableColumns, gt, lte, ne, notExists, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, lt, lte, ne, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/sqlite-core';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
@@ -98,6 +98,22 @@ function prepareQueries(db: JournalDb) {
       .orderBy(asc(journalSeals.seq))
       .prepare(),
     entryCount: db.select({ n: sql<number>`count(*)` }).from(entries).prepare(),
+    sealAt: db.select({ globalHash: journalSeals.globalHash }).from(journalSeals).where(eq(journalSeals.seq, sql.placeholder('seq'))).prepare(),
+    sealBelow: db
+      .select({ globalHash: journalSeals.globalHash })
+      .from(journalSeals)
+      .where(lt(journalSeals.seq, sql.placeholder('seq')))
+      .orderBy(desc(journalSeals.seq))
+      .limit(1)
+      .prepare(),
+    // The (effect_id, seq) index answers it in order, a page at a time.
+    effectIdsAfter: db
+      .selectDistinct({ effectId: entries.effectId })
+      .from(entries)
+      .where(gt(entries.effectId, sql.placeholder('after')))
+      .orderBy(asc(entries.effectId))
+      .limit(sql.placeholder('limit'))
+      .prepare(),
     after: db
       .select()
       .from(entries)
@@ -286,6 +302,18 @@ export class SqliteJournal extends ChainedJournal<Queries> {
 
   protected async entryCount(q: Queries): Promise<number> {
     return q.entryCount.get()?.n ?? 0;
+  }
+
+  protected async sealAtSeq(q: Queries, seq: number): Promise<string | undefined> {
+    return q.sealAt.get({ seq })?.globalHash;
+  }
+
+  protected async sealBelow(q: Queries, seq: number): Promise<string | undefined> {
+    return q.sealBelow.get({ seq })?.globalHash;
+  }
+
+  protected async effectIdsAfter(q: Queries, after: string, limit: number): Promise<string[]> {
+    return q.effectIdsAfter.all({ after, limit }).map((row) => row.effectId);
   }
 
   protected async rowsAfter(q: Queries, afterSeq: number, limit: number): Promise<EntryRow[]> {

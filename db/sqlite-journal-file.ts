@@ -101,17 +101,21 @@ async function* chainsInPeriod(sqlite: Database.Database, period: { fromMs: numb
   const chains = sqlite.prepare<[number, number], { effect_id: string }>(
     'SELECT effect_id, MIN(seq) AS first_seq FROM entries WHERE ts_ms >= ? AND ts_ms < ? GROUP BY effect_id ORDER BY first_seq',
   );
-  const chain = sqlite.prepare<{ effectId: string; toMs: number; max: number }, { body: string }>(
-    `SELECT body FROM entries WHERE effect_id = @effectId
-       AND seq <= (SELECT MAX(seq) FROM entries WHERE effect_id = @effectId AND ts_ms < @toMs)
-     ORDER BY seq LIMIT @max`,
+  // Each entry with the seal at its seq and the one before it, for the export to hold the chain against.
+  const chain = sqlite.prepare<{ effectId: string; toMs: number; max: number }, { seq: number; body: string; global: string | null; previous_global: string | null }>(
+    `SELECT e.seq, e.body,
+       (SELECT s.global_hash FROM journal_seals s WHERE s.seq = e.seq) AS global,
+       (SELECT p.global_hash FROM journal_seals p WHERE p.seq < e.seq ORDER BY p.seq DESC LIMIT 1) AS previous_global
+     FROM entries e WHERE e.effect_id = @effectId
+       AND e.seq <= (SELECT MAX(seq) FROM entries WHERE effect_id = @effectId AND ts_ms < @toMs)
+     ORDER BY e.seq LIMIT @max`,
   );
   // One read transaction: every chain is read from the same snapshot as the list.
   sqlite.exec('BEGIN');
   try {
     for (const { effect_id: effectId } of chains.iterate(period.fromMs, period.toMs)) {
-      const bodies = chain.all({ effectId, toMs: period.toMs, max: entriesMax + 1 }).map((row) => row.body);
-      yield { effectId, bodies };
+      const rows = chain.all({ effectId, toMs: period.toMs, max: entriesMax + 1 });
+      yield { effectId, bodies: rows.map((row) => row.body), seals: rows.map((row) => ({ seq: row.seq, global: row.global, previousGlobal: row.previous_global })) };
     }
   } finally {
     if (sqlite.inTransaction) sqlite.exec('COMMIT');

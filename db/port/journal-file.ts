@@ -29,10 +29,12 @@ export interface JournalTail {
   entries: AsyncIterable<readonly TailEntry[]>;
 }
 
-/** One chain as a receipt export reads it: its stored entry bodies in journal order, as stored (unparsed). */
+/** One chain as a receipt export reads it: its stored entry bodies in journal order, as stored (unparsed), each with its seals. */
 export interface StoredChain {
   effectId: string;
   bodies: string[];
+  /** For each body, in order: its seq, the global hash stored there and at the newest seq below it (null where there is none). */
+  seals: Array<{ seq: number; global: string | null; previousGlobal: string | null }>;
 }
 
 /** One entry row of a chain that starts with a PROPOSED, with the seq of that chain's head. */

@@ -14,9 +14,10 @@ import type { SigningKey } from '../receipts/keys.ts';
 import { SessionStore } from '../sessions/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../../shared/limits.ts';
-import type { ViewsLog } from '../views/views.ts';
+import type { Views, ViewsLog } from '../views/views.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
+import { WholeJournalPass, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
 import { openMirror } from '../integrity/mirrors.ts';
 import { watchRefundOutcomes } from '../metrics/refund-outcomes.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -221,6 +222,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       stops.push(() => views.stopPolling());
       checkpointer.start();
       stops.push(() => checkpointer.stop());
+      if (config.integrity.wholePassMs !== null) stops.push(startWholePass(views, checkpointer, services.wholePass, config.integrity.wholePassMs, built.log));
       // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
       const reconciler = new Reconciler({
         journal: services.journal,
@@ -265,6 +267,25 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       await services.budget.stop();
       ownChannels?.close();
     },
+  };
+}
+
+/** The background pass over the whole journal (server/integrity/whole-pass.ts), from now on; the answer stops it. */
+function startWholePass(views: Views, checkpointer: Checkpointer, counts: WholePassCounts, periodMs: number, log: WholePassParts['log']): () => Promise<void> {
+  const pass = new WholeJournalPass({
+    journal: views.journal,
+    report: (error) => views.report(error),
+    recomputedHead: () => views.head,
+    failed: () => views.unavailable !== null,
+    checkpointProblem: () => checkpointer.checkpointProblem(),
+    counts,
+    periodMs,
+    log,
+  });
+  pass.start();
+  return async () => {
+    pass.stop();
+    await pass.idle();
   };
 }
 

@@ -27,6 +27,7 @@ import { attachBudget } from '../stripe/paced-client.ts';
 import { TurnQueue } from '../stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
 import { RefundOutcomeCounts } from '../metrics/refund-outcomes.ts';
+import { WholePassCounts } from '../integrity/whole-pass.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -66,6 +67,8 @@ export interface Services {
   turns: TurnQueue;
   /** The statuses refund requests reached, counted as they are logged (`interlock_refund_requests_total`). */
   refundOutcomes: RefundOutcomeCounts;
+  /** What the background pass over the whole journal has done (`interlock_journal_pass_*`). */
+  wholePass: WholePassCounts;
 }
 
 /** What the composition needs from outside. */
@@ -351,6 +354,7 @@ export function createServices(options: ServiceOptions): Services {
     budget,
     turns,
     refundOutcomes: new RefundOutcomeCounts(),
+    wholePass: new WholePassCounts(),
   };
 }
 

@@ -13,21 +13,27 @@ export const INTEGRITY_DEFAULTS = {
   checkpointEveryEntries: 1_000,
   checkpointEverySeconds: 60,
   tailVerifySeconds: 300,
+  wholePassSeconds: 3_600,
 } as const;
 
-const KEYS = ['checkpoint_every_entries', 'checkpoint_every_seconds', 'mirrors', 'checkpoint_public', 'checkpoint_token_sha256', 'tail_verify_seconds'] as const;
+const KEYS = ['checkpoint_every_entries', 'checkpoint_every_seconds', 'mirrors', 'checkpoint_public', 'checkpoint_token_sha256', 'tail_verify_seconds', 'whole_pass_seconds'] as const;
 /** A handful of copies is the point; dozens is a mistake (each is written every checkpoint). */
 const MIRRORS_MAX = 8;
 /** A day: no checkpoint or re-verification should wait longer. */
 const SECONDS_MAX = 86_400;
 const ENTRIES_MAX = 1_000_000;
+/** A week: the longest a whole journal goes without its background pass, unless turned off. */
+const WEEK_SECONDS = 604_800;
 
 export function readIntegrity(c: Checker, value: unknown, reader: NotificationsReader): IntegrityConfig {
   const raw: Mapping = value === undefined || value === null ? {} : c.mapping(value, 'integrity', KEYS);
   const whole = (key: string, fallback: number, max: number): number => {
     const given = raw[key];
     if (given === undefined) return fallback;
-    if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 1 || given > max) c.fail(`integrity.${key}`, `must be a whole number from 1 to ${max}, got ${String(given)}`);
+    if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 1 || given > max) {
+      const orOff = key === 'whole_pass_seconds' ? ', or false for off' : '';
+      c.fail(`integrity.${key}`, `must be a whole number from 1 to ${max}${orOff}, got ${String(given)}`);
+    }
     return given;
   };
   const token = raw.checkpoint_token_sha256;
@@ -41,6 +47,8 @@ export function readIntegrity(c: Checker, value: unknown, reader: NotificationsR
     checkpointPublic: raw.checkpoint_public === undefined ? false : c.boolean(raw.checkpoint_public, 'integrity.checkpoint_public'),
     checkpointTokenSha256: typeof token === 'string' ? token : null,
     tailVerifyMs: whole('tail_verify_seconds', INTEGRITY_DEFAULTS.tailVerifySeconds, SECONDS_MAX) * 1000,
+    // false turns the background pass over the whole journal off; a period runs it that long after the last one ended.
+    wholePassMs: raw.whole_pass_seconds === false ? null : whole('whole_pass_seconds', INTEGRITY_DEFAULTS.wholePassSeconds, WEEK_SECONDS) * 1000,
   };
 }
 

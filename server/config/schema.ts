@@ -144,6 +144,8 @@ export interface IntegrityConfig {
   checkpointTokenSha256: string | null;
   /** How often the entries since the last checkpoint are verified again. */
   tailVerifyMs: number;
+  /** How long after one background pass over the whole journal ended the next starts; null: no pass. */
+  wholePassMs: number | null;
 }
 
 /** A request rate: `burst` requests at once after a quiet spell, `perSecond` sustained. */

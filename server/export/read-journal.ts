@@ -1,7 +1,9 @@
 import { sign } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StoredChain } from '../../db/port/journal-file.ts';
 import { openJournalFile } from '../../db/sqlite-journal-file.ts';
+import { globalHashOf } from '../journal/hash.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { resolveSigningKey, type SigningKeyEnv } from '../receipts/key-file.ts';
 import { PUBLIC_KEY_FILE, type SigningKey, SigningKeyError } from '../receipts/keys.ts';
@@ -70,18 +72,33 @@ export async function* readReceipts(dbPath: string, key: SigningKey, period: Per
   const keys = new Map([[key.keyId, key.publicKeyPem]]);
   try {
     // One snapshot: every chain is read as the list of chains was.
-    for await (const { effectId, bodies } of journal.chainsInPeriod(period, exportLimits.chainEntriesMax)) {
+    for await (const { effectId, bodies, seals } of journal.chainsInPeriod(period, exportLimits.chainEntriesMax)) {
       if (bodies.length > exportLimits.chainEntriesMax) throw new ExportInputError(`effect ${effectId} has more than ${exportLimits.chainEntriesMax} entries`);
       const entries = bodies.map(parseBody);
       // Message chains (the outbox) sit beside refund chains; a receipt is a refund's chain, which opens with a PROPOSED.
       const first = entries[0];
       if (!isJsonObject(first) || first.kind !== 'PROPOSED') continue;
       const receipt = signStored(effectId, entries, key);
-      yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys), journalProblem };
+      yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys), journalProblem: journalProblem ?? sealProblem(entries, seals) };
     }
   } finally {
     await journal.close();
   }
+}
+
+/**
+ * Why the chain is not the one the global chain sealed, or null: each entry's stored seal must be
+ * the global hash of its own hash on the seal before it, so an old row edited with its hash
+ * recomputed (which its own receipt cannot tell) is not exported as verified.
+ */
+export function sealProblem(entries: readonly Json[], seals: StoredChain['seals']): string | null {
+  for (const [i, { seq, global, previousGlobal }] of seals.entries()) {
+    const entry = entries[i];
+    const hash = isJsonObject(entry) && typeof entry.hash === 'string' ? entry.hash : null;
+    if (global === null) return `journal_damaged: journal_corrupt at seq ${seq}: the entry has no global seal`;
+    if (hash === null || global !== globalHashOf(previousGlobal, seq, hash)) return `journal_damaged: journal_corrupt at seq ${seq}: the entry is not the one its global seal sealed`;
+  }
+  return null;
 }
 
 function parseBody(body: string): Json {

@@ -75,6 +75,7 @@ export function installMetrics(app: FastifyInstance, services: Services, overloa
     journal: services.journal,
     budget: services.budget,
     refundOutcomes: services.refundOutcomes,
+    wholePass: services.wholePass,
     groups: () => Object.keys(services.config.groups),
     ...(overload === undefined ? {} : { overload }),
   });

@@ -190,6 +190,26 @@ export class Checkpointer {
   }
 
   /**
+   * What is wrong with the newest checkpoint now (the background pass asks, after it verified the
+   * seals against the entries): its note does not verify, its columns are not what it signed, or
+   * the seals at its size are not the head it signed. Null when it holds, when there is none, or
+   * when it belongs to an earlier epoch (start-up held the journal against those).
+   */
+  async checkpointProblem(): Promise<{ seq: number; problem: string } | null> {
+    const { store, key, views } = this.#parts;
+    const newest = await store.latest();
+    if (newest === null) return null;
+    const problem = storedRowProblem(newest, key);
+    if (problem !== null) return { seq: 0, problem };
+    if (newest.epoch !== this.#epoch || newest.size === 0) return null;
+    const head = views.head;
+    const at = await store.globalHashAtSize(newest.size, head !== null && head.seq === head.size);
+    if (at === null) return { seq: 0, problem: `covers ${newest.size} entries, but the journal holds fewer: entries were removed` };
+    if (at !== newest.head) return { seq: (await store.seqAtSize(newest.size)) ?? 0, problem: `signed the head ${newest.head} at size ${newest.size}, but the seals there give ${at}: the journal was rewritten` };
+    return null;
+  }
+
+  /**
    * The store's newest checkpoint, once its size, head and epoch are the ones its note signed:
    * those columns decide what is signed next and where the tail's check starts, and a row
    * inserted with a size beyond its note would silence both. A row that disagrees is damage, and

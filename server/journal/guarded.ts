@@ -1,4 +1,5 @@
 import type { Entry } from '../../shared/entries.ts';
+import { checkSealedChain } from './seals.ts';
 import type { JournalStore } from './store.ts';
 
 /** What a guarded journal asks of whoever judges the journal (server/views/views.ts). */
@@ -60,5 +61,14 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     inFlight: () => guarded(() => journal.inFlight()),
     scan: (afterSeq, limit) => guarded(() => journal.scan(afterSeq, limit)),
     head: () => guarded(() => journal.head()),
+    // Held against its seals first (no state needed), then against the chain the watch verified.
+    sealedChain: (effectId) =>
+      guarded(async () => {
+        const sealed = await journal.sealedChain(effectId);
+        watch.holdChain(effectId, checkSealedChain(effectId, sealed));
+        return sealed;
+      }),
+    sealAt: (seq) => guarded(() => journal.sealAt(seq)),
+    chainIds: (after, limit) => guarded(() => journal.chainIds(after, limit)),
   };
 }

@@ -49,6 +49,16 @@ export interface Sequenced {
   global: string;
 }
 
+/** An entry of one chain with its place in the global chain, as stored: what a chain shown or signed is checked against. */
+export interface SealedEntry {
+  seq: number;
+  entry: Entry;
+  /** The global hash stored at `seq`. */
+  global: string;
+  /** The global hash stored at the newest seq below it: null for the journal's first entry. */
+  previousGlobal: string | null;
+}
+
 /** The newest entry of the global chain: its seq, the global hash there, and how many entries the journal holds. */
 export interface JournalHead {
   seq: number;
@@ -98,6 +108,15 @@ export interface JournalStore {
   scan(afterSeq: number, limit: number): Promise<Sequenced[]>;
   /** The newest entry of the global chain as stored, or null for an empty journal. */
   head(): Promise<JournalHead | null>;
+  /**
+   * One effect's entries, in order, each with its stored seal and the seal before it, from one
+   * snapshot (every hash and link checked as `entries` does; an entry without a seal is corrupt).
+   */
+  sealedChain(effectId: string): Promise<SealedEntry[]>;
+  /** The global hash stored at `seq`, null when none is. */
+  sealAt(seq: number): Promise<string | null>;
+  /** The ids of the chains after `after` (an empty string for the first), in ascending order, at most `limit`. */
+  chainIds(after: string, limit: number): Promise<string[]>;
 }
 
 /** Thrown when a stored entry does not match its hash or its shape, or cannot be parsed: the journal fails closed. */

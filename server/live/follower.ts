@@ -35,9 +35,13 @@ export interface FollowerEvents {
  *
  * Each entry's hash was checked by the journal's scan; the follower also checks that it links to
  * the entry before it in its chain, and keeps each chain's tail. So the tails are what the views
- * verified, and a chain read again later can be held against them (views.ts `chain`). It
+ * verified, and a chain read again later can be held against them (views.ts `chain`). A chain
+ * shown or signed is held against its seals first (server/journal/seals.ts), which needs no state;
+ * the tails remain for what the seals cannot tell: rows cut from a chain's end leave the rest
+ * sealed as written. It
  * recomputes the global chain too, entry by entry from the first: a stored global hash that is
- * not the one the entries before it give is a journal changed behind its back.
+ * not the one the entries before it give is a journal changed behind its back; and after each
+ * catch-up the seal stored at its last entry must still be the one it recomputed.
  */
 export class JournalFollower extends EventEmitter<FollowerEvents> {
   #seq = 0;
@@ -92,12 +96,26 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
             }
           }
         } while (this.#again);
+        await this.#holdHead();
         this.emit('caughtUp', this.#seq);
       } finally {
         this.#running = null;
       }
     })();
     return this.#running;
+  }
+
+  /**
+   * The seal the journal stores at the last entry applied must be the global hash recomputed here
+   * from the first entry: old rows rewritten together with every seal after them (so each seal
+   * still follows from the one before) are caught at the next catch-up, whoever reads.
+   */
+  async #holdHead(): Promise<void> {
+    if (this.#global === null) return;
+    const stored = await this.journal.sealAt(this.#seq);
+    if (stored !== this.#global) {
+      throw new JournalCorruptError(`the journal's global seal at seq ${this.#seq} is not the global chain the views recomputed: entries and seals before it were rewritten or removed`, { seq: this.#seq, effectId: 'unknown' });
+    }
   }
 
   /** Extend the entry's chain by it, refusing an entry that does not link to the one before it. */

@@ -6,6 +6,7 @@ import type { Views } from '../views/views.ts';
 import { JournalUnavailableError } from '../views/failures.ts';
 import { itemFigures, messageFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
+import type { WholePassCounts } from '../integrity/whole-pass.ts';
 
 /** What the metrics read, all of it already kept by the services. */
 /** What the admission check reports of itself (server/http/overload.ts), as the figures read it. */
@@ -27,6 +28,8 @@ export interface MetricsSources {
   budget: StripeBudget;
   /** The statuses refund requests reached, as the outcome lines tell them. */
   refundOutcomes?: RefundOutcomeCounts;
+  /** What the background pass over the whole journal has done (an app built without it shows none). */
+  wholePass?: WholePassCounts;
   /** The configured groups, as the config in force names them: each has a queue figure, 0 when nothing waits for it. */
   groups: () => readonly string[];
   /** The admission check's counts: requests shed and held, when the app sheds (an app built without it shows none). */
@@ -111,6 +114,10 @@ export class InterlockMetrics {
     labelNames: ['reason'] as const,
     registers: [this.#registry],
   });
+  readonly #passes = new Counter({ name: 'interlock_journal_pass_completed_total', help: 'Background passes over the whole journal that completed with every entry, chain and the newest checkpoint holding, since this process started.', registers: [this.#registry] });
+  readonly #passEntries = new Counter({ name: 'interlock_journal_pass_entries_total', help: 'Entries the background passes verified against the global chain, since this process started.', registers: [this.#registry] });
+  readonly #passDamage = new Counter({ name: 'interlock_journal_pass_damage_total', help: 'Damage the background pass found (the journal then answers 503 journal_unavailable until a restart).', registers: [this.#registry] });
+  readonly #passSeconds = this.#gauge('interlock_journal_pass_last_duration_seconds', 'How long the last completed background pass over the whole journal took, its sleeps included.');
   readonly #agentsInFlight = this.#gauge('interlock_agent_requests_in_flight', "Agents' calls (any of /v1) taken and not yet answered.");
   readonly #refundsInFlight = this.#gauge('interlock_refund_requests_in_flight', 'Places held by refund requests taken: at work or waiting their turn to work.');
   readonly #refundsWorking = this.#gauge('interlock_refund_requests_working', 'Refund requests at work now (the rest of those in flight wait their turn).');
@@ -150,6 +157,7 @@ export class InterlockMetrics {
     this.#readBudget(budget);
     if (this.#sources.refundOutcomes !== undefined) setCounter(this.#refundRequests, 'status', this.#sources.refundOutcomes.byLabel());
     if (overload !== undefined) this.#readOverload(overload);
+    if (this.#sources.wholePass !== undefined) this.#readWholePass(this.#sources.wholePass);
     const unavailable = views.unavailable !== null;
     this.#available.set(unavailable ? 0 : 1);
     if (unavailable) return;
@@ -177,6 +185,14 @@ export class InterlockMetrics {
       const [channel = '', delivery = ''] = key.split(' ');
       this.#messages.set({ channel, delivery }, count);
     }
+  }
+
+  #readWholePass(pass: WholePassCounts): void {
+    for (const [counter, value] of [[this.#passes, pass.passes], [this.#passEntries, pass.entries], [this.#passDamage, pass.damage]] as const) {
+      counter.reset();
+      counter.inc(value);
+    }
+    if (pass.lastPassSeconds !== null) this.#passSeconds.set(pass.lastPassSeconds);
   }
 
   #readOverload(overload: OverloadFigures): void {

@@ -292,18 +292,21 @@ export class Views {
   async #verifiedChain(effectId: string): Promise<Entry[]> {
     const tail = this.#follower.tail(effectId);
     if (tail === undefined) return [];
-    // The journal checks every hash and link of the chain again; the last entry the views applied
-    // must then be the very one they verified, which pins every entry before it.
-    let read: Entry[];
+    // Every entry is held against its hash, its link and its seal before anything else
+    // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
+    // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
+    // the last entry the views applied must still be the very one they verified (the tail).
+    const appliedSeq = this.#follower.seq;
+    let chain: Entry[];
     try {
-      read = await this.#journal.entries(effectId);
+      // Cut at the last entry the views applied: entries appended since are shown after the next catch-up.
+      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= appliedSeq).map(({ entry }) => entry);
     } catch (error) {
       // The guard has reported it already; the caller is told the views stand failed.
       if (error instanceof JournalCorruptError) throw this.#fail(error);
       throw error;
     }
-    const chain = read.slice(0, tail.length);
-    if (chain.at(-1)?.hash !== tail.hash) {
+    if (chain.length !== tail.length || chain.at(-1)?.hash !== tail.hash) {
       throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
     }
     return chain;

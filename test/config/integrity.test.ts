@@ -28,7 +28,13 @@ describe('integrity config', () => {
       checkpointPublic: false,
       checkpointTokenSha256: null,
       tailVerifyMs: 300_000,
+      wholePassMs: 3_600_000,
     });
+  });
+
+  it('the background pass over the whole journal: a period in seconds, or false for none', () => {
+    expect(parse({ whole_pass_seconds: 600 }).wholePassMs).toBe(600_000);
+    expect(parse({ whole_pass_seconds: false }).wholePassMs).toBeNull();
   });
 
   it('reads file and URL mirrors, a URL mirror’s token from the environment', () => {
@@ -58,6 +64,8 @@ describe('integrity config', () => {
     [{ checkpoint_token_sha256: 'abc' }, 'integrity.checkpoint_token_sha256: must be 64 lowercase hex characters'],
     [{ checkpoint_public: 'yes' }, 'integrity.checkpoint_public'],
     [{ witnesses: [] }, 'witnesses'],
+    [{ whole_pass_seconds: 0 }, 'integrity.whole_pass_seconds: must be a whole number from 1 to 604800, or false for off, got 0'],
+    [{ whole_pass_seconds: true }, 'integrity.whole_pass_seconds: must be a whole number from 1 to 604800, or false for off, got true'],
   ])('%j is refused by name: %s', (integrity, says) => {
     expect(refusal(integrity)).toContain(says);
   });

@@ -5,6 +5,7 @@ import { appendCases } from './journal-appends.contract.ts';
 import { claimCases } from './journal-claims.contract.ts';
 import { concurrencyCases } from './journal-concurrency.contract.ts';
 import { reservationCases } from './journal-reservations.contract.ts';
+import { sealCases } from './journal-seals.contract.ts';
 
 // The journal's contract: what every store of the journal must do, written once over a maker of
 // stores. Each store (memory, SQLite, and the next) runs every case; the stores planted with a bug
@@ -37,6 +38,7 @@ export const journalCases: Readonly<Record<string, JournalCase>> = {
   ...claimCases,
   ...reservationCases,
   ...concurrencyCases,
+  ...sealCases,
 };
 
 /** Register every case of the contract over `maker`'s stores. */

@@ -8,6 +8,8 @@ import {
   MemoryCheckingOutside,
   MemoryClaimingTwice,
   MemoryReadingInsideWrites,
+  MemorySealBeforeWrong,
+  SqliteChainIdsFromGiven,
   SqliteCheckingOutside,
   SqliteClaimingTwice,
   SqliteReadingInsideWrites,
@@ -84,6 +86,14 @@ const planted: Array<{ maker: JournalMaker; fails: string[] }> = [
     // store does: the case reading through the writing handle is the one that catches it.
     maker: sqliteMaker('SqliteJournal reading inside a write under way', SqliteReadingInsideWrites, false),
     fails: ['a read through the writing handle, asked while its write is under way, sees only committed entries: nothing another handle cannot see after it'],
+  },
+  {
+    maker: memoryMaker('MemoryJournal giving each entry the wrong seal before it', MemorySealBeforeWrong),
+    fails: ['sealedChain: each entry of the chain with its seq, its seal and the seal of the entry before it in the journal, which the check holds'],
+  },
+  {
+    maker: sqliteMaker('SqliteJournal paging chain ids from the one given', SqliteChainIdsFromGiven, false),
+    fails: ['chainIds: every chain once, in ascending order, a page at a time after the last id given'],
   },
 ];
 

@@ -88,3 +88,17 @@ export class SqliteClaimingTwice extends SqliteJournal {
     return true;
   }
 }
+
+/** Gives each entry of a chain the seal two places before it, not the one right before: a chain then never holds against its seals. */
+export class MemorySealBeforeWrong extends MemoryJournal {
+  protected override async sealBelow(tx: MemoryState, seq: number): Promise<string | undefined> {
+    return super.sealBelow(tx, seq - 1);
+  }
+}
+
+/** Pages the chains' ids by the one given, itself included: a pass over every chain would read one chain twice and never end. */
+export class SqliteChainIdsFromGiven extends SqliteJournal {
+  override async chainIds(after: string, limit: number): Promise<string[]> {
+    return super.chainIds(after.slice(0, -1), limit);
+  }
+}

@@ -14,6 +14,7 @@ import type {
   JournalStore,
   ReservationGuard,
   Reservations,
+  SealedEntry,
   Sequenced,
 } from '../../server/journal/store.ts';
 
@@ -181,6 +182,20 @@ export class ProcessJournal implements JournalStore {
 
   head(): Promise<JournalHead | null> {
     return this.read(() => this.shared.head());
+  }
+
+  sealedChain(effectId: string): Promise<SealedEntry[]> {
+    return this.read(() => this.shared.sealedChain(effectId));
+  }
+
+  /** The seal at `seq`: when `seen` changes what this process sees, the one of the chain it was shown. */
+  async sealAt(seq: number): Promise<string | null> {
+    const stored = await this.read(() => this.shared.sealAt(seq));
+    return this.seen === null ? stored : (this.#shownGlobal.get(seq) ?? null);
+  }
+
+  chainIds(after: string, limit: number): Promise<string[]> {
+    return this.read(() => this.shared.chainIds(after, limit));
   }
 }
 

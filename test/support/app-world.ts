@@ -66,6 +66,8 @@ export interface AppWorldOptions {
   busyRetryMs?: number;
   /** How messages travel (default: the channels the config names). */
   channels?: Channels;
+  /** Run the background work as `npm start` does (default: off; tests move the clock and run the sweeps themselves). */
+  background?: boolean;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
     webDist: options.webDist ?? join(dir, 'no-web'),
     refundsInFlightMax: options.refundsInFlightMax,
     refundsWorkingMax: options.refundsWorkingMax,
-    background: false,
+    background: options.background ?? false,
     factsScheduler: options.factsScheduler,
     busyRetryMs: options.busyRetryMs,
     channels: options.channels,

@@ -25,7 +25,7 @@ export interface Logged {
 }
 
 export function configOf(mirrors: MirrorConfig[], overrides: Partial<IntegrityConfig> = {}): IntegrityConfig {
-  return { checkpointEveryEntries: 5, checkpointEveryMs: 60_000, mirrors, checkpointPublic: false, checkpointTokenSha256: null, tailVerifyMs: 300_000, ...overrides };
+  return { checkpointEveryEntries: 5, checkpointEveryMs: 60_000, mirrors, checkpointPublic: false, checkpointTokenSha256: null, tailVerifyMs: 300_000, wholePassMs: null, ...overrides };
 }
 
 /** Open a journal file as start-up does: check it, hold it against the checkpoints, sign one. */

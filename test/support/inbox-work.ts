@@ -25,6 +25,9 @@ export function countingJournal(inner: JournalStore): CountingJournal {
     inFlight: () => inner.inFlight(),
     scan: (afterSeq, limit) => inner.scan(afterSeq, limit),
     head: () => inner.head(),
+    sealedChain: (effectId) => inner.sealedChain(effectId),
+    sealAt: (seq) => inner.sealAt(seq),
+    chainIds: (after, limit) => inner.chainIds(after, limit),
   };
 }
 

@@ -5,7 +5,9 @@ import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { storageOver } from '../../db/sqlite-storage.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
+import { canonical, globalHashOf, sealEntry } from '../../server/journal/hash.ts';
 import { checkJournalAtStart, type StartCheckOutcome } from '../../server/integrity/start-check.ts';
+import type { SealedEntry } from '../../server/journal/store.ts';
 import { Views } from '../../server/views/views.ts';
 import { effectIdOf, fakeClock, fields, makeTempDir } from './db-journals.ts';
 
@@ -58,6 +60,45 @@ export async function checkAtStart(file: string): Promise<StartCheckOutcome | Jo
   } catch (error) {
     if (error instanceof JournalDamagedError) return error;
     throw error;
+  } finally {
+    opened.close();
+  }
+}
+
+/** Rewrite the entry at `seq` with `patch` over its fields, and a hash that holds over the new body (a hash is no secret); its link is kept. */
+export function rewriteEntry(sqlite: Database.Database, seq: number, patch: Record<string, unknown>): void {
+  const body = sqlite.prepare('SELECT body FROM entries WHERE seq = ?').pluck().get(seq) as string;
+  const { hash: _old, ...fields } = JSON.parse(body);
+  const rewritten = sealEntry({ ...fields, ...patch });
+  sqlite.prepare('UPDATE entries SET body = ?, hash = ?, prev = ? WHERE seq = ?').run(canonical(rewritten), rewritten.hash, rewritten.prev, seq);
+}
+
+/** Relink the entries of `effectId` after `seq` to the entry before each, rehashed: a chain whose every hash and link holds again. */
+export function relinkChain(sqlite: Database.Database, effectId: string, seq: number): void {
+  const rows = sqlite.prepare('SELECT seq, hash FROM entries WHERE effect_id = ? AND seq >= ? ORDER BY seq').all(effectId, seq) as Array<{ seq: number; hash: string }>;
+  let prev = rows[0]?.hash;
+  for (const row of rows.slice(1)) {
+    rewriteEntry(sqlite, row.seq, { prev });
+    prev = sqlite.prepare('SELECT hash FROM entries WHERE seq = ?').pluck().get(row.seq) as string;
+  }
+}
+
+/** Recompute every seal from `seq` on, each from the one before: what someone hiding rewritten rows from the global chain does. */
+export function resealFrom(sqlite: Database.Database, seq: number): void {
+  let previous = (sqlite.prepare('SELECT global_hash FROM journal_seals WHERE seq < ? ORDER BY seq DESC LIMIT 1').pluck().get(seq) as string | undefined) ?? null;
+  const rows = sqlite.prepare('SELECT seq, hash FROM entries WHERE seq >= ? ORDER BY seq').all(seq) as Array<{ seq: number; hash: string }>;
+  const update = sqlite.prepare('UPDATE journal_seals SET global_hash = ? WHERE seq = ?');
+  for (const row of rows) {
+    previous = globalHashOf(previous, row.seq, row.hash);
+    update.run(previous, row.seq);
+  }
+}
+
+/** One chain as the journal file stores it, with its seals, read on a connection of its own. */
+export async function storedSealedChain(file: string, effectId: string): Promise<SealedEntry[]> {
+  const opened = openDatabase(file);
+  try {
+    return await new SqliteJournal({ db: opened.db, ...fakeClock() }).sealedChain(effectId);
   } finally {
     opened.close();
   }
