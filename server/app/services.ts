@@ -1,3 +1,5 @@
+import type { DerivedTables } from '../../db/port/derived.ts';
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
@@ -216,7 +218,9 @@ export function createServices(options: ServiceOptions): Services {
   attachBudget(options.stripe, budget);
   const loopPressure = new LoopPressure();
   const stored = storage.journal({ wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
-  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
+  // The storage's derived tables once it has them; until then tables in memory, rebuilt at each start.
+  const derived: DerivedTables = Reflect.get(storage, 'derived') ?? new MemoryDerivedTables();
+  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG, derived });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
   const { journal } = views;
