@@ -1,5 +1,3 @@
-import type { DerivedTables } from '../../db/port/derived.ts';
-import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { type Liveness, withLiveApprovals } from '../inbox/approvals.ts';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +20,7 @@ import { Outbox, type OutboxLog } from '../outbox/outbox.ts';
 import type { Channels } from '../outbox/types.ts';
 import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from '../facts/current-facts.ts';
 import { PaymentPanels } from '../facts/payment-panel.ts';
+import { storedTables } from '../views/writer.ts';
 import { Views, type ViewsLog } from '../views/views.ts';
 import { type BudgetClock, capacityFor, REAL_BUDGET_CLOCK, StripeBudget } from '../stripe/budget.ts';
 import { BudgetSlots } from '../stripe/budget-slots.ts';
@@ -218,9 +217,7 @@ export function createServices(options: ServiceOptions): Services {
   attachBudget(options.stripe, budget);
   const loopPressure = new LoopPressure();
   const stored = storage.journal({ wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
-  // The storage's derived tables once it has them; until then tables in memory, rebuilt at each start.
-  const derived: DerivedTables = Reflect.get(storage, 'derived') ?? new MemoryDerivedTables();
-  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG, derived });
+  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG, derived: storedTables(storage) });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
   const { journal } = views;

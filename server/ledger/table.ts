@@ -3,6 +3,7 @@ import type { DerivedRow, DerivedTables } from '../../db/port/derived.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
 import { LedgerRowSchema } from '../../shared/schemas.ts';
+import { toolCommand } from '../tools.ts';
 import type { DisplayName } from './chain.ts';
 import { type LedgerFilter, rowMatches } from './filter.ts';
 import type { PageFound, PageRequest } from './projection.ts';
@@ -37,7 +38,7 @@ export function tableRow(row: LedgerRow, headSeq: number): DerivedRow {
 /** The ledger row a table row holds, with display names applied; a body that is no ledger row fails. */
 export function shownRow(stored: DerivedRow, displayName: DisplayName): LedgerRow {
   const body = stored.body;
-  if (!isLedgerRow.Check(body)) throw new Error(`the derived ledger row ${stored.key} is not a ledger row; rebuild the views' tables from the journal`);
+  if (!isLedgerRow.Check(body)) throw new Error(`the derived ledger row ${stored.key} is not a ledger row; stop the server and rebuild the views' tables from the journal: ${toolCommand('rebuild-views', '--db <file>')}`);
   const decidedBy = body.decided_by_login === null ? body.decided_by : displayName(body.decided_by_login);
   return { ...body, decided_by: decidedBy };
 }

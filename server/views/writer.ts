@@ -1,4 +1,6 @@
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
+import type { Storage } from '../../db/port/storage.ts';
 import type { JournalHead } from '../journal/store.ts';
 
 /** A view kept in a derived table: what it changed since the tables last took its changes. */
@@ -9,6 +11,11 @@ export interface DerivedSource {
   changes(): DerivedChange[];
   /** The tables hold those changes now (written, or written by another process): forget them. */
   written(): void;
+}
+
+/** The storage's derived tables once it keeps them; until then tables in memory, rebuilt at each start. */
+export function storedTables(storage: Storage): DerivedTables {
+  return Reflect.get(storage, 'derived') ?? new MemoryDerivedTables();
 }
 
 /** Why the tables were rebuilt at start: none yet, or written by another version of the folds. */
