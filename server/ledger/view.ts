@@ -17,6 +17,8 @@ export interface LedgerViewOptions {
   tablesSeq: () => number;
   /** The last journal seq the views applied. */
   viewsSeq: () => number;
+  /** Where the views applied a chain to: its last entry's hash and seq. */
+  tailOf: (effectId: string) => ChainTail | undefined;
 }
 
 /** A chain folded in memory, and the seq of its last entry folded. */
@@ -48,6 +50,8 @@ export class LedgerView {
   readonly #notLedger = new Set<string>();
   /** Rows changed since the last batch the tables took. */
   readonly #changed = new Set<string>();
+  /** Whether the table's open rows were loaded: once, when the views first reach the tables' cursor. */
+  #loaded = false;
 
   constructor(options: LedgerViewOptions) {
     this.#options = options;
@@ -84,7 +88,11 @@ export class LedgerView {
     this.#changed.add(id);
   }
 
-  /** Fold again from the journal every chain that moved while not in memory. */
+  /**
+   * Fold again from the journal every chain that moved while not in memory; and once the views
+   * reach the tables' cursor, load the open rows. Called between the follower's pages, so no
+   * entry arrives meanwhile.
+   */
   async settle(): Promise<void> {
     for (const [id, cut] of this.#refold) {
       const stored = await this.#options.tables.get(LEDGER_VIEW, id);
@@ -92,6 +100,10 @@ export class LedgerView {
       else this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
       if (stored !== null) this.#changed.add(id);
       this.#refold.delete(id);
+    }
+    if (!this.#loaded && this.#options.viewsSeq() >= this.#options.tablesSeq()) {
+      await this.#loadOpen();
+      this.#loaded = true;
     }
   }
 
@@ -122,10 +134,12 @@ export class LedgerView {
   }
 
   /**
-   * Fold the table's open rows from the journal, each cut where the views applied it (`tailOf`):
-   * the open work a server holds from the start. Rows already in memory are left as they are.
+   * Fold the table's open rows from the journal, each cut where the views applied it (`tailOf`),
+   * which is the tables' cursor for a chain with no entry past it (one with an entry past it
+   * is in memory or folded again already): the open work a server holds from the start.
    */
-  async loadOpen(tailOf: (effectId: string) => ChainTail | undefined): Promise<void> {
+  async #loadOpen(): Promise<void> {
+    const tailOf = this.#options.tailOf;
     let after: { order: number; key: string } | undefined;
     for (;;) {
       const rows = await this.#options.tables.list(LEDGER_VIEW, { direction: 'asc', limit: 500, open: true, ...(after === undefined ? {} : { after }) });

@@ -115,6 +115,7 @@ export class Views {
       entries: (effectId) => this.#journal.entries(effectId),
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
+      tailOf: (effectId) => this.#follower.tail(effectId),
     });
     this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger]);
     this.#hub = new LiveHub(options.nowMs);
@@ -178,7 +179,6 @@ export class Views {
       const rebuild = await this.#writer.open();
       if (rebuild !== null) this.#log.info?.({ reason: rebuild }, `the views' derived tables are ${rebuild === 'missing' ? 'missing' : 'of another version'}: rebuilding them from the journal`);
       await this.#catchUp(false);
-      await this.#ledger.loadOpen((effectId) => this.#follower.tail(effectId));
       return null;
     } catch (error) {
       if (error instanceof JournalUnavailableError) return error.corrupt;
