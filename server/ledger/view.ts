@@ -50,6 +50,8 @@ export class LedgerView {
   readonly #notLedger = new Set<string>();
   /** Rows changed since the last batch the tables took. */
   readonly #changed = new Set<string>();
+  /** Chains folded since they were last looked at for eviction: only these can have closed. */
+  readonly #touched = new Set<string>();
   /** Whether the table's open rows were loaded: once, when the views first reach the tables' cursor. */
   #loaded = false;
 
@@ -65,6 +67,7 @@ export class LedgerView {
     if (held !== undefined) {
       held.chain.push(entry);
       held.lastSeq = seq;
+      this.#touched.add(id);
       if (after) this.#changed.add(id);
       return;
     }
@@ -85,6 +88,7 @@ export class LedgerView {
       return;
     }
     this.#held.set(id, { chain: started, lastSeq: seq });
+    this.#touched.add(id);
     this.#changed.add(id);
   }
 
@@ -98,7 +102,10 @@ export class LedgerView {
       const stored = await this.#options.tables.get(LEDGER_VIEW, id);
       if (stored === null) this.#notLedger.add(id);
       else this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
-      if (stored !== null) this.#changed.add(id);
+      if (stored !== null) {
+        this.#changed.add(id);
+        this.#touched.add(id);
+      }
       this.#refold.delete(id);
     }
     if (!this.#loaded && this.#options.viewsSeq() >= this.#options.tablesSeq()) {
@@ -123,12 +130,18 @@ export class LedgerView {
     this.#changed.clear();
   }
 
-  /** Let go of every chain that is closed and whose last entry the tables hold. */
+  /**
+   * Let go of every chain that is closed and whose last entry the tables hold. Only chains folded
+   * since the last look are looked at (an open one is looked at again when it next moves), so a
+   * catch-up costs nothing per open chain that did not move.
+   */
   evict(): void {
     const tablesSeq = this.#options.tablesSeq();
-    for (const [id, held] of this.#held) {
-      if (held.lastSeq > tablesSeq || this.#changed.has(id)) continue;
-      const row = held.chain.row(asLogin);
+    for (const id of this.#touched) {
+      const held = this.#held.get(id);
+      if (held !== undefined && (held.lastSeq > tablesSeq || this.#changed.has(id))) continue;
+      this.#touched.delete(id);
+      const row = held?.chain.row(asLogin) ?? null;
       if (row !== null && !isOpenRow(row)) this.#held.delete(id);
     }
   }
