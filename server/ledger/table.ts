@@ -1,28 +1,17 @@
-import { Compile } from 'typebox/compile';
-import type { DerivedRow, DerivedTables } from '../../db/port/derived.ts';
+import type { DerivedRow } from '../../db/port/derived.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
-import { LedgerRowSchema } from '../../shared/schemas.ts';
-import { toolCommand } from '../tools.ts';
 import type { DisplayName } from './chain.ts';
-import { type LedgerFilter, rowMatches } from './filter.ts';
-import type { PageFound, PageRequest } from './projection.ts';
-import { TotalsAdder, type TotalsFound } from './totals.ts';
 
 // The ledger's derived table: one row per request, keyed by effect id, ordered by the seq of the
 // request's first entry, its body the row as the fold gives it with logins for names (display
-// names are the config's, applied at each read). The JSON pages and totals read it here.
+// names are the config's, applied at each read: table-read.ts). What a row holds is decided here.
 
 /** The ledger's view name in the derived tables. */
 export const LEDGER_VIEW = 'ledger';
 
-/** Rows read from the table per list call while paging or adding up. */
-const READ_ROWS = 500;
-
 /** A login shown as itself: how the table stores names. */
 export const asLogin: DisplayName = (login) => login;
-
-const isLedgerRow = Compile(LedgerRowSchema);
 
 /** A row that can still change in the ordinary course: not settled, or sent and not yet confirmed for good. */
 export function isOpenRow(row: LedgerRow): boolean {
@@ -33,46 +22,4 @@ export function isOpenRow(row: LedgerRow): boolean {
 export function tableRow(row: LedgerRow, headSeq: number): DerivedRow {
   const body: JsonObject = { ...row };
   return { key: row.effect_id, order: headSeq, open: isOpenRow(row), body };
-}
-
-/** The ledger row a table row holds, with display names applied; a body that is no ledger row fails. */
-export function shownRow(stored: DerivedRow, displayName: DisplayName): LedgerRow {
-  const body = stored.body;
-  if (!isLedgerRow.Check(body)) throw new Error(`the derived ledger row ${stored.key} is not a ledger row; stop the server and rebuild the views' tables from the journal: ${toolCommand('rebuild-views', '--db <file>')}`);
-  const decidedBy = body.decided_by_login === null ? body.decided_by : displayName(body.decided_by_login);
-  return { ...body, decided_by: decidedBy };
-}
-
-/** Every row of the table, newest request first, from below `beforeSeq` when given, with display names. */
-async function* newestFirst(tables: DerivedTables, displayName: DisplayName, beforeSeq?: number): AsyncGenerator<{ row: LedgerRow; order: number }> {
-  // A key sorts after '' whatever it is: starting after (beforeSeq, '') reads orders below beforeSeq only.
-  let after = beforeSeq === undefined ? undefined : { order: beforeSeq, key: '' };
-  for (;;) {
-    const rows = await tables.list(LEDGER_VIEW, { direction: 'desc', limit: READ_ROWS, ...(after === undefined ? {} : { after }) });
-    for (const stored of rows) yield { row: shownRow(stored, displayName), order: stored.order };
-    const last = rows.at(-1);
-    if (last === undefined || rows.length < READ_ROWS) return;
-    after = { order: last.order, key: last.key };
-  }
-}
-
-/** One page of matching rows, newest request first, as the in-memory ledger pages them (`LedgerProjection.page`). */
-export async function tablePage(tables: DerivedTables, filter: LedgerFilter, asked: PageRequest, displayName: DisplayName): Promise<PageFound> {
-  const rows: LedgerRow[] = [];
-  let lastOrder: number | null = null;
-  for await (const { row, order } of newestFirst(tables, displayName, asked.beforeSeq)) {
-    if (!rowMatches(row, filter)) continue;
-    // One more match past a full page: the page is not the last, and the next starts below its last row.
-    if (rows.length === asked.limit) return { rows, nextBeforeSeq: lastOrder };
-    rows.push(row);
-    lastOrder = order;
-  }
-  return { rows, nextBeforeSeq: null };
-}
-
-/** Totals per currency over every row the filter matches, read from the table a page at a time. */
-export async function tableTotals(tables: DerivedTables, filter: LedgerFilter, displayName: DisplayName): Promise<TotalsFound> {
-  const adding = new TotalsAdder();
-  for await (const { row } of newestFirst(tables, displayName)) if (rowMatches(row, filter)) adding.add(row);
-  return adding.totals();
 }

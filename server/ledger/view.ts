@@ -5,7 +5,8 @@ import type { ChainTail } from '../live/follower.ts';
 import { type DisplayName, LedgerChain } from './chain.ts';
 import type { LedgerFilter } from './filter.ts';
 import type { PageFound, PageRequest } from './projection.ts';
-import { asLogin, isOpenRow, LEDGER_VIEW, shownRow, tablePage, tableRow, tableTotals } from './table.ts';
+import { asLogin, isOpenRow, LEDGER_VIEW, tableRow } from './table.ts';
+import { shownRow, tablePage, tableTotals } from './table-read.ts';
 import type { TotalsFound } from './totals.ts';
 
 export interface LedgerViewOptions {
