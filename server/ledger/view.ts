@@ -102,8 +102,8 @@ export class LedgerView {
     for (const [id, cut] of this.#refold) {
       const stored = await this.#options.tables.get(LEDGER_VIEW, id);
       if (stored === null) this.#notLedger.add(id);
-      else this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
-      if (stored !== null) {
+      else {
+        this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
         this.#changed.add(id);
         this.#touched.add(id);
       }
