@@ -13,10 +13,11 @@ export const SERVER_ENTRY_POINTS = {
   backup: 'server/backup/backup-cli.ts',
   reload: 'server/app/reload-cli.ts',
   migrate: 'server/app/migrate-cli.ts',
+  'rebuild-views': 'server/views/rebuild-cli.ts',
 } as const;
 
 /** The tools whose npm script in a clone has the name of their compiled file. */
-export type Tool = 'verify' | 'export' | 'hash-secret' | 'reload' | 'migrate';
+export type Tool = 'verify' | 'export' | 'hash-secret' | 'reload' | 'migrate' | 'rebuild-views';
 
 /**
  * How an operator runs `tool` with `args` where this code runs, for a message to name: `node

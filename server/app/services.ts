@@ -219,7 +219,7 @@ export function createServices(options: ServiceOptions): Services {
   attachBudget(options.stripe, budget);
   const loopPressure = new LoopPressure();
   const stored = storage.journal({ wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
-  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG });
+  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG, derived: storage.derived });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
   const { journal } = views;

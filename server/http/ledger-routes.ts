@@ -62,8 +62,8 @@ function parsePage(query: Query): { beforeSeq?: number; limit: number } {
 
 /**
  * Finance's refund ledger: one row per request, newest first, filtered by period, agent, group,
- * status, currency and outcome, with totals per currency over the whole filter. The JSON pages come from the views (kept incrementally, as the scoreboard
- * is); the CSV streams the same rows from the store, so a whole period of any size is exported
+ * status, currency and outcome, with totals per currency over the whole filter. The JSON pages come from the views (the ledger's derived table,
+ * kept incrementally); the CSV streams the same rows from the store, so a whole period of any size is exported
  * without holding it.
  */
 export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Services }): Promise<void> {
@@ -91,7 +91,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     const filter = readableFilter(request);
     const page = parsePage(request.query);
     const { ledger } = await services.views.current();
-    const found = ledger.page(filter, page, displayName);
+    const found = await ledger.page(filter, page, displayName);
     return { rows: found.rows, next_cursor: found.nextBeforeSeq === null ? null : encodeCursor(found.nextBeforeSeq), now_ms: services.clock.nowMs() };
   });
 
@@ -105,7 +105,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   app.get('/api/ledger/totals', { schema: totalsSchema, config: { access: { resource: 'ledger_row', verb: 'list' } } }, async (request): Promise<LedgerTotals> => {
     const filter = readableFilter(request);
     const { ledger } = await services.views.current();
-    return { ...ledger.totals(filter, displayName), now_ms: services.clock.nowMs() };
+    return { ...(await ledger.totals(filter, displayName)), now_ms: services.clock.nowMs() };
   });
 
   const csvSchema = {
@@ -163,7 +163,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   app.get('/api/ledger/:effect_id/receipt', { schema: receiptSchema, config: { access: { resource: 'receipt', verb: 'read' } } }, async (request, reply) => {
     const effectId = request.params.effect_id;
     const views = await services.views.current();
-    const row = views.ledger.rowOf(effectId, displayName);
+    const row = await views.ledger.rowOf(effectId, displayName);
     if (row === null || !rowMatches(row, bound(request))) throw new AppError('not_found', 'no such request in the ledger');
     const chain = await views.chain(effectId);
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);

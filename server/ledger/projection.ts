@@ -17,9 +17,10 @@ export interface PageFound {
 }
 
 /**
- * The ledger kept up to date as entries are appended: one `LedgerChain` per request of the inbox,
- * in the order the requests were first written, fed every entry of the journal in order (by the
- * views' follower). It never reads the journal itself.
+ * The whole ledger folded in memory: one `LedgerChain` per request of the inbox, in the order the
+ * requests were first written, fed every entry of the journal in order. It never reads the journal
+ * itself. The views keep the ledger in its derived table instead (view.ts); this is the fold every
+ * page and total of the table must equal, row for row and cursor for cursor.
  */
 export class LedgerProjection {
   readonly #chains = new Map<string, LedgerChain>();

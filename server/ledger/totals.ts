@@ -21,20 +21,33 @@ function emptyCurrency(): LedgerCurrencyTotals {
  * each outcome's count and amount asked. Pure: the same rows give the same totals, in currency order.
  */
 export function totalRows(rows: Iterable<LedgerRow>): TotalsFound {
-  const currencies: Record<string, LedgerCurrencyTotals> = {};
-  let count = 0;
-  for (const row of rows) {
+  const adding = new TotalsAdder();
+  for (const row of rows) adding.add(row);
+  return adding.totals();
+}
+
+/** Totals added up one row at a time (`totalRows`), for rows read a page at a time. */
+export class TotalsAdder {
+  readonly #currencies: Record<string, LedgerCurrencyTotals> = {};
+  #count = 0;
+
+  add(row: LedgerRow): void {
     const key = row.currency ?? UNKNOWN_CURRENCY;
-    const totals = currencies[key] ?? emptyCurrency();
-    currencies[key] = totals;
+    const totals = this.#currencies[key] ?? emptyCurrency();
+    this.#currencies[key] = totals;
     totals.count += 1;
     totals.asked_minor += row.amount_asked_minor;
     totals.sent_minor += row.amount_sent_minor ?? 0;
     totals.failed_minor += row.amount_failed_minor ?? 0;
     totals.by_outcome[row.outcome].count += 1;
     totals.by_outcome[row.outcome].asked_minor += row.amount_asked_minor;
-    count += 1;
+    this.#count += 1;
   }
-  const sorted = Object.keys(currencies).sort();
-  return { count, currencies: Object.fromEntries(sorted.map((key) => [key, currencies[key]!])) };
+
+  /** The totals so far, in currency order. */
+  totals(): TotalsFound {
+    const currencies = this.#currencies;
+    const sorted = Object.keys(currencies).sort();
+    return { count: this.#count, currencies: Object.fromEntries(sorted.map((key) => [key, currencies[key]!])) };
+  }
 }

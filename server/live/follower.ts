@@ -22,6 +22,8 @@ export interface ChainTail {
 
 /** Events the follower publishes after entries are durable in the journal. */
 export interface FollowerEvents {
+  /** A catch-up begins: nothing of it applied yet. */
+  begin: [];
   entry: [entry: Entry, seq: number];
   caughtUp: [seq: number];
 }
@@ -51,7 +53,15 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
   #again = false;
   readonly #tails = new Map<string, ChainTail>();
 
-  constructor(private readonly journal: JournalStore) {
+  /**
+   * `afterPage` is awaited after each page of entries is applied, before the next is read, and
+   * once more at the end of each catch-up (before `caughtUp`): what the entries' owners write of
+   * them (the derived tables) goes out a page at a time, and nothing is owed when a catch-up ends.
+   */
+  constructor(
+    private readonly journal: JournalStore,
+    private readonly afterPage: () => Promise<void> = async () => {},
+  ) {
     super();
   }
 
@@ -78,6 +88,7 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
     }
     this.#running = (async () => {
       try {
+        this.emit('begin');
         do {
           this.#again = false;
           for (;;) {
@@ -94,9 +105,11 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
               this.#seq = seq;
               this.emit('entry', entry, seq);
             }
+            await this.afterPage();
           }
         } while (this.#again);
         await this.#holdHead();
+        await this.afterPage();
         this.emit('caughtUp', this.#seq);
       } finally {
         this.#running = null;

@@ -1,4 +1,5 @@
 import { isStatus, PLAIN_STATUSES, REFUSAL_CODES, refused } from '../../shared/statuses.ts';
+import type { LedgerRow } from '../../shared/ledger.ts';
 import type { Views } from '../views/views.ts';
 
 /** Where outcome lines go: pino's (and so Fastify's) `(fields, message)` call. */
@@ -50,28 +51,35 @@ export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?
   const asLogin = (name: string) => name;
   const told = new Map<string, string>();
   for (const effectId of inbox.ownedIds()) {
-    const row = ledger.rowOf(effectId, asLogin);
+    const row = await ledger.rowOf(effectId, asLogin);
     if (row !== null) told.set(effectId, row.status);
   }
+  const tell = (effectId: string, row: LedgerRow | null, reqId: string | undefined) => {
+    if (row === null || NOT_AN_OUTCOME.has(row.status) || told.get(effectId) === row.status) return;
+    told.set(effectId, row.status);
+    // Under the label Fastify gives request ids, so one search finds the call and what came of it.
+    const fields = {
+      reqId,
+      effectId,
+      request_id: row.request_id,
+      agent: row.agent,
+      status: row.status,
+      outcome: row.outcome,
+      amount_minor: row.amount_asked_minor,
+      currency: row.currency,
+      decided_by: row.decided_by_login,
+    };
+    log.info(fields, `refund ${row.request_id} of ${row.agent}: ${row.status}`);
+    counts?.count(row.status);
+  };
+  // A chain these views did not fold (another process wrote its rows first) is read from the table, in turn.
+  let reading = Promise.resolve();
   return views.onChainsMoved((moved, projection) => {
     for (const effectId of moved) {
-      const row = ledger.rowOf(effectId, asLogin);
-      if (row === null || NOT_AN_OUTCOME.has(row.status) || told.get(effectId) === row.status) continue;
-      told.set(effectId, row.status);
-      // Under the label Fastify gives request ids, so one search finds the call and what came of it.
-      const fields = {
-        reqId: projection.chains.get(effectId)?.httpRequestId ?? undefined,
-        effectId,
-        request_id: row.request_id,
-        agent: row.agent,
-        status: row.status,
-        outcome: row.outcome,
-        amount_minor: row.amount_asked_minor,
-        currency: row.currency,
-        decided_by: row.decided_by_login,
-      };
-      log.info(fields, `refund ${row.request_id} of ${row.agent}: ${row.status}`);
-      counts?.count(row.status);
+      const reqId = projection.chains.get(effectId)?.httpRequestId ?? undefined;
+      const held = ledger.heldRow(effectId, asLogin);
+      if (held !== null) tell(effectId, held, reqId);
+      else reading = reading.then(async () => tell(effectId, await ledger.rowOf(effectId, asLogin).catch(() => null), reqId));
     }
   });
 }

@@ -11,7 +11,11 @@ import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
 import { ScoreboardProjection } from '../scoreboard/projection.ts';
-import { LedgerProjection } from '../ledger/projection.ts';
+import { LedgerView } from '../ledger/view.ts';
+import type { DerivedTables } from '../../db/port/derived.ts';
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
+import { VIEWS_VERSION } from './version.ts';
+import { DerivedWriter } from './writer.ts';
 
 /**
  * The waits before each retry of a catch-up that found the database busy (another process
@@ -26,6 +30,7 @@ const CLOSE_JOURNAL_UNAVAILABLE = 1011;
 export interface ViewsLog {
   fatal(fields: object, message: string): void;
   error(fields: object, message: string): void;
+  info?(fields: object, message: string): void;
 }
 
 export interface ViewsOptions {
@@ -36,14 +41,18 @@ export interface ViewsOptions {
   log: ViewsLog;
   busyRetryDelaysMs?: readonly number[];
   sleep?: (ms: number) => Promise<void>;
+  /** The derived tables the table-backed views are kept in; tables of their own in memory when absent. */
+  derived?: DerivedTables;
+  /** The version of the folds the tables are written under (server/views/version.ts). */
+  version?: string;
 }
 
 /** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
 export interface CaughtUp {
   inbox: InboxProjection;
   scoreboard: ScoreboardProjection;
-  /** One row per request, for finance's ledger. */
-  ledger: LedgerProjection;
+  /** One row per request, for finance's ledger, read from its derived table. */
+  ledger: LedgerView;
   /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
   outbox: OutboxProjection;
   /** The config's reloads while running (server/config/reloads.ts). */
@@ -67,14 +76,17 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * reader could have seen; a chain shown or signed is read through it too (`CaughtUp.chain`). A
  * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
  * with `JournalUnavailableError` until the process is restarted, and so is every call of the
- * journal the services are given (`journal`), so nothing is written or sent either.
+ * journal the services are given (`journal`), so nothing is written or sent either. The views
+ * kept in derived tables (the ledger) are written there a page of entries at a time, within the
+ * catch-up (writer.ts), so the tables are at least where the views are when `current()` answers.
  */
 export class Views {
   readonly #follower: JournalFollower;
   readonly #journal: JournalStore;
   readonly #inbox: InboxProjection;
   readonly #scoreboard: ScoreboardProjection;
-  readonly #ledger: LedgerProjection;
+  readonly #ledger: LedgerView;
+  readonly #writer: DerivedWriter;
   readonly #outbox = new OutboxProjection();
   readonly #configReloads = new ConfigReloadsProjection();
   readonly #hub: LiveHub;
@@ -90,7 +102,7 @@ export class Views {
   readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
 
   constructor(options: ViewsOptions) {
-    this.#follower = new JournalFollower(options.journal);
+    this.#follower = new JournalFollower(options.journal, () => this.#writer.flush(() => this.#follower.head));
     this.#journal = guardJournal(options.journal, {
       assertAvailable: () => this.assertAvailable(),
       report: (error) => this.report(error),
@@ -98,7 +110,16 @@ export class Views {
     });
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
-    this.#ledger = new LedgerProjection(options.inboxName);
+    const derived = options.derived ?? new MemoryDerivedTables();
+    this.#ledger = new LedgerView({
+      inboxName: options.inboxName,
+      tables: derived,
+      entries: (effectId) => this.#journal.entries(effectId),
+      tablesSeq: () => this.#writer.seq,
+      viewsSeq: () => this.#follower.seq,
+      tailOf: (effectId) => this.#follower.tail(effectId),
+    });
+    this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger]);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
@@ -117,6 +138,8 @@ export class Views {
       else this.#inbox.fold(entry);
       if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
     });
+    // A chain closed in the last catch-up stays in memory through its listeners; it goes at the next.
+    this.#follower.on('begin', () => this.#ledger.evict());
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
       const moved = this.#moved;
@@ -155,6 +178,8 @@ export class Views {
    */
   async replayAtStart(): Promise<JournalCorruptError | null> {
     try {
+      const rebuild = await this.#writer.open();
+      if (rebuild !== null) this.#log.info?.({ reason: rebuild }, `the views' derived tables are ${rebuild === 'missing' ? 'missing' : 'of another version'}: rebuilding them from the journal`);
       await this.#catchUp(false);
       return null;
     } catch (error) {
@@ -315,6 +340,7 @@ export class Views {
   async #catchUp(logFailure = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
+        await this.#writer.open();
         await this.#follower.catchUp();
         return;
       } catch (error) {

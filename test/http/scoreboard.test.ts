@@ -43,7 +43,7 @@ describe("an approver's scoreboard covers their own groups only; finance's every
       return answer.json().status as string;
     };
     expect(await ask('risk-1', 1_200, ['fraud_review'])).toBe('QUEUED');
-    riskAtMs = (await groups.services.views.current()).ledger.page({}, { limit: 1 }, (login) => login).rows[0]!.requested_at_ms!;
+    riskAtMs = (await (await groups.services.views.current()).ledger.page({}, { limit: 1 }, (login) => login)).rows[0]!.requested_at_ms!;
     groups.clock.advance(60_000);
     expect(await ask('ap-1', 8_000)).toBe('QUEUED');
     expect(await ask('policy-1', 1_000)).toBe('COMMITTED');

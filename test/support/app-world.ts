@@ -1,3 +1,4 @@
+import type { DerivedTables } from '../../db/port/derived.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,6 +69,8 @@ export interface AppWorldOptions {
   channels?: Channels;
   /** Run the background work as `npm start` does (default: off; tests move the clock and run the sweeps themselves). */
   background?: boolean;
+  /** The views' derived tables, kept across a restart (default: the storage's). */
+  derived?: DerivedTables;
 }
 
 /**
@@ -100,7 +103,8 @@ export async function buildAppWorld(options: AppWorldOptions = {}): Promise<AppW
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'interlock-app-'));
   const clock = options.clock ?? new AppClock();
   const sandbox = options.sandbox ?? (await startSandbox({ clockMs: () => clock.wallMs() }));
-  const storage = await openStorage({ file: join(dir, 'interlock.sqlite') });
+  const opened = await openStorage({ file: join(dir, 'interlock.sqlite') });
+  const storage = options.derived === undefined ? opened : Object.assign(opened, { derived: options.derived });
   const { app, services, start, close, reload } = await buildInterlock({
     config: options.config ?? testConfig(),
     clock,

@@ -1,0 +1,209 @@
+import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
+import type { Entry } from '../../shared/entries.ts';
+import type { LedgerRow } from '../../shared/ledger.ts';
+import type { ChainTail } from '../live/follower.ts';
+import { type DisplayName, LedgerChain } from './chain.ts';
+import type { LedgerFilter } from './filter.ts';
+import type { PageFound, PageRequest } from './projection.ts';
+import { asLogin, isOpenRow, LEDGER_VIEW, tableRow } from './table.ts';
+import { shownRow, tablePage, tableTotals } from './table-read.ts';
+import type { TotalsFound } from './totals.ts';
+
+export interface LedgerViewOptions {
+  inboxName: string;
+  tables: DerivedTables;
+  /** A chain as the journal holds it now (through the views' guard). */
+  entries: (effectId: string) => Promise<Entry[]>;
+  /** Where the tables' cursor stands, as far as the views know: entries at or below it are in the tables. */
+  tablesSeq: () => number;
+  /** The last journal seq the views applied. */
+  viewsSeq: () => number;
+  /** Where the views applied a chain to: its last entry's hash and seq. */
+  tailOf: (effectId: string) => ChainTail | undefined;
+}
+
+/** A chain folded in memory, and the seq of its last entry folded. */
+interface Held {
+  chain: LedgerChain;
+  lastSeq: number;
+}
+
+/** Where to cut a chain read again: its entry of this hash, at this seq, is the last to fold. */
+interface Cut {
+  hash: string;
+  seq: number;
+}
+
+/**
+ * The ledger read from its derived table, with only open work folded in memory. Every entry is
+ * given in journal order (by the views' follower); the chains that can still change are folded
+ * here, and each changed row is handed to the views' writer (`changes`) for the table. A chain
+ * leaves memory once the table holds the entry that closed it; an entry for a chain not in memory
+ * (a late confirmation) folds it again from the journal (`settle`), cut at that entry. Pages,
+ * totals and a row are read from the table, which the views keep at least as far as they are.
+ */
+export class LedgerView {
+  readonly #options: LedgerViewOptions;
+  readonly #held = new Map<string, Held>();
+  /** Chains not in memory that moved: folded again from the journal at `settle`. */
+  readonly #refold = new Map<string, Cut>();
+  /** Chains that are no request of the inbox: their entries are passed over. */
+  readonly #notLedger = new Set<string>();
+  /** Rows changed since the last batch the tables took. */
+  readonly #changed = new Set<string>();
+  /** Chains folded since they were last looked at for eviction: only these can have closed. */
+  readonly #touched = new Set<string>();
+  /** Whether the table's open rows were loaded: once, when the views first reach the tables' cursor. */
+  #loaded = false;
+
+  constructor(options: LedgerViewOptions) {
+    this.#options = options;
+  }
+
+  /** Take an appended entry with its journal seq, in journal order. */
+  note(entry: Entry, seq: number): void {
+    const id = entry.effect_id;
+    const after = seq > this.#options.tablesSeq();
+    const held = this.#held.get(id);
+    if (held !== undefined) {
+      held.chain.push(entry);
+      held.lastSeq = seq;
+      this.#touched.add(id);
+      if (after) this.#changed.add(id);
+      return;
+    }
+    const refold = this.#refold.get(id);
+    if (refold !== undefined) {
+      this.#refold.set(id, { hash: entry.hash, seq });
+      return;
+    }
+    // The tables hold it already, and nothing in memory needs it.
+    if (!after || this.#notLedger.has(id)) return;
+    if (entry.prev !== null) {
+      this.#refold.set(id, { hash: entry.hash, seq });
+      return;
+    }
+    const started = LedgerChain.start(entry, seq, this.#options.inboxName);
+    if (started === null) {
+      this.#notLedger.add(id);
+      return;
+    }
+    this.#held.set(id, { chain: started, lastSeq: seq });
+    this.#touched.add(id);
+    this.#changed.add(id);
+  }
+
+  /**
+   * Fold again from the journal every chain that moved while not in memory; and once the views
+   * reach the tables' cursor, load the open rows. Called between the follower's pages, so no
+   * entry arrives meanwhile.
+   */
+  async settle(): Promise<void> {
+    for (const [id, cut] of this.#refold) {
+      const stored = await this.#options.tables.get(LEDGER_VIEW, id);
+      if (stored === null) this.#notLedger.add(id);
+      else {
+        this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
+        this.#changed.add(id);
+        this.#touched.add(id);
+      }
+      this.#refold.delete(id);
+    }
+    if (!this.#loaded && this.#options.viewsSeq() >= this.#options.tablesSeq()) {
+      await this.#loadOpen();
+      this.#loaded = true;
+    }
+  }
+
+  /** The rows changed since the last batch the tables took, as they stand now. */
+  changes(): DerivedChange[] {
+    const changes: DerivedChange[] = [];
+    for (const id of this.#changed) {
+      const held = this.#held.get(id);
+      const row = held?.chain.row(asLogin) ?? null;
+      if (held !== undefined && row !== null) changes.push({ view: LEDGER_VIEW, key: id, row: tableRow(row, held.chain.headSeq) });
+    }
+    return changes;
+  }
+
+  /** The tables took the changes (or another process wrote the same entries): none is owed now. */
+  written(): void {
+    this.#changed.clear();
+  }
+
+  /**
+   * Let go of every chain that is closed and whose last entry the tables hold. Only chains folded
+   * since the last look are looked at (an open one is looked at again when it next moves), so a
+   * catch-up costs nothing per open chain that did not move.
+   */
+  evict(): void {
+    const tablesSeq = this.#options.tablesSeq();
+    for (const id of this.#touched) {
+      const held = this.#held.get(id);
+      if (held !== undefined && (held.lastSeq > tablesSeq || this.#changed.has(id))) continue;
+      this.#touched.delete(id);
+      const row = held?.chain.row(asLogin) ?? null;
+      if (row !== null && !isOpenRow(row)) this.#held.delete(id);
+    }
+  }
+
+  /**
+   * Fold the table's open rows from the journal, each cut where the views applied it (`tailOf`),
+   * which is the tables' cursor for a chain with no entry past it (one with an entry past it
+   * is in memory or folded again already): the open work a server holds from the start.
+   */
+  async #loadOpen(): Promise<void> {
+    const tailOf = this.#options.tailOf;
+    let after: { order: number; key: string } | undefined;
+    for (;;) {
+      const rows = await this.#options.tables.list(LEDGER_VIEW, { direction: 'asc', limit: 500, open: true, ...(after === undefined ? {} : { after }) });
+      for (const stored of rows) {
+        const tail = tailOf(stored.key);
+        if (this.#held.has(stored.key) || this.#refold.has(stored.key) || tail === undefined) continue;
+        this.#held.set(stored.key, { chain: await this.#fold(stored.key, stored.order, tail.hash), lastSeq: tail.seq });
+      }
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < 500) return;
+      after = { order: last.order, key: last.key };
+    }
+  }
+
+  /** How many chains are folded in memory. */
+  get heldChains(): number {
+    return this.#held.size;
+  }
+
+  /** A row folded in memory (open work, or a chain that just moved), with display names; null when not held. */
+  heldRow(effectId: string, displayName: DisplayName): LedgerRow | null {
+    return this.#held.get(effectId)?.chain.row(displayName) ?? null;
+  }
+
+  /** The effect's row, when it is a request the views have seen (one of the inbox's, with a request bound). */
+  async rowOf(effectId: string, displayName: DisplayName): Promise<LedgerRow | null> {
+    const stored = await this.#options.tables.get(LEDGER_VIEW, effectId);
+    // A row another process wrote past what these views applied is not theirs to show yet.
+    if (stored === null || stored.order > this.#options.viewsSeq()) return null;
+    return shownRow(stored, displayName);
+  }
+
+  /** One page of matching rows, newest request first. */
+  page(filter: LedgerFilter, asked: PageRequest, displayName: DisplayName): Promise<PageFound> {
+    return tablePage(this.#options.tables, filter, asked, displayName);
+  }
+
+  /** Totals per currency over every row the filter matches, whatever the page. */
+  totals(filter: LedgerFilter, displayName: DisplayName): Promise<TotalsFound> {
+    return tableTotals(this.#options.tables, filter, displayName);
+  }
+
+  /** A chain folded from the journal through its entry of hash `through`. */
+  async #fold(effectId: string, headSeq: number, through: string): Promise<LedgerChain> {
+    const entries = await this.#options.entries(effectId);
+    const end = entries.findIndex((entry) => entry.hash === through);
+    const first = entries[0];
+    const chain = first === undefined || end < 0 ? null : LedgerChain.start(first, headSeq, this.#options.inboxName);
+    if (chain === null) throw new Error(`the ledger cannot fold ${effectId} again: the journal's chain does not start a request or lacks entry ${through}`);
+    for (const entry of entries.slice(1, end + 1)) chain.push(entry);
+    return chain;
+  }
+}
