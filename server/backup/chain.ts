@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { openJournalCopy } from '../../db/sqlite-journal-tail.ts';
+import { openJournalCopy } from '../../db/sqlite-journal-copy.ts';
 import { CopyTablesError, type TailEntry } from '../../db/port/journal-tail.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { readIncrementFile } from './increment-file.ts';
