@@ -131,8 +131,9 @@ describe('agents API', () => {
   });
 
   it('a 500 never carries exception text', async () => {
-    const original = world.services.journal.entries.bind(world.services.journal);
-    world.services.journal.entries = async () => {
+    // A request's answer reads its chain with its seals.
+    const original = world.services.journal.sealedChain.bind(world.services.journal);
+    world.services.journal.sealedChain = async () => {
       throw new Error('SQLITE_CORRUPT: secret table details');
     };
     try {
@@ -141,7 +142,7 @@ describe('agents API', () => {
       expect(response.json().error.code).toBe('internal_error');
       expect(response.body).not.toMatch(/SQLITE|secret/);
     } finally {
-      world.services.journal.entries = original;
+      world.services.journal.sealedChain = original;
     }
   });
 
@@ -149,8 +150,8 @@ describe('agents API', () => {
     ['held by another process past the wait', () => new StoreBusyError('database is locked'), /held by another process/],
     ['closed as the server stops', () => new StoreClosedError('the storage is closed'), /stopping/],
   ])('a journal %s is answered 503 not_ready with Retry-After, never 500', async (_why, error, said) => {
-    const original = world.services.journal.entries.bind(world.services.journal);
-    world.services.journal.entries = async () => {
+    const original = world.services.journal.sealedChain.bind(world.services.journal);
+    world.services.journal.sealedChain = async () => {
       throw error();
     };
     try {
@@ -158,7 +159,7 @@ describe('agents API', () => {
       expect({ status: response.statusCode, retryAfter: response.headers['retry-after'], code: response.json().error.code }).toEqual({ status: 503, retryAfter: '1', code: 'not_ready' });
       expect(response.json().error.message).toMatch(said);
     } finally {
-      world.services.journal.entries = original;
+      world.services.journal.sealedChain = original;
     }
   });
 });
