@@ -1,7 +1,6 @@
 import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import type { LedgerRow } from '../../shared/ledger.ts';
-import type { ChainTail } from '../live/follower.ts';
 import { type DisplayName, LedgerChain } from './chain.ts';
 import type { LedgerFilter } from './filter.ts';
 import type { PageFound, PageRequest } from './projection.ts';
@@ -18,9 +17,10 @@ export interface LedgerViewOptions {
   tablesSeq: () => number;
   /** The last journal seq the views applied. */
   viewsSeq: () => number;
-  /** Where the views applied a chain to: its last entry's hash and seq. */
-  tailOf: (effectId: string) => ChainTail | undefined;
 }
+
+/** Chains known to be no request of the ledger, held at most: beyond it they are forgotten and looked up again. */
+const NOT_LEDGER_HELD_MAX = 10_000;
 
 /** A chain folded in memory, and the seq of its last entry folded. */
 interface Held {
@@ -53,8 +53,6 @@ export class LedgerView {
   readonly #changed = new Set<string>();
   /** Chains folded since they were last looked at for eviction: only these can have closed. */
   readonly #touched = new Set<string>();
-  /** Whether the table's open rows were loaded: once, when the views first reach the tables' cursor. */
-  #loaded = false;
 
   constructor(options: LedgerViewOptions) {
     this.#options = options;
@@ -94,9 +92,9 @@ export class LedgerView {
   }
 
   /**
-   * Fold again from the journal every chain that moved while not in memory; and once the views
-   * reach the tables' cursor, load the open rows. Called between the follower's pages, so no
-   * entry arrives meanwhile.
+   * Fold again from the journal every chain that moved while not in memory. Called between the
+   * follower's pages, so no entry arrives meanwhile. Nothing is read at start: an open row of the
+   * table is folded again when its chain next moves, so a start reads no chain for the ledger.
    */
   async settle(): Promise<void> {
     for (const [id, cut] of this.#refold) {
@@ -109,10 +107,8 @@ export class LedgerView {
       }
       this.#refold.delete(id);
     }
-    if (!this.#loaded && this.#options.viewsSeq() >= this.#options.tablesSeq()) {
-      await this.#loadOpen();
-      this.#loaded = true;
-    }
+    // Requests of other inboxes are few; should they pile up, they are looked up again instead.
+    if (this.#notLedger.size > NOT_LEDGER_HELD_MAX) this.#notLedger.clear();
   }
 
   /** The rows changed since the last batch the tables took, as they stand now. */
@@ -144,27 +140,6 @@ export class LedgerView {
       this.#touched.delete(id);
       const row = held?.chain.row(asLogin) ?? null;
       if (row !== null && !isOpenRow(row)) this.#held.delete(id);
-    }
-  }
-
-  /**
-   * Fold the table's open rows from the journal, each cut where the views applied it (`tailOf`),
-   * which is the tables' cursor for a chain with no entry past it (one with an entry past it
-   * is in memory or folded again already): the open work a server holds from the start.
-   */
-  async #loadOpen(): Promise<void> {
-    const tailOf = this.#options.tailOf;
-    let after: { order: number; key: string } | undefined;
-    for (;;) {
-      const rows = await this.#options.tables.list(LEDGER_VIEW, { direction: 'asc', limit: 500, open: true, ...(after === undefined ? {} : { after }) });
-      for (const stored of rows) {
-        const tail = tailOf(stored.key);
-        if (this.#held.has(stored.key) || this.#refold.has(stored.key) || tail === undefined) continue;
-        this.#held.set(stored.key, { chain: await this.#fold(stored.key, stored.order, tail.hash), lastSeq: tail.seq });
-      }
-      const last = rows.at(-1);
-      if (last === undefined || rows.length < 500) return;
-      after = { order: last.order, key: last.key };
     }
   }
 

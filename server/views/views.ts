@@ -117,7 +117,6 @@ export class Views {
       entries: (effectId) => this.#journal.entries(effectId),
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
-      tailOf: (effectId) => this.#follower.tail(effectId),
     });
     this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger]);
     this.#hub = new LiveHub(options.nowMs);

@@ -68,6 +68,8 @@ describe('restart after an outage: the sweeps read only what can need work', () 
     reads.length = 0;
     expect(await services.inbox.tick()).toEqual(new Map());
     expect(await services.inbox.executeApproved()).toEqual(new Map());
-    expect(reads).toEqual([]);
+    // Only the chain the escalation moved is read again (the ledger folds a moved chain it does
+    // not hold from the journal); no settled chain is.
+    expect(reads.filter((id) => id !== effectId)).toEqual([]);
   });
 });
