@@ -74,6 +74,14 @@ export class ProcessTables extends PassingOn {
   override list(view: string, options: DerivedListOptions): Promise<DerivedRow[]> {
     return this.alive(() => super.list(view, options));
   }
+
+  override digests(): Promise<DerivedDigest[]> {
+    return this.alive(() => super.digests());
+  }
+
+  override marks(): Promise<DigestMark[]> {
+    return this.alive(() => super.marks());
+  }
 }
 
 /** A body with its first field (by name) left out: what the planted bug `drop_field_on_load` reads. */
