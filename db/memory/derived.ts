@@ -67,4 +67,17 @@ export class MemoryDerivedTables implements DerivedTables {
   async marks(): Promise<DigestMark[]> {
     return copy(this.#marks);
   }
+
+  /**
+   * A copy of the tables as they stand, sharing nothing with them: every row, each view's sum and
+   * row count, the marks and the cursor. What a file copied aside is to a store on disk.
+   */
+  clone(): MemoryDerivedTables {
+    const copied = new MemoryDerivedTables();
+    copied.#cursor = copy(this.#cursor);
+    for (const [view, rows] of this.#views) copied.#views.set(view, copy(rows));
+    for (const [view, sum] of this.#sums) copied.#sums.set(view, { ...sum });
+    copied.#marks = copy(this.#marks);
+    return copied;
+  }
 }

@@ -16,6 +16,7 @@ import type { Outbox } from '../../server/outbox/outbox.ts';
 import { judgeResend } from './oracle.ts';
 import { createOutbox, outboxPass } from './outbox-process.ts';
 import { ProcessTarget } from './process-target.ts';
+import { ProcessTables } from './sim-derived.ts';
 import { type Life, ProcessJournal } from './sim-journal.ts';
 import { CONFIG, type World } from './world.ts';
 
@@ -116,6 +117,7 @@ export function createProcess(world: World): Process {
       fatal: (_fields, message) => world.violation(`the views failed: ${message}`),
       error: (_fields, message) => world.violation(`the views failed: ${message}`),
     },
+    derived: new ProcessTables(world.derived, life),
   });
   const inbox: Inbox = new Inbox({
     name: CONFIG.inboxName,

@@ -17,6 +17,8 @@ import {
   revokeMember,
   settleRefund,
 } from './actors.ts';
+import type { MemoryDerivedTables } from '../../db/memory/derived.ts';
+import { checkDerivedTables } from './derived-invariants.ts';
 import { checkCheckpoints, signCheckpointNow } from './checkpoint-invariants.ts';
 import { auditViews, checkInvariants, checkReceipts } from './invariants.ts';
 import { deliverWebhook, keyWindow, rateLimitSpell, reconcileLookups, slaTick, ticker, tickerTwoServers, toDeadline } from './stripe-actors.ts';
@@ -157,6 +159,10 @@ export const REQUIRED_COVERAGE: readonly string[] = [
   'check.waited_turn',
   // Agents' calls carry an x-request-id, kept on the PROPOSED they wrote and nowhere else.
   'check.http_request_id',
+  // The derived tables written as the run went, rebuilt from its journal, and loaded from a copy taken mid-run, agree.
+  'check.derived',
+  'check.derived_view',
+  'check.derived_loaded',
 ];
 
 /** Runs of fewer seeds than this are not failed for coverage (a replay of one seed fires little). */
@@ -186,6 +192,11 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   await world.run(() => restart(world, 0));
   await keepAlive(world);
   const steps = world.rng.randint(STEPS_MIN, STEPS_MAX);
+  // On the seeds that compare the derived tables, a copy of them is taken from a step of the run on
+  // (the first with tables written): at the end a new server loads it over the final journal.
+  const comparesTables = comparesDerivedTables(seed);
+  const copyFrom = copyStep(seed, steps);
+  let copy: MemoryDerivedTables | null = null;
   for (let step = 1; step <= steps; step++) {
     world.step = step;
     const actor = pickActor(world);
@@ -193,12 +204,28 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     await world.run(() => world.guarded(actor.name, () => actor.run(world)));
     world.observeLedger();
     await keepAlive(world);
+    if (comparesTables && copy === null && step >= copyFrom && (await world.derived.cursor()) !== null) copy = world.derived.clone();
   }
   await world.run(() => settle(world));
   const journal = await world.run(() => checkInvariants(world));
+  if (comparesTables) await world.run(() => checkDerivedTables(world, copy));
   await world.run(() => checkCheckpoints(world));
   await checkReceipts(world, journal.chains);
   return { seed, violations: world.violations, journalHash: journal.hash, entries: journal.entries, coverage: world.coverage };
+}
+
+/**
+ * Whether a seed compares its derived tables three ways (derived-invariants.ts): the odd seeds.
+ * The comparison replays the journal twice more; on every seed it costs the 1,000-seed run more
+ * than the run may grow (docs/internals/simulator.md has the figures).
+ */
+export function comparesDerivedTables(seed: number): boolean {
+  return seed % 2 === 1;
+}
+
+/** The step from which a copy of the derived tables is taken: anywhere in the run, the same for a seed every time. */
+function copyStep(seed: number, steps: number): number {
+  return 1 + ((Math.imul(seed, 0x9e3779b1) >>> 0) % steps);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { InboxRequest } from '../../server/inbox/inbox.ts';
 import { boundRequest, repairChildOf } from '../../server/inbox/state.ts';
 import { closingDecision, recordedEffect } from '../../server/journal/chain.ts';
 import { sha256Hex } from '../../server/journal/hash.ts';
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { MemoryRefunds } from '../../server/targets/memory-payments.ts';
 import { PyRandom } from '../support/py-random.ts';
 import { judgeDecision } from './access-invariants.ts';
@@ -44,6 +45,9 @@ export const PLANTS = [
   'busy_as_rejected',
   // The inbox's processes read every person as a member of every group: anyone decides anything.
   'anyone_decides',
+  // The derived tables a server loads after a restart answer every body of open work, and every
+  // row asked for by key, short of a field.
+  'drop_field_on_load',
 ] as const;
 /** One planted bug. */
 export type Plant = (typeof PLANTS)[number];
@@ -128,6 +132,8 @@ export class World {
   readonly tier: Tier;
   readonly target: MemoryRefunds;
   readonly journal: SimJournal;
+  /** The views' derived tables, kept through every crash as a table file is; each process reaches them through its own handle. */
+  readonly derived = new MemoryDerivedTables();
   readonly groups: Record<string, string[]>;
   /** Members removed from a group, who may be put back. */
   readonly removed: Array<{ group: string; person: string }> = [];
