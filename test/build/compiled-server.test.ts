@@ -153,14 +153,16 @@ describe('the compiled server', () => {
       runToExit(dir, ['dist/server/backup.js', 'restore', '--help']),
       runToExit(dir, ['dist/server/hash-secret.js']),
       runToExit(dir, ['dist/server/migrate.js', '--help']),
+      runToExit(dir, ['dist/server/rebuild-views.js', '--help']),
     ]);
     expect(usages.map(usageLine)).toEqual([
       expect.stringMatching(/^usage: node dist\/server\/verify\.js <receipt\.json> /),
       expect.stringMatching(/^usage: node dist\/server\/export\.js --format /),
-      'usage: node dist/server/backup.js backup <dir> [--with-key]',
+      'usage: node dist/server/backup.js backup <dir> [--since <earlier backup>] [--with-key]',
       'usage: node dist/server/backup.js restore <dir> [--replace]',
       'usage: node dist/server/hash-secret.js password|token [<value> | -]',
       'usage: node dist/server/migrate.js [--dry-run]',
+      'usage: node dist/server/rebuild-views.js [--db <file>]',
     ]);
     // A refusal names the tool it asks for as it runs here: no npm script, no tsx.
     const badConfig = join(dir, 'bad-token.yaml');
