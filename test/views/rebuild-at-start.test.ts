@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
+import type { DerivedTables } from '../../db/port/derived.ts';
+import type { Storage } from '../../db/port/storage.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
+import { rebuildViews } from '../../server/views/rebuild.ts';
+import { VIEWS_VERSION } from '../../server/views/version.ts';
+import { Views } from '../../server/views/views.ts';
+import { refundChain } from '../support/ledger-journal.ts';
+
+// Derived tables are rebuilt at start when they are missing, of another views version, or not
+// this journal's (their cursor past the journal's head, or the journal's seal at their cursor not
+// their global hash): the server listens meanwhile, `/readyz` telling the progress, and a journal
+// an earlier Interlock wrote is copied first.
+
+const dir = mkdtempSync(join(tmpdir(), 'interlock-rebuild-at-start-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A journal file of refunds `from`..`to` (4 entries each), written with no derived tables, as an earlier Interlock left it. */
+async function journalFile(name: string, from: number, to: number): Promise<string> {
+  const file = join(dir, name);
+  const storage = await openStorage({ file });
+  const journal = storage.journal({ wallClockMs: () => Date.now() });
+  for (let first = from; first <= to; first += 1_000) {
+    const chains = Array.from({ length: Math.min(1_000, to - first + 1) }, (_, i) => refundChain(first + i));
+    await journal.appendSealed(chains.flat());
+  }
+  await storage.close();
+  return file;
+}
+
+/** Lay `source`'s tables, rows and cursor as they stand, over `target`'s: a file copied or restored under them. */
+async function copyTables(source: DerivedTables, target: DerivedTables): Promise<void> {
+  const cursor = await source.cursor();
+  const rows = await source.list('ledger', { direction: 'asc', limit: 1_000_000 });
+  await target.reset(VIEWS_VERSION);
+  expect(await target.advance({ fromSeq: 0, to: cursor!, changes: rows.map((row) => ({ view: 'ledger', key: row.key, row })) })).toBe(true);
+}
+
+/** What a start's replay logs and leaves in the tables of `storage`. */
+async function replayAtStart(storage: Storage) {
+  const info: string[] = [];
+  const views = new Views({ journal: storage.journal({ wallClockMs: () => Date.now() }), inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {}, info: (_fields, message) => info.push(message) }, derived: storage.derived });
+  expect(await views.replayAtStart()).toBeNull();
+  return { info, cursor: await storage.derived.cursor(), digests: await storage.derived.digests() };
+}
+
+/** The digests of the journal's tables rebuilt from scratch, apart. */
+async function fromScratch(storage: Storage) {
+  return (await rebuildViews({ journal: storage.journal({ wallClockMs: () => Date.now() }), tables: new MemoryDerivedTables(), inboxName: 'inbox' })).digests;
+}
+
+describe("tables that are not this journal's are rebuilt at start", () => {
+  it("tables built on another journal's history, copied across, fail the seal at their cursor", async () => {
+    const mine = await openStorage({ file: await journalFile('mine.sqlite', 1, 30) });
+    const theirs = await openStorage({ file: await journalFile('theirs.sqlite', 101, 110) });
+    try {
+      await rebuildViews({ journal: theirs.journal({ wallClockMs: () => Date.now() }), tables: theirs.derived, inboxName: 'inbox' });
+      await copyTables(theirs.derived, mine.derived);
+      expect((await mine.derived.cursor())?.seq).toBe(40);
+      const started = await replayAtStart(mine);
+      expect(started.info[0]).toContain("do not match the journal's seal at their cursor");
+      expect(started.info[1]).toMatch(/^rebuilt the views' derived tables from 120 journal entries/);
+      expect(started.cursor?.seq).toBe(120);
+      expect(started.digests).toEqual(await fromScratch(mine));
+    } finally {
+      await mine.close();
+      await theirs.close();
+    }
+  });
+
+  it("tables whose cursor stands past the journal's head (an older copy of the journal under them) are rebuilt", async () => {
+    const longer = await openStorage({ file: await journalFile('longer.sqlite', 1, 30) });
+    const shorter = await openStorage({ file: await journalFile('shorter.sqlite', 1, 10) });
+    try {
+      await rebuildViews({ journal: longer.journal({ wallClockMs: () => Date.now() }), tables: longer.derived, inboxName: 'inbox' });
+      await copyTables(longer.derived, shorter.derived);
+      const started = await replayAtStart(shorter);
+      expect(started.info[0]).toContain("stand past the journal's head");
+      expect(started.cursor?.seq).toBe(40);
+      expect(started.digests).toEqual(await fromScratch(shorter));
+    } finally {
+      await longer.close();
+      await shorter.close();
+    }
+  });
+
+  it("the journal's own tables, behind its head, are kept and caught up with no rebuild", async () => {
+    const shorter = await openStorage({ file: await journalFile('own-short.sqlite', 1, 10) });
+    const longer = await openStorage({ file: await journalFile('own-long.sqlite', 1, 30) });
+    try {
+      await rebuildViews({ journal: shorter.journal({ wallClockMs: () => Date.now() }), tables: shorter.derived, inboxName: 'inbox' });
+      await copyTables(shorter.derived, longer.derived);
+      const started = await replayAtStart(longer);
+      expect(started.info).toEqual([]);
+      expect(started.cursor?.seq).toBe(120);
+      expect(started.digests).toEqual(await fromScratch(longer));
+    } finally {
+      await shorter.close();
+      await longer.close();
+    }
+  });
+});
