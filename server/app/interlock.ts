@@ -15,7 +15,7 @@ import { SessionStore } from '../sessions/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Views, ViewsLog } from '../views/views.ts';
-import { checkJournalAtStart, type StartCheckOutcome } from '../integrity/start-check.ts';
+import { checkJournalAtStart, type StartCheckOutcome, type StartCheckParts } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
 import { WholeJournalPass, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
 import { openMirror } from '../integrity/mirrors.ts';
@@ -91,9 +91,11 @@ export interface Interlock {
   /**
    * Refuse a damaged journal before anything is served (server/integrity/start-check.ts): the
    * schema's guards, the global chain, a replay of every entry, the checkpoints. Throws a
-   * JournalDamagedError, whose message is the one line to print.
+   * JournalDamagedError, whose message is the one line to print. `beforeReplay` is called before
+   * the replay with the derived tables as found (start-check.ts): to listen first when they are
+   * to be rebuilt, with `/readyz` telling the rebuild's progress.
    */
-  check(): Promise<StartCheckOutcome>;
+  check(options?: Pick<StartCheckParts, 'beforeReplay'>): Promise<StartCheckOutcome>;
   /**
    * Start-up recovery (services.ts `startServices`), then `/readyz` answers ready and the
    * background work starts. Listening is the caller's business, before or after.
@@ -116,6 +118,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   const log: ViewsLog = {
     fatal: (fields, message) => app?.log.fatal(fields, message),
     error: (fields, message) => app?.log.error(fields, message),
+    info: (fields, message) => app?.log.info(fields, message),
   };
   // Channels this build makes are its to close (the SMTP pool); given ones are the giver's.
   const ownChannels = parts.channels === undefined ? createChannels(config.notifications, { clock }) : null;
@@ -181,8 +184,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     app: built,
     services,
     reload: (load) => reloader.reload(load),
-    async check() {
-      const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log });
+    async check(options = {}) {
+      const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log, ...options });
       await checkpointer.checkAtStart(outcome);
       // A first checkpoint of what start-up verified, when the journal grew since the last one.
       await checkpointer.sign(true);

@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { NetworkConfig } from '../config/schema.ts';
 import { limits } from '../../shared/limits.ts';
-import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
+import { NotReadySchema, PublicKeySetSchema, responses } from '../../shared/schemas.ts';
 import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
@@ -56,6 +56,9 @@ export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url
 const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** What `/readyz` says while the derived tables are rebuilt at start. */
+const REBUILDING_MESSAGE = "the views' derived tables are being rebuilt from the journal; ready once done";
 
 /** Everything that is not a page of the web inbox. */
 const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
@@ -248,10 +251,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       schema: {
         ...operators,
         summary: 'ready once recovery after start has finished',
-        response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }) }, ['not_ready', 'journal_unavailable', 'internal_error']),
+        response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }), 503: NotReadySchema }, ['not_ready', 'journal_unavailable', 'internal_error']),
       },
     },
-    async () => {
+    async (_request, reply) => {
+      // The derived tables rebuilt at start: how far, without waiting for the replay to end.
+      const rebuild = services.views.rebuilding;
+      if (rebuild !== null) return reply.code(503).send({ error: { code: 'not_ready' as const, message: REBUILDING_MESSAGE }, rebuild });
       // Caught up, so a journal that fails its check is never called ready.
       await services.views.current();
       if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');

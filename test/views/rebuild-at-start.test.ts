@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,8 @@ import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { DerivedTables } from '../../db/port/derived.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
+import { startInterlock } from '../../server/app/runtime.ts';
+import { parseEnv } from '../../server/config/env.ts';
 import { rebuildViews } from '../../server/views/rebuild.ts';
 import { VIEWS_VERSION } from '../../server/views/version.ts';
 import { Views } from '../../server/views/views.ts';
@@ -103,4 +105,67 @@ describe("tables that are not this journal's are rebuilt at start", () => {
       await longer.close();
     }
   });
+});
+
+describe('a server whose journal has no derived tables yet', () => {
+  it('listens while it rebuilds them: /readyz 503 not_ready with the progress, /healthz 200, a copy beside the journal first', async () => {
+    const file = await journalFile('earlier.sqlite', 1, 2_500);
+    const lines: Array<{ msg: string; event?: string; backup?: string }> = [];
+    let url: string | null = null;
+    const logStream = {
+      write(line: string) {
+        const parsed = JSON.parse(line) as { msg: string };
+        lines.push(parsed);
+        url ??= /^Interlock on (\S+);/.exec(parsed.msg)?.[1] ?? null;
+      },
+    };
+    const env = parseEnv({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0', SANDBOX_DEMO: '0', LOG_LEVEL: 'info' });
+    const starting = startInterlock(env, { logStream });
+    const answers: Array<{ status: number; body: { error?: { code: string }; rebuild?: { reason: string; entries: number; size: number; percent: number; seconds: number } } }> = [];
+    let healthz: number | null = null;
+    let started = false;
+    void starting.then(() => (started = true), () => (started = true));
+    while (!started) {
+      if (url !== null) {
+        const answer = await fetch(`${url}/readyz`);
+        answers.push({ status: answer.status, body: (await answer.json()) as (typeof answers)[number]['body'] });
+        if (answers.at(-1)?.body.rebuild !== undefined && healthz === null) healthz = (await fetch(`${url}/healthz`)).status;
+      } else await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const running = await starting;
+    try {
+      const during = answers.filter(({ body }) => body.rebuild !== undefined);
+      expect(during.length).toBeGreaterThan(0);
+      for (const { status, body } of during) {
+        expect([status, body.error?.code, body.rebuild?.reason, body.rebuild?.size]).toEqual([503, 'not_ready', 'missing', 10_000]);
+        expect(body.rebuild!.entries).toBeLessThanOrEqual(10_000);
+        expect(body.rebuild!.percent).toBe(Math.floor((body.rebuild!.entries / 10_000) * 1_000) / 10);
+        expect(body.rebuild!.seconds).toBeGreaterThanOrEqual(0);
+      }
+      // Polled from the moment it listens: the first answer comes before the last page is folded.
+      expect(during[0]!.body.rebuild!.entries).toBeLessThan(10_000);
+      expect(healthz).toBe(200);
+      expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
+      const events = lines.map(({ event }) => event).filter((event) => event?.startsWith('views_'));
+      expect(events).toEqual(['views_backup', 'views_rebuild_started', 'views_rebuild_done']);
+      expect(lines.find(({ event }) => event === 'views_rebuild_done')?.msg).toMatch(/^rebuilt the views' derived tables from 10000 journal entries in [0-9.]+ s \([0-9]+ entries\/s\)$/);
+      const backup = lines.find(({ event }) => event === 'views_backup')?.backup;
+      expect(backup).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}\\.before-views-.*\\.sqlite$`));
+      expect(existsSync(backup!)).toBe(true);
+      const copy = await openStorage({ file: backup! });
+      try {
+        expect([(await copy.journal({ wallClockMs: () => 0 }).head())?.size, await copy.derived.cursor()]).toEqual([10_000, null]);
+      } finally {
+        await copy.close();
+      }
+    } finally {
+      await running.close();
+    }
+    // The next start finds its own tables: no rebuild, no copy.
+    lines.length = 0;
+    const again = await startInterlock(env, { logStream });
+    await again.close();
+    expect(lines.filter(({ event }) => event?.startsWith('views_'))).toEqual([]);
+    expect(readdirSync(dir).filter((name) => name.includes('before-views'))).toHaveLength(1);
+  }, 120_000);
 });
