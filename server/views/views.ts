@@ -6,7 +6,7 @@ import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projec
 import { summaryItem } from '../inbox/summary.ts';
 import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
-import { isBusy, isJournalFailure, JournalUnavailableError } from './failures.ts';
+import { isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
