@@ -11,7 +11,9 @@ import { parseEnv } from '../../server/config/env.ts';
 import { rebuildViews } from '../../server/views/rebuild.ts';
 import { VIEWS_VERSION } from '../../server/views/version.ts';
 import { Views } from '../../server/views/views.ts';
+import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { refundChain } from '../support/ledger-journal.ts';
+import { tamper } from '../support/tamper.ts';
 
 // Derived tables are rebuilt at start when they are missing, of another views version, or not
 // this journal's (their cursor past the journal's head, or the journal's seal at their cursor not
@@ -168,4 +170,21 @@ describe('a server whose journal has no derived tables yet', () => {
     expect(lines.filter(({ event }) => event?.startsWith('views_'))).toEqual([]);
     expect(readdirSync(dir).filter((name) => name.includes('before-views'))).toHaveLength(1);
   }, 120_000);
+
+  it('a journal the rebuild finds damaged is refused as before, and the server it listened with is closed', async () => {
+    const file = await journalFile('damaged.sqlite', 1, 10);
+    tamper(file, (sqlite) => sqlite.prepare('UPDATE entries SET ts_ms = ts_ms + 1 WHERE seq = 30').run());
+    let url: string | null = null;
+    const logStream = {
+      write(line: string) {
+        url ??= /^Interlock on (\S+);/.exec((JSON.parse(line) as { msg: string }).msg)?.[1] ?? null;
+      },
+    };
+    const env = parseEnv({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0', SANDBOX_DEMO: '0', LOG_LEVEL: 'info' });
+    const refused = await startInterlock(env, { logStream }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(JournalDamagedError);
+    expect((refused as JournalDamagedError).site?.seq).toBe(30);
+    expect(url).not.toBeNull();
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60_000);
 });
