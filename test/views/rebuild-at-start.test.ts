@@ -12,6 +12,7 @@ import { rebuildViews } from '../../server/views/rebuild.ts';
 import { VIEWS_VERSION } from '../../server/views/version.ts';
 import { Views } from '../../server/views/views.ts';
 import { JournalDamagedError } from '../../server/integrity/damage.ts';
+import { checkJournalAtStart } from '../../server/integrity/start-check.ts';
 import { refundChain } from '../support/ledger-journal.ts';
 import { tamper } from '../support/tamper.ts';
 
@@ -109,6 +110,31 @@ describe("tables that are not this journal's are rebuilt at start", () => {
   });
 });
 
+describe('the copy before the first rebuild', () => {
+  it('is taken for a journal with no tables at all, and not for tables of another views version (a cache)', async () => {
+    const copies = (name: string) => readdirSync(dir).filter((file) => file.startsWith(`${name}.before-views-`));
+    const started = async (name: string, tables: (storage: Storage) => Promise<void>) => {
+      const storage = await openStorage({ file: await journalFile(name, 1, 5) });
+      const info: string[] = [];
+      try {
+        await tables(storage);
+        const journal = storage.journal({ wallClockMs: () => Date.now() });
+        const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {}, info: (_fields, message) => info.push(message) }, derived: storage.derived });
+        expect((await checkJournalAtStart({ storage, journal: views.journal, views, log: { info: (_fields, message) => info.push(message) } })).size).toBe(20);
+        return info;
+      } finally {
+        await storage.close();
+      }
+    };
+    const none = await started('none.sqlite', async () => {});
+    expect(copies('none.sqlite')).toHaveLength(1);
+    expect(none[0]).toBe(`the journal has no derived tables yet (written by an earlier Interlock): the database before they are built is at ${join(dir, copies('none.sqlite')[0]!)}`);
+    const older = await started('older.sqlite', (storage) => storage.derived.reset('views-0'));
+    expect(copies('older.sqlite')).toEqual([]);
+    expect(older[0]).toContain('were written by another version of the views');
+  });
+});
+
 describe('a server whose journal has no derived tables yet', () => {
   it('listens while it rebuilds them: /readyz 503 not_ready with the progress, /healthz 200, a copy beside the journal first', async () => {
     const file = await journalFile('earlier.sqlite', 1, 2_500);
@@ -168,7 +194,7 @@ describe('a server whose journal has no derived tables yet', () => {
     const again = await startInterlock(env, { logStream });
     await again.close();
     expect(lines.filter(({ event }) => event?.startsWith('views_'))).toEqual([]);
-    expect(readdirSync(dir).filter((name) => name.includes('before-views'))).toHaveLength(1);
+    expect(readdirSync(dir).filter((name) => name.startsWith('earlier.sqlite.before-views-'))).toHaveLength(1);
   }, 120_000);
 
   it('a journal the rebuild finds damaged is refused as before, and the server it listened with is closed', async () => {
