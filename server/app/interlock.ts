@@ -6,6 +6,7 @@ import type { InterlockConfig } from '../config/schema.ts';
 import { Reconciler } from '../confirm/reconciler.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { buildApp } from '../http/app.ts';
+import { StartGate } from '../http/journal-scope.ts';
 import { STOP_ANSWER_MS } from '../http/graceful-stop.ts';
 import { createChannels } from '../outbox/channels.ts';
 import type { FactsScheduler } from '../facts/current-facts.ts';
@@ -15,6 +16,7 @@ import { SessionStore } from '../sessions/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Views, ViewsLog } from '../views/views.ts';
+import type { TablesFound } from '../views/writer.ts';
 import { checkJournalAtStart, type StartCheckOutcome, type StartCheckParts } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
 import { WholeJournalPass, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
@@ -153,11 +155,14 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     store: storage.sessions,
   });
   let ready = false;
+  // Held only while the check runs behind a server that listens already (the derived tables rebuilt).
+  const startGate = new StartGate();
   const built = await buildApp({
     services,
     sessions,
     webhookSecrets: parts.webhookSecrets,
     ready: () => ready,
+    startGate,
     logger: parts.logger ?? false,
     ...(parts.webDist === undefined ? {} : { webDist: parts.webDist }),
     ...(parts.secureCookies === undefined ? {} : { secureCookies: parts.secureCookies }),
@@ -185,12 +190,22 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     services,
     reload: (load) => reloader.reload(load),
     async check(options = {}) {
-      const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log, ...options });
-      await checkpointer.checkAtStart(outcome);
-      // A first checkpoint of what start-up verified, when the journal grew since the last one.
-      await checkpointer.sign(true);
-      checked = true;
-      return outcome;
+      const beforeReplay = async (found: TablesFound) => {
+        if (found.reason !== null) startGate.hold();
+        await options.beforeReplay?.(found);
+      };
+      try {
+        const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log, beforeReplay });
+        await checkpointer.checkAtStart(outcome);
+        // A first checkpoint of what start-up verified, when the journal grew since the last one.
+        await checkpointer.sign(true);
+        checked = true;
+        startGate.open();
+        return outcome;
+      } catch (error) {
+        startGate.refuse();
+        throw error;
+      }
     },
     async start() {
       // The budget's share of the account first: start-up recovery already calls Stripe.

@@ -19,7 +19,7 @@ import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './acce
 import { approverRoutes } from './approver-routes.ts';
 import { checkpointRoute } from './checkpoint-route.ts';
 import { AppError, installErrorHandler } from './errors.ts';
-import { requireJournal } from './journal-scope.ts';
+import { requireJournal, type StartGate } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
 import { installMetrics } from './metrics-route.ts';
 import { openApi } from './openapi.ts';
@@ -88,6 +88,8 @@ export interface AppOptions {
   webhookSecrets: readonly string[];
   /** Whether `/readyz` answers ready: true once start-up recovery has finished. */
   ready: () => boolean;
+  /** What journal routes wait for while start-up checks the journal behind a listening server (journal-scope.ts). */
+  startGate?: StartGate;
   /** Cookies only over https (default: when the config's public_url is https). */
   secureCookies?: boolean;
   /** The address the server listens on (`HOST`): a name it answers to besides the config's. */
@@ -274,7 +276,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // (requireJournal): the views catch up before its handler runs, so a journal that fails a check
   // answers 503 journal_unavailable there, and a route added to one cannot forget it.
   await app.register(async (scope) => {
-    requireJournal(scope, services.views);
+    requireJournal(scope, services.views, options.startGate);
     await scope.register(agentRoutes, { services });
     await scope.register(checkpointRoute, { services });
   });
@@ -285,7 +287,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Who am I, logging out and the directory show nothing of the journal: they answer whatever it holds.
     await scope.register(sessionRoutes, { services, sessions, secureCookies: https });
     await scope.register(async (journalScope) => {
-      requireJournal(journalScope, services.views);
+      requireJournal(journalScope, services.views, options.startGate);
       await journalScope.register(approverRoutes, { services });
       await journalScope.register(liveRoute, { services, sessions });
       await journalScope.register(scoreboardRoutes, { services });
@@ -296,7 +298,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(async (scope) => {
     // Nothing is written to a journal that failed a check: Stripe is told 503 and delivers again later.
-    requireJournal(scope, services.views);
+    requireJournal(scope, services.views, options.startGate);
     declarePublic(scope, "Stripe's webhooks: each delivery's signature is checked by the plugin");
     await scope.register(webhookRoutes, {
       journal: services.journal,

@@ -213,4 +213,35 @@ describe('a server whose journal has no derived tables yet', () => {
     expect(url).not.toBeNull();
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   }, 60_000);
+
+  it('journal routes wait for the whole check: a journal whose checkpoint fails after the rebuild shows them nothing', async () => {
+    const file = await journalFile('checkpointed.sqlite', 1, 2_500);
+    // A first start builds the tables and signs a checkpoint with its data folder's key.
+    const first = await startInterlock(parseEnv({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent' }));
+    await first.close();
+    // The tables gone, and a data folder whose new key the checkpoint does not verify with.
+    tamper(file, (sqlite) => sqlite.exec('DELETE FROM derived_cursor; DELETE FROM derived_rows; DELETE FROM derived_digests; DELETE FROM derived_marks'));
+    let url: string | null = null;
+    const logStream = {
+      write(line: string) {
+        url ??= /^Interlock on (\S+);/.exec((JSON.parse(line) as { msg: string }).msg)?.[1] ?? null;
+      },
+    };
+    const env = parseEnv({ DB_PATH: file, DATA_DIR: `${file}.other`, PORT: '0', SANDBOX_PORT: '0', SANDBOX_DEMO: '0', LOG_LEVEL: 'info' });
+    let settled = false;
+    const starting = startInterlock(env, { logStream }).catch((error: unknown) => error);
+    void starting.then(() => (settled = true));
+    let asked: Promise<{ status: number; code: string }> | null = null;
+    while (!settled && asked === null) {
+      if (url !== null && (await (await fetch(`${url}/readyz`)).json()).rebuild !== undefined) {
+        const headers = { authorization: 'Bearer sk_agent_demo_support_bot' };
+        asked = fetch(`${url}/v1/refunds/no-such-request`, { headers }).then(async (answer) => ({ status: answer.status, code: ((await answer.json()) as { error: { code: string } }).error.code }));
+      } else await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const refused = await starting;
+    expect(refused).toBeInstanceOf(JournalDamagedError);
+    expect((refused as JournalDamagedError).code).toBe('checkpoint_invalid');
+    expect(asked).not.toBeNull();
+    expect(await asked).toEqual({ status: 503, code: 'not_ready' });
+  }, 60_000);
 });
