@@ -9,7 +9,8 @@ import { JournalDamagedError } from './damage.ts';
 // Start-up's integrity check, before the server listens: the schema's guards, the global chain
 // (sealing a journal an earlier Interlock wrote), the replay that verifies every entry, and the
 // checkpoints. Any failure is one JournalDamagedError: main.ts prints its one line and exits 2,
-// and nothing is served from the journal.
+// and nothing is served from the journal. When the replay rebuilds the derived tables the server
+// listens from just before it (`beforeReplay`), its journal routes held until the check ends.
 
 export interface StartCheckParts {
   /** Where the journal is kept: its location and the checks on its stored rows. */
