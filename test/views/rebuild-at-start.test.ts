@@ -151,13 +151,19 @@ describe('a server whose journal has no derived tables yet', () => {
     const starting = startInterlock(env, { logStream });
     const answers: Array<{ status: number; body: { error?: { code: string }; rebuild?: { reason: string; entries: number; size: number; percent: number; seconds: number } } }> = [];
     let healthz: number | null = null;
+    let metrics = '';
+    let metricsDuring = false;
     let started = false;
     void starting.then(() => (started = true), () => (started = true));
     while (!started) {
       if (url !== null) {
         const answer = await fetch(`${url}/readyz`);
         answers.push({ status: answer.status, body: (await answer.json()) as (typeof answers)[number]['body'] });
-        if (answers.at(-1)?.body.rebuild !== undefined && healthz === null) healthz = (await fetch(`${url}/healthz`)).status;
+        if (answers.at(-1)?.body.rebuild !== undefined && healthz === null) {
+          healthz = (await fetch(`${url}/healthz`)).status;
+          metrics = await (await fetch(`${url}/metrics`)).text();
+          metricsDuring = !lines.some(({ event }) => event === 'views_rebuild_done');
+        }
       } else await new Promise((resolve) => setTimeout(resolve, 2));
     }
     const running = await starting;
@@ -173,6 +179,9 @@ describe('a server whose journal has no derived tables yet', () => {
       // Polled from the moment it listens: the first answer comes before the last page is folded.
       expect(during[0]!.body.rebuild!.entries).toBeLessThan(10_000);
       expect(healthz).toBe(200);
+      // /metrics answers during the rebuild too, with the journal's size, rather than wait for its end.
+      expect(metricsDuring).toBe(true);
+      expect(metrics).toMatch(/^interlock_journal_entries 10000$/m);
       expect((await fetch(`${running.url}/readyz`)).status).toBe(200);
       const events = lines.map(({ event }) => event).filter((event) => event?.startsWith('views_'));
       expect(events).toEqual(['views_backup', 'views_rebuild_started', 'views_rebuild_done']);
