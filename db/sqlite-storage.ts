@@ -74,6 +74,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
       }),
     needsSealing: () => onConnection(client, async () => needsSealing(client)),
     sealUnsealed: (backupFile) => onConnection(client, () => sealUnsealedJournal(client, backupFile)),
+    backupTo: (backupFile) => onConnection(client, async () => void (await client.backup(backupFile))),
   };
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   return {

@@ -215,6 +215,26 @@ export function errorBody(codes: readonly ErrorCode[]) {
   );
 }
 
+/** `/readyz` not ready: the error, and while the derived tables are rebuilt at start, how far. */
+export const NotReadySchema = Type.Object(
+  {
+    error: errorBody(['not_ready', 'journal_unavailable']).properties.error,
+    rebuild: Type.Optional(
+      Type.Object(
+        {
+          reason: Type.Unsafe<'missing' | 'version' | 'ahead' | 'foreign'>({ type: 'string', enum: ['missing', 'version', 'ahead', 'foreign'], description: 'none yet, another views version, past the journal, or not this journal\'s' }),
+          entries: Type.Integer({ description: 'journal entries folded so far' }),
+          size: Type.Integer({ description: "the journal's size when the rebuild began" }),
+          percent: Type.Number({ description: 'entries of size, to a tenth' }),
+          seconds: Type.Number({ description: 'since the rebuild began' }),
+        },
+        { description: "while the views' derived tables are rebuilt at start" },
+      ),
+    ),
+  },
+  { description: 'not_ready, journal_unavailable' },
+);
+
 export const ConflictingPayloadSchema = Type.Object(
   {
     error: Type.Object({ code: Type.Unsafe<'conflicting_payload'>({ type: 'string', enum: ['conflicting_payload'] }), message: Type.String() }),

@@ -20,6 +20,8 @@ export interface StoredIntegrity {
   needsSealing(): Promise<boolean>;
   /** Seal such a journal after verifying it and copying it to `backupFile` (SealRefusedError when it may not be). */
   sealUnsealed(backupFile: string): Promise<SealOutcome>;
+  /** Copy the whole database to `backupFile` as it stands (SQLite's online backup): before a change start-up makes to it. */
+  backupTo(backupFile: string): Promise<void>;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { InterlockConfig } from '../config/schema.ts';
 import { Reconciler } from '../confirm/reconciler.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { buildApp } from '../http/app.ts';
+import { StartGate } from '../http/journal-scope.ts';
 import { STOP_ANSWER_MS } from '../http/graceful-stop.ts';
 import { createChannels } from '../outbox/channels.ts';
 import type { FactsScheduler } from '../facts/current-facts.ts';
@@ -15,7 +16,8 @@ import { SessionStore } from '../sessions/sessions.ts';
 import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
 import { limits } from '../../shared/limits.ts';
 import type { Views, ViewsLog } from '../views/views.ts';
-import { checkJournalAtStart, type StartCheckOutcome } from '../integrity/start-check.ts';
+import type { TablesFound } from '../views/writer.ts';
+import { checkJournalAtStart, type StartCheckOutcome, type StartCheckParts } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
 import { WholeJournalPass, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
 import { openMirror } from '../integrity/mirrors.ts';
@@ -91,9 +93,11 @@ export interface Interlock {
   /**
    * Refuse a damaged journal before anything is served (server/integrity/start-check.ts): the
    * schema's guards, the global chain, a replay of every entry, the checkpoints. Throws a
-   * JournalDamagedError, whose message is the one line to print.
+   * JournalDamagedError, whose message is the one line to print. `beforeReplay` is called before
+   * the replay with the derived tables as found (start-check.ts): to listen first when they are
+   * to be rebuilt, with `/readyz` telling the rebuild's progress.
    */
-  check(): Promise<StartCheckOutcome>;
+  check(options?: Pick<StartCheckParts, 'beforeReplay'>): Promise<StartCheckOutcome>;
   /**
    * Start-up recovery (services.ts `startServices`), then `/readyz` answers ready and the
    * background work starts. Listening is the caller's business, before or after.
@@ -116,6 +120,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   const log: ViewsLog = {
     fatal: (fields, message) => app?.log.fatal(fields, message),
     error: (fields, message) => app?.log.error(fields, message),
+    info: (fields, message) => app?.log.info(fields, message),
   };
   // Channels this build makes are its to close (the SMTP pool); given ones are the giver's.
   const ownChannels = parts.channels === undefined ? createChannels(config.notifications, { clock }) : null;
@@ -150,11 +155,14 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     store: storage.sessions,
   });
   let ready = false;
+  // Held only while the check runs behind a server that listens already (the derived tables rebuilt).
+  const startGate = new StartGate();
   const built = await buildApp({
     services,
     sessions,
     webhookSecrets: parts.webhookSecrets,
     ready: () => ready,
+    startGate,
     logger: parts.logger ?? false,
     ...(parts.webDist === undefined ? {} : { webDist: parts.webDist }),
     ...(parts.secureCookies === undefined ? {} : { secureCookies: parts.secureCookies }),
@@ -181,13 +189,23 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     app: built,
     services,
     reload: (load) => reloader.reload(load),
-    async check() {
-      const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log });
-      await checkpointer.checkAtStart(outcome);
-      // A first checkpoint of what start-up verified, when the journal grew since the last one.
-      await checkpointer.sign(true);
-      checked = true;
-      return outcome;
+    async check(options = {}) {
+      const beforeReplay = async (found: TablesFound) => {
+        if (found.reason !== null) startGate.hold();
+        await options.beforeReplay?.(found);
+      };
+      try {
+        const outcome = await checkJournalAtStart({ storage, journal: services.journal, views, log: built.log, beforeReplay });
+        await checkpointer.checkAtStart(outcome);
+        // A first checkpoint of what start-up verified, when the journal grew since the last one.
+        await checkpointer.sign(true);
+        checked = true;
+        startGate.open();
+        return outcome;
+      } catch (error) {
+        startGate.refuse();
+        throw error;
+      }
     },
     async start() {
       // The budget's share of the account first: start-up recovery already calls Stripe.

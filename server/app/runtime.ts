@@ -174,9 +174,16 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
   // The first line of the log names the version that runs, and the Node under it.
   app.log.info({ version: INTERLOCK_VERSION, node: process.version }, `Interlock ${INTERLOCK_VERSION} starting on Node ${process.version}`);
   for (const code of signing.warnings) app.log.warn({ code, path: signing.path, source: signing.source }, SIGNING_KEY_WARNING_MESSAGES[code]);
+  let address: string | null = null;
+  const listen = async (): Promise<string> => {
+    address = await app.listen({ host: env.host, port: env.port, backlog: limits.listenBacklog });
+    app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
+    return address;
+  };
   try {
     if (live) await refuseUnprovedKey(stripe.stripe, services, app);
-    await interlock.check();
+    // Derived tables to rebuild: the server listens first, `/readyz` telling the rebuild's progress.
+    await interlock.check({ beforeReplay: async ({ reason }) => void (reason === null ? undefined : await listen()) });
   } catch (caught) {
     const error = unreadableDatabaseDamage(caught, storage.location) ?? caught;
     if (error instanceof JournalDamagedError || error instanceof LiveModeError) {
@@ -187,8 +194,7 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
     }
     throw error;
   }
-  const address = await app.listen({ host: env.host, port: env.port, backlog: limits.listenBacklog });
-  app.log.info(`Interlock on ${address}; refunds go to ${stripe.note}`);
+  const url = address ?? (await listen());
   if (live) app.log.warn({ mode: 'live' }, 'LIVE: refunds Interlock sends move real money (stripe.mode: live; every production guard held and the key passed its probes)');
   if (stripe.sandbox && stripe.sandbox.refunds().length === 0 && env.sandboxDemo) {
     for (const cents of DEMO_PAYMENTS_CENTS) {
@@ -207,7 +213,7 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
   return {
     app,
     services,
-    url: address,
+    url,
     sandbox: stripe.sandbox,
     async reload() {
       const outcome = await interlock.reload(() => loadConfigFile(env.configPath, env.secrets));

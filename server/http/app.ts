@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { NetworkConfig } from '../config/schema.ts';
 import { limits } from '../../shared/limits.ts';
-import { PublicKeySetSchema, responses } from '../../shared/schemas.ts';
+import { NotReadySchema, PublicKeySetSchema, responses } from '../../shared/schemas.ts';
 import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
@@ -19,7 +19,7 @@ import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './acce
 import { approverRoutes } from './approver-routes.ts';
 import { checkpointRoute } from './checkpoint-route.ts';
 import { AppError, installErrorHandler } from './errors.ts';
-import { requireJournal } from './journal-scope.ts';
+import { requireJournal, type StartGate } from './journal-scope.ts';
 import { liveRoute } from './live-route.ts';
 import { installMetrics } from './metrics-route.ts';
 import { openApi } from './openapi.ts';
@@ -57,6 +57,9 @@ const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
+/** What `/readyz` says while the derived tables are rebuilt at start. */
+const REBUILDING_MESSAGE = "the views' derived tables are being rebuilt from the journal; ready once done";
+
 /** Everything that is not a page of the web inbox. */
 const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
 
@@ -85,6 +88,8 @@ export interface AppOptions {
   webhookSecrets: readonly string[];
   /** Whether `/readyz` answers ready: true once start-up recovery has finished. */
   ready: () => boolean;
+  /** What journal routes wait for while start-up checks the journal behind a listening server (journal-scope.ts). */
+  startGate?: StartGate;
   /** Cookies only over https (default: when the config's public_url is https). */
   secureCookies?: boolean;
   /** The address the server listens on (`HOST`): a name it answers to besides the config's. */
@@ -248,10 +253,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       schema: {
         ...operators,
         summary: 'ready once recovery after start has finished',
-        response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }) }, ['not_ready', 'journal_unavailable', 'internal_error']),
+        response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }), 503: NotReadySchema }, ['not_ready', 'journal_unavailable', 'internal_error']),
       },
     },
-    async () => {
+    async (_request, reply) => {
+      // The derived tables rebuilt at start: how far, without waiting for the replay to end.
+      const rebuild = services.views.rebuilding;
+      if (rebuild !== null) return reply.code(503).send({ error: { code: 'not_ready' as const, message: REBUILDING_MESSAGE }, rebuild });
       // Caught up, so a journal that fails its check is never called ready.
       await services.views.current();
       if (!options.ready()) throw new AppError('not_ready', 'recovery after start is still running');
@@ -268,7 +276,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // (requireJournal): the views catch up before its handler runs, so a journal that fails a check
   // answers 503 journal_unavailable there, and a route added to one cannot forget it.
   await app.register(async (scope) => {
-    requireJournal(scope, services.views);
+    requireJournal(scope, services.views, options.startGate);
     await scope.register(agentRoutes, { services });
     await scope.register(checkpointRoute, { services });
   });
@@ -279,7 +287,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Who am I, logging out and the directory show nothing of the journal: they answer whatever it holds.
     await scope.register(sessionRoutes, { services, sessions, secureCookies: https });
     await scope.register(async (journalScope) => {
-      requireJournal(journalScope, services.views);
+      requireJournal(journalScope, services.views, options.startGate);
       await journalScope.register(approverRoutes, { services });
       await journalScope.register(liveRoute, { services, sessions });
       await journalScope.register(scoreboardRoutes, { services });
@@ -290,7 +298,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(async (scope) => {
     // Nothing is written to a journal that failed a check: Stripe is told 503 and delivers again later.
-    requireJournal(scope, services.views);
+    requireJournal(scope, services.views, options.startGate);
     declarePublic(scope, "Stripe's webhooks: each delivery's signature is checked by the plugin");
     await scope.register(webhookRoutes, {
       journal: services.journal,

@@ -3,12 +3,14 @@ import { SealRefusedError } from '../../db/port/errors.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { Views } from '../views/views.ts';
+import type { TablesFound } from '../views/writer.ts';
 import { JournalDamagedError } from './damage.ts';
 
 // Start-up's integrity check, before the server listens: the schema's guards, the global chain
 // (sealing a journal an earlier Interlock wrote), the replay that verifies every entry, and the
 // checkpoints. Any failure is one JournalDamagedError: main.ts prints its one line and exits 2,
-// and nothing is served from the journal.
+// and nothing is served from the journal. When the replay rebuilds the derived tables the server
+// listens from just before it (`beforeReplay`), its journal routes held until the check ends.
 
 export interface StartCheckParts {
   /** Where the journal is kept: its location and the checks on its stored rows. */
@@ -19,6 +21,11 @@ export interface StartCheckParts {
   log: { info(fields: object, message: string): void };
   /** Seal a journal written before the global chain (default true); a read-only check reports it instead. */
   seal?: boolean;
+  /**
+   * Called once the stored rows passed and the journal is sealed, before the replay, with the
+   * derived tables as found: the server listens first when they are to be rebuilt.
+   */
+  beforeReplay?: (found: TablesFound) => Promise<void>;
 }
 
 /** What the check found: the journal's size and head, as the replay recomputed them. */
@@ -42,6 +49,12 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
     throw new JournalDamagedError('journal_corrupt', `journal entry seq ${hidden.seq} is stored outside the journal's order (its entries are numbered from 1), where the replay never reads it`, { site: hidden, databaseFile });
   }
   const sealed = parts.seal === false ? await refuseUnsealed(storage) : await sealIfUnsealed(storage, parts.log);
+  const found = await views.tablesFound();
+  // Tables missing from a journal an earlier Interlock wrote: the first start that writes them
+  // keeps a copy of the database as it was (unless sealing just took one). Tables of another
+  // version, or of another journal, are a cache: they are rebuilt with no copy.
+  if (found.reason === 'missing' && sealed === 0 && parts.seal !== false) await backUpBeforeTables(storage, parts.log);
+  await parts.beforeReplay?.(found);
   await replay(views, databaseFile);
   const stored = await parts.journal.head();
   // Another process on the same journal may have appended since the replay read its last entry:
@@ -75,7 +88,7 @@ async function refuseUnsealed(storage: StartCheckParts['storage']): Promise<numb
 /** Seal a journal an earlier Interlock wrote (the storage's `sealUnsealed`); how many entries were sealed. */
 async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartCheckParts['log']): Promise<number> {
   try {
-    const outcome = await storage.integrity.sealUnsealed(backupFileFor(storage.location));
+    const outcome = await storage.integrity.sealUnsealed(backupFileFor(storage.location, 'before-seal'));
     if (outcome.sealed > 0) {
       log.info(
         { event: 'journal_sealed', sealed: outcome.sealed, backup: outcome.backupFile },
@@ -90,8 +103,18 @@ async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartChe
   }
 }
 
-/** Where the backup taken before sealing goes: beside the database, named for the moment. */
-function backupFileFor(databaseFile: string): string {
+/** A copy of the database before the derived tables are first written in it, beside it. */
+async function backUpBeforeTables(storage: StartCheckParts['storage'], log: StartCheckParts['log']): Promise<void> {
+  const backupFile = backupFileFor(storage.location, 'before-views');
+  await storage.integrity.backupTo(backupFile);
+  log.info(
+    { event: 'views_backup', backup: backupFile },
+    `the journal has no derived tables yet (written by an earlier Interlock): the database before they are built is at ${backupFile}`,
+  );
+}
+
+/** Where a backup taken before start-up changes the database goes: beside it, named for what follows and the moment. */
+function backupFileFor(databaseFile: string, before: 'before-seal' | 'before-views'): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  return databaseFile === ':memory:' || databaseFile === '' ? `interlock-before-seal-${stamp}.sqlite` : `${databaseFile}.before-seal-${stamp}.sqlite`;
+  return databaseFile === ':memory:' || databaseFile === '' ? `interlock-${before}-${stamp}.sqlite` : `${databaseFile}.${before}-${stamp}.sqlite`;
 }

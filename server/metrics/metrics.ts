@@ -165,6 +165,9 @@ export class InterlockMetrics {
     const head = await journal.head();
     this.#entries.set(head?.size ?? 0);
     this.#lag.set(Math.max(0, (head?.seq ?? 0) - (views.head?.seq ?? 0)));
+    // While the derived tables are rebuilt at start the lag is the rebuild's progress: the rest
+    // waits for the replay's end, so a scrape answers now with the figures it read before.
+    if (views.rebuilding !== null) return;
     let caught: Awaited<ReturnType<typeof views.current>>;
     try {
       caught = await views.current();

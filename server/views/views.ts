@@ -6,7 +6,7 @@ import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projec
 import { summaryItem } from '../inbox/summary.ts';
 import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
-import { isBusy, isJournalFailure, JournalUnavailableError } from './failures.ts';
+import { isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
@@ -15,7 +15,8 @@ import { LedgerView } from '../ledger/view.ts';
 import type { DerivedTables } from '../../db/port/derived.ts';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { VIEWS_VERSION } from './version.ts';
-import { DerivedWriter } from './writer.ts';
+import { DerivedWriter, type TablesFound } from './writer.ts';
+import { type RebuildProgress, TablesRebuild } from './rebuild-progress.ts';
 
 /**
  * The waits before each retry of a catch-up that found the database busy (another process
@@ -87,6 +88,9 @@ export class Views {
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
+  /** The rebuild of the derived tables at start while it runs; null before and after. */
+  #rebuild: TablesRebuild | null = null;
+  #rebuildDone = false;
   readonly #outbox = new OutboxProjection();
   readonly #configReloads = new ConfigReloadsProjection();
   readonly #hub: LiveHub;
@@ -102,7 +106,11 @@ export class Views {
   readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
 
   constructor(options: ViewsOptions) {
-    this.#follower = new JournalFollower(options.journal, () => this.#writer.flush(() => this.#follower.head));
+    this.#follower = new JournalFollower(options.journal, async () => {
+      await this.#writer.flush(() => this.#follower.head);
+      // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
+      if (this.#rebuild !== null) await new Promise<void>((resolve) => setImmediate(resolve));
+    });
     this.#journal = guardJournal(options.journal, {
       assertAvailable: () => this.assertAvailable(),
       report: (error) => this.report(error),
@@ -118,7 +126,7 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger]);
+    this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
@@ -177,14 +185,31 @@ export class Views {
    */
   async replayAtStart(): Promise<JournalCorruptError | null> {
     try {
-      const rebuild = await this.#writer.open();
-      if (rebuild !== null) this.#log.info?.({ reason: rebuild }, `the views' derived tables are ${rebuild === 'missing' ? 'missing' : 'of another version'}: rebuilding them from the journal`);
+      const reason = await this.#writer.open();
+      if (reason !== null && !this.#rebuildDone && this.#rebuild === null) {
+        const { head } = await this.#writer.find();
+        this.#rebuild = new TablesRebuild({ reason, size: head?.size ?? 0, entries: () => this.#follower.head?.size ?? 0, log: this.#log });
+      }
       await this.#catchUp(false);
+      this.#rebuild?.done();
+      this.#rebuildDone = true;
+      this.#rebuild = null;
       return null;
     } catch (error) {
+      this.#rebuild = null;
       if (error instanceof JournalUnavailableError) return error.corrupt;
       throw error;
     }
+  }
+
+  /** The derived tables as found against the journal at start (read once): whether they must be rebuilt, and why. */
+  tablesFound(): Promise<TablesFound> {
+    return this.#writer.find();
+  }
+
+  /** How far the rebuild of the derived tables at start has come; null when none runs. */
+  get rebuilding(): RebuildProgress | null {
+    return this.#rebuild?.progress() ?? null;
   }
 
   /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */

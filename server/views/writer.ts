@@ -1,5 +1,5 @@
-import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
-import type { JournalHead } from '../journal/store.ts';
+import type { DerivedChange, DerivedCursor, DerivedTables } from '../../db/port/derived.ts';
+import type { JournalHead, JournalStore } from '../journal/store.ts';
 
 /** A view kept in a derived table: what it changed since the tables last took its changes. */
 export interface DerivedSource {
@@ -11,8 +11,24 @@ export interface DerivedSource {
   written(): void;
 }
 
-/** Why the tables were rebuilt at start: none yet, or written by another version of the folds. */
-export type RebuildReason = 'missing' | 'version';
+/**
+ * Why the tables are rebuilt at start: none yet (a journal an earlier Interlock wrote), written by
+ * another version of the folds, or not this journal's: their cursor is past the journal's head, or
+ * the journal's seal at the cursor's seq is not the cursor's global hash (a database restored or
+ * copied under them, rows rewritten).
+ */
+export type RebuildReason = 'missing' | 'version' | 'ahead' | 'foreign';
+
+/** What the writer reads of the journal to tell whether the tables are its own. */
+export type JournalPosition = Pick<JournalStore, 'head' | 'sealAt'>;
+
+/** What the tables were found to be at start: the reason to rebuild them (null: they are kept), and their cursor then. */
+export interface TablesFound {
+  reason: RebuildReason | null;
+  cursor: DerivedCursor | null;
+  /** The journal's head then. */
+  head: JournalHead | null;
+}
 
 /** The tables were reset (or moved under another version) while this writer wrote: nothing more is written. */
 export class DerivedResetError extends Error {
@@ -31,13 +47,16 @@ export class DerivedWriter {
   readonly #tables: DerivedTables;
   readonly #version: string;
   readonly #sources: readonly DerivedSource[];
+  readonly #journal: JournalPosition;
   #seq = 0;
+  #found: Promise<TablesFound> | null = null;
   #opened: Promise<RebuildReason | null> | null = null;
 
-  constructor(tables: DerivedTables, version: string, sources: readonly DerivedSource[]) {
+  constructor(tables: DerivedTables, version: string, sources: readonly DerivedSource[], journal: JournalPosition) {
     this.#tables = tables;
     this.#version = version;
     this.#sources = sources;
+    this.#journal = journal;
   }
 
   /** Where the tables' cursor stands, as far as this writer knows: entries at or below it are in them. */
@@ -46,8 +65,37 @@ export class DerivedWriter {
   }
 
   /**
-   * Read the tables' cursor, once: tables never built, or built by another version of the folds,
-   * are reset to 0 under this version, to be rebuilt by the replay (the reason is answered).
+   * Judge the tables against the journal, once, changing nothing: whether they must be rebuilt,
+   * and why. Tables of an empty journal are reset with no reason told (there is nothing to fold).
+   */
+  find(): Promise<TablesFound> {
+    this.#found ??= this.#find().catch((error: unknown) => {
+      this.#found = null;
+      throw error;
+    });
+    return this.#found;
+  }
+
+  async #find(): Promise<TablesFound> {
+    const cursor = await this.#tables.cursor();
+    const head = await this.#journal.head();
+    return { reason: await this.#reasonFor(cursor, head), cursor, head };
+  }
+
+  async #reasonFor(cursor: DerivedCursor | null, head: JournalHead | null): Promise<RebuildReason | null> {
+    if (cursor !== null && cursor.seq > (head?.seq ?? 0)) return 'ahead';
+    // An empty journal has nothing to fold: its tables are only laid under this version.
+    if (head === null) return null;
+    if (cursor === null) return 'missing';
+    if (cursor.version !== this.#version) return 'version';
+    if (cursor.seq === 0) return null;
+    return (await this.#journal.sealAt(cursor.seq)) === cursor.globalHash ? null : 'foreign';
+  }
+
+  /**
+   * Open the tables, once, as `find` judged them: tables to rebuild (and those of an empty
+   * journal, when not at 0 under this version) are reset to 0 under this version, to be rebuilt by
+   * the replay (the reason is answered); kept ones are written on from their cursor.
    */
   open(): Promise<RebuildReason | null> {
     this.#opened ??= this.#open().catch((error: unknown) => {
@@ -58,14 +106,14 @@ export class DerivedWriter {
   }
 
   async #open(): Promise<RebuildReason | null> {
-    const cursor = await this.#tables.cursor();
-    if (cursor !== null && cursor.version === this.#version) {
+    const { reason, cursor } = await this.find();
+    if (reason === null && cursor !== null && cursor.version === this.#version) {
       this.#seq = cursor.seq;
       return null;
     }
     await this.#tables.reset(this.#version);
     this.#seq = 0;
-    return cursor === null ? 'missing' : 'version';
+    return reason;
   }
 
   /** Write every source's changes through `head` (the follower's, read after the sources settled). */

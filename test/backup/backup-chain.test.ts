@@ -5,13 +5,17 @@ import { Writable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
+import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { openDatabase } from '../../db/open.ts';
+import { openStorage } from '../../db/sqlite-storage.ts';
 import { EPOCH_CHAIN_ID, type EpochEntry } from '../../shared/entries.ts';
 import { BACKUP_EXIT_CODES, runBackupCli, runRestoreCli } from '../../server/backup/backup-cli.ts';
 import { sha256OfFile } from '../../server/backup/manifest.ts';
 import { parseEnv } from '../../server/config/env.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
+import { rebuildViews } from '../../server/views/rebuild.ts';
+import { Views } from '../../server/views/views.ts';
 import { scanAll } from '../fixtures/journals/replay.ts';
 import { restoredLedgerViolations } from './restored-ledger.ts';
 import { clientFor, freePort, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
@@ -173,7 +177,16 @@ describe('incremental backups and a restore from the chain', () => {
     expect(entries.slice(0, point.entries).map((e) => e.hash)).toEqual(original.slice(0, point.entries).map((e) => e.hash));
     expect(named.length).toBeGreaterThanOrEqual(4);
 
-    const running = await startInterlock(parseEnv({ ...process.env, ...env, LOG_LEVEL: 'silent', SANDBOX_DEMO: '0' }));
+    // The derived tables came with the full backup: the journal's own, their cursor behind its head.
+    const copied = await openStorage({ file: journalFile() });
+    const [cursor, head] = [await copied.derived.cursor(), await copied.journal({ wallClockMs: Date.now }).head()];
+    await copied.close();
+    expect(cursor!.seq).toBeGreaterThan(0);
+    expect(cursor!.seq).toBeLessThan(head!.seq);
+    const events: string[] = [];
+    const logStream = { write: (line: string) => void events.push((JSON.parse(line) as { event?: string }).event ?? '') };
+    const running = await startInterlock(parseEnv({ ...process.env, ...env, LOG_LEVEL: 'info', SANDBOX_DEMO: '0' }), { logStream });
+    const { inboxName } = running.services.config;
     try {
       const api = clientFor(running.url);
       for (const [round, first] of [['r0', 0], ['r1', 4], ['r2', 8], ['r3', 12]] as const) {
@@ -186,6 +199,21 @@ describe('incremental backups and a restore from the chain', () => {
       await running.close();
     }
     for (const payment of payments) expect(sandbox.refunds(payment.id).map((r) => r.amount), payment.id).toEqual([1_000]);
+    // Kept and caught up by replaying the tail, never rebuilt: the digests a rebuild from scratch gives.
+    expect(events.filter((event) => event.startsWith('views_'))).toEqual([]);
+    const after = await openStorage({ file: journalFile() });
+    try {
+      const journal = after.journal({ wallClockMs: Date.now });
+      const views = new Views({ journal, inboxName, nowMs: Date.now, log: { fatal: () => {}, error: () => {}, info: (_fields, message) => events.push(message) }, derived: after.derived });
+      expect(await views.replayAtStart()).toBeNull();
+      expect(events.filter((event) => event.startsWith('views_') || event.includes('derived tables'))).toEqual([]);
+      const scratch = await rebuildViews({ journal, tables: new MemoryDerivedTables(), inboxName });
+      // A row per request the chain holds (r0 to r2); r3's refunds came after it, named by the epoch.
+      expect(scratch.digests.find(({ view }) => view === 'ledger')?.rows).toBe(12);
+      expect(await after.derived.digests()).toEqual(scratch.digests);
+    } finally {
+      await after.close();
+    }
   }, 60_000);
 });
 
