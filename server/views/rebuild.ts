@@ -1,6 +1,6 @@
 import type { DerivedDigest, DerivedTables } from '../../db/port/derived.ts';
 import type { JournalStore } from '../journal/store.ts';
-import { VIEWS_VERSION } from './version.ts';
+import { tablesVersion } from './version.ts';
 import { Views } from './views.ts';
 
 /** What a rebuild did: the entries it replayed, how long it took, and the tables' digests then. */
@@ -22,7 +22,7 @@ export interface Rebuilt {
 export async function rebuildViews(options: { journal: JournalStore; tables: DerivedTables; inboxName: string; clockMs?: () => number }): Promise<Rebuilt> {
   const clockMs = options.clockMs ?? (() => performance.now());
   const started = clockMs();
-  await options.tables.reset(VIEWS_VERSION);
+  await options.tables.reset(tablesVersion(options.inboxName));
   const views = new Views({ journal: options.journal, inboxName: options.inboxName, nowMs: () => Date.now(), log: { fatal: () => {}, error: () => {} }, derived: options.tables });
   const corrupt = await views.replayAtStart();
   if (corrupt !== null) throw corrupt;
@@ -31,7 +31,7 @@ export async function rebuildViews(options: { journal: JournalStore; tables: Der
     entries: views.head?.size ?? 0,
     seconds: (clockMs() - started) / 1_000,
     seq: cursor?.seq ?? 0,
-    version: cursor?.version ?? VIEWS_VERSION,
+    version: cursor?.version ?? tablesVersion(options.inboxName),
     digests: await options.tables.digests(),
   };
 }

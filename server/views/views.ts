@@ -14,7 +14,7 @@ import { ScoreboardProjection } from '../scoreboard/projection.ts';
 import { LedgerView } from '../ledger/view.ts';
 import type { DerivedTables } from '../../db/port/derived.ts';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
-import { VIEWS_VERSION } from './version.ts';
+import { tablesVersion } from './version.ts';
 import { DerivedWriter, type TablesFound } from './writer.ts';
 import { type RebuildProgress, TablesRebuild } from './rebuild-progress.ts';
 
@@ -126,7 +126,7 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#writer = new DerivedWriter(derived, options.version ?? VIEWS_VERSION, [this.#ledger], options.journal);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;

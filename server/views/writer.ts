@@ -106,7 +106,14 @@ export class DerivedWriter {
   }
 
   async #open(): Promise<RebuildReason | null> {
-    const { reason, cursor } = await this.find();
+    let { reason, cursor } = await this.find();
+    if (reason !== null) {
+      // Judged at start, a while ago maybe (a copy was taken, the server began to listen): another
+      // process starting beside this one may have reset them under this version since, and be
+      // building them. Such tables are kept, and caught up from their cursor, never reset again.
+      const now = await this.#find();
+      if (now.reason === null) ({ reason, cursor } = now);
+    }
     if (reason === null && cursor !== null && cursor.version === this.#version) {
       this.#seq = cursor.seq;
       return null;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { VIEWS_FOLD_MODULES, VIEWS_VERSION } from '../../server/views/version.ts';
@@ -24,8 +24,27 @@ interface Pinned {
 
 const digestOf = (file: string) => createHash('sha256').update(readFileSync(join(root, file))).digest('hex');
 
-/** Each fold module's digest now, by path. */
-const current = (): Record<string, string> => Object.fromEntries(VIEWS_FOLD_MODULES.map((file) => [file, digestOf(file)]));
+/**
+ * The fold modules and every module they import code from, transitively (type-only imports left
+ * out): the status ranks a row's confirmation is decided by decide rows as much as the fold does.
+ */
+function foldClosure(): string[] {
+  const seen = new Set<string>();
+  const queue = [...VIEWS_FOLD_MODULES];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const source = readFileSync(join(root, file), 'utf8');
+    for (const match of source.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+['"](\.[^'"]+)['"]/gms)) {
+      queue.push(normalize(join(dirname(file), match[1]!)));
+    }
+  }
+  return [...seen].sort();
+}
+
+/** Each fold module's digest now, by path, with every module the folds import code from. */
+const current = (): Record<string, string> => Object.fromEntries(foldClosure().map((file) => [file, digestOf(file)]));
 
 /** What is wrong between the pinned digests and the sources, one line each; none when they agree. */
 function versionProblems(pinned: Pinned, version: string, now: Record<string, string>): string[] {
@@ -55,6 +74,10 @@ describe("the views' version", () => {
 
   it('every fold module is as pinned for this version, or the version was bumped', () => {
     expect(versionProblems(pinned, VIEWS_VERSION, current())).toEqual([]);
+  });
+
+  it('pins what the folds import too: the status ranks among them', () => {
+    expect(Object.keys(current())).toEqual(expect.arrayContaining(['shared/receipts/confirmations.ts', 'shared/api.ts', ...VIEWS_FOLD_MODULES]));
   });
 
   it('names the file that changed and what to do; a bump asks for new digests', () => {

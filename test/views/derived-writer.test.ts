@@ -3,7 +3,7 @@ import { MemoryJournal } from '../../db/journal-memory.ts';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { DerivedBatch } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { VIEWS_VERSION } from '../../server/views/version.ts';
+import { tablesVersion } from '../../server/views/version.ts';
 import { Views } from '../../server/views/views.ts';
 import { refundChain } from '../support/ledger-journal.ts';
 
@@ -51,7 +51,7 @@ describe('the views write the derived tables', () => {
       [1_000, 2_000],
     ]);
     expect(tables.batches.every(({ applied }) => applied)).toBe(true);
-    expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: VIEWS_VERSION });
+    expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: tablesVersion('inbox') });
     // 250 requests start in each page: one row each, and no row twice in a batch.
     expect(tables.batches.map(({ batch }) => batch.changes.length)).toEqual([250, 250]);
     expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['ledger', 500]]);
@@ -139,7 +139,7 @@ describe('the views write the derived tables', () => {
       expect.stringMatching(/^rebuilt the views' derived tables from 85 journal entries in [0-9.]+ s \([0-9]+ entries\/s\)$/),
     ]);
     expect(await tables.get('ledger', 'stale')).toBeNull();
-    expect((await tables.cursor())?.version).toBe(VIEWS_VERSION);
+    expect((await tables.cursor())?.version).toBe(tablesVersion('inbox'));
     const alone = new MemoryDerivedTables();
     await viewsOn(journal, alone).current();
     expect(await tables.digests()).toEqual(await alone.digests());
