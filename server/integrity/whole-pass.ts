@@ -160,7 +160,12 @@ export class WholeJournalPass {
         const page = await journal.scan(after, this.#units);
         let units = 0;
         for (const { seq, entry, global } of page) {
-          if (seq > head.seq) break;
+          if (seq > head.seq) {
+            // Past where the views stood: the walk ends here (the head's own entry may be gone, which
+            // the comparison below finds), never a page read again for ever.
+            after = head.seq;
+            break;
+          }
           if (global !== globalHashOf(previous, seq, entry.hash)) {
             throw new JournalCorruptError(`journal entry seq ${seq} breaks the global chain: found by the background pass over the whole journal`, { seq, effectId: entry.effect_id });
           }

@@ -345,18 +345,20 @@ export class Views {
     // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
     // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
     // the last entry the views applied must still be the very one they verified (the tail).
-    const appliedSeq = this.#follower.seq;
+    // The follower moves the tail in place as it applies the chain's next entries: what it held
+    // when asked is what the chain is cut at and held against, whatever a catch-up applies meanwhile.
+    const held = { seq: tail.seq, length: tail.length, hash: tail.hash };
     let chain: Entry[];
     try {
       // Cut at the last entry the views applied: entries appended since are shown after the next catch-up.
-      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= appliedSeq).map(({ entry }) => entry);
+      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= held.seq).map(({ entry }) => entry);
     } catch (error) {
       // The guard has reported it already; the caller is told the views stand failed.
       if (error instanceof JournalCorruptError) throw this.#fail(error);
       throw error;
     }
-    if (chain.length !== tail.length || chain.at(-1)?.hash !== tail.hash) {
-      throw this.#fail(new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified`, { seq: tail.seq, effectId }));
+    if (chain.length !== held.length || chain.at(-1)?.hash !== held.hash) {
+      throw this.#fail(new JournalCorruptError(`journal entry seq ${held.seq} is no longer the entry the views verified`, { seq: held.seq, effectId }));
     }
     return chain;
   }
