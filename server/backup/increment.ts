@@ -2,8 +2,9 @@ import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import { BACKUP_FILE_MODE, type BackupEnv, copyConfigAndKey, prepareBackupFolder } from './backup.ts';
+import { newestOf, readChain } from './chain.ts';
 import { writeIncrementFile } from './increment-file.ts';
-import { type IncrementManifest, INCREMENT_FILES, INCREMENT_FORMAT, manifestSha256, readAnyManifest } from './increment-manifest.ts';
+import { type IncrementManifest, INCREMENT_FILES, INCREMENT_FORMAT, manifestSha256 } from './increment-manifest.ts';
 import { BackupError, MANIFEST_FILE, sha256OfFile } from './manifest.ts';
 
 // `npm run backup -- <dir> --since <earlier backup>`: only what changed since that backup (full or
@@ -25,7 +26,8 @@ export interface IncrementResult {
 export async function takeIncrement(options: { env: BackupEnv; dir: string; since: string; withKey: boolean; wallMs?: () => number }): Promise<IncrementResult> {
   const { env, dir, since, withKey } = options;
   const wallMs = options.wallMs ?? Date.now;
-  const base = readAnyManifest(since);
+  // The whole chain behind it must restore: every link there, whole, each the base of the next.
+  const base = newestOf(readChain(since));
   const baseSha256 = manifestSha256(since);
   prepareBackupFolder(env, dir);
   const file = join(dir, INCREMENT_FILES.tail);

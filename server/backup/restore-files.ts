@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { InterlockEnv } from '../config/env.ts';
 import { resolveSigningKey, type SigningKeyEnv, signingKeyLocation } from '../receipts/key-file.ts';
@@ -48,4 +48,18 @@ export function placeConfig(env: Pick<InterlockEnv, 'configPath'>, source: Chain
   if (sha256OfFile(env.configPath) !== inBackup.sha256) {
     warnings.push(`${env.configPath} differs from the backup's config; it was kept (the backup's is ${join(source.dir, inBackup.name)})`);
   }
+}
+
+/**
+ * What a restore may place (the receipt key, the config) that is not there yet: `undo` removes
+ * what it placed, so a restore refused or failed after placing them leaves the data folder and the
+ * config as it found them.
+ */
+export function placedByRestore(env: SigningKeyEnv & Pick<InterlockEnv, 'configPath'>): { undo: () => void } {
+  const missing = [signingKeyLocation(env).path, env.configPath].filter((path) => !existsSync(path));
+  return {
+    undo: () => {
+      for (const path of missing) rmSync(path, { force: true });
+    },
+  };
 }

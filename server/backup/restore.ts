@@ -23,7 +23,7 @@ import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refun
 import { applyIncrements, newestOf, readChain } from './chain.ts';
 import type { AnyManifest } from './increment-manifest.ts';
 import { BACKUP_FILES, BackupError } from './manifest.ts';
-import { newestWith, placeConfig, placeKey } from './restore-files.ts';
+import { newestWith, placeConfig, placedByRestore, placeKey } from './restore-files.ts';
 import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings, restoreConfirms } from './restore-plan.ts';
 import { refundsSince } from './stripe-refunds-since.ts';
 
@@ -96,6 +96,7 @@ export async function restoreBackup(options: {
   removeDatabaseFiles(restoring);
   copyFileSync(join(chain.full.dir, BACKUP_FILES.journal), restoring);
   let result: Omit<RestoreResult, 'replacedTo' | 'warnings' | 'chain'>;
+  const placed = placedByRestore(env);
   try {
     // The increments are laid on the copy before the key or the config is put in place: a link
     // that does not continue the one before it leaves nothing behind.
@@ -107,6 +108,8 @@ export async function restoreBackup(options: {
     result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
   } catch (error) {
     removeDatabaseFiles(restoring);
+    // Refused or failed: the key and config it placed go too, as "nothing restored" says.
+    placed.undo();
     throw error;
   }
   let replacedTo: string | null = null;
