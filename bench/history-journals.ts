@@ -55,7 +55,7 @@ export interface Journals {
  * The journals of `sizes` in `dir`, each generated there when missing: from a copy of the largest
  * smaller one already there, else from nothing. A journal is written under a temporary name and
  * renamed when whole, so an interrupted run leaves no short journal behind. A 10M-entry journal
- * is refused when `dir` has less than 25 GB free.
+ * is refused when `dir` has less than 25 GB free, before any journal is generated.
  */
 export async function ensureJournals(
   dir: string,
@@ -68,11 +68,13 @@ export async function ensureJournals(
   const files: Partial<Record<HistorySize, string>> = {};
   let generatedEntries = 0;
   let generatedMs = 0;
-  for (const size of HISTORY_SIZES.filter((s) => sizes.includes(s))) {
+  const asked = HISTORY_SIZES.filter((s) => sizes.includes(s));
+  // Refused before anything is generated, not after the smaller journals took their minutes.
+  for (const size of asked) if (!fs.existsSync(journalFile(dir, size))) checkRoomFor(entriesOf[size], dir, free);
+  for (const size of asked) {
     const file = journalFile(dir, size);
     files[size] = file;
     if (fs.existsSync(file)) continue;
-    checkRoomFor(entriesOf[size], dir, free);
     const partial = `${file}.partial`;
     fs.rmSync(partial, { force: true });
     const from = HISTORY_SIZES.slice(0, HISTORY_SIZES.indexOf(size))

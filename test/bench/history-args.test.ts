@@ -57,12 +57,12 @@ describe('room for a 10M-entry journal', () => {
     }
   });
 
-  it('generates nothing when refused: the folder holds no journal, whole or partial', async () => {
+  it('generates nothing when refused, not even the smaller journals asked: the folder holds no journal, whole or partial', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'history-refused-'));
     try {
       fs.writeFileSync(path.join(dir, 'templates.json'), JSON.stringify({ routine: [], approved: [], rejected: [], open: [] }));
       // Sizes far above the disk's free space are judged as 10M journals are.
-      await expect(ensureJournals(dir, ['10m'], { '100k': 1, '1m': 2, '10m': 10_000_000 }, () => 0)).rejects.toThrow(/refused to generate/);
+      await expect(ensureJournals(dir, ['100k', '10m'], { '100k': 1, '1m': 2, '10m': 10_000_000 }, () => 0)).rejects.toThrow(/refused to generate/);
       expect(fs.readdirSync(dir).sort()).toEqual(['templates.json']);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
