@@ -19,6 +19,9 @@ const READY_POLL_MS = 10;
 /** The ledger CSV's figure at 1M belongs to the ledger stage, which measures it over the same journal. */
 const CSV_SIZES: readonly HistorySize[] = ['100k', '10m'];
 
+/** Figures not measured, by name, and why: the stage's other figures stand. */
+export type Failures = Record<string, string>;
+
 /** A server's data folder for one size: its journal copy, and the signing key its checkpoints use. */
 interface Site {
   size: HistorySize;
@@ -45,7 +48,7 @@ async function timedStart(site: Site): Promise<{ seconds: number; server: Starte
 }
 
 /** Per repetition: a start after a clean stop, a person's first look and old reads, the peak RSS, the CSV's growth. */
-async function startUps(plan: Plan, site: Site, samples: Samples): Promise<void> {
+async function startUps(plan: Plan, site: Site, samples: Samples, failures: Failures): Promise<void> {
   const ids = randomEffectIds(site.db, plan.historyReads);
   const { size } = site;
   await repeat(plan.reps, async (rep) => {
@@ -70,7 +73,9 @@ async function startUps(plan: Plan, site: Site, samples: Samples): Promise<void>
           values[`ledger_csv_rss_growth_mib_${size}`] = run.peakMib - run.baselineMib;
           csv = `; csv ${run.rows} rows, rss +${(run.peakMib - run.baselineMib).toFixed(1)} MiB`;
         } catch (error) {
-          csv = `; csv not measured: ${(error as Error).message}`;
+          const why = `the ledger CSV failed: ${(error as Error).message.split('\n')[0]}`;
+          failures[`ledger_csv_rss_growth_mib_${size}`] = why;
+          csv = `; ${why}`;
         }
       }
       say(
@@ -124,7 +129,7 @@ async function afterKills(plan: Plan, site: Site, templates: Templates, samples:
 }
 
 /** Every figure of one size, over a copy of its journal in the run's folder; the copy is removed after. */
-async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string): Promise<Samples> {
+async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string, failures: Failures): Promise<Samples> {
   const samples: Samples = {};
   const dataDir = path.join(dir, `history-${size}`);
   fs.mkdirSync(dataDir, { recursive: true });
@@ -136,7 +141,7 @@ async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: 
     const first = await timedStart(site);
     say(`history ${size}: first start (tables built) in ${first.seconds.toFixed(1)} s`);
     await stopCleanly(first.server);
-    await startUps(plan, site, samples);
+    await startUps(plan, site, samples, failures);
     await tools(plan, site, samples);
     await afterKills(plan, site, templates, samples);
   } finally {
@@ -182,8 +187,9 @@ function growth(samples: Samples, sizes: readonly HistorySize[]): void {
  * journals of realistic chains at each size asked (100k, 1M, 10M). Journals are reused from
  * `--journals <dir>` (any missing is generated there and kept) or generated in the run's folder.
  */
-export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): Promise<Samples> {
+export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): Promise<{ samples: Samples; failures: Failures }> {
   const samples: Samples = {};
+  const failures: Failures = {};
   const journalsDir = args.journals ?? path.join(dir, 'history-journals');
   const journals = await ensureJournals(journalsDir, args.sizes, plan.historyEntries);
   if (journals.generateSPerMillion !== null) {
@@ -194,7 +200,7 @@ export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): 
   try {
     await emptyServer(plan, dir, sandbox.url, samples);
     for (const size of HISTORY_SIZES.filter((s) => args.sizes.includes(s))) {
-      const more = await measureSize(plan, dir, size, journals.files[size]!, journals.templates, sandbox.url);
+      const more = await measureSize(plan, dir, size, journals.files[size]!, journals.templates, sandbox.url, failures);
       for (const [name, values] of Object.entries(more)) samples[name] = [...(samples[name] ?? []), ...values];
     }
   } finally {
@@ -202,5 +208,5 @@ export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): 
     if (args.journals === null) fs.rmSync(journalsDir, { recursive: true, force: true });
   }
   growth(samples, HISTORY_SIZES.filter((s) => args.sizes.includes(s)));
-  return samples;
+  return { samples, failures };
 }

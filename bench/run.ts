@@ -169,9 +169,17 @@ const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
 const STRIPE_LIMITS_FIGURES = ALL_FIGURES.filter((f) => f === 'stripe_calls_per_refund' || f.startsWith('burst_'));
 const OVERLOAD_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('overload_'));
 
+/** The history stage: its samples, and why any figure it could not measure is missing. */
+async function runHistory(dir: string): Promise<void> {
+  const history = await stage('history', HISTORY_FIGURES, () => historyStage(plan, dir, historyArgs));
+  if (!history) return;
+  merge(history.samples);
+  for (const [name, why] of Object.entries(history.failures)) errors.set(name, why);
+}
+
 async function runAll(dir: string): Promise<void> {
   if (only === 'history') {
-    merge(await stage('history', HISTORY_FIGURES, () => historyStage(plan, dir, historyArgs)));
+    await runHistory(dir);
     return;
   }
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw', 'journal_rows_per_s_raw_sealed', 'global_chain_us_per_entry'], () => fsyncStage(plan, dir)));
@@ -213,7 +221,7 @@ async function runAll(dir: string): Promise<void> {
       );
     }
   }
-  merge(await stage('history', HISTORY_FIGURES, () => historyStage(plan, dir, historyArgs)));
+  await runHistory(dir);
   await stage('profile gate', [], () =>
     profiled(dir, 'Gate, in process', `The gate run above for ${plan.profileGateMs / 1000} s in a process of its own.`, (profDir) => runProfiledGate(profDir, dir)),
   );
