@@ -1,5 +1,6 @@
 import { configuredCapacity, floorS, stripeCapacity } from './burst-floor.ts';
 import { FULL } from './plans.ts';
+import { HISTORY_HEADLINE, HISTORY_INFO } from './history-figures.ts';
 import type { FigureName } from './report.ts';
 
 /** How each figure is read: its unit and what was measured. */
@@ -77,7 +78,6 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
     what: 'one checkpoint of the 1M journal signed (C2SP note, Ed25519), stored and appended to a file mirror by Checkpointer.sign, after one more entry, in the started server process; median of 5 per start-up',
   },
   checkpoint_us_per_entry: { unit: 'µs', what: 'that checkpoint spread over the entries between two checkpoints (integrity.checkpoint_every_entries, 1,000)' },
-  rss_mib_1m: { unit: 'MiB', what: 'peak RSS of that start-up process (VmHWM), including the first scoreboard read' },
   scoreboard_ms_1m_cold: { unit: 'ms', what: 'computeScoreboard over all 1M entries (already loaded in memory)' },
   scoreboard_ms_1m_warm: { unit: 'ms', what: 'ScoreboardProjection.board() after one more entry, on the started 1M server' },
   verify_receipts_per_s: { unit: '/s', what: 'verifyReceipt of signed receipts of realistic chains, key given as PEM' },
@@ -91,6 +91,7 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
     what: "a refund made by hand with the stripe SDK on a queued item's payment, outside Interlock → the item shown stale on an approver's open websocket (the sandbox's signed webhook, the server's read of the payment, the facts message), from the SDK call's answer, p95 over 30 refunds made one at a time while arriving items keep the facts cache's 2 reads/s pace busy",
   },
   ledger_csv_s_1m: { unit: 's', what: 'GET /api/ledger.csv of the 1M-entry journal, every row, from a real server process (started over a copy of it) until the last byte arrived' },
+  ...(Object.fromEntries(HISTORY_HEADLINE.map((name) => [name, HISTORY_INFO[name]!])) as Record<(typeof HISTORY_HEADLINE)[number], FigureInfo>),
   ledger_csv_rss_growth_mib_1m: { unit: 'MiB', what: "the server process's peak RSS during that download minus its RSS just before; the first download after start-up is the first repetition (VmRSS from /proc, sampled every 20 ms)" },
 };
 
@@ -159,6 +160,7 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   rebuild_s_1m_without_integrity: { unit: 's', what: 'rebuild_s_1m minus start_up_integrity_s_1m, per start-up: start-up as if there were no integrity check' },
   checkpoint_hold_ms_1m: { unit: 'ms', what: 'Checkpointer.checkAtStart over the started 1M journal, again: the newest checkpoint in the store and the file mirror read, verified, and its head found among the seals' },
   rebuild_sweeps_s_1m: { unit: 's', what: 'of the 1M start-up: start(), recovery and the inbox sweeps (refresh, executeApproved) before ready' },
+  rebuild_peak_rss_mib_1m: { unit: 'MiB', what: 'peak RSS (VmHWM) of the 1M start-up process of rebuild_s_1m, including the first scoreboard read' },
   rss_ready_mib_1m: { unit: 'MiB', what: 'RSS when the 1M start-up was ready, before the first scoreboard read' },
   scoreboard_first_read_ms_1m: { unit: 'ms', what: 'the first board() after start-up, which figures every chain' },
   scoreboard_load_ms_1m: { unit: 'ms', what: 'reading and checking all 1M entries before the cold computation' },
@@ -166,4 +168,9 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   ledger_csv_mib_1m: { unit: 'MiB', what: 'size of that CSV' },
   ledger_csv_server_rss_mib_1m: { unit: 'MiB', what: "the server's RSS before the download: the 1M journal's views, the ledger's among them" },
   sim_seeds_per_s: { unit: '/s', what: 'seeds of the whole-system simulator (npm run simulate), 1,000 per repetition, one process' },
+  // The history stage's figures at the sizes the page does not headline (the 1M ledger CSV is the ledger stage's).
+  ...Object.fromEntries(Object.entries(HISTORY_INFO).filter(([name]) => !(HISTORY_HEADLINE as readonly string[]).includes(name) && name !== 'ledger_csv_rss_growth_mib_1m')),
 };
+
+/** Every figure the history stage owns, headline and detail. */
+export const HISTORY_FIGURES: readonly string[] = Object.keys(HISTORY_INFO).filter((name) => name !== 'ledger_csv_rss_growth_mib_1m');

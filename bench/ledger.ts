@@ -17,19 +17,19 @@ const FINANCE = { name: 'fin', password: 'interlock-demo' };
 const READY_TIMEOUT_MS = 10 * 60_000;
 
 /** A process's resident memory now, in MiB, read from outside it (/proc/<pid>/status VmRSS). */
-function rssMib(pid: number): number {
+export function rssMib(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
-async function login(url: string): Promise<string> {
+export async function login(url: string): Promise<string> {
   const answer = await fetch(`${url}/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(FINANCE) });
   if (answer.status !== 200) throw new Error(`finance could not log in: ${answer.status} ${await answer.text()}`);
   return (answer.headers.get('set-cookie') ?? '').split(';')[0]!;
 }
 
 /** One download of the whole ledger as CSV, read as fast as it comes, with the server's RSS sampled throughout. */
-async function downloadCsv(url: string, cookie: string, pid: number): Promise<{ seconds: number; rows: number; mib: number; baselineMib: number; peakMib: number }> {
+export async function downloadCsv(url: string, cookie: string, pid: number): Promise<{ seconds: number; rows: number; mib: number; baselineMib: number; peakMib: number }> {
   const baseline: number[] = [];
   for (let i = 0; i < BASELINE_SAMPLES; i++) {
     baseline.push(rssMib(pid));

@@ -1,4 +1,5 @@
 import type { Plan } from './stages.ts';
+import { HISTORY_ENTRIES } from './history-args.ts';
 
 /** The sizes of `npm run bench`. */
 export const FULL: Plan = {
@@ -20,6 +21,8 @@ export const FULL: Plan = {
   verifyMs: 2_000,
   smallEntries: 100_000,
   largeEntries: 1_000_000,
+  historyEntries: HISTORY_ENTRIES,
+  historyReads: 10_000,
   profileGateMs: 4_000,
   profileLoadMs: 10_000,
   idleMs: 10_000,
@@ -56,6 +59,8 @@ export const SMOKE: Plan = {
   verifyMs: 100,
   smallEntries: 300,
   largeEntries: 1_000,
+  historyEntries: { '100k': 300, '1m': 1_000, '10m': 3_000 },
+  historyReads: 50,
   profileGateMs: 300,
   profileLoadMs: 1_000,
   idleMs: 1_000,

@@ -69,6 +69,8 @@ export interface ServerSpec {
   env?: Record<string, string>;
   /** How long the start-up may take (default READY_TIMEOUT_MS): a server over a big journal replays it first. */
   readyTimeoutMs?: number;
+  /** How often `/readyz` is asked while the server starts (default 100 ms): a start-up timed to ready asks more often. */
+  readyPollMs?: number;
 }
 
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
@@ -86,7 +88,7 @@ export async function startServerProcess(spec: ServerSpec): Promise<Started> {
       ...spec.env,
     });
     const url = `http://127.0.0.1:${port}`;
-    await untilReady(started.child, url, started.stderr, spec.readyTimeoutMs ?? READY_TIMEOUT_MS, started.stop);
+    await untilReady(started.child, url, started.stderr, spec.readyTimeoutMs ?? READY_TIMEOUT_MS, started.stop, spec.readyPollMs);
     return { ...started, url };
   });
 }

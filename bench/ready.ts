@@ -34,11 +34,11 @@ export async function onFreePorts<T>(start: (attempt: number) => Promise<T>): Pr
 }
 
 /**
- * Wait until `url`/readyz answers 200. Throws when the process exits first (PortTakenError if it
- * could not listen) and, past `timeoutMs`, calls `giveUp` (which must end the process: nobody
- * else holds it to stop it) and throws.
+ * Wait until `url`/readyz answers 200, asking every `pollMs`. Throws when the process exits first
+ * (PortTakenError if it could not listen) and, past `timeoutMs`, calls `giveUp` (which must end
+ * the process: nobody else holds it to stop it) and throws.
  */
-export async function untilReady(child: ChildProcess, url: string, stderr: () => string, timeoutMs: number, giveUp: () => Promise<unknown>): Promise<void> {
+export async function untilReady(child: ChildProcess, url: string, stderr: () => string, timeoutMs: number, giveUp: () => Promise<unknown>, pollMs = 100): Promise<void> {
   const deadlineMs = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -54,6 +54,6 @@ export async function untilReady(child: ChildProcess, url: string, stderr: () =>
       await giveUp();
       throw new Error(`server not ready in ${timeoutMs} ms: ${stderr()}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

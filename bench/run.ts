@@ -5,13 +5,17 @@
 //   `tsx bench/journals.ts <dir>` generated and kept there (journal-small.sqlite, journal-large.sqlite).
 // `npm run bench -- --only <stage> --record` (with --journals for rebuild): that stage alone, and its figures
 //   recorded over results/bench.json's, the stage run named in results/bench.md with its own time and load.
+// `npm run bench -- --only history [--sizes 100k,1m] [--journals <dir>]`: start-up and memory over journals of
+//   100k, 1M and 10M entries (every size unless --sizes), reused from <dir> and any missing generated there.
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BURST_MODES, describeFloor } from './burst-floor.ts';
-import { DETAIL_INFO, HEADLINE_INFO } from './figures.ts';
+import { DETAIL_INFO, HEADLINE_INFO, HISTORY_FIGURES } from './figures.ts';
+import { HistoryRefusal, parseHistoryArgs } from './history-args.ts';
+import { historyStage } from './history.ts';
 import { httpStage, profileIdleServer, profileServer } from './http-stage.ts';
 import { copyJournal, type Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
@@ -60,13 +64,14 @@ const smoke = process.argv.includes('--smoke');
 const record = process.argv.includes('--record');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'overload', 'outbox', 'stale-chip', 'rebuild'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'overload', 'outbox', 'stale-chip', 'rebuild', 'history'] as const;
 const only = readOnly();
 if (record && (only === null || smoke)) {
   process.stderr.write('--record takes --only <stage> and a full-size run (not --smoke)\n');
   process.exit(2);
 }
 const keptJournals = readKeptJournals();
+const historyArgs = readHistoryArgs();
 const samples: Samples = {};
 const errors = new Map<string, string>();
 const profiles: ProfileSummary[] = [];
@@ -83,15 +88,32 @@ function readOnly(): string | null {
   return name;
 }
 
-/** The folder of `--journals <dir>`, which `--only rebuild` needs and nothing else takes. */
+/** The folder of `--journals <dir>`, which `--only rebuild` needs and `--only history` may take; nothing else takes it. */
 function readKeptJournals(): string | null {
   const at = process.argv.indexOf('--journals');
   const dir = at === -1 ? undefined : process.argv[at + 1];
+  if (only === 'history') return null;
   if ((only === 'rebuild') !== (dir !== undefined)) {
-    process.stderr.write('--only rebuild takes --journals <dir> (made by tsx bench/journals.ts <dir>), and only it does\n');
+    process.stderr.write('--only rebuild takes --journals <dir> (made by tsx bench/journals.ts <dir>), and only it and --only history do\n');
     process.exit(2);
   }
   return dir ?? null;
+}
+
+/** The history stage's sizes and journals folder (`--sizes`, and `--journals` with `--only history`). */
+function readHistoryArgs(): ReturnType<typeof parseHistoryArgs> {
+  try {
+    const args = parseHistoryArgs(process.argv);
+    if (only !== 'history' && (args.journals !== null || process.argv.includes('--sizes'))) {
+      if (process.argv.includes('--sizes')) throw new HistoryRefusal('bad_sizes', '--sizes is taken by --only history alone');
+      return { ...args, journals: null };
+    }
+    return args;
+  } catch (error) {
+    if (!(error instanceof HistoryRefusal)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
 }
 
 /** Copies of the kept journals in this run's folder: a start-up appends to its journal. */
@@ -140,14 +162,26 @@ function runProfiledGate(profDir: string, dir: string): Promise<void> {
 
 const ALL_FIGURES = [...FIGURE_NAMES, ...Object.keys(DETAIL_INFO)];
 const HTTP_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('http_') || f.startsWith('ws_'));
-const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_(file|generate)_|checkpoint_|start_up_)/.test(f));
+const REBUILD_FIGURES = ALL_FIGURES.filter((f) => /^(rebuild_|rss_|scoreboard_|journal_(file|generate)_|checkpoint_|start_up_)/.test(f) && !HISTORY_FIGURES.includes(f));
 const NOTIFY_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('notify_'));
 const STALE_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('stale_chip_'));
 const LEDGER_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('ledger_csv_'));
 const STRIPE_LIMITS_FIGURES = ALL_FIGURES.filter((f) => f === 'stripe_calls_per_refund' || f.startsWith('burst_'));
 const OVERLOAD_FIGURES = ALL_FIGURES.filter((f) => f.startsWith('overload_'));
 
+/** The history stage: its samples, and why any figure it could not measure is missing. */
+async function runHistory(dir: string): Promise<void> {
+  const history = await stage('history', HISTORY_FIGURES, () => historyStage(plan, dir, historyArgs));
+  if (!history) return;
+  merge(history.samples);
+  for (const [name, why] of Object.entries(history.failures)) errors.set(name, why);
+}
+
 async function runAll(dir: string): Promise<void> {
+  if (only === 'history') {
+    await runHistory(dir);
+    return;
+  }
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw', 'journal_rows_per_s_raw_sealed', 'global_chain_us_per_entry'], () => fsyncStage(plan, dir)));
   if (keptJournals !== null) {
     const from = keptJournals;
@@ -187,6 +221,7 @@ async function runAll(dir: string): Promise<void> {
       );
     }
   }
+  await runHistory(dir);
   await stage('profile gate', [], () =>
     profiled(dir, 'Gate, in process', `The gate run above for ${plan.profileGateMs / 1000} s in a process of its own.`, (profDir) => runProfiledGate(profDir, dir)),
   );
@@ -269,7 +304,8 @@ function commandLine(): string {
   const flags = [
     ...(smoke ? ['--smoke'] : []),
     ...(only === null ? [] : ['--only', only]),
-    ...(keptJournals === null ? [] : ['--journals', '<dir>']),
+    ...(only === 'history' && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
+    ...(keptJournals === null && historyArgs.journals === null ? [] : ['--journals', '<dir>']),
     ...(record ? ['--record'] : []),
   ];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { measureFsyncPerS, measureGlobalChainCost, measureRawRowsPerS } from './fsync.ts';
 import type { BurstMode } from './burst-floor.ts';
+import type { HistorySize } from './history-args.ts';
 import { runGate, runNaive } from './gate.ts';
 import { copyJournal, generateJournal, type Templates } from './journal-gen.ts';
 import { REPO_ROOT } from './processes.ts';
@@ -31,6 +32,10 @@ export interface Plan {
   verifyMs: number;
   smallEntries: number;
   largeEntries: number;
+  /** Entries of the history stage's journal of each size (the labels are the full run's sizes). */
+  historyEntries: Record<HistorySize, number>;
+  /** Old items (and their receipts) read at random after each start-up of the history stage. */
+  historyReads: number;
   profileGateMs: number;
   profileLoadMs: number;
   /** How long the server is watched with no requests, after the loads. */
@@ -154,7 +159,7 @@ export async function rebuildStage(plan: Plan, dir: string, journals: { small: s
     push(samples, {
       rebuild_s_100k: small.rebuild_s!,
       rebuild_s_1m: large.rebuild_s!,
-      rss_mib_1m: large.peak_rss_mib!,
+      rebuild_peak_rss_mib_1m: large.peak_rss_mib!,
       scoreboard_ms_1m_cold: cold.cold_ms!,
       scoreboard_ms_1m_warm: large.warm_board_ms!,
       start_up_integrity_s_1m: large.integrity_s!,

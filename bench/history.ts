@@ -1,0 +1,212 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { HISTORY_SIZES, type HistoryArgs, type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
+import { ensureJournals, entriesIn, extendJournal } from './history-journals.ts';
+import { peakRssMib, randomEffectIds, readAsPerson } from './history-reads.ts';
+import { bytesUnder, journalBytes, runTool } from './history-tools.ts';
+import type { Templates } from './journal-gen.ts';
+import { copyJournal } from './journal-gen.ts';
+import { downloadCsv, login } from './ledger.ts';
+import { type Started, startSandboxProcess, startServerProcess } from './processes.ts';
+import { CONFIG_PATH, type Plan, push, type Samples, say } from './stages.ts';
+import { repeat } from './stats.ts';
+
+/** A start-up over 10M entries may be slow before the work this stage measures is done; it is given room. */
+const READY_TIMEOUT_MS = 30 * 60_000;
+/** `/readyz` is asked this often while a start-up is timed. */
+const READY_POLL_MS = 10;
+/** The ledger CSV's figure at 1M belongs to the ledger stage, which measures it over the same journal. */
+const CSV_SIZES: readonly HistorySize[] = ['100k', '10m'];
+
+/** Figures not measured, by name, and why: the stage's other figures stand. */
+export type Failures = Record<string, string>;
+
+/** A server's data folder for one size: its journal copy, and the signing key its checkpoints use. */
+interface Site {
+  size: HistorySize;
+  dataDir: string;
+  db: string;
+  sandboxUrl: string;
+}
+
+function start(site: Site): Promise<Started> {
+  return startServerProcess({ dataDir: site.dataDir, sandboxUrl: site.sandboxUrl, configPath: CONFIG_PATH, readyTimeoutMs: READY_TIMEOUT_MS, readyPollMs: READY_POLL_MS });
+}
+
+/** SIGTERM and a clean exit, or the stage fails: a start timed after it must follow a clean stop. */
+async function stopCleanly(server: Started): Promise<void> {
+  const how = await server.stop();
+  if (how !== '0') throw new Error(`the server did not stop cleanly: it ended ${how}: ${server.stderr().trim().split('\n').slice(-3).join(' / ')}`);
+}
+
+/** Start to `/readyz` 200, in seconds, and the started server. */
+async function timedStart(site: Site): Promise<{ seconds: number; server: Started }> {
+  const startMs = performance.now();
+  const server = await start(site);
+  return { seconds: (performance.now() - startMs) / 1000, server };
+}
+
+/** Per repetition: a start after a clean stop, a person's first look and old reads, the peak RSS, the CSV's growth. */
+async function startUps(plan: Plan, site: Site, samples: Samples, failures: Failures): Promise<void> {
+  const ids = randomEffectIds(site.db, plan.historyReads);
+  const { size } = site;
+  await repeat(plan.reps, async (rep) => {
+    const { seconds, server } = await timedStart(site);
+    try {
+      const pid = server.child.pid!;
+      const cookie = await login(server.url);
+      const pages = await readAsPerson(server.url, cookie, ids);
+      const rss = peakRssMib(pid);
+      const values: Record<string, number> = {
+        [`start_up_s_${size}`]: seconds,
+        [`rss_mib_${size}`]: rss,
+        [`inbox_first_page_ms_${size}`]: pages.inboxMs,
+        [`scoreboard_first_page_ms_${size}`]: pages.scoreboardMs,
+        [`ledger_first_page_ms_${size}`]: pages.ledgerMs,
+      };
+      let csv = '';
+      if (CSV_SIZES.includes(size)) {
+        // A failed download loses this figure only: the start-up's are measured already.
+        try {
+          const run = await downloadCsv(server.url, cookie, pid);
+          values[`ledger_csv_rss_growth_mib_${size}`] = run.peakMib - run.baselineMib;
+          csv = `; csv ${run.rows} rows, rss +${(run.peakMib - run.baselineMib).toFixed(1)} MiB`;
+        } catch (error) {
+          const why = `the ledger CSV failed: ${(error as Error).message.split('\n')[0]}`;
+          failures[`ledger_csv_rss_growth_mib_${size}`] = why;
+          csv = `; ${why}`;
+        }
+      }
+      say(
+        `history ${size} rep ${rep}: ready in ${seconds.toFixed(2)} s; first pages inbox ${pages.inboxMs.toFixed(0)} ms, scoreboard ${pages.scoreboardMs.toFixed(0)} ms, ledger ${pages.ledgerMs.toFixed(0)} ms; ${pages.itemsRead} old items and receipts (${pages.notFound} without one); peak rss ${rss.toFixed(0)} MiB${csv}`,
+      );
+      push(samples, values);
+    } finally {
+      await stopCleanly(server);
+    }
+  });
+}
+
+/** The offline tools over the stopped server's journal: verify, backup, rebuild-views. */
+async function tools(plan: Plan, site: Site, samples: Samples): Promise<void> {
+  const entries = entriesIn(site.db);
+  const env = { DATA_DIR: site.dataDir, INTERLOCK_CONFIG: CONFIG_PATH };
+  await repeat(plan.reps, async (rep) => {
+    const verify = await runTool('server/receipts/verify-cli.ts', ['--journal', site.db], env);
+    const backupDir = path.join(path.dirname(site.dataDir), `backup-${site.size}`);
+    const backup = await runTool('server/backup/backup-cli.ts', ['backup', backupDir], env);
+    const backupBytes = bytesUnder(backupDir);
+    fs.rmSync(backupDir, { recursive: true, force: true });
+    const rebuild = await runTool('server/views/rebuild-cli.ts', ['--db', site.db], env);
+    say(`history ${site.size} rep ${rep}: verify ${verify.seconds.toFixed(1)} s (${Math.round(entries / verify.seconds)} entries/s), backup ${backup.seconds.toFixed(1)} s (${(backupBytes / 1e6).toFixed(0)} MB), rebuild-views ${rebuild.seconds.toFixed(1)} s`);
+    push(samples, {
+      [`verify_journal_s_${site.size}`]: verify.seconds,
+      [`verify_journal_entries_per_s_${site.size}`]: entries / verify.seconds,
+      [`backup_s_${site.size}`]: backup.seconds,
+      [`backup_bytes_${site.size}`]: backupBytes,
+      [`rebuild_views_s_${site.size}`]: rebuild.seconds,
+    });
+  });
+}
+
+/**
+ * Per repetition: a ready server SIGKILLed, then entries appended to its journal as a server
+ * would have written them, so the derived tables' last batch is KILL_BEHIND_ENTRIES behind; then
+ * a start timed to ready, which catches the tables up. The journal grows by that much each time.
+ */
+async function afterKills(plan: Plan, site: Site, templates: Templates, samples: Samples): Promise<void> {
+  await repeat(plan.reps, async (rep) => {
+    const killed = await start(site);
+    killed.child.kill('SIGKILL');
+    await killed.stop();
+    await extendJournal(site.db, templates, entriesIn(site.db) + KILL_BEHIND_ENTRIES);
+    const { seconds, server } = await timedStart(site);
+    await stopCleanly(server);
+    say(`history ${site.size} rep ${rep}: ready ${seconds.toFixed(2)} s after a SIGKILL with the tables ${KILL_BEHIND_ENTRIES} entries behind`);
+    push(samples, { [`start_up_after_kill_s_${site.size}`]: seconds });
+  });
+}
+
+/** Every figure of one size, over a copy of its journal in the run's folder; the copy is removed after. */
+async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string, failures: Failures): Promise<Samples> {
+  const samples: Samples = {};
+  const dataDir = path.join(dir, `history-${size}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const site: Site = { size, dataDir, db: path.join(dataDir, 'interlock.sqlite'), sandboxUrl };
+  try {
+    copyJournal(journal, site.db);
+    push(samples, { [`journal_bytes_${size}`]: journalBytes(site.db) });
+    // The first start builds the derived tables (and signs the journal's first checkpoint): not timed.
+    const first = await timedStart(site);
+    say(`history ${size}: first start (tables built) in ${first.seconds.toFixed(1)} s`);
+    await stopCleanly(first.server);
+    await startUps(plan, site, samples, failures);
+    await tools(plan, site, samples);
+    await afterKills(plan, site, templates, samples);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  return samples;
+}
+
+/** A server over an empty data folder: the same first look, no history to read. */
+async function emptyServer(plan: Plan, dir: string, sandboxUrl: string, samples: Samples): Promise<void> {
+  const dataDir = path.join(dir, 'history-empty');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const site: Site = { size: '100k', dataDir, db: path.join(dataDir, 'interlock.sqlite'), sandboxUrl };
+  try {
+    await repeat(plan.reps, async () => {
+      const server = await start(site);
+      try {
+        await readAsPerson(server.url, await login(server.url), []);
+        push(samples, { rss_mib_empty: peakRssMib(server.child.pid!) });
+      } finally {
+        await stopCleanly(server);
+      }
+    });
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Figures made of two sizes' figures, repetition by repetition: how start-up and memory grow with history. */
+function growth(samples: Samples, sizes: readonly HistorySize[]): void {
+  const small = '100k';
+  for (const large of sizes.includes(small) ? sizes.filter((s) => s !== small) : []) {
+    const pairs = (name: string) => (samples[`${name}_${small}`] ?? []).map((a, i) => [a, samples[`${name}_${large}`]?.[i]] as const).filter(([, b]) => b !== undefined);
+    samples[`rss_growth_${large}_over_${small}`] = pairs('rss_mib').map(([a, b]) => b! / a);
+    samples[`start_up_s_${large}_minus_${small}`] = pairs('start_up_s').map(([a, b]) => b! - a);
+  }
+  const largest = sizes.at(-1);
+  if (largest !== undefined) samples.verify_journal_entries_per_s = samples[`verify_journal_entries_per_s_${largest}`] ?? [];
+}
+
+/**
+ * The history stage: start-up, memory, first pages and the operators' tools over generated
+ * journals of realistic chains at each size asked (100k, 1M, 10M). Journals are reused from
+ * `--journals <dir>` (any missing is generated there and kept) or generated in the run's folder.
+ */
+export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): Promise<{ samples: Samples; failures: Failures }> {
+  const samples: Samples = {};
+  const failures: Failures = {};
+  const journalsDir = args.journals ?? path.join(dir, 'history-journals');
+  const journals = await ensureJournals(journalsDir, args.sizes, plan.historyEntries);
+  if (journals.generateSPerMillion !== null) {
+    say(`history: generation took ${journals.generateSPerMillion.toFixed(0)} s per million entries`);
+    samples.journal_generate_s_per_million = [journals.generateSPerMillion];
+  }
+  const sandbox = await startSandboxProcess();
+  try {
+    await emptyServer(plan, dir, sandbox.url, samples);
+    for (const size of HISTORY_SIZES.filter((s) => args.sizes.includes(s))) {
+      const more = await measureSize(plan, dir, size, journals.files[size]!, journals.templates, sandbox.url, failures);
+      for (const [name, values] of Object.entries(more)) samples[name] = [...(samples[name] ?? []), ...values];
+    }
+  } finally {
+    await sandbox.stop();
+    if (args.journals === null) fs.rmSync(journalsDir, { recursive: true, force: true });
+  }
+  growth(samples, HISTORY_SIZES.filter((s) => args.sizes.includes(s)));
+  return { samples, failures };
+}
