@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_EXIT_CODES, runBackupCli } from '../../server/backup/backup-cli.ts';
 import { parseEnv } from '../../server/config/env.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
+import { tamper } from '../support/tamper.ts';
 import { freePort, writeTestConfig } from '../support/server-process.ts';
 
 // docs/operators/backups.md: a restore that ends `restore refused: …` or `restore failed: …` has
@@ -47,11 +47,9 @@ function restoreProcess(backup: string, dataDir: string, configPath: string, san
 /** The first entry's body changed, the manifest's sha256 made to match: a backup of a journal damaged already. */
 function damageFirstEntry(folder: string): void {
   const file = join(folder, 'interlock.sqlite');
-  const sqlite = new Database(file);
-  sqlite.exec('DROP TRIGGER entries_no_update');
-  sqlite.prepare("UPDATE entries SET body = replace(body, '\"cause\":\"start\"', '\"cause\":\"start \"') WHERE seq = 1").run();
-  sqlite.exec("CREATE TRIGGER `entries_no_update` BEFORE UPDATE ON `entries`\nBEGIN\n\tSELECT RAISE(ABORT, 'entries is append-only');\nEND");
-  sqlite.close();
+  tamper(file, (sqlite) => {
+    sqlite.prepare("UPDATE entries SET body = replace(body, '\"cause\":\"start\"', '\"cause\":\"start \"') WHERE seq = 1").run();
+  });
   const manifestFile = join(folder, 'manifest.json');
   const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
   const bytes = readFileSync(file);
