@@ -27,7 +27,7 @@ export class DerivedMismatchError extends JournalCorruptError {
     readonly recomputed: string,
     why: string,
   ) {
-    super(`derived table ${view} disagrees with the journal at seq ${at.seq}: ${why}; run npm run rebuild-views, then restart Interlock`, at);
+    super(`derived table ${view} disagrees with the journal at seq ${at.seq}: ${why}`, at);
   }
 }
 
