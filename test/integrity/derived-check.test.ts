@@ -9,6 +9,7 @@ import { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
 import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
 import { tamper } from '../support/tamper.ts';
+import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 import { join } from 'node:path';
 
 // The derived tables held against the journal by the background pass: at the newest mark (seq
@@ -17,9 +18,12 @@ import { join } from 'node:path';
 // table that differs fails closed: the views answer 503 until the tables are rebuilt.
 
 let opened: OpenDatabase | null = null;
-afterEach(() => {
+let world: AppWorld | null = null;
+afterEach(async () => {
   opened?.close();
   opened = null;
+  await world?.close();
+  world = null;
   cleanUpDatabases();
 });
 
@@ -88,5 +92,29 @@ describe('the derived tables checked against the journal at their newest mark', 
     expect(fatal[0]?.fields).toMatchObject({ code: 'derived_mismatch', view: 'ledger', seq: DIGEST_MARK_EVERY });
     expect(fatal[0]?.message).toMatch(/derived table ledger disagrees with the journal at seq 10000: .*[0-9a-f]{64}.*npm run rebuild-views.*restarts Interlock/);
     await expect(views.current()).rejects.toBeInstanceOf(JournalUnavailableError);
+  });
+});
+
+describe('the derived tables’ check under a running server', () => {
+  it('as npm start runs it: a row edited after start is found by the next pass, every journal route answers 503 and /metrics counts it', async () => {
+    const dir = makeTempDir();
+    const file = join(dir, 'interlock.sqlite');
+    const writing = openDatabase(file);
+    const journal = new SqliteJournal({ db: writing.db, ...fakeClock() });
+    for (let from = 1; from <= REFUNDS; from += 500) await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
+    writing.close();
+    const config = testConfig();
+    world = await buildAppWorld({ dir, background: true, config: { ...config, integrity: { ...config.integrity, wholePassMs: 300 } } });
+    const w = world;
+    const fin = await w.login('fin');
+    const before = await w.as(fin, 'GET', '/api/ledger?limit=10');
+    expect([before.statusCode, before.json().rows.length]).toEqual([200, 10]);
+    tamper(file, (s) => s.prepare("UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 1) WHERE view = 'ledger' AND key = ?").run(refundEffectId(7)));
+    await expect.poll(() => w.services.wholePass.derivedMismatches, { timeout: 30_000 }).toBe(1);
+    for (const answer of [await w.as(fin, 'GET', '/api/ledger?limit=10'), await w.agent('GET', '/v1/refunds/refund-7')]) {
+      expect([answer.statusCode, answer.json().error.code]).toEqual([503, 'journal_unavailable']);
+    }
+    const text = (await w.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body;
+    expect(text).toMatch(/^interlock_journal_pass_derived_mismatch_total 1$/m);
   });
 });
