@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     console.log(`mark: seq ${mark?.seq}, ledger rows ${mark?.digests.find((d) => d.view === 'ledger')?.rows}`);
     console.log(`check: ${seconds.toFixed(1)} s, sleeps included; work ${(workMs / 1000).toFixed(2)} s, ${Math.round(chainEntries / (workMs / 1000))} entries/s of work`);
     console.log(`slices: ${derived.length}, work per slice median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`);
-    console.log(`heap: ${(heapBefore / 2 ** 20).toFixed(0)} MiB before the pass, peak ${(heapPeak / 2 ** 20).toFixed(0)} MiB during it`);
+    console.log(`heap: ${(heapBefore / 2 ** 20).toFixed(0)} MiB before the pass, peak ${(heapPeak / 2 ** 20).toFixed(0)} MiB during it (the whole pass, uncollected garbage included)`);
   } finally {
     opened.close();
     rmSync(dir, { recursive: true, force: true });
