@@ -296,6 +296,7 @@ function startWholePass(views: Views, checkpointer: Checkpointer, counts: WholeP
     recomputedHead: () => views.head,
     failed: () => views.unavailable !== null,
     checkpointProblem: () => checkpointer.checkpointProblem(),
+    derivedCheck: () => views.derivedCheck(),
     counts,
     periodMs,
     log,

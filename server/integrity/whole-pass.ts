@@ -1,5 +1,6 @@
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalHead, type JournalStore } from '../journal/store.ts';
+import { type DerivedCheck, DerivedMismatchError } from './derived-check.ts';
 
 // The background pass over the whole journal while the server runs: every entry's hash and its
 // seal against the global chain recomputed from the first entry, every chain's links, and the
@@ -7,7 +8,8 @@ import { JournalCorruptError, type JournalHead, type JournalStore } from '../jou
 // slices of at most `sliceMs` of work, sleeping after each so it takes at most `share` of a core;
 // a pass starts after start-up and again `periodMs` after the last one ended. Damage it finds is
 // reported as any corrupt journal is: the views become unavailable (503 journal_unavailable, one
-// fatal line), and the pass stops.
+// fatal line), and the pass stops. Last, the derived tables are held against the journal at their
+// newest mark (derived-check.ts), in the same slices; a table that differs fails closed the same way.
 
 /** Work a slice may do before it yields: the event loop answers requests in between. */
 export const SLICE_MS = 10;
@@ -31,12 +33,16 @@ export class WholePassCounts {
   entries = 0;
   lastPassSeconds: number | null = null;
   damage = 0;
+  /** Checks of the derived tables at a mark that held (`interlock_journal_pass_derived_checks_total`). */
+  derivedChecks = 0;
+  /** Derived tables found to differ from the journal (`interlock_journal_pass_derived_mismatch_total`). */
+  derivedMismatches = 0;
 }
 
 /** One slice as it ran: what it did, how long it worked and how long it then slept. */
 export interface SliceRecord {
-  /** `global`: entries of the global chain, as many as the pace allows; `links`: chains, read until the slice's fill of its time is spent. */
-  phase: 'global' | 'links';
+  /** `global`: entries of the global chain, as many as the pace allows; `links`: chains, read until the slice's fill of its time is spent; `derived`: chains folded for the derived tables' check, the same way. */
+  phase: 'global' | 'links' | 'derived';
   units: number;
   workMs: number;
   sleepMs: number;
@@ -53,6 +59,8 @@ export interface WholePassParts {
   failed(): boolean;
   /** What is wrong with the newest checkpoint against the seals, null when it holds (or there is none). */
   checkpointProblem(): Promise<{ seq: number; problem: string } | null>;
+  /** A new check of the derived tables at their newest mark, for each pass; none when absent. */
+  derivedCheck?: () => DerivedCheck;
   counts: WholePassCounts;
   /** Between the end of one pass and the start of the next. */
   periodMs: number;
@@ -126,7 +134,7 @@ export class WholeJournalPass {
     if (this.#parts.failed()) return false;
     const startMs = this.#now();
     try {
-      const done = (await this.#globalChain()) && (await this.#links()) && (await this.#checkpoint());
+      const done = (await this.#globalChain()) && (await this.#links()) && (await this.#checkpoint()) && (await this.#derived());
       if (!done) return false;
       counts.passes += 1;
       counts.lastPassSeconds = (this.#now() - startMs) / 1000;
@@ -134,7 +142,8 @@ export class WholeJournalPass {
     } catch (error) {
       if (this.#parts.report(error)) {
         // Damage this pass found; a journal another reader had already failed is not counted again.
-        if (error instanceof JournalCorruptError) counts.damage += 1;
+        if (error instanceof DerivedMismatchError) counts.derivedMismatches += 1;
+        else if (error instanceof JournalCorruptError) counts.damage += 1;
         this.stop();
         return false;
       }
@@ -213,6 +222,22 @@ export class WholeJournalPass {
   async #checkpoint(): Promise<boolean> {
     const found = await this.#parts.checkpointProblem();
     if (found !== null) throw new JournalCorruptError(`the newest checkpoint ${found.problem}: found by the background pass`, { seq: found.seq, effectId: 'unknown' });
+    return true;
+  }
+
+  /** The derived tables at their newest mark, recomputed chain by chain; a table that differs throws DerivedMismatchError. */
+  async #derived(): Promise<boolean> {
+    const check = this.#parts.derivedCheck?.();
+    if (check === undefined || !(await check.begin())) return true;
+    while (!check.finished) {
+      const ran = await this.#slice('derived', async () => {
+        const sliceStart = this.#now();
+        return check.step(() => this.#now() - sliceStart < this.#sliceMs * SLICE_FILL);
+      });
+      if (!ran) return false;
+    }
+    check.compare();
+    this.#parts.counts.derivedChecks += 1;
     return true;
   }
 

@@ -117,6 +117,8 @@ export class InterlockMetrics {
   readonly #passes = new Counter({ name: 'interlock_journal_pass_completed_total', help: 'Background passes over the whole journal that completed with every entry, chain and the newest checkpoint holding, since this process started.', registers: [this.#registry] });
   readonly #passEntries = new Counter({ name: 'interlock_journal_pass_entries_total', help: 'Entries the background passes verified against the global chain, since this process started.', registers: [this.#registry] });
   readonly #passDamage = new Counter({ name: 'interlock_journal_pass_damage_total', help: 'Damage the background pass found (the journal then answers 503 journal_unavailable until a restart).', registers: [this.#registry] });
+  readonly #passDerivedChecks = new Counter({ name: 'interlock_journal_pass_derived_checks_total', help: 'Checks of the derived tables at their newest mark, recomputed from the journal, that held, since this process started.', registers: [this.#registry] });
+  readonly #passDerivedMismatch = new Counter({ name: 'interlock_journal_pass_derived_mismatch_total', help: 'Derived tables the background pass found to differ from the journal (503 journal_unavailable until the tables are rebuilt with npm run rebuild-views and the server restarted).', registers: [this.#registry] });
   readonly #passSeconds = this.#gauge('interlock_journal_pass_last_duration_seconds', 'How long the last completed background pass over the whole journal took, its sleeps included.');
   readonly #agentsInFlight = this.#gauge('interlock_agent_requests_in_flight', "Agents' calls (any of /v1) taken and not yet answered.");
   readonly #refundsInFlight = this.#gauge('interlock_refund_requests_in_flight', 'Places held by refund requests taken: at work or waiting their turn to work.');
@@ -191,7 +193,7 @@ export class InterlockMetrics {
   }
 
   #readWholePass(pass: WholePassCounts): void {
-    for (const [counter, value] of [[this.#passes, pass.passes], [this.#passEntries, pass.entries], [this.#passDamage, pass.damage]] as const) {
+    for (const [counter, value] of [[this.#passes, pass.passes], [this.#passEntries, pass.entries], [this.#passDamage, pass.damage], [this.#passDerivedChecks, pass.derivedChecks], [this.#passDerivedMismatch, pass.derivedMismatches]] as const) {
       counter.reset();
       counter.inc(value);
     }

@@ -1,4 +1,5 @@
 import { StoreBusyError, StoreClosedError } from '../../db/port/errors.ts';
+import { DerivedMismatchError } from '../integrity/derived-check.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 
 /**
@@ -26,4 +27,21 @@ export function isBusy(error: unknown): boolean {
 /** The storage was closed under the call (the server stopping): nothing was done. */
 export function isClosed(error: unknown): boolean {
   return error instanceof StoreClosedError;
+}
+
+/**
+ * The one fatal line the views log when they fail: a derived table that differs from the journal
+ * names its view, the seq and both digests, and the rebuild it needs; anything else, the journal.
+ */
+export function failureLine(corrupt: JournalCorruptError): { fields: object; message: string } {
+  if (corrupt instanceof DerivedMismatchError) {
+    return {
+      fields: { code: 'derived_mismatch', view: corrupt.view, seq: corrupt.seq, effectId: corrupt.effectId, recorded: corrupt.recorded, recomputed: corrupt.recomputed },
+      message: `${corrupt.message}; views, readiness and refunds answer 503 journal_unavailable until an operator rebuilds the derived tables (npm run rebuild-views) and restarts Interlock`,
+    };
+  }
+  return {
+    fields: { code: corrupt.code, seq: corrupt.seq, effectId: corrupt.effectId },
+    message: `journal corrupt at seq ${corrupt.seq}, effect ${corrupt.effectId}: ${corrupt.message}; views, readiness and refunds answer 503 journal_unavailable until an operator restarts Interlock`,
+  };
 }

@@ -6,12 +6,14 @@ import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projec
 import { summaryItem } from '../inbox/summary.ts';
 import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
-import { isBusy, JournalUnavailableError } from './failures.ts';
+import { failureLine, isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
 import { ScoreboardProjection } from '../scoreboard/projection.ts';
 import { LedgerView } from '../ledger/view.ts';
+import { ledgerRefold } from '../ledger/refold.ts';
+import { DerivedCheck } from '../integrity/derived-check.ts';
 import type { DerivedTables } from '../../db/port/derived.ts';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { tablesVersion } from './version.ts';
@@ -88,6 +90,8 @@ export class Views {
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
+  /** A check of the derived tables against the journal, for the background pass: each table-backed view's own fold. */
+  readonly #check: () => DerivedCheck;
   /** The rebuild of the derived tables at start while it runs; null before and after. */
   #rebuild: TablesRebuild | null = null;
   #rebuildDone = false;
@@ -126,6 +130,7 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName)]);
     this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
@@ -200,6 +205,11 @@ export class Views {
       if (error instanceof JournalUnavailableError) return error.corrupt;
       throw error;
     }
+  }
+
+  /** A new check of the derived tables at their newest mark (server/integrity/derived-check.ts). */
+  derivedCheck(): DerivedCheck {
+    return this.#check();
   }
 
   /** The derived tables as found against the journal at start (read once): whether they must be rebuilt, and why. */
@@ -383,10 +393,10 @@ export class Views {
     if (this.#unavailable) return this.#unavailable;
     this.#unavailable = new JournalUnavailableError(corrupt);
     this.stopPolling();
-    if (log) this.#log.fatal(
-      { code: corrupt.code, seq: corrupt.seq, effectId: corrupt.effectId },
-      `journal corrupt at seq ${corrupt.seq}, effect ${corrupt.effectId}: ${corrupt.message}; views, readiness and refunds answer 503 journal_unavailable until an operator restarts Interlock`,
-    );
+    if (log) {
+      const { fields, message } = failureLine(corrupt);
+      this.#log.fatal(fields, message);
+    }
     this.#hub.closeAll(CLOSE_JOURNAL_UNAVAILABLE, 'journal_unavailable');
     return this.#unavailable;
   }

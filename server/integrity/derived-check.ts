@@ -1,0 +1,134 @@
+import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts';
+import type { DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
+import type { Entry } from '../../shared/entries.ts';
+import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+
+// The derived tables held against the journal in the background: the newest mark (the digests
+// the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
+// chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
+// to the view's running sum. Memory holds one chain, a page of chain ids and the sums. A chain
+// with no entry past S must also be the very row the table holds now (a row edited or removed
+// under the server, which no digest moved for). A difference fails closed, as a damaged journal.
+
+/** How one table-backed view's row is made from a chain: its own fold, so the next views plug in. */
+export interface ViewRefold {
+  /** The view's name in the derived tables. */
+  readonly view: string;
+  /** The row the view's table holds for a chain made of these entries (in order, with their seqs), or null when it holds none. */
+  rowOf(chain: readonly { seq: number; entry: Entry }[]): DerivedRow | null;
+}
+
+/** A table that disagrees with the journal: the views stand failed until its tables are rebuilt and the server restarted. */
+export class DerivedMismatchError extends JournalCorruptError {
+  constructor(
+    readonly view: string,
+    at: { seq: number; effectId: string },
+    readonly recorded: string,
+    readonly recomputed: string,
+    why: string,
+  ) {
+    super(`derived table ${view} disagrees with the journal at seq ${at.seq}: ${why}`, at);
+  }
+}
+
+/** Chain ids read at once. */
+const CHAIN_IDS_PAGE = 200;
+
+interface Sum {
+  sum: string;
+  rows: number;
+}
+
+/**
+ * One check of the derived tables at their newest mark, run a step at a time by the background
+ * pass (server/integrity/whole-pass.ts) in its slices.
+ */
+export class DerivedCheck {
+  readonly #journal: JournalStore;
+  readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
+  readonly #refolds: readonly ViewRefold[];
+  #mark: DigestMark | null = null;
+  readonly #sums = new Map<string, Sum>();
+  #after = '';
+  #waiting: string[] = [];
+  #finished = false;
+
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks'>, refolds: readonly ViewRefold[]) {
+    this.#journal = journal;
+    this.#tables = tables;
+    this.#refolds = refolds;
+  }
+
+  /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
+  async begin(): Promise<boolean> {
+    this.#mark = (await this.#tables.marks()).at(-1) ?? null;
+    for (const { view } of this.#refolds) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
+    this.#finished = this.#mark === null;
+    return this.#mark !== null;
+  }
+
+  /** The seq of the mark checked, once `begin` found one. */
+  get seq(): number | null {
+    return this.#mark?.seq ?? null;
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** Fold chains, one at a time, while `more()` says the slice has time: entries read are answered. */
+  async step(more: () => boolean): Promise<number> {
+    const mark = this.#mark;
+    if (mark === null || this.#finished) return 0;
+    if (this.#waiting.length === 0) this.#waiting = await this.#journal.chainIds(this.#after, CHAIN_IDS_PAGE);
+    if (this.#waiting.length === 0) {
+      this.#finished = true;
+      return 0;
+    }
+    let units = 0;
+    while (this.#waiting.length > 0 && (units === 0 || more())) {
+      const effectId = this.#waiting.shift() ?? '';
+      units += await this.#chain(effectId, mark.seq);
+      this.#after = effectId;
+    }
+    return units;
+  }
+
+  /** Each view's recomputed digest against the mark's; throws DerivedMismatchError at the first that differs. */
+  compare(): void {
+    const mark = this.#mark;
+    if (mark === null) return;
+    for (const { view } of this.#refolds) {
+      const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+      const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+      if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
+        throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
+      }
+    }
+  }
+
+  /** One chain: its rows as of `at` added to the sums; a chain that did not move past `at` held against the table's row. */
+  async #chain(effectId: string, at: number): Promise<number> {
+    // The table's rows are read before the chain: when the chain then shows nothing past `at`, nothing
+    // the tables took after `at` can have changed them.
+    const stored = await Promise.all(this.#refolds.map(({ view }) => this.#tables.get(view, effectId)));
+    const read = await this.#journal.sealedChain(effectId);
+    const cut = read.filter(({ seq }) => seq <= at);
+    if (cut.length === 0) return read.length;
+    const moved = cut.length < read.length;
+    for (const [i, refold] of this.#refolds.entries()) {
+      const row = refold.rowOf(cut);
+      const hash = row === null ? null : rowHash(refold.view, row);
+      const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+      if (hash !== null) this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
+      if (moved) continue;
+      const held = stored[i] ?? null;
+      const heldHash = held === null ? null : rowHash(refold.view, held);
+      if (heldHash !== hash) {
+        const hex = (value: bigint | null) => (value === null ? 'none' : value.toString(16).padStart(64, '0'));
+        throw new DerivedMismatchError(refold.view, { seq: at, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal`);
+      }
+    }
+    return read.length;
+  }
+}
