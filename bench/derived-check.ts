@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { SqliteDerivedTables } from '../db/derived-store.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
 import { openDatabase } from '../db/open.ts';
-import { type SliceRecord, WholeJournalPass, WholePassCounts } from '../server/integrity/whole-pass.ts';
+import { type SliceRecord, WholeJournalPass, viewsPassParts, WholePassCounts } from '../server/integrity/whole-pass.ts';
 import { Views } from '../server/views/views.ts';
 import type { Entry } from '../shared/entries.ts';
 import { refundChain } from '../test/support/ledger-journal.ts';
@@ -42,10 +42,7 @@ async function main(): Promise<void> {
     const slices: SliceRecord[] = [];
     let derivedStartMs = 0;
     const pass = new WholeJournalPass({
-      journal: views.journal,
-      report: (error) => views.report(error),
-      recomputedHead: () => views.head,
-      failed: () => views.unavailable !== null,
+      ...viewsPassParts(views),
       checkpointProblem: async () => null,
       derivedCheck: () => {
         derivedStartMs = performance.now();

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { sealNext } from '../db/journal-rules.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
 import { openDatabase } from '../db/open.ts';
-import { type SliceRecord, WholeJournalPass, WholePassCounts } from '../server/integrity/whole-pass.ts';
+import { type SliceRecord, WholeJournalPass, viewsPassParts, WholePassCounts } from '../server/integrity/whole-pass.ts';
 import { Views } from '../server/views/views.ts';
 import type { Entry, EntryKind } from '../shared/entries.ts';
 import { effectIdOf, fields } from '../test/support/db-journals.ts';
@@ -44,10 +44,7 @@ async function main(): Promise<void> {
     const counts = new WholePassCounts();
     const slices: SliceRecord[] = [];
     const pass = new WholeJournalPass({
-      journal: views.journal,
-      report: (error) => views.report(error),
-      recomputedHead: () => views.head,
-      failed: () => views.unavailable !== null,
+      ...viewsPassParts(views),
       checkpointProblem: async () => null,
       counts,
       periodMs: 3_600_000,

@@ -19,7 +19,7 @@ import type { Views, ViewsLog } from '../views/views.ts';
 import type { TablesFound } from '../views/writer.ts';
 import { checkJournalAtStart, type StartCheckOutcome, type StartCheckParts } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
-import { WholeJournalPass, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
+import { WholeJournalPass, viewsPassParts, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
 import { openMirror } from '../integrity/mirrors.ts';
 import { watchRefundOutcomes } from '../metrics/refund-outcomes.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -291,10 +291,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
 /** The background pass over the whole journal (server/integrity/whole-pass.ts), from now on; the answer stops it. */
 function startWholePass(views: Views, checkpointer: Checkpointer, counts: WholePassCounts, periodMs: number, log: WholePassParts['log']): () => Promise<void> {
   const pass = new WholeJournalPass({
-    journal: views.journal,
-    report: (error) => views.report(error),
-    recomputedHead: () => views.head,
-    failed: () => views.unavailable !== null,
+    ...viewsPassParts(views),
     checkpointProblem: () => checkpointer.checkpointProblem(),
     derivedCheck: () => views.derivedCheck(),
     counts,

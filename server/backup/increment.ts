@@ -5,7 +5,7 @@ import { BACKUP_FILE_MODE, type BackupEnv, copyConfigAndKey, prepareBackupFolder
 import { newestOf, readChain } from './chain.ts';
 import { writeIncrementFile } from './increment-file.ts';
 import { type IncrementManifest, INCREMENT_FILES, INCREMENT_FORMAT, manifestSha256 } from './increment-manifest.ts';
-import { BackupError, MANIFEST_FILE, sha256OfFile } from './manifest.ts';
+import { BackupError, MANIFEST_FILE, pointOfFigures, sha256OfFile } from './manifest.ts';
 
 // `npm run backup -- <dir> --since <earlier backup>`: only what changed since that backup (full or
 // itself an increment): the journal's entries and seals after its last seq, the small tables in
@@ -43,16 +43,7 @@ export async function takeIncrement(options: { env: BackupEnv; dir: string; sinc
       if (figures.lastSeq < base.point.last_seq) throw notThis(`it ends at seq ${figures.lastSeq}, before the backup's ${base.point.last_seq}`);
       if (tail.anchor !== base.point.global_head) throw notThis(`its global hash at seq ${base.point.last_seq} is ${tail.anchor ?? 'none'}, the backup's ${base.point.global_head ?? 'none'}`);
       const written = await writeIncrementFile(partial, tail);
-      const pointNow = {
-        journal_id: figures.journalId,
-        epoch: figures.epochs,
-        entries: figures.entries,
-        last_seq: figures.lastSeq,
-        global_head: figures.globalHead,
-        oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
-        newest_checkpoint_id: figures.newestCheckpointId,
-      };
-      return { point: pointNow, carried: written };
+      return { point: pointOfFigures(figures), carried: written };
     })
     .catch((error: unknown) => {
       rmSync(partial, { force: true });

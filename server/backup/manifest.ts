@@ -1,3 +1,4 @@
+import type { JournalFigures } from '../../db/port/journal-file.ts';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,20 +56,24 @@ export function sha256OfFile(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
+/** Where a journal stands, as a manifest records it, from the figures its file gives. */
+export function pointOfFigures(figures: JournalFigures): BackupPoint {
+  return {
+    journal_id: figures.journalId,
+    epoch: figures.epochs,
+    entries: figures.entries,
+    last_seq: figures.lastSeq,
+    global_head: figures.globalHead,
+    oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
+    newest_checkpoint_id: figures.newestCheckpointId,
+  };
+}
+
 /** Where a journal's database stands, read from the file (a backup's copy, opened read-only). */
 export async function readBackupPoint(file: string): Promise<BackupPoint> {
   const journal = await openJournalFile(file);
   try {
-    const figures = await journal.figures();
-    return {
-      journal_id: figures.journalId,
-      epoch: figures.epochs,
-      entries: figures.entries,
-      last_seq: figures.lastSeq,
-      global_head: figures.globalHead,
-      oldest_open_dispatch_ms: figures.oldestOpenDispatchMs,
-      newest_checkpoint_id: figures.newestCheckpointId,
-    };
+    return pointOfFigures(await journal.figures());
   } finally {
     await journal.close();
   }

@@ -1,6 +1,7 @@
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalHead, type JournalStore } from '../journal/store.ts';
 import { type DerivedCheck, DerivedMismatchError } from './derived-check.ts';
+import type { Views } from '../views/views.ts';
 
 // The background pass over the whole journal while the server runs: every entry's hash and its
 // seal against the global chain recomputed from the first entry, every chain's links, and the
@@ -46,6 +47,19 @@ export interface SliceRecord {
   units: number;
   workMs: number;
   sleepMs: number;
+}
+
+/**
+ * What the pass takes from the views: the journal as they guard it, their report of damage, the
+ * head they recomputed (where a pass ends) and whether they stand failed.
+ */
+export function viewsPassParts(views: Pick<Views, 'journal' | 'report' | 'head' | 'unavailable'>): Pick<WholePassParts, 'journal' | 'report' | 'recomputedHead' | 'failed'> {
+  return {
+    journal: views.journal,
+    report: (error) => views.report(error),
+    recomputedHead: () => views.head,
+    failed: () => views.unavailable !== null,
+  };
 }
 
 export interface WholePassParts {

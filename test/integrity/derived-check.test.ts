@@ -3,7 +3,7 @@ import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { DIGEST_MARK_EVERY } from '../../db/port/derived.ts';
-import { WholeJournalPass, WholePassCounts } from '../../server/integrity/whole-pass.ts';
+import { WholeJournalPass, viewsPassParts, WholePassCounts } from '../../server/integrity/whole-pass.ts';
 import { JournalUnavailableError } from '../../server/views/failures.ts';
 import { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
@@ -52,10 +52,7 @@ async function markedServer() {
   expect((await views.current()).seq).toBe(DIGEST_MARK_EVERY + 1);
   const counts = new WholePassCounts();
   const pass = new WholeJournalPass({
-    journal: views.journal,
-    report: (error) => views.report(error),
-    recomputedHead: () => views.head,
-    failed: () => views.unavailable !== null,
+    ...viewsPassParts(views),
     checkpointProblem: async () => null,
     derivedCheck: () => views.derivedCheck(),
     counts,

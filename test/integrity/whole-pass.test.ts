@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
-import { type SliceRecord, WholeJournalPass, WholePassCounts, type WholePassParts } from '../../server/integrity/whole-pass.ts';
+import { type SliceRecord, WholeJournalPass, viewsPassParts, WholePassCounts, type WholePassParts } from '../../server/integrity/whole-pass.ts';
 import { Views } from '../../server/views/views.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 import { cleanUpDatabases, fakeClock } from '../support/db-journals.ts';
@@ -32,10 +32,7 @@ async function passOver(file: string, overrides: Partial<WholePassParts> = {}) {
   const slices: SliceRecord[] = [];
   const counts = new WholePassCounts();
   const pass = new WholeJournalPass({
-    journal: views.journal,
-    report: (error) => views.report(error),
-    recomputedHead: () => views.head,
-    failed: () => views.unavailable !== null,
+    ...viewsPassParts(views),
     checkpointProblem: async () => null,
     counts,
     periodMs: 60_000,
@@ -133,10 +130,7 @@ describe('the background pass over the whole journal', () => {
     await w.services.views.current();
     const views = w.services.views;
     const pass = new WholeJournalPass({
-      journal: views.journal,
-      report: (error) => views.report(error),
-      recomputedHead: () => views.head,
-      failed: () => views.unavailable !== null,
+      ...viewsPassParts(views),
       checkpointProblem: async () => null,
       counts: w.services.wholePass,
       periodMs: 60_000,
@@ -162,10 +156,7 @@ describe('the background pass over the whole journal', () => {
     expect((await w.agent('GET', '/v1/refunds/case-2')).statusCode).toBe(200);
     const views = w.services.views;
     const pass = new WholeJournalPass({
-      journal: views.journal,
-      report: (error) => views.report(error),
-      recomputedHead: () => views.head,
-    failed: () => views.unavailable !== null,
+      ...viewsPassParts(views),
       checkpointProblem: async () => null,
       counts: w.services.wholePass,
       periodMs: 60_000,
