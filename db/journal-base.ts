@@ -12,6 +12,8 @@ import {
   type JournalHead,
   type SealedEntry,
   type Sequenced,
+  CHAIN_ENDS_MAX,
+  type ChainEnd,
 } from '../server/journal/store.ts';
 import { globalHashOf } from '../server/journal/hash.ts';
 import {
@@ -94,6 +96,8 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   /** The global hash stored at `seq`, and at the newest seq below it; undefined for none. */
   protected abstract sealAtSeq(tx: Tx, seq: number): Promise<string | undefined>;
   protected abstract sealBelow(tx: Tx, seq: number): Promise<string | undefined>;
+  /** For each of `effectIds` with a row at or below `throughSeq`: its last such row, and how many it has there. */
+  protected abstract chainEndRows(tx: Tx, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>>;
   /** Distinct effect ids above `after`, ascending, at most `limit`. */
   protected abstract effectIdsAfter(tx: Tx, after: string, limit: number): Promise<string[]>;
 
@@ -196,6 +200,20 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   async sealAt(seq: number): Promise<string | null> {
     if (!Number.isSafeInteger(seq)) throw new TypeError(`seq must be an integer: ${seq}`);
     return this.snapshot(async (tx) => (await this.sealAtSeq(tx, seq)) ?? null);
+  }
+
+  async chainEnds(effectIds: readonly string[], throughSeq: number): Promise<ChainEnd[]> {
+    if (!Array.isArray(effectIds) || effectIds.some((id) => typeof id !== 'string')) throw new TypeError('effectIds must be a list of chain ids');
+    if (effectIds.length > CHAIN_ENDS_MAX) throw new RangeError(`at most ${CHAIN_ENDS_MAX} chains per call, not ${effectIds.length}`);
+    if (!Number.isSafeInteger(throughSeq)) throw new TypeError(`throughSeq must be an integer: ${throughSeq}`);
+    if (effectIds.length === 0 || throughSeq < 1) return [];
+    const verified = this.#verified.lookupOnly;
+    return this.snapshot(async (tx) =>
+      (await this.chainEndRows(tx, [...new Set(effectIds)], throughSeq)).map(({ row, length }) => {
+        const entry = entryOfRow(row, verified);
+        return { effectId: entry.effect_id, seq: row.seq, hash: entry.hash, length };
+      }),
+    );
   }
 
   async chainIds(after: string, limit: number): Promise<string[]> {

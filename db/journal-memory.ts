@@ -132,6 +132,16 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
     return tx.seals.findLast((seal) => seal.seq < seq)?.globalHash;
   }
 
+  protected async chainEndRows(tx: MemoryState, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>> {
+    const wanted = new Set(effectIds);
+    const ends = new Map<string, { row: EntryRow; length: number }>();
+    for (const row of tx.rows) {
+      if (row.seq > throughSeq || !wanted.has(row.effectId)) continue;
+      ends.set(row.effectId, { row, length: (ends.get(row.effectId)?.length ?? 0) + 1 });
+    }
+    return [...ends.values()];
+  }
+
   protected async effectIdsAfter(tx: MemoryState, after: string, limit: number): Promise<string[]> {
     return [...new Set(tx.rows.map((row) => row.effectId))].filter((id) => id > after).sort().slice(0, limit);
   }

@@ -106,6 +106,15 @@ function prepareQueries(db: JournalDb) {
       .orderBy(desc(journalSeals.seq))
       .limit(1)
       .prepare(),
+    // The (effect_id, seq) index answers each chain's count and last seq; the ids come as one JSON array.
+    chainEnds: clientOf(db)
+      .prepare(
+        `SELECT e.seq, e.effect_id, e.kind, e.prev, e.hash, e.closes, e.ts_ms, e.body, e.reserves, g.n
+         FROM (SELECT effect_id, max(seq) AS last, count(*) AS n FROM entries
+               WHERE effect_id IN (SELECT value FROM json_each(?)) AND seq <= ? GROUP BY effect_id) AS g
+         JOIN entries AS e ON e.seq = g.last`,
+      )
+      .raw(),
     // The (effect_id, seq) index answers it in order, a page at a time.
     effectIdsAfter: db
       .selectDistinct({ effectId: entries.effectId })
@@ -310,6 +319,10 @@ export class SqliteJournal extends ChainedJournal<Queries> {
 
   protected async sealBelow(q: Queries, seq: number): Promise<string | undefined> {
     return q.sealBelow.get({ seq })?.globalHash;
+  }
+
+  protected async chainEndRows(q: Queries, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>> {
+    return (q.chainEnds.all(JSON.stringify(effectIds), throughSeq) as unknown[][]).map((t) => ({ row: entryRowOfTuple(t.slice(0, 9)), length: Number(t[9]) }));
   }
 
   protected async effectIdsAfter(q: Queries, after: string, limit: number): Promise<string[]> {

@@ -69,6 +69,7 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
         return sealed;
       }),
     sealAt: (seq) => guarded(() => journal.sealAt(seq)),
+    chainEnds: (effectIds, throughSeq) => guarded(() => journal.chainEnds(effectIds, throughSeq)),
     chainIds: (after, limit) => guarded(() => journal.chainIds(after, limit)),
   };
 }

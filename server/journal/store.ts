@@ -59,6 +59,17 @@ export interface SealedEntry {
   previousGlobal: string | null;
 }
 
+/** Where one chain stood at one of its entries: that entry's seq and hash, and how many entries of the chain reach it. */
+export interface ChainEnd {
+  effectId: string;
+  seq: number;
+  hash: string;
+  length: number;
+}
+
+/** Chains asked of `chainEnds` in one call, at most. */
+export const CHAIN_ENDS_MAX = 10_000;
+
 /** The newest entry of the global chain: its seq, the global hash there, and how many entries the journal holds. */
 export interface JournalHead {
   seq: number;
@@ -115,6 +126,12 @@ export interface JournalStore {
   sealedChain(effectId: string): Promise<SealedEntry[]>;
   /** The global hash stored at `seq`, null when none is. */
   sealAt(seq: number): Promise<string | null>;
+  /**
+   * Where each of `effectIds` stood at `throughSeq`: its last entry at or below it (its hash
+   * checked against its body, as every read does) and how many entries it had by then. A chain
+   * with no entry at or below it is left out. At most CHAIN_ENDS_MAX ids; the order is the store's.
+   */
+  chainEnds(effectIds: readonly string[], throughSeq: number): Promise<ChainEnd[]>;
   /** The ids of the chains after `after` (an empty string for the first), in ascending order, at most `limit`. */
   chainIds(after: string, limit: number): Promise<string[]>;
 }

@@ -36,6 +36,30 @@ export const sealCases: Record<string, JournalCase> = {
     expect(await journal.sealAt((head?.seq ?? 0) + 1)).toBeNull();
     await expect(journal.sealAt(1.5)).rejects.toThrow(TypeError);
   },
+  'chainEnds: each chain asked, where it stood at a seq: its last entry at or below it and how many entries it had; none for a chain not begun': async (maker) => {
+    const journal = maker.open(fakeClock());
+    expect(await journal.chainEnds([a], 10)).toEqual([]);
+    for (const kind of ['PROPOSED', 'AUTHORIZED', 'REFUSED'] as const) {
+      for (const id of [a, b]) await journal.append(kind, id, fields(kind));
+    }
+    await journal.append('PROPOSED', c, fields('PROPOSED'));
+    const all = await journal.scan(0, 100);
+    // Where each chain stood through `seq`, from the whole journal read in order.
+    const expected = (ids: string[], seq: number) =>
+      ids.flatMap((id) => {
+        const before = all.filter(({ seq: s, entry }) => s <= seq && entry.effect_id === id);
+        const last = before.at(-1);
+        return last === undefined ? [] : [{ effectId: id, seq: last.seq, hash: last.entry.hash, length: before.length }];
+      });
+    const byId = (ends: Array<{ effectId: string }>) => [...ends].sort((x, y) => x.effectId.localeCompare(y.effectId));
+    for (const seq of [0, 1, 3, 4, 6, 7, 100]) {
+      expect(byId(await journal.chainEnds([a, b, c, effectIdOf(9)], seq))).toEqual(expected([a, b, c], seq));
+    }
+    // An id asked twice is answered once; no id, nothing.
+    expect(await journal.chainEnds([b, b], 4)).toEqual(expected([b], 4));
+    expect(await journal.chainEnds([], 4)).toEqual([]);
+    await expect(journal.chainEnds([a], 1.5)).rejects.toThrow(TypeError);
+  },
   'chainIds: every chain once, in ascending order, a page at a time after the last id given': async (maker) => {
     const journal = maker.open(fakeClock());
     expect(await journal.chainIds('', 10)).toEqual([]);

@@ -9,6 +9,7 @@ import {
   MemoryClaimingTwice,
   MemoryReadingInsideWrites,
   MemorySealBeforeWrong,
+  SqliteChainEndsAtHead,
   SqliteChainIdsFromGiven,
   SqliteCheckingOutside,
   SqliteClaimingTwice,
@@ -94,6 +95,10 @@ const planted: Array<{ maker: JournalMaker; fails: string[] }> = [
   {
     maker: sqliteMaker('SqliteJournal paging chain ids from the one given', SqliteChainIdsFromGiven, false),
     fails: ['chainIds: every chain once, in ascending order, a page at a time after the last id given'],
+  },
+  {
+    maker: sqliteMaker('SqliteJournal answering where chains stand now, whatever the seq asked', SqliteChainEndsAtHead, false),
+    fails: ['chainEnds: each chain asked, where it stood at a seq: its last entry at or below it and how many entries it had; none for a chain not begun'],
   },
 ];
 

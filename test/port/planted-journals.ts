@@ -5,6 +5,7 @@ import type { EntryKind, FieldsOf } from '../../shared/entries.ts';
 import {
   type AppendIfResult,
   type ChainCheck,
+  type ChainEnd,
   type ClaimRequest,
   type JournalStore,
   RESERVATION_MOVED,
@@ -100,5 +101,12 @@ export class MemorySealBeforeWrong extends MemoryJournal {
 export class SqliteChainIdsFromGiven extends SqliteJournal {
   override async chainIds(after: string, limit: number): Promise<string[]> {
     return super.chainIds(after.slice(0, -1), limit);
+  }
+}
+
+/** Answers where each chain stands now, whatever seq it is asked at: a start past entries the follower never read would link to later ones. */
+export class SqliteChainEndsAtHead extends SqliteJournal {
+  override async chainEnds(effectIds: readonly string[], _throughSeq: number): Promise<ChainEnd[]> {
+    return super.chainEnds(effectIds, Number.MAX_SAFE_INTEGER);
   }
 }

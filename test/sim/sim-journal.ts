@@ -9,6 +9,7 @@ import type {
   AppendIfResult,
   AppendOptions,
   ChainCheck,
+  ChainEnd,
   ClaimRequest,
   JournalHead,
   JournalStore,
@@ -192,6 +193,11 @@ export class ProcessJournal implements JournalStore {
   async sealAt(seq: number): Promise<string | null> {
     const stored = await this.read(() => this.shared.sealAt(seq));
     return this.seen === null ? stored : (this.#shownGlobal.get(seq) ?? null);
+  }
+
+  /** Asked only below what the process applied, which it has seen whole. */
+  chainEnds(effectIds: readonly string[], throughSeq: number): Promise<ChainEnd[]> {
+    return this.read(() => this.shared.chainEnds(effectIds, throughSeq));
   }
 
   chainIds(after: string, limit: number): Promise<string[]> {

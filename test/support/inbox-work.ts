@@ -27,6 +27,7 @@ export function countingJournal(inner: JournalStore): CountingJournal {
     head: () => inner.head(),
     sealedChain: (effectId) => inner.sealedChain(effectId),
     sealAt: (seq) => inner.sealAt(seq),
+    chainEnds: (effectIds, throughSeq) => inner.chainEnds(effectIds, throughSeq),
     chainIds: (after, limit) => inner.chainIds(after, limit),
   };
 }
