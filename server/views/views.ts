@@ -19,6 +19,7 @@ import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { tablesVersion } from './version.ts';
 import { DerivedWriter, type TablesFound } from './writer.ts';
 import { type RebuildProgress, TablesRebuild } from './rebuild-progress.ts';
+import { checkpointPosition, cursorPosition, lowerStart, type StartCheckpoints, type StartFrom } from './start-position.ts';
 
 /**
  * The waits before each retry of a catch-up that found the database busy (another process
@@ -48,6 +49,12 @@ export interface ViewsOptions {
   derived?: DerivedTables;
   /** The version of the folds the tables are written under (server/views/version.ts). */
   version?: string;
+  /** Where the follower starts at `replayAtStart` (server/views/start-position.ts): `zero` unless told. */
+  startFrom?: StartFrom;
+  /** The checkpoints a start at one is held against; without them a start is from zero. */
+  checkpoints?: StartCheckpoints;
+  /** Chains' tails the follower holds at most (server/live/follower.ts). */
+  tailsHeldMax?: number;
 }
 
 /** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
@@ -99,6 +106,8 @@ export class Views {
   readonly #configReloads = new ConfigReloadsProjection();
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
+  readonly #startFrom: StartFrom;
+  readonly #checkpoints: StartCheckpoints | undefined;
   readonly #busyRetryDelaysMs: readonly number[];
   readonly #sleep: (ms: number) => Promise<void>;
   #unavailable: JournalUnavailableError | null = null;
@@ -114,7 +123,9 @@ export class Views {
       await this.#writer.flush(() => this.#follower.head);
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild !== null) await new Promise<void>((resolve) => setImmediate(resolve));
-    });
+    }, { tailsHeldMax: options.tailsHeldMax });
+    this.#startFrom = options.startFrom ?? 'zero';
+    this.#checkpoints = options.checkpoints;
     this.#journal = guardJournal(options.journal, {
       assertAvailable: () => this.assertAvailable(),
       report: (error) => this.report(error),
@@ -137,7 +148,14 @@ export class Views {
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
     const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
+    // The views replayed in memory need every entry from the first: a start past it feeds the
+    // views kept in tables only (start-position.ts).
+    const inMemory = this.#startFrom === 'zero';
     this.#follower.on('entry', (entry, seq) => {
+      if (!inMemory) {
+        if (!messageKinds.has(entry.kind) && entry.kind !== 'EPOCH' && entry.kind !== 'CONFIG') this.#ledger.note(entry, seq);
+        return;
+      }
       this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
@@ -184,9 +202,10 @@ export class Views {
   }
 
   /**
-   * Replay the whole journal once at start, before anything is served: the check that refuses a
-   * damaged journal. A failed check is returned, not logged (start-up tells it once, and stops);
-   * the views stay unavailable after it.
+   * Replay the journal once at start, before anything is served: the check that refuses a damaged
+   * journal. From seq 0, or (`startFrom: 'checkpoint'`) from the lower of the newest checkpoint
+   * and the tables' cursor, each checked against the seals. A failed check is returned, not logged
+   * (start-up tells it once, and stops); the views stay unavailable after it.
    */
   async replayAtStart(): Promise<JournalCorruptError | null> {
     try {
@@ -195,6 +214,7 @@ export class Views {
         const { head } = await this.#writer.find();
         this.#rebuild = new TablesRebuild({ reason, size: head?.size ?? 0, entries: () => this.#follower.head?.size ?? 0, log: this.#log });
       }
+      await this.#startAtPosition();
       await this.#catchUp(false);
       this.#rebuild?.done();
       this.#rebuildDone = true;
@@ -203,8 +223,22 @@ export class Views {
     } catch (error) {
       this.#rebuild = null;
       if (error instanceof JournalUnavailableError) return error.corrupt;
+      if (error instanceof JournalCorruptError) return this.#fail(error, false).corrupt;
       throw error;
     }
+  }
+
+  /** Start the follower where `startFrom` says, once, before its first catch-up. */
+  async #startAtPosition(): Promise<void> {
+    if (this.#startFrom === 'zero' || this.#checkpoints === undefined || this.#follower.head !== null) return;
+    const checkpoint = await checkpointPosition(this.#journal, this.#checkpoints);
+    const start = lowerStart(checkpoint, await cursorPosition(this.#journal, this.#writer.kept));
+    if (start !== null) this.#follower.startAt(start);
+  }
+
+  /** How many chains' tails the follower holds, and how many entries it read since it was made. */
+  get followed(): { tailsHeld: number; entriesRead: number } {
+    return { tailsHeld: this.#follower.tailsHeld, entriesRead: this.#follower.entriesRead };
   }
 
   /** A new check of the derived tables at their newest mark (server/integrity/derived-check.ts). */
@@ -347,27 +381,31 @@ export class Views {
     throw new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified: the chain was cut or rewritten behind the journal`, { seq: tail.seq, effectId });
   }
 
-  /** One chain as far as the views verified it (`CaughtUp.chain`). */
+  /**
+   * One chain as far as the views verified it (`CaughtUp.chain`). A chain whose tail the follower
+   * does not hold (begun before its start, or let go) is cut at the follower's seq and held
+   * against its seals alone: rows cut from its end are caught by the background pass.
+   */
   async #verifiedChain(effectId: string): Promise<Entry[]> {
     const tail = this.#follower.tail(effectId);
-    if (tail === undefined) return [];
     // Every entry is held against its hash, its link and its seal before anything else
     // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
     // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
     // the last entry the views applied must still be the very one they verified (the tail).
     // The follower moves the tail in place as it applies the chain's next entries: what it held
     // when asked is what the chain is cut at and held against, whatever a catch-up applies meanwhile.
-    const held = { seq: tail.seq, length: tail.length, hash: tail.hash };
+    const held = tail === undefined ? null : { seq: tail.seq, length: tail.length, hash: tail.hash };
+    const cut = held?.seq ?? this.#follower.seq;
     let chain: Entry[];
     try {
       // Cut at the last entry the views applied: entries appended since are shown after the next catch-up.
-      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= held.seq).map(({ entry }) => entry);
+      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= cut).map(({ entry }) => entry);
     } catch (error) {
       // The guard has reported it already; the caller is told the views stand failed.
       if (error instanceof JournalCorruptError) throw this.#fail(error);
       throw error;
     }
-    if (chain.length !== held.length || chain.at(-1)?.hash !== held.hash) {
+    if (held !== null && (chain.length !== held.length || chain.at(-1)?.hash !== held.hash)) {
       throw this.#fail(new JournalCorruptError(`journal entry seq ${held.seq} is no longer the entry the views verified`, { seq: held.seq, effectId }));
     }
     return chain;

@@ -49,6 +49,8 @@ export class DerivedWriter {
   readonly #sources: readonly DerivedSource[];
   readonly #journal: JournalPosition;
   #seq = 0;
+  /** The cursor the tables were kept at when opened; null when they were reset (or stood at 0). */
+  #kept: JournalHead | null = null;
   #found: Promise<TablesFound> | null = null;
   #opened: Promise<RebuildReason | null> | null = null;
 
@@ -62,6 +64,11 @@ export class DerivedWriter {
   /** Where the tables' cursor stands, as far as this writer knows: entries at or below it are in them. */
   get seq(): number {
     return this.#seq;
+  }
+
+  /** Where the tables stood when opened and kept (their cursor then, judged this journal's); null when reset or at 0. */
+  get kept(): JournalHead | null {
+    return this.#kept;
   }
 
   /**
@@ -116,6 +123,7 @@ export class DerivedWriter {
     }
     if (reason === null && cursor !== null && cursor.version === this.#version) {
       this.#seq = cursor.seq;
+      this.#kept = cursor.globalHash === null ? null : { seq: cursor.seq, globalHash: cursor.globalHash, size: cursor.size };
       return null;
     }
     await this.#tables.reset(this.#version);

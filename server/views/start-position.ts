@@ -1,0 +1,56 @@
+import type { Checkpoints } from '../../db/port/checkpoints.ts';
+import { storedRowProblem } from '../integrity/checkpoints.ts';
+import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import type { SigningKey } from '../receipts/keys.ts';
+
+/**
+ * Where the views' follower starts: `zero` replays and verifies the whole journal; `checkpoint`
+ * starts at the lower of the newest signed checkpoint and the derived tables' cursor, each checked
+ * against the journal's seals first, so start-up verifies only the entries since the newest
+ * checkpoint, and every entry past the tables' cursor still reaches the views. The views still
+ * replayed in memory from the first entry (the inbox, the scoreboard, the outbox, the config's
+ * reloads) are not fed at all under `checkpoint`, so it stays off by default until every view
+ * is kept in a table.
+ */
+export type StartFrom = 'zero' | 'checkpoint';
+
+/** What a start at a checkpoint reads of the checkpoints, and the key their notes are signed with. */
+export interface StartCheckpoints {
+  store: Pick<Checkpoints, 'latest' | 'seqAtSize'>;
+  key: Pick<SigningKey, 'keyId' | 'publicKeyPem'>;
+}
+
+/** Where the follower may start: the lower of `checkpoint` and `cursor`; null (seq 0) when either is missing. */
+export function lowerStart(checkpoint: JournalHead | null, cursor: JournalHead | null): JournalHead | null {
+  if (checkpoint === null || cursor === null) return null;
+  return checkpoint.seq <= cursor.seq ? checkpoint : cursor;
+}
+
+/**
+ * The newest checkpoint as a position of the journal, once it holds: its note verifies with the
+ * key and its columns are what the note signed, the journal holds as many entries as it covers,
+ * and the seal stored at its last entry is the head it signed. Null when there is none (or it
+ * covers no entry). Anything else is a corrupt journal, refused as start-up refuses one.
+ */
+export async function checkpointPosition(journal: Pick<JournalStore, 'sealAt'>, checkpoints: StartCheckpoints): Promise<JournalHead | null> {
+  const row = await checkpoints.store.latest();
+  if (row === null) return null;
+  const refuse = (problem: string, seq = 0) => new JournalCorruptError(`the newest checkpoint ${problem}`, { seq, effectId: 'unknown' });
+  const problem = storedRowProblem(row, checkpoints.key);
+  if (problem !== null) throw refuse(problem);
+  if (row.size === 0) return null;
+  const seq = await checkpoints.store.seqAtSize(row.size);
+  if (seq === null) throw refuse(`covers ${row.size} entries, but the journal holds fewer: entries were removed`);
+  const sealed = await journal.sealAt(seq);
+  if (sealed !== row.head) throw refuse(`signed the head ${row.head} at size ${row.size}, but the seal at seq ${seq} is ${sealed ?? 'missing'}: the journal was rewritten`, seq);
+  return { seq, size: row.size, globalHash: row.head };
+}
+
+/**
+ * The derived tables' cursor as a position of the journal, once the seal stored at its seq is
+ * still its global hash (as the writer judged it at start); null at 0 or when it is not.
+ */
+export async function cursorPosition(journal: Pick<JournalStore, 'sealAt'>, cursor: JournalHead | null): Promise<JournalHead | null> {
+  if (cursor === null || cursor.seq === 0) return null;
+  return (await journal.sealAt(cursor.seq)) === cursor.globalHash ? cursor : null;
+}
