@@ -19,6 +19,7 @@ import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { tablesVersion } from './version.ts';
 import { DerivedWriter, type TablesFound } from './writer.ts';
 import { type RebuildProgress, TablesRebuild } from './rebuild-progress.ts';
+import { VerifiedChains } from './verified-chains.ts';
 import { checkpointPosition, cursorPosition, lowerStart, type StartCheckpoints, type StartFrom } from './start-position.ts';
 
 /**
@@ -93,6 +94,7 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
 export class Views {
   readonly #follower: JournalFollower;
   readonly #journal: JournalStore;
+  readonly #chains: VerifiedChains;
   readonly #inbox: InboxProjection;
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerView;
@@ -126,10 +128,11 @@ export class Views {
     }, { tailsHeldMax: options.tailsHeldMax });
     this.#startFrom = options.startFrom ?? 'zero';
     this.#checkpoints = options.checkpoints;
+    this.#chains = new VerifiedChains(this.#follower, (corrupt) => this.#fail(corrupt));
     this.#journal = guardJournal(options.journal, {
       assertAvailable: () => this.assertAvailable(),
       report: (error) => this.report(error),
-      holdChain: (effectId, chain) => this.#holdChain(effectId, chain),
+      holdChain: (effectId, chain) => this.#chains.hold(effectId, chain),
     });
     this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
@@ -272,7 +275,7 @@ export class Views {
       outbox: this.#outbox,
       configReloads: this.#configReloads,
       seq: this.#follower.seq,
-      chain: (effectId) => this.#verifiedChain(effectId),
+      chain: (effectId) => this.#chains.read(this.#journal, effectId),
     };
   }
 
@@ -368,47 +371,6 @@ export class Views {
 
   #decorated(change: ItemChange): ItemChange {
     return change.after === null ? change : { ...change, after: this.#decorate(change.after) };
-  }
-
-  /**
-   * A chain read from the journal now must extend the chain as the views verified it: the entry
-   * they applied last is still at its place. Rows removed or rewritten under the running server
-   * (every hash of what is left may hold) would otherwise make a refund already sent look new.
-   */
-  #holdChain(effectId: string, chain: readonly Entry[]): void {
-    const tail = this.#follower.tail(effectId);
-    if (tail === undefined || chain[tail.length - 1]?.hash === tail.hash) return;
-    throw new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified: the chain was cut or rewritten behind the journal`, { seq: tail.seq, effectId });
-  }
-
-  /**
-   * One chain as far as the views verified it (`CaughtUp.chain`). A chain whose tail the follower
-   * does not hold (begun before its start, or let go) is cut at the follower's seq and held
-   * against its seals alone: rows cut from its end are caught by the background pass.
-   */
-  async #verifiedChain(effectId: string): Promise<Entry[]> {
-    const tail = this.#follower.tail(effectId);
-    // Every entry is held against its hash, its link and its seal before anything else
-    // (server/journal/seals.ts): an old row edited, even with its hash recomputed, fails its seal,
-    // with no state kept here. Rows cut from the chain's end leave the rest sealed as written, so
-    // the last entry the views applied must still be the very one they verified (the tail).
-    // The follower moves the tail in place as it applies the chain's next entries: what it held
-    // when asked is what the chain is cut at and held against, whatever a catch-up applies meanwhile.
-    const held = tail === undefined ? null : { seq: tail.seq, length: tail.length, hash: tail.hash };
-    const cut = held?.seq ?? this.#follower.seq;
-    let chain: Entry[];
-    try {
-      // Cut at the last entry the views applied: entries appended since are shown after the next catch-up.
-      chain = (await this.#journal.sealedChain(effectId)).filter(({ seq }) => seq <= cut).map(({ entry }) => entry);
-    } catch (error) {
-      // The guard has reported it already; the caller is told the views stand failed.
-      if (error instanceof JournalCorruptError) throw this.#fail(error);
-      throw error;
-    }
-    if (held !== null && (chain.length !== held.length || chain.at(-1)?.hash !== held.hash)) {
-      throw this.#fail(new JournalCorruptError(`journal entry seq ${held.seq} is no longer the entry the views verified`, { seq: held.seq, effectId }));
-    }
-    return chain;
   }
 
   async #catchUp(logFailure = true): Promise<void> {
