@@ -78,7 +78,17 @@ describe('views started at the newest checkpoint', () => {
     expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint says size 190, .* but its note signed 150, .*: the row was written without the journal$/);
   });
 
-  it('refuse a checkpoint whose signature does not verify with the key', async () => {
+  it('refuse a checkpoint whose note was changed after it was signed, its signature kept', async () => {
+    const file = await journalFile();
+    await checkpointAt(await opened(file), 150);
+    await closeAll();
+    // The note now says 190 entries: its columns say so too, but its signature was over 150.
+    tamper(file, (sqlite) => sqlite.prepare("UPDATE journal_checkpoints SET size = 190, note = replace(note, char(10) || '150' || char(10), char(10) || '190' || char(10))").run());
+    const views = startViews(await opened(file), 'checkpoint');
+    expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint does not verify with the receipt key \(bad_signature: /);
+  });
+
+  it('refuse a checkpoint signed by another key', async () => {
     const storage = await opened(await journalFile());
     await checkpointAt(storage, 150, { key: loadOrCreateSigningKey(mkdtempSync(join(dir, 'other-key-'))) });
     const views = startViews(storage, 'checkpoint');
