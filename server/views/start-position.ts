@@ -28,9 +28,10 @@ export function lowerStart(checkpoint: JournalHead | null, cursor: JournalHead |
 
 /**
  * The newest checkpoint as a position of the journal, once it holds: its note verifies with the
- * key and its columns are what the note signed, the journal holds as many entries as it covers,
- * and the seal stored at its last entry is the head it signed. Null when there is none (or it
- * covers no entry). Anything else is a corrupt journal, refused as start-up refuses one.
+ * key and its columns are what the note signed, and the seal stored at its last entry is the head
+ * it signed. Null when there is none (or it covers no entry). Anything else is a corrupt journal,
+ * refused as start-up refuses one. The entries before it are not read: rows removed or rewritten
+ * there with the seals after them kept are the background pass's to find.
  */
 export async function checkpointPosition(journal: Pick<JournalStore, 'sealAt'>, checkpoints: StartCheckpoints): Promise<JournalHead | null> {
   const row = await checkpoints.store.latest();
@@ -39,6 +40,10 @@ export async function checkpointPosition(journal: Pick<JournalStore, 'sealAt'>, 
   const problem = storedRowProblem(row, checkpoints.key);
   if (problem !== null) throw refuse(problem);
   if (row.size === 0) return null;
+  // A journal's seqs run 1, 2, ... with no gap: the seal at seq `size` is then the one to hold, read
+  // at once. Only when it is not is the seq of the size-th entry looked for, which reads every row
+  // before it (a journal with gaps, or one cut or rewritten: refused below).
+  if ((await journal.sealAt(row.size)) === row.head) return { seq: row.size, size: row.size, globalHash: row.head };
   const seq = await checkpoints.store.seqAtSize(row.size);
   if (seq === null) throw refuse(`covers ${row.size} entries, but the journal holds fewer: entries were removed`);
   const sealed = await journal.sealAt(seq);
