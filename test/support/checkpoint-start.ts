@@ -54,8 +54,9 @@ export async function journalFile(tablesAt = FIRST): Promise<string> {
   return file;
 }
 
-export function startViews(storage: Storage, startFrom: 'zero' | 'checkpoint', key = checkpointKey): Views {
+export function startViews(storage: Storage, startFrom: 'zero' | 'checkpoint', key = checkpointKey, tailsHeldMax?: number): Views {
   return new Views({
+    tailsHeldMax,
     journal: storage.journal(clock),
     inboxName: 'inbox',
     nowMs: () => 0,

@@ -95,3 +95,20 @@ describe('views started at the newest checkpoint', () => {
     expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint does not verify with the receipt key \(unknown_key: /);
   });
 });
+
+describe('views holding few tails', () => {
+  it('hold at most as many as told, whatever the history, answer the same, and show a chain let go whole', async () => {
+    const storage = await opened(await journalFile());
+    const views = startViews(storage, 'zero', undefined, 10);
+    expect(await views.replayAtStart()).toBeNull();
+    expect(views.followed.tailsHeld).toBe(10);
+    expect(await storage.derived.digests()).toEqual(await rebuilt(storage));
+    // Refund 3 moved last at seq 153, long before the ten chains held.
+    const id = refundChain(3)[0]!.effect_id;
+    await storage.journal(clock).appendSealed([refundChain(3, ['succeeded']).at(-1)!]);
+    const { chain } = await views.current();
+    expect(await chain(id)).toEqual(await storage.journal(clock).entries(id));
+    expect(await chain(id)).toHaveLength(5);
+    expect(views.followed.tailsHeld).toBe(10);
+  });
+});
