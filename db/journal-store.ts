@@ -322,7 +322,10 @@ export class SqliteJournal extends ChainedJournal<Queries> {
   }
 
   protected async chainEndRows(q: Queries, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>> {
-    return (q.chainEnds.all(JSON.stringify(effectIds), throughSeq) as unknown[][]).map((t) => ({ row: entryRowOfTuple(t.slice(0, 9)), length: Number(t[9]) }));
+    return q.chainEnds.all(JSON.stringify(effectIds), throughSeq).map((t) => {
+      if (!Array.isArray(t)) throw new TypeError('a chain end is read as a tuple');
+      return { row: entryRowOfTuple(t.slice(0, 9)), length: Number(t[9]) };
+    });
   }
 
   protected async effectIdsAfter(q: Queries, after: string, limit: number): Promise<string[]> {

@@ -2,11 +2,12 @@ import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } fro
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views/views.ts';
-import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { storedRowProblem } from './checkpoint-row.ts';
 import { JournalDamagedError } from './damage.ts';
-import { checkpointDamage, type Epochs, originOf, parseOrigin, readEpochs } from './epoch.ts';
+import { checkpointDamage, type Epochs, originOf, readEpochs } from './epoch.ts';
 import { type Mirror, MirrorUnreachableError } from './mirrors.ts';
 
 // Signed checkpoints of the global chain: every `checkpoint_every_entries` entries or
@@ -21,6 +22,7 @@ const TAIL_PAGE = 1_000;
 const JOURNAL_ID = /^[0-9a-f]{16}$/;
 
 export { originOf } from './epoch.ts';
+export { storedRowProblem } from './checkpoint-row.ts';
 
 /** What the log hears from the checkpoints: a structured line a metric can count by `event`. */
 export interface CheckpointLog {
@@ -264,30 +266,6 @@ export class Checkpointer {
   #failed(error: unknown): void {
     this.#parts.log.warn({ event: 'checkpoint_failed', err: error }, 'a checkpoint could not be signed; the next one tries again');
   }
-}
-
-/**
- * What is wrong with a stored checkpoint row: its note does not verify with `key`, or its columns
- * are not what the note signed; null when it holds. With no key (an offline check given none),
- * the note's body is read unverified and only the columns are held against it.
- */
-export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'keyId' | 'publicKeyPem'> | null): string | null {
-  let checkpoint: Checkpoint;
-  if (key === null) {
-    const body = unverifiedCheckpoint(row.note);
-    if (body === null) return 'is not a checkpoint note';
-    checkpoint = body;
-  } else {
-    const read = readCheckpoint(row.note, key);
-    if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
-    checkpoint = read.checkpoint;
-  }
-  const { size, head, origin } = checkpoint;
-  const epoch = parseOrigin(origin)?.epoch ?? null;
-  if (row.size !== size || row.head !== head || row.epoch !== epoch) {
-    return `says size ${row.size}, head ${row.head}, epoch ${row.epoch}, but its note signed ${size}, ${head}, epoch ${epoch ?? origin}: the row was written without the journal`;
-  }
-  return null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Checkpoints } from '../../db/port/checkpoints.ts';
-import { storedRowProblem } from '../integrity/checkpoints.ts';
+import { storedRowProblem } from '../integrity/checkpoint-row.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 
