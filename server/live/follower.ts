@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Entry } from '../../shared/entries.ts';
 import { globalHashOf } from '../journal/hash.ts';
-import { type ChainEnd, type JournalHead, JournalCorruptError, type JournalStore, type Sequenced } from '../journal/store.ts';
+import { CHAIN_ENDS_MAX, type ChainEnd, type JournalHead, JournalCorruptError, type JournalStore, type Sequenced } from '../journal/store.ts';
 
 /**
  * Entries read per page while catching up: bounds memory during a replay of a large journal. A
@@ -205,8 +205,12 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
     const missing = new Set<string>();
     for (const { entry } of page) if (!this.#tails.has(entry.effect_id)) missing.add(entry.effect_id);
     if (missing.size === 0) return NONE_RECALLED;
-    const ends = await this.journal.chainEnds([...missing], this.#seq);
-    return new Map(ends.map((end) => [end.effectId, end]));
+    const ids = [...missing];
+    const recalled = new Map<string, ChainEnd>();
+    for (let i = 0; i < ids.length; i += CHAIN_ENDS_MAX) {
+      for (const end of await this.journal.chainEnds(ids.slice(i, i + CHAIN_ENDS_MAX), this.#seq)) recalled.set(end.effectId, end);
+    }
+    return recalled;
   }
 
   /** Extend the entry's chain by it, refusing an entry that does not link to the one before it. */
