@@ -1,8 +1,11 @@
 import { ConfigReloadsProjection } from '../config/reloads.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
-import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
+import type { Entry } from '../../shared/entries.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
-import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projection.ts';
+import { type ItemChange, projectedWork } from '../inbox/projection.ts';
+import { InboxView } from '../inbox/view.ts';
+import { inboxRefold } from '../inbox/refold.ts';
+import { foldedByInbox } from '../inbox/table.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
@@ -52,7 +55,8 @@ export interface ViewsOptions {
 
 /** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
 export interface CaughtUp {
-  inbox: InboxProjection;
+  /** The inbox: open work in memory, history read from its derived table. */
+  inbox: InboxView;
   scoreboard: ScoreboardProjection;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
@@ -86,7 +90,7 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
 export class Views {
   readonly #follower: JournalFollower;
   readonly #journal: JournalStore;
-  readonly #inbox: InboxProjection;
+  readonly #inbox: InboxView;
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
@@ -107,7 +111,7 @@ export class Views {
   #decorate: (item: InboxItem) => InboxItem = (item) => item;
   /** Chains moved since the last catch-up, kept only while someone watches them. */
   #moved = new Set<string>();
-  readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
+  readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxView) => void>();
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
@@ -120,9 +124,18 @@ export class Views {
       report: (error) => this.report(error),
       holdChain: (effectId, chain) => this.#holdChain(effectId, chain),
     });
-    this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
     const derived = options.derived ?? new MemoryDerivedTables();
+    this.#inbox = new InboxView({
+      inboxName: options.inboxName,
+      tables: derived,
+      chain: (effectId) => this.#journal.sealedChain(effectId),
+      tablesSeq: () => this.#writer.seq,
+      viewsSeq: () => this.#follower.seq,
+      onChange: (change) => {
+        if (this.#hub.listening) this.#hub.publishItem(this.#decorated(change));
+      },
+    });
     this.#ledger = new LedgerView({
       inboxName: options.inboxName,
       tables: derived,
@@ -130,28 +143,30 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName)]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
-    const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
     this.#follower.on('entry', (entry, seq) => {
       this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
       this.#configReloads.note(entry, seq);
-      if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH' || entry.kind === 'CONFIG') return;
+      if (!foldedByInbox(entry)) return;
       this.#scoreboard.note(entry);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
-      if (this.#hub.listening) this.#hub.publishItem(this.#decorated(this.#inbox.apply(entry)));
-      else this.#inbox.fold(entry);
+      const change = this.#inbox.note(entry, seq, this.#hub.listening);
+      if (change !== null) this.#hub.publishItem(this.#decorated(change));
       if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
     });
     // A chain closed in the last catch-up stays in memory through its listeners; it goes at the next.
-    this.#follower.on('begin', () => this.#ledger.evict());
+    this.#follower.on('begin', () => {
+      this.#ledger.evict();
+      this.#inbox.evict();
+    });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
       const moved = this.#moved;
@@ -307,7 +322,7 @@ export class Views {
    * Be told after each catch-up which chains moved since the last one, with the inbox as it then
    * stands (display caches watch arrivals this way); the answer stops it.
    */
-  onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxProjection) => void): () => void {
+  onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxView) => void): () => void {
     this.#movedListeners.add(listener);
     return () => {
       this.#movedListeners.delete(listener);
@@ -377,6 +392,8 @@ export class Views {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#writer.open();
+        // Open work as the tables hold it, before the follower applies anything past their cursor.
+        await this.#inbox.load();
         await this.#follower.catchUp();
         return;
       } catch (error) {
