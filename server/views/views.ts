@@ -116,6 +116,9 @@ export class Views {
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
       await this.#writer.flush(() => this.#follower.head);
+      // With nobody to tell which chains moved (a replay at start), what the page closed leaves
+      // memory at once, so a replay holds open work and one page; else at the next catch-up.
+      if (this.#movedListeners.size === 0) this.#inbox.evict();
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild !== null) await new Promise<void>((resolve) => setImmediate(resolve));
     });
@@ -235,6 +238,11 @@ export class Views {
   /** How far the rebuild of the derived tables at start has come; null when none runs. */
   get rebuilding(): RebuildProgress | null {
     return this.#rebuild?.progress() ?? null;
+  }
+
+  /** How many chains' summaries the inbox holds in memory now (open work, and chains that just moved), without catching up. */
+  get inboxHeld(): number {
+    return this.#inbox.heldChains;
   }
 
   /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */

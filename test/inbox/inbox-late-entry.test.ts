@@ -23,8 +23,24 @@ afterEach(() => {
 
 const REFUNDS = 40;
 
+describe('a replay at start', () => {
+  it('holds open work and one page of chains at most, the closed ones let go of as each page is written', async () => {
+    opened = openDatabase(join(makeTempDir(), 'interlock.sqlite'));
+    const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
+    const tables = new SqliteDerivedTables(opened.db);
+    // 2,505 entries: three pages of the follower's, all but one refund confirmed final.
+    await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(i + 1, ['succeeded'])).flat());
+    await journal.appendSealed(refundChain(501, ['pending']));
+    const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} }, derived: tables });
+    expect(await views.replayAtStart()).toBeNull();
+    // No catch-up since: what the replay's pages closed was let go of as each was written.
+    expect(views.inboxHeld).toBe(1);
+    expect((await views.current()).inbox.unconfirmedSent()).toEqual([refundEffectId(501)]);
+  });
+});
+
 describe('a late entry for a chain no longer in memory', () => {
-  it('is folded on its row, to what the journal alone gives, and the chain leaves memory again', async () => {
+  it('is folded on its row, to what the journal alone gives, and the chain leaves memory again once written', async () => {
     opened = openDatabase(join(makeTempDir(), 'interlock.sqlite'));
     const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
     const tables = new SqliteDerivedTables(opened.db);
@@ -45,14 +61,19 @@ describe('a late entry for a chain no longer in memory', () => {
 
     await journal.appendSealed(late.slice(5));
     await views.current();
-    expect([...inbox.chains.keys()]).toEqual([refundEffectId(REFUNDS + 1), id]);
+    // With nobody listening for moved chains, it left memory again once its page was written.
+    expect([...inbox.chains.keys()]).toEqual([refundEffectId(REFUNDS + 1)]);
     const whole = new InboxProjection('inbox');
     for (const entry of late) whole.fold(entry);
     expect(await inbox.summary(id)).toEqual(whole.chains.get(id));
     const sealed = await journal.sealedChain(id);
     expect(await tables.get(INBOX_VIEW, id)).toEqual(inboxRefold.rowOf(sealed));
-    // The next catch-up lets it go again: its row holds it.
-    views.refresh();
+    // Watched (the outcome lines, the current facts): a chain that moved stays in memory until the next catch-up.
+    const stop = views.onChainsMoved(() => {});
+    await journal.appendSealed(refundChain(REFUNDS + 2, ['succeeded']));
+    await views.current();
+    expect(inbox.heldChains).toBe(2);
+    stop();
     await views.current();
     expect(inbox.heldChains).toBe(1);
     expect((await inbox.summary(id))?.confirmations).toEqual(['succeeded', 'failed']);
