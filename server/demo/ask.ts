@@ -1,7 +1,7 @@
 import { type RefundRequest, requestPayload } from '../../shared/api.ts';
 import type { Status } from '../../shared/statuses.ts';
 import type { Services } from '../app/services.ts';
-import { DEMO_AGENT, type DemoPlan, type DemoTally, demoRequestBody, tallyDemoRequests } from './plan.ts';
+import { DEMO_AGENT, type DemoPlan, type DemoTally, demoRequestBody } from './plan.ts';
 
 /** What demo traffic does in the sandbox: the embedded `Sandbox` (or its remote twin) has all three. */
 export interface DemoSandbox {
@@ -39,5 +39,5 @@ export async function askForDemoRefund(services: Services, sandbox: DemoSandbox,
 /** The demo requests this data folder's journal holds, read from the views (caught up first). */
 export async function tallyJournaledDemoRequests(services: Services): Promise<DemoTally> {
   const { inbox } = await services.views.current();
-  return tallyDemoRequests(Array.from(inbox.chains.values(), (summary) => summary.request));
+  return inbox.demoTally();
 }

@@ -1,6 +1,6 @@
 import type { CurrentFacts, InboxItem, PaymentCustomer } from '../../shared/api.ts';
 import type { JsonObject } from '../../shared/json.ts';
-import type { InboxProjection } from '../inbox/projection.ts';
+import type { InboxMemory } from '../inbox/projection.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import type { PaymentFacts } from '../targets/stripe-refunds.ts';
 import { CAPTURE_SPACING_MS, EVENT_HEADROOM_MS, factsLimits } from './limits.ts';
@@ -350,21 +350,21 @@ export function paymentMoved(shown: JsonObject, current: CurrentFacts): boolean 
 }
 
 /** The payment intent of an open item (an escalation waiting for a person), or null for any other chain. */
-export function openPaymentIntentOf(inbox: InboxProjection, effectId: string): string | null {
+export function openPaymentIntentOf(inbox: InboxMemory, effectId: string): string | null {
   const summary = inbox.chains.get(effectId);
   if (summary === undefined || !inbox.owned(summary)) return null;
   return summaryItem(summary)?.request.payment_intent ?? null;
 }
 
 /** The facts an open item's escalation shows, or null for any other chain. */
-export function shownFactsOf(inbox: InboxProjection, effectId: string): JsonObject | null {
+export function shownFactsOf(inbox: InboxMemory, effectId: string): JsonObject | null {
   const summary = inbox.chains.get(effectId);
   if (summary === undefined || !inbox.owned(summary)) return null;
   return summaryItem(summary)?.facts ?? null;
 }
 
 /** Every open item of the inbox: effect id to payment intent. */
-export function openItemsOf(inbox: InboxProjection): Map<string, string> {
+export function openItemsOf(inbox: InboxMemory): Map<string, string> {
   const open = new Map<string, string>();
   for (const effectId of inbox.chains.keys()) {
     const paymentIntent = openPaymentIntentOf(inbox, effectId);

@@ -37,7 +37,7 @@ export interface PanelRequest {
    * the journal does not know it, or the reader may not see that request. Asked on every read,
    * kept panel or not: one item's panel is shown to everyone who may open the item.
    */
-  requestIdOf(effectId: string): string | null;
+  requestIdOf(effectId: string): Promise<string | null> | string | null;
 }
 
 /** A panel as read, with the effect id each refund was sent for (its request is named per reader). */
@@ -153,11 +153,13 @@ export class PaymentPanels {
 }
 
 /** A panel as this reader is shown it: each Interlock refund's request named only when they may see it. */
-function named(read: Read, request: PanelRequest): PaymentPanel {
-  const refunds = read.panel.refunds.map((refund, i) => {
-    const effectId = read.sentFor[i] ?? null;
-    return { ...refund, request_id: effectId === null ? null : request.requestIdOf(effectId) };
-  });
+async function named(read: Read, request: PanelRequest): Promise<PaymentPanel> {
+  const refunds = await Promise.all(
+    read.panel.refunds.map(async (refund, i) => {
+      const effectId = read.sentFor[i] ?? null;
+      return { ...refund, request_id: effectId === null ? null : await request.requestIdOf(effectId) };
+    }),
+  );
   return { ...read.panel, refunds };
 }
 

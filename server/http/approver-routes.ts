@@ -96,7 +96,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   const history = (kind: 'done' | 'closed') => async (request: FastifyRequest<{ Querystring: { q?: string } }>) => {
     const groups = listed(request);
     const { inbox } = await services.views.current();
-    return { items: inbox.history(kind, groups, request.query.q ?? '') };
+    return { items: await inbox.history(kind, groups, request.query.q ?? '') };
   };
   app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent'), config: { access: itemList } }, history('done'));
   app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent'), config: { access: itemList } }, history('closed'));
@@ -108,7 +108,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
   async function visibleChain(request: FastifyRequest<{ Params: { effect_id: string } }>) {
     const effectId = request.params.effect_id;
     const views = await services.views.current();
-    const summary = views.inbox.chains.get(effectId);
+    const summary = await views.inbox.summary(effectId);
     if (!summary || !views.inbox.owned(summary) || !allowsOn(personOf(request), services.config.groups, askOf(request), summary.groups)) {
       throw new AppError('not_found', 'no such item in your groups');
     }

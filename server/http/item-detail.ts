@@ -6,7 +6,7 @@ import { askedOnFacts, changesSinceAsked } from '../inbox/escalation.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { verifyReceipt } from '../receipts/verify.ts';
 import { openItem } from '../inbox/rule-words-before.ts';
-import type { InboxProjection } from '../inbox/projection.ts';
+import type { InboxView } from '../inbox/view.ts';
 import { boundRequest, chainState } from '../inbox/state.ts';
 import { approvalHistory, approvalStanding, decideApproval } from '../inbox/approvals.ts';
 import { latestEscalation } from '../journal/chain.ts';
@@ -33,7 +33,7 @@ export const PAGE_READS_SPENT = 'Item pages read Stripe a few times a second at 
  */
 export async function itemDetail(
   services: Services,
-  views: { inbox: InboxProjection; outbox: OutboxProjection },
+  views: { inbox: InboxView; outbox: OutboxProjection },
   effectId: string,
   chain: Entry[],
   mayDecide: (group: string) => boolean,
@@ -43,6 +43,7 @@ export async function itemDetail(
   const request = boundRequest(chain);
   // Only chains the inbox owns are shown, and each binds its request in its first PROPOSED.
   if (request === null) throw new Error(`item ${effectId} has no bound request`);
+  // An open item is in memory; a chain finished for good is none.
   const summary = views.inbox.chains.get(effectId);
   const found = summary ? openItem(summary) : null;
   const item = found === null ? null : services.views.shown(found);
@@ -53,9 +54,9 @@ export async function itemDetail(
       paymentIntent: String(request.payment_intent),
       version: chain.length,
       // Another request on the same payment is named only to whoever may open it, as in the ledger.
-      requestIdOf: (id) => {
-        const other = views.inbox.chains.get(id);
-        return other !== undefined && mayRead(other.groups) ? (other.request?.id ?? null) : null;
+      requestIdOf: async (id) => {
+        const other = await views.inbox.summary(id);
+        return other !== null && mayRead(other.groups) ? (other.request?.id ?? null) : null;
       },
     })
     .then(

@@ -20,8 +20,11 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   // Who views which item: told to everyone who may see it, never journaled. The item's groups
   // are read from the views as they last caught up (presence is a courtesy, not a decision).
   let latestInbox: Awaited<ReturnType<Services['views']['current']>>['inbox'] | null = null;
+  // An item finished for good is no longer in the views' memory: its groups are read from its row
+  // when a page says it views it, and kept while it may be viewed (a bounded few).
+  const viewedGroups = new Map<string, ReadonlySet<string>>();
   const presence = new Presence({
-    groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? new Set<string>(),
+    groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? viewedGroups.get(effectId) ?? new Set<string>(),
     nowMs: () => services.clock.nowMs(),
   });
   // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer, and a
@@ -98,9 +101,15 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
         if (said === null) return;
         void services.views
           .current()
-          .then(({ inbox }) => {
+          .then(async ({ inbox }) => {
             latestInbox = inbox;
-            presence.view(socket, said.effect_id);
+            const viewed = said.effect_id;
+            if (viewed !== null && !inbox.chains.has(viewed) && !viewedGroups.has(viewed)) {
+              const summary = await inbox.summary(viewed);
+              if (viewedGroups.size >= VIEWED_GROUPS_KEPT) viewedGroups.clear();
+              if (summary !== null) viewedGroups.set(viewed, summary.groups);
+            }
+            presence.view(socket, viewed);
           })
           .catch(() => {});
       });
@@ -113,6 +122,9 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     },
   });
 }
+
+/** Groups of viewed items finished for good kept at most; beyond it they are read again. */
+const VIEWED_GROUPS_KEPT = 1_000;
 
 /** A websocket key as RFC 6455 makes it: 16 random bytes in base64. */
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;

@@ -6,6 +6,7 @@ import type { InboxRequest, InboxWork } from './core.ts';
 import { repairChildOf } from './state.ts';
 import { openItem } from './rule-words-before.ts';
 import { type ChainSummary, emptySummary, foldEntry, summaryHistory, summaryState } from './summary.ts';
+import { waitsAfter } from './table.ts';
 import { InboxWorkIndex } from './work.ts';
 
 /** Something a view shows changed: before and after, so a live feed can remove as well as add. */
@@ -13,6 +14,12 @@ export interface ItemChange {
   effectId: string;
   before: InboxItem | null;
   after: InboxItem | null;
+}
+
+/** The summaries an inbox holds in memory (every open item among them), and which are its own. */
+export interface InboxMemory {
+  readonly chains: ReadonlyMap<string, ChainSummary>;
+  owned(summary: ChainSummary): boolean;
 }
 
 /**
@@ -52,10 +59,25 @@ export class InboxProjection {
 
   private foldInto(summary: ChainSummary, entry: Entry): void {
     // Only a chain's first PROPOSED can make it wait; any entry after it ends the wait.
-    if (summary.agent === null && entry.kind === 'PROPOSED' && entry.lease === null && entry.premises === null) this.waitingTurn.add(entry.effect_id);
+    if (waitsAfter(summary, entry)) this.waitingTurn.add(entry.effect_id);
     else this.waitingTurn.delete(entry.effect_id);
     foldEntry(summary, entry);
     this.work.note(summary, this.owned(summary) ? summaryState(summary) : null);
+  }
+
+  /** Hold a chain's summary read back from its row (it was folded before): the work index notes it as a fold would. */
+  hold(summary: ChainSummary, waitingTurn: boolean): void {
+    this.chains.set(summary.effectId, summary);
+    if (waitingTurn) this.waitingTurn.add(summary.effectId);
+    else this.waitingTurn.delete(summary.effectId);
+    this.work.note(summary, this.owned(summary) ? summaryState(summary) : null);
+  }
+
+  /** Let go of a chain finished for good (its row holds it): nothing of the work index names it any more. */
+  release(effectId: string): void {
+    this.chains.delete(effectId);
+    this.waitingTurn.delete(effectId);
+    this.work.forget(effectId);
   }
 
   owned(summary: ChainSummary): boolean {
@@ -95,10 +117,34 @@ export class InboxProjection {
     return out;
   }
 
+  /** Whether an entry of this chain was folded. */
+  async hasChain(effectId: string): Promise<boolean> {
+    return this.chains.has(effectId);
+  }
+
+  /** The repair's chain of this chain exists: it needs no more work. */
+  repairSettled(effectId: string): void {
+    this.work.settleRepair(effectId);
+  }
+
   /** Effect ids of the chains this inbox owns. */
   ownedIds(): string[] {
     return [...this.chains.values()].filter((s) => this.owned(s)).map((s) => s.effectId);
   }
+
+  /** Every chain's summary, in the order the chains began. */
+  async everySummary(): Promise<ChainSummary[]> {
+    return [...this.chains.values()];
+  }
+}
+
+/** What the sweeps read of the inbox: its work index, the summaries in memory, and whether a chain exists. */
+export interface WorkSource {
+  readonly work: InboxWorkIndex;
+  readonly chains: ReadonlyMap<string, ChainSummary>;
+  hasChain(effectId: string): Promise<boolean>;
+  /** The repair's chain of this chain exists: it needs no more work. */
+  repairSettled(effectId: string): void;
 }
 
 /**
@@ -106,7 +152,7 @@ export class InboxProjection {
  * projection holds every entry written before it, by this process or another; entries written
  * after are seen by the next sweep.
  */
-export function projectedWork(projection: InboxProjection, catchUp: () => Promise<void>, effectIdOf: (request: InboxRequest) => string): InboxWork {
+export function projectedWork(projection: WorkSource, catchUp: () => Promise<void>, effectIdOf: (request: InboxRequest) => string): InboxWork {
   const index = projection.work;
   return {
     async due(nowMs) {
@@ -121,7 +167,7 @@ export function projectedWork(projection: InboxProjection, catchUp: () => Promis
       await catchUp();
       const out = index.unfinished();
       for (const id of index.repaired()) {
-        if (repairChainSeen(projection, id, effectIdOf)) index.settleRepair(id);
+        if (await repairChainSeen(projection, id, effectIdOf)) projection.repairSettled(id);
         else out.push(id);
       }
       return out;
@@ -130,13 +176,15 @@ export function projectedWork(projection: InboxProjection, catchUp: () => Promis
 }
 
 /** True when the chain of the repair that closed `effectId` has an entry; unsure counts as not seen. */
-function repairChainSeen(projection: InboxProjection, effectId: string, effectIdOf: (request: InboxRequest) => string): boolean {
+async function repairChainSeen(projection: WorkSource, effectId: string, effectIdOf: (request: InboxRequest) => string): Promise<boolean> {
   const summary = projection.chains.get(effectId);
   const child = summary ? repairChildOf(summary.request, summary.closedBy) : null;
   if (!child) return false;
+  let childId: string;
   try {
-    return projection.chains.has(effectIdOf(child));
+    childId = effectIdOf(child);
   } catch {
     return false;
   }
+  return projection.hasChain(childId);
 }

@@ -144,6 +144,12 @@ export class InboxWorkIndex {
     this.#repaired.delete(effectId);
   }
 
+  /** Forget a chain (finished for good, let go of by the views): it is in no list any more. */
+  forget(effectId: string): void {
+    for (const set of [this.#sending, this.#approved, this.#unfinished, this.#repaired]) set.delete(effectId);
+    this.#deadlines.delete(effectId);
+  }
+
   /** Sizes, for tests and diagnostics. */
   sizes(): { deadlines: number; heap: number; approved: number; unfinished: number; repaired: number; sending: number } {
     return {

@@ -50,7 +50,7 @@ export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?
   const { ledger, inbox } = await views.current();
   const asLogin = (name: string) => name;
   const told = new Map<string, string>();
-  for (const effectId of inbox.ownedIds()) {
+  for (const effectId of await inbox.ownedIds()) {
     const row = await ledger.rowOf(effectId, asLogin);
     if (row !== null) told.set(effectId, row.status);
   }

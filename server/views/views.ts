@@ -1,8 +1,11 @@
 import { ConfigReloadsProjection } from '../config/reloads.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
-import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
+import type { Entry } from '../../shared/entries.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
-import { InboxProjection, type ItemChange, projectedWork } from '../inbox/projection.ts';
+import { type ItemChange, projectedWork } from '../inbox/projection.ts';
+import { InboxView } from '../inbox/view.ts';
+import { inboxRefold } from '../inbox/refold.ts';
+import { foldedByInbox } from '../inbox/table.ts';
 import { summaryItem } from '../inbox/summary.ts';
 import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
@@ -60,7 +63,8 @@ export interface ViewsOptions {
 
 /** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
 export interface CaughtUp {
-  inbox: InboxProjection;
+  /** The inbox: open work in memory, history read from its derived table. */
+  inbox: InboxView;
   scoreboard: ScoreboardProjection;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
@@ -88,14 +92,15 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
  * with `JournalUnavailableError` until the process is restarted, and so is every call of the
  * journal the services are given (`journal`), so nothing is written or sent either. The views
- * kept in derived tables (the ledger) are written there a page of entries at a time, within the
- * catch-up (writer.ts), so the tables are at least where the views are when `current()` answers.
+ * kept in derived tables (the ledger, the inbox) are written there a page of entries at a time,
+ * within the catch-up (writer.ts), so the tables are at least where the views are when `current()`
+ * answers.
  */
 export class Views {
   readonly #follower: JournalFollower;
   readonly #journal: JournalStore;
   readonly #chains: VerifiedChains;
-  readonly #inbox: InboxProjection;
+  readonly #inbox: InboxView;
   readonly #scoreboard: ScoreboardProjection;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
@@ -118,11 +123,14 @@ export class Views {
   #decorate: (item: InboxItem) => InboxItem = (item) => item;
   /** Chains moved since the last catch-up, kept only while someone watches them. */
   #moved = new Set<string>();
-  readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
+  readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxView) => void>();
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
       await this.#writer.flush(() => this.#follower.head);
+      // With nobody to tell which chains moved (a replay at start), what the page closed leaves
+      // memory at once, so a replay holds open work and one page; else at the next catch-up.
+      if (this.#movedListeners.size === 0) this.#inbox.evict();
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild !== null) await new Promise<void>((resolve) => setImmediate(resolve));
     }, { tailsHeldMax: options.tailsHeldMax });
@@ -134,9 +142,18 @@ export class Views {
       report: (error) => this.report(error),
       holdChain: (effectId, chain) => this.#chains.hold(effectId, chain),
     });
-    this.#inbox = new InboxProjection(options.inboxName);
     this.#scoreboard = new ScoreboardProjection(options.inboxName);
     const derived = options.derived ?? new MemoryDerivedTables();
+    this.#inbox = new InboxView({
+      inboxName: options.inboxName,
+      tables: derived,
+      chain: (effectId) => this.#journal.sealedChain(effectId),
+      tablesSeq: () => this.#writer.seq,
+      viewsSeq: () => this.#follower.seq,
+      onChange: (change) => {
+        if (this.#hub.listening) this.#hub.publishItem(this.#decorated(change));
+      },
+    });
     this.#ledger = new LedgerView({
       inboxName: options.inboxName,
       tables: derived,
@@ -144,35 +161,35 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName)]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
-    const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
     // The views replayed in memory need every entry from the first: a start past it feeds the
     // views kept in tables only (start-position.ts).
     const inMemory = this.#startFrom === 'zero';
     this.#follower.on('entry', (entry, seq) => {
-      if (!inMemory) {
-        if (!messageKinds.has(entry.kind) && entry.kind !== 'EPOCH' && entry.kind !== 'CONFIG') this.#ledger.note(entry, seq);
-        return;
+      if (inMemory) {
+        this.#outbox.note(entry);
+        this.#configReloads.note(entry, seq);
       }
-      this.#outbox.note(entry);
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
-      this.#configReloads.note(entry, seq);
-      if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH' || entry.kind === 'CONFIG') return;
-      this.#scoreboard.note(entry);
+      if (!foldedByInbox(entry)) return;
+      if (inMemory) this.#scoreboard.note(entry);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
-      if (this.#hub.listening) this.#hub.publishItem(this.#decorated(this.#inbox.apply(entry)));
-      else this.#inbox.fold(entry);
+      const change = this.#inbox.note(entry, seq, this.#hub.listening);
+      if (change !== null) this.#hub.publishItem(this.#decorated(change));
       if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
     });
     // A chain closed in the last catch-up stays in memory through its listeners; it goes at the next.
-    this.#follower.on('begin', () => this.#ledger.evict());
+    this.#follower.on('begin', () => {
+      this.#ledger.evict();
+      this.#inbox.evict();
+    });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
       const moved = this.#moved;
@@ -257,6 +274,11 @@ export class Views {
   /** How far the rebuild of the derived tables at start has come; null when none runs. */
   get rebuilding(): RebuildProgress | null {
     return this.#rebuild?.progress() ?? null;
+  }
+
+  /** How many chains' summaries the inbox holds in memory now (open work, and chains that just moved), without catching up. */
+  get inboxHeld(): number {
+    return this.#inbox.heldChains;
   }
 
   /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */
@@ -344,7 +366,7 @@ export class Views {
    * Be told after each catch-up which chains moved since the last one, with the inbox as it then
    * stands (display caches watch arrivals this way); the answer stops it.
    */
-  onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxProjection) => void): () => void {
+  onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxView) => void): () => void {
     this.#movedListeners.add(listener);
     return () => {
       this.#movedListeners.delete(listener);
@@ -377,6 +399,8 @@ export class Views {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.#writer.open();
+        // Open work as the tables hold it, before the follower applies anything past their cursor.
+        await this.#inbox.load();
         await this.#follower.catchUp();
         return;
       } catch (error) {

@@ -42,7 +42,7 @@ describe('the fixture journal restore-1', () => {
         const chain = await started.views.journal.entries(effectId);
         expect(chainState(chain), effectId).toBe('DONE');
         expect(decideRestoreStep(chain), effectId).toBe('known');
-        expect(inbox.chains.has(effectId)).toBe(true);
+        expect(await inbox.hasChain(effectId)).toBe(true);
       }
       // One of them has no entry before its commit: its request was first made after the backup.
       expect(found.map((id) => entries.find((e) => e.effect_id === id)?.kind).sort()).toEqual(['COMMITTED', 'PROPOSED']);

@@ -68,7 +68,7 @@ describe('demo requests in a real server', () => {
 
     const { inbox } = await w.services.views.current();
     const items = inbox.queue(new Set(Object.keys(w.services.config.groups)));
-    const bound = new Map(Array.from(inbox.chains.values(), (summary) => [summary.request?.id, summary.request]));
+    const bound = new Map(Array.from(await inbox.everySummary(), (summary) => [summary.request?.id, summary.request]));
     const itemOf = (requestId: string): InboxItem | undefined => items.find((item) => item.request.id === requestId);
     for (const { requestId, plan, paymentIntent, status } of asked) {
       const handRefunds = w.sandbox.refunds(paymentIntent).filter((r) => r.metadata?.interlock_effect_id === undefined);

@@ -22,7 +22,7 @@ const post = (body: Body) => world.agent('POST', '/v1/refunds', body);
 /** Everything the conflicting request must leave as it was, read through every door. */
 async function snapshot(effectId: string) {
   const item = await world.as(ana, 'GET', `/api/items/${effectId}`);
-  const summary = (await world.services.views.current()).inbox.chains.get(effectId);
+  const summary = await (await world.services.views.current()).inbox.summary(effectId);
   return {
     entries: await world.services.journal.entries(effectId),
     count: await world.entryCount(),

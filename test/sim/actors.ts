@@ -290,7 +290,7 @@ export async function approverStaleTab(world: World): Promise<void> {
   const views = await caughtUp(world, p);
   if (views === undefined) return;
   const stale: Array<{ effectId: string; hash: string; group: string }> = [];
-  for (const effectId of views.inbox.ownedIds()) {
+  for (const effectId of await views.inbox.ownedIds()) {
     const escalations = world.journal.chainNow(effectId).filter((e) => e.kind === 'ESCALATED');
     for (const e of escalations.slice(0, -1)) stale.push({ effectId, hash: e.hash, group: String(e.group) });
   }

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { InboxProjection } from '../../server/inbox/projection.ts';
+import type { InboxView } from '../../server/inbox/view.ts';
 import { boundRequest, chainState, ownedBy } from '../../server/inbox/state.ts';
 import { allOf, approvalsOf, approvalsRequired, has, isOpenDispatch } from '../../server/journal/chain.ts';
 import { approvalsIn, isPersonLease } from '../../server/gate/leases.ts';
@@ -189,16 +190,16 @@ export async function checkReceipts(world: World, chains: ReadonlyMap<string, En
 }
 
 /** What the inbox's views show, as one comparable text per view. */
-function inboxViews(projection: InboxProjection): Record<string, string> {
+async function inboxViews(projection: InboxProjection | InboxView): Promise<Record<string, string>> {
   const groups = new Set(Object.keys(CONFIG.groups));
   const work = projection.work;
   const sorted = (ids: Iterable<string>) => [...ids].sort();
   const views: Record<string, unknown> = {
     queue: projection.queue(groups),
-    done: projection.history('done', groups, '', 1_000_000),
-    closed: projection.history('closed', groups, '', 1_000_000),
+    done: await projection.history('done', groups, '', 1_000_000),
+    closed: await projection.history('closed', groups, '', 1_000_000),
     unconfirmed: sorted(projection.unconfirmedSent()),
-    owned: sorted(projection.ownedIds()),
+    owned: sorted(await projection.ownedIds()),
     due: sorted(work.due(Number.MAX_SAFE_INTEGER)),
     approved: sorted(work.approved()),
     unfinished: sorted(work.unfinished()),
@@ -227,8 +228,8 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
     rebuilt.apply(entry);
     board.note(entry);
   }
-  const liveViews = inboxViews(live.inbox);
-  const rebuiltViews = inboxViews(rebuilt);
+  const liveViews = await inboxViews(live.inbox);
+  const rebuiltViews = await inboxViews(rebuilt);
   for (const [name, text] of Object.entries(rebuiltViews)) {
     world.hit('check.view');
     if (liveViews[name] !== text) world.violation(`the views after a rebuild equal the live views: ${name} differs (live ${clip(liveViews[name])}, rebuilt ${clip(text)})`);

@@ -28,8 +28,10 @@ const CAUGHT_AS: Readonly<Record<Plant, RegExp>> = {
   anyone_decides:
     /no decision by someone the access rules refuse: \w+ decided \w+ \((approve|reject|repair)\) for [\w-]+, whose members are|no send under an approval a reload took away: \w+ was dispatched under \w+ of [\w-]+, out of it since a CONFIG entry/,
   busy_as_rejected: /no refund goes to a person for a 429: \w+ \(req-\d+\S*\), whose send Stripe answered 429, was refused as a target error \(target reported failure: 429/,
-  // The copy loaded after a restart answers its rows short of a field: what it holds and what it answers differ.
-  drop_field_on_load: /the derived tables agree three ways: ledger differs \(incremental [0-9a-f]{64} \(\d+ rows\); rebuilt [0-9a-f]{64} \(\d+ rows\); loaded [0-9a-f]{64} \(\d+ rows\), its rows read back [0-9a-f]{64} \(\d+ rows\)\)/,
+  // The copy loaded after a restart answers its rows short of a field: what it holds and what it answers
+  // differ, or the inbox's open rows, loaded at start, are refused as no summary it wrote.
+  drop_field_on_load:
+    /the derived inbox row [0-9a-f]{12} has no valid \w+; stop the server and rebuild the views' tables|the derived tables agree three ways: ledger differs \(incremental [0-9a-f]{64} \(\d+ rows\); rebuilt [0-9a-f]{64} \(\d+ rows\); loaded [0-9a-f]{64} \(\d+ rows\), its rows read back [0-9a-f]{64} \(\d+ rows\)\)/,
 };
 
 /** Plants that must be caught sooner than the 300 seeds every plant is given. */
