@@ -10,7 +10,8 @@ import { failureLine, isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
-import { ScoreboardProjection } from '../scoreboard/projection.ts';
+import { ScoreboardView } from '../scoreboard/view.ts';
+import { scoreboardRefold } from '../scoreboard/refold.ts';
 import { LedgerView } from '../ledger/view.ts';
 import { ledgerRefold } from '../ledger/refold.ts';
 import { DerivedCheck } from '../integrity/derived-check.ts';
@@ -53,7 +54,8 @@ export interface ViewsOptions {
 /** The views caught up with the journal: read them now, do not keep them (the next read catches up again). */
 export interface CaughtUp {
   inbox: InboxProjection;
-  scoreboard: ScoreboardProjection;
+  /** The scoreboard, read from its derived tables. */
+  scoreboard: ScoreboardView;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
   /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
@@ -87,7 +89,7 @@ export class Views {
   readonly #follower: JournalFollower;
   readonly #journal: JournalStore;
   readonly #inbox: InboxProjection;
-  readonly #scoreboard: ScoreboardProjection;
+  readonly #scoreboard: ScoreboardView;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
   /** A check of the derived tables against the journal, for the background pass: each table-backed view's own fold. */
@@ -105,13 +107,19 @@ export class Views {
   #timer: NodeJS.Timeout | null = null;
   /** How items are shown on the way out (with their current facts); the projections never hold it. */
   #decorate: (item: InboxItem) => InboxItem = (item) => item;
+  /** Chains the table-backed views read again in the batch being written: read once for them all. */
+  readonly #chainReads = new Map<string, Promise<Entry[]>>();
   /** Chains moved since the last catch-up, kept only while someone watches them. */
   #moved = new Set<string>();
   readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxProjection) => void>();
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
-      await this.#writer.flush(() => this.#follower.head);
+      try {
+        await this.#writer.flush(() => this.#follower.head);
+      } finally {
+        this.#chainReads.clear();
+      }
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild !== null) await new Promise<void>((resolve) => setImmediate(resolve));
     });
@@ -121,17 +129,22 @@ export class Views {
       holdChain: (effectId, chain) => this.#holdChain(effectId, chain),
     });
     this.#inbox = new InboxProjection(options.inboxName);
-    this.#scoreboard = new ScoreboardProjection(options.inboxName);
     const derived = options.derived ?? new MemoryDerivedTables();
+    this.#scoreboard = new ScoreboardView({
+      inboxName: options.inboxName,
+      tables: derived,
+      entries: (effectId) => this.#chainRead(effectId),
+      tablesSeq: () => this.#writer.seq,
+    });
     this.#ledger = new LedgerView({
       inboxName: options.inboxName,
       tables: derived,
-      entries: (effectId) => this.#journal.entries(effectId),
+      entries: (effectId) => this.#chainRead(effectId),
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName)]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), scoreboardRefold(options.inboxName)]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#scoreboard], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
@@ -143,7 +156,7 @@ export class Views {
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
       this.#configReloads.note(entry, seq);
       if (messageKinds.has(entry.kind) || entry.kind === 'EPOCH' || entry.kind === 'CONFIG') return;
-      this.#scoreboard.note(entry);
+      this.#scoreboard.note(entry, seq);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
       if (this.#hub.listening) this.#hub.publishItem(this.#decorated(this.#inbox.apply(entry)));
@@ -151,7 +164,10 @@ export class Views {
       if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
     });
     // A chain closed in the last catch-up stays in memory through its listeners; it goes at the next.
-    this.#follower.on('begin', () => this.#ledger.evict());
+    this.#follower.on('begin', () => {
+      this.#ledger.evict();
+      this.#scoreboard.evict();
+    });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
       const moved = this.#moved;
@@ -330,6 +346,16 @@ export class Views {
   /** The inbox's sweeps, narrowed by the inbox projection, each caught up first. */
   work(effectIdOf: (request: InboxRequest) => string): InboxWork {
     return projectedWork(this.#inbox, async () => void (await this.current()), effectIdOf);
+  }
+
+  /** A chain as the journal holds it now, read once for every table-backed view folding it again in this batch. */
+  #chainRead(effectId: string): Promise<Entry[]> {
+    let read = this.#chainReads.get(effectId);
+    if (read === undefined) {
+      read = this.#journal.entries(effectId);
+      this.#chainReads.set(effectId, read);
+    }
+    return read;
   }
 
   #decorated(change: ItemChange): ItemChange {

@@ -52,9 +52,13 @@ describe('the views write the derived tables', () => {
     ]);
     expect(tables.batches.every(({ applied }) => applied)).toBe(true);
     expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: tablesVersion('inbox') });
-    // 250 requests start in each page: one row each, and no row twice in a batch.
-    expect(tables.batches.map(({ batch }) => batch.changes.length)).toEqual([250, 250]);
-    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['ledger', 500]]);
+    // 250 requests start in each page: one row each in the ledger and the scoreboard, the board's totals once, and no row twice in a batch.
+    const viewsOf = (changes: readonly { view: string }[]) => [...new Set(changes.map(({ view }) => view))].map((view) => [view, changes.filter((change) => change.view === view).length]);
+    expect(tables.batches.map(({ batch }) => viewsOf(batch.changes))).toEqual([
+      [['ledger', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
+      [['ledger', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
+    ]);
+    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['ledger', 500], ['scoreboard', 500], ['scoreboard.totals', 1]]);
   });
 
   it('an entry after is one batch of the one row it changed; a catch-up with nothing new writes nothing', async () => {
@@ -69,7 +73,8 @@ describe('the views write the derived tables', () => {
     await views.current();
     const last = tables.batches.at(-1)!.batch;
     expect([last.fromSeq, last.to.seq]).toEqual([12, 16]);
-    expect(last.changes.map((change) => change.key)).toEqual([refundChain(4)[0]!.effect_id]);
+    const id = refundChain(4)[0]!.effect_id;
+    expect(last.changes.map((change) => [change.view, change.key])).toEqual([['ledger', id], ['scoreboard', id], ['scoreboard.totals', 'board']]);
   });
 
   it('the tables’ cursor is never behind what current() answers', async () => {

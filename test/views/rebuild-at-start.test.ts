@@ -40,9 +40,12 @@ async function journalFile(name: string, from: number, to: number): Promise<stri
 /** Lay `source`'s tables, rows and cursor as they stand, over `target`'s: a file copied or restored under them. */
 async function copyTables(source: DerivedTables, target: DerivedTables): Promise<void> {
   const cursor = await source.cursor();
-  const rows = await source.list('ledger', { direction: 'asc', limit: 1_000_000 });
+  const changes = [];
+  for (const { view } of await source.digests()) {
+    for (const row of await source.list(view, { direction: 'asc', limit: 1_000_000 })) changes.push({ view, key: row.key, row });
+  }
   await target.reset(VIEWS_VERSION);
-  expect(await target.advance({ fromSeq: 0, to: cursor!, changes: rows.map((row) => ({ view: 'ledger', key: row.key, row })) })).toBe(true);
+  expect(await target.advance({ fromSeq: 0, to: cursor!, changes })).toBe(true);
 }
 
 /** What a start's replay logs and leaves in the tables of `storage`. */
