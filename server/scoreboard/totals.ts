@@ -7,18 +7,26 @@ import { addMoney } from './money.ts';
 
 // The whole board kept in derived tables, so it is read without reading every chain: one row of
 // totals (every count, moved by +new −old with each chain's change in the same batch), and the
-// waits as counts by value (`scoreboard.waits`, ordered by the value) under counts by minute
-// (`scoreboard.waitbins`), so a median or a p90 is a walk over the minutes, then over the distinct
-// values of one minute, never over every wait.
+// waits counted by hour, minute, second and value (ordered by it), so a median or a p90 is a walk
+// over the hours, then the minutes of one hour, the seconds of one minute and the values of one
+// second, never over every wait.
 
 /** The board's totals: one row. */
 export const TOTALS_VIEW = 'scoreboard.totals';
 const TOTALS_KEY = 'board';
 /** How many decisions waited each value (ms). */
 export const WAITS_VIEW = 'scoreboard.waits';
-/** How many decisions waited within each minute (`floor(ms / WAIT_BIN_MS)`). */
-export const WAIT_BINS_VIEW = 'scoreboard.waitbins';
-export const WAIT_BIN_MS = 60_000;
+
+/**
+ * The wait counts, coarsest first: by hour, by minute, by second (each row the count of the waits
+ * in `[order × width, (order + 1) × width)` ms), then by value. Each width divides the one before.
+ */
+export const WAIT_LEVELS: readonly { view: string; width: number }[] = [
+  { view: 'scoreboard.waits.h', width: 3_600_000 },
+  { view: 'scoreboard.waits.m', width: 60_000 },
+  { view: 'scoreboard.waits.s', width: 1_000 },
+  { view: WAITS_VIEW, width: 1 },
+];
 
 /** Rows read per list call while walking the waits. */
 const WAITS_READ_ROWS = 1_000;
@@ -102,61 +110,65 @@ const countOf = (row: DerivedRow | null): number => {
   return n;
 };
 
-const binOf = (wait: number): number => Math.floor(wait / WAIT_BIN_MS);
-
-/** The changes that move the wait counts by `moved` (value → count moved), reading the counts they move from. */
+/** The changes that move the wait counts by `moved` (value → count moved), at every level, reading the counts they move from. */
 export async function waitChanges(tables: Pick<DerivedTables, 'get'>, moved: ReadonlyMap<number, number>): Promise<DerivedChange[]> {
-  const bins = new Map<number, number>();
   const changes: DerivedChange[] = [];
-  const counted = async (view: string, order: number, by: number): Promise<void> => {
-    if (by === 0) return;
-    const key = String(order);
-    const n = countOf(await tables.get(view, key)) + by;
-    if (n < 0) throw damaged(`wait count ${key} would fall below zero`);
-    changes.push({ view, key, row: n === 0 ? null : { key, order, open: false, body: { n } } });
-  };
-  for (const [wait, by] of moved) {
-    await counted(WAITS_VIEW, wait, by);
-    bins.set(binOf(wait), (bins.get(binOf(wait)) ?? 0) + by);
+  for (const { view, width } of WAIT_LEVELS) {
+    const byOrder = new Map<number, number>();
+    for (const [wait, by] of moved) byOrder.set(Math.floor(wait / width), (byOrder.get(Math.floor(wait / width)) ?? 0) + by);
+    for (const [order, by] of byOrder) {
+      if (by === 0) continue;
+      const key = String(order);
+      const n = countOf(await tables.get(view, key)) + by;
+      if (n < 0) throw damaged(`wait count ${key} would fall below zero`);
+      changes.push({ view, key, row: n === 0 ? null : { key, order, open: false, body: { n } } });
+    }
   }
-  for (const [bin, by] of bins) await counted(WAIT_BINS_VIEW, bin, by);
   return changes;
 }
 
-/** Rows of a view in ascending order, from `order` on (inclusive), a page at a time. */
-async function* ascendingFrom(tables: Pick<DerivedTables, 'list'>, view: string, order?: number): AsyncGenerator<DerivedRow> {
+/** Rows of a view in ascending order, from `order` on (inclusive) when given, `limit` rows a read. */
+async function* ascendingFrom(tables: Pick<DerivedTables, 'list'>, view: string, order: number | undefined, limit: number): AsyncGenerator<DerivedRow> {
   // A count's key is its order written out: starting after (order − 1, its key) reads from `order` on.
   let after = order === undefined ? undefined : { order: order - 1, key: String(order - 1) };
   for (;;) {
-    const rows = await tables.list(view, { direction: 'asc', limit: WAITS_READ_ROWS, ...(after === undefined ? {} : { after }) });
+    const rows = await tables.list(view, { direction: 'asc', limit, ...(after === undefined ? {} : { after }) });
     yield* rows;
     const last = rows.at(-1);
-    if (last === undefined || rows.length < WAITS_READ_ROWS) return;
+    if (last === undefined || rows.length < limit) return;
     after = { order: last.order, key: last.key };
   }
 }
 
 /**
- * The waits at these ranks (0 the shortest; ascending, each below the count of waits): the minutes
- * walked up to the last rank's, and within each minute holding a rank, its values.
+ * Find the waits at `ranks` (ascending) among the `count` waits counted at `level` from `from` on,
+ * the first of them at rank `before`: a level's row holding a rank is walked at the next level,
+ * down to the values. Pushes them to `found`.
  */
+async function ranksWithin(tables: Pick<DerivedTables, 'list'>, level: number, from: number | undefined, count: number, before: number, ranks: readonly number[], found: number[]): Promise<void> {
+  const { view, width } = WAIT_LEVELS[level]!;
+  const finer = WAIT_LEVELS[level + 1];
+  // Within one row of the level above, at most width-above / width rows.
+  const limit = from === undefined ? WAITS_READ_ROWS : Math.min(WAITS_READ_ROWS, WAIT_LEVELS[level - 1]!.width / width);
+  let seen = 0;
+  for await (const row of ascendingFrom(tables, view, from, limit)) {
+    const n = countOf(row);
+    const start = before + seen;
+    if (found.length < ranks.length && ranks[found.length]! < start + n) {
+      if (finer === undefined) while (found.length < ranks.length && ranks[found.length]! < start + n) found.push(row.order);
+      else await ranksWithin(tables, level + 1, (row.order * width) / finer.width, n, start, ranks, found);
+    }
+    seen += n;
+    if (found.length === ranks.length || seen >= count) return;
+  }
+}
+
+/** The waits at these ranks (0 the shortest; ascending, each below the count of waits). */
 export async function waitsAtRanks(tables: Pick<DerivedTables, 'list'>, ranks: readonly number[]): Promise<number[]> {
   const found: number[] = [];
-  let before = 0;
-  for await (const bin of ascendingFrom(tables, WAIT_BINS_VIEW)) {
-    const n = countOf(bin);
-    if (found.length < ranks.length && ranks[found.length]! < before + n) {
-      let within = before;
-      for await (const value of ascendingFrom(tables, WAITS_VIEW, bin.order * WAIT_BIN_MS)) {
-        within += countOf(value);
-        while (found.length < ranks.length && ranks[found.length]! < within) found.push(value.order);
-        if (found.length === ranks.length || within >= before + n) break;
-      }
-    }
-    before += n;
-    if (found.length === ranks.length) return found;
-  }
-  throw damaged(`waits hold fewer than ${(ranks.at(-1) ?? 0) + 1} counts`);
+  await ranksWithin(tables, 0, undefined, Number.POSITIVE_INFINITY, 0, ranks, found);
+  if (found.length < ranks.length) throw damaged(`waits hold fewer than ${(ranks.at(-1) ?? 0) + 1} counts`);
+  return found;
 }
 
 /** The median, p90 (`waits[ceil(0.9 n) - 1]`) and max of the `n` waits the tables count, as `decisionTimes` gives them. */

@@ -19,12 +19,15 @@ export interface ScoreboardViewOptions {
 /** Chains known to be no chain of the inbox (by their agent), held at most: beyond it they are forgotten and read again. */
 const NOT_OWNED_HELD_MAX = 10_000;
 
-/** A chain folded in memory: its tally, the seq of its first and last entries folded, and its row as the tables hold it. */
+/**
+ * A chain folded in memory: its tally, the seq of its first and last entries folded, and its row
+ * as the tables hold it (null: none; undefined: read it there, another process may have moved it).
+ */
 interface Held {
   tally: ChainTally;
   headSeq: number;
   lastSeq: number;
-  written: ScoreRow | null;
+  written: ScoreRow | null | undefined;
 }
 
 /** What the next batch writes, and what memory holds once it is written. */
@@ -166,7 +169,10 @@ export class ScoreboardView {
     const byThen = (key: string | null) => (key === null ? null : before.get(key)?.by);
     // Every chain whose figures move: those changed, and each child whose repairer changed.
     const moving = new Map<string, { old: ScoreRow | null; now: ScoreRow }>();
-    for (const [id, now] of rows) moving.set(id, { old: this.#held.get(id)?.written ?? null, now });
+    for (const [id, now] of rows) {
+      const written = this.#held.get(id)?.written;
+      moving.set(id, { old: written === undefined ? await this.#storedRow(id) : written, now });
+    }
     for (const [key, repair] of after) {
       const child = repair.child;
       if (child === null || moving.has(child) || byThen(key) === repair.by) continue;
@@ -199,10 +205,17 @@ export class ScoreboardView {
     return this.#prepared?.changes ?? [];
   }
 
-  /** The tables took the changes (or another process wrote the same entries): memory moves with them. */
-  written(): void {
+  /**
+   * The tables took the changes: memory moves with them. When another process wrote past them
+   * first (`ours` false), the totals and the held chains' rows are read from the tables again.
+   */
+  written(ours = true): void {
     const prepared = this.#prepared;
-    if (prepared !== null) {
+    if (!ours) {
+      this.#totals = null;
+      this.#times = null;
+      for (const held of this.#held.values()) held.written = undefined;
+    } else if (prepared !== null) {
       this.#totals = prepared.totals;
       for (const [id, row] of prepared.rows) {
         const held = this.#held.get(id);

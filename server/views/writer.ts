@@ -7,8 +7,11 @@ export interface DerivedSource {
   settle(): Promise<void>;
   /** Every row changed since the last batch the tables took, as it stands now. */
   changes(): DerivedChange[];
-  /** The tables hold those changes now (written, or written by another process): forget them. */
-  written(): void;
+  /**
+   * The tables hold those changes now: forget them. `ours` is false when another process moved
+   * the cursor past them first: what the tables hold may then be newer than what this view wrote.
+   */
+  written(ours?: boolean): void;
 }
 
 /**
@@ -144,13 +147,13 @@ export class DerivedWriter {
       }
       if (cursor.seq >= to.seq) {
         this.#seq = cursor.seq;
-        return this.#written();
+        return this.#written(false);
       }
       fromSeq = cursor.seq;
     }
   }
 
-  #written(): void {
-    for (const source of this.#sources) source.written();
+  #written(ours = true): void {
+    for (const source of this.#sources) source.written(ours);
   }
 }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import { decisionTimes } from '../../server/scoreboard/board-sum.ts';
-import { tableDecisionTimes, WAIT_BIN_MS, waitChanges } from '../../server/scoreboard/totals.ts';
+import { tableDecisionTimes, waitChanges } from '../../server/scoreboard/totals.ts';
 
-// Time to decision read from the wait counts (by value, under counts by minute) is the figure
+const MINUTE_MS = 60_000;
+
+// Time to decision read from the wait counts (by hour, minute, second and value) is the figure
 // every wait sorted in memory gives: the median of an even count the mean of its two middle
 // waits, p90 the ceil(0.9 n)-th, the max the last, through waits added and taken away.
 
@@ -49,14 +51,14 @@ describe('time to decision from the wait counts', () => {
       return state / 2_147_483_648;
     };
     for (let batch = 0; batch < 12; batch++) {
-      const added = Array.from({ length: 300 }, (_, i) => (i % 10 === 0 ? 5 * WAIT_BIN_MS + (i % 3) : Math.floor(Math.exp(random() * 19))));
+      const added = Array.from({ length: 300 }, (_, i) => (i % 10 === 0 ? 5 * MINUTE_MS + (i % 3) : Math.floor(Math.exp(random() * 19))));
       const removed = batch === 0 ? [] : waits.all.filter((_, i) => i % 17 === batch);
       await waits.move(added, removed);
       await waits.expectSameFigures();
     }
     // Every wait in one minute, and one on a minute's first and last ms.
     const one = new Waits();
-    await one.move([WAIT_BIN_MS, 2 * WAIT_BIN_MS - 1, ...Array.from({ length: 99 }, (_, i) => WAIT_BIN_MS + 500 + i)]);
+    await one.move([MINUTE_MS, 2 * MINUTE_MS - 1, ...Array.from({ length: 99 }, (_, i) => MINUTE_MS + 500 + i)]);
     await one.expectSameFigures();
   });
 
@@ -66,8 +68,10 @@ describe('time to decision from the wait counts', () => {
     await waits.move([], [400_000, 2_000]);
     await waits.expectSameFigures();
     expect((await waits.tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([
-      ['scoreboard.waitbins', 1],
       ['scoreboard.waits', 2],
+      ['scoreboard.waits.h', 1],
+      ['scoreboard.waits.m', 1],
+      ['scoreboard.waits.s', 2],
     ]);
   });
 });

@@ -109,6 +109,32 @@ describe('the views write the derived tables', () => {
     expect(await shared.cursor()).toEqual(await alone.cursor());
   });
 
+  it('a process that finds the tables moved past its page reads the board’s totals from them again before writing on', async () => {
+    const { journal } = await journalOf(100, 40);
+    const shared = new RecordingTables();
+    const a = viewsOn(journal, shared);
+    const b = viewsOn(journal, shared);
+    await a.current();
+    await b.current();
+    // b writes two pages while a waits: a's first page is dropped, its second is in the tables already.
+    await appendRefunds(journal, 300, 100, 101);
+    await b.current();
+    await a.current();
+    await appendRefunds(journal, 10, 5, 401);
+    await a.current();
+    expect(shared.batches.slice(1).map(({ batch, applied }) => [batch.fromSeq, batch.to.seq, applied])).toEqual([
+      [440, 1_440, true],
+      [1_440, 1_640, true],
+      [440, 1_440, false],
+      [1_640, 1_680, true],
+    ]);
+    const alone = new MemoryDerivedTables();
+    const one = viewsOn(journal, alone);
+    await one.current();
+    expect(await shared.digests()).toEqual(await alone.digests());
+    expect(await (await a.current()).scoreboard.board()).toEqual(await (await one.current()).scoreboard.board());
+  });
+
   it('a batch that lost the race to a cursor short of its end is applied again from that cursor', async () => {
     const { journal } = await journalOf(0);
     const shared = new RecordingTables();
