@@ -124,7 +124,6 @@ export class ScoreboardView {
    */
   async settle(): Promise<void> {
     const tables = this.#options.tables;
-    this.#totals ??= await readTotals(tables);
     for (const [id, cut] of this.#refold) {
       const stored = await tables.get(SCORE_VIEW, id);
       const entries = await this.#options.entries(id);
@@ -143,7 +142,10 @@ export class ScoreboardView {
   /** The batch: changed rows, the repairs, and the totals and wait counts moved by +new −old. */
   async #prepare(): Promise<Prepared> {
     const tables = this.#options.tables;
-    const totals = copyTotals(this.#totals!);
+    // Another process moved the tables since this view last wrote them: what memory holds of them is read there again.
+    if (((await tables.cursor())?.seq ?? 0) !== this.#options.tablesSeq()) this.#forgetWritten();
+    this.#totals ??= await readTotals(tables);
+    const totals = copyTotals(this.#totals);
     const rows = new Map<string, ScoreRow>();
     for (const id of this.#changed) {
       const held = this.#held.get(id);
@@ -211,11 +213,8 @@ export class ScoreboardView {
    */
   written(ours = true): void {
     const prepared = this.#prepared;
-    if (!ours) {
-      this.#totals = null;
-      this.#times = null;
-      for (const held of this.#held.values()) held.written = undefined;
-    } else if (prepared !== null) {
+    if (!ours) this.#forgetWritten();
+    else if (prepared !== null) {
       this.#totals = prepared.totals;
       for (const [id, row] of prepared.rows) {
         const held = this.#held.get(id);
@@ -227,6 +226,13 @@ export class ScoreboardView {
     this.#changed.clear();
     this.#accepted.clear();
     this.#children.clear();
+  }
+
+  /** What memory holds of the tables (the totals, each held chain's row) is read from them again before the next batch. */
+  #forgetWritten(): void {
+    this.#totals = null;
+    this.#times = null;
+    for (const held of this.#held.values()) held.written = undefined;
   }
 
   /** Let go of every chain that is settled and whose last entry the tables hold (only those folded since the last look). */

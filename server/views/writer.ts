@@ -3,7 +3,11 @@ import type { JournalHead, JournalStore } from '../journal/store.ts';
 
 /** A view kept in a derived table: what it changed since the tables last took its changes. */
 export interface DerivedSource {
-  /** Finish what needs reading before the changes can be told (chains folded again from the journal). */
+  /**
+   * Finish what needs reading before the changes can be told (chains folded again from the
+   * journal). Called again when another process moved the cursor first, before the changes are
+   * asked again and written from where it then stands.
+   */
   settle(): Promise<void>;
   /** Every row changed since the last batch the tables took, as it stands now. */
   changes(): DerivedChange[];
@@ -42,9 +46,9 @@ export class DerivedResetError extends Error {
  * Writes the views' derived tables: at the end of each page the follower applied, every view's
  * changes go in one batch that moves the tables' cursor from where this writer last saw it to the
  * follower's head. Another process may have moved the cursor first: when it is at or past the
- * head the batch is dropped (those entries are in); when it is between, the same changes are
- * applied from there (they are the rows at the head, and every key changed after the cursor is
- * among them). Nothing is written for an entry at or below the cursor.
+ * head the batch is dropped (those entries are in); when it is between, the sources settle again
+ * and their changes are applied from there (they are the rows at the head, and every key changed
+ * after the cursor is among them). Nothing is written for an entry at or below the cursor.
  */
 export class DerivedWriter {
   readonly #tables: DerivedTables;
@@ -132,7 +136,7 @@ export class DerivedWriter {
     for (const source of this.#sources) await source.settle();
     const to = head();
     if (to === null || to.seq <= this.#seq) return this.#written();
-    const changes = this.#sources.flatMap((source) => source.changes());
+    let changes = this.#sources.flatMap((source) => source.changes());
     let fromSeq = this.#seq;
     for (;;) {
       const batch = { fromSeq, to: { seq: to.seq, globalHash: to.globalHash, size: to.size, version: this.#version }, changes };
@@ -150,6 +154,9 @@ export class DerivedWriter {
         return this.#written(false);
       }
       fromSeq = cursor.seq;
+      // A view whose rows move counts kept elsewhere (the scoreboard's totals) figures them again from where the cursor now stands.
+      for (const source of this.#sources) await source.settle();
+      changes = this.#sources.flatMap((source) => source.changes());
     }
   }
 

@@ -135,6 +135,31 @@ describe('the views write the derived tables', () => {
     expect(await (await a.current()).scoreboard.board()).toEqual(await (await one.current()).scoreboard.board());
   });
 
+  it('a batch that lost the race short of its end moves the board’s totals from where the other left them', async () => {
+    const journal = new MemoryJournal({ wallClockMs: () => 0 });
+    const late = refundChain(1, ['succeeded', 'failed']);
+    await journal.appendSealed([...late.slice(0, 5), ...refundChain(2, ['succeeded'])]);
+    const shared = new RecordingTables();
+    const a = viewsOn(journal, shared);
+    const b = viewsOn(journal, shared);
+    for (const views of [a, b, a, b]) await views.current();
+    // b writes Stripe's late word on refund 1 (no longer in memory); a's next page holds it and a new request.
+    await journal.appendSealed(late.slice(5));
+    await b.current();
+    await journal.appendSealed(refundChain(3));
+    await a.current();
+    expect(shared.batches.slice(-3).map(({ batch, applied }) => [batch.fromSeq, batch.to.seq, applied])).toEqual([
+      [10, 11, true],
+      [10, 15, false],
+      [11, 15, true],
+    ]);
+    const alone = new MemoryDerivedTables();
+    const one = viewsOn(journal, alone);
+    await one.current();
+    expect(await shared.digests()).toEqual(await alone.digests());
+    expect(await (await a.current()).scoreboard.board()).toEqual(await (await one.current()).scoreboard.board());
+  });
+
   it('a batch that lost the race to a cursor short of its end is applied again from that cursor', async () => {
     const { journal } = await journalOf(0);
     const shared = new RecordingTables();
