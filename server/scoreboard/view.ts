@@ -130,7 +130,8 @@ export class ScoreboardView {
       const end = entries.findIndex((entry) => entry.hash === cut.hash);
       const first = entries[0];
       if (first === undefined || end < 0) throw new Error(`the scoreboard cannot fold ${id} again: the journal's chain lacks entry ${cut.hash}`);
-      // A chain without a row whose first entry the tables hold is no chain of the inbox.
+      // The first seq orders only a row whose request has no time: that row's order is it. (A chain
+      // with no row, its first entry in the tables, is none of the inbox's: its seq is never used.)
       const headSeq = stored?.order ?? cut.seq;
       this.#start(id, first, headSeq, entries.slice(0, end + 1), stored === null ? null : storedScoreRow(stored), cut.seq);
       this.#refold.delete(id);
