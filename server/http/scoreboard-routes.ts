@@ -6,7 +6,8 @@ import { csvAnswer, responses, ScoreboardQuery, ScoreboardSchema } from '../../s
 import { boundOf, mayAskForGroup, type ReadBound } from '../access/rules.ts';
 import { askOf, personOf } from './access-guard.ts';
 import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
-import type { BoardFilter, ScoreboardProjection } from '../scoreboard/projection.ts';
+import type { BoardFilter } from '../scoreboard/projection.ts';
+import type { ScoreboardView } from '../scoreboard/view.ts';
 import { escalationsByReasonAndGroup, moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
 import type { Services } from '../app/services.ts';
 import { AppError } from './errors.ts';
@@ -49,7 +50,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
   const errors: ErrorCode[] = ['validation_failed', 'unauthorized', 'session_expired', 'forbidden', 'internal_error', 'journal_unavailable'];
   const finance = { tags: ['finance'], security: [{ session: [] }], querystring: ScoreboardQuery };
   const breakdown = { resource: 'scoreboard_breakdown', verb: 'read' } as const;
-  const board = async (scoreboard: ScoreboardProjection, filter: BoardFilter): Promise<Scoreboard> => {
+  const board = async (scoreboard: ScoreboardView, filter: BoardFilter): Promise<Scoreboard> => {
     const whole = filter.fromMs === undefined && filter.toMs === undefined && filter.group === undefined && filter.within === undefined;
     return whole ? scoreboard.board() : scoreboard.slice(filter);
   };

@@ -1,7 +1,9 @@
-import type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
+import type { Scoreboard } from '../../shared/api.ts';
 import type { Decided, Entry, Escalated } from '../../shared/entries.ts';
 
 export type { DecisionTimes, Scoreboard } from '../../shared/api.ts';
+export type { ChainFigures } from './chain-figures.ts';
+import type { ChainFigures } from './chain-figures.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import type { ChainState } from '../../shared/api.ts';
 import { statusRank } from '../journal/confirmations.ts';
@@ -9,67 +11,14 @@ import { approvalsRequired, closesDispatch } from '../journal/chain.ts';
 import { owesEscalation } from '../inbox/state.ts';
 import { ChainCheck } from '../receipts/verify.ts';
 import { isWithin, type ReadBound } from '../access/rules.ts';
-import { addMoney, amountOf, chainMoney, copyMoney, currencyOf, laterCurrencyOf, type MoneyFigures, STALE_CODES } from './money.ts';
+import { amountOf, chainMoney, currencyOf, laterCurrencyOf, STALE_CODES } from './money.ts';
+import { sumFigures } from './board-sum.ts';
 import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
 
 /** Reasons that mean a person caught an approval that had gone stale. */
 export const STALE_REASONS: ReadonlySet<string> = new Set(['stale_premise', 'approval_expired', 'approver_removed']);
 /** Reasons that come from a crash (target_error is a definite answer, not a crash). */
 export const CRASH_REASONS: ReadonlySet<string> = new Set(['ambiguous', 'stale_premise_at_recovery', 'lease_at_recovery']);
-
-/** What one chain adds to the figures; the board is the sum over chains, so it can be kept up to date chain by chain. */
-export interface ChainFigures {
-  /** When the request was first made, on the application clock (null for chains from before it was recorded). */
-  requestedAtMs: number | null;
-  /** Every group the chain was routed to. */
-  groups: string[];
-  root: boolean;
-  cleared: boolean;
-  clearedVerified: boolean;
-  sentAfterPerson: boolean;
-  committed: boolean;
-  rejected: number;
-  closedByRepair: number;
-  /** Repairs a person accepted: a new request replaced the one asked (never an approval on the facts now). */
-  repairsAccepted: number;
-  /** Approvals of the same refund on the facts as they are now, after the payment changed: approvals, not repairs. */
-  approvedOnFactsNow: number;
-  open: boolean;
-  escalated: boolean;
-  reasons: string[];
-  /** The group each of those trips went to first, in the same order. */
-  reasonGroups: string[];
-  staleCaught: number;
-  crashToPerson: number;
-  repairsSuggested: number;
-  breachesByGroup: Record<string, number>;
-  /** The same breaches, by the group that missed the deadline. */
-  breachesMissedByGroup: Record<string, number>;
-  confirmed: boolean;
-  waitsMs: number[];
-  /** The currency of the request (lowercase), or `unknown`. */
-  currency: string;
-  /** What the chain adds to its currency's money figures. */
-  money: MoneyFigures;
-}
-
-/** Python's round-half-even to 3 places, as the published share was computed. */
-export function roundShare(value: number): number {
-  const scaled = value * 1000;
-  const floor = Math.floor(scaled);
-  const diff = scaled - floor;
-  const rounded = diff > 0.5 || (diff === 0.5 && floor % 2 === 1) ? floor + 1 : floor;
-  return rounded / 1000;
-}
-
-/** The median, p90 (`waits[ceil(0.9 n) - 1]`) and max of sorted waits. */
-export function decisionTimes(sortedWaitsMs: readonly number[]): DecisionTimes {
-  const n = sortedWaitsMs.length;
-  if (n === 0) return { n, median_ms: null, p90_ms: null, max_ms: null };
-  const mid = Math.floor(n / 2);
-  const median = n % 2 === 1 ? sortedWaitsMs[mid]! : (sortedWaitsMs[mid - 1]! + sortedWaitsMs[mid]!) / 2;
-  return { n, median_ms: median, p90_ms: sortedWaitsMs[Math.ceil(0.9 * n) - 1]!, max_ms: sortedWaitsMs[n - 1]! };
-}
 
 /** Who accepted the repair a child request carries out, keyed by `repairKey`. */
 export type Repairers = ReadonlyMap<string, string>;
@@ -293,6 +242,25 @@ export class ChainTally {
     this.#sinceMs = null;
   }
 
+  /** The agent of the chain's request (the key of the repairs it accepts). */
+  get agent(): unknown {
+    return this.#agent;
+  }
+
+  /** True when no ordinary later entry moves the figures: closed by a decision, or sent and confirmed for good. */
+  get settled(): boolean {
+    const state = this.#state();
+    return state === 'CLOSED' || (state === 'DONE' && this.#standing !== null && statusRank(this.#standing) > 0);
+  }
+
+  /**
+   * Who made the first decision, when it ended a wait (the first of `figures(new Map())`'s
+   * waits): a repair child's first wait is nobody's when that same person accepted the repair.
+   */
+  get firstWaitDecidedBy(): string | null {
+    return this.#firstWaitMs !== null && typeof this.#firstDecisionBy === 'string' ? this.#firstDecisionBy : null;
+  }
+
   /** The chain's figures, or null when it is not the inbox's. */
   figures(repairers: Repairers): ChainFigures | null {
     if (!this.owned) return null;
@@ -351,67 +319,6 @@ export function chainFigures(chain: readonly Entry[], inboxName: string, repaire
   const tally = new ChainTally(first, inboxName);
   for (const entry of chain) tally.push(entry);
   return tally.figures(repairers);
-}
-
-/** Sum the chains' figures into the board. */
-export function sumFigures(all: Iterable<ChainFigures>): Scoreboard {
-  const board: Scoreboard = {
-    requests: 0,
-    cleared_no_person: 0,
-    cleared_verified: 0,
-    no_person_share: 0,
-    sent_after_person: 0,
-    rejected: 0,
-    closed_by_repair: 0,
-    repairs_accepted: 0,
-    open: 0,
-    escalated: 0,
-    escalated_by_reason: {},
-    stale_approvals_caught: 0,
-    crash_to_person: 0,
-    repairs_suggested: 0,
-    sla_breaches: 0,
-    sla_breaches_by_group: {},
-    confirmed_by_target: 0,
-    unconfirmed_sent: 0,
-    time_to_decision: decisionTimes([]),
-    sla_breaches_missed_by_group: {},
-    money: {},
-    // Added after the others: the CSV writes figures in this order, and an earlier line never moves.
-    approved_on_facts_now: 0,
-  };
-  const waits: number[] = [];
-  for (const f of all) {
-    if (f.root) board.requests += 1;
-    if (f.cleared) board.cleared_no_person += 1;
-    if (f.clearedVerified) board.cleared_verified += 1;
-    if (f.sentAfterPerson) board.sent_after_person += 1;
-    board.rejected += f.rejected;
-    board.closed_by_repair += f.closedByRepair;
-    board.repairs_accepted += f.repairsAccepted;
-    board.approved_on_facts_now += f.approvedOnFactsNow;
-    if (f.open) board.open += 1;
-    if (f.escalated) board.escalated += 1;
-    for (const reason of f.reasons) board.escalated_by_reason[reason] = (board.escalated_by_reason[reason] ?? 0) + 1;
-    board.stale_approvals_caught += f.staleCaught;
-    board.crash_to_person += f.crashToPerson;
-    board.repairs_suggested += f.repairsSuggested;
-    for (const [group, count] of Object.entries(f.breachesByGroup)) {
-      board.sla_breaches += count;
-      board.sla_breaches_by_group[group] = (board.sla_breaches_by_group[group] ?? 0) + count;
-    }
-    for (const [group, count] of Object.entries(f.breachesMissedByGroup)) {
-      board.sla_breaches_missed_by_group[group] = (board.sla_breaches_missed_by_group[group] ?? 0) + count;
-    }
-    addMoney(board.money, f.currency, f.money);
-    if (f.confirmed) board.confirmed_by_target += 1;
-    else if (f.committed) board.unconfirmed_sent += 1;
-    waits.push(...f.waitsMs);
-  }
-  board.no_person_share = board.requests === 0 ? 0 : roundShare(board.cleared_no_person / board.requests);
-  board.time_to_decision = decisionTimes(waits.sort((a, b) => a - b));
-  board.money = copyMoney(board.money);
-  return board;
 }
 
 /**

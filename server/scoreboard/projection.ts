@@ -1,6 +1,8 @@
 import type { Entry } from '../../shared/entries.ts';
-import { type BoardFilter, type ChainFigures, ChainTally, decisionTimes, inSlice, roundShare, type Scoreboard, sumFigures } from './figures.ts';
-import { addMoney, copyMoney } from './money.ts';
+import { decisionTimes, roundShare, sortedCounts, sumFigures } from './board-sum.ts';
+import { type BoardFilter, type ChainFigures, ChainTally, inSlice, type Scoreboard } from './figures.ts';
+import { copyMoney } from './money.ts';
+import { moveBoard } from './totals.ts';
 
 export type { BoardFilter } from './figures.ts';
 
@@ -86,11 +88,11 @@ export class ScoreboardProjection {
     const totals = this.#totals;
     return {
       ...totals,
-      escalated_by_reason: { ...totals.escalated_by_reason },
-      sla_breaches_by_group: { ...totals.sla_breaches_by_group },
+      escalated_by_reason: sortedCounts(totals.escalated_by_reason),
+      sla_breaches_by_group: sortedCounts(totals.sla_breaches_by_group),
       no_person_share: totals.requests === 0 ? 0 : roundShare(totals.cleared_no_person / totals.requests),
       time_to_decision: decisionTimes(this.#waits),
-      sla_breaches_missed_by_group: { ...totals.sla_breaches_missed_by_group },
+      sla_breaches_missed_by_group: sortedCounts(totals.sla_breaches_missed_by_group),
       money: copyMoney(totals.money),
     };
   }
@@ -141,35 +143,6 @@ export class ScoreboardProjection {
 
   /** Add (sign 1) or take away (sign -1) one chain's contribution to the running totals. */
   private move(f: ChainFigures, sign: 1 | -1): void {
-    const t = this.#totals;
-    const count = (flag: boolean) => (flag ? sign : 0);
-    t.requests += count(f.root);
-    t.cleared_no_person += count(f.cleared);
-    t.cleared_verified += count(f.clearedVerified);
-    t.sent_after_person += count(f.sentAfterPerson);
-    t.rejected += sign * f.rejected;
-    t.closed_by_repair += sign * f.closedByRepair;
-    t.repairs_accepted += sign * f.repairsAccepted;
-    t.approved_on_facts_now += sign * f.approvedOnFactsNow;
-    t.open += count(f.open);
-    t.escalated += count(f.escalated);
-    for (const reason of f.reasons) bump(t.escalated_by_reason, reason, sign);
-    t.stale_approvals_caught += sign * f.staleCaught;
-    t.crash_to_person += sign * f.crashToPerson;
-    t.repairs_suggested += sign * f.repairsSuggested;
-    for (const [group, n] of Object.entries(f.breachesByGroup)) {
-      t.sla_breaches += sign * n;
-      bump(t.sla_breaches_by_group, group, sign * n);
-    }
-    for (const [group, n] of Object.entries(f.breachesMissedByGroup)) bump(t.sla_breaches_missed_by_group, group, sign * n);
-    addMoney(t.money, f.currency, f.money, sign);
-    t.confirmed_by_target += count(f.confirmed);
-    t.unconfirmed_sent += count(f.committed && !f.confirmed);
+    moveBoard(this.#totals, f, sign);
   }
-}
-
-function bump(counts: Record<string, number>, key: string, by: number): void {
-  const next = (counts[key] ?? 0) + by;
-  if (next === 0) delete counts[key];
-  else counts[key] = next;
 }

@@ -13,7 +13,8 @@ import { failureLine, isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
 import { OutboxProjection } from '../outbox/projection.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
-import { ScoreboardProjection } from '../scoreboard/projection.ts';
+import { ScoreboardView } from '../scoreboard/view.ts';
+import { scoreboardRefold } from '../scoreboard/refold.ts';
 import { LedgerView } from '../ledger/view.ts';
 import { ledgerRefold } from '../ledger/refold.ts';
 import { DerivedCheck } from '../integrity/derived-check.ts';
@@ -65,7 +66,8 @@ export interface ViewsOptions {
 export interface CaughtUp {
   /** The inbox: open work in memory, history read from its derived table. */
   inbox: InboxView;
-  scoreboard: ScoreboardProjection;
+  /** The scoreboard, read from its derived tables. */
+  scoreboard: ScoreboardView;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
   /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
@@ -101,7 +103,7 @@ export class Views {
   readonly #journal: JournalStore;
   readonly #chains: VerifiedChains;
   readonly #inbox: InboxView;
-  readonly #scoreboard: ScoreboardProjection;
+  readonly #scoreboard: ScoreboardView;
   readonly #ledger: LedgerView;
   readonly #writer: DerivedWriter;
   /** A check of the derived tables against the journal, for the background pass: each table-backed view's own fold. */
@@ -121,13 +123,19 @@ export class Views {
   #timer: NodeJS.Timeout | null = null;
   /** How items are shown on the way out (with their current facts); the projections never hold it. */
   #decorate: (item: InboxItem) => InboxItem = (item) => item;
+  /** Chains the table-backed views read again in the batch being written: read once for them all. */
+  readonly #chainReads = new Map<string, Promise<Entry[]>>();
   /** Chains moved since the last catch-up, kept only while someone watches them. */
   #moved = new Set<string>();
   readonly #movedListeners = new Set<(moved: ReadonlySet<string>, inbox: InboxView) => void>();
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
-      await this.#writer.flush(() => this.#follower.head);
+      try {
+        await this.#writer.flush(() => this.#follower.head);
+      } finally {
+        this.#chainReads.clear();
+      }
       // With nobody to tell which chains moved (a replay at start), what the page closed leaves
       // memory at once, so a replay holds open work and one page; else at the next catch-up.
       if (this.#movedListeners.size === 0) this.#inbox.evict();
@@ -142,7 +150,6 @@ export class Views {
       report: (error) => this.report(error),
       holdChain: (effectId, chain) => this.#chains.hold(effectId, chain),
     });
-    this.#scoreboard = new ScoreboardProjection(options.inboxName);
     const derived = options.derived ?? new MemoryDerivedTables();
     this.#inbox = new InboxView({
       inboxName: options.inboxName,
@@ -154,15 +161,21 @@ export class Views {
         if (this.#hub.listening) this.#hub.publishItem(this.#decorated(change));
       },
     });
+    this.#scoreboard = new ScoreboardView({
+      inboxName: options.inboxName,
+      tables: derived,
+      entries: (effectId) => this.#chainRead(effectId),
+      tablesSeq: () => this.#writer.seq,
+    });
     this.#ledger = new LedgerView({
       inboxName: options.inboxName,
       tables: derived,
-      entries: (effectId) => this.#journal.entries(effectId),
+      entries: (effectId) => this.#chainRead(effectId),
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox], options.journal);
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold, scoreboardRefold(options.inboxName)]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox, this.#scoreboard], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
@@ -178,7 +191,7 @@ export class Views {
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
       if (!foldedByInbox(entry)) return;
-      if (inMemory) this.#scoreboard.note(entry);
+      this.#scoreboard.note(entry, seq);
       this.#ledger.note(entry, seq);
       // Items before and after are built only for someone to hear them (not during a replay).
       const change = this.#inbox.note(entry, seq, this.#hub.listening);
@@ -189,6 +202,7 @@ export class Views {
     this.#follower.on('begin', () => {
       this.#ledger.evict();
       this.#inbox.evict();
+      this.#scoreboard.evict();
     });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
@@ -389,6 +403,16 @@ export class Views {
   /** The inbox's sweeps, narrowed by the inbox projection, each caught up first. */
   work(effectIdOf: (request: InboxRequest) => string): InboxWork {
     return projectedWork(this.#inbox, async () => void (await this.current()), effectIdOf);
+  }
+
+  /** A chain as the journal holds it now, read once for every table-backed view folding it again in this batch. */
+  #chainRead(effectId: string): Promise<Entry[]> {
+    let read = this.#chainReads.get(effectId);
+    if (read === undefined) {
+      read = this.#journal.entries(effectId);
+      this.#chainReads.set(effectId, read);
+    }
+    return read;
   }
 
   #decorated(change: ItemChange): ItemChange {

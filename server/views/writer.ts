@@ -3,12 +3,19 @@ import type { JournalHead, JournalStore } from '../journal/store.ts';
 
 /** A view kept in a derived table: what it changed since the tables last took its changes. */
 export interface DerivedSource {
-  /** Finish what needs reading before the changes can be told (chains folded again from the journal). */
+  /**
+   * Finish what needs reading before the changes can be told (chains folded again from the
+   * journal). Called again when another process moved the cursor first, before the changes are
+   * asked again and written from where it then stands.
+   */
   settle(): Promise<void>;
   /** Every row changed since the last batch the tables took, as it stands now. */
   changes(): DerivedChange[];
-  /** The tables hold those changes now (written, or written by another process): forget them. */
-  written(): void;
+  /**
+   * The tables hold those changes now: forget them. `ours` is false when another process moved
+   * the cursor past them first: what the tables hold may then be newer than what this view wrote.
+   */
+  written(ours?: boolean): void;
 }
 
 /**
@@ -39,9 +46,9 @@ export class DerivedResetError extends Error {
  * Writes the views' derived tables: at the end of each page the follower applied, every view's
  * changes go in one batch that moves the tables' cursor from where this writer last saw it to the
  * follower's head. Another process may have moved the cursor first: when it is at or past the
- * head the batch is dropped (those entries are in); when it is between, the same changes are
- * applied from there (they are the rows at the head, and every key changed after the cursor is
- * among them). Nothing is written for an entry at or below the cursor.
+ * head the batch is dropped (those entries are in); when it is between, the sources settle again
+ * and their changes are applied from there (they are the rows at the head, and every key changed
+ * after the cursor is among them). Nothing is written for an entry at or below the cursor.
  */
 export class DerivedWriter {
   readonly #tables: DerivedTables;
@@ -137,7 +144,7 @@ export class DerivedWriter {
     for (const source of this.#sources) await source.settle();
     const to = head();
     if (to === null || to.seq <= this.#seq) return this.#written();
-    const changes = this.#sources.flatMap((source) => source.changes());
+    let changes = this.#sources.flatMap((source) => source.changes());
     let fromSeq = this.#seq;
     for (;;) {
       const batch = { fromSeq, to: { seq: to.seq, globalHash: to.globalHash, size: to.size, version: this.#version }, changes };
@@ -152,13 +159,16 @@ export class DerivedWriter {
       }
       if (cursor.seq >= to.seq) {
         this.#seq = cursor.seq;
-        return this.#written();
+        return this.#written(false);
       }
       fromSeq = cursor.seq;
+      // A view whose rows move counts kept elsewhere (the scoreboard's totals) figures them again from where the cursor now stands.
+      for (const source of this.#sources) await source.settle();
+      changes = this.#sources.flatMap((source) => source.changes());
     }
   }
 
-  #written(): void {
-    for (const source of this.#sources) source.written();
+  #written(ours = true): void {
+    for (const source of this.#sources) source.written(ours);
   }
 }

@@ -74,16 +74,19 @@ describe('the derived tables checked against the journal at their newest mark', 
     expect(views.unavailable).toBeNull();
   });
 
-  const changed: Array<[string, string, unknown[], string]> = [
-    ['a row’s body edited', "UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 1) WHERE view = 'ledger' AND key = ?", [refundEffectId(7)], 'ledger'],
-    ['a row removed', "DELETE FROM derived_rows WHERE view = 'ledger' AND key = ?", [refundEffectId(7)], 'ledger'],
-    ['the mark’s digest changed', "UPDATE derived_marks SET sum = ? WHERE view = 'ledger'", ['1'.repeat(64)], 'ledger'],
-    ['an inbox row’s summary edited', "UPDATE derived_rows SET body = json_set(body, '$.groups', json_array('risk')) WHERE view = 'inbox' AND key = ?", [refundEffectId(7)], 'inbox'],
-    ['an open inbox row made closed', "UPDATE derived_rows SET open = 0 WHERE view = 'inbox' AND key = ?", [refundEffectId(9)], 'inbox'],
-    ['an inbox row removed', "DELETE FROM derived_rows WHERE view = 'inbox' AND key = ?", [refundEffectId(7)], 'inbox'],
+  const changed: Array<[string, string, string, unknown[]]> = [
+    ['a row’s body edited', 'ledger', "UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 1) WHERE view = 'ledger' AND key = ?", [refundEffectId(7)]],
+    ['a row removed', 'ledger', "DELETE FROM derived_rows WHERE view = 'ledger' AND key = ?", [refundEffectId(7)]],
+    ['the mark’s digest changed', 'ledger', "UPDATE derived_marks SET sum = ? WHERE view = 'ledger'", ['1'.repeat(64)]],
+    ['an inbox row’s summary edited', 'inbox', "UPDATE derived_rows SET body = json_set(body, '$.groups', json_array('risk')) WHERE view = 'inbox' AND key = ?", [refundEffectId(7)]],
+    ['an open inbox row made closed', 'inbox', "UPDATE derived_rows SET open = 0 WHERE view = 'inbox' AND key = ?", [refundEffectId(9)]],
+    ['an inbox row removed', 'inbox', "DELETE FROM derived_rows WHERE view = 'inbox' AND key = ?", [refundEffectId(7)]],
+    ['a chain’s figures edited', 'scoreboard', "UPDATE derived_rows SET body = json_set(body, '$.figures.rejected', 1) WHERE view = 'scoreboard' AND key = ?", [refundEffectId(7)]],
+    ['a chain’s figures removed', 'scoreboard', "DELETE FROM derived_rows WHERE view = 'scoreboard' AND key = ?", [refundEffectId(7)]],
+    ['the mark’s scoreboard digest changed', 'scoreboard', "UPDATE derived_marks SET sum = ? WHERE view = 'scoreboard'", ['1'.repeat(64)]],
   ];
 
-  it.each(changed)('%s under the running server: the next check finds it, and the views answer 503 until the tables are rebuilt', async (_name, statement, values, view) => {
+  it.each(changed)('%s (%s) under the running server: the next check finds it, and the views answer 503 until the tables are rebuilt', async (_name, view, statement, values) => {
     const { file, pass, counts, views, fatal } = await markedServer();
     tamper(file, (s) => expect(s.prepare(statement).run(...values).changes).toBeGreaterThan(0));
     expect(await pass.run()).toBe(false);

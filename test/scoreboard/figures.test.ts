@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeScoreboard, decisionTimes, roundShare } from '../../server/scoreboard/figures.ts';
+import { decisionTimes, roundShare } from '../../server/scoreboard/board-sum.ts';
+import { computeScoreboard } from '../../server/scoreboard/figures.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { buildInboxWorld, HOUR_MS, type InboxWorld } from '../support/inbox-world.ts';
 

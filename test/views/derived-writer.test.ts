@@ -52,12 +52,13 @@ describe('the views write the derived tables', () => {
     ]);
     expect(tables.batches.every(({ applied }) => applied)).toBe(true);
     expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: tablesVersion('inbox') });
-    // 250 requests start in each page: one row each in the ledger and in the inbox, and no row twice in a batch.
-    expect(tables.batches.map(({ batch }) => batch.changes.length)).toEqual([500, 500]);
-    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([
-      ['inbox', 500],
-      ['ledger', 500],
+    // 250 requests start in each page: one row each in the ledger, the inbox and the scoreboard, the board's totals once, and no row twice in a batch.
+    const viewsOf = (changes: readonly { view: string }[]) => [...new Set(changes.map(({ view }) => view))].map((view) => [view, changes.filter((change) => change.view === view).length]);
+    expect(tables.batches.map(({ batch }) => viewsOf(batch.changes))).toEqual([
+      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
+      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
     ]);
+    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['inbox', 500], ['ledger', 500], ['scoreboard', 500], ['scoreboard.totals', 1]]);
   });
 
   it('an entry after is one batch of the one row it changed; a catch-up with nothing new writes nothing', async () => {
@@ -72,11 +73,8 @@ describe('the views write the derived tables', () => {
     await views.current();
     const last = tables.batches.at(-1)!.batch;
     expect([last.fromSeq, last.to.seq]).toEqual([12, 16]);
-    const changed = refundChain(4)[0]!.effect_id;
-    expect(last.changes.map((change) => [change.view, change.key])).toEqual([
-      ['ledger', changed],
-      ['inbox', changed],
-    ]);
+    const id = refundChain(4)[0]!.effect_id;
+    expect(last.changes.map((change) => [change.view, change.key])).toEqual([['ledger', id], ['inbox', id], ['scoreboard', id], ['scoreboard.totals', 'board']]);
   });
 
   it('the tables’ cursor is never behind what current() answers', async () => {
@@ -109,6 +107,57 @@ describe('the views write the derived tables', () => {
     await viewsOn(journal, alone).current();
     expect(await shared.digests()).toEqual(await alone.digests());
     expect(await shared.cursor()).toEqual(await alone.cursor());
+  });
+
+  it('a process that finds the tables moved past its page reads the board’s totals from them again before writing on', async () => {
+    const { journal } = await journalOf(100, 40);
+    const shared = new RecordingTables();
+    const a = viewsOn(journal, shared);
+    const b = viewsOn(journal, shared);
+    await a.current();
+    await b.current();
+    // b writes two pages while a waits: a's first page is dropped, its second is in the tables already.
+    await appendRefunds(journal, 300, 100, 101);
+    await b.current();
+    await a.current();
+    await appendRefunds(journal, 10, 5, 401);
+    await a.current();
+    expect(shared.batches.slice(1).map(({ batch, applied }) => [batch.fromSeq, batch.to.seq, applied])).toEqual([
+      [440, 1_440, true],
+      [1_440, 1_640, true],
+      [440, 1_440, false],
+      [1_640, 1_680, true],
+    ]);
+    const alone = new MemoryDerivedTables();
+    const one = viewsOn(journal, alone);
+    await one.current();
+    expect(await shared.digests()).toEqual(await alone.digests());
+    expect(await (await a.current()).scoreboard.board()).toEqual(await (await one.current()).scoreboard.board());
+  });
+
+  it('a batch that lost the race short of its end moves the board’s totals from where the other left them', async () => {
+    const journal = new MemoryJournal({ wallClockMs: () => 0 });
+    const late = refundChain(1, ['succeeded', 'failed']);
+    await journal.appendSealed([...late.slice(0, 5), ...refundChain(2, ['succeeded'])]);
+    const shared = new RecordingTables();
+    const a = viewsOn(journal, shared);
+    const b = viewsOn(journal, shared);
+    for (const views of [a, b, a, b]) await views.current();
+    // b writes Stripe's late word on refund 1 (no longer in memory); a's next page holds it and a new request.
+    await journal.appendSealed(late.slice(5));
+    await b.current();
+    await journal.appendSealed(refundChain(3));
+    await a.current();
+    expect(shared.batches.slice(-3).map(({ batch, applied }) => [batch.fromSeq, batch.to.seq, applied])).toEqual([
+      [10, 11, true],
+      [10, 15, false],
+      [11, 15, true],
+    ]);
+    const alone = new MemoryDerivedTables();
+    const one = viewsOn(journal, alone);
+    await one.current();
+    expect(await shared.digests()).toEqual(await alone.digests());
+    expect(await (await a.current()).scoreboard.board()).toEqual(await (await one.current()).scoreboard.board());
   });
 
   it('a batch that lost the race to a cursor short of its end is applied again from that cursor', async () => {
