@@ -219,7 +219,17 @@ export function createServices(options: ServiceOptions): Services {
   attachBudget(options.stripe, budget);
   const loopPressure = new LoopPressure();
   const stored = storage.journal({ wallClockMs: () => clock.wallMs(), groupCommit: { settleChunk: () => loopPressure.settleChunk() } });
-  const views = new Views({ journal: stored, inboxName: config.inboxName, nowMs: () => clock.nowMs(), log: options.log ?? CONSOLE_LOG, derived: storage.derived });
+  // The receipt key signs the checkpoints a start is held against: the views start at the newest one.
+  const signingKey = options.signingKey ?? loadOrCreateSigningKey(options.dataDir);
+  const views = new Views({
+    journal: stored,
+    inboxName: config.inboxName,
+    nowMs: () => clock.nowMs(),
+    log: options.log ?? CONSOLE_LOG,
+    derived: storage.derived,
+    startFrom: 'checkpoint',
+    checkpoints: { store: storage.checkpoints, key: signingKey },
+  });
   // Everything else reads and writes the journal through the views' guard: once it fails a check,
   // no refund is sent, no message goes out and nothing is written, whoever starts the work.
   const { journal } = views;
@@ -289,7 +299,6 @@ export function createServices(options: ServiceOptions): Services {
     // A crash test's short claim (INTERLOCK_CLAIM_TTL_MS) holds a message as briefly as an effect.
     ...(options.claimTtlMs === undefined ? {} : { claimTtlMs: options.claimTtlMs }),
   });
-  const signingKey = options.signingKey ?? loadOrCreateSigningKey(options.dataDir);
   const currentFacts = new CurrentFactsCache({
     ...(options.factsScheduler === undefined ? {} : { scheduler: options.factsScheduler }),
     // As the inbox reads facts: this item's own refund aside, open dispatches counted as refunded.
