@@ -1,4 +1,4 @@
-import { ConfigReloadsProjection } from '../config/reloads.ts';
+import { ConfigReloadsView } from '../config/reloads.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import { type Entry, MESSAGE_KINDS } from '../../shared/entries.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
@@ -8,7 +8,8 @@ import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { failureLine, isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
-import { OutboxProjection } from '../outbox/projection.ts';
+import { OutboxView } from '../outbox/view.ts';
+import { outboxRefolds } from '../outbox/refold.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
 import { ScoreboardProjection } from '../scoreboard/projection.ts';
 import { LedgerView } from '../ledger/view.ts';
@@ -56,10 +57,10 @@ export interface CaughtUp {
   scoreboard: ScoreboardProjection;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
-  /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
-  outbox: OutboxProjection;
-  /** The config's reloads while running (server/config/reloads.ts). */
-  configReloads: ConfigReloadsProjection;
+  /** The outbox's open work (messages owed, items' contexts for wording them), its history read from its derived tables. */
+  outbox: OutboxView;
+  /** The config's reloads while running, read from their derived table (server/config/reloads.ts). */
+  configReloads: ConfigReloadsView;
   /** The last journal sequence number they include. */
   seq: number;
   /**
@@ -95,8 +96,8 @@ export class Views {
   /** The rebuild of the derived tables at start while it runs; null before and after. */
   #rebuild: TablesRebuild | null = null;
   #rebuildDone = false;
-  readonly #outbox = new OutboxProjection();
-  readonly #configReloads = new ConfigReloadsProjection();
+  readonly #outbox: OutboxView;
+  readonly #configReloads: ConfigReloadsView;
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
   readonly #busyRetryDelaysMs: readonly number[];
@@ -130,15 +131,18 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName)]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger], options.journal);
+    const tablesSeq = () => this.#writer.seq;
+    this.#outbox = new OutboxView({ tables: derived, tablesSeq });
+    this.#configReloads = new ConfigReloadsView({ tables: derived, tablesSeq });
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), ...outboxRefolds()]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#outbox, this.#configReloads], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
     const messageKinds: ReadonlySet<string> = new Set(MESSAGE_KINDS);
     this.#follower.on('entry', (entry, seq) => {
-      this.#outbox.note(entry);
+      this.#outbox.note(entry, seq);
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
       this.#configReloads.note(entry, seq);
@@ -151,7 +155,10 @@ export class Views {
       if (this.#movedListeners.size > 0) this.#moved.add(entry.effect_id);
     });
     // A chain closed in the last catch-up stays in memory through its listeners; it goes at the next.
-    this.#follower.on('begin', () => this.#ledger.evict());
+    this.#follower.on('begin', () => {
+      this.#ledger.evict();
+      this.#outbox.evict();
+    });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
       const moved = this.#moved;

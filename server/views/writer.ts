@@ -9,6 +9,11 @@ export interface DerivedSource {
   changes(): DerivedChange[];
   /** The tables hold those changes now (written, or written by another process): forget them. */
   written(): void;
+  /**
+   * Read its open work from the tables, once they are opened with their cursor at `seq`, before
+   * any entry past it is applied (0: the tables are rebuilt, nothing to read).
+   */
+  load?(seq: number): Promise<void>;
 }
 
 /**
@@ -116,11 +121,17 @@ export class DerivedWriter {
     }
     if (reason === null && cursor !== null && cursor.version === this.#version) {
       this.#seq = cursor.seq;
+      await this.#load();
       return null;
     }
     await this.#tables.reset(this.#version);
     this.#seq = 0;
+    await this.#load();
     return reason;
+  }
+
+  async #load(): Promise<void> {
+    for (const source of this.#sources) await source.load?.(this.#seq);
   }
 
   /** Write every source's changes through `head` (the follower's, read after the sources settled). */

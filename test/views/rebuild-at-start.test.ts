@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
-import type { DerivedTables } from '../../db/port/derived.ts';
+import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
@@ -40,9 +40,12 @@ async function journalFile(name: string, from: number, to: number): Promise<stri
 /** Lay `source`'s tables, rows and cursor as they stand, over `target`'s: a file copied or restored under them. */
 async function copyTables(source: DerivedTables, target: DerivedTables): Promise<void> {
   const cursor = await source.cursor();
-  const rows = await source.list('ledger', { direction: 'asc', limit: 1_000_000 });
+  const changes: DerivedChange[] = [];
+  for (const { view } of await source.digests()) {
+    for (const row of await source.list(view, { direction: 'asc', limit: 1_000_000 })) changes.push({ view, key: row.key, row });
+  }
   await target.reset(VIEWS_VERSION);
-  expect(await target.advance({ fromSeq: 0, to: cursor!, changes: rows.map((row) => ({ view: 'ledger', key: row.key, row })) })).toBe(true);
+  expect(await target.advance({ fromSeq: 0, to: cursor!, changes })).toBe(true);
 }
 
 /** What a start's replay logs and leaves in the tables of `storage`. */
