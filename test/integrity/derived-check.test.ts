@@ -74,20 +74,21 @@ describe('the derived tables checked against the journal at their newest mark', 
     expect(views.unavailable).toBeNull();
   });
 
-  const changed: Array<[string, string, unknown[]]> = [
-    ['a row’s body edited', "UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 1) WHERE view = 'ledger' AND key = ?", [refundEffectId(7)]],
-    ['a row removed', "DELETE FROM derived_rows WHERE view = 'ledger' AND key = ?", [refundEffectId(7)]],
-    ['the mark’s digest changed', "UPDATE derived_marks SET sum = ? WHERE view = 'ledger'", ['1'.repeat(64)]],
+  const changed: Array<[string, string, unknown[], string]> = [
+    ['a row’s body edited', "UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 1) WHERE view = 'ledger' AND key = ?", [refundEffectId(7)], 'ledger'],
+    ['a row removed', "DELETE FROM derived_rows WHERE view = 'ledger' AND key = ?", [refundEffectId(7)], 'ledger'],
+    ['the mark’s digest changed', "UPDATE derived_marks SET sum = ? WHERE view = 'ledger'", ['1'.repeat(64)], 'ledger'],
+    ['an outbox item’s context edited', "UPDATE derived_rows SET body = json_set(body, '$.item.decided', json('true')) WHERE view = 'outbox.items' AND key = ?", [refundEffectId(7)], 'outbox.items'],
   ];
 
-  it.each(changed)('%s under the running server: the next check finds it, and the views answer 503 until the tables are rebuilt', async (_name, statement, values) => {
+  it.each(changed)('%s under the running server: the next check finds it, and the views answer 503 until the tables are rebuilt', async (_name, statement, values, view) => {
     const { file, pass, counts, views, fatal } = await markedServer();
     tamper(file, (s) => expect(s.prepare(statement).run(...values).changes).toBeGreaterThan(0));
     expect(await pass.run()).toBe(false);
     expect(counts).toMatchObject({ passes: 0, derivedChecks: 0, derivedMismatches: 1, damage: 0 });
     expect(fatal).toHaveLength(1);
-    expect(fatal[0]?.fields).toMatchObject({ code: 'derived_mismatch', view: 'ledger', seq: DIGEST_MARK_EVERY });
-    expect(fatal[0]?.message).toMatch(/derived table ledger disagrees with the journal at seq 10000: .*[0-9a-f]{64}.*npm run rebuild-views.*restarts Interlock/);
+    expect(fatal[0]?.fields).toMatchObject({ code: 'derived_mismatch', view, seq: DIGEST_MARK_EVERY });
+    expect(fatal[0]?.message).toMatch(new RegExp(`derived table ${view} disagrees with the journal at seq 10000: .*[0-9a-f]{64}.*npm run rebuild-views.*restarts Interlock`));
     await expect(views.current()).rejects.toBeInstanceOf(JournalUnavailableError);
   });
 });
