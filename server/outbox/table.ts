@@ -1,4 +1,4 @@
-import type { DerivedRow } from '../../db/port/derived.ts';
+import type { DerivedChange, DerivedRow } from '../../db/port/derived.ts';
 import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/json.ts';
 import { type ItemContext, type MessageState, readContent } from './state.ts';
 
@@ -16,6 +16,12 @@ export const OUTBOX_MESSAGES_VIEW = 'outbox.messages';
 export const OUTBOX_ABOUT_VIEW = 'outbox.about';
 /** One row per message held for a digest: the digest that carries it, open until one does. */
 export const OUTBOX_HELD_VIEW = 'outbox.held';
+/**
+ * Items of an agent's request made final, ordered by the wall-clock time of their last final news
+ * (made final, or failed at Stripe later): a start plans again those whose callback may still be
+ * owed, as a replay of the whole journal did.
+ */
+export const OUTBOX_FINALS_VIEW = 'outbox.finals';
 /** Waiting-item messages per person, channel and digest window, ordered by window. */
 export const OUTBOX_WINDOWS_VIEW = 'outbox.windows';
 /** The messages counted by channel and delivery state: one row, moved +new −old with each message. */
@@ -111,7 +117,13 @@ export function itemRow(item: ItemContext, order: number, lastSeq: number): Deri
 }
 
 export function itemOf(row: DerivedRow): ItemContext {
-  return readItem(row.body.item);
+  return { ...readItem(row.body.item), effectId: row.key };
+}
+
+/** An item's row in the finals' index, when it is an agent's request made final. */
+export function finalsRow(item: ItemContext): DerivedRow | null {
+  if (item.final === null || typeof item.request?.agent !== 'string') return null;
+  return { key: item.effectId, order: Math.max(item.final.tsMs, item.failedAtStripe?.tsMs ?? 0), open: false, body: {} };
 }
 
 /** A message's row: its state as folded through its entry at `lastSeq`; it was decided at `order`. */
@@ -125,7 +137,7 @@ export function lastSeqOf(row: DerivedRow): number {
 }
 
 export function messageOf(row: DerivedRow): MessageState {
-  return readMessage(row.body.message);
+  return { ...readMessage(row.body.message), id: row.key };
 }
 
 /** The index key of a message about `about` journaled at `seq`. */
@@ -143,8 +155,20 @@ export function aboutRow(about: string, seq: number, messageId: string): Derived
 }
 
 /** A held message's row: the digest that carries it, or null (open) while none does. */
-export function heldRow(messageId: string, order: number, digest: string | null): DerivedRow {
-  return { key: messageId, order, open: digest === null, body: { digest } };
+export function heldRow(messageId: string, digest: string | null): DerivedRow {
+  return { key: messageId, order: 0, open: digest === null, body: { digest } };
+}
+
+/** The index rows a message decided at `seq` writes: its item's list, and its place as held or carrying held ones. */
+export function indexChanges(message: MessageState, seq: number): DerivedChange[] {
+  const changes: DerivedChange[] = [];
+  if (message.about !== null) {
+    const row = aboutRow(message.about, seq, message.id);
+    changes.push({ view: OUTBOX_ABOUT_VIEW, key: row.key, row });
+  }
+  if (message.held !== null) changes.push({ view: OUTBOX_HELD_VIEW, key: message.id, row: heldRow(message.id, null) });
+  for (const held of message.content.covers ?? []) changes.push({ view: OUTBOX_HELD_VIEW, key: held, row: heldRow(held, message.id) });
+  return changes;
 }
 
 /** The window of a `${person}|${channel}|${window}` count key. */

@@ -1,6 +1,6 @@
-import type { DerivedRow } from '../../db/port/derived.ts';
+import type { DerivedRow, DerivedTables } from '../../db/port/derived.ts';
 import type { ItemContext, MessageState } from './state.ts';
-import { isOpenMessage, itemOf, lastSeqOf, messageOf } from './table.ts';
+import { isOpenMessage, itemOf, lastSeqOf, messageOf, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
 
 /** Where a chain in memory sorts in its table, and the seq of its last entry folded. */
 export interface Place {
@@ -26,6 +26,8 @@ export class OutboxHeld {
   readonly covered = new Map<string, string>();
   /** Chains folded (or let go of by what named them) since eviction last looked: `i:` items, `m:` messages. */
   readonly moved = new Set<string>();
+  /** Messages noted or read since `readNamed`: what they name is read into memory then. */
+  readonly fresh = new Set<string>();
 
   /** True when a message with this id is known journaled: held, or about an item held. */
   exists(id: string): boolean {
@@ -63,6 +65,27 @@ export class OutboxHeld {
     return message.held !== null && !this.covered.has(message.id);
   }
 
+  /** Messages held for a digest that no digest carries yet. */
+  uncovered(): MessageState[] {
+    return [...this.messages.values()].filter((message) => this.isUncovered(message));
+  }
+
+  /** Messages still owed an attempt whose time has come (wall clock), oldest first, and failed ones never given up. */
+  due(wallMs: number): MessageState[] {
+    const due: MessageState[] = [];
+    for (const state of this.messages.values()) {
+      if (state.held !== null || state.delivered !== null || state.gaveUp !== null) continue;
+      const ended = state.attempts > 0 && state.nextAtMs === null;
+      if (ended || (state.nextAtMs !== null && state.nextAtMs <= wallMs)) due.push(state);
+    }
+    return due;
+  }
+
+  /** Messages decided but neither delivered nor given up (held ones left out: their digest carries them). */
+  undelivered(): MessageState[] {
+    return [...this.messages.values()].filter((s) => s.delivered === null && s.gaveUp === null && s.held === null);
+  }
+
   /** What open messages and digests name (`i:` items, `m:` held messages): kept in memory while they are open. */
   namedByOpen(): Set<string> {
     const named = new Set<string>();
@@ -76,6 +99,26 @@ export class OutboxHeld {
       }
     }
     return named;
+  }
+
+  /** Read into memory the items the fresh messages are about, and the held messages fresh digests carry. */
+  async readNamed(tables: DerivedTables, aboutIds: (effectId: string) => Promise<string[]>): Promise<void> {
+    for (const id of [...this.fresh]) {
+      const message = this.messages.get(id);
+      this.fresh.delete(id);
+      if (message === undefined) continue;
+      for (const held of message.content.covers ?? []) {
+        this.covered.set(held, id);
+        const row = this.messages.has(held) ? null : await tables.get(OUTBOX_MESSAGES_VIEW, held);
+        if (row === null) continue;
+        this.holdMessage(row);
+        this.fresh.add(held);
+      }
+      if (message.about !== null && !this.items.has(message.about)) {
+        const row = await tables.get(OUTBOX_ITEMS_VIEW, message.about);
+        if (row !== null) this.holdItem(row, await aboutIds(message.about));
+      }
+    }
   }
 
   dropItem(id: string): void {

@@ -11,11 +11,11 @@ import type { OutboxHeld } from './view-held.ts';
 /** Rows read at once. */
 export const ROWS_PAGE = 500;
 
-/** A view's rows in order, a page at a time: the open ones, or all when `open` is undefined. */
-export async function* rowsOf(tables: DerivedTables, view: string, open: boolean | undefined): AsyncGenerator<DerivedRow> {
+/** A view's rows in order (or the reverse), a page at a time: the open ones, or all when `open` is undefined. */
+export async function* rowsOf(tables: DerivedTables, view: string, open: boolean | undefined, direction: 'asc' | 'desc' = 'asc'): AsyncGenerator<DerivedRow> {
   let after: { order: number; key: string } | undefined;
   for (;;) {
-    const rows = await tables.list(view, { direction: 'asc', limit: ROWS_PAGE, ...(open === undefined ? {} : { open }), ...(after === undefined ? {} : { after }) });
+    const rows = await tables.list(view, { direction, limit: ROWS_PAGE, ...(open === undefined ? {} : { open }), ...(after === undefined ? {} : { after }) });
     yield* rows;
     if (rows.length < ROWS_PAGE) return;
     const last = rows.at(-1)!;

@@ -2,7 +2,8 @@ import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
 import type { NotificationRecord } from '../../shared/api.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { foldItem, foldMessage, type ItemContext, type MessageState, newItem, newMessage, windowKey } from './state.ts';
-import { aboutRow, heldRow, isOpenItem, isOpenMessage, itemRow, messageRow, OUTBOX_ABOUT_VIEW, OUTBOX_HELD_VIEW, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
+import { finalsRow, indexChanges, isOpenItem, isOpenMessage, itemRow, messageRow, OUTBOX_FINALS_VIEW, OUTBOX_HELD_VIEW, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
+import { limits } from '../../shared/limits.ts';
 import { figuresKey, OutboxCounts } from './view-counts.ts';
 import { OutboxHeld, type Place } from './view-held.ts';
 import { OutboxReads, rowsOf } from './view-reads.ts';
@@ -44,8 +45,6 @@ export class OutboxView {
   readonly #changed = new Set<string>();
   /** Index rows (about, held) since the last batch the tables took. */
   readonly #indexChanges = new Map<string, DerivedChange>();
-  /** Messages noted since the last settle: the items they name are read into memory then. */
-  readonly #fresh = new Set<string>();
   /** Items with a new entry since `takeTouched`. */
   #touched = new Set<string>();
   /** The tables' cursor when open work was loaded: entries at or below it are in what was loaded. */
@@ -68,10 +67,21 @@ export class OutboxView {
       this.#held.holdItem(row, await this.#reads.aboutIds(row.key));
       this.#touched.add(row.key);
     }
+    // Items made final whose agent's callback may still be owed: planned again, as a replay did.
+    const [newest] = await tables.list(OUTBOX_FINALS_VIEW, { direction: 'desc', limit: 1 });
+    const since = (newest?.order ?? 0) - limits.outboxDeliveryWindowMs;
+    for await (const row of rowsOf(tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
+      if (row.order < since) break;
+      this.#touched.add(row.key);
+    }
     for await (const row of rowsOf(tables, OUTBOX_MESSAGES_VIEW, true)) this.#held.holdMessage(row);
-    for await (const row of rowsOf(tables, OUTBOX_HELD_VIEW, true)) await this.#readMessage(row.key);
-    for (const id of this.messages.keys()) this.#fresh.add(id);
-    await this.#named();
+    // Held messages no digest carries yet: their own rows are closed (no attempt of their own is owed).
+    for await (const { key } of rowsOf(tables, OUTBOX_HELD_VIEW, true)) {
+      const row = await tables.get(OUTBOX_MESSAGES_VIEW, key);
+      if (row !== null) this.#held.holdMessage(row);
+    }
+    for (const id of this.messages.keys()) this.#held.fresh.add(id);
+    await this.#held.readNamed(this.#options.tables, (id) => this.#reads.aboutIds(id));
   }
 
   /** Take an appended entry with its journal seq, in journal order. */
@@ -120,7 +130,7 @@ export class OutboxView {
       else await this.#lateItem(id, late);
       this.#late.delete(id);
     }
-    await this.#named();
+    await this.#held.readNamed(this.#options.tables, (id) => this.#reads.aboutIds(id));
     await this.#counts.settle();
   }
 
@@ -132,7 +142,10 @@ export class OutboxView {
       if (changed.startsWith('i:')) {
         const item = this.items.get(id);
         const place = this.#held.itemPlace.get(id);
-        if (item !== undefined && place !== undefined) changes.push({ view: OUTBOX_ITEMS_VIEW, key: id, row: itemRow(item, place.order, place.lastSeq) });
+        if (item === undefined || place === undefined) continue;
+        changes.push({ view: OUTBOX_ITEMS_VIEW, key: id, row: itemRow(item, place.order, place.lastSeq) });
+        const final = finalsRow(item);
+        if (final !== null) changes.push({ view: OUTBOX_FINALS_VIEW, key: id, row: final });
       } else {
         const message = this.messages.get(id);
         const place = this.#held.messagePlace.get(id);
@@ -214,23 +227,17 @@ export class OutboxView {
 
   /** Messages held for a digest that no digest carries yet. */
   held(): MessageState[] {
-    return [...this.messages.values()].filter((message) => this.#held.isUncovered(message));
+    return this.#held.uncovered();
   }
 
   /** Messages still owed an attempt whose time has come (wall clock), oldest first, and failed ones never given up. */
   due(wallMs: number): MessageState[] {
-    const due: MessageState[] = [];
-    for (const state of this.messages.values()) {
-      if (state.held !== null || state.delivered !== null || state.gaveUp !== null) continue;
-      const ended = state.attempts > 0 && state.nextAtMs === null;
-      if (ended || (state.nextAtMs !== null && state.nextAtMs <= wallMs)) due.push(state);
-    }
-    return due;
+    return this.#held.due(wallMs);
   }
 
   /** Messages decided but neither delivered nor given up (held ones left out: their digest carries them). */
   undelivered(): MessageState[] {
-    return [...this.messages.values()].filter((s) => s.delivered === null && s.gaveUp === null && s.held === null);
+    return this.#held.undelivered();
   }
 
   /** Messages by channel and delivery state, keyed `channel delivery`: the metrics' figures. */
@@ -268,20 +275,15 @@ export class OutboxView {
     this.messages.set(state.id, state);
     this.#held.messagePlace.set(state.id, { order: seq, lastSeq: seq });
     this.#moved(`m:${state.id}`, undefined, seq, true);
-    this.#fresh.add(state.id);
+    this.#held.fresh.add(state.id);
     this.#counts.moveFigures(null, figuresKey(state));
     const key = windowKey(state);
     if (key !== null) this.#counts.countWindow(key);
-    if (state.about !== null) {
-      const row = aboutRow(state.about, seq, state.id);
-      this.#indexChanges.set(`${OUTBOX_ABOUT_VIEW} ${row.key}`, { view: OUTBOX_ABOUT_VIEW, key: row.key, row });
-      this.#held.addAbout(state.about, state.id);
-    }
-    if (state.held !== null) this.#indexChanges.set(`${OUTBOX_HELD_VIEW} ${state.id}`, { view: OUTBOX_HELD_VIEW, key: state.id, row: heldRow(state.id, 0, null) });
+    for (const change of indexChanges(state, seq)) this.#indexChanges.set(`${change.view} ${change.key}`, change);
+    if (state.about !== null) this.#held.addAbout(state.about, state.id);
     for (const held of state.content.covers ?? []) {
       this.#held.covered.set(held, state.id);
       this.#held.moved.add(`m:${held}`);
-      this.#indexChanges.set(`${OUTBOX_HELD_VIEW} ${held}`, { view: OUTBOX_HELD_VIEW, key: held, row: heldRow(held, 0, state.id) });
     }
   }
 
@@ -311,7 +313,7 @@ export class OutboxView {
     const stored = await this.#options.tables.get(OUTBOX_MESSAGES_VIEW, id);
     if (stored === null) throw new Error(`the outbox cannot fold message ${id} again: it was decided before the tables' cursor, and they hold no row of it`);
     this.#held.holdMessage(stored);
-    this.#fresh.add(id);
+    this.#held.fresh.add(id);
     const state = this.messages.get(id)!;
     const place = this.#held.messagePlace.get(id)!;
     for (const { entry, seq } of late.entries) {
@@ -321,31 +323,5 @@ export class OutboxView {
       this.#counts.moveFigures(old, figuresKey(state));
       this.#moved(`m:${id}`, place, seq, true);
     }
-  }
-
-  /** Read into memory the items the messages noted since the last look name, and the held messages digests carry. */
-  async #named(): Promise<void> {
-    for (const id of [...this.#fresh]) {
-      const message = this.messages.get(id);
-      this.#fresh.delete(id);
-      if (message === undefined) continue;
-      for (const held of message.content.covers ?? []) {
-        this.#held.covered.set(held, id);
-        await this.#readMessage(held);
-      }
-      if (message.about !== null && !this.items.has(message.about)) {
-        const row = await this.#options.tables.get(OUTBOX_ITEMS_VIEW, message.about);
-        if (row !== null) this.#held.holdItem(row, await this.#reads.aboutIds(message.about));
-      }
-    }
-  }
-
-  /** A message read from its row into memory, when it is not there; what it names follows at `#named`. */
-  async #readMessage(id: string): Promise<void> {
-    if (this.messages.has(id)) return;
-    const row = await this.#options.tables.get(OUTBOX_MESSAGES_VIEW, id);
-    if (row === null) return;
-    this.#held.holdMessage(row);
-    this.#fresh.add(id);
   }
 }

@@ -81,8 +81,9 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
  * with `JournalUnavailableError` until the process is restarted, and so is every call of the
  * journal the services are given (`journal`), so nothing is written or sent either. The views
- * kept in derived tables (the ledger) are written there a page of entries at a time, within the
- * catch-up (writer.ts), so the tables are at least where the views are when `current()` answers.
+ * kept in derived tables (the ledger, the outbox, the config's reloads) are written there a page
+ * of entries at a time, within the catch-up (writer.ts), so the tables are at least where the
+ * views are when `current()` answers.
  */
 export class Views {
   readonly #follower: JournalFollower;

@@ -152,9 +152,20 @@ beforeAll(async () => {
     appMs += 600_000;
     wall.advance(1_000);
   }
+  // Six more waiting in one window: each person is told of five, the sixth is held for the window's digest.
+  channels.failing = false;
+  for (let n = CLOSED + 3; n <= CLOSED + 8; n++) {
+    await journal.append('PROPOSED', effectIdOf(n), proposed(n));
+    await journal.append('ESCALATED', effectIdOf(n), escalated(appMs));
+  }
+  await worker.kick();
   // One more escalated as a server stopped before it planned: a start owes its messages.
   await journal.append('PROPOSED', effectIdOf(CLOSED + 2), proposed(CLOSED + 2));
   await journal.append('ESCALATED', effectIdOf(CLOSED + 2), escalated(appMs));
+  // And one rejected as it stopped: a start owes the agent's callback, though the item is closed.
+  await journal.append('PROPOSED', effectIdOf(CLOSED + 9), proposed(CLOSED + 9));
+  const last = await journal.append('ESCALATED', effectIdOf(CLOSED + 9), escalated(appMs));
+  await journal.append('DECIDED', effectIdOf(CLOSED + 9), { at_ms: appMs, by: 'ana', decision: 'reject', escalation: last.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
   outbox = (await views.current()).outbox;
   // Past the open request's reminder: a tick owes one.
   appMs += 2 * HOUR;
@@ -168,17 +179,19 @@ afterAll(async () => {
 describe('the outbox on its derived tables', () => {
   it('holds only open work after many requests told, decided and called back', async () => {
     // Three messages each (two people, the team) and an agent's callback for each decided one.
-    expect(channels.delivered).toHaveLength((CLOSED + 1) * 3 + CLOSED);
+    expect(channels.delivered).toHaveLength((CLOSED + 1) * 3 + CLOSED + 6 * 3 - 2);
     // What the last catch-up closed leaves at the next.
     await views.current();
     await views.current();
-    expect(outbox.inMemory).toEqual({ items: 2, messages: 3, windows: 2 });
+    // Open: the 8 waiting items, the 3 messages retrying, the 2 held for a digest.
+    expect(outbox.inMemory).toEqual({ items: 8, messages: 5, windows: 2 });
     expect(outbox.figures()).toEqual(
       new Map([
         ['callback:0 delivered', CLOSED],
-        ['email:0 delivered', 2 * CLOSED],
+        ['email:0 delivered', 2 * CLOSED + 10],
+        ['email:0 held', 2],
         ['email:0 retrying', 2],
-        ['slack:0 delivered', CLOSED],
+        ['slack:0 delivered', CLOSED + 6],
         ['slack:0 retrying', 1],
       ]),
     );
@@ -187,15 +200,17 @@ describe('the outbox on its derived tables', () => {
 
   it('a restart over the same file shows and plans the same, holding only open work, as views rebuilt from the journal', async () => {
     const before = await shown(views);
-    // The unplanned request's three messages, and three reminders for each of the two waiting.
-    expect(JSON.parse(before.owed!)).toHaveLength(9);
+    // The unplanned request's three messages, three reminders for each of the eight waiting, two
+    // digests, and the rejected one's callback.
+    expect(JSON.parse(before.owed!)).toHaveLength(3 + 8 * 3 + 2 + 1);
     expect(JSON.parse(before.due!)).toHaveLength(3);
+    expect(JSON.parse(before.held!)).toHaveLength(2);
     const storage = await openStorage({ file });
     opened.push(storage);
     const restarted = viewsOn(storage);
     expect((await restarted.tablesFound()).reason).toBeNull();
     expect(await restarted.replayAtStart()).toBeNull();
-    expect((await restarted.current()).outbox.inMemory).toEqual({ items: 2, messages: 3, windows: 2 });
+    expect((await restarted.current()).outbox.inMemory).toEqual({ items: 8, messages: 5, windows: 2 });
     expect(await shown(restarted)).toEqual(before);
     const rebuilt = viewsOn(storage, new MemoryDerivedTables());
     expect(await rebuilt.replayAtStart()).toBeNull();

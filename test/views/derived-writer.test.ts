@@ -52,11 +52,13 @@ describe('the views write the derived tables', () => {
     ]);
     expect(tables.batches.every(({ applied }) => applied)).toBe(true);
     expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: tablesVersion('inbox') });
-    // 250 requests start in each page: one row each in the ledger and in the outbox's items, and no row twice in a batch.
-    expect(tables.batches.map(({ batch }) => batch.changes.length)).toEqual([500, 500]);
+    // 250 requests start and end in each page: one row each in the ledger, the outbox's items and
+    // its finals (an agent's request made final), and no row twice in a batch.
+    expect(tables.batches.map(({ batch }) => batch.changes.length)).toEqual([750, 750]);
     expect(tables.batches.every(({ batch }) => new Set(batch.changes.map((change) => `${change.view} ${change.key}`)).size === batch.changes.length)).toBe(true);
     expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([
       ['ledger', 500],
+      ['outbox.finals', 500],
       ['outbox.items', 500],
     ]);
   });
@@ -73,7 +75,7 @@ describe('the views write the derived tables', () => {
     await views.current();
     const last = tables.batches.at(-1)!.batch;
     expect([last.fromSeq, last.to.seq]).toEqual([12, 16]);
-    expect(last.changes.map((change) => [change.view, change.key])).toEqual(['ledger', 'outbox.items'].map((view) => [view, refundChain(4)[0]!.effect_id]));
+    expect(last.changes.map((change) => [change.view, change.key])).toEqual(['ledger', 'outbox.items', 'outbox.finals'].map((view) => [view, refundChain(4)[0]!.effect_id]));
   });
 
   it('the tables’ cursor is never behind what current() answers', async () => {
