@@ -94,7 +94,7 @@ export async function itemDetail(
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: mayDecideIt,
-    notifications: await views.outbox.notificationsAbout(effectId),
+    notifications: await views.outbox.history.notificationsAbout(effectId),
     payment,
     payment_error: paymentError,
     approvals,

@@ -186,7 +186,7 @@ export class InterlockMetrics {
     this.#ambiguous.set(items.ambiguous);
     this.#waitingTurn.set(views.waitingTurns);
     this.#messages.reset();
-    for (const [key, count] of caught.outbox.figures()) {
+    for (const [key, count] of await caught.outbox.figures()) {
       const [channel = '', delivery = ''] = key.split(' ');
       this.#messages.set({ channel, delivery }, count);
     }

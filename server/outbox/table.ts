@@ -1,6 +1,6 @@
 import type { DerivedChange, DerivedRow } from '../../db/port/derived.ts';
 import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/json.ts';
-import { type ItemContext, type MessageState, readContent } from './state.ts';
+import { digestWindow, type ItemContext, type MessageState, readContent, WAITING_EVENTS } from './state.ts';
 
 // The outbox's derived tables, and what each row holds. An item's context and a message's state
 // are rows of their own chains (keyed by effect id and message id, folded from that chain alone, so
@@ -22,7 +22,7 @@ export const OUTBOX_HELD_VIEW = 'outbox.held';
  * owed, as a replay of the whole journal did.
  */
 export const OUTBOX_FINALS_VIEW = 'outbox.finals';
-/** Waiting-item messages per person, channel and digest window, ordered by window. */
+/** Waiting-item messages to a person, a row each, ordered by digest window. */
 export const OUTBOX_WINDOWS_VIEW = 'outbox.windows';
 /** The messages counted by channel and delivery state: one row, moved +new −old with each message. */
 export const OUTBOX_FIGURES_VIEW = 'outbox.figures';
@@ -159,7 +159,7 @@ export function heldRow(messageId: string, digest: string | null): DerivedRow {
   return { key: messageId, order: 0, open: digest === null, body: { digest } };
 }
 
-/** The index rows a message decided at `seq` writes: its item's list, and its place as held or carrying held ones. */
+/** The index rows a message decided at `seq` writes: its item's list, its place as held or carrying held ones, its digest window. */
 export function indexChanges(message: MessageState, seq: number): DerivedChange[] {
   const changes: DerivedChange[] = [];
   if (message.about !== null) {
@@ -168,16 +168,15 @@ export function indexChanges(message: MessageState, seq: number): DerivedChange[
   }
   if (message.held !== null) changes.push({ view: OUTBOX_HELD_VIEW, key: message.id, row: heldRow(message.id, null) });
   for (const held of message.content.covers ?? []) changes.push({ view: OUTBOX_HELD_VIEW, key: held, row: heldRow(held, message.id) });
+  const window = windowRow(message);
+  if (window !== null) changes.push({ view: OUTBOX_WINDOWS_VIEW, key: message.id, row: window });
   return changes;
 }
 
-/** The window of a `${person}|${channel}|${window}` count key. */
-export function windowOf(key: string): number {
-  return Number(key.slice(key.lastIndexOf('|') + 1));
-}
-
-export function windowRow(key: string, count: number): DerivedRow {
-  return { key, order: windowOf(key), open: false, body: { count } };
+/** A waiting-item message's row in its digest window's index, when it is one (state.ts `windowKey`). */
+export function windowRow(message: MessageState): DerivedRow | null {
+  if (message.recipient.kind !== 'person' || !WAITING_EVENTS.includes(message.event)) return null;
+  return { key: message.id, order: digestWindow(message.atMs), open: false, body: { person: message.recipient.name, channel: message.channel } };
 }
 
 export function figuresRow(counts: ReadonlyMap<string, number>): DerivedRow {

@@ -1,7 +1,6 @@
 import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
-import type { NotificationRecord } from '../../shared/api.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
-import { foldItem, foldMessage, type ItemContext, type MessageState, newItem, newMessage, windowKey } from './state.ts';
+import { foldItem, foldMessage, type ItemContext, type MessageState, newItem, newMessage } from './state.ts';
 import { finalsRow, indexChanges, isOpenItem, isOpenMessage, itemRow, messageRow, OUTBOX_FINALS_VIEW, OUTBOX_HELD_VIEW, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
 import { limits } from '../../shared/limits.ts';
 import { figuresKey, OutboxCounts } from './view-counts.ts';
@@ -35,7 +34,8 @@ export class OutboxView {
   readonly #options: OutboxViewOptions;
   readonly #counts: OutboxCounts;
   readonly #held = new OutboxHeld();
-  readonly #reads: OutboxReads;
+  /** The outbox's history, read from its tables (memory's where it holds the newer). */
+  readonly history: OutboxReads;
   /** Items in memory: open, named by an open message, or read for the planner. */
   readonly items = this.#held.items;
   /** Messages in memory: still owed, held for a digest, or named by an open digest. */
@@ -49,12 +49,13 @@ export class OutboxView {
   #touched = new Set<string>();
   /** The tables' cursor when open work was loaded: entries at or below it are in what was loaded. */
   #loadedAt = 0;
-  #askedWindow: number | null = null;
+  /** The wall-clock time of the newest final news of an item (made final, failed at Stripe) seen. */
+  #newestFinal = 0;
 
   constructor(options: OutboxViewOptions) {
     this.#options = options;
     this.#counts = new OutboxCounts(options.tables);
-    this.#reads = new OutboxReads(options.tables, this.#held, () => this.#indexChanges.values());
+    this.history = new OutboxReads(options.tables, this.#held, () => this.#indexChanges.values());
   }
 
   /** Read the open work from the tables at start, their cursor at `seq` (0: nothing to read, they are rebuilt). */
@@ -62,14 +63,14 @@ export class OutboxView {
     this.#loadedAt = seq;
     if (seq === 0) return;
     const { tables } = this.#options;
-    await this.#counts.load();
     for await (const row of rowsOf(tables, OUTBOX_ITEMS_VIEW, true)) {
-      this.#held.holdItem(row, await this.#reads.aboutIds(row.key));
+      this.#held.holdItem(row, await this.history.aboutIds(row.key));
       this.#touched.add(row.key);
     }
     // Items made final whose agent's callback may still be owed: planned again, as a replay did.
     const [newest] = await tables.list(OUTBOX_FINALS_VIEW, { direction: 'desc', limit: 1 });
-    const since = (newest?.order ?? 0) - limits.outboxDeliveryWindowMs;
+    this.#newestFinal = Math.max(this.#newestFinal, newest?.order ?? 0);
+    const since = this.#newestFinal - limits.outboxDeliveryWindowMs;
     for await (const row of rowsOf(tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
       if (row.order < since) break;
       this.#touched.add(row.key);
@@ -81,7 +82,7 @@ export class OutboxView {
       if (row !== null) this.#held.holdMessage(row);
     }
     for (const id of this.messages.keys()) this.#held.fresh.add(id);
-    await this.#held.readNamed(this.#options.tables, (id) => this.#reads.aboutIds(id));
+    await this.#held.readNamed(this.#options.tables, (id) => this.history.aboutIds(id));
   }
 
   /** Take an appended entry with its journal seq, in journal order. */
@@ -93,13 +94,16 @@ export class OutboxView {
     if (!message) this.#touched.add(id);
     const item = message ? undefined : this.items.get(id);
     const state = message ? this.messages.get(id) : undefined;
+    const place = item !== undefined ? this.#held.itemPlace.get(id) : state !== undefined ? this.#held.messagePlace.get(id) : undefined;
+    // Read from a row another process wrote past this entry: the state holds it already.
+    if (place !== undefined && seq <= place.lastSeq) return;
     if (item !== undefined) {
       foldItem(item, entry);
       this.#moved(`i:${id}`, this.#held.itemPlace.get(id), seq, after);
     } else if (state !== undefined) {
       const old = figuresKey(state);
       foldMessage(state, entry);
-      this.#counts.moveFigures(old, figuresKey(state));
+      this.#counts.moveFigures(old, figuresKey(state), seq);
       this.#moved(`m:${id}`, this.#held.messagePlace.get(id), seq, after);
     } else if (this.#late.has(id)) {
       this.#late.get(id)!.entries.push({ entry, seq });
@@ -130,7 +134,7 @@ export class OutboxView {
       else await this.#lateItem(id, late);
       this.#late.delete(id);
     }
-    await this.#held.readNamed(this.#options.tables, (id) => this.#reads.aboutIds(id));
+    await this.#held.readNamed(this.#options.tables, (id) => this.history.aboutIds(id));
     await this.#counts.settle();
   }
 
@@ -168,7 +172,6 @@ export class OutboxView {
    * at again when that one leaves).
    */
   evict(): void {
-    this.#counts.evict(this.#askedWindow);
     const held = this.#held;
     if (held.moved.size === 0) return;
     const tablesSeq = this.#options.tablesSeq();
@@ -182,9 +185,22 @@ export class OutboxView {
       if (place === undefined || named.has(moved)) continue;
       const item = isItem ? this.items.get(id) : undefined;
       const message = isItem ? undefined : this.messages.get(id);
-      if (item !== undefined && !isOpenItem(item)) held.dropItem(id);
+      if (item !== undefined && !isOpenItem(item)) {
+        held.dropItem(id);
+        // A closed item owes nothing more but an agent's callback within its window: a replay (a
+        // rebuild) plans only those, as a start on kept tables does.
+        if (!this.#mayOweCallback(item)) this.#touched.delete(id);
+      }
       if (message !== undefined && !isOpenMessage(message) && !held.isUncovered(message)) held.dropMessage(message);
     }
+  }
+
+  /** True while an item made final may still owe its agent a callback: within the delivery window of the newest final news. */
+  #mayOweCallback(item: ItemContext): boolean {
+    const final = finalsRow(item);
+    if (final === null) return false;
+    this.#newestFinal = Math.max(this.#newestFinal, final.order);
+    return final.order >= this.#newestFinal - limits.outboxDeliveryWindowMs;
   }
 
   /** How many items, messages and digest windows are held in memory. */
@@ -205,13 +221,12 @@ export class OutboxView {
     if (held !== undefined) return held;
     const row = await this.#options.tables.get(OUTBOX_ITEMS_VIEW, effectId);
     if (row === null) return null;
-    this.#held.holdItem(row, await this.#reads.aboutIds(effectId));
+    this.#held.holdItem(row, await this.history.aboutIds(effectId));
     return this.items.get(effectId) ?? null;
   }
 
   /** Read a digest window's counts before planning in it. */
   async prepareWindow(window: number): Promise<void> {
-    this.#askedWindow = window;
     await this.#counts.window(window);
   }
 
@@ -240,34 +255,9 @@ export class OutboxView {
     return this.#held.undelivered();
   }
 
-  /** Messages by channel and delivery state, keyed `channel delivery`: the metrics' figures. */
-  figures(): Map<string, number> {
+  /** Messages by channel and delivery state, keyed `channel delivery`: the metrics' figures, read from the tables. */
+  figures(): Promise<Map<string, number>> {
     return this.#counts.figures();
-  }
-
-  /** One message, from memory or its row; null when none is journaled under this id. */
-  message(id: string): Promise<MessageState | null> {
-    return this.#reads.message(id);
-  }
-
-  /** Every message journaled, in the order they were decided. */
-  allMessages(): Promise<MessageState[]> {
-    return this.#reads.allMessages();
-  }
-
-  /** Every item's context, in the order their chains began. */
-  allItems(): Promise<ItemContext[]> {
-    return this.#reads.allItems();
-  }
-
-  /** The messages about one item, oldest first. */
-  messagesAbout(effectId: string): Promise<MessageState[]> {
-    return this.#reads.messagesAbout(effectId);
-  }
-
-  /** Who was told about one item, over which channel, and whether it reached them: the item page's list, oldest first. */
-  notificationsAbout(effectId: string): Promise<NotificationRecord[]> {
-    return this.#reads.notificationsAbout(effectId);
   }
 
   #message(entry: MessageEntry, seq: number): void {
@@ -276,9 +266,7 @@ export class OutboxView {
     this.#held.messagePlace.set(state.id, { order: seq, lastSeq: seq });
     this.#moved(`m:${state.id}`, undefined, seq, true);
     this.#held.fresh.add(state.id);
-    this.#counts.moveFigures(null, figuresKey(state));
-    const key = windowKey(state);
-    if (key !== null) this.#counts.countWindow(key);
+    this.#counts.moveFigures(null, figuresKey(state), seq);
     for (const change of indexChanges(state, seq)) this.#indexChanges.set(`${change.view} ${change.key}`, change);
     if (state.about !== null) this.#held.addAbout(state.about, state.id);
     for (const held of state.content.covers ?? []) {
@@ -298,7 +286,7 @@ export class OutboxView {
   async #lateItem(id: string, late: Late): Promise<void> {
     const stored = await this.#options.tables.get(OUTBOX_ITEMS_VIEW, id);
     if (stored === null) throw new Error(`the outbox cannot fold item ${id} again: its chain began before the tables' cursor, and they hold no row of it`);
-    this.#held.holdItem(stored, await this.#reads.aboutIds(id));
+    this.#held.holdItem(stored, await this.history.aboutIds(id));
     const item = this.items.get(id)!;
     const place = this.#held.itemPlace.get(id)!;
     for (const { entry, seq } of late.entries) {
@@ -320,7 +308,7 @@ export class OutboxView {
       if (seq <= place.lastSeq) continue;
       const old = figuresKey(state);
       foldMessage(state, entry);
-      this.#counts.moveFigures(old, figuresKey(state));
+      this.#counts.moveFigures(old, figuresKey(state), seq);
       this.#moved(`m:${id}`, place, seq, true);
     }
   }

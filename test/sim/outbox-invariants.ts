@@ -258,11 +258,11 @@ export async function checkNothingUnplanned(world: World): Promise<void> {
  * views' read from their derived tables, a projection's from memory), as canonical JSON.
  */
 export async function outboxViews(projection: OutboxProjection | OutboxView): Promise<Record<string, string>> {
-  const live = 'allMessages' in projection;
+  const live = 'history' in projection;
   const byId = <T extends object>(values: T[], id: (value: T) => string) => values.sort((a, b) => (id(a) < id(b) ? -1 : 1)).map((value) => JSON.parse(JSON.stringify(value)) as T);
   const views = {
-    messages: byId(live ? await projection.allMessages() : [...projection.messages.values()], (m) => m.id),
-    items: byId(live ? await projection.allItems() : [...projection.items.values()], (i) => i.effectId),
+    messages: byId(live ? await projection.history.allMessages() : [...projection.messages.values()], (m) => m.id),
+    items: byId(live ? await projection.history.allItems() : [...projection.items.values()], (i) => i.effectId),
     held: projection.held().map((m) => m.id).sort(),
     undelivered: projection.undelivered().map((m) => m.id).sort(),
   };

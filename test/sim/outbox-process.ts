@@ -129,7 +129,7 @@ export async function nextDueMs(outbox: OutboxView): Promise<number | null> {
     next = next === null ? atMs : Math.min(next, atMs);
   };
   for (const message of outbox.undelivered()) if (message.nextAtMs !== null) consider(message.nextAtMs);
-  const digests = (await outbox.allMessages()).filter((m) => m.event === 'digest');
+  const digests = (await outbox.history.allMessages()).filter((m) => m.event === 'digest');
   for (const message of outbox.held()) {
     const window = Number(message.held!.slice('digest:'.length));
     const carried = digests.some(
