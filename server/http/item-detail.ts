@@ -11,7 +11,7 @@ import { boundRequest, chainState } from '../inbox/state.ts';
 import { approvalHistory, approvalStanding, decideApproval } from '../inbox/approvals.ts';
 import { latestEscalation } from '../journal/chain.ts';
 import { chainOutcome } from '../ledger/outcome.ts';
-import type { OutboxProjection } from '../outbox/projection.ts';
+import type { OutboxView } from '../outbox/view.ts';
 import { displayNameOf, emailsOfPerson, livenessOf, type Services } from '../app/services.ts';
 
 /**
@@ -33,7 +33,7 @@ export const PAGE_READS_SPENT = 'Item pages read Stripe a few times a second at 
  */
 export async function itemDetail(
   services: Services,
-  views: { inbox: InboxView; outbox: OutboxProjection },
+  views: { inbox: InboxView; outbox: OutboxView },
   effectId: string,
   chain: Entry[],
   mayDecide: (group: string) => boolean,
@@ -95,7 +95,7 @@ export async function itemDetail(
     verification: report,
     receipt: `/api/items/${effectId}/receipt`,
     may_decide: mayDecideIt,
-    notifications: views.outbox.notificationsAbout(effectId),
+    notifications: await views.outbox.history.notificationsAbout(effectId),
     payment,
     payment_error: paymentError,
     approvals,

@@ -1,10 +1,11 @@
 import type { ChainSummary } from '../inbox/summary.ts';
 import { summaryState } from '../inbox/summary.ts';
-import type { MessageState } from '../outbox/projection.ts';
+import type { MessageState } from '../outbox/state.ts';
 
 // What the metrics say of the journal, computed when they are scraped from the views the
-// server already keeps (the inbox's chain summaries, the outbox's messages), never counted on
-// the side: a restart, or a second process on the same journal, reads the same figures.
+// server already keeps (the inbox's chain summaries; the outbox's counts, moved with each message
+// in its derived tables), never counted on the side: a restart, or a second process on the same
+// journal, reads the same figures.
 
 /** Where the refunds the inbox owns stand now. */
 export interface ItemFigures {
@@ -45,14 +46,4 @@ export function messageDelivery(message: Pick<MessageState, 'delivered' | 'gaveU
   if (message.gaveUp) return 'given_up';
   if (message.attempts > 0) return 'retrying';
   return message.held === null ? 'pending' : 'held';
-}
-
-/** Messages by channel (`callback` for agents' callbacks) and delivery state, keyed `channel delivery`. */
-export function messageFigures(messages: Iterable<Pick<MessageState, 'channel' | 'delivered' | 'gaveUp' | 'attempts' | 'held'>>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const message of messages) {
-    const key = `${message.channel} ${messageDelivery(message)}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
 }

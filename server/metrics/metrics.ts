@@ -4,7 +4,7 @@ import { GLOBAL_FAMILY, type StripeBudget } from '../stripe/budget.ts';
 import { INTERLOCK_VERSION } from '../journal/version.ts';
 import type { Views } from '../views/views.ts';
 import { JournalUnavailableError } from '../views/failures.ts';
-import { itemFigures, messageFigures } from './figures.ts';
+import { itemFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
 import type { WholePassCounts } from '../integrity/whole-pass.ts';
 
@@ -186,7 +186,7 @@ export class InterlockMetrics {
     this.#ambiguous.set(items.ambiguous);
     this.#waitingTurn.set(views.waitingTurns);
     this.#messages.reset();
-    for (const [key, count] of messageFigures(caught.outbox.messages.values())) {
+    for (const [key, count] of await caught.outbox.figures()) {
       const [channel = '', delivery = ''] = key.split(' ');
       this.#messages.set({ channel, delivery }, count);
     }

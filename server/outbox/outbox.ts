@@ -4,7 +4,8 @@ import type { KillHook } from '../gate/kill-points.ts';
 import { refundAnswer } from '../refunds/answers.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { channelsOf, escalationEvent, isWaiting, noLongerNews, type OwedMessage, owedCallback, owedDigests, owedForEscalation, owedReminders, type PlanInput } from './plan.ts';
-import { digestWindow, type ItemContext, type OutboxProjection, readContent, WAITING_EVENTS } from './projection.ts';
+import { digestWindow, type ItemContext, readContent, WAITING_EVENTS } from './state.ts';
+import type { OutboxView } from './view.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from './types.ts';
 
 /** What the outbox logs: pino's `(fields, message)`. */
@@ -16,7 +17,7 @@ export interface OutboxLog {
 export interface OutboxOptions {
   journal: JournalStore;
   /** The outbox projection, caught up with the journal first (the views own it). */
-  current: () => Promise<OutboxProjection>;
+  current: () => Promise<OutboxView>;
   notifications: NotificationsConfig;
   channels: Channels;
   /** The application clock: SLAs, reminders, digest windows. */
@@ -104,10 +105,11 @@ export class Outbox {
   /** Journal every message owed by the items that changed since the last pass; returns how many. */
   async plan(): Promise<number> {
     const outbox = await this.#options.current();
+    await outbox.prepareWindow(digestWindow(this.#options.nowMs()));
     this.#journaledInWindow.clear();
     let written = 0;
     for (const effectId of outbox.takeTouched()) {
-      const item = outbox.items.get(effectId);
+      const item = await outbox.item(effectId);
       if (item) written += await this.#journal(await this.#owedBy(item, outbox));
     }
     return written;
@@ -116,6 +118,7 @@ export class Outbox {
   /** The SLA's messages: reminders at their share of the SLA, and digests of windows that closed. */
   async tick(): Promise<number> {
     const outbox = await this.#options.current();
+    await outbox.prepareWindow(digestWindow(this.#options.nowMs()));
     const input = this.#input(outbox);
     let owed: OwedMessage[] = owedDigests(outbox.held(), input);
     for (const item of outbox.items.values()) if (isWaiting(item)) owed = owed.concat(owedReminders(item, input));
@@ -210,18 +213,18 @@ export class Outbox {
     }
   }
 
-  #input(outbox: OutboxProjection): PlanInput & { wallMs: number } {
+  #input(outbox: OutboxView): PlanInput & { wallMs: number } {
     return {
       config: this.#options.notifications,
       nowMs: this.#options.nowMs(),
       wallMs: this.#options.wallMs(),
-      exists: (id) => outbox.messages.has(id),
+      exists: (id) => outbox.exists(id),
       sentInWindow: (person, channel, window) =>
         outbox.sentInWindow(person, channel, window) + (this.#journaledInWindow.get(`${person}|${channel}|${window}`) ?? 0),
     };
   }
 
-  async #owedBy(item: ItemContext, outbox: OutboxProjection): Promise<OwedMessage[]> {
+  async #owedBy(item: ItemContext, outbox: OutboxView): Promise<OwedMessage[]> {
     const input = this.#input(outbox);
     const owed = item.escalation !== null && isWaiting(item) ? owedForEscalation(item, escalationEvent(item.escalation), input) : [];
     const request = item.request;

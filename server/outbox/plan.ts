@@ -2,7 +2,7 @@ import { canonical } from '../../shared/receipts/canonical.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
 import { sha256Hex } from '../journal/hash.ts';
-import { DIGEST_WINDOW_MS, digestWindow, type ItemContext, type MessageState, type OutboxProjection, WAITING_EVENTS } from './projection.ts';
+import { DIGEST_WINDOW_MS, digestWindow, type ItemContext, type MessageState, WAITING_EVENTS } from './state.ts';
 import type { ChannelConfig, DigestItem, MessageContent, MessageEvent, NotificationsConfig, Recipient } from './types.ts';
 
 // What the outbox owes, decided from the journal alone (pure functions: no I/O, no clock but the
@@ -87,7 +87,7 @@ function movedOn(about: string | null, level: number | null, items: ReadonlyMap<
  * of (when it comes back to that level it is news again); a digest once none of the messages it
  * carries would still go. An agent's callback always goes: the final status it carries stays true.
  */
-export function noLongerNews(message: Pick<MessageState, 'recipient' | 'about' | 'level' | 'content'>, outbox: Pick<OutboxProjection, 'items' | 'messages'>): string | null {
+export function noLongerNews(message: Pick<MessageState, 'recipient' | 'about' | 'level' | 'content'>, outbox: { items: ReadonlyMap<string, ItemContext>; messages: ReadonlyMap<string, MessageState> }): string | null {
   if (message.recipient.kind === 'agent') return null;
   if (message.about !== null) return movedOn(message.about, message.level, outbox.items);
   const covers = message.content.covers ?? [];

@@ -17,7 +17,8 @@ export function tablesVersion(inboxName: string): string {
 
 /**
  * The modules whose code decides the rows of a table-backed view: the ledger's, the inbox's and
- * the scoreboard's folds and what they fold on. The tidy test pins these and every module they import code from.
+ * the scoreboard's folds and what they fold on, the outbox's folds and rows, the config's reloads.
+ * The tidy test pins these and every module they import code from.
  */
 export const VIEWS_FOLD_MODULES: readonly string[] = [
   'server/ledger/chain.ts',
@@ -33,4 +34,8 @@ export const VIEWS_FOLD_MODULES: readonly string[] = [
   'server/scoreboard/table.ts',
   'server/scoreboard/totals.ts',
   'server/scoreboard/figures.ts',
+  'server/outbox/state.ts',
+  'server/outbox/table.ts',
+  'server/outbox/view-counts.ts',
+  'server/config/reloads.ts',
 ];

@@ -1,4 +1,4 @@
-import { ConfigReloadsProjection } from '../config/reloads.ts';
+import { ConfigReloadsView } from '../config/reloads.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
@@ -11,7 +11,8 @@ import { guardJournal } from '../journal/guarded.ts';
 import { type JournalHead, JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { failureLine, isBusy, JournalUnavailableError } from './failures.ts';
 import { JournalFollower } from '../live/follower.ts';
-import { OutboxProjection } from '../outbox/projection.ts';
+import { OutboxView } from '../outbox/view.ts';
+import { outboxRefolds } from '../outbox/refold.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
 import { ScoreboardView } from '../scoreboard/view.ts';
 import { scoreboardRefold } from '../scoreboard/refold.ts';
@@ -70,10 +71,10 @@ export interface CaughtUp {
   scoreboard: ScoreboardView;
   /** One row per request, for finance's ledger, read from its derived table. */
   ledger: LedgerView;
-  /** Every message the outbox decided and where each stands, and the items' contexts for wording them. */
-  outbox: OutboxProjection;
-  /** The config's reloads while running (server/config/reloads.ts). */
-  configReloads: ConfigReloadsProjection;
+  /** The outbox's open work (messages owed, items' contexts for wording them), its history read from its derived tables. */
+  outbox: OutboxView;
+  /** The config's reloads while running, read from their derived table (server/config/reloads.ts). */
+  configReloads: ConfigReloadsView;
   /** The last journal sequence number they include. */
   seq: number;
   /**
@@ -94,9 +95,9 @@ const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolv
  * corrupt journal is never swallowed: it is logged once, and from then on every read is refused
  * with `JournalUnavailableError` until the process is restarted, and so is every call of the
  * journal the services are given (`journal`), so nothing is written or sent either. The views
- * kept in derived tables (the ledger, the inbox) are written there a page of entries at a time,
- * within the catch-up (writer.ts), so the tables are at least where the views are when `current()`
- * answers.
+ * kept in derived tables (the ledger, the inbox, the scoreboard, the outbox, the config's reloads)
+ * are written there a page of entries at a time, within the catch-up (writer.ts), so the tables
+ * are at least where the views are when `current()` answers.
  */
 export class Views {
   readonly #follower: JournalFollower;
@@ -111,8 +112,8 @@ export class Views {
   /** The rebuild of the derived tables at start while it runs; null before and after. */
   #rebuild: TablesRebuild | null = null;
   #rebuildDone = false;
-  readonly #outbox = new OutboxProjection();
-  readonly #configReloads = new ConfigReloadsProjection();
+  readonly #outbox: OutboxView;
+  readonly #configReloads: ConfigReloadsView;
   readonly #hub: LiveHub;
   readonly #log: ViewsLog;
   readonly #startFrom: StartFrom;
@@ -174,20 +175,18 @@ export class Views {
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
     });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold, scoreboardRefold(options.inboxName)]);
-    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox, this.#scoreboard], options.journal);
+    const tablesSeq = () => this.#writer.seq;
+    this.#outbox = new OutboxView({ tables: derived, tablesSeq });
+    this.#configReloads = new ConfigReloadsView({ tables: derived, tablesSeq });
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold, scoreboardRefold(options.inboxName), ...outboxRefolds()]);
+    this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox, this.#scoreboard, this.#outbox, this.#configReloads], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;
     this.#busyRetryDelaysMs = options.busyRetryDelaysMs ?? BUSY_RETRY_DELAYS_MS;
     this.#sleep = options.sleep ?? sleepMs;
-    // The views replayed in memory need every entry from the first: a start past it feeds the
-    // views kept in tables only (start-position.ts).
-    const inMemory = this.#startFrom === 'zero';
     this.#follower.on('entry', (entry, seq) => {
-      if (inMemory) {
-        this.#outbox.note(entry);
-        this.#configReloads.note(entry, seq);
-      }
+      this.#outbox.note(entry, seq);
+      this.#configReloads.note(entry, seq);
       // A message chain is the outbox's alone: it is no item and no figure.
       // So is an epoch's first entry: the journal's, not a refund's; and a reload of the config.
       if (!foldedByInbox(entry)) return;
@@ -203,6 +202,7 @@ export class Views {
       this.#ledger.evict();
       this.#inbox.evict();
       this.#scoreboard.evict();
+      this.#outbox.evict();
     });
     this.#follower.on('caughtUp', () => {
       if (this.#moved.size === 0) return;
@@ -265,7 +265,16 @@ export class Views {
   /** Start the follower where `startFrom` says, once, before its first catch-up. */
   async #startAtPosition(): Promise<void> {
     if (this.#startFrom === 'zero' || this.#checkpoints === undefined || this.#follower.head !== null) return;
-    const checkpoint = await checkpointPosition(this.#journal, this.#checkpoints);
+    let checkpoint: JournalHead | null;
+    try {
+      checkpoint = await checkpointPosition(this.#journal, this.#checkpoints);
+    } catch (error) {
+      // A checkpoint that does not hold is no place to start from: the whole journal is replayed
+      // and verified instead, and start-up's check of the checkpoints (server/integrity/checkpoints.ts)
+      // tells what is wrong with it, by its own code, and refuses the start.
+      if (!(error instanceof JournalCorruptError)) throw error;
+      checkpoint = null;
+    }
     const start = lowerStart(checkpoint, await cursorPosition(this.#journal, this.#writer.kept));
     if (start !== null) this.#follower.startAt(start);
   }

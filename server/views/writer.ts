@@ -16,6 +16,11 @@ export interface DerivedSource {
    * the cursor past them first: what the tables hold may then be newer than what this view wrote.
    */
   written(ours?: boolean): void;
+  /**
+   * Read its open work from the tables, once they are opened with their cursor at `seq`, before
+   * any entry past it is applied (0: the tables are rebuilt, nothing to read).
+   */
+  load?(seq: number): Promise<void>;
 }
 
 /**
@@ -131,11 +136,17 @@ export class DerivedWriter {
     if (reason === null && cursor !== null && cursor.version === this.#version) {
       this.#seq = cursor.seq;
       this.#kept = cursor.globalHash === null ? null : { seq: cursor.seq, globalHash: cursor.globalHash, size: cursor.size };
+      await this.#load();
       return null;
     }
     await this.#tables.reset(this.#version);
     this.#seq = 0;
+    await this.#load();
     return reason;
+  }
+
+  async #load(): Promise<void> {
+    for (const source of this.#sources) await source.load?.(this.#seq);
   }
 
   /** Write every source's changes through `head` (the follower's, read after the sources settled). */

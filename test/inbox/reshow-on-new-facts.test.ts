@@ -67,7 +67,7 @@ describe('an open item whose payment moved is shown again on new facts', () => {
     const [first] = await escalations(effectId);
     const boardBefore = await scoreboardNow();
     await world.services.outbox.plan();
-    const toldBefore = (await world.services.views.current()).outbox.messagesAbout(effectId).map((m) => m.id);
+    const toldBefore = (await (await world.services.views.current()).outbox.history.messagesAbout(effectId)).map((m) => m.id);
     expect(toldBefore.length).toBeGreaterThan(0);
 
     // The clock moves on: the re-show must not restart the SLA clock.
@@ -97,7 +97,7 @@ describe('an open item whose payment moved is shown again on new facts', () => {
     expect(await scoreboardNow()).toEqual(boardBefore);
     // Nobody is told again: the item is in their queue already, re-shown live, and its deadline is unchanged.
     await world.services.outbox.plan();
-    expect((await world.services.views.current()).outbox.messagesAbout(effectId).map((m) => m.id)).toEqual(toldBefore);
+    expect((await (await world.services.views.current()).outbox.history.messagesAbout(effectId)).map((m) => m.id)).toEqual(toldBefore);
 
     // Read again with nothing new: never shown a second time, by the cache or by the inbox itself.
     await world.services.currentFacts.refresh(effectId);

@@ -84,6 +84,7 @@ describe('the derived tables checked against the journal at their newest mark', 
     ['a chain’s figures edited', 'scoreboard', "UPDATE derived_rows SET body = json_set(body, '$.figures.rejected', 1) WHERE view = 'scoreboard' AND key = ?", [refundEffectId(7)]],
     ['a chain’s figures removed', 'scoreboard', "DELETE FROM derived_rows WHERE view = 'scoreboard' AND key = ?", [refundEffectId(7)]],
     ['the mark’s scoreboard digest changed', 'scoreboard', "UPDATE derived_marks SET sum = ? WHERE view = 'scoreboard'", ['1'.repeat(64)]],
+    ['an outbox item’s context edited', 'outbox.items', "UPDATE derived_rows SET body = json_set(body, '$.item.decided', json('true')) WHERE view = 'outbox.items' AND key = ?", [refundEffectId(7)]],
   ];
 
   it.each(changed)('%s (%s) under the running server: the next check finds it, and the views answer 503 until the tables are rebuilt', async (_name, view, statement, values) => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { globalHashOf } from '../../server/journal/hash.ts';
 import { WholeJournalPass, WholePassCounts, viewsPassParts } from '../../server/integrity/whole-pass.ts';
 import type { Views } from '../../server/views/views.ts';
-import { checkpointAt, closeAll, journalFile, opened, startViews } from '../support/checkpoint-start.ts';
+import type { Storage } from '../../db/port/storage.ts';
+import { checkpointAt, closeAll, journalFile, opened, refusedCheckpoint, startViews } from '../support/checkpoint-start.ts';
 import { refundChain } from '../support/ledger-journal.ts';
 import { resealFrom, rewriteEntry, tamper } from '../support/tamper.ts';
 
@@ -25,13 +26,14 @@ async function wholePass(views: Views): Promise<{ held: boolean; damage: number 
 }
 
 /** A journal with a checkpoint at 180, changed by `edit` with the server stopped, and views started on it. */
-async function startedAfter(edit: Parameters<typeof tamper>[1]): Promise<{ views: Views; refused: string | null }> {
+async function startedAfter(edit: Parameters<typeof tamper>[1]): Promise<{ views: Views; storage: Storage; refused: string | null }> {
   const file = await journalFile();
   await checkpointAt(await opened(file), 180);
   await closeAll();
   tamper(file, edit);
-  const views = startViews(await opened(file), 'checkpoint');
-  return { views, refused: (await views.replayAtStart())?.message ?? null };
+  const storage = await opened(file);
+  const views = startViews(storage, 'checkpoint');
+  return { views, storage, refused: (await views.replayAtStart())?.message ?? null };
 }
 
 describe('the background pass after a start at a checkpoint', () => {
@@ -50,12 +52,15 @@ describe('the background pass after a start at a checkpoint', () => {
     expect(views.unavailable?.corrupt.seq).toBe(104);
   });
 
-  it('refuses at start an entry before the checkpoint rewritten with every seal after it recomputed: the checkpoint no longer holds', async () => {
-    const { refused } = await startedAfter((sqlite) => {
+  it('replays the whole journal at start for an entry before the checkpoint rewritten with every seal after it recomputed: the checkpoint no longer holds', async () => {
+    const { views, storage, refused } = await startedAfter((sqlite) => {
       rewriteEntry(sqlite, 103, { checks: { lease: null, lease_live: false, violations: [] } });
       resealFrom(sqlite, 103);
     });
-    expect(refused).toMatch(/^the newest checkpoint signed the head [0-9a-f]{64} at size 180, but the seal at seq 180 is [0-9a-f]{64}: the journal was rewritten$/);
+    // No place to start from: every entry is read again, and the rewritten one breaks its chain's link.
+    expect(views.followed.entriesRead).toBeGreaterThan(100);
+    expect(refused).not.toBeNull();
+    expect(await refusedCheckpoint(storage)).toMatch(/^the newest checkpoint signed the head [0-9a-f]{64} at size 180, but the seal at seq 180 is [0-9a-f]{64}: the journal was rewritten$/);
   });
 
   it('finds the last entry of a chain not held removed with its seal while the server runs, which the chain shown cannot tell at once', async () => {

@@ -114,7 +114,7 @@ async function runUntilSettled(w: ReturnType<typeof world>): Promise<string> {
   const outbox = w.outbox();
   for (let pass = 0; pass < 1_000; pass++) {
     await outbox.kick();
-    const [message, ...others] = (await w.views.current()).outbox.messages.values();
+    const [message, ...others] = await (await w.views.current()).outbox.history.allMessages();
     expect(others).toEqual([]);
     if (message!.delivered !== null || message!.gaveUp !== null) return message!.id;
     if (message!.nextAtMs !== null) w.wall.advance(Math.max(0, message!.nextAtMs - w.wall.nowMs));
@@ -228,7 +228,7 @@ describe('the outbox', () => {
     await outbox.kick();
     expect(w.channels.delivered).toHaveLength(8);
     expect(w.log.warnings).toEqual(['message given up']);
-    const state = (await w.views.current()).outbox.messagesAbout(item)[0]!;
+    const state = (await (await w.views.current()).outbox.history.messagesAbout(item))[0]!;
     expect(state).toMatchObject({ attempts: 8, delivered: null, gaveUp: { reason: '8 attempts failed; the last: HTTP 503' } });
   });
 
@@ -245,7 +245,7 @@ describe('the outbox', () => {
     expect(seconds).toHaveLength(33);
     expect(seconds.at(-1)).toBe(84_315);
     expect(await kinds(w.journal, id)).toEqual(['MESSAGE', ...Array(33).fill('ATTEMPT'), 'GAVE_UP']);
-    expect((await w.views.current()).outbox.messages.get(id)).toMatchObject({ attempts: 33, delivered: null, gaveUp: { reason: '33 attempts failed; the last: HTTP 503' } });
+    expect(await (await w.views.current()).outbox.history.message(id)).toMatchObject({ attempts: 33, delivered: null, gaveUp: { reason: '33 attempts failed; the last: HTTP 503' } });
   });
 
   it.each([
@@ -281,7 +281,7 @@ describe('the outbox', () => {
     await outbox.kick();
     expect(w.channels.delivered).toHaveLength(1);
     expect(await kinds(w.journal, id)).toEqual(['MESSAGE', 'ATTEMPT', 'GAVE_UP']);
-    expect((await w.views.current()).outbox.messages.get(id)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item was decided' } });
+    expect(await (await w.views.current()).outbox.history.message(id)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item was decided' } });
     // Ending a message that is no longer news is no failure: nothing is logged.
     expect(w.log.warnings).toEqual([]);
   });
@@ -300,7 +300,7 @@ describe('the outbox', () => {
     w.wall.advance(2 * HOUR);
     await outbox.kick();
     expect(w.channels.delivered.map((d) => `${d.recipient.name}:${d.content.event}`)).toEqual(['ana:escalated', 'cy:moved_up']);
-    expect((await w.views.current()).outbox.messages.get(toAna)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item moved on to level 1 (controller)' } });
+    expect(await (await w.views.current()).outbox.history.message(toAna)).toMatchObject({ attempts: 1, gaveUp: { reason: 'no longer sent: the item moved on to level 1 (controller)' } });
   });
 
   it('a digest whose every item was decided before it went is not sent', async () => {
@@ -319,7 +319,7 @@ describe('the outbox', () => {
     expect(await outbox.tick()).toBe(1);
     await outbox.kick();
     expect(w.channels.delivered).toHaveLength(5);
-    const digest = [...(await w.views.current()).outbox.messages.values()].find((m) => m.event === 'digest')!;
+    const digest = (await (await w.views.current()).outbox.history.allMessages()).find((m) => m.event === 'digest')!;
     expect(digest).toMatchObject({ attempts: 0, delivered: null, gaveUp: { reason: 'no longer sent: every item it lists was decided or moved on' } });
   });
 
@@ -361,7 +361,7 @@ describe('the outbox', () => {
     const outbox = w.outbox();
     await outbox.kick();
     const sixth = items[5]!;
-    const told = async () => (await w.views.current()).outbox.notificationsAbout(sixth);
+    const told = async () => (await w.views.current()).outbox.history.notificationsAbout(sixth);
     expect((await told()).map((m) => [m.status, m.digest])).toEqual([['in_digest', null]]);
     w.advanceApp(600_000);
     // The digest is decided, and its first attempt fails: the held message is where its digest is.
@@ -386,7 +386,7 @@ describe('the outbox', () => {
     const outbox = w.outbox();
     await outbox.kick();
     w.wall.advance(1_000);
-    const [record] = (await w.views.current()).outbox.notificationsAbout(item);
+    const [record] = await (await w.views.current()).outbox.history.notificationsAbout(item);
     expect(record?.status).toBe('delivered');
     expect(record!.delivered_at_ms! - record!.decided_at_ms).toBeGreaterThanOrEqual(0);
     expect(record!.delivered_at_ms! - record!.decided_at_ms).toBeLessThan(60_000);

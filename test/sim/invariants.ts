@@ -234,8 +234,8 @@ async function checkViews(world: World, entries: readonly Entry[]): Promise<void
     world.hit('check.view');
     if (liveViews[name] !== text) world.violation(`the views after a rebuild equal the live views: ${name} differs (live ${clip(liveViews[name])}, rebuilt ${clip(text)})`);
   }
-  const liveOutbox = outboxViews(live.outbox);
-  for (const [name, text] of Object.entries(outboxViews(outbox))) {
+  const liveOutbox = await outboxViews(live.outbox);
+  for (const [name, text] of Object.entries(await outboxViews(outbox))) {
     world.hit('check.view');
     if (liveOutbox[name] !== text) world.violation(`the outbox's views after a rebuild equal the live ones: ${name} differs (live ${clip(liveOutbox[name])}, rebuilt ${clip(text)})`);
   }

@@ -5,6 +5,7 @@ import type { AppendIfResult, ChainCheck } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import { channelsOf, messageId } from '../../server/outbox/plan.ts';
 import type { OutboxProjection } from '../../server/outbox/projection.ts';
+import type { OutboxView } from '../../server/outbox/view.ts';
 import type { Delivery, MessageContent, Recipient } from '../../server/outbox/types.ts';
 import { Views } from '../../server/views/views.ts';
 import type { Received } from './outbox-channels.ts';
@@ -253,17 +254,17 @@ export async function checkNothingUnplanned(world: World): Promise<void> {
 }
 
 /**
- * What the outbox's projection shows, as comparable text: every message and every item's context.
- * Plain JSON text, not canonical: both projections build their objects with the same code, so the
- * same state has the same key order, and a thousand seeds compare these often.
+ * What the outbox shows, as comparable text: every message and every item's context (the live
+ * views' read from their derived tables, a projection's from memory), as canonical JSON.
  */
-export function outboxViews(projection: OutboxProjection): Record<string, string> {
-  const byId = <T>(map: ReadonlyMap<string, T>) => [...map].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, value]) => value);
+export async function outboxViews(projection: OutboxProjection | OutboxView): Promise<Record<string, string>> {
+  const live = 'history' in projection;
+  const byId = <T extends object>(values: T[], id: (value: T) => string) => values.sort((a, b) => (id(a) < id(b) ? -1 : 1)).map((value) => JSON.parse(JSON.stringify(value)) as T);
   const views = {
-    messages: byId(projection.messages),
-    items: byId(projection.items),
+    messages: byId(live ? await projection.history.allMessages() : [...projection.messages.values()], (m) => m.id),
+    items: byId(live ? await projection.history.allItems() : [...projection.items.values()], (i) => i.effectId),
     held: projection.held().map((m) => m.id).sort(),
     undelivered: projection.undelivered().map((m) => m.id).sort(),
   };
-  return Object.fromEntries(Object.entries(views).map(([name, view]) => [name, JSON.stringify(view)]));
+  return Object.fromEntries(Object.entries(views).map(([name, view]) => [name, canonical(view)]));
 }

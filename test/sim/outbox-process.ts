@@ -3,7 +3,8 @@ import type { Entry, EntryKind, FieldsOf } from '../../shared/entries.ts';
 import type { KillPoint } from '../../server/gate/kill-points.ts';
 import type { AppendIfResult, ChainCheck, ClaimRequest, ReservationGuard } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
-import { DIGEST_WINDOW_MS, type OutboxProjection } from '../../server/outbox/projection.ts';
+import { DIGEST_WINDOW_MS } from '../../server/outbox/state.ts';
+import type { OutboxView } from '../../server/outbox/view.ts';
 import { Views } from '../../server/views/views.ts';
 import { SimChannels } from './outbox-channels.ts';
 import type { Process } from './process.ts';
@@ -107,7 +108,7 @@ export async function outboxPass(world: World, p: Process = world.process): Prom
 /** Time passes (the outbox's timer, or until the next retry is due) and the outbox runs a pass. */
 export async function outboxTimer(world: World): Promise<void> {
   const views = await world.guarded('a read of the views', () => world.process.views.current());
-  const next = views ? nextDueMs(views.outbox) : null;
+  const next = views ? await nextDueMs(views.outbox) : null;
   if (next !== null && next > world.clock.wallMs && world.chance(0.4)) {
     world.hit('outbox.timer.to_retry');
     world.clock.wallMs = next;
@@ -122,13 +123,13 @@ export async function outboxTimer(world: World): Promise<void> {
  * delivered nor given up, or the close of a digest window whose held messages have no digest yet.
  * Null when nothing more is owed.
  */
-export function nextDueMs(outbox: OutboxProjection): number | null {
+export async function nextDueMs(outbox: OutboxView): Promise<number | null> {
   let next: number | null = null;
   const consider = (atMs: number) => {
     next = next === null ? atMs : Math.min(next, atMs);
   };
   for (const message of outbox.undelivered()) if (message.nextAtMs !== null) consider(message.nextAtMs);
-  const digests = [...outbox.messages.values()].filter((m) => m.event === 'digest');
+  const digests = (await outbox.history.allMessages()).filter((m) => m.event === 'digest');
   for (const message of outbox.held()) {
     const window = Number(message.held!.slice('digest:'.length));
     const carried = digests.some(
@@ -150,7 +151,7 @@ export async function drainOutbox(world: World): Promise<void> {
     await world.guarded('an outbox tick', () => p.outbox.tick());
     await outboxPass(world, p);
     const views = await world.guarded('a read of the views', () => p.views.current());
-    const next = views ? nextDueMs(views.outbox) : null;
+    const next = views ? await nextDueMs(views.outbox) : null;
     if (next === null) return;
     world.hit('outbox.drain.round');
     world.clock.wallMs = Math.max(world.clock.wallMs + 1_000, next);

@@ -52,13 +52,16 @@ describe('the views write the derived tables', () => {
     ]);
     expect(tables.batches.every(({ applied }) => applied)).toBe(true);
     expect(tables.batches.at(-1)?.batch.to).toEqual({ seq: 2_000, globalHash: views.head?.globalHash, size: 2_000, version: tablesVersion('inbox') });
-    // 250 requests start in each page: one row each in the ledger, the inbox and the scoreboard, the board's totals once, and no row twice in a batch.
+    // 250 requests start and end in each page: one row each in the ledger, the inbox, the
+    // scoreboard, the outbox's items and its finals (an agent's request made final), the board's
+    // totals once, and no row twice in a batch.
     const viewsOf = (changes: readonly { view: string }[]) => [...new Set(changes.map(({ view }) => view))].map((view) => [view, changes.filter((change) => change.view === view).length]);
     expect(tables.batches.map(({ batch }) => viewsOf(batch.changes))).toEqual([
-      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
-      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1]],
+      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1], ['outbox.items', 250], ['outbox.finals', 250]],
+      [['ledger', 250], ['inbox', 250], ['scoreboard', 250], ['scoreboard.totals', 1], ['outbox.items', 250], ['outbox.finals', 250]],
     ]);
-    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['inbox', 500], ['ledger', 500], ['scoreboard', 500], ['scoreboard.totals', 1]]);
+    expect(tables.batches.every(({ batch }) => new Set(batch.changes.map((change) => `${change.view} ${change.key}`)).size === batch.changes.length)).toBe(true);
+    expect((await tables.digests()).map(({ view, rows }) => [view, rows])).toEqual([['inbox', 500], ['ledger', 500], ['outbox.finals', 500], ['outbox.items', 500], ['scoreboard', 500], ['scoreboard.totals', 1]]);
   });
 
   it('an entry after is one batch of the one row it changed; a catch-up with nothing new writes nothing', async () => {
@@ -74,7 +77,7 @@ describe('the views write the derived tables', () => {
     const last = tables.batches.at(-1)!.batch;
     expect([last.fromSeq, last.to.seq]).toEqual([12, 16]);
     const id = refundChain(4)[0]!.effect_id;
-    expect(last.changes.map((change) => [change.view, change.key])).toEqual([['ledger', id], ['inbox', id], ['scoreboard', id], ['scoreboard.totals', 'board']]);
+    expect(last.changes.map((change) => [change.view, change.key])).toEqual([['ledger', id], ['inbox', id], ['scoreboard', id], ['scoreboard.totals', 'board'], ['outbox.items', id], ['outbox.finals', id]]);
   });
 
   it('the tables’ cursor is never behind what current() answers', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
-import type { DerivedTables } from '../../db/port/derived.ts';
+import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
@@ -40,7 +40,7 @@ async function journalFile(name: string, from: number, to: number): Promise<stri
 /** Lay `source`'s tables, rows and cursor as they stand, over `target`'s: a file copied or restored under them. */
 async function copyTables(source: DerivedTables, target: DerivedTables): Promise<void> {
   const cursor = await source.cursor();
-  const changes = [];
+  const changes: DerivedChange[] = [];
   for (const { view } of await source.digests()) {
     for (const row of await source.list(view, { direction: 'asc', limit: 1_000_000 })) changes.push({ view, key: row.key, row });
   }

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
-import { checkpointAt, clock, closeAll, dir, FIRST, journalFile, opened, rebuilt, startViews } from '../support/checkpoint-start.ts';
+import { checkpointAt, clock, closeAll, dir, FIRST, journalFile, opened, rebuilt, refusedCheckpoint, startViews } from '../support/checkpoint-start.ts';
 import { refundChain } from '../support/ledger-journal.ts';
 import { rewriteEntry, tamper } from '../support/tamper.ts';
 
@@ -64,8 +64,7 @@ describe('views started at the newest checkpoint', () => {
   it('refuse a checkpoint signed over a head the journal does not have at its size', async () => {
     const storage = await opened(await journalFile());
     await checkpointAt(storage, 150, { head: 'ab'.repeat(32) });
-    const views = startViews(storage, 'checkpoint');
-    expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint signed the head abab.* at size 150, but the seal at seq 150 is [0-9a-f]{64}: the journal was rewritten$/);
+    expect(await refusedCheckpoint(storage)).toMatch(/^the newest checkpoint signed the head abab.* at size 150, but the seal at seq 150 is [0-9a-f]{64}: the journal was rewritten$/);
   });
 
   it('refuse a checkpoint whose row was changed after it was signed', async () => {
@@ -74,8 +73,7 @@ describe('views started at the newest checkpoint', () => {
     await checkpointAt(storage, 150);
     await closeAll();
     tamper(file, (sqlite) => sqlite.prepare('UPDATE journal_checkpoints SET size = 190').run());
-    const views = startViews(await opened(file), 'checkpoint');
-    expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint says size 190, .* but its note signed 150, .*: the row was written without the journal$/);
+    expect(await refusedCheckpoint(await opened(file))).toMatch(/^the newest checkpoint says size 190, .* but its note signed 150, .*: the row was written without the journal$/);
   });
 
   it('refuse a checkpoint whose note was changed after it was signed, its signature kept', async () => {
@@ -84,15 +82,13 @@ describe('views started at the newest checkpoint', () => {
     await closeAll();
     // The note now says 190 entries: its columns say so too, but its signature was over 150.
     tamper(file, (sqlite) => sqlite.prepare("UPDATE journal_checkpoints SET size = 190, note = replace(note, char(10) || '150' || char(10), char(10) || '190' || char(10))").run());
-    const views = startViews(await opened(file), 'checkpoint');
-    expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint does not verify with the receipt key \(bad_signature: /);
+    expect(await refusedCheckpoint(await opened(file))).toMatch(/^the newest checkpoint does not verify with the receipt key \(bad_signature: /);
   });
 
   it('refuse a checkpoint signed by another key', async () => {
     const storage = await opened(await journalFile());
     await checkpointAt(storage, 150, { key: loadOrCreateSigningKey(mkdtempSync(join(dir, 'other-key-'))) });
-    const views = startViews(storage, 'checkpoint');
-    expect((await views.replayAtStart())?.message).toMatch(/^the newest checkpoint does not verify with the receipt key \(unknown_key: /);
+    expect(await refusedCheckpoint(storage)).toMatch(/^the newest checkpoint does not verify with the receipt key \(unknown_key: /);
   });
 });
 
