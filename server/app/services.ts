@@ -269,7 +269,6 @@ export function createServices(options: ServiceOptions): Services {
     effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount }),
     requestKeyOf,
     nowMs: () => clock.nowMs(),
-    listChains: async () => (await views.current()).inbox.ownedIds(),
     work: views.work((request) => inbox.effectIdOf(request)),
     onError: (effectId, error) => {
       if (!views.report(error)) options.onError?.(effectId, error);

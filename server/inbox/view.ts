@@ -247,7 +247,10 @@ export class InboxView {
     return historyFromTable(this.#options.tables, { inboxName: this.inboxName, viewsSeq: this.#options.viewsSeq() }, kind, groups, search, limit);
   }
 
-  /** Effect ids of the chains this inbox owns, in the order they began. */
+  /**
+   * Effect ids of the chains this inbox owns, in the order they began: every row of the table, for
+   * checks over the whole inbox; the server itself never reads them all (its sweeps have the work index).
+   */
   async ownedIds(): Promise<string[]> {
     const owned: { headSeq: number; id: string }[] = [];
     const viewsSeq = this.#options.viewsSeq();

@@ -17,6 +17,8 @@ export interface LedgerViewOptions {
   tablesSeq: () => number;
   /** The last journal seq the views applied. */
   viewsSeq: () => number;
+  /** Whether someone is told which chains moved: only then is what each stood at before kept (`moved`). */
+  watching?: () => boolean;
 }
 
 /** Chains known to be no request of the ledger, held at most: beyond it they are forgotten and looked up again. */
@@ -32,6 +34,19 @@ interface Held {
 interface Cut {
   hash: string;
   seq: number;
+}
+
+/**
+ * What a chain stood at before its first entry since the watchers were last told: its status
+ * (null: no row, or a chain that begins), or, for a chain not in memory, the hash of its entry
+ * to fold the journal through to know it.
+ */
+type Before = { stood: string | null } | { through: string };
+
+/** A chain that moved, for the watchers: its status before (null: none) and its row now (null: no request's). */
+export interface Moved {
+  before: string | null;
+  row: LedgerRow | null;
 }
 
 /**
@@ -53,6 +68,12 @@ export class LedgerView {
   readonly #changed = new Set<string>();
   /** Chains folded since they were last looked at for eviction: only these can have closed. */
   readonly #touched = new Set<string>();
+  /** While watched: what each chain moved since the watchers were last told stood at before. */
+  readonly #before = new Map<string, Before>();
+  /** While watched: chains not in memory whose entries the tables hold already (another process wrote them), cut where they were last seen. */
+  readonly #outside = new Map<string, string>();
+  /** Those chains' rows folded from the journal at `settle`, for the watchers. */
+  readonly #outsideRows = new Map<string, LedgerRow | null>();
 
   constructor(options: LedgerViewOptions) {
     this.#options = options;
@@ -63,6 +84,8 @@ export class LedgerView {
     const id = entry.effect_id;
     const after = seq > this.#options.tablesSeq();
     const held = this.#held.get(id);
+    const watching = this.#options.watching?.() === true && !this.#notLedger.has(id);
+    if (watching && !this.#before.has(id)) this.#before.set(id, beforeOf(held, entry));
     if (held !== undefined) {
       held.chain.push(entry);
       held.lastSeq = seq;
@@ -75,8 +98,12 @@ export class LedgerView {
       this.#refold.set(id, { hash: entry.hash, seq });
       return;
     }
-    // The tables hold it already, and nothing in memory needs it.
-    if (!after || this.#notLedger.has(id)) return;
+    if (this.#notLedger.has(id)) return;
+    // The tables hold it already, and nothing in memory needs it (but the watchers, who are told its row).
+    if (!after) {
+      if (watching) this.#outside.set(id, entry.hash);
+      return;
+    }
     if (entry.prev !== null) {
       this.#refold.set(id, { hash: entry.hash, seq });
       return;
@@ -101,11 +128,20 @@ export class LedgerView {
       const stored = await this.#options.tables.get(LEDGER_VIEW, id);
       if (stored === null) this.#notLedger.add(id);
       else {
-        this.#held.set(id, { chain: await this.#fold(id, stored.order, cut.hash), lastSeq: cut.seq });
+        const chain = await this.#fold(id, stored.order, cut.hash);
+        if (chain === null) throw new Error(`the ledger cannot fold ${id} again: the journal's chain does not start a request or lacks entry ${cut.hash}`);
+        this.#held.set(id, { chain, lastSeq: cut.seq });
         this.#changed.add(id);
         this.#touched.add(id);
       }
       this.#refold.delete(id);
+    }
+    for (const [id, hash] of this.#outside) {
+      // Its row's order is no watcher's concern: the chain is folded for them, never written.
+      const chain = this.#held.has(id) ? undefined : await this.#fold(id, 0, hash);
+      if (chain === null) this.#notLedger.add(id);
+      else if (chain !== undefined) this.#outsideRows.set(id, chain.row(asLogin));
+      this.#outside.delete(id);
     }
     // Requests of other inboxes are few; should they pile up, they are looked up again instead.
     if (this.#notLedger.size > NOT_LEDGER_HELD_MAX) this.#notLedger.clear();
@@ -153,6 +189,22 @@ export class LedgerView {
     return this.#held.get(effectId)?.chain.row(displayName) ?? null;
   }
 
+  /**
+   * A chain that moved since the watchers were last told (`told`): its row as it stands now (names
+   * as logins) and the status it stood at before; null for a chain that began since, or had no row.
+   */
+  moved(effectId: string): Moved {
+    const before = this.#before.get(effectId);
+    const row = this.#held.has(effectId) ? this.heldRow(effectId, asLogin) : (this.#outsideRows.get(effectId) ?? null);
+    return { before: before !== undefined && 'stood' in before ? before.stood : null, row };
+  }
+
+  /** The watchers were told every chain moved so far: what those stood at before is let go. */
+  told(): void {
+    this.#before.clear();
+    this.#outsideRows.clear();
+  }
+
   /** The effect's row, when it is a request the views have seen (one of the inbox's, with a request bound). */
   async rowOf(effectId: string, displayName: DisplayName): Promise<LedgerRow | null> {
     const stored = await this.#options.tables.get(LEDGER_VIEW, effectId);
@@ -171,14 +223,28 @@ export class LedgerView {
     return tableTotals(this.#options.tables, filter, displayName);
   }
 
-  /** A chain folded from the journal through its entry of hash `through`. */
-  async #fold(effectId: string, headSeq: number, through: string): Promise<LedgerChain> {
+  /**
+   * A chain folded from the journal through its entry of hash `through`; null when the chain does
+   * not start a request or lacks that entry. What it stood at where a watcher needs to know is kept.
+   */
+  async #fold(effectId: string, headSeq: number, through: string): Promise<LedgerChain | null> {
     const entries = await this.#options.entries(effectId);
     const end = entries.findIndex((entry) => entry.hash === through);
     const first = entries[0];
     const chain = first === undefined || end < 0 ? null : LedgerChain.start(first, headSeq, this.#options.inboxName);
-    if (chain === null) throw new Error(`the ledger cannot fold ${effectId} again: the journal's chain does not start a request or lacks entry ${through}`);
-    for (const entry of entries.slice(1, end + 1)) chain.push(entry);
+    if (chain === null) return null;
+    const before = this.#before.get(effectId);
+    const stoodAt = before !== undefined && 'through' in before ? before.through : null;
+    for (const entry of entries.slice(0, end + 1)) {
+      if (entry !== first) chain.push(entry);
+      if (entry.hash === stoodAt) this.#before.set(effectId, { stood: chain.row(asLogin)?.status ?? null });
+    }
     return chain;
   }
+}
+
+/** What a chain stood at before `entry`, its first since the watchers were last told. */
+function beforeOf(held: Held | undefined, entry: Entry): Before {
+  if (held !== undefined) return { stood: held.chain.row(asLogin)?.status ?? null };
+  return entry.prev === null ? { stood: null } : { through: entry.prev };
 }

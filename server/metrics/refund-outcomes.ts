@@ -47,16 +47,12 @@ export class RefundOutcomeCounts {
  * (`interlock_refund_requests_total`). The answer stops it.
  */
 export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?: RefundOutcomeCounts): Promise<() => void> {
-  const { ledger, inbox } = await views.current();
-  const asLogin = (name: string) => name;
-  const told = new Map<string, string>();
-  for (const effectId of await inbox.ownedIds()) {
-    const row = await ledger.rowOf(effectId, asLogin);
-    if (row !== null) told.set(effectId, row.status);
-  }
-  const tell = (effectId: string, row: LedgerRow | null, reqId: string | undefined) => {
-    if (row === null || NOT_AN_OUTCOME.has(row.status) || told.get(effectId) === row.status) return;
-    told.set(effectId, row.status);
+  // Nothing is read at start: a chain's status before it moves is the ledger's (`LedgerView.moved`).
+  const { ledger } = await views.current();
+  // Only chains standing in flight at the last look: the status last told (or standing) before the
+  // send, so one that comes back to it is not told again. Open work: each leaves when its send lands.
+  const inFlight = new Map<string, string | null>();
+  const tell = (effectId: string, row: LedgerRow, reqId: string | undefined) => {
     // Under the label Fastify gives request ids, so one search finds the call and what came of it.
     const fields = {
       reqId,
@@ -72,14 +68,17 @@ export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?
     log.info(fields, `refund ${row.request_id} of ${row.agent}: ${row.status}`);
     counts?.count(row.status);
   };
-  // A chain these views did not fold (another process wrote its rows first) is read from the table, in turn.
-  let reading = Promise.resolve();
   return views.onChainsMoved((moved, projection) => {
     for (const effectId of moved) {
-      const reqId = projection.chains.get(effectId)?.httpRequestId ?? undefined;
-      const held = ledger.heldRow(effectId, asLogin);
-      if (held !== null) tell(effectId, held, reqId);
-      else reading = reading.then(async () => tell(effectId, await ledger.rowOf(effectId, asLogin).catch(() => null), reqId));
+      const { before, row } = ledger.moved(effectId);
+      if (row === null) continue;
+      const stood = inFlight.has(effectId) ? (inFlight.get(effectId) ?? null) : before;
+      inFlight.delete(effectId);
+      if (NOT_AN_OUTCOME.has(row.status)) {
+        inFlight.set(effectId, stood);
+        continue;
+      }
+      if (stood !== row.status) tell(effectId, row, projection.chains.get(effectId)?.httpRequestId ?? undefined);
     }
   });
 }

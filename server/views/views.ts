@@ -174,6 +174,7 @@ export class Views {
       entries: (effectId) => this.#chainRead(effectId),
       tablesSeq: () => this.#writer.seq,
       viewsSeq: () => this.#follower.seq,
+      watching: () => this.#movedListeners.size > 0,
     });
     const tablesSeq = () => this.#writer.seq;
     this.#outbox = new OutboxView({ tables: derived, tablesSeq });
@@ -209,6 +210,7 @@ export class Views {
       const moved = this.#moved;
       this.#moved = new Set();
       for (const listener of this.#movedListeners) listener(moved, this.#inbox);
+      this.#ledger.told();
     });
   }
 
@@ -387,13 +389,16 @@ export class Views {
 
   /**
    * Be told after each catch-up which chains moved since the last one, with the inbox as it then
-   * stands (display caches watch arrivals this way); the answer stops it.
+   * stands (display caches watch arrivals this way); the answer stops it. While someone listens,
+   * the ledger keeps what each of those chains stood at before (`LedgerView.moved`), until told.
    */
   onChainsMoved(listener: (moved: ReadonlySet<string>, inbox: InboxView) => void): () => void {
     this.#movedListeners.add(listener);
     return () => {
       this.#movedListeners.delete(listener);
-      if (this.#movedListeners.size === 0) this.#moved.clear();
+      if (this.#movedListeners.size > 0) return;
+      this.#moved.clear();
+      this.#ledger.told();
     };
   }
 
