@@ -1,14 +1,32 @@
-import { EMPTY_DIGEST, moveDigest } from '../derived-digest.ts';
+import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from '../derived-digest.ts';
 import { checkedBatch, checkListOptions, compareRows, marksBetween, parsedBody } from '../derived-rules.ts';
 import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from '../port/derived.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
-/** The derived tables in memory, for tests and the simulator: every user of one instance shares them. */
+/** A row as the tables keep it: its body as canonical JSON (what a store on disk holds), and its hash in the digest. */
+interface StoredRow {
+  key: string;
+  order: number;
+  open: boolean;
+  text: string;
+  hash: bigint;
+}
+
+/** A stored row as the port answers it: a body of its own, parsed from the text kept. */
+const rowOf = (stored: StoredRow): DerivedRow => ({ key: stored.key, order: stored.order, open: stored.open, body: parsedBody(stored.text) });
+
+/**
+ * The derived tables in memory, for tests and the simulator: every user of one instance shares
+ * them. Each row is kept as its canonical text with its hash, so a change moves the digest by the
+ * hash kept for the old row, and every read parses a body of its own.
+ */
 export class MemoryDerivedTables implements DerivedTables {
   #cursor: DerivedCursor | null = null;
-  readonly #views = new Map<string, Map<string, DerivedRow>>();
+  readonly #views = new Map<string, Map<string, StoredRow>>();
   readonly #sums = new Map<string, { sum: string; rows: number }>();
+  /** Each view's rows in `order` then key, built at the first list after the view changed. */
+  readonly #sorted = new Map<string, StoredRow[]>();
   #marks: DigestMark[] = [];
 
   async cursor(): Promise<DerivedCursor | null> {
@@ -19,16 +37,21 @@ export class MemoryDerivedTables implements DerivedTables {
     const bodies = checkedBatch(batch);
     if ((this.#cursor?.seq ?? 0) !== batch.fromSeq) return false;
     for (const [i, change] of batch.changes.entries()) {
-      const rows = this.#views.get(change.view) ?? new Map<string, DerivedRow>();
+      const rows = this.#views.get(change.view) ?? new Map<string, StoredRow>();
       this.#views.set(change.view, rows);
+      this.#sorted.delete(change.view);
       const old = rows.get(change.key) ?? null;
-      // The body as a store keeps it: its canonical JSON, read back.
-      const body = bodies[i];
-      const row = change.row === null || body === null || body === undefined ? null : { key: change.key, order: change.row.order, open: change.row.open, body: parsedBody(body) };
+      // The body as a store keeps it: its canonical JSON.
+      const text = bodies[i];
+      let row: StoredRow | null = null;
+      if (change.row !== null && text !== null && text !== undefined) {
+        const { order, open } = change.row;
+        row = { key: change.key, order, open, text, hash: bytesHash(storedRowBytes(change.view, change.key, order, open, text)) };
+      }
       if (row === null) rows.delete(change.key);
       else rows.set(change.key, row);
       const sum = this.#sums.get(change.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-      this.#sums.set(change.view, { sum: moveDigest(sum.sum, row, old, change.view), rows: sum.rows + (row === null ? 0 : 1) - (old === null ? 0 : 1) });
+      this.#sums.set(change.view, { sum: moveDigestBy(sum.sum, row?.hash ?? null, old?.hash ?? null), rows: sum.rows + (row === null ? 0 : 1) - (old === null ? 0 : 1) });
     }
     const { seq, globalHash, size, version } = batch.to;
     this.#cursor = { seq, globalHash, size, version };
@@ -38,23 +61,51 @@ export class MemoryDerivedTables implements DerivedTables {
 
   async reset(version: string): Promise<void> {
     this.#views.clear();
+    this.#sorted.clear();
     this.#sums.clear();
     this.#marks = [];
     this.#cursor = { seq: 0, globalHash: null, size: 0, version };
   }
 
   async get(view: string, key: string): Promise<DerivedRow | null> {
-    return copy(this.#views.get(view)?.get(key) ?? null);
+    const stored = this.#views.get(view)?.get(key);
+    return stored === undefined ? null : rowOf(stored);
   }
 
   async list(view: string, options: DerivedListOptions): Promise<DerivedRow[]> {
     checkListOptions(options);
-    const sign = options.direction === 'asc' ? 1 : -1;
-    const rows = [...(this.#views.get(view)?.values() ?? [])]
-      .filter((row) => options.open === undefined || row.open === options.open)
-      .filter((row) => options.after === undefined || sign * compareRows(row, options.after) > 0)
-      .sort((a, b) => sign * compareRows(a, b));
-    return copy(rows.slice(0, options.limit));
+    const sorted = this.#sortedRows(view);
+    const asc = options.direction === 'asc';
+    const { after } = options;
+    // The first row past `after` in the direction: a binary search of the rows in order.
+    let at = asc ? 0 : sorted.length - 1;
+    if (after !== undefined) {
+      let lo = 0;
+      let hi = sorted.length;
+      // asc: the first row above `after`; desc: the last row below it (the first not below, less one).
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const cmp = compareRows(sorted[mid]!, after);
+        if (asc ? cmp <= 0 : cmp < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      at = asc ? lo : lo - 1;
+    }
+    const out: DerivedRow[] = [];
+    for (let i = at; i >= 0 && i < sorted.length && out.length < options.limit; i += asc ? 1 : -1) {
+      const stored = sorted[i]!;
+      if (options.open === undefined || stored.open === options.open) out.push(rowOf(stored));
+    }
+    return out;
+  }
+
+  #sortedRows(view: string): StoredRow[] {
+    let sorted = this.#sorted.get(view);
+    if (sorted === undefined) {
+      sorted = [...(this.#views.get(view)?.values() ?? [])].sort(compareRows);
+      this.#sorted.set(view, sorted);
+    }
+    return sorted;
   }
 
   async digests(): Promise<DerivedDigest[]> {
@@ -69,13 +120,14 @@ export class MemoryDerivedTables implements DerivedTables {
   }
 
   /**
-   * A copy of the tables as they stand, sharing nothing with them: every row, each view's sum and
-   * row count, the marks and the cursor. What a file copied aside is to a store on disk.
+   * A copy of the tables as they stand, sharing nothing that can change with them: every row,
+   * each view's sum and row count, the marks and the cursor. What a file copied aside is to a
+   * store on disk. (A kept row is never changed in place, only replaced, so rows are shared.)
    */
   clone(): MemoryDerivedTables {
     const copied = new MemoryDerivedTables();
     copied.#cursor = copy(this.#cursor);
-    for (const [view, rows] of this.#views) copied.#views.set(view, copy(rows));
+    for (const [view, rows] of this.#views) copied.#views.set(view, new Map(rows));
     for (const [view, sum] of this.#sums) copied.#sums.set(view, { ...sum });
     copied.#marks = copy(this.#marks);
     return copied;
