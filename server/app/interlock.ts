@@ -92,7 +92,8 @@ export interface Interlock {
   services: Services;
   /**
    * Refuse a damaged journal before anything is served (server/integrity/start-check.ts): the
-   * schema's guards, the global chain, a replay of every entry, the checkpoints. Throws a
+   * schema's guards, a replay of the entries since the newest checkpoint (or every entry, when
+   * it does not hold), the global chain, the checkpoints. Throws a
    * JournalDamagedError, whose message is the one line to print. `beforeReplay` is called before
    * the replay with the derived tables as found (start-check.ts): to listen first when they are
    * to be rebuilt, with `/readyz` telling the rebuild's progress.

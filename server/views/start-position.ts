@@ -7,10 +7,9 @@ import type { SigningKey } from '../receipts/keys.ts';
  * Where the views' follower starts: `zero` replays and verifies the whole journal; `checkpoint`
  * starts at the lower of the newest signed checkpoint and the derived tables' cursor, each checked
  * against the journal's seals first, so start-up verifies only the entries since the newest
- * checkpoint, and every entry past the tables' cursor still reaches the views. The views still
- * replayed in memory from the first entry (the inbox, the scoreboard, the outbox, the config's
- * reloads) are not fed at all under `checkpoint`, so it stays off by default until every view
- * is kept in a table.
+ * checkpoint, and every entry past the tables' cursor still reaches the views. Every view is kept
+ * in the derived tables and loads its open work from them, so every server the services build
+ * starts at `checkpoint`; `zero` is for tools and tests with no key to hold a checkpoint against.
  */
 export type StartFrom = 'zero' | 'checkpoint';
 
