@@ -36,7 +36,9 @@ export class InboxRowError extends Error {
  * reconciler, the figures). A chain is put away only once finished for good: sent and confirmed
  * final by Stripe, or closed by a rejection with nothing sent, in doubt or waiting. A chain closed
  * by a repair stays open (its repair's chain may still be owed), and so does one refused for good
- * before it was sent (the sweeps look at it again), as they are today.
+ * before it was sent (the sweeps look at it again), as they are today. So does an ambiguous chain
+ * never committed, even once closed by a person: `interlock_ambiguous_items` counts every one, from
+ * memory (AMBIGUOUS is never resolved by Interlock, and such chains are rare).
  */
 export function isOpenSummary(held: Pick<HeldSummary, 'summary' | 'waitingTurn'>): boolean {
   const s = held.summary;
