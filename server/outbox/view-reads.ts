@@ -80,8 +80,14 @@ export class OutboxReads {
       if (mine.length < ROWS_PAGE) break;
       after = { order: 0, key: mine.at(-1)!.key };
     }
+    // What is not written yet may be in the tables already: another process wrote them past it.
+    const seen = new Set(ids);
     for (const change of this.#unwritten()) {
-      if (change.view === OUTBOX_ABOUT_VIEW && change.key.startsWith(`${effectId}/`) && typeof change.row?.body.id === 'string') ids.push(change.row.body.id);
+      const id = change.view === OUTBOX_ABOUT_VIEW && change.key.startsWith(`${effectId}/`) ? change.row?.body.id : undefined;
+      if (typeof id === 'string' && !seen.has(id)) {
+        seen.add(id);
+        ids.push(id);
+      }
     }
     return ids;
   }

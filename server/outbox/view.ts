@@ -19,6 +19,11 @@ const MESSAGE_KIND_SET: ReadonlySet<string> = new Set(MESSAGE_KINDS);
 interface Late {
   message: boolean;
   entries: { entry: Entry; seq: number }[];
+  /**
+   * Its first entry here was already in the tables (another process wrote them past it): the
+   * row is read for what it may owe, and a chain with no row owes nothing.
+   */
+  inTables?: boolean;
 }
 
 /**
@@ -108,7 +113,9 @@ export class OutboxView {
     } else if (this.#late.has(id)) {
       this.#late.get(id)!.entries.push({ entry, seq });
     } else if (!after) {
-      // The tables hold it already, and nothing in memory needs it.
+      // The tables hold it already, written by another process past this page: its row is read at
+      // `settle`, so what it owes (a message to send, one held for a digest) is held here too.
+      this.#late.set(id, { message, entries: [{ entry, seq }], inTables: true });
     } else if (entry.kind === 'MESSAGE') {
       this.#message(entry, seq);
     } else if (entry.prev === null && !message) {
@@ -285,6 +292,7 @@ export class OutboxView {
   /** An item not in memory that moved: its row, and the entries past what the row folded. */
   async #lateItem(id: string, late: Late): Promise<void> {
     const stored = await this.#options.tables.get(OUTBOX_ITEMS_VIEW, id);
+    if (stored === null && late.inTables === true) return;
     if (stored === null) throw new Error(`the outbox cannot fold item ${id} again: its chain began before the tables' cursor, and they hold no row of it`);
     this.#held.holdItem(stored, await this.history.aboutIds(id));
     const item = this.items.get(id)!;
@@ -299,6 +307,7 @@ export class OutboxView {
   /** A message not in memory that moved: its row, and the entries past what the row folded. */
   async #lateMessage(id: string, late: Late): Promise<void> {
     const stored = await this.#options.tables.get(OUTBOX_MESSAGES_VIEW, id);
+    if (stored === null && late.inTables === true) return;
     if (stored === null) throw new Error(`the outbox cannot fold message ${id} again: it was decided before the tables' cursor, and they hold no row of it`);
     this.#held.holdMessage(stored);
     this.#held.fresh.add(id);
