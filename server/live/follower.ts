@@ -172,9 +172,11 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
             this.#released.clear();
             await this.afterPage();
           }
+          // Asked for again while the seal was read or the last page written: read again, or
+          // that ask would resolve without what was durable before it.
+          await this.#holdHead();
+          await this.afterPage();
         } while (this.#again);
-        await this.#holdHead();
-        await this.afterPage();
         this.emit('caughtUp', this.#seq);
       } finally {
         this.#released.clear();
