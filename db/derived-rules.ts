@@ -78,6 +78,10 @@ export function checkListOptions(options: DerivedListOptions): void {
   if (after !== undefined && (!Number.isSafeInteger(after.order) || typeof after.key !== 'string')) {
     throw new DerivedInputError('a list starts after a row named by its whole order and its key');
   }
+  const before = options.before;
+  if (before !== undefined && (!Number.isSafeInteger(before.order) || typeof before.key !== 'string')) {
+    throw new DerivedInputError('a list stops before a row named by its whole order and its key');
+  }
   if (options.open !== undefined && typeof options.open !== 'boolean') throw new DerivedInputError('a list of open rows asks open: true or false');
 }
 

@@ -224,6 +224,12 @@ export class SqliteDerivedTables implements DerivedTables {
         const [from, past] = ascending ? [gte, gt] : [lte, lt];
         where.push(from(derivedRows.ord, after.order), or(past(derivedRows.ord, after.order), past(derivedRows.key, after.key))!);
       }
+      const before = options.before;
+      if (before !== undefined) {
+        // The same keyset the other way: up to the row's ord, and short of its key there.
+        const [to, short] = ascending ? [lte, lt] : [gte, gt];
+        where.push(to(derivedRows.ord, before.order), or(short(derivedRows.ord, before.order), short(derivedRows.key, before.key))!);
+      }
       const order = ascending ? [asc(derivedRows.ord), asc(derivedRows.key)] : [desc(derivedRows.ord), desc(derivedRows.key)];
       const rows = this.#db
         .select({ key: derivedRows.key, ord: derivedRows.ord, open: derivedRows.open, body: derivedRows.body })

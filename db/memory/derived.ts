@@ -92,8 +92,10 @@ export class MemoryDerivedTables implements DerivedTables {
       at = asc ? lo : lo - 1;
     }
     const out: DerivedRow[] = [];
+    const { before } = options;
     for (let i = at; i >= 0 && i < sorted.length && out.length < options.limit; i += asc ? 1 : -1) {
       const stored = sorted[i]!;
+      if (before !== undefined && (asc ? compareRows(stored, before) >= 0 : compareRows(stored, before) <= 0)) break;
       if (options.open === undefined || stored.open === options.open) out.push(rowOf(stored));
     }
     return out;

@@ -59,6 +59,8 @@ export interface DerivedListOptions {
   direction: 'asc' | 'desc';
   /** Start after this row (exclusive, in the direction's sense); from the first when absent. */
   after?: { order: number; key: string };
+  /** Stop before this row (exclusive, in the direction's sense): a range of keys reads that range only. */
+  before?: { order: number; key: string };
   limit: number;
   /** Only the open rows, or only the closed ones; all when absent. */
   open?: boolean;

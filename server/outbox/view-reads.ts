@@ -71,14 +71,14 @@ export class OutboxReads {
   /** The ids of an item's messages, oldest first: the tables' index, and what of it is not written yet. */
   async aboutIds(effectId: string): Promise<string[]> {
     const ids: string[] = [];
-    const end = aboutEnd(effectId);
+    // The item's range of the index alone: its keys sort between these two.
+    const before = { order: 0, key: aboutEnd(effectId) };
     let after = { order: 0, key: `${effectId}/` };
     for (;;) {
-      const rows = await this.#tables.list(OUTBOX_ABOUT_VIEW, { direction: 'asc', after, limit: ROWS_PAGE });
-      const mine = rows.filter((row) => row.order === 0 && row.key < end);
-      for (const row of mine) if (typeof row.body.id === 'string') ids.push(row.body.id);
-      if (mine.length < ROWS_PAGE) break;
-      after = { order: 0, key: mine.at(-1)!.key };
+      const rows = await this.#tables.list(OUTBOX_ABOUT_VIEW, { direction: 'asc', after, before, limit: ROWS_PAGE });
+      for (const row of rows) if (typeof row.body.id === 'string') ids.push(row.body.id);
+      if (rows.length < ROWS_PAGE) break;
+      after = { order: 0, key: rows.at(-1)!.key };
     }
     // What is not written yet may be in the tables already: another process wrote them past it.
     const seen = new Set(ids);

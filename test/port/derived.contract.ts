@@ -117,6 +117,13 @@ export const derivedCases: Record<string, ContractCase<DerivedEnv>> = {
     expect(await paged(tables, 'ledger', 'desc', 2, false)).toEqual(['c', 'Ａ', 'é', 'b', 'B', 'y']);
     expect(keysOf(await tables.list('ledger', { direction: 'asc', limit: 3, after: { order: 2, key: 'a' } }))).toEqual(['b', 'é', 'Ａ']);
     expect(keysOf(await tables.list('ledger', { direction: 'desc', limit: 3, after: { order: 2, key: 'a' } }))).toEqual(['B', 'z', 'y']);
+    // A range: after one row and before another, either way, the bounds left out.
+    expect(keysOf(await tables.list('ledger', { direction: 'asc', limit: 9, after: { order: 1, key: 'z' }, before: { order: 2, key: 'é' } }))).toEqual(['B', 'a', 'b']);
+    expect(keysOf(await tables.list('ledger', { direction: 'desc', limit: 9, after: { order: 2, key: 'é' }, before: { order: 1, key: 'z' } }))).toEqual(['b', 'a', 'B']);
+    expect(keysOf(await tables.list('ledger', { direction: 'asc', limit: 2, before: { order: 2, key: 'aa' } }))).toEqual(['y', 'z']);
+    expect(keysOf(await tables.list('ledger', { direction: 'asc', limit: 9, before: { order: 2, key: 'a' }, open: true }))).toEqual(['z']);
+    expect(keysOf(await tables.list('ledger', { direction: 'desc', limit: 9, before: { order: 2, key: '𝄞' } }))).toEqual(['c']);
+    expect(await tables.list('ledger', { direction: 'asc', limit: 9, after: { order: 3, key: 'c' }, before: { order: -4, key: 'y' } })).toEqual([]);
     // After a row that is not there: from where it would sort.
     expect(keysOf(await tables.list('ledger', { direction: 'asc', limit: 2, after: { order: 2, key: 'aa' } }))).toEqual(['b', 'é']);
     expect(await tables.list('ledger', { direction: 'asc', limit: 0 })).toEqual([]);
@@ -190,6 +197,7 @@ export const derivedCases: Record<string, ContractCase<DerivedEnv>> = {
     ];
     for (const one of bad) await expect(tables.advance(one)).rejects.toMatchObject({ code: 'derived_input_invalid' });
     await expect(tables.list('ledger', { direction: 'asc', limit: -1 })).rejects.toMatchObject({ code: 'derived_input_invalid' });
+    await expect(tables.list('ledger', { direction: 'asc', limit: 1, before: { order: 1.5, key: 'a' } })).rejects.toMatchObject({ code: 'derived_input_invalid' });
     expect(await everything(tables, ['ledger'])).toEqual(before);
   },
 
