@@ -45,6 +45,9 @@ export function retryDelayMs(n: number, random: () => number = Math.random): num
 /** How long a process holds a message while it attempts it: well past one attempt's timeout. */
 const CLAIM_TTL_MS = limits.outboxAttemptTimeoutMs * 6;
 
+/** Items planned between two yields to the event loop: a pass over many never holds requests up. */
+const PLAN_YIELD_EVERY = 100;
+
 /**
  * The wall-clock time after which a message gets no more attempts: for an agent's callback 24 h
  * after its first attempt; for a message to a person, and for any message before its first
@@ -108,9 +111,16 @@ export class Outbox {
     await outbox.prepareWindow(digestWindow(this.#options.nowMs()));
     this.#journaledInWindow.clear();
     let written = 0;
-    for (const effectId of outbox.takeTouched()) {
+    let planned = 0;
+    const callbacks = Object.keys(this.#options.notifications.agents).length > 0;
+    const touched = new Set([...outbox.takeTouched(), ...(await outbox.takeFinalsAtLoad(callbacks))]);
+    for (const effectId of touched) {
+      // An item not in memory is closed: it can owe an agent's callback, nothing else.
+      if (!callbacks && !outbox.items.has(effectId)) continue;
       const item = await outbox.item(effectId);
       if (item) written += await this.#journal(await this.#owedBy(item, outbox));
+      // A long pass (a start re-plans the day's final items) lets requests and signals in between.
+      if (++planned % PLAN_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     return written;
   }
@@ -233,6 +243,8 @@ export class Outbox {
     // A callback carries the answer GET /v1/refunds/:id gives now, read from the item's chain.
     const events = [...(item.final ? (['final'] as const) : []), ...(item.failedAtStripe ? (['failed_at_stripe'] as const) : [])];
     for (const event of events) {
+      // Owed at all (configured, within its window, not journaled yet) before its chain is read.
+      if (owedCallback(item, event, {}, input).length === 0) continue;
       const chain = await this.#options.journal.entries(item.effectId);
       const body = refundAnswer(request.id, item.effectId, chain, undefined, this.#options.displayName);
       owed.push(...owedCallback(item, event, body, input));

@@ -56,6 +56,8 @@ export class OutboxView {
   #loadedAt = 0;
   /** The wall-clock time of the newest final news of an item (made final, failed at Stripe) seen. */
   #newestFinal = 0;
+  /** The final items of the delivery window are still to be handed to the planner (`takeFinalsAtLoad`). */
+  #finalsToPlan = false;
 
   constructor(options: OutboxViewOptions) {
     this.#options = options;
@@ -72,14 +74,11 @@ export class OutboxView {
       this.#held.holdItem(row, await this.history.aboutIds(row.key));
       this.#touched.add(row.key);
     }
-    // Items made final whose agent's callback may still be owed: planned again, as a replay did.
+    // Items made final whose agent's callback may still be owed are planned again, as a replay
+    // did: read by the planner's first pass, and only when some agent has a callback.
     const [newest] = await tables.list(OUTBOX_FINALS_VIEW, { direction: 'desc', limit: 1 });
     this.#newestFinal = Math.max(this.#newestFinal, newest?.order ?? 0);
-    const since = this.#newestFinal - limits.outboxDeliveryWindowMs;
-    for await (const row of rowsOf(tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
-      if (row.order < since) break;
-      this.#touched.add(row.key);
-    }
+    this.#finalsToPlan = newest !== undefined;
     for await (const row of rowsOf(tables, OUTBOX_MESSAGES_VIEW, true)) this.#held.holdMessage(row);
     // Held messages no digest carries yet: their own rows are closed (no attempt of their own is owed).
     for await (const { key } of rowsOf(tables, OUTBOX_HELD_VIEW, true)) {
@@ -213,6 +212,24 @@ export class OutboxView {
   /** How many items, messages and digest windows are held in memory. */
   get inMemory(): { items: number; messages: number; windows: number } {
     return { items: this.items.size, messages: this.messages.size, windows: this.#counts.heldWindows };
+  }
+
+  /**
+   * The items made final within the delivery window before this process loaded the tables, once:
+   * their agents' callbacks may still be owed. Read only when `read` (an agent has a callback to
+   * be told by); a day of final items, not history.
+   */
+  async takeFinalsAtLoad(read: boolean): Promise<string[]> {
+    if (!this.#finalsToPlan) return [];
+    this.#finalsToPlan = false;
+    if (!read) return [];
+    const since = this.#newestFinal - limits.outboxDeliveryWindowMs;
+    const ids: string[] = [];
+    for await (const row of rowsOf(this.#options.tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
+      if (row.order < since) break;
+      ids.push(row.key);
+    }
+    return ids;
   }
 
   /** The items touched since the last call, and forget them. */
