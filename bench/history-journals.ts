@@ -74,7 +74,11 @@ export async function ensureJournals(
   for (const size of asked) {
     const file = journalFile(dir, size);
     files[size] = file;
-    if (fs.existsSync(file)) continue;
+    if (fs.existsSync(file)) {
+      // A journal kept from before waiting items were bounded has them decided now, once.
+      await generateJournal(file, templates, 0);
+      continue;
+    }
     const partial = `${file}.partial`;
     fs.rmSync(partial, { force: true });
     const from = HISTORY_SIZES.slice(0, HISTORY_SIZES.indexOf(size))

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { sealNext } from '../db/journal-rules.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
-import { openDatabase } from '../db/open.ts';
+import { type OpenDatabase, openDatabase } from '../db/open.ts';
 import type { Entry } from '../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../shared/json.ts';
 import { effectIdFor } from '../server/journal/hash.ts';
@@ -12,6 +12,14 @@ export type ChainClass = (typeof CHAIN_CLASSES)[number];
 
 /** Of every 100 generated chains, how many of each class: most refunds clear under policy. */
 export const CHAIN_MIX: Record<ChainClass, number> = { routine: 85, approved: 7, rejected: 3, open: 5 };
+
+/**
+ * Items left waiting for a person, at most: past this, the oldest waiting item is decided (turned
+ * down, as the rejected templates were) when a new one is added. A merchant's approvers decide
+ * within the SLA, so the queue holds about a day of escalations however long the history; a
+ * journal whose every twentieth request waited forever would measure open work, not history.
+ */
+export const OPEN_CHAINS_KEPT = 1_000;
 
 /** Chains kept per class as templates. */
 const TEMPLATES_PER_CLASS = 8;
@@ -115,19 +123,29 @@ export function copyChain(template: readonly Entry[], k: number): Entry[] {
 
 /**
  * Append copies of the templates to the journal at `file` until it holds at least `entries`
- * entries, starting with chain number `fromChain`; returns the next chain number. Entries go in
+ * entries, starting with chain number `fromChain`, deciding the oldest waiting items past
+ * `openKept` (those the file held before too); returns the next chain number. Entries go in
  * through the store (`appendSealed`, which checks every hash and link) in big transactions.
  */
-export async function generateJournal(file: string, templates: Templates, entries: number, fromChain = 0): Promise<number> {
+export async function generateJournal(file: string, templates: Templates, entries: number, fromChain = 0, openKept = OPEN_CHAINS_KEPT): Promise<number> {
   const opened = openDatabase(file);
   try {
     const journal = new SqliteJournal({ db: opened.db, wallClockMs: () => Date.now() });
     let stored = opened.sqlite.prepare('SELECT count(*) FROM entries').pluck().get() as number;
     let k = fromChain;
     let pending: Entry[] = [];
+    const waiting = await waitingChains(opened.sqlite, journal);
+    const settle = () => {
+      while (waiting.length > openKept) pending.push(decisionAfter(waiting.shift()!, templates));
+    };
+    settle();
     while (stored + pending.length < entries) {
-      const pool = templates[classFor(k, templates)];
-      pending.push(...copyChain(pool[k % pool.length]!, k));
+      const kind = classFor(k, templates);
+      const pool = templates[kind];
+      const chain = copyChain(pool[k % pool.length]!, k);
+      pending.push(...chain);
+      if (kind === 'open' && chain.at(-1)!.kind === 'ESCALATED') waiting.push(chain.at(-1)!);
+      settle();
       k += 1;
       if (pending.length >= WRITE_CHUNK) {
         await journal.appendSealed(pending);
@@ -140,6 +158,28 @@ export async function generateJournal(file: string, templates: Templates, entrie
   } finally {
     opened.close();
   }
+}
+
+/** The last entries of the chains left waiting for a person (ending at their escalation), oldest first. */
+async function waitingChains(sqlite: OpenDatabase['sqlite'], journal: SqliteJournal): Promise<Entry[]> {
+  const ids = sqlite
+    .prepare(
+      `SELECT e.effect_id FROM entries e WHERE e.kind = 'ESCALATED'
+       AND e.seq = (SELECT max(n.seq) FROM entries n WHERE n.effect_id = e.effect_id) ORDER BY e.seq`,
+    )
+    .pluck()
+    .all() as string[];
+  const lasts: Entry[] = [];
+  for (const id of ids) lasts.push((await journal.entries(id)).at(-1)!);
+  return lasts;
+}
+
+/** The decision that turns down a waiting chain, copied from a rejected template and linked to the chain's escalation. */
+function decisionAfter(escalation: Entry, templates: Templates): Entry {
+  const decided = templates.rejected.flat().find((entry) => entry.kind === 'DECIDED');
+  if (decided === undefined || decided.kind !== 'DECIDED') throw new Error('the templates hold no decision to decide a waiting item with');
+  const { effect_id: _effectId, kind, ts_ms, prev: _prev, hash: _hash, ...fields } = decided;
+  return sealNext(kind, escalation.effect_id, { ...fields, escalation: escalation.hash } as JsonObject, escalation, Math.max(ts_ms, escalation.ts_ms));
 }
 
 /** Copy a closed journal file (its WAL was checkpointed on close) to `to`. */
