@@ -2,13 +2,17 @@ import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts'
 import type { DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { RowsAgainstDigests } from './derived-check-rows.ts';
 
 // The derived tables held against the journal in the background: the newest mark (the digests
 // the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
 // to the view's running sum. Memory holds one chain, a page of chain ids and the sums. A chain
-// with no entry past S must also be the very row the table holds now (a row edited or removed
-// under the server, which no digest moved for). A difference fails closed, as a damaged journal.
+// with no entry past S must also be the very row the table holds now. Then every row of every
+// table, whatever its key, is summed from one snapshot of the tables and held against the digest
+// its writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved
+// none, be it a chain's row (moved after S or not), the board's totals, a wait count, an index or
+// a reload. A difference fails closed, as a damaged journal.
 
 /** How one table-backed view's row is made from a chain: its own fold, so the next views plug in. */
 export interface ViewRefold {
@@ -46,16 +50,19 @@ interface Sum {
 export class DerivedCheck {
   readonly #journal: JournalStore;
   readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
+  readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
   #mark: DigestMark | null = null;
   readonly #sums = new Map<string, Sum>();
   #after = '';
   #waiting: string[] = [];
+  #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks'>, refolds: readonly ViewRefold[]) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[]) {
     this.#journal = journal;
     this.#tables = tables;
+    this.#rows = new RowsAgainstDigests(tables);
     this.#refolds = refolds;
   }
 
@@ -76,13 +83,18 @@ export class DerivedCheck {
     return this.#finished;
   }
 
-  /** Fold chains, one at a time, while `more()` says the slice has time: entries read are answered. */
+  /** Fold chains, one at a time, then sum the tables' rows, while `more()` says the slice has time: entries and rows read are answered. */
   async step(more: () => boolean): Promise<number> {
     const mark = this.#mark;
     if (mark === null || this.#finished) return 0;
+    if (this.#chainsDone) {
+      const units = await this.#rows.step(more);
+      this.#finished = this.#rows.finished;
+      return units;
+    }
     if (this.#waiting.length === 0) this.#waiting = await this.#journal.chainIds(this.#after, CHAIN_IDS_PAGE);
     if (this.#waiting.length === 0) {
-      this.#finished = true;
+      this.#chainsDone = true;
       return 0;
     }
     let units = 0;
@@ -94,10 +106,14 @@ export class DerivedCheck {
     return units;
   }
 
-  /** Each view's recomputed digest against the mark's; throws DerivedMismatchError at the first that differs. */
+  /**
+   * Each view's recomputed digest against the mark's, then each view's rows against its digest in
+   * the snapshot; throws DerivedMismatchError at the first that differs.
+   */
   compare(): void {
     const mark = this.#mark;
     if (mark === null) return;
+    this.close();
     for (const { view } of this.#refolds) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
@@ -105,6 +121,16 @@ export class DerivedCheck {
         throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
       }
     }
+    const rows = this.#rows.disagreement();
+    if (rows !== null) {
+      const { view, seq, recorded, summed } = rows;
+      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
+    }
+  }
+
+  /** Let go of what the check holds open (the tables' snapshot): when it is stopped before it finished. */
+  close(): void {
+    this.#rows.close();
   }
 
   /** One chain: its rows as of `at` added to the sums; a chain that did not move past `at` held against the table's row. */
