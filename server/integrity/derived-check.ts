@@ -7,7 +7,8 @@ import { RowsAgainstDigests } from './derived-check-rows.ts';
 // The derived tables held against the journal in the background: the newest mark (the digests
 // the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
-// to the view's running sum. Memory holds one chain, a page of chain ids and the sums. A chain
+// to the view's running sum (rows a view keys otherwise, a reload by its seq, are each one chain's
+// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. A chain
 // with no entry past S must also be the very row the table holds now. Then every row of every
 // table, whatever its key, is summed from one snapshot of the tables and held against the digest
 // its writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved
@@ -20,6 +21,16 @@ export interface ViewRefold {
   readonly view: string;
   /** The row the view's table holds for a chain made of these entries (in order, with their seqs), or null when it holds none. */
   rowOf(chain: readonly { seq: number; entry: Entry }[]): DerivedRow | null;
+}
+
+/**
+ * How rows a view keys otherwise than by their chain (a reload by its seq) are made from one chain:
+ * every row its entries alone give. They are summed at the mark as chains' rows are.
+ */
+export interface EntriesRefold {
+  readonly view: string;
+  /** The rows the view's table holds for these entries of one chain (in order, with their seqs). */
+  rowsOf(chain: readonly { seq: number; entry: Entry }[]): DerivedRow[];
 }
 
 /** A table that disagrees with the journal: the views stand failed until its tables are rebuilt and the server restarted. */
@@ -52,6 +63,7 @@ export class DerivedCheck {
   readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
   readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
+  readonly #entryRefolds: readonly EntriesRefold[];
   #mark: DigestMark | null = null;
   readonly #sums = new Map<string, Sum>();
   #after = '';
@@ -59,17 +71,18 @@ export class DerivedCheck {
   #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[]) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
     this.#rows = new RowsAgainstDigests(tables);
     this.#refolds = refolds;
+    this.#entryRefolds = entryRefolds;
   }
 
   /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
   async begin(): Promise<boolean> {
     this.#mark = (await this.#tables.marks()).at(-1) ?? null;
-    for (const { view } of this.#refolds) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
+    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
     this.#finished = this.#mark === null;
     return this.#mark !== null;
   }
@@ -114,7 +127,7 @@ export class DerivedCheck {
     const mark = this.#mark;
     if (mark === null) return;
     this.close();
-    for (const { view } of this.#refolds) {
+    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
@@ -142,6 +155,12 @@ export class DerivedCheck {
     const cut = read.filter(({ seq }) => seq <= at);
     if (cut.length === 0) return read.length;
     const moved = cut.length < read.length;
+    for (const refold of this.#entryRefolds) {
+      for (const row of refold.rowsOf(cut)) {
+        const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+        this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, rowHash(refold.view, row), null), rows: sum.rows + 1 });
+      }
+    }
     for (const [i, refold] of this.#refolds.entries()) {
       const row = refold.rowOf(cut);
       const hash = row === null ? null : rowHash(refold.view, row);

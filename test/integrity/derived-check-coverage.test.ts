@@ -8,6 +8,8 @@ import { WholeJournalPass, viewsPassParts, WholePassCounts } from '../../server/
 import { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
 import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
+import { buildChain } from '../support/entries.ts';
+import { CONFIG_CHAIN_ID } from '../../shared/entries.ts';
 import { tamper } from '../support/tamper.ts';
 
 // The background check promises that a derived row edited under the server, which changes what a
@@ -105,5 +107,23 @@ describe('derived rows the pages read, edited on disk', { timeout: 60_000 }, () 
     const { pass, counts } = passOver(views);
     const clean = await pass.run();
     expect({ clean, mismatches: counts.derivedMismatches }).toEqual({ clean: false, mismatches: 1 });
+  });
+
+  it('the config’s reloads are recomputed at the mark: they agree, and a mark’s reloads digest rewritten is found', async () => {
+    const file = join(makeTempDir(), 'interlock.sqlite');
+    const { journal, tables, views } = viewsOver(file);
+    const reload = (sha: string, added: string[]) => ['CONFIG', { at_ms: 1_000, sha256: sha.repeat(64), people_added: added, people_removed: [], joined: [], left: [] }] as const;
+    await journal.appendSealed(buildChain(CONFIG_CHAIN_ID, [reload('a', []), reload('b', ['dee'])]));
+    for (let from = 1; from <= REFUNDS; from += 500) {
+      await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
+    }
+    expect(await views.replayAtStart()).toBeNull();
+    const [mark] = await tables.marks();
+    expect(mark?.digests.find((digest) => digest.view === 'config.reloads')?.rows).toBe(2);
+    const { pass, counts } = passOver(views);
+    expect(await pass.run()).toBe(true);
+    tamper(file, (s) => expect(s.prepare("UPDATE derived_marks SET sum = ? WHERE view = 'config.reloads'").run('1'.repeat(64)).changes).toBe(1));
+    expect(await pass.run()).toBe(false);
+    expect({ checks: counts.derivedChecks, mismatches: counts.derivedMismatches }).toEqual({ checks: 1, mismatches: 1 });
   });
 });
