@@ -1,6 +1,6 @@
 import { canonical } from '../shared/receipts/canonical.ts';
 import { isJsonObject, type JsonObject } from '../shared/json.ts';
-import { type DerivedBatch, type DerivedListOptions, DIGEST_MARK_EVERY } from './port/derived.ts';
+import { type DerivedBatch, type DerivedCursor, type DerivedDigest, type DerivedListOptions, type DerivedRowHash, type DerivedSnapshot, DIGEST_MARK_EVERY } from './port/derived.ts';
 import { DerivedInputError } from './port/errors.ts';
 
 // The rules of the derived tables over any store: what a batch and a list may ask, the order rows
@@ -90,4 +90,21 @@ export function parsedBody(text: string): JsonObject {
   const value: unknown = JSON.parse(text);
   if (!isJsonObject(value)) throw new Error('a derived row holds a body that is no JSON object');
   return value;
+}
+
+/** A snapshot whose rows' hashes were all read at once: a database in memory has no second connection to read it by. */
+export function heldSnapshot(cursor: DerivedCursor | null, digests: DerivedDigest[], rows: DerivedRowHash[]): DerivedSnapshot {
+  let at = 0;
+  return {
+    cursor,
+    digests,
+    async next(limit) {
+      const page = rows.slice(at, at + limit);
+      at += page.length;
+      return page;
+    },
+    close() {
+      at = rows.length;
+    },
+  };
 }

@@ -1,9 +1,10 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import { onConnection } from './connection.ts';
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from './derived-digest.ts';
-import { checkedBatch, checkListOptions, marksBetween, parsedBody } from './derived-rules.ts';
+import { allRowsNow, openSnapshot } from './derived-snapshot.ts';
+import { checkedBatch, checkListOptions, heldSnapshot, marksBetween, parsedBody } from './derived-rules.ts';
 import type { JournalDb } from './open.ts';
-import type { DerivedBatch, DerivedChange, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from './port/derived.ts';
+import type { DerivedBatch, DerivedChange, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedSnapshot, DerivedTables, DigestMark } from './port/derived.ts';
 import { StoreReadOnlyError } from './port/errors.ts';
 import { derivedCursor, derivedDigests, derivedMarks, derivedRows } from './schema.ts';
 
@@ -265,6 +266,15 @@ export class SqliteDerivedTables implements DerivedTables {
         else marks.at(-1)?.digests.push({ view: row.view, sum: row.sum, rows: row.rows });
       }
       return marks;
+    });
+  }
+
+  /** Read by a connection of its own, so the journal's goes on writing; a database in memory is read at once. */
+  snapshot(): Promise<DerivedSnapshot> {
+    return this.#locked(async () => {
+      if (!this.#tablesPresent()) return heldSnapshot(null, [], []);
+      const client = this.#db.$client;
+      return client.memory ? allRowsNow(client) : openSnapshot(client.name);
     });
   }
 }

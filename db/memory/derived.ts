@@ -1,6 +1,6 @@
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from '../derived-digest.ts';
-import { checkedBatch, checkListOptions, compareRows, marksBetween, parsedBody } from '../derived-rules.ts';
-import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from '../port/derived.ts';
+import { checkedBatch, checkListOptions, compareRows, heldSnapshot, marksBetween, parsedBody } from '../derived-rules.ts';
+import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedSnapshot, DerivedTables, DigestMark } from '../port/derived.ts';
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -119,6 +119,12 @@ export class MemoryDerivedTables implements DerivedTables {
 
   async marks(): Promise<DigestMark[]> {
     return copy(this.#marks);
+  }
+
+  /** Every row's hash as it stands now, kept with the row: the rows are in memory already. */
+  async snapshot(): Promise<DerivedSnapshot> {
+    const rows = [...this.#views].flatMap(([view, kept]) => [...kept.values()].map(({ key, hash }) => ({ view, key, hash })));
+    return heldSnapshot(copy(this.#cursor), await this.digests(), rows);
   }
 
   /**

@@ -54,6 +54,27 @@ export interface DigestMark {
   digests: DerivedDigest[];
 }
 
+/** One row's hash, over the row as the store keeps it (db/derived-digest.ts): what its view's digest sums. */
+export interface DerivedRowHash {
+  view: string;
+  key: string;
+  hash: bigint;
+}
+
+/**
+ * The tables as they stood at one moment, read a page at a time while others write on: their
+ * cursor, each view's digest then, and every row's hash then. Close it when done: a store on disk
+ * holds its read open until then.
+ */
+export interface DerivedSnapshot {
+  readonly cursor: DerivedCursor | null;
+  /** Each view's digest (views with no row left out), by view name ascending. */
+  readonly digests: readonly DerivedDigest[];
+  /** The next rows' hashes, at most `limit`, each row of every view once; none when all were read. */
+  next(limit: number): Promise<DerivedRowHash[]>;
+  close(): void;
+}
+
 /** A list of one view's rows, in `order` then `key` (by UTF-8 bytes, db/derived-rules.ts), ascending or descending. */
 export interface DerivedListOptions {
   direction: 'asc' | 'desc';
@@ -100,4 +121,10 @@ export interface DerivedTables {
   digests(): Promise<DerivedDigest[]>;
   /** The recorded marks, oldest first. */
   marks(): Promise<DigestMark[]>;
+  /**
+   * The tables as they stand now, every row of every view with its hash as stored, for the check
+   * that the rows are what the digests say (server/integrity/derived-check.ts): rows changed
+   * under the store, not by `advance`, moved no digest.
+   */
+  snapshot(): Promise<DerivedSnapshot>;
 }

@@ -2,13 +2,18 @@ import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts'
 import type { DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { RowsAgainstDigests } from './derived-check-rows.ts';
 
 // The derived tables held against the journal in the background: the newest mark (the digests
 // the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
-// to the view's running sum. Memory holds one chain, a page of chain ids and the sums. A chain
-// with no entry past S must also be the very row the table holds now (a row edited or removed
-// under the server, which no digest moved for). A difference fails closed, as a damaged journal.
+// to the view's running sum (rows a view keys otherwise, a reload by its seq, are each one chain's
+// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. A chain
+// with no entry past S must also be the very row the table holds now. Then every row of every
+// table, whatever its key, is summed from one snapshot of the tables and held against the digest
+// its writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved
+// none, be it a chain's row (moved after S or not), the board's totals, a wait count, an index or
+// a reload. A difference fails closed, as a damaged journal.
 
 /** How one table-backed view's row is made from a chain: its own fold, so the next views plug in. */
 export interface ViewRefold {
@@ -16,6 +21,16 @@ export interface ViewRefold {
   readonly view: string;
   /** The row the view's table holds for a chain made of these entries (in order, with their seqs), or null when it holds none. */
   rowOf(chain: readonly { seq: number; entry: Entry }[]): DerivedRow | null;
+}
+
+/**
+ * How rows a view keys otherwise than by their chain (a reload by its seq) are made from one chain:
+ * every row its entries alone give. They are summed at the mark as chains' rows are.
+ */
+export interface EntriesRefold {
+  readonly view: string;
+  /** The rows the view's table holds for these entries of one chain (in order, with their seqs). */
+  rowsOf(chain: readonly { seq: number; entry: Entry }[]): DerivedRow[];
 }
 
 /** A table that disagrees with the journal: the views stand failed until its tables are rebuilt and the server restarted. */
@@ -46,23 +61,28 @@ interface Sum {
 export class DerivedCheck {
   readonly #journal: JournalStore;
   readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
+  readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
+  readonly #entryRefolds: readonly EntriesRefold[];
   #mark: DigestMark | null = null;
   readonly #sums = new Map<string, Sum>();
   #after = '';
   #waiting: string[] = [];
+  #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks'>, refolds: readonly ViewRefold[]) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
+    this.#rows = new RowsAgainstDigests(tables);
     this.#refolds = refolds;
+    this.#entryRefolds = entryRefolds;
   }
 
   /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
   async begin(): Promise<boolean> {
     this.#mark = (await this.#tables.marks()).at(-1) ?? null;
-    for (const { view } of this.#refolds) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
+    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
     this.#finished = this.#mark === null;
     return this.#mark !== null;
   }
@@ -76,13 +96,18 @@ export class DerivedCheck {
     return this.#finished;
   }
 
-  /** Fold chains, one at a time, while `more()` says the slice has time: entries read are answered. */
+  /** Fold chains, one at a time, then sum the tables' rows, while `more()` says the slice has time: entries and rows read are answered. */
   async step(more: () => boolean): Promise<number> {
     const mark = this.#mark;
     if (mark === null || this.#finished) return 0;
+    if (this.#chainsDone) {
+      const units = await this.#rows.step(more);
+      this.#finished = this.#rows.finished;
+      return units;
+    }
     if (this.#waiting.length === 0) this.#waiting = await this.#journal.chainIds(this.#after, CHAIN_IDS_PAGE);
     if (this.#waiting.length === 0) {
-      this.#finished = true;
+      this.#chainsDone = true;
       return 0;
     }
     let units = 0;
@@ -94,17 +119,31 @@ export class DerivedCheck {
     return units;
   }
 
-  /** Each view's recomputed digest against the mark's; throws DerivedMismatchError at the first that differs. */
+  /**
+   * Each view's recomputed digest against the mark's, then each view's rows against its digest in
+   * the snapshot; throws DerivedMismatchError at the first that differs.
+   */
   compare(): void {
     const mark = this.#mark;
     if (mark === null) return;
-    for (const { view } of this.#refolds) {
+    this.close();
+    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
         throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
       }
     }
+    const rows = this.#rows.disagreement();
+    if (rows !== null) {
+      const { view, seq, recorded, summed } = rows;
+      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
+    }
+  }
+
+  /** Let go of what the check holds open (the tables' snapshot): when it is stopped before it finished. */
+  close(): void {
+    this.#rows.close();
   }
 
   /** One chain: its rows as of `at` added to the sums; a chain that did not move past `at` held against the table's row. */
@@ -116,6 +155,12 @@ export class DerivedCheck {
     const cut = read.filter(({ seq }) => seq <= at);
     if (cut.length === 0) return read.length;
     const moved = cut.length < read.length;
+    for (const refold of this.#entryRefolds) {
+      for (const row of refold.rowsOf(cut)) {
+        const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+        this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, rowHash(refold.view, row), null), rows: sum.rows + 1 });
+      }
+    }
     for (const [i, refold] of this.#refolds.entries()) {
       const row = refold.rowOf(cut);
       const hash = row === null ? null : rowHash(refold.view, row);

@@ -239,18 +239,22 @@ export class WholeJournalPass {
     return true;
   }
 
-  /** The derived tables at their newest mark, recomputed chain by chain; a table that differs throws DerivedMismatchError. */
+  /** The derived tables at their newest mark, recomputed chain by chain, and every row against its digest; a table that differs throws DerivedMismatchError. */
   async #derived(): Promise<boolean> {
     const check = this.#parts.derivedCheck?.();
     if (check === undefined || !(await check.begin())) return true;
-    while (!check.finished) {
-      const ran = await this.#slice('derived', async () => {
-        const sliceStart = this.#now();
-        return check.step(() => this.#now() - sliceStart < this.#sliceMs * SLICE_FILL);
-      });
-      if (!ran) return false;
+    try {
+      while (!check.finished) {
+        const ran = await this.#slice('derived', async () => {
+          const sliceStart = this.#now();
+          return check.step(() => this.#now() - sliceStart < this.#sliceMs * SLICE_FILL);
+        });
+        if (!ran) return false;
+      }
+      check.compare();
+    } finally {
+      check.close();
     }
-    check.compare();
     this.#parts.counts.derivedChecks += 1;
     return true;
   }

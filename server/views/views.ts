@@ -1,4 +1,5 @@
 import { ConfigReloadsView } from '../config/reloads.ts';
+import { configReloadsRefold } from '../config/reloads-refold.ts';
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
@@ -179,7 +180,7 @@ export class Views {
     const tablesSeq = () => this.#writer.seq;
     this.#outbox = new OutboxView({ tables: derived, tablesSeq });
     this.#configReloads = new ConfigReloadsView({ tables: derived, tablesSeq });
-    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold, scoreboardRefold(options.inboxName), ...outboxRefolds()]);
+    this.#check = () => new DerivedCheck(this.#journal, derived, [ledgerRefold(options.inboxName), inboxRefold, scoreboardRefold(options.inboxName), ...outboxRefolds()], [configReloadsRefold]);
     this.#writer = new DerivedWriter(derived, options.version ?? tablesVersion(options.inboxName), [this.#ledger, this.#inbox, this.#scoreboard, this.#outbox, this.#configReloads], options.journal);
     this.#hub = new LiveHub(options.nowMs);
     this.#log = options.log;

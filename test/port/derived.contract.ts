@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { EMPTY_DIGEST, moveDigest } from '../../db/derived-digest.ts';
+import { EMPTY_DIGEST, moveDigest, moveDigestBy } from '../../db/derived-digest.ts';
 import type { DerivedBatch, DerivedChange, DerivedCursor, DerivedDigest, DerivedRow, DerivedTables } from '../../db/port/derived.ts';
 import type { JsonObject } from '../../shared/json.ts';
 import type { ContractCase } from './contract.ts';
@@ -238,5 +238,24 @@ export const derivedCases: Record<string, ContractCase<DerivedEnv>> = {
     expect((await tables.get('counts', 'total'))?.body).toEqual({ n: goal });
     expect(keysOf(await allRows(tables, 'ledger'))).toEqual(Array.from({ length: goal }, (_, i) => `k${i + 1}`));
     expect(await tables.digests()).toEqual([await recomputed(tables, 'counts'), await recomputed(tables, 'ledger')]);
+  },
+
+  'a snapshot holds every row of every view once, as the tables stood when it was taken, while they advance past it': async ({ tables }) => {
+    await tables.advance(batch(0, 2, [put('ledger', row('a', 1)), put('ledger', row('b', 2, { x: 1 }, true)), put('scoreboard.totals', row('board', 0, { n: 2 }))]));
+    const before = { cursor: await tables.cursor(), digests: await tables.digests() };
+    const snapshot = await tables.snapshot();
+    const read = await snapshot.next(1);
+    await tables.advance(batch(2, 3, [put('ledger', row('c', 3)), drop('ledger', 'a'), put('scoreboard.totals', row('board', 0, { n: 3 }))]));
+    for (let page = await snapshot.next(1); page.length > 0; page = await snapshot.next(1)) read.push(...page);
+    snapshot.close();
+    expect(await snapshot.next(1)).toEqual([]);
+    expect({ cursor: snapshot.cursor, digests: snapshot.digests }).toEqual(before);
+    expect(read.map(({ view, key }) => `${view}/${key}`).sort()).toEqual(['ledger/a', 'ledger/b', 'scoreboard.totals/board']);
+    const sums = new Map<string, DerivedDigest>();
+    for (const { view, hash } of read) {
+      const sum = sums.get(view) ?? { view, sum: EMPTY_DIGEST, rows: 0 };
+      sums.set(view, { view, sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
+    }
+    expect([...sums.values()].sort((a, b) => (a.view < b.view ? -1 : 1))).toEqual(before.digests);
   },
 };

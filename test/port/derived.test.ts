@@ -5,7 +5,7 @@ import type { DerivedTables } from '../../db/port/derived.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
 import { type ContractBackend, plantedFails, runContract } from './contract.ts';
 import { type DerivedEnv, derivedCases } from './derived.contract.ts';
-import { SqliteCheckingOutside, SqliteNotCheckingTheCursor, SqliteNotSubtracting } from './planted-derived.ts';
+import { SqliteCheckingOutside, SqliteNotCheckingTheCursor, SqliteNotSubtracting, SqliteSnapshotReadingLive } from './planted-derived.ts';
 
 const memory: ContractBackend<DerivedEnv> = {
   name: 'memory',
@@ -57,4 +57,11 @@ plantedFails(
     'many advances from two handles, interleaved, each from the cursor it read: no change lost or doubled',
   ],
   sqliteOn('a store that reads the cursor outside its write', (database) => new SqliteCheckingOutside(database.db)),
+);
+
+plantedFails(
+  'derived tables',
+  derivedCases,
+  ['a snapshot holds every row of every view once, as the tables stood when it was taken, while they advance past it'],
+  sqliteOn('a store whose snapshot reads each page as the tables stand then', (database) => new SqliteSnapshotReadingLive(database.db)),
 );

@@ -1,7 +1,8 @@
 import { moveDigestBy } from '../../db/derived-digest.ts';
 import { SqliteDerivedTables, type ViewSum } from '../../db/derived-store.ts';
+import { pagedSnapshot } from '../../db/derived-snapshot.ts';
 import { derivedCursor } from '../../db/schema.ts';
-import type { DerivedBatch } from '../../db/port/derived.ts';
+import type { DerivedBatch, DerivedSnapshot } from '../../db/port/derived.ts';
 
 // Stores of the derived tables planted with the bugs their contract exists to catch, as a store
 // over another database could have them. derived.test.ts shows that the contract's cases fail on each.
@@ -36,5 +37,12 @@ export class SqliteCheckingOutside extends SqliteNotCheckingTheCursor {
     // The way back from the database, as over a network.
     await new Promise((resolve) => setImmediate(resolve));
     return super.advance(batch);
+  }
+}
+
+/** Reads a snapshot's pages on the store's own connection, outside any transaction: each page as the tables stand when it is read. */
+export class SqliteSnapshotReadingLive extends SqliteDerivedTables {
+  override async snapshot(): Promise<DerivedSnapshot> {
+    return pagedSnapshot(this.db.$client, () => {});
   }
 }

@@ -1,4 +1,4 @@
-import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
+import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedSnapshot, DerivedTables, DigestMark } from '../../db/port/derived.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import type { Life } from './sim-journal.ts';
 
@@ -35,6 +35,10 @@ class PassingOn implements DerivedTables {
 
   marks(): Promise<DigestMark[]> {
     return this.tables.marks();
+  }
+
+  snapshot(): Promise<DerivedSnapshot> {
+    return this.tables.snapshot();
   }
 }
 
@@ -81,6 +85,10 @@ export class ProcessTables extends PassingOn {
 
   override marks(): Promise<DigestMark[]> {
     return this.alive(() => super.marks());
+  }
+
+  override snapshot(): Promise<DerivedSnapshot> {
+    return this.alive(() => super.snapshot());
   }
 }
 
