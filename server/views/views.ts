@@ -436,9 +436,8 @@ export class Views {
   async #catchUp(logFailure = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
+        // Every view's open work as the tables hold it (`DerivedSource.load`), before the follower applies anything past their cursor.
         await this.#writer.open();
-        // Open work as the tables hold it, before the follower applies anything past their cursor.
-        await this.#inbox.load();
         await this.#follower.catchUp();
         return;
       } catch (error) {

@@ -1,13 +1,12 @@
 import { expect } from 'vitest';
 import { MemoryJournal } from '../../db/journal-store.ts';
-import type { DerivedTables } from '../../db/port/derived.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
 import type { FieldsOf } from '../../shared/entries.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views/views.ts';
+import { Views, type ViewsOptions } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, tempDbFile } from './db-journals.ts';
 
 // The outbox's world for its tests: the notifications config, the entries the inbox and the gate
@@ -150,11 +149,12 @@ export function outboxFileWorld() {
     return storage;
   }
 
-  /** Views on `storage`, not started: their tables the file's unless `derived`, their journal through `wrapJournal`. */
-  function viewsOn(storage: Storage, options: { derived?: DerivedTables; wrapJournal?: (journal: JournalStore) => JournalStore } = {}): Views {
+  /** Views on `storage`, not started: their tables the file's unless `derived`, their journal through `wrapJournal`, from zero unless told. */
+  function viewsOn(storage: Storage, options: Pick<ViewsOptions, 'derived' | 'startFrom' | 'checkpoints'> & { wrapJournal?: (journal: JournalStore) => JournalStore } = {}): Views {
     const stored = storage.journal({ wallClockMs: () => wall.nowMs });
     const journal = options.wrapJournal ? options.wrapJournal(stored) : stored;
-    return new Views({ journal, inboxName: 'inbox', nowMs: () => appMs, log: quiet, derived: options.derived ?? storage.derived });
+    const { startFrom, checkpoints } = options;
+    return new Views({ journal, inboxName: 'inbox', nowMs: () => appMs, log: quiet, derived: options.derived ?? storage.derived, startFrom, checkpoints });
   }
 
   return {
