@@ -3,34 +3,25 @@ import type Stripe from 'stripe';
 import type { Storage } from '../../db/port/storage.ts';
 import type { AppClock } from './clock.ts';
 import type { InterlockConfig } from '../config/schema.ts';
-import { Reconciler } from '../confirm/reconciler.ts';
 import type { KillHook } from '../gate/kill-points.ts';
 import { buildApp } from '../http/app.ts';
 import { StartGate } from '../http/journal-scope.ts';
-import { STOP_ANSWER_MS } from '../http/graceful-stop.ts';
 import { createChannels } from '../outbox/channels.ts';
 import type { FactsScheduler } from '../facts/current-facts.ts';
 import type { Channels } from '../outbox/types.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import { SessionStore } from '../sessions/sessions.ts';
-import { createServices, queueWaiting, recoverInFlight, type Services, startServices, stripeAccountOf } from './services.ts';
-import { limits } from '../../shared/limits.ts';
-import type { Views, ViewsLog } from '../views/views.ts';
+import { createServices, type Services, startServices, stripeAccountOf } from './services.ts';
+import type { ViewsLog } from '../views/views.ts';
 import type { TablesFound } from '../views/writer.ts';
 import { checkJournalAtStart, type StartCheckOutcome, type StartCheckParts } from '../integrity/start-check.ts';
 import { Checkpointer } from '../integrity/checkpoints.ts';
-import { WholeJournalPass, viewsPassParts, type WholePassCounts, type WholePassParts } from '../integrity/whole-pass.ts';
 import { openMirror } from '../integrity/mirrors.ts';
 import { watchRefundOutcomes } from '../metrics/refund-outcomes.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { ConfigReloader, type ReloadOutcome } from './reload.ts';
-
-/** How often the views look for entries another process appended to the same journal file. */
-const JOURNAL_POLL_MS = 250;
-/** How often the outbox looks for retries that came due. */
-const OUTBOX_PASS_MS = 1_000;
-/** How often refunds whose webhook never came are looked up, unless told otherwise. */
-const RECONCILE_MS_DEFAULT = 60_000;
+import { startBackground } from './background.ts';
+import { type Stop, stopWithinBound } from './stop.ts';
 
 /**
  * What Interlock is built from: everything that comes from outside the process's own code, so
@@ -173,7 +164,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
   });
   app = built;
   const reloader = new ConfigReloader({ services, sessions, sha256: parts.configSha256 ?? '', log: built.log });
-  const stops: Array<() => Promise<void> | void> = [];
+  const stops: Stop[] = [];
   /** True once start-up's check held the journal: only then is its epoch known and a checkpoint signed at stop. */
   let checked = false;
   const checkpointer = new Checkpointer({
@@ -232,53 +223,13 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       stops.push(() => services.currentFacts.stop());
       await services.currentFacts.start({ background });
       if (!background) return;
-      // A corrupt journal met by background work is the views' to log (once); anything else is logged here.
-      const failed = (level: 'error' | 'warn', what: string) => (effectId: string | null, error: unknown) => {
-        if (!views.report(error)) built.log[level]({ err: error, effectId }, what);
-      };
-      stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
-      views.startPolling(JOURNAL_POLL_MS);
-      stops.push(() => views.stopPolling());
-      checkpointer.start();
-      stops.push(() => checkpointer.stop());
-      if (config.integrity.wholePassMs !== null) stops.push(startWholePass(views, checkpointer, services.wholePass, config.integrity.wholePassMs, built.log));
-      // Refunds whose webhook never came are looked up, a few at a time, well under Stripe's rate limit.
-      const reconciler = new Reconciler({
-        journal: services.journal,
-        target: services.target,
-        candidates: async () => (await views.current()).inbox.unconfirmedSent(),
-        nowMs: () => clock.wallMs(),
-        onConfirmed: () => views.refresh(),
-        onError: failed('warn', 'confirmation lookup failed; tried again later'),
-      });
-      reconciler.start(parts.reconcileMs ?? RECONCILE_MS_DEFAULT);
-      stops.push(() => reconciler.stop());
-      // The outbox works beside everything else: after each catch-up that saw new entries (a new
-      // escalation is told within the poll), and on a timer for retries that come due.
-      const { outbox } = services;
-      let seenSeq = -1;
-      views.onCaughtUp((seq) => {
-        if (seq === seenSeq) return;
-        seenSeq = seq;
-        void outbox.kick();
-      });
-      outbox.start(OUTBOX_PASS_MS);
-      stops.push(async () => {
-        outbox.stop();
-        await outbox.idle();
-      });
+      startBackground({ services, config, clock, checkpointer, log: built.log, reconcileMs: parts.reconcileMs }, stops);
     },
     async close() {
       const startMs = performance.now();
       // Every request taken is answered first, while everything behind the routes still works.
       await built.gracefulStop.drain();
-      // Background work is waited for only while the stop keeps within its bound: a call to Stripe
-      // with no answer (its own timeout is 30 s) is left to end with the process, not waited for
-      // until systemd kills it at TimeoutStopSec=30 with no last checkpoint.
-      const stopByMs = startMs + STOP_ANSWER_MS - STOP_CLOSE_MARGIN_MS;
-      for (const stop of stops.splice(0).reverse()) {
-        if (!(await finishedBy(stop(), stopByMs))) built.log.warn('background work did not stop in time; it ends with the process');
-      }
+      await stopWithinBound(stops.splice(0), startMs, built.log);
       await built.close();
       // Every request has been answered: the last checkpoint covers all this process verified.
       if (checked) await checkpointer.signAtStop();
@@ -287,74 +238,4 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       ownChannels?.close();
     },
   };
-}
-
-/** The background pass over the whole journal (server/integrity/whole-pass.ts), from now on; the answer stops it. */
-function startWholePass(views: Views, checkpointer: Checkpointer, counts: WholePassCounts, periodMs: number, log: WholePassParts['log']): () => Promise<void> {
-  const pass = new WholeJournalPass({
-    ...viewsPassParts(views),
-    checkpointProblem: () => checkpointer.checkpointProblem(),
-    derivedCheck: () => views.derivedCheck(),
-    counts,
-    periodMs,
-    log,
-  });
-  pass.start();
-  return async () => {
-    pass.stop();
-    await pass.idle();
-  };
-}
-
-/** What the stop keeps, after the background work, for closing the app, the last checkpoint and exiting. */
-const STOP_CLOSE_MARGIN_MS = 2_000;
-
-/** True once `work` ended (however), false if `byMs` (performance clock) came first. */
-async function finishedBy(work: Promise<unknown> | unknown, byMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, byMs - performance.now()));
-  });
-  try {
-    return await Promise.race([Promise.resolve(work).then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * The background pass, on the application clock: move overdue items up their chain, settle what
- * a crash left in flight once its claim has lapsed, and send approvals whose send did not finish.
- * One pass at a time; each step failing does not stop the next.
- */
-export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
-  let running = false;
-  const pass = async () => {
-    // Nothing is swept from a journal that failed a check: the operator has to act first.
-    if (running || services.views.unavailable) return;
-    running = true;
-    try {
-      for (const step of [
-        () => services.inbox.tick(),
-        // Reminders at their share of the SLA, digests of windows that closed.
-        () => services.outbox.tick(),
-        async () => services.inbox.reconcile(await recoverInFlight(services)),
-        // Requests another process accepted to wait their turn, long enough ago that it must have stopped.
-        () => queueWaiting(services, services.clock.wallMs() - limits.stripeTurnQueueMs - services.gate.claimTtlMs),
-        () => services.inbox.executeApproved(),
-        // Finish what was left half done while running (a request whose facts could not be read
-        // before its send), as start-up does, once it is older than a send may take.
-        () => services.inbox.refresh({ newUntilMs: services.clock.wallMs() - services.gate.claimTtlMs }),
-      ]) {
-        await step().catch(onError);
-      }
-      // What the pass wrote reaches the live pages now rather than at the next poll.
-      services.views.refresh();
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void pass(), services.config.slaTickMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

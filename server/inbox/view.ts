@@ -83,17 +83,16 @@ export class InboxView {
     return this.#projection.owned(summary);
   }
 
-  /** Load the table's open rows, once, before any entry is noted: open work as the tables' cursor has it. */
-  load(): Promise<void> {
-    this.#loaded ??= this.#load().catch((error: unknown) => {
+  /** Load the table's open rows, once, before any entry is noted: open work as the tables' cursor (`seq`) has it. */
+  load(seq: number): Promise<void> {
+    this.#loaded ??= this.#load(seq).catch((error: unknown) => {
       this.#loaded = null;
       throw error;
     });
     return this.#loaded;
   }
 
-  async #load(): Promise<void> {
-    const at = this.#options.tablesSeq();
+  async #load(at: number): Promise<void> {
     const found = [];
     for await (const row of rowsOf(this.#options.tables, { direction: 'asc', open: true }, OPEN_READ_ROWS)) found.push(heldOfRow(row));
     // In the order the chains began, as a replay would have met them.

@@ -79,6 +79,9 @@ export class LedgerView {
     this.#options = options;
   }
 
+  /** Nothing is read at start: an open row of the table is folded again from the journal when its chain next moves. */
+  async load(_seq: number): Promise<void> {}
+
   /** Take an appended entry with its journal seq, in journal order. */
   note(entry: Entry, seq: number): void {
     const id = entry.effect_id;

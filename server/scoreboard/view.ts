@@ -70,6 +70,9 @@ export class ScoreboardView {
     this.#options = options;
   }
 
+  /** Nothing is read at start: a chain not in memory is folded again from the journal when it next moves, the totals when first figured. */
+  async load(_seq: number): Promise<void> {}
+
   /** Take an appended entry with its journal seq, in journal order. */
   note(entry: Entry, seq: number): void {
     const id = entry.effect_id;

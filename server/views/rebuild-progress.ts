@@ -72,3 +72,39 @@ export class TablesRebuild {
     return Math.round(this.#clockMs() - this.#startedMs) / 1_000;
   }
 }
+
+/** The rebuild of the derived tables at start: begun at most once, while the replay at start runs; none before and after. */
+export class RebuildAtStart {
+  #running: TablesRebuild | null = null;
+  #done = false;
+
+  /** True when a rebuild may begin: none ran and none runs. */
+  get idle(): boolean {
+    return this.#running === null && !this.#done;
+  }
+
+  /** True while a rebuild runs. */
+  get running(): boolean {
+    return this.#running !== null;
+  }
+
+  begin(options: ConstructorParameters<typeof TablesRebuild>[0]): void {
+    this.#running = new TablesRebuild(options);
+  }
+
+  /** The replay at start held: the rebuild, if one ran, is done. */
+  finish(): void {
+    this.#running?.done();
+    this.#done = true;
+    this.#running = null;
+  }
+
+  /** The replay at start failed: no rebuild runs. */
+  drop(): void {
+    this.#running = null;
+  }
+
+  progress(): RebuildProgress | null {
+    return this.#running?.progress() ?? null;
+  }
+}

@@ -58,3 +58,21 @@ export async function cursorPosition(journal: Pick<JournalStore, 'sealAt'>, curs
   if (cursor === null || cursor.seq === 0) return null;
   return (await journal.sealAt(cursor.seq)) === cursor.globalHash ? cursor : null;
 }
+
+/**
+ * Where a start at a checkpoint puts the follower: the lower of the newest checkpoint and the
+ * tables' cursor as they were kept (`kept`), each checked against the seals; null (seq 0) when
+ * either is missing. A checkpoint that does not hold is no place to start from: the whole journal
+ * is replayed and verified instead, and start-up's check of the checkpoints
+ * (server/integrity/checkpoints.ts) tells what is wrong with it, by its own code, and refuses the start.
+ */
+export async function checkpointStart(journal: Pick<JournalStore, 'sealAt'>, checkpoints: StartCheckpoints, kept: JournalHead | null): Promise<JournalHead | null> {
+  let checkpoint: JournalHead | null;
+  try {
+    checkpoint = await checkpointPosition(journal, checkpoints);
+  } catch (error) {
+    if (!(error instanceof JournalCorruptError)) throw error;
+    checkpoint = null;
+  }
+  return lowerStart(checkpoint, await cursorPosition(journal, kept));
+}

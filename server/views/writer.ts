@@ -18,9 +18,10 @@ export interface DerivedSource {
   written(ours?: boolean): void;
   /**
    * Read its open work from the tables, once they are opened with their cursor at `seq`, before
-   * any entry past it is applied (0: the tables are rebuilt, nothing to read).
+   * any entry past it is applied (0: the tables are rebuilt, nothing to read). Every view has
+   * one, so none is written on without what it held: one that reads nothing at start says why.
    */
-  load?(seq: number): Promise<void>;
+  load(seq: number): Promise<void>;
 }
 
 /**
@@ -146,7 +147,7 @@ export class DerivedWriter {
   }
 
   async #load(): Promise<void> {
-    for (const source of this.#sources) await source.load?.(this.#seq);
+    for (const source of this.#sources) await source.load(this.#seq);
   }
 
   /** Write every source's changes through `head` (the follower's, read after the sources settled). */

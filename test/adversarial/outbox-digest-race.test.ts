@@ -7,7 +7,7 @@ import { escalated, HOUR, outboxWorld, proposed } from './outbox-harness.ts';
 
 // A message held for a digest names its window when it is *decided* (plan.ts: digestWindow of
 // the clock read before the append), and a digest's id is only (person, channel, window). The
-// SLA ticker's outbox.tick() runs beside the outbox's kick() in one process (interlock.ts
+// SLA ticker's outbox.tick() runs beside the outbox's kick() in one process (background.ts
 // startTicker and outbox.start), and a second process on the same journal runs both too. If the
 // window closes while a pass is journaling a held message, the tick can journal that window's
 // digest first, listing only the held messages it saw; the late one is then held for a digest

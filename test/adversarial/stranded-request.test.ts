@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { limits } from '../../shared/limits.ts';
 import { AppClock } from '../../server/app/clock.ts';
-import { startTicker } from '../../server/app/interlock.ts';
+import { startTicker } from '../../server/app/background.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 
 // Found by an adversarial review (it predates the reservations): a routine refund whose facts

@@ -143,7 +143,7 @@ describe('the inbox on its derived table', () => {
     try {
       const at = (await storage.derived.cursor())!.seq;
       const loaded = new InboxView({ inboxName: 'inbox', tables: storage.derived, chain: async () => [], tablesSeq: () => at, viewsSeq: () => at });
-      await loaded.load();
+      await loaded.load(at);
       const { inbox } = await restarted!.services.views.current();
       const all = new Set(Object.keys(restarted!.services.config.groups));
       expect(loaded.heldChains).toBe(OPEN);

@@ -1,103 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryJournal } from '../../db/journal-store.ts';
 import type { FieldsOf } from '../../shared/entries.ts';
 import { limits } from '../../shared/limits.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
-import { Outbox, retryDelayMs } from '../../server/outbox/outbox.ts';
+import { retryDelayMs } from '../../server/outbox/outbox.ts';
 import { messageId } from '../../server/outbox/plan.ts';
 import { renderEmail, renderSlack } from '../../server/outbox/render.ts';
-import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views/views.ts';
-import { effectIdOf, fakeClock } from '../support/db-journals.ts';
+import { effectIdOf } from '../support/db-journals.ts';
+import { escalated, HOUR, NOTIFICATIONS as CONFIG, outboxWorld as world, proposed as requestProposed } from '../support/outbox-world.ts';
 
 // The outbox's core on a journal: what is owed, journaled once under its id, delivered with
 // retries, given up. The channel here records what it is handed (the channels themselves are
 // tested against real SMTP and HTTP receivers in channels*.test.ts).
 
-const CONFIG: NotificationsConfig = {
-  publicUrl: 'https://interlock.example',
-  reminderAtShare: 0.5,
-  smtp: { host: 'smtp.example', port: 587, secure: false, user: null, password: null, from: 'Interlock <i@example.com>' },
-  people: { ana: [{ kind: 'email', to: 'ana@example.com' }], bea: [{ kind: 'email', to: 'bea@example.com' }], cy: [{ kind: 'email', to: 'cy@example.com' }] },
-  groups: { 'ap-leads': [{ kind: 'slack', url: 'https://hooks.slack.example/T/B/x' }] },
-  agents: { bot: { url: 'https://agent.example/cb', secret: 'whsec_test' } },
-  callbackAllowPrivate: [],
-};
-
-const HOUR = 3_600_000;
-
-/** A channel that records every delivery and answers what the test asks, in order. */
-class RecordingChannels implements Channels {
-  readonly delivered: Delivery[] = [];
-  answers: DeliveryOutcome[] = [];
-
-  async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
-    this.delivered.push(delivery);
-    return this.answers.shift() ?? { ok: true, status: 200, detail: 'ok' };
-  }
-}
-
-function world(options: { config?: NotificationsConfig; random?: () => number } = {}) {
-  const wall = fakeClock();
-  let appMs = 1_700_000_000_000;
-  const journal = new MemoryJournal(wall);
-  const channels = new RecordingChannels();
-  const log = { warnings: [] as string[], warn: (_f: object, m: string) => void log.warnings.push(m), error: () => {} };
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => appMs, log: { fatal: () => {}, error: () => {} } });
-  const outbox = (owner = 'p1') =>
-    new Outbox({
-      journal,
-      current: async () => (await views.current()).outbox,
-      notifications: options.config ?? CONFIG,
-      channels,
-      nowMs: () => appMs,
-      wallMs: () => wall.nowMs,
-      owner,
-      log,
-      random: options.random ?? (() => 0.5),
-    });
-  return {
-    journal,
-    channels,
-    views,
-    log,
-    wall,
-    outbox,
-    advanceApp: (ms: number) => {
-      appMs += ms;
-    },
-    get appMs() {
-      return appMs;
-    },
-  };
-}
-
-const proposed = (amount: number): FieldsOf<'PROPOSED'> => ({
-  agent: 'inbox',
-  lease: null,
-  premises: { currency: 'usd', amount_paid: 10_000 },
-  effect: { payment_intent: 'pi_1', amount },
-  request: { id: 'case-1', agent: 'bot', payment_intent: 'pi_1', amount, flags: [], reason: 'cracked <jar>' },
-});
-
-function escalated(atMs: number, fields: Partial<FieldsOf<'ESCALATED'>> = {}): FieldsOf<'ESCALATED'> {
-  return {
-    at_ms: atMs,
-    reason: 'needs_judgment',
-    why: 'a rule wants a person to decide',
-    detail: null,
-    facts: { currency: 'usd' },
-    changes: [],
-    repairs: [],
-    route: 'default',
-    group: 'ap-leads',
-    routed_to: ['ana', 'bea'],
-    level: 0,
-    due_ms: atMs + 4 * HOUR,
-    breach: false,
-    ...fields,
-  };
-}
+const proposed = (amount: number): FieldsOf<'PROPOSED'> => requestProposed('case-1', amount, { reason: 'cracked <jar>' });
 
 async function kinds(journal: JournalStore, id: string) {
   return (await journal.entries(id)).map((e) => e.kind);

@@ -1,77 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
 import type { Storage } from '../../db/port/storage.ts';
-import { openStorage } from '../../db/sqlite-storage.ts';
 import type { FieldsOf } from '../../shared/entries.ts';
 import { canonical } from '../../shared/receipts/canonical.ts';
-import type { JournalStore } from '../../server/journal/store.ts';
-import { Outbox } from '../../server/outbox/outbox.ts';
-import type { Channels, Delivery, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
+import type { Outbox } from '../../server/outbox/outbox.ts';
 import type { OutboxView } from '../../server/outbox/view.ts';
-import { Views } from '../../server/views/views.ts';
-import { cleanUpDatabases, effectIdOf, fakeClock, tempDbFile } from '../support/db-journals.ts';
+import type { Views } from '../../server/views/views.ts';
+import { effectIdOf } from '../support/db-journals.ts';
+import { escalated, HOUR, outboxFileWorld, proposed as requestProposed, RecordingChannels } from '../support/outbox-world.ts';
 
 // The outbox kept in derived tables on a real SQLite file: after many requests told, decided and
 // called back, memory holds only open work; a restart over the same file (new views, the tables
 // kept) shows and plans the same as before it, and as views whose tables are rebuilt from the journal.
 
-const CONFIG: NotificationsConfig = {
-  publicUrl: 'https://interlock.example',
-  reminderAtShare: 0.5,
-  smtp: { host: 'smtp.example', port: 587, secure: false, user: null, password: null, from: 'Interlock <i@example.com>' },
-  people: { ana: [{ kind: 'email', to: 'ana@example.com' }], bea: [{ kind: 'email', to: 'bea@example.com' }] },
-  groups: { 'ap-leads': [{ kind: 'slack', url: 'https://hooks.slack.example/T/B/x' }] },
-  agents: { bot: { url: 'https://agent.example/cb', secret: 'whsec_test' } },
-  callbackAllowPrivate: [],
-};
-
-const HOUR = 3_600_000;
 /** Requests told, decided and called back. */
 const CLOSED = 40;
 
-/** A channel that records every delivery: each is taken, or each fails worth a retry while `failing`. */
-class RecordingChannels implements Channels {
-  readonly delivered: Delivery[] = [];
-  failing = false;
-  async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
-    this.delivered.push(delivery);
-    return this.failing ? { ok: false, status: 503, error: 'try later', retryable: true } : { ok: true, status: 200, detail: 'ok' };
-  }
-}
+const proposed = (n: number): FieldsOf<'PROPOSED'> => requestProposed(`case-${n}`, 1_000 + n, { paymentIntent: `pi_${n}`, reason: 'cracked jar' });
 
-const proposed = (n: number): FieldsOf<'PROPOSED'> => ({
-  agent: 'inbox',
-  lease: null,
-  premises: { currency: 'usd', amount_paid: 10_000 },
-  effect: { payment_intent: `pi_${n}`, amount: 1_000 + n },
-  request: { id: `case-${n}`, agent: 'bot', payment_intent: `pi_${n}`, amount: 1_000 + n, flags: [], reason: 'cracked jar' },
-});
+const world = outboxFileWorld();
+const { wall } = world;
 
-const escalated = (atMs: number): FieldsOf<'ESCALATED'> => ({
-  at_ms: atMs,
-  reason: 'needs_judgment',
-  why: 'a rule wants a person to decide',
-  detail: null,
-  facts: { currency: 'usd' },
-  changes: [],
-  repairs: [],
-  route: 'default',
-  group: 'ap-leads',
-  routed_to: ['ana', 'bea'],
-  level: 0,
-  due_ms: atMs + 4 * HOUR,
-  breach: false,
-});
-
-const wall = fakeClock();
-let appMs = 1_700_000_000_000;
-const file = tempDbFile();
-const opened: Storage[] = [];
-const quiet = { fatal: () => {}, error: () => {} };
-
-function viewsOn(storage: Storage, derived = storage.derived): Views {
-  return new Views({ journal: storage.journal({ wallClockMs: () => wall.nowMs }), inboxName: 'inbox', nowMs: () => appMs, log: quiet, derived });
-}
+const viewsOn = (storage: Storage, derived = storage.derived): Views => world.viewsOn(storage, { derived });
 
 /** An outbox over `views` whose journal takes no message: the ids it would journal are collected. */
 function dryOutbox(views: Views, owed: string[]): Outbox {
@@ -88,21 +38,7 @@ function dryOutbox(views: Views, owed: string[]): Outbox {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return outboxOn(views, dry, new RecordingChannels());
-}
-
-function outboxOn(views: Views, journal: JournalStore, channels: Channels): Outbox {
-  return new Outbox({
-    journal,
-    current: async () => (await views.current()).outbox,
-    notifications: CONFIG,
-    channels,
-    nowMs: () => appMs,
-    wallMs: () => wall.nowMs,
-    owner: 'tables-test',
-    log: { warn: () => {}, error: () => {} },
-    random: () => 0.5,
-  });
+  return world.outbox(views, { owner: 'tables-test', channels: new RecordingChannels(), journal: dry });
 }
 
 /** Everything the outbox shows and plans, as text: its messages and items, each item's notifications, the counts, and what a plan and a tick would journal now. */
@@ -130,51 +66,47 @@ let outbox: OutboxView;
 let channels: RecordingChannels;
 
 beforeAll(async () => {
-  const storage = await openStorage({ file });
-  opened.push(storage);
+  const storage = await world.open();
   views = viewsOn(storage);
   expect(await views.replayAtStart()).toBeNull();
   const journal = views.journal;
   channels = new RecordingChannels();
-  const worker = outboxOn(views, journal, channels);
+  const worker = world.outbox(views, { owner: 'tables-test', channels });
   for (let n = 1; n <= CLOSED + 1; n++) {
     const effectId = effectIdOf(n);
     await journal.append('PROPOSED', effectId, proposed(n));
-    const escalation = await journal.append('ESCALATED', effectId, escalated(appMs));
+    const escalation = await journal.append('ESCALATED', effectId, escalated(world.appMs));
     // The last request stays open: escalated, undecided, its messages failed once and owed again.
     channels.failing = n > CLOSED;
     await worker.kick();
     if (n <= CLOSED) {
-      await journal.append('DECIDED', effectId, { at_ms: appMs, by: 'ana', decision: 'reject', escalation: escalation.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+      await journal.append('DECIDED', effectId, { at_ms: world.appMs, by: 'ana', decision: 'reject', escalation: escalation.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
       await worker.kick();
     }
     // A window of its own for each, so that none is held for a digest.
-    appMs += 600_000;
+    world.advanceApp(600_000);
     wall.advance(1_000);
   }
   // Six more waiting in one window: each person is told of five, the sixth is held for the window's digest.
   channels.failing = false;
   for (let n = CLOSED + 3; n <= CLOSED + 8; n++) {
     await journal.append('PROPOSED', effectIdOf(n), proposed(n));
-    await journal.append('ESCALATED', effectIdOf(n), escalated(appMs));
+    await journal.append('ESCALATED', effectIdOf(n), escalated(world.appMs));
   }
   await worker.kick();
   // One more escalated as a server stopped before it planned: a start owes its messages.
   await journal.append('PROPOSED', effectIdOf(CLOSED + 2), proposed(CLOSED + 2));
-  await journal.append('ESCALATED', effectIdOf(CLOSED + 2), escalated(appMs));
+  await journal.append('ESCALATED', effectIdOf(CLOSED + 2), escalated(world.appMs));
   // And one rejected as it stopped: a start owes the agent's callback, though the item is closed.
   await journal.append('PROPOSED', effectIdOf(CLOSED + 9), proposed(CLOSED + 9));
-  const last = await journal.append('ESCALATED', effectIdOf(CLOSED + 9), escalated(appMs));
-  await journal.append('DECIDED', effectIdOf(CLOSED + 9), { at_ms: appMs, by: 'ana', decision: 'reject', escalation: last.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
+  const last = await journal.append('ESCALATED', effectIdOf(CLOSED + 9), escalated(world.appMs));
+  await journal.append('DECIDED', effectIdOf(CLOSED + 9), { at_ms: world.appMs, by: 'ana', decision: 'reject', escalation: last.hash, group: 'ap-leads', members: ['ana', 'bea'], repair: null });
   outbox = (await views.current()).outbox;
   // Past the open request's reminder: a tick owes one.
-  appMs += 2 * HOUR;
+  world.advanceApp(2 * HOUR);
 });
 
-afterAll(async () => {
-  for (const storage of opened) await storage.close();
-  cleanUpDatabases();
-});
+afterAll(() => world.close());
 
 describe('the outbox on its derived tables', () => {
   it('holds only open work after many requests told, decided and called back', async () => {
@@ -205,8 +137,7 @@ describe('the outbox on its derived tables', () => {
     expect(JSON.parse(before.owed!)).toHaveLength(3 + 8 * 3 + 2 + 1);
     expect(JSON.parse(before.due!)).toHaveLength(3);
     expect(JSON.parse(before.held!)).toHaveLength(2);
-    const storage = await openStorage({ file });
-    opened.push(storage);
+    const storage = await world.open();
     const restarted = viewsOn(storage);
     expect((await restarted.tablesFound()).reason).toBeNull();
     expect(await restarted.replayAtStart()).toBeNull();

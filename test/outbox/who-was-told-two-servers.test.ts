@@ -1,88 +1,24 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
-import type { Storage } from '../../db/port/storage.ts';
-import { openStorage } from '../../db/sqlite-storage.ts';
-import type { FieldsOf } from '../../shared/entries.ts';
-import { Outbox } from '../../server/outbox/outbox.ts';
-import type { Channels, DeliveryOutcome, NotificationsConfig } from '../../server/outbox/types.ts';
-import { Views } from '../../server/views/views.ts';
-import { cleanUpDatabases, effectIdOf, fakeClock, tempDbFile } from '../support/db-journals.ts';
+import type { Outbox } from '../../server/outbox/outbox.ts';
+import type { Views } from '../../server/views/views.ts';
+import { effectIdOf } from '../support/db-journals.ts';
+import { escalated, outboxFileWorld, proposed as requestProposed, TAKING } from '../support/outbox-world.ts';
 
 // Two servers on one SQLite file: one decides a request and journals its agent's callback, the
 // other, which had let the closed item go, folds that message. "Who was told" about the item is
 // the same from each, and the same as from views rebuilt from the journal.
 
-const CONFIG: NotificationsConfig = {
-  publicUrl: 'https://interlock.example',
-  reminderAtShare: 0.5,
-  smtp: { host: 'smtp.example', port: 587, secure: false, user: null, password: null, from: 'Interlock <i@example.com>' },
-  people: { ana: [{ kind: 'email', to: 'ana@example.com' }], bea: [{ kind: 'email', to: 'bea@example.com' }] },
-  groups: { 'ap-leads': [{ kind: 'slack', url: 'https://hooks.slack.example/T/B/x' }] },
-  agents: { bot: { url: 'https://agent.example/cb', secret: 'whsec_test' } },
-  callbackAllowPrivate: [],
-};
+const proposed = requestProposed('case-1', 1_001, { reason: 'cracked jar' });
 
-const HOUR = 3_600_000;
+const world = outboxFileWorld();
+const { appMs } = world;
 
-const proposed: FieldsOf<'PROPOSED'> = {
-  agent: 'inbox',
-  lease: null,
-  premises: { currency: 'usd', amount_paid: 10_000 },
-  effect: { payment_intent: 'pi_1', amount: 1_001 },
-  request: { id: 'case-1', agent: 'bot', payment_intent: 'pi_1', amount: 1_001, flags: [], reason: 'cracked jar' },
-};
+afterAll(() => world.close());
 
-const escalated = (atMs: number): FieldsOf<'ESCALATED'> => ({
-  at_ms: atMs,
-  reason: 'needs_judgment',
-  why: 'a rule wants a person to decide',
-  detail: null,
-  facts: { currency: 'usd' },
-  changes: [],
-  repairs: [],
-  route: 'default',
-  group: 'ap-leads',
-  routed_to: ['ana', 'bea'],
-  level: 0,
-  due_ms: atMs + 4 * HOUR,
-  breach: false,
-});
+const server = (derived?: MemoryDerivedTables): Promise<Views> => world.server({ derived });
 
-/** Every delivery is taken. */
-const taking: Channels = { deliver: async (): Promise<DeliveryOutcome> => ({ ok: true, status: 200, detail: 'ok' }) };
-
-const wall = fakeClock();
-const appMs = 1_700_000_000_000;
-const file = tempDbFile();
-const opened: Storage[] = [];
-const quiet = { fatal: () => {}, error: () => {} };
-
-afterAll(async () => {
-  for (const storage of opened) await storage.close();
-  cleanUpDatabases();
-});
-
-async function server(derived?: MemoryDerivedTables): Promise<Views> {
-  const storage = await openStorage({ file });
-  opened.push(storage);
-  const views = new Views({ journal: storage.journal({ wallClockMs: () => wall.nowMs }), inboxName: 'inbox', nowMs: () => appMs, log: quiet, derived: derived ?? storage.derived });
-  expect(await views.replayAtStart()).toBeNull();
-  return views;
-}
-
-function outboxOf(views: Views): Outbox {
-  return new Outbox({
-    journal: views.journal,
-    current: async () => (await views.current()).outbox,
-    notifications: CONFIG,
-    channels: taking,
-    nowMs: () => appMs,
-    wallMs: () => wall.nowMs,
-    owner: 'two-servers',
-    log: { warn: () => {}, error: () => {} },
-    random: () => 0.5,
-  });
-}
+const outboxOf = (views: Views): Outbox => world.outbox(views, { owner: 'two-servers', channels: TAKING });
 
 const toldAbout = async (views: Views, effectId: string) => (await (await views.current()).outbox.history.notificationsAbout(effectId)).map((told) => JSON.stringify(told));
 

@@ -224,7 +224,7 @@ export async function restart(world: World, downtimeMs: number): Promise<void> {
 }
 
 /**
- * The ticker's pass (interlock.ts startTicker): SLA moves, the outbox's reminders and digests,
+ * The ticker's pass (background.ts startTicker): SLA moves, the outbox's reminders and digests,
  * recovery of what is in flight, requests a stopped process left waiting their turn, approvals
  * left unsent, and half-done work (a request left NEW once a send could have finished); then the
  * outbox pass the catch-up after it kicks.
