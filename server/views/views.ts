@@ -15,6 +15,9 @@ import { OutboxView } from '../outbox/view.ts';
 import { outboxRefolds } from '../outbox/refold.ts';
 import { type Audience, LiveHub, type LiveSocket } from '../live/hub.ts';
 import { ScoreboardView } from '../scoreboard/view.ts';
+import { repairKey } from '../scoreboard/figures.ts';
+import { REPAIRS_VIEW, storedRepair } from '../scoreboard/table.ts';
+import type { ChainSummary } from '../inbox/summary.ts';
 import { scoreboardRefold } from '../scoreboard/refold.ts';
 import { LedgerView } from '../ledger/view.ts';
 import { ledgerRefold } from '../ledger/refold.ts';
@@ -161,6 +164,7 @@ export class Views {
       onChange: (change) => {
         if (this.#hub.listening) this.#hub.publishItem(this.#decorated(change));
       },
+      repairBegun: (summary) => repairBegun(derived, summary),
     });
     this.#scoreboard = new ScoreboardView({
       inboxName: options.inboxName,
@@ -462,4 +466,15 @@ export class Views {
     this.#hub.closeAll(CLOSE_JOURNAL_UNAVAILABLE, 'journal_unavailable');
     return this.#unavailable;
   }
+}
+
+/**
+ * Whether the repair that closed a chain needs no more work: the scoreboard's repairs, written in
+ * the same batches as the inbox's rows, name the child once its chain began; a repair that names
+ * no child has none to make.
+ */
+async function repairBegun(tables: DerivedTables, summary: ChainSummary): Promise<boolean> {
+  const repair = summary.closedBy?.repair ?? null;
+  if (repair === null || summary.request === null) return true;
+  return storedRepair(await tables.get(REPAIRS_VIEW, repairKey(summary.request.agent, repair.request_id))).child !== null;
 }
