@@ -290,7 +290,7 @@ export class ScoreboardView {
     return { groups: { ...this.#totals.groups }, trips: { ...this.#totals.trips } };
   }
 
-  /** The figures of every chain, for charts over time, read from the table. */
+  /** The figures of every chain, read from the table: every row (for checks; the charts read their period, `chainsBetween`). */
   chains(): Promise<ChainFigures[]> {
     return tableChains(this.#options.tables);
   }
