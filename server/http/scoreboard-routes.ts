@@ -5,10 +5,11 @@ import type { ErrorCode } from '../../shared/api.ts';
 import { csvAnswer, responses, ScoreboardQuery, ScoreboardSchema } from '../../shared/schemas.ts';
 import { boundOf, mayAskForGroup, type ReadBound } from '../access/rules.ts';
 import { askOf, personOf } from './access-guard.ts';
-import { inSlice, type Scoreboard } from '../scoreboard/figures.ts';
+import type { Scoreboard } from '../scoreboard/figures.ts';
 import type { BoardFilter } from '../scoreboard/projection.ts';
 import type { ScoreboardView } from '../scoreboard/view.ts';
-import { escalationsByReasonAndGroup, moneySeries, scoreboardCsv, volumeSeries, waitHistogram } from '../scoreboard/series.ts';
+import { scoreboardCsv } from '../scoreboard/series.ts';
+import { readSeries } from '../scoreboard/series-read.ts';
 import type { Services } from '../app/services.ts';
 import { AppError } from './errors.ts';
 
@@ -95,23 +96,6 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
     const { filter, scoreboard } = await read(request);
     const toMs = filter.toMs ?? services.clock.nowMs();
     const fromMs = filter.fromMs ?? toMs - DAY_MS;
-    const all = await scoreboard.chains();
-    // The period is the series' own (its buckets); the group and the reader's bound are the board's.
-    const chains = all.filter((f) => inSlice(f, { group: filter.group, within: filter.within }));
-    const current = await board(scoreboard, filter);
-    return {
-      volume: volumeSeries(chains, fromMs, toMs),
-      money: moneySeries(chains, fromMs, toMs),
-      waits: waitHistogram(chains.filter((f) => f.requestedAtMs === null || (f.requestedAtMs >= fromMs && f.requestedAtMs < toMs))),
-      breaches_by_group: current.sla_breaches_by_group,
-      breaches_missed_by_group: current.sla_breaches_missed_by_group,
-      escalated_by_reason: current.escalated_by_reason,
-      // The same trips by reason and the group they went to first, over the board's own slice.
-      escalated_by_reason_and_group: escalationsByReasonAndGroup(all.filter((f) => inSlice(f, filter))),
-      // The groups the page may ask for: an approver's own, finance every group a request went to.
-      groups: filter.within === undefined ? [...new Set(all.flatMap((f) => f.groups))].sort() : [...filter.within].sort(),
-      from_ms: fromMs,
-      to_ms: toMs,
-    };
+    return readSeries(scoreboard, filter, fromMs, toMs);
   });
 }

@@ -18,6 +18,8 @@ export interface ChainSummary {
   openDispatch: boolean;
   committed: Committed | null;
   ambiguous: boolean;
+  /** Refused for good: Stripe knows no such payment (`payment_missing`), which no person is asked about. */
+  refusedForGood: boolean;
   closedBy: Decided | null;
   latest: Escalated | null;
   /** The deadline missed at the top of the chain: the last deadline before a breach with none left. */
@@ -55,6 +57,7 @@ export function emptySummary(effectId: string): ChainSummary {
     openDispatch: false,
     committed: null,
     ambiguous: false,
+    refusedForGood: false,
     closedBy: null,
     latest: null,
     missedDueMs: null,
@@ -90,6 +93,7 @@ export function foldEntry(summary: ChainSummary, entry: Entry): void {
   } else if (closesDispatch(entry)) summary.openDispatch = false;
   if (entry.kind === 'COMMITTED' && summary.committed === null) summary.committed = entry;
   if (entry.kind === 'AMBIGUOUS') summary.ambiguous = true;
+  if (entry.kind === 'REFUSED' && entry.code === 'payment_missing') summary.refusedForGood = true;
   if (entry.kind === 'ESCALATED') {
     // A re-show (the unanswered escalation again on new facts, no breach of its own) keeps the
     // breach and missed deadline of the one it replaces; only ESCALATED breach:true is counted.

@@ -5,7 +5,7 @@ import { isJsonObject, type Json, type JsonObject, plain } from '../../shared/js
 import { statusRank } from '../journal/confirmations.ts';
 import { isEntry, isKind } from '../journal/shapes.ts';
 import { toolCommand } from '../tools.ts';
-import type { ChainSummary } from './summary.ts';
+import { type ChainSummary, summaryState } from './summary.ts';
 
 // The inbox's derived table: one row per chain the inbox folds (every refund request, whoever
 // asked), keyed by effect id, ordered by when the chain last moved on the application clock (the
@@ -32,20 +32,30 @@ export class InboxRowError extends Error {
 }
 
 /**
- * Still open work: anything a reader of memory alone may need (the queue, the sweeps' index, the
- * reconciler, the figures). A chain is put away only once finished for good: sent and confirmed
- * final by Stripe, or closed by a rejection with nothing sent, in doubt or waiting. A chain closed
- * by a repair stays open (its repair's chain may still be owed), and so does one refused for good
- * before it was sent (the sweeps look at it again), as they are today. So does an ambiguous chain
- * never committed, even once closed by a person: `interlock_ambiguous_items` counts every one, from
- * memory (AMBIGUOUS is never resolved by Interlock, and such chains are rare).
+ * Still open work: anything a person or the server still has to do, which a reader of memory alone
+ * may need (the queue, the sweeps' index, the reconciler, the figures). Open: a request waiting its
+ * turn, a send under way, a refund sent and not yet confirmed final by Stripe (the reconciler looks
+ * it up), an ambiguous chain never committed, even once a person closed it (AMBIGUOUS waits for a
+ * person to settle it with Stripe; Interlock never resolves it, `interlock_ambiguous_items` counts
+ * every one from memory, and such chains are rare), a chain waiting for a person or owed a send, an
+ * escalation or a step, and one closed by a repair (its repair's chain may still be owed: whether it
+ * exists is another chain's fact, so the row stays open, and a start holds it only while it does
+ * not, `InboxViewOptions.repairBegun`). Finished for good: sent and confirmed final, closed by a
+ * rejection, or refused for good before a send (Stripe knows no such payment: the agent was told,
+ * no person is asked, no sweep has work on it).
  */
 export function isOpenSummary(held: Pick<HeldSummary, 'summary' | 'waitingTurn'>): boolean {
   const s = held.summary;
   if (held.waitingTurn || s.openDispatch) return true;
   if (s.committed !== null) return !s.confirmations.some((status) => statusRank(status) > 0);
   if (s.ambiguous) return true;
+  if (s.refusedForGood && summaryState(s) === 'NEW') return false;
   return s.closedBy === null || s.closedBy.decision === 'repair';
+}
+
+/** A chain closed by a repair: it needs no more work once its repair's chain exists. */
+export function closedByRepair(summary: ChainSummary): boolean {
+  return summary.closedBy?.decision === 'repair' && summary.openDispatch === false && summary.committed === null && !summary.ambiguous;
 }
 
 /** The table row of a chain's summary. */
@@ -62,6 +72,7 @@ export function inboxRow(held: HeldSummary): DerivedRow {
     open_dispatch: s.openDispatch,
     committed: plain(s.committed),
     ambiguous: s.ambiguous,
+    refused_for_good: s.refusedForGood,
     closed_by: plain(s.closedBy),
     latest: plain(s.latest),
     missed_due_ms: s.missedDueMs,
@@ -179,6 +190,7 @@ export function heldOfRow(row: DerivedRow): HeldSummary {
     openDispatch: b.bool('open_dispatch'),
     committed: b.entryOrNull('committed', 'COMMITTED'),
     ambiguous: b.bool('ambiguous'),
+    refusedForGood: b.bool('refused_for_good'),
     closedBy: b.entryOrNull('closed_by', 'DECIDED'),
     latest: b.entryOrNull('latest', 'ESCALATED'),
     missedDueMs: b.numOrNull('missed_due_ms'),

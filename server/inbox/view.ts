@@ -4,7 +4,7 @@ import type { Entry } from '../../shared/entries.ts';
 import { type ItemChange, InboxProjection } from './projection.ts';
 import { openItem } from './rule-words-before.ts';
 import { type ChainSummary, emptySummary, foldEntry } from './summary.ts';
-import { foldedByInbox, heldOfRow, INBOX_VIEW, inboxRow, isOpenSummary, waitsAfter } from './table.ts';
+import { closedByRepair, foldedByInbox, heldOfRow, INBOX_VIEW, inboxRow, isOpenSummary, waitsAfter } from './table.ts';
 import { historyFromTable, rowsOf } from './history-read.ts';
 import { type DemoTally, tallyDemoRequests } from '../demo/plan.ts';
 
@@ -19,6 +19,11 @@ export interface InboxViewOptions {
   viewsSeq: () => number;
   /** Told of an item that changed when a chain not in memory was read back and folded on (the live feed). */
   onChange?: (change: ItemChange) => void;
+  /**
+   * Whether the repair that closed this chain needs no more work: its chain began (or it names no
+   * child to make). A start holds the chains closed by a repair only while it does not; absent, all.
+   */
+  repairBegun?: (summary: ChainSummary) => Promise<boolean>;
 }
 
 /** Where a held chain stands in the journal. */
@@ -94,7 +99,12 @@ export class InboxView {
 
   async #load(at: number): Promise<void> {
     const found = [];
-    for await (const row of rowsOf(this.#options.tables, { direction: 'asc', open: true }, OPEN_READ_ROWS)) found.push(heldOfRow(row));
+    for await (const row of rowsOf(this.#options.tables, { direction: 'asc', open: true }, OPEN_READ_ROWS)) {
+      const held = heldOfRow(row);
+      // Closed by a repair whose chain began: no work is left, and the table answers for it.
+      if (closedByRepair(held.summary) && (await this.#options.repairBegun?.(held.summary)) === true) continue;
+      found.push(held);
+    }
     // In the order the chains began, as a replay would have met them.
     found.sort((a, b) => a.headSeq - b.headSeq);
     for (const held of found) {

@@ -40,6 +40,8 @@ export class LedgerChain {
   #explaining: Entry | null = null;
   /** Refused for good with nobody asked: Stripe knows no such payment. */
   #refusedForGood = false;
+  /** While a send is under way: the status the chain stood at when it began; null otherwise. */
+  #sentFrom: Status | null = null;
 
   private constructor(
     readonly effectId: string,
@@ -59,7 +61,11 @@ export class LedgerChain {
 
   /** Take the chain's next entry. */
   push(entry: Entry): void {
+    const sendBegins = entry.kind === 'DISPATCHED' && !this.#summary.openDispatch;
+    const stood = sendBegins ? this.status() : null;
     foldEntry(this.#summary, entry);
+    if (!this.#summary.openDispatch) this.#sentFrom = null;
+    else if (sendBegins) this.#sentFrom = stood;
     switch (entry.kind) {
       case 'PROPOSED':
         if (this.#requestedAtMs === null && entry.request !== undefined) this.#requestedAtMs = entry.at_ms ?? null;
@@ -151,6 +157,15 @@ export class LedgerChain {
       state: summaryState(s),
       refusal: () => (this.#explaining === null ? null : entryStatus(this.#explaining)),
     });
+  }
+
+  /**
+   * While a send is under way (`IN_FLIGHT`, no outcome yet), the status the chain stood at when it
+   * began: what its agent was last told, which a send refused and given back returns to. Null when
+   * no send is under way.
+   */
+  sentFrom(): Status | null {
+    return this.#sentFrom;
   }
 
   /**

@@ -38,14 +38,24 @@ interface Cut {
 
 /**
  * What a chain stood at before its first entry since the watchers were last told: its status
- * (null: no row, or a chain that begins), or, for a chain not in memory, the hash of its entry
- * to fold the journal through to know it.
+ * (null: no row, or a chain that begins) and, while a send was under way, the status it stood at
+ * when the send began; or, for a chain not in memory, the hash of its entry to fold the journal
+ * through to know them.
  */
-type Before = { stood: string | null } | { through: string };
+type Before = Stood | { through: string };
 
-/** A chain that moved, for the watchers: its status before (null: none) and its row now (null: no request's). */
+interface Stood {
+  stood: string | null;
+  sentFrom: string | null;
+}
+
+/**
+ * A chain that moved, for the watchers: its status before (null: none), the status it stood at
+ * when a send under way then began (null: no send under way), and its row now (null: no request's).
+ */
 export interface Moved {
   before: string | null;
+  sentFrom: string | null;
   row: LedgerRow | null;
 }
 
@@ -199,7 +209,8 @@ export class LedgerView {
   moved(effectId: string): Moved {
     const before = this.#before.get(effectId);
     const row = this.#held.has(effectId) ? this.heldRow(effectId, asLogin) : (this.#outsideRows.get(effectId) ?? null);
-    return { before: before !== undefined && 'stood' in before ? before.stood : null, row };
+    const stood = before !== undefined && 'stood' in before ? before : null;
+    return { before: stood?.stood ?? null, sentFrom: stood?.sentFrom ?? null, row };
   }
 
   /** The watchers were told every chain moved so far: what those stood at before is let go. */
@@ -240,7 +251,7 @@ export class LedgerView {
     const stoodAt = before !== undefined && 'through' in before ? before.through : null;
     for (const entry of entries.slice(0, end + 1)) {
       if (entry !== first) chain.push(entry);
-      if (entry.hash === stoodAt) this.#before.set(effectId, { stood: chain.row(asLogin)?.status ?? null });
+      if (entry.hash === stoodAt) this.#before.set(effectId, stoodOf(chain));
     }
     return chain;
   }
@@ -248,6 +259,12 @@ export class LedgerView {
 
 /** What a chain stood at before `entry`, its first since the watchers were last told. */
 function beforeOf(held: Held | undefined, entry: Entry): Before {
-  if (held !== undefined) return { stood: held.chain.row(asLogin)?.status ?? null };
-  return entry.prev === null ? { stood: null } : { through: entry.prev };
+  if (held !== undefined) return stoodOf(held.chain);
+  return entry.prev === null ? { stood: null, sentFrom: null } : { through: entry.prev };
+}
+
+/** Where a chain stands, for the watchers: nothing when it has no row. */
+function stoodOf(chain: LedgerChain): Stood {
+  const status = chain.row(asLogin)?.status ?? null;
+  return { stood: status, sentFrom: status === null ? null : chain.sentFrom() };
 }

@@ -47,11 +47,11 @@ export class RefundOutcomeCounts {
  * (`interlock_refund_requests_total`). The answer stops it.
  */
 export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?: RefundOutcomeCounts): Promise<() => void> {
-  // Nothing is read at start: a chain's status before it moves is the ledger's (`LedgerView.moved`).
+  // Nothing is read at start and nothing is kept: a chain's status before it moves is the ledger's
+  // (`LedgerView.moved`), and for one that stood in a send under way, the status it stood at when
+  // the send began, so a chain that comes back to it is not told again, whether this process saw
+  // the send begin or started while it was under way.
   const { ledger } = await views.current();
-  // Only chains standing in flight at the last look: the status last told (or standing) before the
-  // send, so one that comes back to it is not told again. Open work: each leaves when its send lands.
-  const inFlight = new Map<string, string | null>();
   const tell = (effectId: string, row: LedgerRow, reqId: string | undefined) => {
     // Under the label Fastify gives request ids, so one search finds the call and what came of it.
     const fields = {
@@ -70,14 +70,9 @@ export async function watchRefundOutcomes(views: Views, log: OutcomeLog, counts?
   };
   return views.onChainsMoved((moved, projection) => {
     for (const effectId of moved) {
-      const { before, row } = ledger.moved(effectId);
-      if (row === null) continue;
-      const stood = inFlight.has(effectId) ? (inFlight.get(effectId) ?? null) : before;
-      inFlight.delete(effectId);
-      if (NOT_AN_OUTCOME.has(row.status)) {
-        inFlight.set(effectId, stood);
-        continue;
-      }
+      const { before, sentFrom, row } = ledger.moved(effectId);
+      if (row === null || NOT_AN_OUTCOME.has(row.status)) continue;
+      const stood = before !== null && NOT_AN_OUTCOME.has(before) ? sentFrom : before;
       if (stood !== row.status) tell(effectId, row, projection.chains.get(effectId)?.httpRequestId ?? undefined);
     }
   });

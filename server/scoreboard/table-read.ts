@@ -7,16 +7,21 @@ import { effectiveFigures, REPAIRS_VIEW, SCORE_VIEW, storedRepair, storedScoreRo
 // (table.ts) a page at a time, newest request first: a time range reads only the rows ordered in
 // it. Each repair child's figures are read as the board counts them, its repairer looked up once.
 
-/** Rows read per list call. */
+/** Rows read per list call, at most; the first call of a read asks for `FIRST_READ_ROWS`, each next one twice as many. */
 const READ_ROWS = 1_000;
+/** So a short range reads about its own rows: at most twice them past its start, and this many. */
+const FIRST_READ_ROWS = 50;
 
-/** Every chain's figures as the board counts them, requested before `toMs` and from `fromMs` on when given (and those with no time among them). */
-async function* chainsIn(tables: DerivedTables, fromMs?: number, toMs?: number): AsyncGenerator<ChainFigures> {
+/**
+ * Every chain's figures as the board counts them, ordered below `toMs` and from `fromMs` on when
+ * given, newest first: those requested in the range, and those with no time whose first seq is in it.
+ */
+export async function* chainsIn(tables: DerivedTables, fromMs?: number, toMs?: number): AsyncGenerator<ChainFigures> {
   const repairers = new Map<string, string | null>();
   // A key sorts after '' whatever it is: starting after (toMs, '') reads orders below toMs only.
   let after = toMs === undefined ? undefined : { order: toMs, key: '' };
-  for (;;) {
-    const rows = await tables.list(SCORE_VIEW, { direction: 'desc', limit: READ_ROWS, ...(after === undefined ? {} : { after }) });
+  for (let limit = FIRST_READ_ROWS; ; limit = Math.min(READ_ROWS, 2 * limit)) {
+    const rows = await tables.list(SCORE_VIEW, { direction: 'desc', limit, ...(after === undefined ? {} : { after }) });
     for (const stored of rows) {
       // A chain with no time is ordered by its first entry's seq: inSlice leaves it out of any time range.
       if (fromMs !== undefined && stored.order < fromMs) return;
@@ -32,16 +37,33 @@ async function* chainsIn(tables: DerivedTables, fromMs?: number, toMs?: number):
       yield effectiveFigures(row, repairer);
     }
     const last = rows.at(-1);
-    if (last === undefined || rows.length < READ_ROWS) return;
+    if (last === undefined || rows.length < limit) return;
     after = { order: last.order, key: last.key };
   }
 }
 
-/** A slice of the board, summed over the chains in it (`inSlice`), reading only the rows of its time range. */
-export async function tableSlice(tables: DerivedTables, filter: BoardFilter): Promise<Scoreboard> {
+/**
+ * A slice of the board, summed over the chains in it (`inSlice`), reading only the rows of its time
+ * range; each of those chains is given to `also` as well, for figures read beside the board.
+ */
+export async function tableSlice(tables: DerivedTables, filter: BoardFilter, also?: (f: ChainFigures) => void): Promise<Scoreboard> {
   const sum = new BoardSum();
-  for await (const f of chainsIn(tables, filter.fromMs, filter.toMs)) if (inSlice(f, filter)) sum.add(f);
+  for await (const f of chainsIn(tables, filter.fromMs, filter.toMs)) {
+    if (!inSlice(f, filter)) continue;
+    sum.add(f);
+    also?.(f);
+  }
   return sum.board();
+}
+
+/**
+ * The chains whose request has no time (a journal written before requests carried one), as the
+ * board counts them. Their rows are ordered by their first entry's seq, at most the tables'
+ * cursor, so only that range is read: with times in ms since 1970, no chain that has one.
+ */
+export async function* untimedChains(tables: DerivedTables): AsyncGenerator<ChainFigures> {
+  const cursorSeq = (await tables.cursor())?.seq ?? 0;
+  for await (const f of chainsIn(tables, 0, cursorSeq + 1)) if (f.requestedAtMs === null) yield f;
 }
 
 /** Every chain's figures, newest request first. */

@@ -1,5 +1,5 @@
 import type { DerivedChange, DerivedRow, DerivedTables } from '../../db/port/derived.ts';
-import { isJsonObject } from '../../shared/json.ts';
+import { isJsonObject, type Json } from '../../shared/json.ts';
 import { countsBody, damagedTable, storedCounts } from './stored.ts';
 import { emptyBoard } from './board-sum.ts';
 import type { ChainFigures, DecisionTimes, Scoreboard } from './figures.ts';
@@ -31,14 +31,31 @@ export const WAIT_LEVELS: readonly { view: string; width: number }[] = [
 /** Rows read per list call while walking the waits. */
 const WAITS_READ_ROWS = 1_000;
 
-/** The board's counts (time_to_decision and the share are figured at each read) and how many waits there are. */
+/**
+ * The board's counts (time_to_decision and the share are figured at each read), how many waits
+ * there are, and what the charts read of the whole board beside it: the chains each group was
+ * named on, and the trips to a person by reason and the group they went to first (keyed by
+ * `tripKey`), so neither is read from every chain.
+ */
 export interface ScoreTotals {
   board: Scoreboard;
   waits: number;
+  groups: Record<string, number>;
+  trips: Record<string, number>;
 }
 
 export function emptyTotals(): ScoreTotals {
-  return { board: emptyBoard(), waits: 0 };
+  return { board: emptyBoard(), waits: 0, groups: {}, trips: {} };
+}
+
+/** The key a trip is counted under in `ScoreTotals.trips`: its reason and the group it went to first. */
+export function tripKey(reason: string, group: string): string {
+  return JSON.stringify([reason, group]);
+}
+
+/** Each trip of a chain to a person, with the reason and the group it went to first (`unknown` when none was named). */
+export function tripsOf(f: ChainFigures): { reason: string; group: string }[] {
+  return f.reasons.map((reason, i) => ({ reason, group: f.reasonGroups[i] ?? 'unknown' }));
 }
 
 export function copyTotals(totals: ScoreTotals): ScoreTotals {
@@ -51,15 +68,26 @@ const damaged = damagedTable;
 export async function readTotals(tables: Pick<DerivedTables, 'get'>): Promise<ScoreTotals> {
   const stored = await tables.get(TOTALS_VIEW, TOTALS_KEY);
   if (stored === null) return emptyTotals();
-  const { board, waits } = stored.body;
+  const { board, waits, groups, trips } = stored.body;
   if (!isJsonObject(board) || typeof waits !== 'number') throw damaged('totals row is no totals');
   // Every figure in the board's own order: the table's body has its keys sorted.
-  return { board: storedCounts(board, emptyBoard()), waits };
+  return { board: storedCounts(board, emptyBoard()), waits, groups: countsIn(groups, 'groups'), trips: countsIn(trips, 'trips') };
+}
+
+/** A count by name the totals row holds; anything else is a damaged table. */
+function countsIn(body: Json | undefined, what: string): Record<string, number> {
+  if (!isJsonObject(body)) throw damaged(`totals row holds no ${what}`);
+  const counts: Record<string, number> = {};
+  for (const [key, n] of Object.entries(body)) {
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) throw damaged(`totals row's ${what} ${key} is no count`);
+    counts[key] = n;
+  }
+  return counts;
 }
 
 /** The change that writes the totals. */
 export function totalsChange(totals: ScoreTotals): DerivedChange {
-  const body = { board: countsBody(totals.board), waits: totals.waits };
+  const body = { board: countsBody(totals.board), waits: totals.waits, groups: { ...totals.groups }, trips: { ...totals.trips } };
   return { view: TOTALS_VIEW, key: TOTALS_KEY, row: { key: TOTALS_KEY, order: 0, open: false, body } };
 }
 
@@ -67,6 +95,8 @@ export function totalsChange(totals: ScoreTotals): DerivedChange {
 export function moveTotals(totals: ScoreTotals, f: ChainFigures, sign: 1 | -1, waits?: Map<number, number>): void {
   moveBoard(totals.board, f, sign);
   totals.waits += sign * f.waitsMs.length;
+  for (const group of new Set(f.groups)) bump(totals.groups, group, sign);
+  for (const { reason, group } of tripsOf(f)) bump(totals.trips, tripKey(reason, group), sign);
   if (waits !== undefined) for (const wait of f.waitsMs) waits.set(wait, (waits.get(wait) ?? 0) + sign);
 }
 

@@ -4,7 +4,7 @@ import { roundShare, sortedCounts } from './board-sum.ts';
 import { type AcceptedRepair, type BoardFilter, type ChainFigures, ChainTally, type DecisionTimes, repairKey, type Scoreboard } from './figures.ts';
 import { copyMoney } from './money.ts';
 import { effectiveFigures, REPAIRS_VIEW, type RepairRow, repairTableRow, SCORE_VIEW, type ScoreRow, scoreRowOf, scoreTableRow, storedRepair, storedScoreRow } from './table.ts';
-import { tableChains, tableSlice } from './table-read.ts';
+import { chainsIn, tableChains, tableSlice, untimedChains } from './table-read.ts';
 import { copyTotals, moveTotals, readTotals, type ScoreTotals, tableDecisionTimes, totalsChange, waitChanges } from './totals.ts';
 
 export interface ScoreboardViewOptions {
@@ -272,12 +272,28 @@ export class ScoreboardView {
     };
   }
 
-  /** A slice of the board (a time range or a group), summed over the chains in it, read from the table. */
-  slice(filter: BoardFilter): Promise<Scoreboard> {
-    return tableSlice(this.#options.tables, filter);
+  /** A slice of the board (a time range or a group), summed over the chains in it, read from the table; `also` is given each of them. */
+  slice(filter: BoardFilter, also?: (f: ChainFigures) => void): Promise<Scoreboard> {
+    return tableSlice(this.#options.tables, filter, also);
   }
 
-  /** The figures of every chain, for charts over time, read from the table. */
+  /** The figures of the chains requested in `[fromMs, toMs)`, newest first: only that range of the table is read. */
+  chainsBetween(fromMs: number, toMs: number): AsyncIterable<ChainFigures> {
+    return chainsIn(this.#options.tables, fromMs, toMs);
+  }
+
+  /** The figures of the chains whose request has no time. */
+  untimedChains(): AsyncIterable<ChainFigures> {
+    return untimedChains(this.#options.tables);
+  }
+
+  /** Of the whole board, from its totals: every group a request was routed to, and the trips by reason and group (by `tripKey`). */
+  async wholeCounts(): Promise<{ groups: Readonly<Record<string, number>>; trips: Readonly<Record<string, number>> }> {
+    this.#totals ??= await readTotals(this.#options.tables);
+    return { groups: { ...this.#totals.groups }, trips: { ...this.#totals.trips } };
+  }
+
+  /** The figures of every chain, read from the table: every row (for checks; the charts read their period, `chainsBetween`). */
   chains(): Promise<ChainFigures[]> {
     return tableChains(this.#options.tables);
   }

@@ -2,6 +2,7 @@ import type { DerivedTables } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { ConfigReloadsView } from '../config/reloads.ts';
 import type { ItemChange } from '../inbox/projection.ts';
+import type { ChainSummary } from '../inbox/summary.ts';
 import { configReloadsRefold } from '../config/reloads-refold.ts';
 import { inboxRefold } from '../inbox/refold.ts';
 import { foldedByInbox } from '../inbox/table.ts';
@@ -13,6 +14,8 @@ import { LedgerView } from '../ledger/view.ts';
 import { outboxRefolds } from '../outbox/refold.ts';
 import { OutboxView } from '../outbox/view.ts';
 import { scoreboardRefold } from '../scoreboard/refold.ts';
+import { repairKey } from '../scoreboard/figures.ts';
+import { REPAIRS_VIEW, storedRepair } from '../scoreboard/table.ts';
 import { ScoreboardView } from '../scoreboard/view.ts';
 import type { DerivedSource } from './writer.ts';
 
@@ -50,7 +53,15 @@ export class TableViews {
   constructor(parts: TableViewsParts) {
     this.#parts = parts;
     const { inboxName, tables, tablesSeq, viewsSeq } = parts;
-    this.inbox = new InboxView({ inboxName, tables, chain: (effectId) => parts.journal.sealedChain(effectId), tablesSeq, viewsSeq, onChange: parts.onItemChange });
+    this.inbox = new InboxView({
+      inboxName,
+      tables,
+      chain: (effectId) => parts.journal.sealedChain(effectId),
+      tablesSeq,
+      viewsSeq,
+      onChange: parts.onItemChange,
+      repairBegun: (summary) => repairBegun(tables, summary),
+    });
     this.scoreboard = new ScoreboardView({ inboxName, tables, entries: parts.chainRead, tablesSeq });
     this.ledger = new LedgerView({ inboxName, tables, entries: parts.chainRead, tablesSeq, viewsSeq, watching: parts.watching });
     this.outbox = new OutboxView({ tables, tablesSeq });
@@ -87,4 +98,15 @@ export class TableViews {
     this.scoreboard.evict();
     this.outbox.evict();
   }
+}
+
+/**
+ * Whether the repair that closed a chain needs no more work: the scoreboard's repairs, written in
+ * the same batches as the inbox's rows, name the child once its chain began; a repair that names
+ * no child has none to make.
+ */
+async function repairBegun(tables: DerivedTables, summary: ChainSummary): Promise<boolean> {
+  const repair = summary.closedBy?.repair ?? null;
+  if (repair === null || summary.request === null) return true;
+  return storedRepair(await tables.get(REPAIRS_VIEW, repairKey(summary.request.agent, repair.request_id))).child !== null;
 }
