@@ -28,16 +28,14 @@ export class SealRefusedError extends Error {
   }
 }
 
-/** How many rows each of the journal's tables holds. */
-function counts(sqlite: Database.Database): { entries: number; seals: number; checkpoints: number } {
-  const count = (table: string) => sqlite.prepare<[], { n: number }>(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0;
-  return { entries: count('entries'), seals: count('journal_seals'), checkpoints: count('journal_checkpoints') };
+/** Whether one of the journal's tables holds a row: one probe of its first, where a count would read them all. */
+function hasRows(sqlite: Database.Database, table: 'entries' | 'journal_seals'): boolean {
+  return sqlite.prepare<[], { found: number }>(`SELECT EXISTS (SELECT 1 FROM ${table}) AS found`).get()?.found === 1;
 }
 
 /** True when the journal has entries and no global chain yet: one an earlier Interlock wrote. */
 export function needsSealing(sqlite: Database.Database): boolean {
-  const n = counts(sqlite);
-  return n.entries > 0 && n.seals === 0;
+  return hasRows(sqlite, 'entries') && !hasRows(sqlite, 'journal_seals');
 }
 
 /**
@@ -48,10 +46,10 @@ export function needsSealing(sqlite: Database.Database): boolean {
  * or that has checkpoints: that one was sealed before and has lost its seals.
  */
 export async function sealUnsealedJournal(sqlite: Database.Database, backupFile: string): Promise<SealOutcome> {
-  const n = counts(sqlite);
-  if (n.entries === 0 || n.seals > 0) return { sealed: 0, backupFile: null };
-  if (n.checkpoints > 0) {
-    throw new SealRefusedError(`the journal has ${n.checkpoints} checkpoints but no global seals: the seals were removed`, null);
+  if (!needsSealing(sqlite)) return { sealed: 0, backupFile: null };
+  const checkpoints = sqlite.prepare<[], { n: number }>('SELECT count(*) AS n FROM journal_checkpoints').get()?.n ?? 0;
+  if (checkpoints > 0) {
+    throw new SealRefusedError(`the journal has ${checkpoints} checkpoints but no global seals: the seals were removed`, null);
   }
   const page = sqlite.prepare<[number, number], unknown[]>('SELECT seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves FROM entries WHERE seq > ? ORDER BY seq LIMIT ?').raw(true);
   const verified: Array<{ seq: number; hash: string }> = [];
@@ -79,7 +77,7 @@ export async function sealUnsealedJournal(sqlite: Database.Database, backupFile:
   const insert = sqlite.prepare('INSERT INTO journal_seals (seq, global_hash) VALUES (?, ?)');
   sqlite.transaction(() => {
     // Another process may have sealed it since the count: then there is nothing left to do.
-    if (counts(sqlite).seals > 0) return;
+    if (hasRows(sqlite, 'journal_seals')) return;
     let previous: string | null = null;
     for (const { seq, hash } of verified) {
       previous = globalHashOf(previous, seq, hash);
