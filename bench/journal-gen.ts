@@ -153,7 +153,8 @@ export async function generateJournal(file: string, templates: Templates, entrie
         pending = [];
       }
     }
-    if (pending.length > 0) await journal.appendSealed(pending);
+    // The decisions of a journal kept from before the bound may be more than one call takes.
+    for (let at = 0; at < pending.length; at += WRITE_CHUNK) await journal.appendSealed(pending.slice(at, at + WRITE_CHUNK));
     return k;
   } finally {
     opened.close();
