@@ -175,12 +175,23 @@ async function waitingChains(sqlite: OpenDatabase['sqlite'], journal: SqliteJour
   return lasts;
 }
 
-/** The decision that turns down a waiting chain, copied from a rejected template and linked to the chain's escalation. */
+/**
+ * The decision that turns down a waiting chain, as a server would write it: a rejected template's
+ * decision, made as long after this chain's escalation as the template's was after its own, in
+ * this escalation's group, by the first person it was routed to, linked to it.
+ */
 function decisionAfter(escalation: Entry, templates: Templates): Entry {
-  const decided = templates.rejected.flat().find((entry) => entry.kind === 'DECIDED');
-  if (decided === undefined || decided.kind !== 'DECIDED') throw new Error('the templates hold no decision to decide a waiting item with');
-  const { effect_id: _effectId, kind, ts_ms, prev: _prev, hash: _hash, ...fields } = decided;
-  return sealNext(kind, escalation.effect_id, { ...fields, escalation: escalation.hash } as JsonObject, escalation, Math.max(ts_ms, escalation.ts_ms));
+  const template = templates.rejected.find((chain) => chain.some((entry) => entry.kind === 'DECIDED'));
+  const decided = template?.find((entry) => entry.kind === 'DECIDED');
+  const answered = template?.findLast((entry) => entry.kind === 'ESCALATED');
+  if (decided?.kind !== 'DECIDED' || answered?.kind !== 'ESCALATED') throw new Error('the templates hold no escalation decided to decide a waiting item with');
+  if (escalation.kind !== 'ESCALATED') throw new Error(`a waiting chain ends at its escalation, not ${escalation.kind}`);
+  const by = escalation.routed_to[0];
+  if (by === undefined) throw new Error(`the escalation of ${escalation.effect_id} was routed to nobody`);
+  const waitMs = Math.max(0, decided.at_ms - answered.at_ms);
+  const { effect_id: _effectId, kind, ts_ms: _ts, prev: _prev, hash: _hash, ...fields } = decided;
+  const made = { ...fields, at_ms: escalation.at_ms + waitMs, by, group: escalation.group, members: [...escalation.routed_to], escalation: escalation.hash };
+  return sealNext(kind, escalation.effect_id, made as JsonObject, escalation, escalation.ts_ms + waitMs);
 }
 
 /** Copy a closed journal file (its WAL was checkpointed on close) to `to`. */

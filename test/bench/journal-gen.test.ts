@@ -23,7 +23,7 @@ function template(id: string, kinds: Array<'ESCALATED' | 'DECIDED' | 'AUTHORIZED
   const effectId = `t-${id}`;
   chain.push(sealNext('PROPOSED', effectId, fields('PROPOSED', { request: { id, agent: 'support-bot' } }) as unknown as JsonObject, undefined, 1_000));
   for (const kind of kinds) {
-    const extra = kind === 'DECIDED' ? { decision: 'reject', escalation: chain.at(-1)!.hash } : {};
+    const extra = kind === 'DECIDED' ? { decision: 'reject', escalation: chain.at(-1)!.hash } : kind === 'ESCALATED' ? { routed_to: ['ana'] } : {};
     chain.push(sealNext(kind, effectId, fields(kind, extra) as unknown as JsonObject, chain.at(-1), 1_000 + chain.length));
   }
   return chain;
