@@ -60,9 +60,10 @@ export class Views {
       } finally {
         this.#chainReads.clear();
       }
-      // With nobody to tell which chains moved (a replay at start), what the page closed leaves
-      // memory at once, so a replay holds open work and one page; else at the next catch-up.
-      if (!this.#moved.watching) this.#tables.inbox.evict();
+      // With nobody to tell which chains moved (a replay at start, a rebuild), what the page
+      // closed leaves every view's memory at once, so a replay holds open work and one page;
+      // else at the next catch-up.
+      if (!this.#moved.watching) this.#tables.evict();
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild.running) await new Promise<void>((resolve) => setImmediate(resolve));
     }, { tailsHeldMax: options.tailsHeldMax });
@@ -183,6 +184,12 @@ export class Views {
   /** How many chains' summaries the inbox holds in memory now (open work, and chains that just moved), without catching up. */
   get inboxHeld(): number {
     return this.#tables.inbox.heldChains;
+  }
+
+  /** How many chains each view holds in memory now (open work, and chains that just moved), without catching up. */
+  get held(): { inbox: number; ledger: number; scoreboard: number; outboxItems: number } {
+    const tables = this.#tables;
+    return { inbox: tables.inbox.heldChains, ledger: tables.ledger.heldChains, scoreboard: tables.scoreboard.heldChains, outboxItems: tables.outbox.inMemory.items };
   }
 
   /** Requests waiting their turn for Stripe on the whole journal, as far as the views have caught up. */

@@ -39,13 +39,13 @@ async function expectSameLedger(views: Views, journal: MemoryJournal): Promise<v
 }
 
 describe('the ledger from its derived table', () => {
-  it('a closed chain leaves memory after the catch-up that closed it; a late confirmation folds it again from the journal', async () => {
+  it('a closed chain leaves memory once the tables hold it; a late confirmation folds it again from the journal', async () => {
     const journal = new CountingJournal({ wallClockMs: () => 0 });
     const late = refundChain(1, ['succeeded', 'failed']);
     // Refund 1 is confirmed (closed), refund 2 committed with no word from Stripe yet (open).
     await journal.appendSealed([...late.slice(0, 5), ...refundChain(2)]);
     const views = viewsOn(journal, new MemoryDerivedTables());
-    expect((await views.current()).ledger.heldChains).toBe(2);
+    // Nobody listens for the chains that moved: the closed one left memory as its page was written.
     const { ledger } = await views.current();
     expect(ledger.heldChains).toBe(1);
     expect(ledger.heldRow(refundEffectId(1), displayName)).toBeNull();
