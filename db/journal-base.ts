@@ -191,6 +191,10 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     });
   }
 
+  async newestSeq(): Promise<number> {
+    return this.snapshot(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
+  }
+
   async sealedChain(effectId: string): Promise<SealedEntry[]> {
     return this.snapshot(async (tx) =>
       sealedChainOf(await this.chainRows(tx, effectId), { at: (seq) => this.sealAtSeq(tx, seq), below: (seq) => this.sealBelow(tx, seq) }, this.#verified),

@@ -61,6 +61,7 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     inFlight: () => guarded(() => journal.inFlight()),
     scan: (afterSeq, limit) => guarded(() => journal.scan(afterSeq, limit)),
     head: () => guarded(() => journal.head()),
+    newestSeq: () => guarded(() => journal.newestSeq()),
     // Held against its seals first (no state needed), then against the chain the watch verified.
     sealedChain: (effectId) =>
       guarded(async () => {

@@ -119,6 +119,8 @@ export interface JournalStore {
   scan(afterSeq: number, limit: number): Promise<Sequenced[]>;
   /** The newest entry of the global chain as stored, or null for an empty journal. */
   head(): Promise<JournalHead | null>;
+  /** The seq of the newest entry of the global chain as stored, 0 for an empty journal: `head` without counting the entries. */
+  newestSeq(): Promise<number>;
   /**
    * One effect's entries, in order, each with its stored seal and the seal before it, from one
    * snapshot (every hash and link checked as `entries` does; an entry without a seal is corrupt).

@@ -163,13 +163,16 @@ export class InterlockMetrics {
     const unavailable = views.unavailable !== null;
     this.#available.set(unavailable ? 0 : 1);
     if (unavailable) return;
-    // The lag is measured before the views catch up (reading them makes it nothing).
-    const head = await journal.head();
-    this.#entries.set(head?.size ?? 0);
-    this.#lag.set(Math.max(0, (head?.seq ?? 0) - (views.head?.seq ?? 0)));
+    // The lag is measured before the views catch up (reading them makes it nothing). The newest
+    // seq is one read of the last seal; counting the entries would read a whole index each scrape.
+    this.#lag.set(Math.max(0, (await journal.newestSeq()) - (views.head?.seq ?? 0)));
     // While the derived tables are rebuilt at start the lag is the rebuild's progress: the rest
     // waits for the replay's end, so a scrape answers now with the figures it read before.
-    if (views.rebuilding !== null) return;
+    const rebuilding = views.rebuilding;
+    if (rebuilding !== null) {
+      this.#entries.set(rebuilding.size);
+      return;
+    }
     let caught: Awaited<ReturnType<typeof views.current>>;
     try {
       caught = await views.current();
@@ -179,6 +182,8 @@ export class InterlockMetrics {
       this.#available.set(0);
       return;
     }
+    // The follower counted every entry it applied, from the checkpoint's size at a start.
+    this.#entries.set(views.head?.size ?? 0);
     const items = itemFigures(caught.inbox.chains.values(), (summary) => caught.inbox.owned(summary));
     setByLabel(this.#queued, 'group', items.queuedByGroup, this.#sources.groups());
     setByLabel(this.#breached, 'group', items.breachedByGroup, this.#sources.groups());

@@ -173,9 +173,10 @@ export const appendCases: Record<string, JournalCase> = {
     expect(await journal.scan((await journal.scan(0, 1))[0]!.seq, 10)).toEqual(rest);
   },
 
-  'head: null for an empty journal, then the newest entry’s seq and global hash and the entry count': async (maker) => {
+  'head: null for an empty journal, then the newest entry’s seq and global hash and the entry count; newestSeq its seq alone': async (maker) => {
     const journal = maker.open(fakeClock());
     expect(await journal.head()).toBeNull();
+    expect(await journal.newestSeq()).toBe(0);
     await journal.append('PROPOSED', eid, fields('PROPOSED'));
     await journal.append('PROPOSED', otherEid, fields('PROPOSED'));
     // Neither a refused write nor a blocked one moves the head.
@@ -183,5 +184,6 @@ export const appendCases: Record<string, JournalCase> = {
     await journal.appendIf('AUTHORIZED', eid, () => 'blocked', fields('AUTHORIZED'));
     const last = (await journal.scan(0, 10)).at(-1)!;
     expect(await journal.head()).toEqual({ seq: last.seq, globalHash: last.global, size: 2 });
+    expect(await journal.newestSeq()).toBe(last.seq);
   },
 };

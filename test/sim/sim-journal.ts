@@ -185,6 +185,10 @@ export class ProcessJournal implements JournalStore {
     return this.read(() => this.shared.head());
   }
 
+  newestSeq(): Promise<number> {
+    return this.read(() => this.shared.newestSeq());
+  }
+
   sealedChain(effectId: string): Promise<SealedEntry[]> {
     return this.read(() => this.shared.sealedChain(effectId));
   }

@@ -25,6 +25,7 @@ export function countingJournal(inner: JournalStore): CountingJournal {
     inFlight: () => inner.inFlight(),
     scan: (afterSeq, limit) => inner.scan(afterSeq, limit),
     head: () => inner.head(),
+    newestSeq: () => inner.newestSeq(),
     sealedChain: (effectId) => inner.sealedChain(effectId),
     sealAt: (seq) => inner.sealAt(seq),
     chainEnds: (effectIds, throughSeq) => inner.chainEnds(effectIds, throughSeq),
