@@ -1,6 +1,7 @@
 import { bytesHash, digestOfSum, storedRowBytes } from '../derived-digest.ts';
 import { checkedBatch, checkListOptions, compareRows, marksBetween, parsedBody } from '../derived-rules.ts';
 import type { JsonObject } from '../../shared/json.ts';
+import { deepFreeze } from './frozen.ts';
 import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedTables, DigestMark } from '../port/derived.ts';
 
 /** A row as the tables keep it: its body as canonical JSON (what a store on disk holds). A kept row is never changed, only replaced. */
@@ -22,14 +23,6 @@ function rowOf(stored: StoredRow): DerivedRow {
     bodies.set(stored, body);
   }
   return { key: stored.key, order: stored.order, open: stored.open, body };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 /** Each kept row's hash, by the row (shared by a copy of the tables, whose rows are the same): a row replaced is dropped with it. */
