@@ -11,6 +11,13 @@ import type { OutboxHeld } from './view-held.ts';
 /** Rows read at once. */
 export const ROWS_PAGE = 500;
 
+/**
+ * Rows of the about index read at once: an item has a few messages, and a page past them reads
+ * the next items' rows, so a small page (doubled while every row read is the item's) reads little
+ * more than the item's own.
+ */
+const ABOUT_PAGE_FIRST = 16;
+
 /** A view's rows in order (or the reverse), a page at a time: the open ones, or all when `open` is undefined. */
 export async function* rowsOf(tables: DerivedTables, view: string, open: boolean | undefined, direction: 'asc' | 'desc' = 'asc'): AsyncGenerator<DerivedRow> {
   let after: { order: number; key: string } | undefined;
@@ -73,11 +80,11 @@ export class OutboxReads {
     const ids: string[] = [];
     const end = aboutEnd(effectId);
     let after = { order: 0, key: `${effectId}/` };
-    for (;;) {
-      const rows = await this.#tables.list(OUTBOX_ABOUT_VIEW, { direction: 'asc', after, limit: ROWS_PAGE });
+    for (let limit = ABOUT_PAGE_FIRST; ; limit = Math.min(2 * limit, ROWS_PAGE)) {
+      const rows = await this.#tables.list(OUTBOX_ABOUT_VIEW, { direction: 'asc', after, limit });
       const mine = rows.filter((row) => row.order === 0 && row.key < end);
       for (const row of mine) if (typeof row.body.id === 'string') ids.push(row.body.id);
-      if (mine.length < ROWS_PAGE) break;
+      if (mine.length < limit) break;
       after = { order: 0, key: mine.at(-1)!.key };
     }
     // What is not written yet may be in the tables already: another process wrote them past it.
