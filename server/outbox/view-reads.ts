@@ -12,11 +12,11 @@ import type { OutboxHeld } from './view-held.ts';
 export const ROWS_PAGE = 500;
 
 /**
- * Rows of the about index read at once: an item has a few messages, and a page past them reads
- * the next items' rows, so a small page (doubled while every row read is the item's) reads little
- * more than the item's own.
+ * Rows of the about index read first: an item has a few messages, and a page past them reads the
+ * next items' rows, so a small page (doubled while every row read is the item's) reads past the
+ * item's own no more than it has, or this many.
  */
-const ABOUT_PAGE_FIRST = 16;
+const ABOUT_PAGE_FIRST = 4;
 
 /** A view's rows in order (or the reverse), a page at a time: the open ones, or all when `open` is undefined. */
 export async function* rowsOf(tables: DerivedTables, view: string, open: boolean | undefined, direction: 'asc' | 'desc' = 'asc'): AsyncGenerator<DerivedRow> {
