@@ -37,6 +37,11 @@ export function rowHash(view: string, row: DerivedRow): bigint {
   return bytesHash(rowBytes(view, row));
 }
 
+/** The digest (64 hex digits) of a sum of row hashes, taken mod 2^256. */
+export function digestOfSum(sum: bigint): string {
+  return (((sum % MODULUS) + MODULUS) % MODULUS).toString(16).padStart(64, '0');
+}
+
 /** `sum` (64 hex digits) moved by +added −removed (row hashes), mod 2^256. */
 export function moveDigestBy(sum: string, added: bigint | null, removed: bigint | null): string {
   let value = BigInt(`0x${sum}`);

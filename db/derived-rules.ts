@@ -18,6 +18,20 @@ const encoder = new TextEncoder();
  */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
+  // Up to their first differing unit both orders agree; there, a unit below the surrogates is its
+  // own code point, and code points order as their UTF-8 bytes do. Only two units at or past
+  // U+D800 (a surrogate against U+E000–U+FFFF) need the bytes.
+  const length = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === length) return a.length < b.length ? -1 : 1;
+  const unitA = a.charCodeAt(i);
+  const unitB = b.charCodeAt(i);
+  if (Math.min(unitA, unitB) < 0xd800) return unitA < unitB ? -1 : 1;
+  return compareBytes(a, b);
+}
+
+function compareBytes(a: string, b: string): number {
   const x = encoder.encode(a);
   const y = encoder.encode(b);
   const length = Math.min(x.length, y.length);

@@ -49,10 +49,12 @@ export const appendSealedMax = 50_000;
  */
 export abstract class ChainedJournal<Tx> implements JournalStore {
   readonly #wallClockMs: () => number;
-  readonly #verified = new VerifiedBodies();
+  readonly #verified: VerifiedBodies;
 
-  protected constructor(wallClockMs: () => number) {
+  /** `verified`: the memory of bodies checked; one that keeps entries (CheckedBodies.entryOf) answers them to every read. */
+  protected constructor(wallClockMs: () => number, verified: VerifiedBodies = new VerifiedBodies()) {
     this.#wallClockMs = wallClockMs;
+    this.#verified = verified;
   }
 
   /**

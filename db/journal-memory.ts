@@ -1,5 +1,5 @@
 import { AsyncLock } from './async-lock.ts';
-import { type ClaimRow, claimIsFree, type NewEntryRow } from './journal-rules.ts';
+import { type ClaimRow, claimIsFree, type NewEntryRow, type VerifiedBodies } from './journal-rules.ts';
 import { ChainedJournal, type Seal } from './journal-base.ts';
 import type { EntryRow } from './schema.ts';
 
@@ -8,11 +8,32 @@ export interface JournalClock {
   wallClockMs: () => number;
 }
 
+/** A memory journal's options: its clock, and the memory of bodies checked (ChainedJournal). */
+export interface MemoryJournalOptions extends JournalClock {
+  verified?: VerifiedBodies;
+}
+
 /** The memory backend's whole state. */
 export interface MemoryState {
+  /** In seq order; each row's seq is one more than the one before it. */
   rows: EntryRow[];
+  /** Each chain's rows in seq order, the same rows as `rows`: SQLite's index on effect_id. */
+  chains: Map<string, EntryRow[]>;
+  /** In seq order. */
   seals: Seal[];
   claims: Map<string, ClaimRow>;
+}
+
+/** The index of the first of `items` (in ascending seq) whose seq is above `seq`. */
+function firstAbove(items: readonly { seq: number }[], seq: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid]!.seq <= seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -22,11 +43,11 @@ export interface MemoryState {
  * yield, and no other write or read runs until it has finished (or been rolled back).
  */
 export class MemoryJournal extends ChainedJournal<MemoryState> {
-  readonly #state: MemoryState = { rows: [], seals: [], claims: new Map() };
+  readonly #state: MemoryState = { rows: [], chains: new Map(), seals: [], claims: new Map() };
   readonly #lock = new AsyncLock();
 
-  constructor(options: JournalClock) {
-    super(options.wallClockMs);
+  constructor(options: MemoryJournalOptions) {
+    super(options.wallClockMs, options.verified);
   }
 
   protected exclusive<T>(fn: (tx: MemoryState) => Promise<T>): Promise<T> {
@@ -38,7 +59,11 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
       try {
         return await fn(this.#state);
       } catch (error) {
-        this.#state.rows.length = rowCount;
+        for (const row of this.#state.rows.splice(rowCount).reverse()) {
+          const chain = this.#state.chains.get(row.effectId)!;
+          chain.pop();
+          if (chain.length === 0) this.#state.chains.delete(row.effectId);
+        }
         this.#state.seals.length = sealCount;
         this.#state.claims = claimsBefore;
         throw error;
@@ -60,16 +85,20 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   }
 
   protected async lastRow(tx: MemoryState, effectId: string): Promise<EntryRow | undefined> {
-    return tx.rows.findLast((row) => row.effectId === effectId);
+    return tx.chains.get(effectId)?.at(-1);
   }
 
   protected async insertRow(tx: MemoryState, row: NewEntryRow): Promise<number> {
     // The schema's guards, for the one a caller can reach: sealing against the effect's last
     // entry under the lock already rules out a fork or a repeated hash.
-    const secondCommit = row.kind === 'COMMITTED' && tx.rows.some((r) => r.effectId === row.effectId && r.kind === 'COMMITTED');
+    const chain = tx.chains.get(row.effectId) ?? [];
+    const secondCommit = row.kind === 'COMMITTED' && chain.some((r) => r.kind === 'COMMITTED');
     if (secondCommit) throw new Error(`UNIQUE constraint failed: a second COMMITTED for effect ${row.effectId}`);
     const seq = (tx.rows.at(-1)?.seq ?? 0) + 1;
-    tx.rows.push({ ...row, seq });
+    const stored = { ...row, seq };
+    tx.rows.push(stored);
+    chain.push(stored);
+    tx.chains.set(row.effectId, chain);
     return seq;
   }
 
@@ -92,7 +121,8 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   }
 
   protected async rowsAfter(tx: MemoryState, afterSeq: number, limit: number): Promise<EntryRow[]> {
-    return tx.rows.filter((row) => row.seq > afterSeq).slice(0, limit);
+    const from = firstAbove(tx.rows, afterSeq);
+    return tx.rows.slice(from, from + limit);
   }
 
   protected async openReservationRows(tx: MemoryState, key: string): Promise<EntryRow[]> {
@@ -104,7 +134,11 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   }
 
   protected async reservedSince(tx: MemoryState, key: string, afterSeq: number, effectId: string): Promise<boolean> {
-    return tx.rows.some((row) => row.reserves === key && row.seq > afterSeq && row.effectId !== effectId);
+    for (let i = firstAbove(tx.rows, afterSeq); i < tx.rows.length; i++) {
+      const row = tx.rows[i]!;
+      if (row.reserves === key && row.effectId !== effectId) return true;
+    }
+    return false;
   }
 
   protected async lastSeal(tx: MemoryState): Promise<Seal | undefined> {
@@ -117,7 +151,7 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   }
 
   protected async sealsBetween(tx: MemoryState, afterSeq: number, throughSeq: number): Promise<Seal[]> {
-    return tx.seals.filter((seal) => seal.seq > afterSeq && seal.seq <= throughSeq).map((seal) => ({ ...seal }));
+    return tx.seals.slice(firstAbove(tx.seals, afterSeq), firstAbove(tx.seals, throughSeq)).map((seal) => ({ ...seal }));
   }
 
   protected async entryCount(tx: MemoryState): Promise<number> {
@@ -125,11 +159,12 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
   }
 
   protected async sealAtSeq(tx: MemoryState, seq: number): Promise<string | undefined> {
-    return tx.seals.find((seal) => seal.seq === seq)?.globalHash;
+    const seal = tx.seals[firstAbove(tx.seals, seq) - 1];
+    return seal?.seq === seq ? seal.globalHash : undefined;
   }
 
   protected async sealBelow(tx: MemoryState, seq: number): Promise<string | undefined> {
-    return tx.seals.findLast((seal) => seal.seq < seq)?.globalHash;
+    return tx.seals[firstAbove(tx.seals, seq - 1) - 1]?.globalHash;
   }
 
   protected async chainEndRows(tx: MemoryState, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>> {
@@ -149,7 +184,7 @@ export class MemoryJournal extends ChainedJournal<MemoryState> {
 
 /** One effect's rows in seq order. */
 export function chainRowsOf(state: MemoryState, effectId: string): EntryRow[] {
-  return state.rows.filter((row) => row.effectId === effectId);
+  return [...(state.chains.get(effectId) ?? [])];
 }
 
 /** For each effect with an open dispatch, its first DISPATCHED row not closed since, in seq order. */

@@ -156,6 +156,13 @@ export class VerifiedBodies implements CheckedBodies {
 export interface CheckedBodies {
   holds(seq: number, body: string): boolean;
   remember(seq: number, body: string): void;
+  /**
+   * A memory that keeps what each body was trusted as: the entry (frozen to its depths, answered
+   * to every read of the row) `entryOfRow` made of this very body at this seq before, if kept.
+   */
+  entryOf?(seq: number, body: string): Entry | undefined;
+  /** Keep the entry a body was trusted as, for `entryOf`; answers the entry to hand out (frozen). */
+  keepEntry?(seq: number, body: string, entry: Entry): Entry;
 }
 
 /**
@@ -168,6 +175,12 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
   // The journal numbers entries from 1; a row below that was put there by hand, where reading the
   // journal in order (the replay, the global chain, the checkpoints) never looks.
   if (!(row.seq >= 1)) throw corruptRow(row, "is stored outside the journal's order (its entries are numbered from 1)");
+  const kept = verified?.entryOf?.(row.seq, row.body);
+  if (kept !== undefined) {
+    // The same text was parsed, shaped and hashed before: what is left is whether the columns agree.
+    if (!agreesWithColumns(kept, row)) throw corruptRow(row, 'disagrees with its columns');
+    return kept;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(row.body);
@@ -182,16 +195,21 @@ export function entryOfRow(row: EntryRow, verified?: CheckedBodies): Entry {
     if (!storedTextHashHolds(row.body, parsed.hash) && !entryHashHolds(parsed)) throw corruptRow(row, 'does not match its hash');
     verified?.remember(row.seq, row.body);
   }
-  const agrees =
-    parsed.effect_id === row.effectId &&
-    parsed.kind === row.kind &&
-    parsed.prev === row.prev &&
-    parsed.hash === row.hash &&
-    parsed.ts_ms === row.tsMs &&
-    closesDispatch(parsed) === (row.closes === 1) &&
-    reservesOf(parsed) === (row.reserves ?? null);
-  if (!agrees) throw corruptRow(row, 'disagrees with its columns');
-  return parsed;
+  if (!agreesWithColumns(parsed, row)) throw corruptRow(row, 'disagrees with its columns');
+  return verified?.keepEntry?.(row.seq, row.body, parsed) ?? parsed;
+}
+
+/** True when an entry's envelope agrees with every column SQL searches its row by. */
+function agreesWithColumns(entry: Entry, row: EntryRow): boolean {
+  return (
+    entry.effect_id === row.effectId &&
+    entry.kind === row.kind &&
+    entry.prev === row.prev &&
+    entry.hash === row.hash &&
+    entry.ts_ms === row.tsMs &&
+    closesDispatch(entry) === (row.closes === 1) &&
+    reservesOf(entry) === (row.reserves ?? null)
+  );
 }
 
 function corruptRow(row: EntryRow, why: string): JournalCorruptError {

@@ -29,12 +29,67 @@ export function jsonEqual(a: Json | undefined, b: Json | undefined): boolean {
 /**
  * Normalise a value by a JSON round trip, so that what is compared and hashed is exactly what
  * is read back. Non-finite numbers have no JSON form and are refused rather than turned into null.
+ * Plain objects, arrays and primitives (what the journal and the views hand it) are copied
+ * directly, as the round trip would make them; anything else (a toJSON method, a Date, a class
+ * instance, a boxed value, nesting past `plainDepthMax`) takes the round trip itself.
  */
 export function plain(value: unknown): Json {
+  try {
+    return copyPlain(value, 0) ?? null;
+  } catch (error) {
+    if (error !== handOver) throw error;
+  }
   const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('a non-finite number has no JSON form');
-    if (typeof v === 'bigint') throw new TypeError('a bigint has no JSON form');
+    if (typeof v === 'number' && !Number.isFinite(v)) throw nonFinite();
+    if (typeof v === 'bigint') throw aBigint();
     return v;
   });
   return text === undefined ? null : (JSON.parse(text) as Json);
+}
+
+const nonFinite = () => new TypeError('a non-finite number has no JSON form');
+const aBigint = () => new TypeError('a bigint has no JSON form');
+
+/** Thrown inside the direct copy to hand the whole value to the round trip. */
+const handOver = Symbol('plain hand-over');
+
+/** Nesting the direct copy takes; deeper values (a cycle among them) take the round trip. */
+const plainDepthMax = 256;
+
+/** What the round trip makes of a value: undefined for what JSON leaves out (undefined, a function, a symbol). */
+function copyPlain(value: unknown, depth: number): Json | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw nonFinite();
+      // JSON writes -0 as 0.
+      return value === 0 ? 0 : value;
+    case 'bigint':
+      throw aBigint();
+    case 'object': {
+      if (value === null) return null;
+      if (depth >= plainDepthMax) throw handOver;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) throw handOver;
+        const out: Json[] = new Array(value.length);
+        // As in JSON, an element with no JSON form (or a hole) is written as null.
+        for (let i = 0; i < value.length; i++) out[i] = copyPlain(value[i], depth + 1) ?? null;
+        return out;
+      }
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype !== Object.prototype && prototype !== null) throw handOver;
+      const out: { [key: string]: Json } = {};
+      for (const key of Object.keys(value)) {
+        // A toJSON method changes what JSON writes; a __proto__ key would set the copy's prototype.
+        if (key === 'toJSON' || key === '__proto__') throw handOver;
+        const member = copyPlain((value as Record<string, unknown>)[key], depth + 1);
+        if (member !== undefined) out[key] = member;
+      }
+      return out;
+    }
+    default:
+      return undefined;
+  }
 }

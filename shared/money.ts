@@ -41,13 +41,20 @@ export function formatAmount(minorUnits: number, currency: string | null): strin
   if (currency === null || !/^[A-Za-z]{3}$/.test(currency)) return `${(minorUnits / 100).toFixed(2)} (currency not recorded)`;
   const decimals = decimalsOf(currency);
   const major = minorUnits / 10 ** decimals;
-  return new Intl.NumberFormat('en-US', {
-    style: 'currency',
-    currency: currency.toUpperCase(),
-    currencyDisplay: 'symbol',
-    minimumFractionDigits: decimals,
-    maximumFractionDigits: decimals,
-  }).format(major);
+  return currencyFormat(currency.toUpperCase(), decimals).format(major);
+}
+
+/** One formatter per currency and its decimals, made at first use: making one costs far more than formatting with it. */
+const currencyFormats = new Map<string, Intl.NumberFormat>();
+
+function currencyFormat(currency: string, decimals: number): Intl.NumberFormat {
+  const key = `${currency}:${decimals}`;
+  let format = currencyFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat('en-US', { style: 'currency', currency, currencyDisplay: 'symbol', minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+    currencyFormats.set(key, format);
+  }
+  return format;
 }
 
 /**

@@ -149,14 +149,15 @@ export class ScoreboardView {
     // Another process moved the tables since this view last wrote them: what memory holds of them is read there again.
     if (((await tables.cursor())?.seq ?? 0) !== this.#options.tablesSeq()) this.#forgetWritten();
     this.#totals ??= await readTotals(tables);
-    const totals = copyTotals(this.#totals);
     const rows = new Map<string, ScoreRow>();
     for (const id of this.#changed) {
       const held = this.#held.get(id);
       const row = held === undefined ? null : scoreRowOf(held.tally);
       if (row !== null) rows.set(id, row);
     }
-    if (rows.size === 0 && this.#accepted.size === 0) return { changes: [], totals, rows, wait: false };
+    // Nothing moves: the totals stay as they are (most batches, which no chain of the board is in).
+    if (rows.size === 0 && this.#accepted.size === 0) return { changes: [], totals: this.#totals, rows, wait: false };
+    const totals = copyTotals(this.#totals);
     // The repairs the batch reads and moves: those accepted, and those of every child that moved.
     const before = new Map<string, RepairRow>();
     const repairOf = async (key: string): Promise<RepairRow> => {

@@ -129,8 +129,10 @@ export async function nextDueMs(outbox: OutboxView): Promise<number | null> {
     next = next === null ? atMs : Math.min(next, atMs);
   };
   for (const message of outbox.undelivered()) if (message.nextAtMs !== null) consider(message.nextAtMs);
-  const digests = (await outbox.history.allMessages()).filter((m) => m.event === 'digest');
-  for (const message of outbox.held()) {
+  const held = outbox.held();
+  // The digests sent are read from the tables only when a message is held for one.
+  const digests = held.length === 0 ? [] : (await outbox.history.allMessages()).filter((m) => m.event === 'digest');
+  for (const message of held) {
     const window = Number(message.held!.slice('digest:'.length));
     const carried = digests.some(
       (d) => d.level === window && d.recipient.name === message.recipient.name && d.channel === message.channel && (d.content.items ?? []).some((i) => i.effect_id === message.about),

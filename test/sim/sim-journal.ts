@@ -1,5 +1,6 @@
-import { chainRowsOf, MemoryJournal, type MemoryState, openDispatchRowsOf } from '../../db/journal-memory.ts';
-import { chainOfRows, entryOfRow, type NewEntryRow } from '../../db/journal-rules.ts';
+import { chainRowsOf, type JournalClock, MemoryJournal, type MemoryState, openDispatchRowsOf } from '../../db/journal-memory.ts';
+import { type CheckedBodies, chainOfRows, entryOfRow, type NewEntryRow, VerifiedBodies } from '../../db/journal-rules.ts';
+import { deepFreeze } from '../../db/memory/frozen.ts';
 import type { Dispatched, Entry, EntryKind, EntryOf, FieldsOf } from '../../shared/entries.ts';
 import { SimulatedCrash } from '../../server/gate/target.ts';
 import { isOpenDispatch, latestEscalation } from '../../server/journal/chain.ts';
@@ -20,11 +21,51 @@ import type {
 } from '../../server/journal/store.ts';
 
 /**
+ * Every body the world's journal trusted, with the entry it was trusted as, frozen to its depths:
+ * a row is parsed, shaped and hashed at its first read, and every later read of the same text at
+ * the same seq (a process's chain, a follower's scan, the oracle's look) answers that entry. Only
+ * whether the row's columns agree with it is checked again. A seed's journal is some hundreds of
+ * entries, each read a dozen times.
+ */
+export class KeptEntries extends VerifiedBodies {
+  readonly #kept = new Map<number, { body: string; entry: Entry | null }>();
+  /** Scans keep what they read too: the world's journal is small. */
+  override readonly lookupOnly: CheckedBodies = this;
+
+  override holds(seq: number, body: string): boolean {
+    return this.#kept.get(seq)?.body === body;
+  }
+
+  override remember(seq: number, body: string): void {
+    if (!this.holds(seq, body)) this.#kept.set(seq, { body, entry: null });
+  }
+
+  entryOf(seq: number, body: string): Entry | undefined {
+    const kept = this.#kept.get(seq);
+    return kept?.body === body ? (kept.entry ?? undefined) : undefined;
+  }
+
+  keepEntry(seq: number, body: string, entry: Entry): Entry {
+    this.#kept.set(seq, { body, entry: deepFreeze(entry) });
+    return entry;
+  }
+}
+
+/**
  * The one journal every simulated process shares: a MemoryJournal that also lets the simulator's
  * oracle look at an entry at the instant it becomes durable (inside the write lock) and read
- * chains synchronously, between two awaits of the code under test.
+ * chains synchronously, between two awaits of the code under test. What it reads it keeps
+ * (KeptEntries), so every reader of a row is answered one frozen entry.
  */
 export class SimJournal extends MemoryJournal {
+  readonly #kept: KeptEntries;
+
+  constructor(clock: JournalClock) {
+    const kept = new KeptEntries();
+    super({ ...clock, verified: kept });
+    this.#kept = kept;
+  }
+
   /** Called inside the write lock, just before an entry is stored: where the oracle judges a DISPATCHED. */
   onInsert: ((entry: Entry) => void) | null = null;
 
@@ -35,7 +76,7 @@ export class SimJournal extends MemoryJournal {
 
   /** One effect's chain, now. */
   chainNow(effectId: string): Entry[] {
-    return this.peek((state) => chainOfRows(chainRowsOf(state, effectId)));
+    return this.peek((state) => chainOfRows(chainRowsOf(state, effectId), this.#kept));
   }
 
   /** How many entries one effect's chain has now (nothing parsed: the journal only grows, so the chain then is a prefix of the chain later). */
@@ -65,7 +106,7 @@ export class SimJournal extends MemoryJournal {
    */
   openDispatchesOn(paymentIntent: string): Dispatched[] {
     return this.peek(openDispatchRowsOf)
-      .map((row) => entryOfRow(row) as Dispatched)
+      .map((row) => entryOfRow(row, this.#kept) as Dispatched)
       .filter((entry) => entry.effect.payment_intent === paymentIntent);
   }
 }
