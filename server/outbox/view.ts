@@ -1,4 +1,4 @@
-import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
+import type { DerivedChange, DerivedRow, DerivedTables } from '../../db/port/derived.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { foldItem, foldMessage, type ItemContext, type MessageState, newItem, newMessage } from './state.ts';
 import { finalsRow, indexChanges, isOpenItem, isOpenMessage, itemRow, messageRow, OUTBOX_FINALS_VIEW, OUTBOX_HELD_VIEW, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
@@ -56,7 +56,7 @@ export class OutboxView {
   #loadedAt = 0;
   /** The wall-clock time of the newest final news of an item (made final, failed at Stripe) seen. */
   #newestFinal = 0;
-  /** The final items of the delivery window are still to be handed to the planner (`takeFinalsAtLoad`). */
+  /** The final items of the delivery window are still to be handed to the planner (`takeFinals`). */
   #finalsToPlan = false;
 
   constructor(options: OutboxViewOptions) {
@@ -215,21 +215,37 @@ export class OutboxView {
   }
 
   /**
-   * The items made final within the delivery window before this process loaded the tables, once:
+   * The items made final within the delivery window, once after a load (or `replanFinals`):
    * their agents' callbacks may still be owed. Read only when `read` (an agent has a callback to
-   * be told by); a day of final items, not history.
+   * be told by); a day of final items, not history. Still owed when the read fails.
    */
-  async takeFinalsAtLoad(read: boolean): Promise<string[]> {
+  async takeFinals(read: boolean): Promise<string[]> {
     if (!this.#finalsToPlan) return [];
-    this.#finalsToPlan = false;
-    if (!read) return [];
+    if (!read) {
+      this.#finalsToPlan = false;
+      return [];
+    }
+    // Final items in memory may be newer than the tables' rows (their batch is not written yet).
+    const held: DerivedRow[] = [];
+    for (const item of this.items.values()) {
+      const row = finalsRow(item);
+      if (row === null) continue;
+      held.push(row);
+      this.#newestFinal = Math.max(this.#newestFinal, row.order);
+    }
     const since = this.#newestFinal - limits.outboxDeliveryWindowMs;
-    const ids: string[] = [];
+    const ids = new Set(held.filter((row) => row.order >= since).map((row) => row.key));
     for await (const row of rowsOf(this.#options.tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
       if (row.order < since) break;
-      ids.push(row.key);
+      ids.add(row.key);
     }
-    return ids;
+    this.#finalsToPlan = false;
+    return [...ids];
+  }
+
+  /** Hand the final items of the delivery window to the planner once more (`takeFinals`): an agent was given a callback. */
+  replanFinals(): void {
+    this.#finalsToPlan = true;
   }
 
   /** The items touched since the last call, and forget them. */
@@ -237,6 +253,11 @@ export class OutboxView {
     const touched = [...this.#touched];
     this.#touched = new Set();
     return touched;
+  }
+
+  /** Items a planning pass took and did not plan (it failed): the next pass takes them again. */
+  retouch(ids: Iterable<string>): void {
+    for (const id of ids) this.#touched.add(id);
   }
 
   /** An item's context for the planner: from memory, or read from its row (held until the next eviction looks). */
