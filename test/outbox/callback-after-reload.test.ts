@@ -64,5 +64,7 @@ describe('a reload that gives an agent a callback', () => {
     const told = (await (await w.views.current()).outbox.history.messagesAbout(item)).map((m) => `${m.recipient.kind}:${m.recipient.name}:${m.event}`);
     // The item was planned once with no callback; the pass after the reload plans it again.
     expect(told).toEqual(['agent:bot:final']);
+    // Once per such reload: the day's final items are not handed to the planner again.
+    expect(await (await w.views.current()).outbox.takeFinals(true)).toEqual([]);
   });
 });
