@@ -99,28 +99,51 @@ export class Outbox {
   readonly #perRecipient = new Map<string, number>();
   #pass: Promise<void> | null = null;
   #again = false;
+  /** The agents with a callback at the last planning pass (null before the first). */
+  #agents: ReadonlySet<string> | null = null;
 
   constructor(options: OutboxOptions) {
     this.#options = options;
     this.#random = options.random ?? Math.random;
   }
 
-  /** Journal every message owed by the items that changed since the last pass; returns how many. */
+  /**
+   * Journal every message owed by the items that changed since the last pass; returns how many.
+   * A pass that fails part way hands the items it did not plan back to the view, so the next pass
+   * plans them (a message already journaled is not journaled twice).
+   */
   async plan(): Promise<number> {
     const outbox = await this.#options.current();
     await outbox.prepareWindow(digestWindow(this.#options.nowMs()));
     this.#journaledInWindow.clear();
+    const agents = Object.keys(this.#options.notifications.agents);
+    const callbacks = agents.length > 0;
+    // A reload gave an agent a callback: the day's final items may owe it one, as after a start.
+    if (this.#agents !== null && agents.some((agent) => !this.#agents!.has(agent))) outbox.replanFinals();
+    this.#agents = new Set(agents);
+    const taken = outbox.takeTouched();
+    let touched: string[];
+    try {
+      touched = [...new Set([...taken, ...(await outbox.takeFinals(callbacks))])];
+    } catch (error) {
+      outbox.retouch(taken);
+      throw error;
+    }
     let written = 0;
     let planned = 0;
-    const callbacks = Object.keys(this.#options.notifications.agents).length > 0;
-    const touched = new Set([...outbox.takeTouched(), ...(await outbox.takeFinalsAtLoad(callbacks))]);
-    for (const effectId of touched) {
-      // An item not in memory is closed: it can owe an agent's callback, nothing else.
-      if (!callbacks && !outbox.items.has(effectId)) continue;
-      const item = await outbox.item(effectId);
-      if (item) written += await this.#journal(await this.#owedBy(item, outbox));
-      // A long pass (a start re-plans the day's final items) lets requests and signals in between.
-      if (++planned % PLAN_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    try {
+      for (const effectId of touched) {
+        // An item not in memory is closed: it can owe an agent's callback, nothing else.
+        if (callbacks || outbox.items.has(effectId)) {
+          const item = await outbox.item(effectId);
+          if (item) written += await this.#journal(await this.#owedBy(item, outbox));
+        }
+        // A long pass (a start re-plans the day's final items) lets requests and signals in between.
+        if (++planned % PLAN_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      outbox.retouch(touched.slice(planned));
+      throw error;
     }
     return written;
   }

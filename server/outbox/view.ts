@@ -2,8 +2,8 @@ import type { DerivedChange, DerivedTables } from '../../db/port/derived.ts';
 import { type Entry, MESSAGE_KINDS, type MessageEntry } from '../../shared/entries.ts';
 import { foldItem, foldMessage, type ItemContext, type MessageState, newItem, newMessage } from './state.ts';
 import { finalsRow, indexChanges, isOpenItem, isOpenMessage, itemRow, messageRow, OUTBOX_FINALS_VIEW, OUTBOX_HELD_VIEW, OUTBOX_ITEMS_VIEW, OUTBOX_MESSAGES_VIEW } from './table.ts';
-import { limits } from '../../shared/limits.ts';
 import { figuresKey, OutboxCounts } from './view-counts.ts';
+import { OutboxFinals } from './view-finals.ts';
 import { OutboxHeld, type Place } from './view-held.ts';
 import { OutboxReads, rowsOf } from './view-reads.ts';
 
@@ -54,14 +54,13 @@ export class OutboxView {
   #touched = new Set<string>();
   /** The tables' cursor when open work was loaded: entries at or below it are in what was loaded. */
   #loadedAt = 0;
-  /** The wall-clock time of the newest final news of an item (made final, failed at Stripe) seen. */
-  #newestFinal = 0;
-  /** The final items of the delivery window are still to be handed to the planner (`takeFinalsAtLoad`). */
-  #finalsToPlan = false;
+  /** Items made final whose agent's callback may still be owed. */
+  readonly #finals: OutboxFinals;
 
   constructor(options: OutboxViewOptions) {
     this.#options = options;
     this.#counts = new OutboxCounts(options.tables);
+    this.#finals = new OutboxFinals(options.tables);
     this.history = new OutboxReads(options.tables, this.#held, () => this.#indexChanges.values());
   }
 
@@ -76,9 +75,7 @@ export class OutboxView {
     }
     // Items made final whose agent's callback may still be owed are planned again, as a replay
     // did: read by the planner's first pass, and only when some agent has a callback.
-    const [newest] = await tables.list(OUTBOX_FINALS_VIEW, { direction: 'desc', limit: 1 });
-    this.#newestFinal = Math.max(this.#newestFinal, newest?.order ?? 0);
-    this.#finalsToPlan = newest !== undefined;
+    await this.#finals.load();
     for await (const row of rowsOf(tables, OUTBOX_MESSAGES_VIEW, true)) this.#held.holdMessage(row);
     // Held messages no digest carries yet: their own rows are closed (no attempt of their own is owed).
     for await (const { key } of rowsOf(tables, OUTBOX_HELD_VIEW, true)) {
@@ -195,18 +192,10 @@ export class OutboxView {
         held.dropItem(id);
         // A closed item owes nothing more but an agent's callback within its window: a replay (a
         // rebuild) plans only those, as a start on kept tables does.
-        if (!this.#mayOweCallback(item)) this.#touched.delete(id);
+        if (!this.#finals.mayOweCallback(item)) this.#touched.delete(id);
       }
       if (message !== undefined && !isOpenMessage(message) && !held.isUncovered(message)) held.dropMessage(message);
     }
-  }
-
-  /** True while an item made final may still owe its agent a callback: within the delivery window of the newest final news. */
-  #mayOweCallback(item: ItemContext): boolean {
-    const final = finalsRow(item);
-    if (final === null) return false;
-    this.#newestFinal = Math.max(this.#newestFinal, final.order);
-    return final.order >= this.#newestFinal - limits.outboxDeliveryWindowMs;
   }
 
   /** How many items, messages and digest windows are held in memory. */
@@ -215,21 +204,16 @@ export class OutboxView {
   }
 
   /**
-   * The items made final within the delivery window before this process loaded the tables, once:
-   * their agents' callbacks may still be owed. Read only when `read` (an agent has a callback to
-   * be told by); a day of final items, not history.
+   * The items made final within the delivery window, once after a load or `replanFinals`: their
+   * agents' callbacks may still be owed. Read only when `read` (an agent has a callback).
    */
-  async takeFinalsAtLoad(read: boolean): Promise<string[]> {
-    if (!this.#finalsToPlan) return [];
-    this.#finalsToPlan = false;
-    if (!read) return [];
-    const since = this.#newestFinal - limits.outboxDeliveryWindowMs;
-    const ids: string[] = [];
-    for await (const row of rowsOf(this.#options.tables, OUTBOX_FINALS_VIEW, undefined, 'desc')) {
-      if (row.order < since) break;
-      ids.push(row.key);
-    }
-    return ids;
+  takeFinals(read: boolean): Promise<string[]> {
+    return this.#finals.take(read, this.items.values());
+  }
+
+  /** Hand the final items of the delivery window to the planner once more: an agent was given a callback. */
+  replanFinals(): void {
+    this.#finals.replan();
   }
 
   /** The items touched since the last call, and forget them. */
@@ -237,6 +221,11 @@ export class OutboxView {
     const touched = [...this.#touched];
     this.#touched = new Set();
     return touched;
+  }
+
+  /** Items a planning pass took and did not plan (it failed): the next pass takes them again. */
+  retouch(ids: Iterable<string>): void {
+    for (const id of ids) this.#touched.add(id);
   }
 
   /** An item's context for the planner: from memory, or read from its row (held until the next eviction looks). */
