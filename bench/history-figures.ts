@@ -9,7 +9,7 @@ function perSize(size: HistorySize): Record<string, FigureInfo> {
   return {
     [`start_up_s_${size}`]: {
       unit: 's',
-      what: `a server process (npm start's server/main.ts) over a copy of a ${n}-entry journal of realistic chains, its derived tables built by an earlier start and stopped cleanly (SIGTERM, exit 0): spawn → /readyz 200`,
+      what: `a server process as production runs it (node dist/server/main.js, compiled at the stage's start) over a copy of a ${n}-entry journal of realistic chains, its derived tables built by an earlier start and stopped cleanly (SIGTERM, exit 0): spawn → /readyz 200`,
     },
     [`start_up_after_kill_s_${size}`]: {
       unit: 's',

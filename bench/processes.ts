@@ -22,7 +22,8 @@ export interface Started {
 export { freePort };
 
 function launch(nodeArgs: string[], script: string, env: Record<string, string>): { child: ChildProcess; stderr(): string; stop(): Promise<string> } {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  // A compiled bundle runs as production runs it; TypeScript through tsx.
+  const child = spawn(process.execPath, [...nodeArgs, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -71,13 +72,15 @@ export interface ServerSpec {
   readyTimeoutMs?: number;
   /** How often `/readyz` is asked while the server starts (default 100 ms): a start-up timed to ready asks more often. */
   readyPollMs?: number;
+  /** The server's entry point: `server/main.ts` through tsx unless told, or the compiled `dist/server/main.js`. */
+  entry?: string;
 }
 
 /** `server/main.ts` as its own process, ready (`/readyz`) on a free port of 127.0.0.1. */
 export async function startServerProcess(spec: ServerSpec): Promise<Started> {
   return onFreePorts(async () => {
     const port = await freePort();
-    const started = launch(spec.nodeArgs ?? [], 'server/main.ts', {
+    const started = launch(spec.nodeArgs ?? [], spec.entry ?? 'server/main.ts', {
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: spec.dataDir,
