@@ -121,6 +121,10 @@ export class MemoryDerivedTables implements DerivedTables {
     return copy(this.#marks);
   }
 
+  async newestMark(): Promise<DigestMark | null> {
+    return copy(this.#marks.at(-1) ?? null);
+  }
+
   /** Every row's hash as it stands now, kept with the row: the rows are in memory already. */
   async snapshot(): Promise<DerivedSnapshot> {
     const rows = [...this.#views].flatMap(([view, kept]) => [...kept.values()].map(({ key, hash }) => ({ view, key, hash })));

@@ -60,7 +60,7 @@ interface Sum {
  */
 export class DerivedCheck {
   readonly #journal: JournalStore;
-  readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
+  readonly #tables: Pick<DerivedTables, 'get' | 'newestMark'>;
   readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
   readonly #entryRefolds: readonly EntriesRefold[];
@@ -71,7 +71,7 @@ export class DerivedCheck {
   #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
     this.#rows = new RowsAgainstDigests(tables);
@@ -81,7 +81,7 @@ export class DerivedCheck {
 
   /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
   async begin(): Promise<boolean> {
-    this.#mark = (await this.#tables.marks()).at(-1) ?? null;
+    this.#mark = await this.#tables.newestMark();
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
     this.#finished = this.#mark === null;
     return this.#mark !== null;
