@@ -1,5 +1,5 @@
 import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts';
-import type { DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
+import { DIGEST_MARK_EVERY, type DerivedCursor, type DerivedRow, type DerivedTables, type DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { RowsAgainstDigests } from './derived-check-rows.ts';
@@ -8,12 +8,16 @@ import { RowsAgainstDigests } from './derived-check-rows.ts';
 // the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
 // to the view's running sum (rows a view keys otherwise, a reload by its seq, are each one chain's
-// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. A chain
-// with no entry past S must also be the very row the table holds now. Then every row of every
-// table, whatever its key, is summed from one snapshot of the tables and held against the digest
-// its writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved
-// none, be it a chain's row (moved after S or not), the board's totals, a wait count, an index or
-// a reload. A difference fails closed, as a damaged journal.
+// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. Each
+// chain's row as the table holds it now must also be the chain folded through the tables' cursor,
+// moved after S or not: the cursor is read before and after the row, and a chain with an entry
+// between the two (written meanwhile) waits for the next pass. Then every row of every table,
+// whatever its key, is summed from one snapshot of the tables and held against the digest its
+// writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved none,
+// be it a chain's row, the board's totals, a wait count, an index or a reload. That sum needs no
+// mark: it runs whenever the tables have a cursor. Tables whose cursor passed a multiple of 10,000
+// entries always recorded a mark there, so a newest mark missing (marks deleted) is a difference
+// too. A difference fails closed, as a damaged journal.
 
 /** How one table-backed view's row is made from a chain: its own fold, so the next views plug in. */
 export interface ViewRefold {
@@ -46,6 +50,9 @@ export class DerivedMismatchError extends JournalCorruptError {
   }
 }
 
+/** What a missing mark is named as, in the place of a view. */
+export const MARKS = 'marks';
+
 /** Chain ids read at once. */
 const CHAIN_IDS_PAGE = 200;
 
@@ -60,18 +67,20 @@ interface Sum {
  */
 export class DerivedCheck {
   readonly #journal: JournalStore;
-  readonly #tables: Pick<DerivedTables, 'get' | 'newestMark'>;
+  readonly #tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark'>;
   readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
   readonly #entryRefolds: readonly EntriesRefold[];
   #mark: DigestMark | null = null;
+  /** The mark the tables' cursor says was recorded but is not, found by `begin`. */
+  #markMissing: { due: number; cursor: number } | null = null;
   readonly #sums = new Map<string, Sum>();
   #after = '';
   #waiting: string[] = [];
   #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
     this.#rows = new RowsAgainstDigests(tables);
@@ -79,15 +88,32 @@ export class DerivedCheck {
     this.#entryRefolds = entryRefolds;
   }
 
-  /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
+  /**
+   * Take the tables' cursor and their newest mark; false when the tables were never built, and
+   * nothing is checked. With no mark (fewer than 10,000 entries) only the rows are summed.
+   */
   async begin(): Promise<boolean> {
+    // The cursor first: the mark of the multiple it passed was recorded in the same transaction.
+    const cursor = await this.#tables.cursor();
     this.#mark = await this.#tables.newestMark();
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
-    this.#finished = this.#mark === null;
-    return this.#mark !== null;
+    this.#chainsDone = this.#mark === null;
+    this.#finished = cursor === null || !(await this.#marksFound(cursor));
+    return !this.#finished;
   }
 
-  /** The seq of the mark checked, once `begin` found one. */
+  /** False when the tables were reset between the two reads (nothing to check); a missing mark is kept for `compare`. */
+  async #marksFound(cursor: DerivedCursor): Promise<boolean> {
+    const due = Math.floor(cursor.seq / DIGEST_MARK_EVERY) * DIGEST_MARK_EVERY;
+    if (due === 0 || (this.#mark?.seq ?? 0) >= due) return true;
+    // A reset removes the marks with the cursor: the cursor read again stands back then.
+    const again = await this.#tables.cursor();
+    if (again === null || again.seq < cursor.seq) return false;
+    this.#markMissing = { due, cursor: cursor.seq };
+    return true;
+  }
+
+  /** The seq of the mark checked, once `begin` found one; null when only the rows are summed. */
   get seq(): number | null {
     return this.#mark?.seq ?? null;
   }
@@ -98,9 +124,9 @@ export class DerivedCheck {
 
   /** Fold chains, one at a time, then sum the tables' rows, while `more()` says the slice has time: entries and rows read are answered. */
   async step(more: () => boolean): Promise<number> {
+    if (this.#finished) return 0;
     const mark = this.#mark;
-    if (mark === null || this.#finished) return 0;
-    if (this.#chainsDone) {
+    if (mark === null || this.#chainsDone) {
       const units = await this.#rows.step(more);
       this.#finished = this.#rows.finished;
       return units;
@@ -121,23 +147,32 @@ export class DerivedCheck {
 
   /**
    * Each view's recomputed digest against the mark's, then each view's rows against its digest in
-   * the snapshot; throws DerivedMismatchError at the first that differs.
+   * the snapshot, then the mark the cursor says was recorded; throws DerivedMismatchError at the
+   * first that differs.
    */
   compare(): void {
-    const mark = this.#mark;
-    if (mark === null) return;
     this.close();
+    if (this.#mark !== null) this.#againstMark(this.#mark);
+    const rows = this.#rows.disagreement();
+    if (rows !== null) {
+      const { view, seq, recorded, summed } = rows;
+      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
+    }
+    const missing = this.#markMissing;
+    if (missing !== null) {
+      const newest = this.#mark === null ? 'none is' : `the newest is at seq ${this.#mark.seq}`;
+      throw new DerivedMismatchError(MARKS, { seq: missing.cursor, effectId: 'unknown' }, 'none', 'none', `the tables' cursor stands at seq ${missing.cursor}, so a mark was recorded at seq ${missing.due} or after, but ${newest}: marks were removed`);
+    }
+  }
+
+  /** Each view's digest recomputed from the journal against the mark's. */
+  #againstMark(mark: DigestMark): void {
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
         throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
       }
-    }
-    const rows = this.#rows.disagreement();
-    if (rows !== null) {
-      const { view, seq, recorded, summed } = rows;
-      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
     }
   }
 
