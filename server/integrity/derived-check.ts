@@ -181,34 +181,50 @@ export class DerivedCheck {
     this.#rows.close();
   }
 
-  /** One chain: its rows as of `at` added to the sums; a chain that did not move past `at` held against the table's row. */
+  /**
+   * One chain: its rows as of `at` added to the sums, and each row the table holds now held
+   * against the chain folded through the tables' cursor.
+   */
   async #chain(effectId: string, at: number): Promise<number> {
-    // The table's rows are read before the chain: when the chain then shows nothing past `at`, nothing
-    // the tables took after `at` can have changed them.
+    // The cursor read before and after the rows: the rows were read at a cursor between the two.
+    const before = await this.#tables.cursor();
     const stored = await Promise.all(this.#refolds.map(({ view }) => this.#tables.get(view, effectId)));
+    const after = await this.#tables.cursor();
+    // Read after the rows: the journal holds every entry the tables took by then.
     const read = await this.#journal.sealedChain(effectId);
     const cut = read.filter(({ seq }) => seq <= at);
-    if (cut.length === 0) return read.length;
-    const moved = cut.length < read.length;
     for (const refold of this.#entryRefolds) {
-      for (const row of refold.rowsOf(cut)) {
-        const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-        this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, rowHash(refold.view, row), null), rows: sum.rows + 1 });
-      }
+      for (const row of refold.rowsOf(cut)) this.#add(refold.view, rowHash(refold.view, row));
     }
+    const marked = this.#refolds.map((refold) => (cut.length === 0 ? null : refold.rowOf(cut)));
     for (const [i, refold] of this.#refolds.entries()) {
-      const row = refold.rowOf(cut);
+      const row = marked[i] ?? null;
+      if (row !== null) this.#add(refold.view, rowHash(refold.view, row));
+    }
+    // A chain that took an entry between the two reads of the cursor may have had either row: it
+    // waits for the next pass (the sum of the rows still holds its row against the digest).
+    if (before === null || after === null || after.seq < before.seq) return read.length;
+    if (read.some(({ seq }) => seq > before.seq && seq <= after.seq)) return read.length;
+    const now = read.filter(({ seq }) => seq <= after.seq);
+    // A chain with nothing past the mark is found wrong at the mark, one that moved at the cursor.
+    const still = now.length === cut.length;
+    const where = still ? at : after.seq;
+    for (const [i, refold] of this.#refolds.entries()) {
+      const row = still ? (marked[i] ?? null) : refold.rowOf(now);
       const hash = row === null ? null : rowHash(refold.view, row);
-      const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-      if (hash !== null) this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
-      if (moved) continue;
       const held = stored[i] ?? null;
       const heldHash = held === null ? null : rowHash(refold.view, held);
       if (heldHash !== hash) {
         const hex = (value: bigint | null) => (value === null ? 'none' : value.toString(16).padStart(64, '0'));
-        throw new DerivedMismatchError(refold.view, { seq: at, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal`);
+        throw new DerivedMismatchError(refold.view, { seq: where, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal through seq ${where}`);
       }
     }
     return read.length;
+  }
+
+  /** A row's hash added to its view's running sum. */
+  #add(view: string, hash: bigint): void {
+    const sum = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+    this.#sums.set(view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
   }
 }
