@@ -9,9 +9,9 @@ import { RowsAgainstDigests } from './derived-check-rows.ts';
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
 // to the view's running sum (rows a view keys otherwise, a reload by its seq, are each one chain's
 // entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. Each
-// chain's row as the table holds it now must also be the chain folded through the tables' cursor,
-// moved after S or not: the cursor is read before and after the row, and a chain with an entry
-// between the two (written meanwhile) waits for the next pass. Then every row of every table,
+// chain's row as the table holds it now must also be the chain folded through the tables' cursor
+// (read before the rows of each slice), moved after S or not; a chain whose entries past that
+// cursor the tables took before its row was read (written meanwhile) waits for the next pass. Then every row of every table,
 // whatever its key, is summed from one snapshot of the tables and held against the digest its
 // writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved none,
 // be it a chain's row, the board's totals, a wait count, an index or a reload. That sum needs no
@@ -137,9 +137,13 @@ export class DerivedCheck {
       return 0;
     }
     let units = 0;
+    // Read before any row of the slice: one read a slice, and one more a chain that moved past it.
+    let cursor = await this.#tables.cursor();
     while (this.#waiting.length > 0 && (units === 0 || more())) {
       const effectId = this.#waiting.shift() ?? '';
-      units += await this.#chain(effectId, mark.seq);
+      const done = await this.#chain(effectId, mark.seq, cursor);
+      units += done.read;
+      cursor = done.cursor;
       this.#after = effectId;
     }
     return units;
@@ -183,13 +187,11 @@ export class DerivedCheck {
 
   /**
    * One chain: its rows as of `at` added to the sums, and each row the table holds now held
-   * against the chain folded through the tables' cursor.
+   * against the chain folded through the tables' cursor `before`, read before its rows. The
+   * entries read are answered, and a cursor read before the next chain's rows.
    */
-  async #chain(effectId: string, at: number): Promise<number> {
-    // The cursor read before and after the rows: the rows were read at a cursor between the two.
-    const before = await this.#tables.cursor();
+  async #chain(effectId: string, at: number, before: DerivedCursor | null): Promise<{ read: number; cursor: DerivedCursor | null }> {
     const stored = await Promise.all(this.#refolds.map(({ view }) => this.#tables.get(view, effectId)));
-    const after = await this.#tables.cursor();
     // Read after the rows: the journal holds every entry the tables took by then.
     const read = await this.#journal.sealedChain(effectId);
     const cut = read.filter(({ seq }) => seq <= at);
@@ -201,16 +203,25 @@ export class DerivedCheck {
       const row = marked[i] ?? null;
       if (row !== null) this.#add(refold.view, rowHash(refold.view, row));
     }
-    // A chain that took an entry between the two reads of the cursor may have had either row: it
-    // waits for the next pass (the sum of the rows still holds its row against the digest).
-    if (before === null || after === null || after.seq < before.seq) return read.length;
-    if (read.some(({ seq }) => seq > before.seq && seq <= after.seq)) return read.length;
-    const now = read.filter(({ seq }) => seq <= after.seq);
+    if (before === null) return { read: read.length, cursor: before };
+    // The rows were read at a cursor at or after `before`. A chain with no entry past it had the
+    // same rows then. One with entries past it is read against the cursor now: with none of them
+    // taken by the tables (the journal ahead of them) the rows are still the fold through `before`;
+    // with some taken, the rows may be of either side, and the chain waits for the next pass (the
+    // sum of the rows still holds its row against the digest).
+    let cursor = before;
+    if (read.some(({ seq }) => seq > before.seq)) {
+      const now = await this.#tables.cursor();
+      if (now === null || now.seq < before.seq) return { read: read.length, cursor: now };
+      cursor = now;
+      if (read.some(({ seq }) => seq > before.seq && seq <= now.seq)) return { read: read.length, cursor };
+    }
+    const through = read.filter(({ seq }) => seq <= before.seq);
     // A chain with nothing past the mark is found wrong at the mark, one that moved at the cursor.
-    const still = now.length === cut.length;
-    const where = still ? at : after.seq;
+    const still = through.length === cut.length;
+    const where = still ? at : before.seq;
     for (const [i, refold] of this.#refolds.entries()) {
-      const row = still ? (marked[i] ?? null) : refold.rowOf(now);
+      const row = still ? (marked[i] ?? null) : refold.rowOf(through);
       const hash = row === null ? null : rowHash(refold.view, row);
       const held = stored[i] ?? null;
       const heldHash = held === null ? null : rowHash(refold.view, held);
@@ -219,7 +230,7 @@ export class DerivedCheck {
         throw new DerivedMismatchError(refold.view, { seq: where, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal through seq ${where}`);
       }
     }
-    return read.length;
+    return { read: read.length, cursor };
   }
 
   /** A row's hash added to its view's running sum. */

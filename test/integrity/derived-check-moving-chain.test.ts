@@ -13,10 +13,10 @@ import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
 import { tamper } from '../support/tamper.ts';
 
 // The derived check holds each chain's row as the table holds it now against the chain folded
-// through the tables' cursor. A server writes on while the check runs: a chain that takes an entry
-// between the read of its row and the read of the cursor after it had, when read, the row of the
-// cursor before; it is left to the next pass, not reported as a table that differs. A chain made
-// after the mark is held against the journal the same way.
+// through the tables' cursor, read before the rows of each slice. A server writes on while the
+// check runs: a chain whose entries past that cursor the tables took before its row was read has a
+// row newer than the cursor; it is left to the next pass, not reported as a table that differs. A
+// chain made after the mark is held against the journal the same way.
 
 const REFUNDS = DIGEST_MARK_EVERY / 4;
 
@@ -45,34 +45,34 @@ afterAll(() => {
 });
 
 describe('the derived check while chains move after the mark', { timeout: 90_000 }, () => {
-  it('a request confirmed between the read of its ledger row and the cursor after it is no mismatch', async () => {
+  it('a request confirmed after the check read the tables’ cursor, before it read its ledger row, is no mismatch', async () => {
     const { journal, tables, views } = world;
 
-    // The server confirms refund 1, and its tables take it, just after the check read its row.
+    // The server confirms refund 1, and its tables take it, just before the check reads its row:
+    // the row read is newer than the cursor the check read before the slice.
     const id = refundEffectId(1);
-    let rowRead: DerivedRow | null = null;
+    const seen: { confirmed: { cursorBefore: number | undefined; rowBefore: DerivedRow | null } | null } = { confirmed: null };
     const writingOn = {
       cursor: () => tables.cursor(),
       newestMark: () => tables.newestMark(),
       snapshot: () => tables.snapshot(),
       async get(view: string, key: string): Promise<DerivedRow | null> {
-        const row = await tables.get(view, key);
-        if (view === 'ledger' && key === id && rowRead === null) {
-          rowRead = row;
+        if (view === 'ledger' && key === id && seen.confirmed === null) {
+          seen.confirmed = { cursorBefore: (await tables.cursor())?.seq, rowBefore: await tables.get(view, key) };
           await journal.appendSealed(late.slice(4));
           expect((await views.current()).seq).toBe(DIGEST_MARK_EVERY + 1);
           expect((await tables.cursor())?.seq).toBe(DIGEST_MARK_EVERY + 1);
         }
-        return row;
+        return tables.get(view, key);
       },
     };
     const check = new DerivedCheck(journal, writingOn, [ledgerRefold('inbox')]);
     expect(await check.begin()).toBe(true);
     while (!check.finished) await check.step(() => true);
     expect(() => check.compare()).not.toThrow();
-    // The row read was the one before the confirmation, and the table's row changed after.
-    expect(rowRead).not.toBeNull();
-    expect(await tables.get('ledger', id)).not.toEqual(rowRead);
+    // The chain moved under the check: its row changed between the cursor read and the row read.
+    expect(seen.confirmed).toMatchObject({ cursorBefore: DIGEST_MARK_EVERY });
+    expect(await tables.get('ledger', id)).not.toEqual(seen.confirmed?.rowBefore);
   });
 
   it('a request made after the mark, its ledger row edited with the digest, is found at the cursor', async () => {
