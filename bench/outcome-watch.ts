@@ -26,6 +26,7 @@ function counting(inner: DerivedTables): { tables: DerivedTables; rowsRead: () =
     reset: (version) => inner.reset(version),
     digests: () => inner.digests(),
     marks: () => inner.marks(),
+    newestMark: () => inner.newestMark(),
     snapshot: () => inner.snapshot(),
     async get(view, key) {
       const row = await inner.get(view, key);

@@ -269,6 +269,21 @@ export class SqliteDerivedTables implements DerivedTables {
     });
   }
 
+  newestMark(): Promise<DigestMark | null> {
+    return this.#locked(async () => {
+      if (!this.#tablesPresent()) return null;
+      const newest = this.#db.select().from(derivedMarks).where(eq(derivedMarks.view, MARK_ROW)).orderBy(desc(derivedMarks.seq)).limit(1).get();
+      if (newest === undefined) return null;
+      const digests = this.#db
+        .select({ view: derivedMarks.view, sum: derivedMarks.sum, rows: derivedMarks.rows })
+        .from(derivedMarks)
+        .where(and(eq(derivedMarks.seq, newest.seq), gt(derivedMarks.view, MARK_ROW)))
+        .orderBy(asc(derivedMarks.view))
+        .all();
+      return { seq: newest.seq, globalHash: newest.globalHash, digests };
+    });
+  }
+
   /** Read by a connection of its own, so the journal's goes on writing; a database in memory is read at once. */
   snapshot(): Promise<DerivedSnapshot> {
     return this.#locked(async () => {

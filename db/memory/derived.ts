@@ -152,6 +152,10 @@ export class MemoryDerivedTables implements DerivedTables {
     return structuredClone(this.#marks);
   }
 
+  async newestMark(): Promise<DigestMark | null> {
+    return structuredClone(this.#marks.at(-1) ?? null);
+  }
+
   /** Every row's hash as it stands now: the rows are in memory already. */
   async snapshot(): Promise<DerivedSnapshot> {
     const rows = [...this.#views].flatMap(([view, kept]) => [...kept.values()].map((row) => ({ view, key: row.key, hash: this.#hashOf(view, row) })));

@@ -121,6 +121,8 @@ export interface DerivedTables {
   digests(): Promise<DerivedDigest[]>;
   /** The recorded marks, oldest first. */
   marks(): Promise<DigestMark[]>;
+  /** The newest recorded mark alone, whatever the history; null when none is. */
+  newestMark(): Promise<DigestMark | null>;
   /**
    * The tables as they stand now, every row of every view with its hash as stored, for the check
    * that the rows are what the digests say (server/integrity/derived-check.ts): rows changed

@@ -1,5 +1,5 @@
 import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts';
-import type { DerivedRow, DerivedTables, DigestMark } from '../../db/port/derived.ts';
+import { DIGEST_MARK_EVERY, type DerivedCursor, type DerivedRow, type DerivedTables, type DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { RowsAgainstDigests } from './derived-check-rows.ts';
@@ -8,12 +8,16 @@ import { RowsAgainstDigests } from './derived-check-rows.ts';
 // the tables recorded with their cursor at seq S) is recomputed from the journal alone, chain by
 // chain, each chain cut at S and folded into its row by its view's own fold, the row's hash added
 // to the view's running sum (rows a view keys otherwise, a reload by its seq, are each one chain's
-// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. A chain
-// with no entry past S must also be the very row the table holds now. Then every row of every
-// table, whatever its key, is summed from one snapshot of the tables and held against the digest
-// its writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved
-// none, be it a chain's row (moved after S or not), the board's totals, a wait count, an index or
-// a reload. A difference fails closed, as a damaged journal.
+// entries' too: `EntriesRefold`). Memory holds one chain, a page of chain ids and the sums. Each
+// chain's row as the table holds it now must also be the chain folded through the tables' cursor
+// (read before the rows of each slice), moved after S or not; a chain whose entries past that
+// cursor the tables took before its row was read (written meanwhile) waits for the next pass. Then every row of every table,
+// whatever its key, is summed from one snapshot of the tables and held against the digest its
+// writes moved (derived-check-rows.ts): a row edited, added or removed under the server moved none,
+// be it a chain's row, the board's totals, a wait count, an index or a reload. That sum needs no
+// mark: it runs whenever the tables have a cursor. Tables whose cursor passed a multiple of 10,000
+// entries always recorded a mark there, so a newest mark missing (marks deleted) is a difference
+// too. A difference fails closed, as a damaged journal.
 
 /** How one table-backed view's row is made from a chain: its own fold, so the next views plug in. */
 export interface ViewRefold {
@@ -46,6 +50,9 @@ export class DerivedMismatchError extends JournalCorruptError {
   }
 }
 
+/** What a missing mark is named as, in the place of a view. */
+export const MARKS = 'marks';
+
 /** Chain ids read at once. */
 const CHAIN_IDS_PAGE = 200;
 
@@ -60,18 +67,20 @@ interface Sum {
  */
 export class DerivedCheck {
   readonly #journal: JournalStore;
-  readonly #tables: Pick<DerivedTables, 'get' | 'marks'>;
+  readonly #tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark'>;
   readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
   readonly #entryRefolds: readonly EntriesRefold[];
   #mark: DigestMark | null = null;
+  /** The mark the tables' cursor says was recorded but is not, found by `begin`. */
+  #markMissing: { due: number; cursor: number } | null = null;
   readonly #sums = new Map<string, Sum>();
   #after = '';
   #waiting: string[] = [];
   #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'marks' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
     this.#rows = new RowsAgainstDigests(tables);
@@ -79,15 +88,32 @@ export class DerivedCheck {
     this.#entryRefolds = entryRefolds;
   }
 
-  /** Take the newest mark; false when there is none yet (the tables hold fewer than 10,000 entries), and nothing is checked. */
+  /**
+   * Take the tables' cursor and their newest mark; false when the tables were never built, and
+   * nothing is checked. With no mark (fewer than 10,000 entries) only the rows are summed.
+   */
   async begin(): Promise<boolean> {
-    this.#mark = (await this.#tables.marks()).at(-1) ?? null;
+    // The cursor first: the mark of the multiple it passed was recorded in the same transaction.
+    const cursor = await this.#tables.cursor();
+    this.#mark = await this.#tables.newestMark();
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
-    this.#finished = this.#mark === null;
-    return this.#mark !== null;
+    this.#chainsDone = this.#mark === null;
+    this.#finished = cursor === null || !(await this.#marksFound(cursor));
+    return !this.#finished;
   }
 
-  /** The seq of the mark checked, once `begin` found one. */
+  /** False when the tables were reset between the two reads (nothing to check); a missing mark is kept for `compare`. */
+  async #marksFound(cursor: DerivedCursor): Promise<boolean> {
+    const due = Math.floor(cursor.seq / DIGEST_MARK_EVERY) * DIGEST_MARK_EVERY;
+    if (due === 0 || (this.#mark?.seq ?? 0) >= due) return true;
+    // A reset removes the marks with the cursor: the cursor read again stands back then.
+    const again = await this.#tables.cursor();
+    if (again === null || again.seq < cursor.seq) return false;
+    this.#markMissing = { due, cursor: cursor.seq };
+    return true;
+  }
+
+  /** The seq of the mark checked, once `begin` found one; null when only the rows are summed. */
   get seq(): number | null {
     return this.#mark?.seq ?? null;
   }
@@ -98,9 +124,9 @@ export class DerivedCheck {
 
   /** Fold chains, one at a time, then sum the tables' rows, while `more()` says the slice has time: entries and rows read are answered. */
   async step(more: () => boolean): Promise<number> {
+    if (this.#finished) return 0;
     const mark = this.#mark;
-    if (mark === null || this.#finished) return 0;
-    if (this.#chainsDone) {
+    if (mark === null || this.#chainsDone) {
       const units = await this.#rows.step(more);
       this.#finished = this.#rows.finished;
       return units;
@@ -111,9 +137,13 @@ export class DerivedCheck {
       return 0;
     }
     let units = 0;
+    // Read before any row of the slice: one read a slice, and one more a chain that moved past it.
+    let cursor = await this.#tables.cursor();
     while (this.#waiting.length > 0 && (units === 0 || more())) {
       const effectId = this.#waiting.shift() ?? '';
-      units += await this.#chain(effectId, mark.seq);
+      const done = await this.#chain(effectId, mark.seq, cursor);
+      units += done.read;
+      cursor = done.cursor;
       this.#after = effectId;
     }
     return units;
@@ -121,23 +151,32 @@ export class DerivedCheck {
 
   /**
    * Each view's recomputed digest against the mark's, then each view's rows against its digest in
-   * the snapshot; throws DerivedMismatchError at the first that differs.
+   * the snapshot, then the mark the cursor says was recorded; throws DerivedMismatchError at the
+   * first that differs.
    */
   compare(): void {
-    const mark = this.#mark;
-    if (mark === null) return;
     this.close();
+    if (this.#mark !== null) this.#againstMark(this.#mark);
+    const rows = this.#rows.disagreement();
+    if (rows !== null) {
+      const { view, seq, recorded, summed } = rows;
+      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
+    }
+    const missing = this.#markMissing;
+    if (missing !== null) {
+      const newest = this.#mark === null ? 'none is' : `the newest is at seq ${this.#mark.seq}`;
+      throw new DerivedMismatchError(MARKS, { seq: missing.cursor, effectId: 'unknown' }, 'none', 'none', `the tables' cursor stands at seq ${missing.cursor}, so a mark was recorded at seq ${missing.due} or after, but ${newest}: marks were removed`);
+    }
+  }
+
+  /** Each view's digest recomputed from the journal against the mark's. */
+  #againstMark(mark: DigestMark): void {
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
       if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
         throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
       }
-    }
-    const rows = this.#rows.disagreement();
-    if (rows !== null) {
-      const { view, seq, recorded, summed } = rows;
-      throw new DerivedMismatchError(view, { seq, effectId: 'unknown' }, recorded.sum, summed.sum, `its rows sum to ${summed.sum} over ${summed.rows} rows, the digest its writes moved is ${recorded.sum} over ${recorded.rows}`);
     }
   }
 
@@ -146,34 +185,57 @@ export class DerivedCheck {
     this.#rows.close();
   }
 
-  /** One chain: its rows as of `at` added to the sums; a chain that did not move past `at` held against the table's row. */
-  async #chain(effectId: string, at: number): Promise<number> {
-    // The table's rows are read before the chain: when the chain then shows nothing past `at`, nothing
-    // the tables took after `at` can have changed them.
+  /**
+   * One chain: its rows as of `at` added to the sums, and each row the table holds now held
+   * against the chain folded through the tables' cursor `before`, read before its rows. The
+   * entries read are answered, and a cursor read before the next chain's rows.
+   */
+  async #chain(effectId: string, at: number, before: DerivedCursor | null): Promise<{ read: number; cursor: DerivedCursor | null }> {
     const stored = await Promise.all(this.#refolds.map(({ view }) => this.#tables.get(view, effectId)));
+    // Read after the rows: the journal holds every entry the tables took by then.
     const read = await this.#journal.sealedChain(effectId);
     const cut = read.filter(({ seq }) => seq <= at);
-    if (cut.length === 0) return read.length;
-    const moved = cut.length < read.length;
     for (const refold of this.#entryRefolds) {
-      for (const row of refold.rowsOf(cut)) {
-        const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-        this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, rowHash(refold.view, row), null), rows: sum.rows + 1 });
-      }
+      for (const row of refold.rowsOf(cut)) this.#add(refold.view, rowHash(refold.view, row));
     }
+    const marked = this.#refolds.map((refold) => (cut.length === 0 ? null : refold.rowOf(cut)));
     for (const [i, refold] of this.#refolds.entries()) {
-      const row = refold.rowOf(cut);
+      const row = marked[i] ?? null;
+      if (row !== null) this.#add(refold.view, rowHash(refold.view, row));
+    }
+    if (before === null) return { read: read.length, cursor: before };
+    // The rows were read at a cursor at or after `before`. A chain with no entry past it had the
+    // same rows then. One with entries past it is read against the cursor now: with none of them
+    // taken by the tables (the journal ahead of them) the rows are still the fold through `before`;
+    // with some taken, the rows may be of either side, and the chain waits for the next pass (the
+    // sum of the rows still holds its row against the digest).
+    let cursor = before;
+    if (read.some(({ seq }) => seq > before.seq)) {
+      const now = await this.#tables.cursor();
+      if (now === null || now.seq < before.seq) return { read: read.length, cursor: now };
+      cursor = now;
+      if (read.some(({ seq }) => seq > before.seq && seq <= now.seq)) return { read: read.length, cursor };
+    }
+    const through = read.filter(({ seq }) => seq <= before.seq);
+    // A chain with nothing past the mark is found wrong at the mark, one that moved at the cursor.
+    const still = through.length === cut.length;
+    const where = still ? at : before.seq;
+    for (const [i, refold] of this.#refolds.entries()) {
+      const row = still ? (marked[i] ?? null) : refold.rowOf(through);
       const hash = row === null ? null : rowHash(refold.view, row);
-      const sum = this.#sums.get(refold.view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-      if (hash !== null) this.#sums.set(refold.view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
-      if (moved) continue;
       const held = stored[i] ?? null;
       const heldHash = held === null ? null : rowHash(refold.view, held);
       if (heldHash !== hash) {
         const hex = (value: bigint | null) => (value === null ? 'none' : value.toString(16).padStart(64, '0'));
-        throw new DerivedMismatchError(refold.view, { seq: at, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal`);
+        throw new DerivedMismatchError(refold.view, { seq: where, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal through seq ${where}`);
       }
     }
-    return read.length;
+    return { read: read.length, cursor };
+  }
+
+  /** A row's hash added to its view's running sum. */
+  #add(view: string, hash: bigint): void {
+    const sum = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+    this.#sums.set(view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
   }
 }

@@ -45,6 +45,7 @@ function countingTables(inner: DerivedTables): { tables: DerivedTables; closedRo
     reset: (version) => inner.reset(version),
     digests: () => inner.digests(),
     marks: () => inner.marks(),
+    newestMark: () => inner.newestMark(),
     snapshot: () => inner.snapshot(),
     async get(view, key) {
       const row = await inner.get(view, key);

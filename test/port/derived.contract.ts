@@ -174,6 +174,20 @@ export const derivedCases: Record<string, ContractCase<DerivedEnv>> = {
     ]);
   },
 
+  'the newest mark alone is read as the last of the marks, none before the first': async ({ tables, other }) => {
+    expect(await tables.newestMark()).toBeNull();
+    await tables.advance(batch(0, 10_000, [put('ledger', row('a', 1)), put('outbox', row('m', 1))]));
+    await tables.advance(batch(10_000, 25_000, [put('ledger', row('b', 2))]));
+    await tables.advance(batch(25_000, 29_999, [drop('outbox', 'm')]));
+    const marks = await tables.marks();
+    expect(marks.map(({ seq }) => seq)).toEqual([10_000, 25_000]);
+    expect(await other().newestMark()).toEqual(marks.at(-1));
+    await tables.advance(batch(29_999, 30_000, [drop('ledger', 'a'), drop('ledger', 'b')]));
+    expect(await tables.newestMark()).toEqual({ seq: 30_000, globalHash: at(30_000).globalHash, digests: [] });
+    await tables.reset('v2');
+    expect(await tables.newestMark()).toBeNull();
+  },
+
   'a reset removes every row, digest and mark and stands the cursor at 0 under its version; the next batch starts from 0': async ({ tables, other }) => {
     await tables.advance(batch(0, 10_000, [put('ledger', row('a', 1)), put('outbox', row('m', 1))]));
     await other().reset('v2');

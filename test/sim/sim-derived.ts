@@ -37,6 +37,10 @@ class PassingOn implements DerivedTables {
     return this.tables.marks();
   }
 
+  newestMark(): Promise<DigestMark | null> {
+    return this.tables.newestMark();
+  }
+
   snapshot(): Promise<DerivedSnapshot> {
     return this.tables.snapshot();
   }
@@ -85,6 +89,10 @@ export class ProcessTables extends PassingOn {
 
   override marks(): Promise<DigestMark[]> {
     return this.alive(() => super.marks());
+  }
+
+  override newestMark(): Promise<DigestMark | null> {
+    return this.alive(() => super.newestMark());
   }
 
   override snapshot(): Promise<DerivedSnapshot> {
