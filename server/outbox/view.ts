@@ -172,9 +172,10 @@ export class OutboxView {
   /**
    * Let go of what is closed, whose last entry the tables hold, and that nothing open names: only
    * what moved since the last look is looked at (what an open message or digest names is looked
-   * at again when that one leaves).
+   * at again when that one leaves). `replay`: the start's replay (or rebuild) lets go after each
+   * page it wrote, with no planning pass between its pages.
    */
-  evict(): void {
+  evict(replay = false): void {
     const held = this.#held;
     if (held.moved.size === 0) return;
     const tablesSeq = this.#options.tablesSeq();
@@ -190,9 +191,13 @@ export class OutboxView {
       const message = isItem ? undefined : this.messages.get(id);
       if (item !== undefined && !isOpenItem(item)) {
         held.dropItem(id);
-        // A closed item owes nothing more but an agent's callback within its window: a replay (a
-        // rebuild) plans only those, as a start on kept tables does.
-        if (!this.#finals.mayOweCallback(item)) this.#touched.delete(id);
+        // A closed item owes nothing more but an agent's callback within its window. Let go of
+        // in the start's replay (a rebuild), it leaves the touched items too, and the planner
+        // reads the window's final items from the tables once, as after a load: an item that
+        // looked recent on its own page is not held for the planner through all history.
+        const mayOwe = this.#finals.mayOweCallback(item);
+        if (replay || !mayOwe) this.#touched.delete(id);
+        if (replay && mayOwe) this.#finals.replan();
       }
       if (message !== undefined && !isOpenMessage(message) && !held.isUncovered(message)) held.dropMessage(message);
     }

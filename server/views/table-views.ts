@@ -91,12 +91,12 @@ export class TableViews {
     return this.inbox.note(entry, seq, build);
   }
 
-  /** Let go of the chains closed in the last catch-up (they stayed in memory through its listeners). */
-  evict(): void {
+  /** Let go of the chains closed in the last catch-up (they stayed in memory through its listeners), or in the page just written; `replay`: the start's replay, no planning between its pages. */
+  evict(replay = false): void {
     this.ledger.evict();
     this.inbox.evict();
     this.scoreboard.evict();
-    this.outbox.evict();
+    this.outbox.evict(replay);
   }
 }
 

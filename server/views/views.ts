@@ -52,6 +52,8 @@ export class Views {
   readonly #polling = new Polling();
   readonly #chainReads: BatchChainReads;
   readonly #moved = new ChainsMoved();
+  /** The start's replay is running: no planning pass comes between its pages. */
+  #replaying = false;
 
   constructor(options: ViewsOptions) {
     this.#follower = new JournalFollower(options.journal, async () => {
@@ -63,7 +65,7 @@ export class Views {
       // With nobody to tell which chains moved (a replay at start, a rebuild), what the page
       // closed leaves every view's memory at once, so a replay holds open work and one page;
       // else at the next catch-up.
-      if (!this.#moved.watching) this.#tables.evict();
+      if (!this.#moved.watching) this.#tables.evict(this.#replaying);
       // A rebuild runs while the server listens: a turn of the event loop between pages lets `/readyz` answer.
       if (this.#rebuild.running) await new Promise<void>((resolve) => setImmediate(resolve));
     }, { tailsHeldMax: options.tailsHeldMax });
@@ -143,7 +145,12 @@ export class Views {
         this.#rebuild.begin({ reason, size: head?.size ?? 0, entries: () => this.#follower.head?.size ?? 0, log: this.#log });
       }
       await this.#startAtPosition();
-      await this.#catchUp(false);
+      this.#replaying = true;
+      try {
+        await this.#catchUp(false);
+      } finally {
+        this.#replaying = false;
+      }
       this.#rebuild.finish();
       return null;
     } catch (error) {
