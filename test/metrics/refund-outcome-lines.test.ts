@@ -86,6 +86,13 @@ describe('refund outcome lines across a restart', () => {
 
   const outcomes = (lines: Array<Record<string, unknown>>) =>
     lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('refund ')).map((line) => `${line.request_id} ${line.status}`);
+  /**
+   * The lines but a QUEUED of a request the rules sent at once: a catch-up may come between its
+   * request and the rules' answer (two appends), while the chain stands QUEUED, and then tells it;
+   * whether one comes there is the machine's timing, not the watch's.
+   */
+  const routineQueued = /^(routine-\d|after-1) QUEUED$/;
+  const settled = (lines: Array<Record<string, unknown>>) => outcomes(lines).filter((line) => !routineQueued.test(line));
 
   async function ask(world: AppWorld, requestId: string, amount: number, paymentIntent?: string) {
     const pi = paymentIntent ?? (await world.payment(50_000));
@@ -131,7 +138,7 @@ describe('refund outcome lines across a restart', () => {
     expect(await approve(first, 'ana', four.effectId)).toBe('PARTLY_APPROVED');
     const waiting = await ask(first, 'waiting-1', 9_500);
     await first.services.views.current();
-    expect(outcomes(firstLog.lines)).toEqual([
+    expect(settled(firstLog.lines)).toEqual([
       'routine-1 COMMITTED',
       'routine-2 COMMITTED',
       'routine-3 COMMITTED',
@@ -160,10 +167,11 @@ describe('refund outcome lines across a restart', () => {
       // A new request after the start.
       expect((await ask(second, 'after-1', 1_000)).status).toBe('COMMITTED');
       await second.services.views.current();
-      expect(outcomes(secondLog.lines)).toEqual(['four-1 COMMITTED', 'after-1 COMMITTED']);
+      expect(settled(secondLog.lines)).toEqual(['four-1 COMMITTED', 'after-1 COMMITTED']);
       const metrics = (await second.app.inject({ method: 'GET', url: '/metrics', remoteAddress: '127.0.0.1' })).body;
       expect(metrics).toContain('interlock_refund_requests_total{status="COMMITTED"} 2\n');
-      expect(metrics).toContain('interlock_refund_requests_total{status="QUEUED"} 0\n');
+      const passing = outcomes(secondLog.lines).filter((line) => routineQueued.test(line)).length;
+      expect(metrics).toContain(`interlock_refund_requests_total{status="QUEUED"} ${passing}\n`);
     } finally {
       await storage.close();
     }
