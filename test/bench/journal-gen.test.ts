@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { sealNext } from '../../db/journal-rules.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import type { Entry } from '../../shared/entries.ts';
-import type { JsonObject } from '../../shared/json.ts';
-import { generateJournal, type Templates } from '../../bench/journal-gen.ts';
-import { cleanUpDatabases, fields, tempDbFile } from '../support/db-journals.ts';
+import { generateJournal } from '../../bench/journal-gen.ts';
+import { SMALL_TEMPLATES } from '../support/bench-templates.ts';
+import { cleanUpDatabases, tempDbFile } from '../support/db-journals.ts';
 
 // The bench's generated journal keeps the items waiting for a person bounded, as approvers who
 // decide within the SLA would: the oldest past the bound are turned down, each decision linked to
@@ -18,23 +17,6 @@ afterEach(() => {
 });
 
 /** A template chain: a request by an agent, then `kinds` after it. */
-function template(id: string, kinds: Array<'ESCALATED' | 'DECIDED' | 'AUTHORIZED'>): Entry[] {
-  const chain: Entry[] = [];
-  const effectId = `t-${id}`;
-  chain.push(sealNext('PROPOSED', effectId, fields('PROPOSED', { request: { id, agent: 'support-bot' } }) as unknown as JsonObject, undefined, 1_000));
-  for (const kind of kinds) {
-    const extra = kind === 'DECIDED' ? { decision: 'reject', escalation: chain.at(-1)!.hash } : kind === 'ESCALATED' ? { routed_to: ['ana'] } : {};
-    chain.push(sealNext(kind, effectId, fields(kind, extra) as unknown as JsonObject, chain.at(-1), 1_000 + chain.length));
-  }
-  return chain;
-}
-
-const templates: Templates = {
-  routine: [template('routine', ['AUTHORIZED'])],
-  approved: [],
-  rejected: [template('rejected', ['ESCALATED', 'DECIDED'])],
-  open: [template('open', ['ESCALATED'])],
-};
 
 /** Every chain of the journal, by effect id, in seq order. */
 async function chainsOf(file: string): Promise<Map<string, Entry[]>> {
@@ -51,7 +33,7 @@ const waiting = (chains: Map<string, Entry[]>) => [...chains.values()].filter((c
 describe('the generated journal', () => {
   it('keeps at most the bound of items waiting, the oldest decided, across extensions and a lower bound later', async () => {
     const file = tempDbFile();
-    const next = await generateJournal(file, templates, 1_000, 0, 3);
+    const next = await generateJournal(file, SMALL_TEMPLATES, 1_000, 0, 3);
     let chains = await chainsOf(file);
     expect(waiting(chains)).toBe(3);
     // Without the bound, every twentieth chain would wait: about 20 of 400 here.
@@ -62,9 +44,9 @@ describe('the generated journal', () => {
     const escalated = [...chains.values()].filter((chain) => chain[1]?.kind === 'ESCALATED');
     expect(escalated.map((chain) => chain.at(-1)!.kind)).toEqual([...Array(escalated.length - 3).fill('DECIDED'), 'ESCALATED', 'ESCALATED', 'ESCALATED']);
 
-    await generateJournal(file, templates, 2_000, next, 3);
+    await generateJournal(file, SMALL_TEMPLATES, 2_000, next, 3);
     expect(waiting(await chainsOf(file))).toBe(3);
-    await generateJournal(file, templates, 0, 0, 1);
+    await generateJournal(file, SMALL_TEMPLATES, 0, 0, 1);
     chains = await chainsOf(file);
     expect(waiting(chains)).toBe(1);
   });

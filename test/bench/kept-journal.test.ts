@@ -2,13 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sealNext } from '../../db/journal-rules.ts';
 import { openDatabase } from '../../db/open.ts';
-import type { Entry } from '../../shared/entries.ts';
-import type { JsonObject } from '../../shared/json.ts';
-import { generateJournal, type Templates } from '../../bench/journal-gen.ts';
+import { generateJournal } from '../../bench/journal-gen.ts';
+import { SMALL_TEMPLATES } from '../support/bench-templates.ts';
 import { ensureJournals, journalFile } from '../../bench/history-journals.ts';
-import { fields } from '../support/db-journals.ts';
 
 // The history stage measures copies of the journals kept in the `--journals` folder. A journal kept
 // from before waiting items were bounded has its oldest waiting items decided once, in place; from
@@ -19,23 +16,6 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function template(id: string, kinds: Array<'ESCALATED' | 'DECIDED' | 'AUTHORIZED'>): Entry[] {
-  const chain: Entry[] = [];
-  const effectId = `t-${id}`;
-  chain.push(sealNext('PROPOSED', effectId, fields('PROPOSED', { request: { id, agent: 'support-bot' } }) as unknown as JsonObject, undefined, 1_000));
-  for (const kind of kinds) {
-    const extra = kind === 'DECIDED' ? { decision: 'reject', escalation: chain.at(-1)!.hash } : kind === 'ESCALATED' ? { routed_to: ['ana'] } : {};
-    chain.push(sealNext(kind, effectId, fields(kind, extra) as unknown as JsonObject, chain.at(-1), 1_000 + chain.length));
-  }
-  return chain;
-}
-
-const templates: Templates = {
-  routine: [template('routine', ['AUTHORIZED'])],
-  approved: [],
-  rejected: [template('rejected', ['ESCALATED', 'DECIDED'])],
-  open: [template('open', ['ESCALATED'])],
-};
 
 const entriesIn = (file: string): number => {
   const opened = openDatabase(file);
@@ -50,10 +30,10 @@ describe('a journal kept in the --journals folder', () => {
   it('from before the bound is settled once, then only read', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-journals-'));
     dirs.push(dir);
-    fs.writeFileSync(path.join(dir, 'templates.json'), JSON.stringify(templates));
+    fs.writeFileSync(path.join(dir, 'templates.json'), JSON.stringify(SMALL_TEMPLATES));
     // Kept from a run before waiting items were bounded: about 1,350 of its items wait for a person.
     const file = journalFile(dir, '100k');
-    await generateJournal(file, templates, 60_000, 0, 1_000_000);
+    await generateJournal(file, SMALL_TEMPLATES, 60_000, 0, 1_000_000);
     const before = entriesIn(file);
     const sizes = { '100k': 60_000, '1m': 1_000_000, '10m': 10_000_000 };
 

@@ -1,32 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { Views } from '../../server/views/views.ts';
 import { effectIdOf } from '../support/db-journals.ts';
-import { NOTIFICATIONS, outboxWorld, proposed, RecordingChannels } from '../support/outbox-world.ts';
+import { dryJournal, NOTIFICATIONS, outboxWorld, proposed, RecordingChannels } from '../support/outbox-world.ts';
 
 // An agent's callback is owed for a request made final within the delivery window (24 h): "a
 // request made final long before callbacks were configured is not announced now"
 // (server/outbox/plan.ts `owedCallback`), and a start plans the day's final items again when an
 // agent has a callback. A reload may add an agent's callback (docs/operators/configuration.md):
 // the server that reloaded must then owe what a restart under the same config owes.
-
-/** An outbox's journal that takes nothing: the message ids it would journal are collected. */
-function dry(journal: JournalStore, owed: string[]): JournalStore {
-  return new Proxy(journal, {
-    get(target, name) {
-      if (name === 'appendIf') {
-        return async (_kind: string, id: string) => {
-          owed.push(id);
-          return { entry: null, blocker: 'a dry run' };
-        };
-      }
-      const value: unknown = Reflect.get(target, name);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
 
 describe('a reload that gives an agent a callback', () => {
   it('owes the day\'s final requests of that agent what a restart under the same config owes', async () => {
@@ -48,7 +31,7 @@ describe('a reload that gives an agent a callback', () => {
     expect(await restarted.replayAtStart()).toBeNull();
     const owedAfterRestart: string[] = [];
     await new Outbox({
-      journal: dry(restarted.journal, owedAfterRestart),
+      journal: dryJournal(restarted.journal, owedAfterRestart),
       current: async () => (await restarted.current()).outbox,
       notifications: config,
       channels: new RecordingChannels(),

@@ -7,7 +7,7 @@ import type { Outbox } from '../../server/outbox/outbox.ts';
 import type { OutboxView } from '../../server/outbox/view.ts';
 import type { Views } from '../../server/views/views.ts';
 import { effectIdOf } from '../support/db-journals.ts';
-import { escalated, HOUR, outboxFileWorld, proposed as requestProposed, RecordingChannels } from '../support/outbox-world.ts';
+import { dryJournal, escalated, HOUR, outboxFileWorld, proposed as requestProposed, RecordingChannels } from '../support/outbox-world.ts';
 
 // The outbox kept in derived tables on a real SQLite file: after many requests told, decided and
 // called back, memory holds only open work; a restart over the same file (new views, the tables
@@ -25,20 +25,7 @@ const viewsOn = (storage: Storage, derived = storage.derived): Views => world.vi
 
 /** An outbox over `views` whose journal takes no message: the ids it would journal are collected. */
 function dryOutbox(views: Views, owed: string[]): Outbox {
-  const journal = views.journal;
-  const dry = new Proxy(journal, {
-    get(target, property) {
-      if (property === 'appendIf') {
-        return async (_kind: string, id: string) => {
-          owed.push(id);
-          return { entry: null, blocker: 'a dry run' };
-        };
-      }
-      const value: unknown = Reflect.get(target, property);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return world.outbox(views, { owner: 'tables-test', channels: new RecordingChannels(), journal: dry });
+  return world.outbox(views, { owner: 'tables-test', channels: new RecordingChannels(), journal: dryJournal(views.journal, owed) });
 }
 
 /** Everything the outbox shows and plans, as text: its messages and items, each item's notifications, the counts, and what a plan and a tick would journal now. */

@@ -193,3 +193,19 @@ export function outboxFileWorld() {
     },
   };
 }
+
+/** A journal that takes no message: the id of each message the outbox would journal is collected in `owed`. */
+export function dryJournal(journal: JournalStore, owed: string[]): JournalStore {
+  return new Proxy(journal, {
+    get(target, property) {
+      if (property === 'appendIf') {
+        return async (_kind: string, id: string) => {
+          owed.push(id);
+          return { entry: null, blocker: 'a dry run' };
+        };
+      }
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

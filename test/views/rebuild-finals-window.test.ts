@@ -3,13 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
-import type { JournalStore } from '../../server/journal/store.ts';
 import { Outbox } from '../../server/outbox/outbox.ts';
 import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
 import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
-import { NOTIFICATIONS, RecordingChannels } from '../support/outbox-world.ts';
+import { dryJournal, NOTIFICATIONS, RecordingChannels } from '../support/outbox-world.ts';
 
 // A rebuild lets the outbox's closed items go page by page, and keeps touched only the final items
 // whose agent's callback may still be owed: those within the delivery window (24 h) of the newest
@@ -28,22 +27,6 @@ const NEW = 10;
 /** Refund n starts at START_MS + n * 10 s: these are 11 days after the old ones. */
 const NEW_FROM = 100_001;
 
-/** An outbox's journal that takes nothing: the message ids it would journal are collected. */
-function dry(journal: JournalStore, owed: string[]): JournalStore {
-  return new Proxy(journal, {
-    get(target, name) {
-      if (name === 'appendIf') {
-        return async (_kind: string, id: string) => {
-          owed.push(id);
-          return { entry: null, blocker: 'a dry run' };
-        };
-      }
-      const value: unknown = Reflect.get(target, name);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
 describe('a rebuild of the derived tables', () => {
   it('hands the planner only the final items within the delivery window of the newest', async () => {
     opened = openDatabase(join(makeTempDir(), 'interlock.sqlite'));
@@ -60,7 +43,7 @@ describe('a rebuild of the derived tables', () => {
     const config: NotificationsConfig = { ...NOTIFICATIONS, agents: { 'support-bot': NOTIFICATIONS.agents.bot! } };
     const owed: string[] = [];
     const outbox = new Outbox({
-      journal: dry(views.journal, owed),
+      journal: dryJournal(views.journal, owed),
       current: async () => (await views.current()).outbox,
       notifications: config,
       channels: new RecordingChannels(),
