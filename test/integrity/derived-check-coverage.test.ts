@@ -1,13 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { SqliteDerivedTables } from '../../db/derived-store.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
-import { openDatabase, type OpenDatabase } from '../../db/open.ts';
-import { DIGEST_MARK_EVERY } from '../../db/port/derived.ts';
-import { WholeJournalPass, viewsPassParts, WholePassCounts } from '../../server/integrity/whole-pass.ts';
-import { Views } from '../../server/views/views.ts';
-import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
-import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
+import { makeTempDir } from '../support/db-journals.ts';
+import { appendRefunds, confirmedPastTheMark, derivedCheckFiles, passOver, REFUNDS } from '../support/derived-check-world.ts';
+import { refundEffectId } from '../support/ledger-journal.ts';
 import { buildChain } from '../support/entries.ts';
 import { CONFIG_CHAIN_ID } from '../../shared/entries.ts';
 import { tamper } from '../support/tamper.ts';
@@ -16,50 +11,7 @@ import { tamper } from '../support/tamper.ts';
 // page shows, fails the views closed. Rows the pages read that are not one chain's own row (the
 // board's totals, the wait counts, rows whose key is no chain) must be held against the journal too.
 
-const opened: OpenDatabase[] = [];
-afterEach(() => {
-  for (const o of opened.splice(0)) o.close();
-  cleanUpDatabases();
-});
-
-const REFUNDS = DIGEST_MARK_EVERY / 4;
-const quiet = { fatal: () => {}, error: () => {} };
-
-function viewsOver(file: string) {
-  const o = openDatabase(file);
-  opened.push(o);
-  const journal = new SqliteJournal({ db: o.db, ...fakeClock() });
-  const tables = new SqliteDerivedTables(o.db);
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: quiet, derived: tables });
-  return { journal, tables, views };
-}
-
-function passOver(views: Views) {
-  const counts = new WholePassCounts();
-  const pass = new WholeJournalPass({
-    ...viewsPassParts(views),
-    checkpointProblem: async () => null,
-    derivedCheck: () => views.derivedCheck(),
-    counts,
-    periodMs: 60_000,
-    log: { warn: () => {} },
-    sleep: async () => {},
-  });
-  return { pass, counts };
-}
-
-/** A journal file of 2,500 committed refunds (a mark at seq 10,000), its tables written by the views. */
-async function markedFile(): Promise<string> {
-  const file = join(makeTempDir(), 'interlock.sqlite');
-  const { journal, tables, views } = viewsOver(file);
-  for (let from = 1; from <= REFUNDS; from += 500) {
-    await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
-  }
-  expect(await views.replayAtStart()).toBeNull();
-  expect((await tables.marks()).map((mark) => mark.seq)).toEqual([DIGEST_MARK_EVERY]);
-  opened.pop()?.close();
-  return file;
-}
+const { viewsOver, markedFile } = derivedCheckFiles();
 
 // Each case folds 10,000 entries into the views' tables and passes over them at a quarter of a core.
 describe('derived rows the pages read, edited on disk', { timeout: 60_000 }, () => {
@@ -90,17 +42,7 @@ describe('derived rows the pages read, edited on disk', { timeout: 60_000 }, () 
 
   it('a row of a request that moved after the newest mark, edited: the ledger shows it and the check finds it', async () => {
     const file = join(makeTempDir(), 'interlock.sqlite');
-    const { journal, tables, views } = viewsOver(file);
-    const late = refundChain(1, ['succeeded']);
-    await journal.appendSealed(late.slice(0, 4));
-    for (let from = 2; from <= REFUNDS; from += 500) {
-      await journal.appendSealed(Array.from({ length: Math.min(500, REFUNDS + 1 - from) }, (_, i) => refundChain(from + i)).flat());
-    }
-    expect(await views.replayAtStart()).toBeNull();
-    expect((await tables.marks()).map((mark) => mark.seq)).toEqual([DIGEST_MARK_EVERY]);
-    // Refund 1 is confirmed after the mark: its rows are written past it.
-    await journal.appendSealed(late.slice(4));
-    expect((await views.current()).seq).toBe(DIGEST_MARK_EVERY + 1);
+    const { views } = await confirmedPastTheMark(viewsOver(file));
     tamper(file, (s) => expect(s.prepare("UPDATE derived_rows SET body = json_set(body, '$.amount_asked_minor', 999999) WHERE view = 'ledger' AND key = ?").run(refundEffectId(1)).changes).toBe(1));
     const row = await (await views.current()).ledger.rowOf(refundEffectId(1), (login) => login);
     expect(JSON.stringify(row)).toContain('999999');
@@ -114,9 +56,7 @@ describe('derived rows the pages read, edited on disk', { timeout: 60_000 }, () 
     const { journal, tables, views } = viewsOver(file);
     const reload = (sha: string, added: string[]) => ['CONFIG', { at_ms: 1_000, sha256: sha.repeat(64), people_added: added, people_removed: [], joined: [], left: [] }] as const;
     await journal.appendSealed(buildChain(CONFIG_CHAIN_ID, [reload('a', []), reload('b', ['dee'])]));
-    for (let from = 1; from <= REFUNDS; from += 500) {
-      await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
-    }
+    await appendRefunds(journal);
     expect(await views.replayAtStart()).toBeNull();
     const [mark] = await tables.marks();
     expect(mark?.digests.find((digest) => digest.view === 'config.reloads')?.rows).toBe(2);

@@ -1,14 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
-import { openDatabase, type OpenDatabase } from '../../db/open.ts';
-import { DIGEST_MARK_EVERY, type DerivedRow } from '../../db/port/derived.ts';
+import type { DerivedRow } from '../../db/port/derived.ts';
 import { DerivedCheck, DerivedMismatchError, MARKS } from '../../server/integrity/derived-check.ts';
-import { WholeJournalPass, viewsPassParts, WholePassCounts } from '../../server/integrity/whole-pass.ts';
-import { Views } from '../../server/views/views.ts';
-import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
-import { refundChain } from '../support/ledger-journal.ts';
+import { fakeClock, makeTempDir } from '../support/db-journals.ts';
+import { derivedCheckFiles, passOver } from '../support/derived-check-world.ts';
 import { tamper } from '../support/tamper.ts';
 
 // docs/operators/integrity.md: a row edited, added or removed in derived_rows is found by the sum of
@@ -16,36 +13,11 @@ import { tamper } from '../support/tamper.ts';
 // Tables whose cursor passed a multiple of 10,000 seqs recorded a mark there in the same
 // transaction: a newest mark missing (marks deleted) is itself a difference, failing closed.
 
-const opened: OpenDatabase[] = [];
-afterEach(() => {
-  for (const o of opened.splice(0)) o.close();
-  cleanUpDatabases();
-});
-
-const REFUNDS = DIGEST_MARK_EVERY / 4;
-const quiet = { fatal: () => {}, error: () => {} };
-
-function viewsOver(file: string) {
-  const o = openDatabase(file);
-  opened.push(o);
-  const journal = new SqliteJournal({ db: o.db, ...fakeClock() });
-  const tables = new SqliteDerivedTables(o.db);
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: quiet, derived: tables });
-  return { journal, tables, views };
-}
+const { open, viewsOver, markedFile } = derivedCheckFiles();
 
 describe('the derived tables of 10,000 entries with their marks deleted', { timeout: 90_000 }, () => {
   it('the board’s totals edited: the scoreboard shows it and the background pass finds it', async () => {
-    const file = join(makeTempDir(), 'interlock.sqlite');
-    {
-      const { journal, tables, views } = viewsOver(file);
-      for (let from = 1; from <= REFUNDS; from += 500) {
-        await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
-      }
-      expect(await views.replayAtStart()).toBeNull();
-      expect((await tables.marks()).map((mark) => mark.seq)).toEqual([DIGEST_MARK_EVERY]);
-      opened.pop()?.close();
-    }
+    const file = await markedFile();
     tamper(file, (s) => {
       expect(s.prepare("UPDATE derived_rows SET body = json_set(body, '$.board.requests', 7) WHERE view = 'scoreboard.totals'").run().changes).toBe(1);
       expect(s.prepare('DELETE FROM derived_marks').run().changes).toBeGreaterThan(0);
@@ -54,16 +26,7 @@ describe('the derived tables of 10,000 entries with their marks deleted', { time
     expect(await views.replayAtStart()).toBeNull();
     const shown = (await (await views.current()).scoreboard.board()).requests;
 
-    const counts = new WholePassCounts();
-    const pass = new WholeJournalPass({
-      ...viewsPassParts(views),
-      checkpointProblem: async () => null,
-      derivedCheck: () => views.derivedCheck(),
-      counts,
-      periodMs: 60_000,
-      log: { warn: () => {} },
-      sleep: async () => {},
-    });
+    const { pass, counts } = passOver(views);
     const clean = await pass.run();
     // The journal holds 10,000 entries and 2,500 requests; finance is shown 7.
     expect({ shown, clean, mismatches: counts.derivedMismatches }).toEqual({ shown: 7, clean: false, mismatches: 1 });
@@ -73,8 +36,7 @@ describe('the derived tables of 10,000 entries with their marks deleted', { time
 /** Tables on a file of their own advanced to `seqs` (a mark at each multiple of 10,000), a row in each batch. */
 async function tablesTo(seqs: readonly number[]) {
   const file = join(makeTempDir(), 'interlock.sqlite');
-  const o = openDatabase(file);
-  opened.push(o);
+  const o = open(file);
   const tables = new SqliteDerivedTables(o.db);
   let from = 0;
   for (const [k, seq] of seqs.entries()) {

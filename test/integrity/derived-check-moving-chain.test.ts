@@ -1,24 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { bytesHash, moveDigestBy, storedRowBytes } from '../../db/derived-digest.ts';
-import { SqliteDerivedTables } from '../../db/derived-store.ts';
-import { SqliteJournal } from '../../db/journal-store.ts';
+import type { SqliteDerivedTables } from '../../db/derived-store.ts';
+import type { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { DIGEST_MARK_EVERY, type DerivedRow } from '../../db/port/derived.ts';
 import { DerivedCheck, DerivedMismatchError } from '../../server/integrity/derived-check.ts';
 import { ledgerRefold } from '../../server/ledger/refold.ts';
-import { Views } from '../../server/views/views.ts';
-import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
+import type { Views } from '../../server/views/views.ts';
+import { cleanUpDatabases, makeTempDir } from '../support/db-journals.ts';
+import { appendRefunds, editLedgerRowWithDigest, REFUNDS, viewsOn } from '../support/derived-check-world.ts';
 import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
-import { tamper } from '../support/tamper.ts';
 
 // The derived check holds each chain's row as the table holds it now against the chain folded
 // through the tables' cursor, read before the rows of each slice. A server writes on while the
 // check runs: a chain whose entries past that cursor the tables took before its row was read has a
 // row newer than the cursor; it is left to the next pass, not reported as a table that differs. A
 // chain made after the mark is held against the journal the same way.
-
-const REFUNDS = DIGEST_MARK_EVERY / 4;
 
 /** 2,500 refunds (10,000 entries, a mark at 10,000), refund 1 not yet confirmed: built once for the cases below, which run in order. */
 let world: { file: string; opened: OpenDatabase; journal: SqliteJournal; tables: SqliteDerivedTables; views: Views };
@@ -27,13 +24,8 @@ const late = refundChain(1, ['succeeded']);
 beforeAll(async () => {
   const file = join(makeTempDir(), 'interlock.sqlite');
   const opened = openDatabase(file);
-  const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
-  const tables = new SqliteDerivedTables(opened.db);
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: () => {}, error: () => {} }, derived: tables });
-  await journal.appendSealed(late.slice(0, 4));
-  for (let from = 2; from <= REFUNDS; from += 500) {
-    await journal.appendSealed(Array.from({ length: Math.min(500, REFUNDS + 1 - from) }, (_, i) => refundChain(from + i)).flat());
-  }
+  const { journal, tables, views } = viewsOn(opened);
+  await appendRefunds(journal, late);
   expect(await views.replayAtStart()).toBeNull();
   expect((await tables.newestMark())?.seq).toBe(DIGEST_MARK_EVERY);
   world = { file, opened, journal, tables, views };
@@ -82,15 +74,7 @@ describe('the derived check while chains move after the mark', { timeout: 90_000
     const cursor = (await views.current()).seq;
     expect(cursor).toBe(DIGEST_MARK_EVERY + 1 + made.length);
     const id = refundEffectId(REFUNDS + 1);
-    tamper(file, (s) => {
-      const row = s.prepare("SELECT ord, open, body FROM derived_rows WHERE view = 'ledger' AND key = ?").get(id) as { ord: number; open: number; body: string };
-      const body = JSON.stringify({ ...JSON.parse(row.body), amount_asked_minor: 999999 }, Object.keys(JSON.parse(row.body)).sort());
-      const digest = s.prepare("SELECT sum FROM derived_digests WHERE view = 'ledger'").get() as { sum: string };
-      const before = bytesHash(storedRowBytes('ledger', id, row.ord, row.open === 1, row.body));
-      const after = bytesHash(storedRowBytes('ledger', id, row.ord, row.open === 1, body));
-      expect(s.prepare("UPDATE derived_rows SET body = ? WHERE view = 'ledger' AND key = ?").run(body, id).changes).toBe(1);
-      expect(s.prepare("UPDATE derived_digests SET sum = ? WHERE view = 'ledger'").run(moveDigestBy(digest.sum, after, before)).changes).toBe(1);
-    });
+    editLedgerRowWithDigest(file, id);
     const check = new DerivedCheck(journal, tables, [ledgerRefold('inbox')]);
     expect(await check.begin()).toBe(true);
     const found = await (async () => {

@@ -1,13 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { DIGEST_MARK_EVERY } from '../../db/port/derived.ts';
-import { WholeJournalPass, viewsPassParts, WholePassCounts } from '../../server/integrity/whole-pass.ts';
 import { JournalUnavailableError } from '../../server/views/failures.ts';
-import { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, fakeClock, makeTempDir } from '../support/db-journals.ts';
-import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
+import { appendRefunds, confirmedPastTheMark, passOver, viewsOn } from '../support/derived-check-world.ts';
+import { refundEffectId } from '../support/ledger-journal.ts';
 import { tamper } from '../support/tamper.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
 import { join } from 'node:path';
@@ -27,8 +25,6 @@ afterEach(async () => {
   cleanUpDatabases();
 });
 
-const REFUNDS = DIGEST_MARK_EVERY / 4;
-
 /**
  * A journal file of 2,500 committed refunds (10,000 entries: a mark at 10,000), its views caught
  * up and writing their tables beside it, then refund 1 confirmed late (seq 10,001), and a pass
@@ -37,29 +33,9 @@ const REFUNDS = DIGEST_MARK_EVERY / 4;
 async function markedServer() {
   const file = join(makeTempDir(), 'interlock.sqlite');
   opened = openDatabase(file);
-  const journal = new SqliteJournal({ db: opened.db, ...fakeClock() });
-  const tables = new SqliteDerivedTables(opened.db);
-  const late = refundChain(1, ['succeeded']);
-  await journal.appendSealed(late.slice(0, 4));
-  for (let from = 2; from <= REFUNDS; from += 500) {
-    await journal.appendSealed(Array.from({ length: Math.min(500, REFUNDS + 1 - from) }, (_, i) => refundChain(from + i)).flat());
-  }
   const fatal: Array<{ fields: object; message: string }> = [];
-  const views = new Views({ journal, inboxName: 'inbox', nowMs: () => 0, log: { fatal: (fields, message) => fatal.push({ fields, message }), error: () => {} }, derived: tables });
-  expect(await views.replayAtStart()).toBeNull();
-  expect((await tables.marks()).map((mark) => mark.seq)).toEqual([DIGEST_MARK_EVERY]);
-  await journal.appendSealed(late.slice(4));
-  expect((await views.current()).seq).toBe(DIGEST_MARK_EVERY + 1);
-  const counts = new WholePassCounts();
-  const pass = new WholeJournalPass({
-    ...viewsPassParts(views),
-    checkpointProblem: async () => null,
-    derivedCheck: () => views.derivedCheck(),
-    counts,
-    periodMs: 60_000,
-    log: { warn: () => {} },
-    sleep: async () => {},
-  });
+  const { tables, views } = await confirmedPastTheMark(viewsOn(opened, { fatal: (fields, message) => fatal.push({ fields, message }), error: () => {} }));
+  const { pass, counts } = passOver(views);
   return { file, tables, views, pass, counts, fatal };
 }
 
@@ -107,7 +83,7 @@ describe('the derived tables’ check under a running server', { timeout: 60_000
     const file = join(dir, 'interlock.sqlite');
     const writing = openDatabase(file);
     const journal = new SqliteJournal({ db: writing.db, ...fakeClock() });
-    for (let from = 1; from <= REFUNDS; from += 500) await journal.appendSealed(Array.from({ length: 500 }, (_, i) => refundChain(from + i)).flat());
+    await appendRefunds(journal);
     writing.close();
     const config = testConfig();
     world = await buildAppWorld({ dir, background: true, config: { ...config, integrity: { ...config.integrity, wholePassMs: 300 } } });
