@@ -13,7 +13,7 @@ import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/serv
 // all 20, and four together started up to 80 a second.
 
 const SERVERS = 4;
-const REFUNDS_PER_SERVER = 15;
+const REFUNDS_PER_SERVER = 25;
 const PAID_CENTS = 10_000;
 const ASK_CENTS = 500;
 /** The shipped config's budget: 80% of test mode's 25 a second. */
