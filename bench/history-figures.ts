@@ -17,7 +17,7 @@ function perSize(size: HistorySize): Record<string, FigureInfo> {
     },
     [`rss_mib_${size}`]: {
       unit: 'MiB',
-      what: `peak RSS (VmHWM) of the ${n} server after its start, the inbox, scoreboard and ledger's first pages, and 10,000 random old items and their receipts read by finance (GET /api/items/:id, /api/ledger/:id/receipt)`,
+      what: `peak RSS (VmHWM) of the ${n} server after its start, the inbox, scoreboard and ledger's first pages, and 10,000 random old requests read by their agent (GET /v1/refunds/:request_id) with their receipts by finance (GET /api/ledger/:id/receipt), and 20 of their item pages (GET /api/items/:id, each paced by the Stripe budget's display reads)`,
     },
     [`inbox_first_page_ms_${size}`]: { unit: 'ms', what: `GET /api/inbox right after the ${n} server was ready, by finance` },
     [`scoreboard_first_page_ms_${size}`]: { unit: 'ms', what: `GET /api/scoreboard right after the inbox's first page on the ${n} server` },
@@ -32,6 +32,12 @@ function perSize(size: HistorySize): Record<string, FigureInfo> {
     [`rebuild_views_s_${size}`]: { unit: 's', what: `npm run rebuild-views -- --db over the stopped ${n} server's journal: the derived tables reset and rebuilt from every entry, spawn → exit` },
     [`verify_journal_s_${size}`]: { unit: 's', what: `npm run verify -- --journal over the stopped ${n} server's journal (offline, read-only, every entry and both chains), spawn → exit` },
     [`verify_journal_entries_per_s_${size}`]: { unit: '/s', what: `entries of the ${n} journal over that verify's seconds` },
+    [`background_pass_s_${size}`]: {
+      unit: 's',
+      what: `the first background pass over the whole ${n} journal of a server started with the shipped config (10 ms slices, a quarter of a core), its sleeps included: interlock_journal_pass_last_duration_seconds once the pass completed (one pass, not a median of three)`,
+    },
+    [`pass_reads_p99_ms_${size}`]: { unit: 'ms', what: `p99 of reads of random old requests, 20 a second (open loop): their agent's GET /v1/refunds/:request_id and finance's GET /api/ledger/:id/receipt in turn, while that pass ran on the ${n} server` },
+    [`quiet_reads_p99_ms_${size}`]: { unit: 'ms', what: `p99 of the same reads in the minute after the pass completed, with no pass running: beside pass_reads_p99_ms_${size}` },
   };
 }
 
@@ -50,6 +56,9 @@ export const HISTORY_HEADLINE = [
   'scoreboard_first_page_ms_10m',
   'ledger_csv_rss_growth_mib_10m',
   'verify_journal_entries_per_s',
+  'background_pass_s_10m',
+  'pass_reads_p99_ms_10m',
+  'quiet_reads_p99_ms_10m',
   'journal_bytes_10m',
   'backup_s_10m',
   'backup_bytes_10m',

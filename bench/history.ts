@@ -3,7 +3,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { HISTORY_SIZES, type HistoryArgs, type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
 import { ensureJournals, entriesIn, extendJournal } from './history-journals.ts';
-import { peakRssMib, randomEffectIds, readAsPerson } from './history-reads.ts';
+import { measurePass } from './history-pass.ts';
+import { peakRssMib, randomRequests, readAsPerson } from './history-reads.ts';
 import { bytesUnder, journalBytes, runTool } from './history-tools.ts';
 import type { Templates } from './journal-gen.ts';
 import { copyJournal } from './journal-gen.ts';
@@ -19,6 +20,11 @@ const READY_TIMEOUT_MS = 30 * 60_000;
 const READY_POLL_MS = 10;
 /** The ledger CSV's figure at 1M belongs to the ledger stage, which measures it over the same journal. */
 const CSV_SIZES: readonly HistorySize[] = ['100k', '10m'];
+/**
+ * At 10M entries verify and rebuild-views each take tens of minutes: the offline tools run once
+ * there (their figures are one run's, not a median of three), and three times at the other sizes.
+ */
+const TOOL_REPS: Partial<Record<HistorySize, number>> = { '10m': 1 };
 
 /** Figures not measured, by name, and why: the stage's other figures stand. */
 export type Failures = Record<string, string>;
@@ -53,14 +59,14 @@ async function timedStart(site: Site): Promise<{ seconds: number; server: Starte
 
 /** Per repetition: a start after a clean stop, a person's first look and old reads, the peak RSS, the CSV's growth. */
 async function startUps(plan: Plan, site: Site, samples: Samples, failures: Failures): Promise<void> {
-  const ids = randomEffectIds(site.db, plan.historyReads);
+  const old = randomRequests(site.db, plan.historyReads);
   const { size } = site;
   await repeat(plan.reps, async (rep) => {
     const { seconds, server } = await timedStart(site);
     try {
       const pid = server.child.pid!;
       const cookie = await login(server.url);
-      const pages = await readAsPerson(server.url, cookie, ids);
+      const pages = await readAsPerson(server.url, cookie, old);
       const rss = peakRssMib(pid);
       const values: Record<string, number> = {
         [`start_up_s_${size}`]: seconds,
@@ -83,7 +89,7 @@ async function startUps(plan: Plan, site: Site, samples: Samples, failures: Fail
         }
       }
       say(
-        `history ${size} rep ${rep}: ready in ${seconds.toFixed(2)} s; first pages inbox ${pages.inboxMs.toFixed(0)} ms, scoreboard ${pages.scoreboardMs.toFixed(0)} ms, ledger ${pages.ledgerMs.toFixed(0)} ms; ${pages.itemsRead} old items and receipts (${pages.notFound} without one); peak rss ${rss.toFixed(0)} MiB${csv}`,
+        `history ${size} rep ${rep}: ready in ${seconds.toFixed(2)} s; first pages inbox ${pages.inboxMs.toFixed(0)} ms, scoreboard ${pages.scoreboardMs.toFixed(0)} ms, ledger ${pages.ledgerMs.toFixed(0)} ms; ${pages.itemsRead} old requests and receipts (${pages.notFound} without one), ${pages.itemPages} item pages; peak rss ${rss.toFixed(0)} MiB${csv}`,
       );
       push(samples, values);
     } finally {
@@ -96,7 +102,7 @@ async function startUps(plan: Plan, site: Site, samples: Samples, failures: Fail
 async function tools(plan: Plan, site: Site, samples: Samples): Promise<void> {
   const entries = entriesIn(site.db);
   const env = { DATA_DIR: site.dataDir, INTERLOCK_CONFIG: CONFIG_PATH };
-  await repeat(plan.reps, async (rep) => {
+  await repeat(Math.min(plan.reps, TOOL_REPS[site.size] ?? plan.reps), async (rep) => {
     const verify = await runTool('server/receipts/verify-cli.ts', ['--journal', site.db], env);
     const backupDir = path.join(path.dirname(site.dataDir), `backup-${site.size}`);
     const backup = await runTool('server/backup/backup-cli.ts', ['backup', backupDir], env);
@@ -132,6 +138,29 @@ async function afterKills(plan: Plan, site: Site, templates: Templates, samples:
   });
 }
 
+/**
+ * One background pass over the whole journal, from a fresh start (the shipped config starts one
+ * once the server is ready), and the p99 of finance's reads while it ran and in the minute after (`plan.passQuietMs`).
+ * Once per size: at 10M the pass takes tens of minutes at its quarter of a core.
+ */
+async function backgroundPass(plan: Plan, site: Site, samples: Samples): Promise<void> {
+  const old = randomRequests(site.db, 1_000);
+  const server = await start(site);
+  try {
+    const pass = await measurePass(server, old, plan.passQuietMs);
+    say(
+      `history ${site.size}: background pass ${pass.passS.toFixed(1)} s; reads p99 ${pass.duringP99Ms.toFixed(1)} ms during it (${pass.duringReads}), ${pass.afterP99Ms.toFixed(1)} ms after (${pass.afterReads})`,
+    );
+    push(samples, {
+      [`background_pass_s_${site.size}`]: pass.passS,
+      [`pass_reads_p99_ms_${site.size}`]: pass.duringP99Ms,
+      [`quiet_reads_p99_ms_${site.size}`]: pass.afterP99Ms,
+    });
+  } finally {
+    await stopCleanly(server);
+  }
+}
+
 /** Every figure of one size, over a copy of its journal in the run's folder; the copy is removed after. */
 async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string, failures: Failures): Promise<Samples> {
   const samples: Samples = {};
@@ -148,6 +177,7 @@ async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: 
     await startUps(plan, site, samples, failures);
     await tools(plan, site, samples);
     await afterKills(plan, site, templates, samples);
+    await backgroundPass(plan, site, samples);
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

@@ -36,6 +36,8 @@ export interface Plan {
   historyEntries: Record<HistorySize, number>;
   /** Old items (and their receipts) read at random after each start-up of the history stage. */
   historyReads: number;
+  /** After the history stage's background pass, its reads go on this long with no pass running. */
+  passQuietMs: number;
   profileGateMs: number;
   profileLoadMs: number;
   /** How long the server is watched with no requests, after the loads. */
