@@ -12,7 +12,7 @@ import type { JournalStore } from '../../server/journal/store.ts';
 import { itemFigures } from '../../server/metrics/figures.ts';
 import { Views } from '../../server/views/views.ts';
 import { buildChain, type Step } from '../support/entries.ts';
-import { buildInboxWorld, type InboxWorld } from '../support/inbox-world.ts';
+import { buildInboxWorld, type InboxWorld, staleRequest } from '../support/inbox-world.ts';
 
 // What the inbox keeps in memory after a start: open work alone. A chain refused for good before a
 // send (Stripe knows no such payment) and one closed by a repair whose child request began are
@@ -35,17 +35,8 @@ const AMBIGUOUS = 5;
 
 /** A request of 80 over an order of 100, approved after 30 went back by hand: stale, shown again with a repair, and repaired by `ana`. */
 async function repaired(world: InboxWorld): Promise<string> {
-  const r = world.request(80);
-  world.target.orders.get(r.order as string)!.amountCents = 100;
-  let fired = false;
   const previous = world.target.onTouch;
-  world.target.onTouch = (order) => {
-    previous?.(order);
-    if (order === r.order && !fired) {
-      fired = true;
-      world.target.refundByHand(order, 30);
-    }
-  };
+  const r = staleRequest(world, 80, 30);
   expect(await world.inbox.submit(r)).toBe('QUEUED');
   const id = world.effectIdOf(r);
   expect(await world.inbox.approve(id, 'ana')).toBe('REFUSED:stale_premise');

@@ -4,26 +4,10 @@ import { latestEscalation } from '../../server/journal/chain.ts';
 import { SimulatedCrash, TargetRejectedError } from '../../server/gate/target.ts';
 import { childIdFor } from '../../server/inbox/inbox.ts';
 import { chainState } from '../../server/inbox/state.ts';
-import { buildInboxWorld, type InboxWorld, simulatorPolicy } from '../support/inbox-world.ts';
+import { buildInboxWorld, type InboxWorld, simulatorPolicy, staleRequest } from '../support/inbox-world.ts';
 
 async function latest(world: InboxWorld, effectId: string) {
   return latestEscalation(await world.journal.entries(effectId));
-}
-
-/** A request whose order of 100 gets `handCents` refunded by hand right after the facts are captured. */
-function staleRequest(world: InboxWorld, amount: number, handCents: number, orderAmount = 100) {
-  const r = world.request(amount);
-  world.target.orders.get(r.order as string)!.amountCents = orderAmount;
-  let fired = false;
-  const previous = world.target.onTouch;
-  world.target.onTouch = (order) => {
-    previous?.(order);
-    if (order === r.order && !fired) {
-      fired = true;
-      world.target.refundByHand(order, handCents);
-    }
-  };
-  return r;
 }
 
 describe('inbox scenarios: repairs, ambiguity, restarts (inbox §24)', () => {

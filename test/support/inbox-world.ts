@@ -92,3 +92,22 @@ export function buildInboxWorld(options: { tier?: Tier; journal?: JournalStore; 
   const inbox = newInbox();
   return { target, journal, groups, clock, inbox, newInbox, request, effectIdOf: (r) => inbox.effectIdOf(r) };
 }
+
+/**
+ * A request whose order of `orderAmount` gets `handCents` refunded by hand right after the facts
+ * are first captured: stale by the time anyone decides on it. The target's earlier `onTouch` still runs.
+ */
+export function staleRequest(world: InboxWorld, amount: number, handCents: number, orderAmount = 100) {
+  const r = world.request(amount);
+  world.target.orders.get(r.order as string)!.amountCents = orderAmount;
+  let fired = false;
+  const previous = world.target.onTouch;
+  world.target.onTouch = (order) => {
+    previous?.(order);
+    if (order === r.order && !fired) {
+      fired = true;
+      world.target.refundByHand(order, handCents);
+    }
+  };
+  return r;
+}
