@@ -29,6 +29,10 @@ function perSize(size: HistorySize): Record<string, FigureInfo> {
     [`journal_bytes_${size}`]: { unit: 'bytes', what: `the ${n}-entry journal database file, as generated` },
     [`backup_s_${size}`]: { unit: 's', what: `npm run backup <empty dir> of the stopped ${n} server's journal (SQLite's online backup, config and manifest), spawn → exit` },
     [`backup_bytes_${size}`]: { unit: 'bytes', what: 'every file that backup wrote' },
+    [`first_start_s_${size}`]: {
+      unit: 's',
+      what: `the first start over the ${n} journal with no derived tables, as after an upgrade to a new views version: every entry folded into the tables, then ready (spawn → /readyz 200; one start, not a median of three)`,
+    },
     [`rebuild_views_s_${size}`]: { unit: 's', what: `npm run rebuild-views -- --db over the stopped ${n} server's journal: the derived tables reset and rebuilt from every entry, spawn → exit` },
     [`verify_journal_s_${size}`]: { unit: 's', what: `npm run verify -- --journal over the stopped ${n} server's journal (offline, read-only, every entry and both chains), spawn → exit` },
     [`verify_journal_entries_per_s_${size}`]: { unit: '/s', what: `entries of the ${n} journal over that verify's seconds` },
@@ -63,7 +67,8 @@ export const HISTORY_HEADLINE = [
   'backup_s_10m',
   'backup_bytes_10m',
   'rebuild_views_s_1m',
-  'rebuild_views_s_10m',
+  'first_start_s_1m',
+  'first_start_s_10m',
 ] as const;
 
 /** Every figure the history stage can record, by name: the headline ones take these words too. */
