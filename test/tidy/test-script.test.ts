@@ -33,6 +33,7 @@ function layout(): string {
   fs.mkdirSync(path.join(root, 'bin'));
   fs.copyFileSync(script, path.join(root, 'scripts/test.sh'));
   fs.writeFileSync(path.join(root, 'scripts/ensure-chromium.sh'), 'exit 0\n');
+  fs.writeFileSync(path.join(root, 'scripts/ensure-postgres.sh'), 'exit 0\n');
   fs.writeFileSync(path.join(root, 'e2e/one.spec.ts'), '');
   fs.writeFileSync(path.join(root, 'bin/npx'), FAKE_NPX, { mode: 0o755 });
   return root;
