@@ -1,0 +1,75 @@
+import pg from 'pg';
+import { StoreBusyError, StoreClosedError } from '../port/errors.ts';
+
+// The connections to PostgreSQL: one pool per process and role, every client of it set up alike.
+
+/** PostgreSQL's type oid for `int8` (bigint): seqs, times in ms, counts. */
+const INT8_OID = 20;
+
+/**
+ * `int8` as a number, not the string node-postgres gives by default: every seq, ms time and count
+ * Interlock keeps fits in 2^53. One that does not is a broken invariant, not a value to round.
+ */
+export function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`an int8 outside the safe integers: ${text}`);
+  return value;
+}
+
+/** The type parsers of Interlock's pools: int8 as a number, every other type as node-postgres parses it. Scoped to the pool, not global. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8_OID && format !== 'binary') return parseInt8;
+    return pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** How a pool is opened: where, and at most how many connections. */
+export interface PgPoolOptions {
+  /** A postgresql:// URL naming the role, its password, the host and the database. */
+  url: string;
+  /** Connections the pool may hold at once. */
+  max?: number;
+  /** Named in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/**
+ * A pool whose clients parse int8 as numbers and commit synchronously: a committed entry records
+ * money, so COMMIT returns only once its WAL is on disk (`synchronous_commit = on`, set on each
+ * connection so a database default of `off` cannot weaken it).
+ */
+export function openPgPool(options: PgPoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'interlock',
+    options: '-c synchronous_commit=on',
+    types,
+  });
+  // An idle client that loses its connection emits 'error' on the pool; unhandled, it would end
+  // the process. The next checkout gets a new connection, so there is nothing else to do here.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** SQLSTATEs worth a retry: the write could not be done now, and nothing of it was kept. */
+const BUSY_CODES: ReadonlySet<string> = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '57P01', // admin_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+
+/** The port's error for what node-postgres raised, so no caller needs to know PostgreSQL's codes. */
+export function portErrorOfPg(error: unknown): unknown {
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string' && BUSY_CODES.has(error.code)) {
+    return new StoreBusyError(error.message, { cause: error });
+  }
+  if (error instanceof Error && error.message === 'Cannot use a pool after calling end on the pool') {
+    return new StoreClosedError('the storage is closed', { cause: error });
+  }
+  return error;
+}
