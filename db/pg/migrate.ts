@@ -110,3 +110,29 @@ export async function migratePg(ownerUrl: string, options: { appRole?: string; n
     await client.end();
   }
 }
+
+/** A database the migrations have not brought to this Interlock's schema yet: the owner must run them first. */
+export class SchemaBehindError extends Error {
+  readonly code = 'schema_behind';
+
+  constructor(readonly found: DatabaseSchema) {
+    super(`this database is at schema ${found.schema}; this Interlock needs schema ${knownPgMigrations().length}: run the migrations as the database's owner first`);
+    this.name = 'SchemaBehindError';
+  }
+}
+
+/**
+ * Check, as the application's role, that the database is at exactly this Interlock's schema
+ * before anything is written: a newer one is refused (SchemaAheadError), as on SQLite, and so is
+ * one not migrated yet (SchemaBehindError), since this role may not migrate it.
+ */
+export async function checkPgSchema(pool: pg.Pool): Promise<DatabaseSchema> {
+  const client = await pool.connect();
+  try {
+    const found = await refuseNewerPgSchema(client);
+    if (found.schema < knownPgMigrations().length) throw new SchemaBehindError(found);
+    return found;
+  } finally {
+    client.release();
+  }
+}

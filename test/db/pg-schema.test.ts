@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgJournal } from '../../db/pg/journal.ts';
+import { checkPgSchema, knownPgMigrations, migratePg } from '../../db/pg/migrate.ts';
+import { openPgPool } from '../../db/pg/pool.ts';
+import { SchemaAheadError } from '../../db/schema-version.ts';
+import { canonical } from '../../server/journal/hash.ts';
+import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
+import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
+
+// The PostgreSQL journal's schema holds what SQLite's does (test/db/sqlite-schema.test.ts): the
+// journal is append-only even for its owner, chains never fork, an effect commits once, and a
+// database a newer Interlock migrated is refused. The application's role can do no more than
+// append, and its connections read int8 as numbers and commit synchronously.
+
+const available = postgresOrSkip('the PostgreSQL schema tests (test/db/pg-schema.test.ts)');
+
+type Pool = ReturnType<typeof openPgPool>;
+
+const eid = effectIdOf(1);
+/** A raw row of entries, as a hand with SQL would write it. */
+const row = (seq: number, effectId: string, kind: string, prev: string | null, hash: string) => [seq, effectId, kind, prev, hash, 0, 1, '{}', null];
+const INSERT = 'INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+
+describe.skipIf(!available)('the PostgreSQL journal schema', () => {
+  let database: PgDatabase;
+  let app: Pool;
+  let owner: Pool;
+  beforeAll(async () => {
+    database = await freshPgDatabase('journal_schema');
+    app = openPgPool({ url: database.appUrl, max: 2 });
+    owner = openPgPool({ url: database.ownerUrl, max: 2 });
+    const journal = new PgJournal({ pool: app, ...fakeClock() });
+    await journal.append('PROPOSED', eid, fields('PROPOSED'));
+    await journal.append('COMMITTED', eid, fields('COMMITTED'));
+  });
+  afterAll(async () => {
+    await Promise.all([app?.end(), owner?.end()]);
+    if (database !== undefined) await dropPgDatabase(database);
+  });
+
+  it('the application role may only append: UPDATE, DELETE, TRUNCATE and DDL on the journal are denied it', async () => {
+    for (const table of ['entries', 'journal_seals']) {
+      await expect(app.query(`UPDATE ${table} SET seq = seq`)).rejects.toThrow(/permission denied/);
+      await expect(app.query(`DELETE FROM ${table}`)).rejects.toThrow(/permission denied/);
+      await expect(app.query(`TRUNCATE ${table}`)).rejects.toThrow(/permission denied/);
+    }
+    await expect(app.query('DROP TRIGGER entries_no_update ON entries')).rejects.toThrow(/must be owner/);
+    await expect(app.query('DROP INDEX entries_no_fork')).rejects.toThrow(/must be owner/);
+    await expect(app.query('DELETE FROM journal_head')).rejects.toThrow(/permission denied/);
+    await expect(app.query('CREATE TABLE mine (id int)')).rejects.toThrow(/permission denied/);
+  });
+
+  it('the owner is refused by the triggers: no UPDATE, DELETE or TRUNCATE of entries or seals; the head never moves back nor goes', async () => {
+    for (const table of ['entries', 'journal_seals']) {
+      await expect(owner.query(`UPDATE ${table} SET seq = seq`)).rejects.toThrow(`${table} is append-only`);
+      await expect(owner.query(`DELETE FROM ${table}`)).rejects.toThrow(`${table} is append-only`);
+      await expect(owner.query(`TRUNCATE ${table}`)).rejects.toThrow(`${table} is append-only`);
+    }
+    await expect(owner.query('UPDATE journal_head SET seq = seq - 1, size = size - 1')).rejects.toThrow(/only moves forward/);
+    await expect(owner.query('DELETE FROM journal_head')).rejects.toThrow('journal_head is append-only');
+    await expect(owner.query('TRUNCATE journal_head')).rejects.toThrow('journal_head is append-only');
+    expect((await app.query('SELECT count(*)::int8 AS n FROM entries')).rows[0]).toEqual({ n: 2 });
+  });
+
+  it('refuses a forked chain (two entries after one, or two first entries), a second COMMITTED and a repeated hash', async () => {
+    const [first] = (await app.query<{ hash: string }>('SELECT hash FROM entries WHERE effect_id = $1 ORDER BY seq', [eid])).rows;
+    await expect(app.query(INSERT, row(100, eid, 'AUTHORIZED', first!.hash, 'f'.repeat(64)))).rejects.toThrow(/entries_no_fork/);
+    await expect(app.query(INSERT, row(100, eid, 'PROPOSED', null, 'e'.repeat(64)))).rejects.toThrow(/entries_no_fork/);
+    await expect(app.query(INSERT, row(100, eid, 'COMMITTED', 'd'.repeat(64), 'c'.repeat(64)))).rejects.toThrow(/entries_one_committed/);
+    await expect(app.query(INSERT, row(100, effectIdOf(2), 'PROPOSED', null, first!.hash))).rejects.toThrow(/entries_hash_unique/);
+    await expect(app.query(INSERT, row(100, effectIdOf(2), 'NOT_A_KIND', null, 'b'.repeat(64)))).rejects.toThrow(/entries_kind_known/);
+    await expect(app.query(INSERT, row(0, effectIdOf(2), 'PROPOSED', null, 'b'.repeat(64)))).rejects.toThrow(/entries_seq_from_one/);
+  });
+
+  it('bodies are text stored exactly as written, seq and times int8, ids compared byte by byte (COLLATE "C"), in a UTF8 database', async () => {
+    const journal = new PgJournal({ pool: app, ...fakeClock() });
+    const entry = await journal.append('PROPOSED', effectIdOf(3), fields('PROPOSED', { effect: { z: 1, a: 'é 😀', big: 1.2345678901234567e19, tiny: 1e-7, n: 1.5 } }));
+    const stored = (await app.query<{ body: string }>('SELECT body FROM entries WHERE hash = $1', [entry.hash])).rows[0]?.body;
+    expect(stored).toBe(canonical(entry));
+    const columns = await app.query<{ column_name: string; data_type: string; collation_name: string | null }>(
+      "SELECT column_name, data_type, collation_name FROM information_schema.columns WHERE table_name = 'entries' ORDER BY ordinal_position",
+    );
+    expect(columns.rows.map((c) => `${c.column_name} ${c.data_type} ${c.collation_name ?? '-'}`)).toEqual([
+      'seq bigint -',
+      'effect_id text C',
+      'kind text C',
+      'prev text C',
+      'hash text C',
+      'closes smallint -',
+      'ts_ms bigint -',
+      'body text -',
+      'reserves text C',
+    ]);
+    expect((await app.query("SELECT pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()")).rows[0]).toEqual({ encoding: 'UTF8' });
+  });
+
+  it('a pool reads int8 as a number (refusing one past 2^53) and commits synchronously', async () => {
+    expect((await app.query("SELECT 9007199254740991::int8 AS n, current_setting('synchronous_commit') AS sync")).rows[0]).toEqual({ n: 9007199254740991, sync: 'on' });
+    await expect(app.query('SELECT 9007199254740993::int8 AS n')).rejects.toThrow(RangeError);
+  });
+
+  it('concurrent appends of one process share one transaction (group commit), in the order they were made', async () => {
+    const journal = new PgJournal({ pool: app, ...fakeClock() });
+    const entries = await Promise.all(Array.from({ length: 20 }, (_, i) => journal.append('PROPOSED', effectIdOf(100 + i), fields('PROPOSED', { n: i }))));
+    expect(journal.commitStats.ops).toBe(20);
+    expect(journal.commitStats.batches).toBeLessThan(20);
+    const scanned = (await journal.scan((await journal.newestSeq()) - 20, 20)).map((s) => s.entry.hash);
+    expect(scanned).toEqual(entries.map((e) => e.hash));
+  });
+});
+
+describe.skipIf(!available)('the PostgreSQL schema version', () => {
+  it('migrators racing on a fresh database each find the whole schema; running again applies nothing', async () => {
+    const cluster = await postgresCluster();
+    const database = await freshPgDatabase('schema_race');
+    try {
+      const schemas = await Promise.all([1, 2, 3].map(() => migratePg(database.ownerUrl)));
+      expect(schemas.map((s) => s.schema)).toEqual([1, 2, 3].map(() => knownPgMigrations().length));
+      expect(await cluster.psql(database.name, 'SELECT count(*) FROM interlock_migrations')).toBe(`${knownPgMigrations().length}\n`);
+    } finally {
+      await dropPgDatabase(database);
+    }
+  });
+
+  it('a database a newer Interlock migrated is refused, by the migrator and by the application, before anything is written', async () => {
+    const cluster = await postgresCluster();
+    const database = await freshPgDatabase('schema_ahead');
+    const app = openPgPool({ url: database.appUrl, max: 1 });
+    try {
+      expect((await checkPgSchema(app)).schema).toBe(knownPgMigrations().length);
+      const next = knownPgMigrations().length + 1;
+      await cluster.psql(database.name, `INSERT INTO interlock_migrations VALUES (${next}, 'from_the_future', 0); INSERT INTO schema_versions VALUES (${next}, '9.9.9', 0)`);
+      await expect(migratePg(database.ownerUrl)).rejects.toThrow(SchemaAheadError);
+      await expect(migratePg(database.ownerUrl)).rejects.toThrow(`this database is at schema ${next} (Interlock 9.9.9); this Interlock knows schema ${next - 1}`);
+      await expect(checkPgSchema(app)).rejects.toThrow(SchemaAheadError);
+      expect(await cluster.psql(database.name, 'SELECT count(*) FROM schema_versions')).toBe('2\n');
+    } finally {
+      await app.end();
+      await dropPgDatabase(database);
+    }
+  });
+
+  it('a database not migrated yet is refused to the application, which may not migrate it', async () => {
+    const database = await freshPgDatabase('schema_behind');
+    const cluster = await postgresCluster();
+    const bare = `${database.name}_bare`;
+    await cluster.psql('postgres', `CREATE DATABASE ${bare} TEMPLATE template0`);
+    const app = openPgPool({ url: database.appUrl.replace(`/${database.name}`, `/${bare}`), max: 1 });
+    try {
+      await expect(checkPgSchema(app)).rejects.toThrow(/at schema 0; this Interlock needs schema 2: run the migrations/);
+    } finally {
+      await app.end();
+      await dropPgDatabase(database);
+      await cluster.psql('postgres', `DROP DATABASE ${bare} WITH (FORCE)`);
+    }
+  });
+});
