@@ -42,6 +42,8 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   journal_seals: 'SELECT, INSERT',
   journal_head: 'SELECT, UPDATE',
   claims: 'SELECT, INSERT, UPDATE, DELETE',
+  journal_checkpoints: 'SELECT, INSERT',
+  journal_meta: 'SELECT, INSERT',
   schema_versions: 'SELECT',
   interlock_migrations: 'SELECT',
 };

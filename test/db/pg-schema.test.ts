@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgCheckpoints } from '../../db/pg/checkpoints.ts';
 import { PgJournal } from '../../db/pg/journal.ts';
 import { checkPgSchema, knownPgMigrations, migratePg } from '../../db/pg/migrate.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
@@ -19,6 +20,8 @@ type Pool = ReturnType<typeof openPgPool>;
 const eid = effectIdOf(1);
 /** A raw row of entries, as a hand with SQL would write it. */
 const row = (seq: number, effectId: string, kind: string, prev: string | null, hash: string) => [seq, effectId, kind, prev, hash, 0, 1, '{}', null];
+/** A column of each guarded table to write back as it is. */
+const keyOf: Record<string, string> = { entries: 'seq', journal_seals: 'seq', journal_checkpoints: 'id' };
 const INSERT = 'INSERT INTO entries (seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 
 describe.skipIf(!available)('the PostgreSQL journal schema', () => {
@@ -32,15 +35,16 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     const journal = new PgJournal({ pool: app, ...fakeClock() });
     await journal.append('PROPOSED', eid, fields('PROPOSED'));
     await journal.append('COMMITTED', eid, fields('COMMITTED'));
+    await new PgCheckpoints({ pool: app }).add({ epoch: 0, size: 2, head: 'a'.repeat(64), note: 'note', signedAtMs: 1 });
   });
   afterAll(async () => {
     await Promise.all([app?.end(), owner?.end()]);
     if (database !== undefined) await dropPgDatabase(database);
   });
 
-  it('the application role may only append: UPDATE, DELETE, TRUNCATE and DDL on the journal are denied it', async () => {
-    for (const table of ['entries', 'journal_seals']) {
-      await expect(app.query(`UPDATE ${table} SET seq = seq`)).rejects.toThrow(/permission denied/);
+  it('the application role may only append: UPDATE, DELETE, TRUNCATE and DDL on the journal, its seals and checkpoints are denied it', async () => {
+    for (const table of ['entries', 'journal_seals', 'journal_checkpoints']) {
+      await expect(app.query(`UPDATE ${table} SET ${keyOf[table]} = ${keyOf[table]}`)).rejects.toThrow(/permission denied/);
       await expect(app.query(`DELETE FROM ${table}`)).rejects.toThrow(/permission denied/);
       await expect(app.query(`TRUNCATE ${table}`)).rejects.toThrow(/permission denied/);
     }
@@ -50,9 +54,9 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     await expect(app.query('CREATE TABLE mine (id int)')).rejects.toThrow(/permission denied/);
   });
 
-  it('the owner is refused by the triggers: no UPDATE, DELETE or TRUNCATE of entries or seals; the head never moves back nor goes', async () => {
-    for (const table of ['entries', 'journal_seals']) {
-      await expect(owner.query(`UPDATE ${table} SET seq = seq`)).rejects.toThrow(`${table} is append-only`);
+  it('the owner is refused by the triggers: no UPDATE, DELETE or TRUNCATE of entries, seals or checkpoints; the head never moves back nor goes', async () => {
+    for (const table of ['entries', 'journal_seals', 'journal_checkpoints']) {
+      await expect(owner.query(`UPDATE ${table} SET ${keyOf[table]} = ${keyOf[table]}`)).rejects.toThrow(`${table} is append-only`);
       await expect(owner.query(`DELETE FROM ${table}`)).rejects.toThrow(`${table} is append-only`);
       await expect(owner.query(`TRUNCATE ${table}`)).rejects.toThrow(`${table} is append-only`);
     }
@@ -147,7 +151,7 @@ describe.skipIf(!available)('the PostgreSQL schema version', () => {
     await cluster.psql('postgres', `CREATE DATABASE ${bare} TEMPLATE template0`);
     const app = openPgPool({ url: database.appUrl.replace(`/${database.name}`, `/${bare}`), max: 1 });
     try {
-      await expect(checkPgSchema(app)).rejects.toThrow(/at schema 0; this Interlock needs schema 2: run the migrations/);
+      await expect(checkPgSchema(app)).rejects.toThrow(`at schema 0; this Interlock needs schema ${knownPgMigrations().length}: run the migrations`);
     } finally {
       await app.end();
       await dropPgDatabase(database);
