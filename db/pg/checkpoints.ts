@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } from '../port/checkpoints.ts';
-import { portErrorOfPg } from './pool.ts';
+import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
 
 // The PostgreSQL side of the checkpoints: the signed notes, apart from the entries, the journal's
 // id, and the seal reads a checkpoint is held against (db/port/checkpoints.ts).
@@ -41,9 +41,7 @@ export class PgCheckpoints implements Checkpoints {
   }
 
   async add(checkpoint: Omit<StoredCheckpoint, 'id'>): Promise<boolean> {
-    const client = await this.#pool.connect().catch((error: unknown) => {
-      throw portErrorOfPg(error);
-    });
+    const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
@@ -70,7 +68,7 @@ export class PgCheckpoints implements Checkpoints {
       });
       throw portErrorOfPg(error);
     } finally {
-      client.release(broken);
+      checkIn(client, broken);
     }
   }
 

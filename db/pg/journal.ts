@@ -1,10 +1,11 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from '../group-commit.ts';
 import { ChainedJournal, type Seal } from '../journal-base.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
 import type { EntryRow } from '../schema.ts';
 import { entryRows, insertValues, run } from './journal-queries.ts';
-import { portErrorOfPg } from './pool.ts';
+import { StoreCommitUnknownError } from '../port/errors.ts';
+import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
 export interface Head {
@@ -56,6 +57,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       {
         transaction: (fn) => this.#write(fn),
         isolated: (tx, fn) => this.#isolated(tx, fn),
+        mayRunAgain: (error) => !(error instanceof StoreCommitUnknownError),
       },
       options.groupCommit,
     );
@@ -84,7 +86,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   }
 
   async #write<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
@@ -92,7 +94,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       const tx: PgTx = { client, head: { ...from }, rowSeq: from.seq };
       const result = await fn(tx);
       await this.moveHead(tx, from);
-      await client.query('COMMIT');
+      await commit(client);
       return result;
     } catch (error) {
       // A connection that cannot even roll back is dropped from the pool rather than reused.
@@ -101,7 +103,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       });
       throw error;
     } finally {
-      client.release(broken);
+      checkIn(client, broken);
     }
   }
 
@@ -132,12 +134,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   }
 
   protected async snapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+    const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -150,7 +147,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       });
       throw portErrorOfPg(error);
     } finally {
-      client.release(broken);
+      checkIn(client, broken);
     }
   }
 
@@ -244,6 +241,20 @@ export class PgJournal extends ChainedJournal<PgTx> {
 
   protected async rowsAfter(tx: PgTx, afterSeq: number, limit: number): Promise<EntryRow[]> {
     return entryRows(tx.client, 'after', [afterSeq, limit]);
+  }
+}
+
+/**
+ * COMMIT, where an error other than the server's answer (the connection lost on the way, or the
+ * server gone before answering) leaves it unknown whether the transaction committed.
+ */
+async function commit(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query('COMMIT');
+  } catch (error) {
+    // The server answered with an error: it did not commit (a deferred check failed, say).
+    if (error instanceof pg.DatabaseError) throw error;
+    throw new StoreCommitUnknownError(`the connection was lost while committing: the write may or may not be in the journal (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
 }
 

@@ -18,10 +18,7 @@ export function parseInt8(text: string): number {
 
 /** The type parsers of Interlock's pools: int8 as a number, every other type as node-postgres parses it. Scoped to the pool, not global. */
 const types: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (oid === INT8_OID && format !== 'binary') return parseInt8;
-    return pg.types.getTypeParser(oid, format);
-  }) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: (oid, format) => (oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)),
 };
 
 /** How a pool is opened: where, and at most how many connections. */
@@ -51,6 +48,30 @@ export function openPgPool(options: PgPoolOptions): pg.Pool {
   // the process. The next checkout gets a new connection, so there is nothing else to do here.
   pool.on('error', () => {});
   return pool;
+}
+
+const ignoreError = () => {};
+
+/**
+ * A client of the pool for a transaction. A connection lost while a client is checked out is
+ * emitted as 'error' on the client (the pool listens only to idle ones), which would end the
+ * process; the statement in flight rejects with it anyway, so the event itself is ignored.
+ */
+export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw portErrorOfPg(error);
+  }
+  client.on('error', ignoreError);
+  return client;
+}
+
+/** Give a client back to the pool; with `broken`, the pool ends its connection instead of reusing it. */
+export function checkIn(client: pg.PoolClient, broken?: Error): void {
+  client.off('error', ignoreError);
+  client.release(broken);
 }
 
 /** SQLSTATEs worth a retry: the write could not be done now, and nothing of it was kept. */
