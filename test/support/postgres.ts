@@ -30,15 +30,28 @@ export function postgresInstalled(): boolean {
   return fs.existsSync(path.join(POSTGRES_BIN, 'initdb'));
 }
 
+/** Whether this process has said the PostgreSQL suites are skipped. */
+const skipNotice = { told: false };
+
 /**
  * Whether the PostgreSQL suites can run here. With CI=true a missing PostgreSQL is a failure (the
- * error names the script that installs it); elsewhere one line says the suites are skipped.
+ * error names the script that installs it); elsewhere one line, once a process, says the
+ * PostgreSQL suites are skipped. `installed`, `ci`, `log` and `notice` are this process's unless given.
  */
-export function postgresOrSkip(suite: string): boolean {
-  if (postgresInstalled()) return true;
+export function postgresOrSkip(
+  suite: string,
+  {
+    installed = postgresInstalled(),
+    ci = process.env.CI === 'true',
+    log = console.log,
+    notice = skipNotice,
+  }: { installed?: boolean; ci?: boolean; log?: (line: string) => void; notice?: { told: boolean } } = {},
+): boolean {
+  if (installed) return true;
   const missing = `PostgreSQL 15 is missing (${POSTGRES_BIN}/initdb): run scripts/ensure-postgres.sh`;
-  if (process.env.CI === 'true') throw new Error(`${missing}; the PostgreSQL suites cannot run`);
-  console.log(`skipped ${suite}: ${missing}`);
+  if (ci) throw new Error(`${missing}; ${suite} cannot run with CI=true`);
+  if (!notice.told) log(`skipped the PostgreSQL suites (${suite} first): ${missing}`);
+  notice.told = true;
   return false;
 }
 
