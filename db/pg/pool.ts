@@ -29,19 +29,27 @@ export interface PgPoolOptions {
   max?: number;
   /** Named in pg_stat_activity. */
   applicationName?: string;
+  /** How long a statement waits for a lock (a write for the head row) before it fails with StoreBusyError, in ms. */
+  lockTimeoutMs?: number;
 }
+
+/** As SQLite's busy timeout (db/open.ts): a writer waits this long for the head row's lock, then the write is refused as busy. */
+export const lockTimeoutMsDefault = 5_000;
 
 /**
  * A pool whose clients parse int8 as numbers and commit synchronously: a committed entry records
  * money, so COMMIT returns only once its WAL is on disk (`synchronous_commit = on`, set on each
- * connection so a database default of `off` cannot weaken it).
+ * connection so a database default of `off` cannot weaken it). A statement waits at most
+ * `lockTimeoutMs` for a lock.
  */
 export function openPgPool(options: PgPoolOptions): pg.Pool {
+  const lockTimeoutMs = options.lockTimeoutMs ?? lockTimeoutMsDefault;
+  if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 1) throw new RangeError(`lockTimeoutMs must be a positive integer: ${lockTimeoutMs}`);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'interlock',
-    options: '-c synchronous_commit=on',
+    options: `-c synchronous_commit=on -c lock_timeout=${lockTimeoutMs}`,
     types,
   });
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would end

@@ -3,6 +3,7 @@ import { PgCheckpoints } from '../../db/pg/checkpoints.ts';
 import { PgJournal } from '../../db/pg/journal.ts';
 import { checkPgSchema, knownPgMigrations, migratePg } from '../../db/pg/migrate.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
+import { StoreBusyError } from '../../db/port/errors.ts';
 import { SchemaAheadError } from '../../db/schema-version.ts';
 import { canonical } from '../../server/journal/hash.ts';
 import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
@@ -98,9 +99,33 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     expect((await app.query("SELECT pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()")).rows[0]).toEqual({ encoding: 'UTF8' });
   });
 
-  it('a pool reads int8 as a number (refusing one past 2^53) and commits synchronously', async () => {
-    expect((await app.query("SELECT 9007199254740991::int8 AS n, current_setting('synchronous_commit') AS sync")).rows[0]).toEqual({ n: 9007199254740991, sync: 'on' });
+  it('a pool reads int8 as a number (refusing one past 2^53), commits synchronously and waits 5 s at most for a lock', async () => {
+    expect((await app.query("SELECT 9007199254740991::int8 AS n, current_setting('synchronous_commit') AS sync, current_setting('lock_timeout') AS wait")).rows[0]).toEqual({
+      n: 9007199254740991,
+      sync: 'on',
+      wait: '5s',
+    });
     await expect(app.query('SELECT 9007199254740993::int8 AS n')).rejects.toThrow(RangeError);
+  });
+
+  it('a write that waits past the lock timeout for the head row, held elsewhere, is refused as busy, with nothing written', async () => {
+    const impatient = openPgPool({ url: database.appUrl, max: 1, lockTimeoutMs: 200 });
+    const holder = await owner.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT seq FROM journal_head FOR UPDATE');
+      const journal = new PgJournal({ pool: impatient, ...fakeClock() });
+      const before = await journal.newestSeq();
+      const startedMs = Date.now();
+      await expect(journal.append('PROPOSED', effectIdOf(50), fields('PROPOSED'))).rejects.toThrow(StoreBusyError);
+      expect(Date.now() - startedMs).toBeGreaterThanOrEqual(190);
+      await holder.query('ROLLBACK');
+      expect(await journal.newestSeq()).toBe(before);
+      expect(await journal.entries(effectIdOf(50))).toEqual([]);
+    } finally {
+      holder.release();
+      await impatient.end();
+    }
   });
 
   it('concurrent appends of one process share one transaction (group commit), in the order they were made', async () => {
