@@ -2,9 +2,9 @@ import pg from 'pg';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from '../group-commit.ts';
 import { ChainedJournal, type Seal } from '../journal-base.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
+import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
 import { entryRows, insertValues, run } from './journal-queries.ts';
-import { StoreCommitUnknownError } from '../port/errors.ts';
 import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */

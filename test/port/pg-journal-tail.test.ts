@@ -23,7 +23,7 @@ const APPENDS_PER_LANE = 15;
 const HOLD_MS_MAX = 8;
 
 /** Start the writer processes, release them together, and tail the journal until they are done. */
-async function tailWhileWriting(database: PgDatabase, store: 'slow' | 'planted'): Promise<{ written: string[]; seen: Array<{ seq: number; hash: string }>; steps: string[] }> {
+async function tailWhileWriting(database: PgDatabase, store: 'slow' | 'planted'): Promise<{ written: string[]; seen: Array<{ seq: number; hash: string }>; steps: string[]; pagesWhileWriting: number }> {
   const children = Array.from({ length: WRITERS }, (_, writer) =>
     spawn(process.execPath, ['--import', 'tsx', writerScript, database.appUrl, String(writer + 1), String(LANES), String(APPENDS_PER_LANE), String(HOLD_MS_MAX), store], {
       cwd: repoRoot,
@@ -50,17 +50,22 @@ async function tailWhileWriting(database: PgDatabase, store: 'slow' | 'planted')
     const seen: Array<{ seq: number; hash: string }> = [];
     const steps: string[] = [];
     let cursor = 0;
-    // A follower's loop: read what is after the cursor, move the cursor to the last seq read.
-    for (let last = false; !last; ) {
-      last = finished;
-      for (const { seq, entry } of await reader.scan(cursor, 500)) {
+    let pagesWhileWriting = 0;
+    // A follower's loop: read what is after the cursor, move the cursor to the last seq read; once
+    // the writers are done, until a read finds nothing more.
+    for (;;) {
+      const writing = !finished;
+      const page = await reader.scan(cursor, 100);
+      for (const { seq, entry } of page) {
         if (seq !== cursor + 1) steps.push(`${cursor} -> ${seq}`);
         seen.push({ seq, hash: entry.hash });
         cursor = seq;
       }
+      if (writing && page.length > 0) pagesWhileWriting += 1;
+      if (!writing && page.length === 0) break;
     }
     const written = (await done).flatMap((message) => message.hashes ?? []);
-    return { written, seen, steps };
+    return { written, seen, steps, pagesWhileWriting };
   } finally {
     await pool.end();
     for (const child of children) if (child.exitCode === null) child.kill();
@@ -82,8 +87,10 @@ describe.skipIf(!available)('tailing the PostgreSQL journal while slow writers i
   };
 
   /** Every entry written is read once, in seq order, each seq one past the cursor: nothing skipped, nothing reordered. */
-  const expectWholeTail = ({ written, seen, steps }: Awaited<ReturnType<typeof tailWhileWriting>>) => {
+  const expectWholeTail = ({ written, seen, steps, pagesWhileWriting }: Awaited<ReturnType<typeof tailWhileWriting>>) => {
     expect(written).toHaveLength(WRITERS * LANES * APPENDS_PER_LANE);
+    // The reader tailed while the writers wrote, a few entries a read: not one read at the end.
+    expect(pagesWhileWriting).toBeGreaterThan(10);
     expect(steps, 'the reader stepped over seqs').toEqual([]);
     expect(seen.map((s) => s.hash).sort()).toEqual([...written].sort());
     expect(seen.map((s) => s.seq)).toEqual(seen.map((_, i) => i + 1));
