@@ -100,6 +100,24 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Tries at starting the cluster: a port found free can be taken by another process before PostgreSQL binds it. */
+const startAttemptsMax = 3;
+
+/** Start the cluster in `data` on a free port of 127.0.0.1, its socket in `dir`; the port. */
+async function startOnFreePort(data: string, dir: string): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const options = `-p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -c max_connections=300`;
+    const [pgCtl, startArgs] = asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', options, 'start']);
+    try {
+      await run(pgCtl, startArgs);
+      return port;
+    } catch (error) {
+      if (attempt >= startAttemptsMax) throw error;
+    }
+  }
+}
+
 async function startCluster(): Promise<PgCluster> {
   if (!postgresInstalled()) throw new Error(`PostgreSQL 15 is missing (${POSTGRES_BIN}/initdb): run scripts/ensure-postgres.sh`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-pg-'));
@@ -107,10 +125,7 @@ async function startCluster(): Promise<PgCluster> {
   const data = path.join(dir, 'data');
   const [initdb, initdbArgs] = asPostgres('initdb', ['-D', data, '-E', 'UTF8', '--locale=C', '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256']);
   await run(initdb, initdbArgs);
-  const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -c max_connections=300`;
-  const [pgCtl, startArgs] = asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', options, 'start']);
-  await run(pgCtl, startArgs);
+  const port = await startOnFreePort(data, dir);
   const [, stopArgs] = asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
   const stop = () => {
     try {
