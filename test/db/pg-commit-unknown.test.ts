@@ -3,7 +3,7 @@ import { type Head, PgJournal, type PgTx } from '../../db/pg/journal.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
 import { StoreCommitUnknownError } from '../../db/port/errors.ts';
 import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
-import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
+import { dropPgDatabase, freshPgDatabase, type PgCluster, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 
 // A write whose connection is lost while it commits may or may not be in the journal. Running it
 // again could write it twice (a second PROPOSED, a second refund asked), so the PostgreSQL journal
@@ -51,5 +51,66 @@ describe.skipIf(!available)('a PostgreSQL write whose connection is lost during 
     // The broken connection left the pool: the next write goes through on a new one.
     await journal.append('PROPOSED', effectIdOf(1), fields('PROPOSED', { n: 1 }));
     expect((await reader.scan(0, 10)).map((s) => s.seq)).toEqual([1]);
+  });
+});
+
+/**
+ * A COMMIT that waits for a synchronous standby has committed on the primary already; if its
+ * connection is terminated then (a failover, an operator's pg_terminate_backend), the server
+ * answers COMMIT with FATAL 57P01 after a WARNING that "the transaction has already committed
+ * locally". The error is the server's own, but it does not mean the write was rolled back.
+ */
+describe.skipIf(!available)('a PostgreSQL write whose COMMIT is answered FATAL while it waits for a synchronous standby', () => {
+  let database: PgDatabase;
+  const pools: Array<ReturnType<typeof openPgPool>> = [];
+  const pool = () => {
+    pools.push(openPgPool({ url: database.appUrl, max: 2 }));
+    return pools.at(-1)!;
+  };
+  beforeAll(async () => {
+    database = await freshPgDatabase('commit_fatal');
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    if (database !== undefined) await dropPgDatabase(database);
+  });
+
+  /** The backend pid of the app's connection waiting in SyncRep, once it waits there. */
+  const waitingForStandby = async (cluster: PgCluster): Promise<number> => {
+    for (let tries = 0; tries < 200; tries++) {
+      const pid = (await cluster.psql('postgres', `SELECT pid FROM pg_stat_activity WHERE datname = '${database.name}' AND wait_event = 'SyncRep'`)).trim();
+      if (pid !== '') return Number(pid);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('no connection of the app came to wait for the standby');
+  };
+
+  it('is refused with StoreCommitUnknownError, and runs nothing again: the entry is in the journal once', async () => {
+    const cluster = await postgresCluster();
+    const journal = new PgJournal({ pool: pool(), ...fakeClock() });
+    let outcome: unknown;
+    try {
+      // The setting is the cluster's (it cannot be set per database); it is taken back below.
+      await cluster.psql('postgres', "ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+      await cluster.psql('postgres', 'SELECT pg_reload_conf()');
+      const pending = journal.append('PROPOSED', effectIdOf(7), fields('PROPOSED', { n: 7 })).then(
+        (entry) => entry,
+        (error: unknown) => error,
+      );
+      const pid = await waitingForStandby(cluster);
+      // Taken back before the kill, applied after it: the kill lands on a COMMIT that still waits.
+      await cluster.psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+      await cluster.psql('postgres', `SELECT pg_terminate_backend(${pid})`);
+      await cluster.psql('postgres', 'SELECT pg_reload_conf()');
+      outcome = await pending;
+    } finally {
+      await cluster.psql('postgres', 'ALTER SYSTEM RESET synchronous_standby_names');
+      await cluster.psql('postgres', 'SELECT pg_reload_conf()');
+    }
+    expect(outcome).toBeInstanceOf(StoreCommitUnknownError);
+    expect(journal.commitStats).toMatchObject({ retriedBatches: 0, unknownBatches: 1 });
+    // The terminated COMMIT had committed on the primary: the entry is there, once.
+    const reader = new PgJournal({ pool: pool(), ...fakeClock() });
+    expect((await reader.entries(effectIdOf(7))).map((e) => e.kind)).toEqual(['PROPOSED']);
   });
 });
