@@ -14,9 +14,11 @@ export const PG_GUARDED_TABLES = ['entries', 'journal_seals', 'journal_head', 'j
 
 /** The body of refuse_change(), which every append-only trigger runs. */
 const REFUSE_CHANGE = "BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME USING ERRCODE = 'restrict_violation'; END";
-/** The body of refuse_head_backwards(), which journal_head_forward runs. */
+/** The body of refuse_head_backwards() (as 0004 makes it), which journal_head_forward runs: forward only, to the newest seal, counting the entries. */
 const HEAD_FORWARD =
-  "BEGIN IF NEW.id <> OLD.id OR NEW.seq < OLD.seq OR NEW.size < OLD.size THEN RAISE EXCEPTION 'journal_head only moves forward (seq % to %)', OLD.seq, NEW.seq USING ERRCODE = 'restrict_violation'; END IF; RETURN NEW; END";
+  "BEGIN IF NEW.id <> OLD.id OR NEW.seq < OLD.seq OR NEW.size < OLD.size THEN RAISE EXCEPTION 'journal_head only moves forward (seq % to %)', OLD.seq, NEW.seq USING ERRCODE = 'restrict_violation'; END IF; " +
+  'IF NEW.global_hash IS DISTINCT FROM (SELECT s.global_hash FROM public.journal_seals AS s WHERE s.seq = NEW.seq) OR EXISTS (SELECT 1 FROM public.journal_seals AS s WHERE s.seq > NEW.seq) ' +
+  "OR NEW.size - OLD.size <> (SELECT count(*) FROM public.entries AS e WHERE e.seq > OLD.seq AND e.seq <= NEW.seq) THEN RAISE EXCEPTION 'journal_head must name the newest seal and count the entries written (seq % to %)', OLD.seq, NEW.seq USING ERRCODE = 'restrict_violation'; END IF; RETURN NEW; END";
 
 /** A trigger as pgGuardsOf reads it: PostgreSQL's own definition, whether it is enabled, and the function it runs. */
 function trigger(name: string, table: string, event: 'UPDATE' | 'DELETE' | 'TRUNCATE', fn = 'refuse_change', body = REFUSE_CHANGE): Guard {

@@ -67,6 +67,22 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     expect((await app.query('SELECT count(*)::int8 AS n FROM entries')).rows[0]).toEqual({ n: 2 });
   });
 
+  it('the head cannot be rewritten in place nor moved past the seals: it names the newest seal and counts the entries', async () => {
+    const before = (await owner.query('SELECT seq, global_hash, size FROM journal_head')).rows[0];
+    for (const pool of [app, owner]) {
+      // Its global hash rewritten at the same seq: the next entry would chain from a forged hash.
+      await expect(pool.query("UPDATE journal_head SET global_hash = repeat('f', 64)")).rejects.toThrow(/journal_head/);
+      // Moved ahead of every seal and entry: the next write would leave a gap in the seqs.
+      await expect(pool.query("UPDATE journal_head SET seq = seq + 5, size = size + 5, global_hash = repeat('f', 64)")).rejects.toThrow(/journal_head/);
+      // Its count moved without an entry.
+      await expect(pool.query('UPDATE journal_head SET size = size + 1')).rejects.toThrow(/journal_head/);
+    }
+    expect((await owner.query('SELECT seq, global_hash, size FROM journal_head')).rows[0]).toEqual(before);
+    const journal = new PgJournal({ pool: app, ...fakeClock() });
+    await journal.append('PROPOSED', effectIdOf(60), fields('PROPOSED'));
+    expect(await journal.head()).toMatchObject({ seq: before.seq + 1, size: before.size + 1 });
+  });
+
   it('refuses a forked chain (two entries after one, or two first entries), a second COMMITTED and a repeated hash', async () => {
     const [first] = (await app.query<{ hash: string }>('SELECT hash FROM entries WHERE effect_id = $1 ORDER BY seq', [eid])).rows;
     await expect(app.query(INSERT, row(100, eid, 'AUTHORIZED', first!.hash, 'f'.repeat(64)))).rejects.toThrow(/entries_no_fork/);
