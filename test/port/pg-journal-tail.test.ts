@@ -100,10 +100,16 @@ describe.skipIf(!available)('tailing the PostgreSQL journal while slow writers i
     expectWholeTail(await tailWhileWriting(await freshDatabase(), 'slow'));
   }, 60_000);
 
-  it.fails('fails against a store that takes seq from a sequence outside the lock: the reader steps past a seq committed late', async () => {
-    // The writers themselves succeed: what fails is the reader's tail.
+  // Not it.fails, which passes whatever throws: a planted store whose writers crash (or a reader
+  // that reads too little) would pass it without showing the test catches the bug it exists for.
+  it('a store that takes seq from a sequence outside the lock fails the check above: the reader steps past seqs committed late', async () => {
     const tail = await tailWhileWriting(await freshDatabase(), 'planted');
+    // The writers themselves succeed, and the reader tailed them as they wrote.
     expect(tail.written).toHaveLength(WRITERS * LANES * APPENDS_PER_LANE);
-    expectWholeTail(tail);
+    expect(tail.pagesWhileWriting).toBeGreaterThan(10);
+    // What fails is the reader's tail, for that reason: it stepped over seqs, and never read what was there.
+    expect(tail.steps).not.toEqual([]);
+    expect(new Set(tail.seen.map((s) => s.hash)).size).toBeLessThan(tail.written.length);
+    expect(() => expectWholeTail(tail)).toThrow(/the reader stepped over seqs/);
   }, 60_000);
 });
