@@ -5,7 +5,7 @@ import { checkPgSchema, knownPgMigrations, migratePg } from '../../db/pg/migrate
 import { openPgPool } from '../../db/pg/pool.ts';
 import { StoreBusyError } from '../../db/port/errors.ts';
 import { SchemaAheadError } from '../../db/schema-version.ts';
-import { canonical } from '../../server/journal/hash.ts';
+import { canonical, globalHashOf } from '../../server/journal/hash.ts';
 import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
 import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 
@@ -151,6 +151,27 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     expect(journal.commitStats.batches).toBeLessThan(20);
     const scanned = (await journal.scan((await journal.newestSeq()) - 20, 20)).map((s) => s.entry.hash);
     expect(scanned).toEqual(entries.map((e) => e.hash));
+  });
+
+  it('a write refused inside a group-committed batch is undone alone: the others commit at consecutive seqs, the global chain unbroken', async () => {
+    const journal = new PgJournal({ pool: app, ...fakeClock() });
+    const from = (await journal.head())!;
+    const done = await Promise.allSettled([
+      journal.append('PROPOSED', effectIdOf(70), fields('PROPOSED')),
+      // A second COMMITTED of an effect: the unique index refuses it, inside the batch.
+      journal.append('COMMITTED', eid, fields('COMMITTED')),
+      journal.append('PROPOSED', effectIdOf(71), fields('PROPOSED')),
+    ]);
+    expect(done.map((d) => d.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((done[1] as PromiseRejectedResult).reason)).toMatch(/entries_one_committed/);
+    expect(journal.commitStats).toMatchObject({ batches: 1, retriedBatches: 0 });
+    const scanned = await journal.scan(from.seq, 10);
+    expect(scanned.map((s) => s.seq)).toEqual([from.seq + 1, from.seq + 2]);
+    expect(scanned.map((s) => s.global)).toEqual([
+      globalHashOf(from.globalHash, from.seq + 1, scanned[0]!.entry.hash),
+      globalHashOf(scanned[0]!.global, from.seq + 2, scanned[1]!.entry.hash),
+    ]);
+    expect(await journal.head()).toEqual({ seq: from.seq + 2, globalHash: scanned[1]!.global, size: from.size + 2 });
   });
 });
 
