@@ -59,8 +59,13 @@ fi
 
 # The PostgreSQL suites start a cluster of their own from Debian's PostgreSQL 15: make sure it is
 # there (scripts/ensure-postgres.sh installs it when run as root, or names the command to run).
-# Without it they fail under CI=true and are skipped, with one line saying so, otherwise.
-step postgres bash scripts/ensure-postgres.sh
+# Without it the run fails under CI=true; otherwise it goes on and the suites are skipped, each
+# vitest process saying so in one line (test/support/postgres.ts).
+if [ "${CI:-}" = true ]; then
+  step postgres bash scripts/ensure-postgres.sh
+else
+  bash scripts/ensure-postgres.sh || echo "PostgreSQL 15 is missing: the PostgreSQL suites are skipped (CI=true fails instead)"
+fi
 
 # The type-check runs beside the lint and the vitest suite (it reads files and writes nothing);
 # its output is printed when it ends.
