@@ -72,6 +72,22 @@ export async function pgDatabaseSchema(client: pg.ClientBase): Promise<DatabaseS
   return { schema, unknown, interlock: versions.rows[0]?.interlock ?? null };
 }
 
+/** A database whose encoding is not UTF8: an entry with a character outside it would be refused only when written. */
+export class DatabaseEncodingError extends Error {
+  readonly code = 'database_encoding';
+
+  constructor(readonly encoding: string) {
+    super(`this database has encoding ${encoding}; Interlock's journal needs UTF8 (CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0)`);
+    this.name = 'DatabaseEncodingError';
+  }
+}
+
+/** Throw DatabaseEncodingError unless the database, read with `client`, is UTF8. */
+export async function refuseNonUtf8Database(client: pg.ClientBase): Promise<void> {
+  const encoding = (await client.query<{ encoding: string }>('SELECT pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()')).rows[0]?.encoding;
+  if (encoding !== 'UTF8') throw new DatabaseEncodingError(encoding ?? 'unknown');
+}
+
 /** Throw SchemaAheadError when the database holds a migration this Interlock does not ship. */
 export async function refuseNewerPgSchema(client: pg.ClientBase): Promise<DatabaseSchema> {
   const found = await pgDatabaseSchema(client);
@@ -81,13 +97,14 @@ export async function refuseNewerPgSchema(client: pg.ClientBase): Promise<Databa
 
 /**
  * Bring the database at `ownerUrl` to this Interlock's schema, as its owner, in one transaction:
- * refuse a newer schema, apply each missing migration, record this Interlock, and grant the
- * application's role (`appRole`) what APP_PRIVILEGES says. Safe when processes race to do it.
+ * refuse a database not in UTF8 or at a newer schema, apply each missing migration, record this
+ * Interlock, and grant the application's role (`appRole`) what APP_PRIVILEGES says. Safe when processes race to do it.
  */
 export async function migratePg(ownerUrl: string, options: { appRole?: string; nowMs?: number } = {}): Promise<DatabaseSchema> {
   const client = new pg.Client({ connectionString: ownerUrl, application_name: 'interlock-migrate' });
   await client.connect();
   try {
+    await refuseNonUtf8Database(client);
     await client.query('BEGIN');
     await client.query(MIGRATE_LOCK_SQL);
     await client.query(LEDGER_SQL);
@@ -124,13 +141,14 @@ export class SchemaBehindError extends Error {
 }
 
 /**
- * Check, as the application's role, that the database is at exactly this Interlock's schema
- * before anything is written: a newer one is refused (SchemaAheadError), as on SQLite, and so is
+ * Check, as the application's role, that the database is in UTF8 and at exactly this Interlock's
+ * schema before anything is written: a newer one is refused (SchemaAheadError), as on SQLite, and so is
  * one not migrated yet (SchemaBehindError), since this role may not migrate it.
  */
 export async function checkPgSchema(pool: pg.Pool): Promise<DatabaseSchema> {
   const client = await pool.connect();
   try {
+    await refuseNonUtf8Database(client);
     const found = await refuseNewerPgSchema(client);
     if (found.schema < knownPgMigrations().length) throw new SchemaBehindError(found);
     return found;

@@ -7,7 +7,7 @@ import { StoreBusyError } from '../../db/port/errors.ts';
 import { SchemaAheadError } from '../../db/schema-version.ts';
 import { canonical, globalHashOf } from '../../server/journal/hash.ts';
 import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
-import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
+import { APP_ROLE, dropPgDatabase, freshPgDatabase, OWNER_ROLE, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 
 // The PostgreSQL journal's schema holds what SQLite's does (test/db/sqlite-schema.test.ts): the
 // journal is append-only even for its owner, chains never fork, an effect commits once, and a
@@ -203,6 +203,25 @@ describe.skipIf(!available)('the PostgreSQL schema version', () => {
     } finally {
       await app.end();
       await dropPgDatabase(database);
+    }
+  });
+
+  it('a database not in UTF8 is refused, by the migrator and by the application, before anything is written', async () => {
+    // In LATIN1 an entry with a character outside it would be refused only when written: a payment
+    // journal that cannot take a customer's name is found at start, not mid-send.
+    const database = await freshPgDatabase('schema_latin1');
+    const cluster = await postgresCluster();
+    const latin1 = `${database.name}_latin1`;
+    await cluster.psql('postgres', `CREATE DATABASE ${latin1} OWNER ${OWNER_ROLE} TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'`);
+    const app = openPgPool({ url: database.appUrl.replace(`/${database.name}`, `/${latin1}`), max: 1 });
+    try {
+      await expect(migratePg(database.ownerUrl.replace(`/${database.name}`, `/${latin1}`), { appRole: APP_ROLE })).rejects.toThrow(/encoding LATIN1.*UTF8/);
+      expect(await cluster.psql(latin1, "SELECT to_regclass('entries') IS NULL")).toBe('t\n');
+      await expect(checkPgSchema(app)).rejects.toThrow(/encoding LATIN1.*UTF8/);
+    } finally {
+      await app.end();
+      await dropPgDatabase(database);
+      await cluster.psql('postgres', `DROP DATABASE ${latin1} WITH (FORCE)`);
     }
   });
 
