@@ -102,6 +102,9 @@ export async function refuseNewerPgSchema(client: pg.ClientBase): Promise<Databa
  */
 export async function migratePg(ownerUrl: string, options: { appRole?: string; nowMs?: number } = {}): Promise<DatabaseSchema> {
   const client = new pg.Client({ connectionString: ownerUrl, application_name: 'interlock-migrate' });
+  // A connection lost mid-migration rejects the statement in flight; the client's 'error' event,
+  // unheard, would end the process instead.
+  client.on('error', () => {});
   await client.connect();
   try {
     await refuseNonUtf8Database(client);

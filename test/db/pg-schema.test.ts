@@ -206,6 +206,49 @@ describe.skipIf(!available)('the PostgreSQL schema version', () => {
     }
   });
 
+  it('a connection lost while the schema is checked or migrated rejects the call, never ends the process', async () => {
+    const database = await freshPgDatabase('schema_conn_lost');
+    const cluster = await postgresCluster();
+    const app = openPgPool({ url: database.appUrl, max: 1 });
+    const holder = openPgPool({ url: database.ownerUrl, max: 1 });
+    const holding = await holder.connect();
+    /** Terminate the backend of `application` once it waits for a lock, which `holding` keeps. */
+    const terminateWaiting = async (application: string) => {
+      for (let tries = 0; tries < 200; tries++) {
+        const pid = (await cluster.psql('postgres', `SELECT pid FROM pg_stat_activity WHERE datname = '${database.name}' AND application_name = '${application}' AND wait_event_type = 'Lock'`)).trim();
+        if (pid !== '') return void (await cluster.psql('postgres', `SELECT pg_terminate_backend(${pid})`));
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`${application} never waited for the lock`);
+    };
+    try {
+      await holding.query('BEGIN');
+      await holding.query('LOCK TABLE interlock_migrations IN ACCESS EXCLUSIVE MODE');
+      const checked = checkPgSchema(app).then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+      await terminateWaiting('interlock');
+      expect(await checked).toMatch(/terminat/i);
+      await holding.query('ROLLBACK');
+      await holding.query('BEGIN');
+      await holding.query("SELECT pg_advisory_xact_lock(hashtext('interlock.migrate'))");
+      const migrated = migratePg(database.ownerUrl).then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+      await terminateWaiting('interlock-migrate');
+      expect(await migrated).toMatch(/terminat/i);
+      await holding.query('ROLLBACK');
+      // The pool goes on: the next check takes a new connection.
+      expect((await checkPgSchema(app)).schema).toBe(knownPgMigrations().length);
+    } finally {
+      holding.release();
+      await Promise.all([app.end(), holder.end()]);
+      await dropPgDatabase(database);
+    }
+  });
+
   it('a database not in UTF8 is refused, by the migrator and by the application, before anything is written', async () => {
     // In LATIN1 an entry with a character outside it would be refused only when written: a payment
     // journal that cannot take a customer's name is found at start, not mid-send.
