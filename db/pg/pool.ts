@@ -31,25 +31,39 @@ export interface PgPoolOptions {
   applicationName?: string;
   /** How long a statement waits for a lock (a write for the head row) before it fails with StoreBusyError, in ms. */
   lockTimeoutMs?: number;
+  /**
+   * How long the server lets a transaction of this pool sit idle between its statements before it
+   * ends the session, in ms. A write holds the head row's lock; if its connection goes silent (no
+   * reset reaches the server), every other server's writes would queue behind that lock for as
+   * long as TCP keeps the connection, hours by default.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 /** As SQLite's busy timeout (db/open.ts): a writer waits this long for the head row's lock, then the write is refused as busy. */
 export const lockTimeoutMsDefault = 5_000;
 
+/** A write's statements follow one another within milliseconds; ten seconds idle means its process or network is gone. */
+export const idleInTransactionTimeoutMsDefault = 10_000;
+
 /**
  * A pool whose clients parse int8 as numbers and commit synchronously: a committed entry records
  * money, so COMMIT returns only once its WAL is on disk (`synchronous_commit = on`, set on each
  * connection so a database default of `off` cannot weaken it). A statement waits at most
- * `lockTimeoutMs` for a lock.
+ * `lockTimeoutMs` for a lock, and a transaction left idle `idleInTransactionTimeoutMs` (a silent
+ * connection holding the head row) is ended by the server, its lock released.
  */
 export function openPgPool(options: PgPoolOptions): pg.Pool {
   const lockTimeoutMs = options.lockTimeoutMs ?? lockTimeoutMsDefault;
-  if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 1) throw new RangeError(`lockTimeoutMs must be a positive integer: ${lockTimeoutMs}`);
+  const idleMs = options.idleInTransactionTimeoutMs ?? idleInTransactionTimeoutMsDefault;
+  for (const [name, ms] of [['lockTimeoutMs', lockTimeoutMs], ['idleInTransactionTimeoutMs', idleMs]] as const) {
+    if (!Number.isSafeInteger(ms) || ms < 1) throw new RangeError(`${name} must be a positive integer: ${ms}`);
+  }
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'interlock',
-    options: `-c synchronous_commit=on -c lock_timeout=${lockTimeoutMs}`,
+    options: `-c synchronous_commit=on -c lock_timeout=${lockTimeoutMs} -c idle_in_transaction_session_timeout=${idleMs}`,
     types,
   });
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would end

@@ -115,11 +115,12 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     expect((await app.query("SELECT pg_encoding_to_char(encoding) AS encoding FROM pg_database WHERE datname = current_database()")).rows[0]).toEqual({ encoding: 'UTF8' });
   });
 
-  it('a pool reads int8 as a number (refusing one past 2^53), commits synchronously and waits 5 s at most for a lock', async () => {
-    expect((await app.query("SELECT 9007199254740991::int8 AS n, current_setting('synchronous_commit') AS sync, current_setting('lock_timeout') AS wait")).rows[0]).toEqual({
+  it('a pool reads int8 as a number (refusing one past 2^53), commits synchronously, waits 5 s at most for a lock and 10 s idle in a transaction', async () => {
+    expect((await app.query("SELECT 9007199254740991::int8 AS n, current_setting('synchronous_commit') AS sync, current_setting('lock_timeout') AS wait, current_setting('idle_in_transaction_session_timeout') AS idle")).rows[0]).toEqual({
       n: 9007199254740991,
       sync: 'on',
       wait: '5s',
+      idle: '10s',
     });
     await expect(app.query('SELECT 9007199254740993::int8 AS n')).rejects.toThrow(RangeError);
   });
