@@ -249,13 +249,17 @@ export class PgJournal extends ChainedJournal<PgTx> {
  * server gone before answering) leaves it unknown whether the transaction committed.
  */
 async function commit(client: pg.PoolClient): Promise<void> {
+  let answer: pg.QueryResult;
   try {
-    await client.query('COMMIT');
+    answer = await client.query('COMMIT');
   } catch (error) {
     // The server answered with an error: it did not commit (a deferred check failed, say).
     if (error instanceof pg.DatabaseError) throw error;
     throw new StoreCommitUnknownError(`the connection was lost while committing: the write may or may not be in the journal (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
+  // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error: nothing of
+  // it was written, and no caller may be told otherwise.
+  if (answer.command !== 'COMMIT') throw new Error(`the transaction was rolled back at COMMIT (PostgreSQL answered ${answer.command}): nothing of it was written`);
 }
 
 function sealOf(t: unknown[]): Seal {

@@ -114,3 +114,39 @@ describe.skipIf(!available)('a PostgreSQL write whose COMMIT is answered FATAL w
     expect((await reader.entries(effectIdOf(7))).map((e) => e.kind)).toEqual(['PROPOSED']);
   });
 });
+
+/**
+ * PostgreSQL answers COMMIT of a transaction a failed statement aborted with the tag ROLLBACK and
+ * no error. Interlock's own steps never swallow a statement's error, but if one ever did (a step
+ * added later, a driver that resolves where it rejected), the writes would be lost while their
+ * callers were told they were in the journal.
+ */
+class SwallowingAFailedStatement extends PgJournal {
+  protected override async moveHead(tx: PgTx, from: Head): Promise<void> {
+    await super.moveHead(tx, from);
+    await tx.client.query('SELECT 1 / 0').catch(() => {});
+  }
+}
+
+describe.skipIf(!available)('a PostgreSQL write whose transaction was aborted before COMMIT', () => {
+  let database: PgDatabase;
+  const pools: Array<ReturnType<typeof openPgPool>> = [];
+  beforeAll(async () => {
+    database = await freshPgDatabase('commit_aborted');
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    if (database !== undefined) await dropPgDatabase(database);
+  });
+
+  it('is refused, never answered as written: COMMIT answered ROLLBACK is not a commit', async () => {
+    pools.push(openPgPool({ url: database.appUrl, max: 2 }));
+    const journal = new SwallowingAFailedStatement({ pool: pools[0]!, ...fakeClock() });
+    const outcome = await journal.append('PROPOSED', effectIdOf(9), fields('PROPOSED')).then(
+      () => 'told it was written',
+      (error: Error) => error.message,
+    );
+    expect(await new PgJournal({ pool: pools[0]!, ...fakeClock() }).head()).toBeNull();
+    expect(outcome).toMatch(/rolled back/);
+  });
+});
