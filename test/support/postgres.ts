@@ -30,13 +30,19 @@ export function postgresInstalled(): boolean {
   return fs.existsSync(path.join(POSTGRES_BIN, 'initdb'));
 }
 
-/** Whether this process has said the PostgreSQL suites are skipped. */
-const skipNotice = { told: false };
+/**
+ * Set in the environment once the skip line was printed for the whole run (by vitest's global
+ * setup, postgresSkipNotice below), so the test processes it then starts each stay quiet.
+ */
+export const SKIP_TOLD_ENV = 'INTERLOCK_POSTGRES_SKIP_TOLD';
+
+/** Whether this process, or the run that started it, has said the PostgreSQL suites are skipped. */
+const skipNotice = { told: process.env[SKIP_TOLD_ENV] === '1' };
 
 /**
  * Whether the PostgreSQL suites can run here. With CI=true a missing PostgreSQL is a failure (the
- * error names the script that installs it); elsewhere one line, once a process, says the
- * PostgreSQL suites are skipped. `installed`, `ci`, `log` and `notice` are this process's unless given.
+ * error names the script that installs it); elsewhere one line says the PostgreSQL suites are
+ * skipped: vitest's global setup prints it for the run, or else the first suite of each process. `installed`, `ci`, `log` and `notice` are this process's unless given.
  */
 export function postgresOrSkip(
   suite: string,
@@ -53,6 +59,23 @@ export function postgresOrSkip(
   if (!notice.told) log(`skipped the PostgreSQL suites (${suite} first): ${missing}`);
   notice.told = true;
   return false;
+}
+
+/**
+ * Vitest's global setup (vitest.config.ts), run once before any test process starts: where the
+ * PostgreSQL suites will be skipped, say so in one line for the whole run, and tell the test
+ * processes (they inherit `env`) not to say it again, one line each. Under CI=true it says
+ * nothing: each suite fails, naming the script to run.
+ */
+export function postgresSkipNotice({
+  installed = postgresInstalled(),
+  ci = process.env.CI === 'true',
+  log = console.log,
+  env = process.env,
+}: { installed?: boolean; ci?: boolean; log?: (line: string) => void; env?: NodeJS.ProcessEnv } = {}): void {
+  if (installed || ci || env[SKIP_TOLD_ENV] === '1') return;
+  log(`skipped the PostgreSQL suites: PostgreSQL 15 is missing (${POSTGRES_BIN}/initdb): run scripts/ensure-postgres.sh`);
+  env[SKIP_TOLD_ENV] = '1';
 }
 
 /** A running cluster: where to reach it, its roles' passwords, and SQL as its superuser. */

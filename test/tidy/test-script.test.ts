@@ -79,7 +79,7 @@ describe('npm test (scripts/test.sh)', () => {
     expect(fs.existsSync(path.join(dir, 'test-results/journeys-beside'))).toBe(true);
   });
 
-  it('locally, without PostgreSQL, passes: the PostgreSQL suites are skipped (each says so in one line), not a failed step', () => {
+  it('locally, without PostgreSQL, passes: the PostgreSQL suites are skipped (one line says so), not a failed step', () => {
     const run = runIn(layout(undefined, POSTGRES_MISSING));
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).not.toMatch(/failed steps/);
