@@ -39,6 +39,12 @@ export interface BatchStorage<Tx> {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Run `fn` inside the open transaction (a savepoint) so that if it rejects, only what `fn` wrote is undone. */
   isolated<T>(tx: Tx, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * False when a failed transaction may have committed after all (a server's connection lost during
+   * COMMIT): its operations must not run again, which could write them twice. Unset, every failure
+   * is a rollback (SQLite's COMMIT either is durable or fails having written nothing).
+   */
+  mayRunAgain?(error: unknown): boolean;
 }
 
 /** What the committer has done since it was made. */
@@ -56,6 +62,11 @@ export interface GroupCommitStats {
   refusedBatches: number;
   /** The longest an operation waited between being queued and its batch starting, in ms. */
   waitMsMax: number;
+  /**
+   * Batches whose commit may or may not have happened (mayRunAgain said no): each operation was
+   * refused with the error, for its caller to read the journal again, and none ran again.
+   */
+  unknownBatches: number;
 }
 
 /** Resolves a caller's promise with the result its operation gave; called once the batch committed. */
@@ -106,7 +117,7 @@ export class GroupCommit<Tx> {
   #flushing = false;
   /** A settling in pieces is under way (settleInChunks has callers left to settle). */
   #settling = false;
-  readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, refusedBatches: 0, waitMsMax: 0 };
+  readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, refusedBatches: 0, waitMsMax: 0, unknownBatches: 0 };
 
   constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
     const opsMax = options.opsMax ?? groupCommitLimits.opsMax;
@@ -212,6 +223,10 @@ export class GroupCommit<Tx> {
         // The transaction never began: nothing ran, and a transaction of each operation's own would
         // only wait for the same lock again, once per operation. Each is refused with the error.
         this.#stats.refusedBatches += 1;
+        outcomes = batch.map(() => ({ ok: false, error }));
+      } else if (this.#storage.mayRunAgain?.(error) === false) {
+        // The batch may be in the journal already: running it again could write it twice.
+        this.#stats.unknownBatches += 1;
         outcomes = batch.map(() => ({ ok: false, error }));
       } else {
         // The transaction rolled back (or its commit failed), so none of the batch is written, even

@@ -74,10 +74,14 @@ export function databaseSchema(sqlite: Database.Database): DatabaseSchema {
 export class SchemaAheadError extends Error {
   readonly code = 'schema_ahead';
 
-  constructor(readonly found: DatabaseSchema) {
+  /** `known`: the schema this Interlock ships for the database's engine (SQLite's by default; db/pg has its own). */
+  constructor(
+    readonly found: DatabaseSchema,
+    known: number = knownSchema(),
+  ) {
     const by = found.interlock === null ? 'a newer Interlock' : `Interlock ${found.interlock}`;
     super(
-      `this database is at schema ${found.schema} (${by}); this Interlock knows schema ${knownSchema()} (${INTERLOCK_VERSION}). ` +
+      `this database is at schema ${found.schema} (${by}); this Interlock knows schema ${known} (${INTERLOCK_VERSION}). ` +
         'Run the newer Interlock, or restore a backup taken before the upgrade.',
     );
     this.name = 'SchemaAheadError';

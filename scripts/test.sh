@@ -2,7 +2,8 @@
 # The one test command, run the same way by developers and by CI: the web build, then lint and the
 # vitest suite (unit, integration, crash and drift tests) with the type-check and the browser
 # journeys beside them, after making sure Debian's Chromium is there (scripts/ensure-chromium.sh
-# installs it when run as root, or names the command to run). It ends with the seconds each phase
+# installs it when run as root, or names the command to run), and Debian's PostgreSQL 15 for the
+# PostgreSQL suites (scripts/ensure-postgres.sh, alike). It ends with the seconds each phase
 # took, "phase seconds: vitest N, build N, journeys N" (vitest: lint and the vitest suite; build:
 # the web build; journeys: the Chromium check and the journeys, which overlap the vitest phase),
 # then the plain closing line "N passed, N failed" that CI reads.
@@ -54,6 +55,16 @@ if $has_journeys; then
     journeys > test-results/e2e.log 2>&1 &
     journeys_pid=$!
   fi
+fi
+
+# The PostgreSQL suites start a cluster of their own from Debian's PostgreSQL 15: make sure it is
+# there (scripts/ensure-postgres.sh installs it when run as root, or names the command to run).
+# Without it the run fails under CI=true; otherwise it goes on and the suites are skipped, one line
+# saying so for the whole run (vitest's global setup, test/support/postgres.ts).
+if [ "${CI:-}" = true ]; then
+  step postgres bash scripts/ensure-postgres.sh
+else
+  bash scripts/ensure-postgres.sh || true
 fi
 
 # The type-check runs beside the lint and the vitest suite (it reads files and writes nothing);

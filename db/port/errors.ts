@@ -11,6 +11,14 @@ export class StoreClosedError extends Error {
   readonly code = 'store_closed';
 }
 
+/**
+ * The connection to the database was lost while a write was committing: it may or may not be in
+ * the journal. Nothing was retried; read the journal again (the effect's chain) before acting on it.
+ */
+export class StoreCommitUnknownError extends Error {
+  readonly code = 'store_commit_unknown';
+}
+
 /** A write asked of a storage opened read-only (the offline check's): nothing was written. */
 export class StoreReadOnlyError extends Error {
   readonly code = 'store_read_only';

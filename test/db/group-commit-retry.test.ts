@@ -64,6 +64,24 @@ describe('GroupCommit when a batch fails to commit', () => {
     expect(storage.committed).toEqual([2, 3]);
   });
 
+  it('a batch whose commit may have happened (mayRunAgain says no) runs nothing again: every operation is refused with the error', async () => {
+    const storage = new FlakyStorage();
+    const unknown = new Error('connection lost during COMMIT');
+    // The commit fails with an error that leaves it open whether it happened.
+    const commits = new GroupCommit({
+      transaction: async <T>(fn: (tx: number[]) => Promise<T>) => {
+        await storage.transaction(fn);
+        throw unknown;
+      },
+      isolated: (tx, fn) => storage.isolated(tx, fn),
+      mayRunAgain: (error) => error !== unknown,
+    });
+    const results = await Promise.allSettled([1, 2, 3].map((n) => commits.submit(push(n))));
+    expect(results).toEqual([1, 2, 3].map(() => ({ status: 'rejected', reason: unknown })));
+    expect(storage.transactions).toBe(1);
+    expect(commits.stats).toMatchObject({ batches: 1, ops: 3, retriedBatches: 0, unknownBatches: 1 });
+  });
+
   it('no promise settles before its batch has finished: answers arrive after the commit', async () => {
     const storage = new FlakyStorage();
     const commits = new GroupCommit(storage);

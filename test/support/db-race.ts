@@ -15,8 +15,8 @@ interface Racer {
   exited: Promise<number | null>;
 }
 
-function startRacer(args: string[]): Racer {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, ...args], {
+function startRacer(script: string, args: string[]): Racer {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -42,12 +42,13 @@ function tellAll(racers: Racer[], word: string): void {
 }
 
 /**
- * Run one real OS process per owner against the database `file`. Every racer is started, then
- * all open the file together (racing its migration), then all are released into `op` together.
- * Returns each racer's outcome, in owner order.
+ * Run one real OS process per owner against the database `file` (or, with another racer `script`,
+ * whatever names the database for it, such as a PostgreSQL URL). Every racer is started, then all
+ * open the database together (racing a SQLite file's migration), then all are released into `op`
+ * together. Returns each racer's outcome, in owner order.
  */
-export async function raceProcesses(file: string, op: 'dispatch' | 'claim', effectId: string, owners: string[]): Promise<RaceOutcome[]> {
-  const racers = owners.map((owner) => startRacer([file, op, effectId, owner]));
+export async function raceProcesses(file: string, op: 'dispatch' | 'claim', effectId: string, owners: string[], script = childScript): Promise<RaceOutcome[]> {
+  const racers = owners.map((owner) => startRacer(script, [file, op, effectId, owner]));
   try {
     await allSay(racers, 'started');
     tellAll(racers, 'open');

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 // summary can be checked without running the suite itself.
 
 const script = fileURLToPath(new URL('../../scripts/test.sh', import.meta.url));
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-test-script-'));
+const roots: string[] = [];
 
 const FAKE_NPX = `#!/usr/bin/env bash
 case "$1" in
@@ -27,18 +27,33 @@ esac
 exit 0
 `;
 
-function layout(): string {
+function layout(root = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-test-script-')), ensurePostgres = 'exit 0\n'): string {
+  roots.push(root);
   fs.mkdirSync(path.join(root, 'scripts'));
   fs.mkdirSync(path.join(root, 'e2e'));
   fs.mkdirSync(path.join(root, 'bin'));
   fs.copyFileSync(script, path.join(root, 'scripts/test.sh'));
   fs.writeFileSync(path.join(root, 'scripts/ensure-chromium.sh'), 'exit 0\n');
+  fs.writeFileSync(path.join(root, 'scripts/ensure-postgres.sh'), ensurePostgres);
   fs.writeFileSync(path.join(root, 'e2e/one.spec.ts'), '');
   fs.writeFileSync(path.join(root, 'bin/npx'), FAKE_NPX, { mode: 0o755 });
   return root;
 }
 
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** Run the copied scripts/test.sh in `dir`, our npx first on the PATH, CI set as given (unset when undefined). */
+function runIn(dir: string, ci?: string) {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}` };
+  delete env.CI;
+  if (ci !== undefined) env.CI = ci;
+  return spawnSync('bash', [path.join(dir, 'scripts/test.sh')], { cwd: dir, env, encoding: 'utf8', timeout: 30_000 });
+}
+
+/** What ensure-postgres.sh does on a machine without PostgreSQL where it cannot install it (not root). */
+const POSTGRES_MISSING = "echo 'the PostgreSQL suites need PostgreSQL 15, which is missing' >&2\nexit 1\n";
 
 describe('npm test (scripts/test.sh)', () => {
   it('prints the seconds of each phase, then the closing line CI reads', () => {
@@ -62,5 +77,18 @@ describe('npm test (scripts/test.sh)', () => {
     expect(wall).toBeGreaterThanOrEqual(3);
     // The journeys ran beside the vitest suite: they had started before it ended.
     expect(fs.existsSync(path.join(dir, 'test-results/journeys-beside'))).toBe(true);
+  });
+
+  it('locally, without PostgreSQL, passes: the PostgreSQL suites are skipped (one line says so), not a failed step', () => {
+    const run = runIn(layout(undefined, POSTGRES_MISSING));
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).not.toMatch(/failed steps/);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('5 passed, 0 failed');
+  });
+
+  it('with CI=true, without PostgreSQL, fails the run, naming the step', () => {
+    const run = runIn(layout(undefined, POSTGRES_MISSING), 'true');
+    expect(run.status).not.toBe(0);
+    expect(run.stdout).toMatch(/^failed steps: postgres$/m);
   });
 });

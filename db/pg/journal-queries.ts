@@ -1,0 +1,61 @@
+import type pg from 'pg';
+import { entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
+import type { EntryRow } from '../schema.ts';
+
+// The journal's statements on PostgreSQL, each prepared once per connection (by its name) and
+// read as tuples in the column order of `entries`, which entryRowOfTuple checks as SQLite's are.
+
+const COLUMNS = 'seq, effect_id, kind, prev, hash, closes, ts_ms, body, reserves';
+const E_COLUMNS = 'e.seq, e.effect_id, e.kind, e.prev, e.hash, e.closes, e.ts_ms, e.body, e.reserves';
+
+/** A DISPATCHED is open while no closing entry of its effect has a higher seq. */
+const OPEN = 'NOT EXISTS (SELECT 1 FROM entries AS l WHERE l.effect_id = e.effect_id AND l.closes = 1 AND l.seq > e.seq)';
+
+export const SQL = {
+  head: 'SELECT seq, global_hash, size FROM journal_head WHERE id = 1',
+  /** The lock every write takes with its first statement: writers of every process queue here. */
+  lockHead: 'SELECT seq, global_hash, size FROM journal_head WHERE id = 1 FOR UPDATE',
+  moveHead: 'UPDATE journal_head SET seq = $1, global_hash = $2, size = $3 WHERE id = 1',
+  chain: `SELECT ${COLUMNS} FROM entries WHERE effect_id = $1 ORDER BY seq`,
+  last: `SELECT ${COLUMNS} FROM entries WHERE effect_id = $1 ORDER BY seq DESC LIMIT 1`,
+  insert: `INSERT INTO entries (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  // One upsert that states claimIsFree in SQL: a row is written exactly when there was no claim,
+  // or the same owner holds it, or it expired at or before now.
+  takeClaim: `INSERT INTO claims (effect_id, owner, expires_ms) VALUES ($1, $2, $3)
+    ON CONFLICT (effect_id) DO UPDATE SET owner = excluded.owner, expires_ms = excluded.expires_ms
+    WHERE claims.owner = excluded.owner OR claims.expires_ms <= $4`,
+  putClaim: `INSERT INTO claims (effect_id, owner, expires_ms) VALUES ($1, $2, $3)
+    ON CONFLICT (effect_id) DO UPDATE SET owner = excluded.owner, expires_ms = excluded.expires_ms`,
+  dropClaim: 'DELETE FROM claims WHERE effect_id = $1 AND owner = $2',
+  openDispatches: `SELECT ${E_COLUMNS} FROM entries AS e WHERE e.kind = 'DISPATCHED' AND ${OPEN} ORDER BY e.seq`,
+  openReservations: `SELECT ${E_COLUMNS} FROM entries AS e WHERE e.reserves = $1 AND ${OPEN} ORDER BY e.seq`,
+  reservationSeq: 'SELECT max(seq) FROM entries WHERE reserves = $1',
+  reservedSince: 'SELECT 1 FROM entries WHERE reserves = $1 AND seq > $2 AND effect_id <> $3 LIMIT 1',
+  insertSeal: 'INSERT INTO journal_seals (seq, global_hash) VALUES ($1, $2)',
+  sealsBetween: 'SELECT seq, global_hash FROM journal_seals WHERE seq > $1 AND seq <= $2 ORDER BY seq',
+  sealAt: 'SELECT global_hash FROM journal_seals WHERE seq = $1',
+  sealBelow: 'SELECT global_hash FROM journal_seals WHERE seq < $1 ORDER BY seq DESC LIMIT 1',
+  // The (effect_id, seq) index answers each chain's count and last seq.
+  chainEnds: `SELECT ${E_COLUMNS}, g.n FROM
+    (SELECT effect_id, max(seq) AS last, count(*) AS n FROM entries WHERE effect_id = ANY($1::text[]) AND seq <= $2 GROUP BY effect_id) AS g
+    JOIN entries AS e ON e.seq = g.last`,
+  effectIdsAfter: 'SELECT DISTINCT effect_id FROM entries WHERE effect_id > $1 ORDER BY effect_id LIMIT $2',
+  after: `SELECT ${COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT $2`,
+} as const;
+
+export type Statement = keyof typeof SQL;
+
+/** Run a statement by name, prepared on the connection the first time, its rows as tuples. */
+export async function run(client: pg.ClientBase, name: Statement, values: unknown[] = []): Promise<pg.QueryArrayResult> {
+  return client.query({ name: `interlock_${name}`, text: SQL[name], values, rowMode: 'array' });
+}
+
+/** The rows of a statement that selects entries, checked as SQLite's are. */
+export async function entryRows(client: pg.ClientBase, name: Statement, values: unknown[]): Promise<EntryRow[]> {
+  return (await run(client, name, values)).rows.map(entryRowOfTuple);
+}
+
+/** The values of `insert` for a row at `seq`. */
+export function insertValues(seq: number, row: NewEntryRow): unknown[] {
+  return [seq, row.effectId, row.kind, row.prev, row.hash, row.closes, row.tsMs, row.body, row.reserves];
+}

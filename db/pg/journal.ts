@@ -1,0 +1,282 @@
+import pg from 'pg';
+import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from '../group-commit.ts';
+import { ChainedJournal, type Seal } from '../journal-base.ts';
+import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
+import { StoreCommitUnknownError } from '../port/errors.ts';
+import type { EntryRow } from '../schema.ts';
+import { entryRows, insertValues, run } from './journal-queries.ts';
+import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
+
+/** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
+export interface Head {
+  seq: number;
+  globalHash: string | null;
+  size: number;
+}
+
+/**
+ * What a journal step runs against: a client of the pool inside a transaction, and the head as
+ * that transaction sees it. A write locked the head row with its first statement and moves it here
+ * as it seals (`rowSeq` is the seq its newest row took); a read loads it once, when first asked.
+ */
+export interface PgTx {
+  client: pg.PoolClient;
+  head: Head | null;
+  rowSeq: number;
+}
+
+function headOf(row: unknown[] | undefined): Head {
+  if (row === undefined) throw new Error('journal_head has no row: the database was not migrated');
+  const [seq, globalHash, size] = row;
+  if (typeof seq !== 'number' || (globalHash !== null && typeof globalHash !== 'string') || typeof size !== 'number') {
+    throw new TypeError('journal_head holds columns the schema does not allow');
+  }
+  return { seq, globalHash, size };
+}
+
+/**
+ * The journal on PostgreSQL. Every write is one READ COMMITTED transaction whose first statement
+ * locks the head row (`FOR UPDATE`), so the writers of every process and server queue there; under
+ * the lock it reads the chain for a check, seals the entry, takes `seq = head + 1` (no sequence),
+ * inserts the entry and its seal, moves the head and commits. So rows become visible in seq order
+ * and a reader tailing `seq > cursor` never skips one. Validation and canonical JSON happen before
+ * the lock (ChainedJournal), and nothing but the database is asked under it.
+ *
+ * A process's concurrent writes are group-committed: one transaction, each in a savepoint, in the
+ * order they were made (db/group-commit.ts). Reads run on other clients of the pool, in a
+ * REPEATABLE READ snapshot of their own, so they see committed writes only, and whole.
+ */
+export class PgJournal extends ChainedJournal<PgTx> {
+  readonly #pool: pg.Pool;
+  readonly #commits: GroupCommit<PgTx>;
+
+  constructor(options: { pool: pg.Pool; wallClockMs: () => number; groupCommit?: GroupCommitOptions }) {
+    super(options.wallClockMs);
+    this.#pool = options.pool;
+    this.#commits = new GroupCommit<PgTx>(
+      {
+        transaction: (fn) => this.#write(fn),
+        isolated: (tx, fn) => this.#isolated(tx, fn),
+        mayRunAgain: (error) => !(error instanceof StoreCommitUnknownError),
+      },
+      options.groupCommit,
+    );
+  }
+
+  /** How group commit has batched this journal's writes so far. */
+  get commitStats(): GroupCommitStats {
+    return this.#commits.stats;
+  }
+
+  /** Lock the head row and read it: the first statement of every write. */
+  protected async lockHead(client: pg.PoolClient): Promise<Head> {
+    return headOf((await run(client, 'lockHead')).rows[0]);
+  }
+
+  /** The seq the next row of this write takes: the head's, plus one. */
+  protected async takeSeq(tx: PgTx): Promise<number> {
+    tx.rowSeq += 1;
+    return tx.rowSeq;
+  }
+
+  /** Write the head this transaction moved to, before its commit. */
+  protected async moveHead(tx: PgTx, from: Head): Promise<void> {
+    const head = tx.head!;
+    if (head.seq !== from.seq || head.size !== from.size) await run(tx.client, 'moveHead', [head.seq, head.globalHash, head.size]);
+  }
+
+  async #write<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    const client = await checkOut(this.#pool);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const from = await this.lockHead(client);
+      const tx: PgTx = { client, head: { ...from }, rowSeq: from.seq };
+      const result = await fn(tx);
+      await this.moveHead(tx, from);
+      await commit(client);
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is dropped from the pool rather than reused.
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      checkIn(client, broken);
+    }
+  }
+
+  async #isolated<T>(tx: PgTx, fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    const head = { ...tx.head! };
+    const rowSeq = tx.rowSeq;
+    await tx.client.query('SAVEPOINT isolated_step');
+    try {
+      const result = await fn(tx);
+      await tx.client.query('RELEASE SAVEPOINT isolated_step');
+      return result;
+    } catch (error) {
+      // Undo what the step wrote, and what it moved of the head, then go on with the batch.
+      await tx.client.query('ROLLBACK TO SAVEPOINT isolated_step');
+      await tx.client.query('RELEASE SAVEPOINT isolated_step');
+      tx.head = head;
+      tx.rowSeq = rowSeq;
+      throw error;
+    }
+  }
+
+  protected async exclusive<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    try {
+      return await this.#commits.submit(fn);
+    } catch (error) {
+      throw portErrorOfPg(error);
+    }
+  }
+
+  protected async snapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    const client = await checkOut(this.#pool);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await fn({ client, head: null, rowSeq: 0 });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw portErrorOfPg(error);
+    } finally {
+      checkIn(client, broken);
+    }
+  }
+
+  async #head(tx: PgTx): Promise<Head> {
+    tx.head ??= headOf((await run(tx.client, 'head')).rows[0]);
+    return tx.head;
+  }
+
+  protected async chainRows(tx: PgTx, effectId: string): Promise<EntryRow[]> {
+    return entryRows(tx.client, 'chain', [effectId]);
+  }
+
+  protected async lastRow(tx: PgTx, effectId: string): Promise<EntryRow | undefined> {
+    return (await entryRows(tx.client, 'last', [effectId]))[0];
+  }
+
+  protected async insertRow(tx: PgTx, row: NewEntryRow): Promise<number> {
+    const seq = await this.takeSeq(tx);
+    await run(tx.client, 'insert', insertValues(seq, row));
+    const head = await this.#head(tx);
+    head.size += 1;
+    return seq;
+  }
+
+  protected async takeClaim(tx: PgTx, claim: ClaimRow, nowMs: number): Promise<boolean> {
+    return (await run(tx.client, 'takeClaim', [claim.effectId, claim.owner, claim.expiresMs, nowMs])).rowCount === 1;
+  }
+
+  protected async putClaim(tx: PgTx, claim: ClaimRow): Promise<void> {
+    await run(tx.client, 'putClaim', [claim.effectId, claim.owner, claim.expiresMs]);
+  }
+
+  protected async dropClaim(tx: PgTx, effectId: string, owner: string): Promise<void> {
+    await run(tx.client, 'dropClaim', [effectId, owner]);
+  }
+
+  protected async openDispatchRows(tx: PgTx): Promise<EntryRow[]> {
+    return firstPerEffect(await entryRows(tx.client, 'openDispatches', []));
+  }
+
+  protected async openReservationRows(tx: PgTx, key: string): Promise<EntryRow[]> {
+    return firstPerEffect(await entryRows(tx.client, 'openReservations', [key]));
+  }
+
+  protected async reservationSeq(tx: PgTx, key: string): Promise<number> {
+    const seq = (await run(tx.client, 'reservationSeq', [key])).rows[0]?.[0];
+    return typeof seq === 'number' ? seq : 0;
+  }
+
+  protected async reservedSince(tx: PgTx, key: string, afterSeq: number, effectId: string): Promise<boolean> {
+    return (await run(tx.client, 'reservedSince', [key, afterSeq, effectId])).rows.length > 0;
+  }
+
+  protected async lastSeal(tx: PgTx): Promise<Seal | undefined> {
+    const head = await this.#head(tx);
+    return head.globalHash === null ? undefined : { seq: head.seq, globalHash: head.globalHash };
+  }
+
+  protected async insertSeal(tx: PgTx, seal: Seal): Promise<void> {
+    // Our invariant: a seal follows the row it seals, at the head's next seq.
+    if (seal.seq !== tx.rowSeq) throw new Error(`a seal at seq ${seal.seq} does not follow the row just written at seq ${tx.rowSeq}`);
+    await run(tx.client, 'insertSeal', [seal.seq, seal.globalHash]);
+    const head = await this.#head(tx);
+    head.seq = seal.seq;
+    head.globalHash = seal.globalHash;
+  }
+
+  protected async sealsBetween(tx: PgTx, afterSeq: number, throughSeq: number): Promise<Seal[]> {
+    return (await run(tx.client, 'sealsBetween', [afterSeq, throughSeq])).rows.map(sealOf);
+  }
+
+  protected async entryCount(tx: PgTx): Promise<number> {
+    return (await this.#head(tx)).size;
+  }
+
+  protected async sealAtSeq(tx: PgTx, seq: number): Promise<string | undefined> {
+    return globalHashOfRow((await run(tx.client, 'sealAt', [seq])).rows[0]);
+  }
+
+  protected async sealBelow(tx: PgTx, seq: number): Promise<string | undefined> {
+    return globalHashOfRow((await run(tx.client, 'sealBelow', [seq])).rows[0]);
+  }
+
+  protected async chainEndRows(tx: PgTx, effectIds: readonly string[], throughSeq: number): Promise<Array<{ row: EntryRow; length: number }>> {
+    return (await run(tx.client, 'chainEnds', [effectIds, throughSeq])).rows.map((t) => ({ row: entryRowOfTuple(t.slice(0, 9)), length: Number(t[9]) }));
+  }
+
+  protected async effectIdsAfter(tx: PgTx, after: string, limit: number): Promise<string[]> {
+    return (await run(tx.client, 'effectIdsAfter', [after, limit])).rows.map((t) => String(t[0]));
+  }
+
+  protected async rowsAfter(tx: PgTx, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return entryRows(tx.client, 'after', [afterSeq, limit]);
+  }
+}
+
+/**
+ * COMMIT, where an error other than the server's answer (the connection lost on the way, or the
+ * server gone before answering) leaves it unknown whether the transaction committed.
+ */
+async function commit(client: pg.PoolClient): Promise<void> {
+  let answer: pg.QueryResult;
+  try {
+    answer = await client.query('COMMIT');
+  } catch (error) {
+    // The server answered with an error: it did not commit (a deferred check failed, say).
+    if (error instanceof pg.DatabaseError) throw error;
+    throw new StoreCommitUnknownError(`the connection was lost while committing: the write may or may not be in the journal (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  // A transaction a failed statement aborted answers COMMIT with ROLLBACK, and no error: nothing of
+  // it was written, and no caller may be told otherwise.
+  if (answer.command !== 'COMMIT') throw new Error(`the transaction was rolled back at COMMIT (PostgreSQL answered ${answer.command}): nothing of it was written`);
+}
+
+function sealOf(t: unknown[]): Seal {
+  const [seq, globalHash] = t;
+  if (typeof seq !== 'number' || typeof globalHash !== 'string') throw new TypeError('journal_seals holds columns the schema does not allow');
+  return { seq, globalHash };
+}
+
+function globalHashOfRow(t: unknown[] | undefined): string | undefined {
+  if (t === undefined) return undefined;
+  if (typeof t[0] !== 'string') throw new TypeError('journal_seals holds columns the schema does not allow');
+  return t[0];
+}
+
+// An effect dispatched twice without a close in between has two open rows; it is in flight once.
+function firstPerEffect(rows: EntryRow[]): EntryRow[] {
+  const first = new Map<string, EntryRow>();
+  for (const row of rows) if (!first.has(row.effectId)) first.set(row.effectId, row);
+  return [...first.values()];
+}
