@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
-import { and, asc, eq, gt, or } from 'drizzle-orm';
+import { asc, gt } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { bytesHash, storedRowBytes } from './derived-digest.ts';
 import { heldSnapshot } from './derived-rules.ts';
 import type { DerivedCursor, DerivedDigest, DerivedRowHash, DerivedSnapshot } from './port/derived.ts';
 import * as schema from './schema.ts';
-import { derivedCursor, derivedDigests, derivedRows } from './schema.ts';
+import { derivedCursor, derivedDigests } from './schema.ts';
 
 // The derived tables as they stood at one moment, read by a connection of its own: a read
 // transaction on a WAL database sees one snapshot however long it stays open, while the journal's
@@ -43,18 +43,26 @@ function readDigests(db: SnapshotDb): DerivedDigest[] {
     .all();
 }
 
-function rowsAfter(db: SnapshotDb, after: { view: string; key: string } | null, limit: number): ScannedRow[] {
-  const query = db.select({ view: derivedRows.view, key: derivedRows.key, ord: derivedRows.ord, open: derivedRows.open, body: derivedRows.body }).from(derivedRows);
-  const from = after === null ? query : query.where(or(gt(derivedRows.view, after.view), and(eq(derivedRows.view, after.view), gt(derivedRows.key, after.key))));
-  return from.orderBy(asc(derivedRows.view), asc(derivedRows.key)).limit(limit).all();
+/**
+ * A page of rows after `after` in the primary key's order. The keyset is a row value, which
+ * SQLite seeks to in the primary key; the same condition written with OR made it scan the index
+ * from its first row on every page (a pass over 83,612 rows read 419 pages in 2.8 s).
+ */
+type PageReader = (after: { view: string; key: string } | null, limit: number) => ScannedRow[];
+
+function pageReader(client: Database.Database): PageReader {
+  const first = client.prepare<[number], ScannedRow>('SELECT view, key, ord, open, body FROM derived_rows ORDER BY view, key LIMIT ?');
+  const next = client.prepare<[string, string, number], ScannedRow>('SELECT view, key, ord, open, body FROM derived_rows WHERE (view, key) > (?, ?) ORDER BY view, key LIMIT ?');
+  return (after, limit) => (after === null ? first.all(limit) : next.all(after.view, after.key, limit));
 }
 
 /** Every row's hash, read on `client` at once (under the caller's lock): for a database in memory. */
 export function allRowsNow(client: Database.Database): DerivedSnapshot {
   const db = drizzle({ client, schema });
+  const rowsAfter = pageReader(client);
   const rows: DerivedRowHash[] = [];
   for (let after: { view: string; key: string } | null = null; ; ) {
-    const page = rowsAfter(db, after, 1_000);
+    const page = rowsAfter(after, 1_000);
     if (page.length === 0) break;
     rows.push(...page.map(hashOf));
     const last = page.at(-1)!;
@@ -72,6 +80,7 @@ export function pagedSnapshot(client: Database.Database, done: () => void): Deri
   // The first read inside the transaction fixes the snapshot every later page reads.
   const cursor = readCursor(db);
   const digests = readDigests(db);
+  const rowsAfter = pageReader(client);
   let after: { view: string; key: string } | null = null;
   let closed = false;
   const close = () => {
@@ -84,7 +93,7 @@ export function pagedSnapshot(client: Database.Database, done: () => void): Deri
     digests,
     async next(limit) {
       if (closed) return [];
-      const page = rowsAfter(db, after, limit);
+      const page = rowsAfter(after, limit);
       const last = page.at(-1);
       if (last === undefined) close();
       else after = { view: last.view, key: last.key };
