@@ -32,7 +32,7 @@ import {
 } from './journal-rules.ts';
 import { isKind } from '../server/journal/shapes.ts';
 import type { EntryRow } from './schema.ts';
-import { pairWithSeals, type Seal, sealedChainOf } from './journal-seal-reads.ts';
+import { pairWithSeals, type Seal, type SealLookups, sealedChainOf } from './journal-seal-reads.ts';
 
 export type { Seal } from './journal-seal-reads.ts';
 
@@ -198,9 +198,19 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   async sealedChain(effectId: string): Promise<SealedEntry[]> {
-    return this.snapshot(async (tx) =>
-      sealedChainOf(await this.chainRows(tx, effectId), { at: (seq) => this.sealAtSeq(tx, seq), below: (seq) => this.sealBelow(tx, seq) }, this.#verified),
-    );
+    return this.snapshot(async (tx) => {
+      const { rows, seals } = await this.chainWithSeals(tx, effectId);
+      return sealedChainOf(rows, seals, this.#verified);
+    });
+  }
+
+  /**
+   * One effect's rows in seq order, and the seals of their seqs (each one's own and the newest
+   * below it), read in the same snapshot: by default a lookup of each as it is asked for; a
+   * backend may read them all with the rows.
+   */
+  protected async chainWithSeals(tx: Tx, effectId: string): Promise<{ rows: EntryRow[]; seals: SealLookups }> {
+    return { rows: await this.chainRows(tx, effectId), seals: { at: (seq) => this.sealAtSeq(tx, seq), below: (seq) => this.sealBelow(tx, seq) } };
   }
 
   async sealAt(seq: number): Promise<string | null> {

@@ -4,6 +4,7 @@ import { alias } from 'drizzle-orm/sqlite-core';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from './journal-rules.ts';
 import { ChainedJournal, type Seal } from './journal-base.ts';
+import type { SealLookups } from './journal-seal-reads.ts';
 import type { JournalClock } from './journal-memory.ts';
 import type { JournalDb } from './open.ts';
 import { connectionLock, portErrorOf, refuseClosed } from './connection.ts';
@@ -113,6 +114,17 @@ function prepareQueries(db: JournalDb) {
          FROM (SELECT effect_id, max(seq) AS last, count(*) AS n FROM entries
                WHERE effect_id IN (SELECT value FROM json_each(?)) AND seq <= ? GROUP BY effect_id) AS g
          JOIN entries AS e ON e.seq = g.last`,
+      )
+      .raw(),
+    // One chain with each entry's seal and the newest seal below it, for `sealedChain`: the
+    // (effect_id, seq) index gives the rows, the seals' primary key each seal. Two lookups a row
+    // through drizzle were most of the cost of the background pass's check of the derived tables.
+    chainWithSeals: clientOf(db)
+      .prepare(
+        `SELECT e.seq, e.effect_id, e.kind, e.prev, e.hash, e.closes, e.ts_ms, e.body, e.reserves, s.global_hash,
+                (SELECT b.global_hash FROM journal_seals AS b WHERE b.seq < e.seq ORDER BY b.seq DESC LIMIT 1)
+         FROM entries AS e LEFT JOIN journal_seals AS s ON s.seq = e.seq
+         WHERE e.effect_id = ? ORDER BY e.seq`,
       )
       .raw(),
     // The (effect_id, seq) index answers it in order, a page at a time.
@@ -326,6 +338,20 @@ export class SqliteJournal extends ChainedJournal<Queries> {
       if (!Array.isArray(t)) throw new TypeError('a chain end is read as a tuple');
       return { row: entryRowOfTuple(t.slice(0, 9)), length: Number(t[9]) };
     });
+  }
+
+  protected override async chainWithSeals(q: Queries, effectId: string): Promise<{ rows: EntryRow[]; seals: SealLookups }> {
+    const rows: EntryRow[] = [];
+    const at = new Map<number, string>();
+    const below = new Map<number, string>();
+    for (const t of q.chainWithSeals.all(effectId)) {
+      if (!Array.isArray(t)) throw new TypeError('a chain row is read as a tuple');
+      const row = entryRowOfTuple(t.slice(0, 9));
+      rows.push(row);
+      if (typeof t[9] === 'string') at.set(row.seq, t[9]);
+      if (typeof t[10] === 'string') below.set(row.seq, t[10]);
+    }
+    return { rows, seals: { at: async (seq) => at.get(seq), below: async (seq) => below.get(seq) } };
   }
 
   protected async effectIdsAfter(q: Queries, after: string, limit: number): Promise<string[]> {
