@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import { onConnection } from './connection.ts';
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from './derived-digest.ts';
@@ -72,6 +73,8 @@ export class SqliteDerivedTables implements DerivedTables {
   readonly #db: JournalDb;
   readonly #readOnly: boolean;
   #queries: Queries | null = null;
+  /** The statements of `storedHashes`, by how many views they name. */
+  readonly #rowsOfKeyStatements = new Map<number, Database.Statement<string[], StoredRow & { view: string }>>();
   /** Read-only only: whether the file has the tables at all (one an older Interlock wrote may not). */
   #present: boolean | null = null;
 
@@ -210,6 +213,26 @@ export class SqliteDerivedTables implements DerivedTables {
       const stored = this.queries.row.get({ view, key });
       return stored === undefined ? null : rowOf(key, stored);
     });
+  }
+
+  storedHashes(views: readonly string[], key: string): Promise<Array<bigint | null>> {
+    return this.#locked(async () => {
+      if (!this.#tablesPresent() || views.length === 0) return views.map(() => null);
+      // One statement's read: no write comes between the views' rows.
+      const found = new Map<string, bigint>();
+      for (const row of this.#rowsOfKey(views.length).all(key, ...views)) found.set(row.view, storedHash(row.view, key, row));
+      return views.map((view) => found.get(view) ?? null);
+    });
+  }
+
+  /** Compiled on first use, as `queries`: the rows of several views under one key, by the primary key. */
+  #rowsOfKey(count: number): Database.Statement<string[], StoredRow & { view: string }> {
+    let statement = this.#rowsOfKeyStatements.get(count);
+    if (statement === undefined) {
+      statement = this.#db.$client.prepare(`SELECT view, ord, open, body FROM derived_rows WHERE key = ? AND view IN (${Array(count).fill('?').join(', ')})`);
+      this.#rowsOfKeyStatements.set(count, statement);
+    }
+    return statement;
   }
 
   list(view: string, options: DerivedListOptions): Promise<DerivedRow[]> {

@@ -116,6 +116,13 @@ export interface DerivedTables {
   /** Remove every row, digest and mark, and stand the cursor at 0 under `version`: a rebuild starts from it. */
   reset(version: string): Promise<void>;
   get(view: string, key: string): Promise<DerivedRow | null>;
+  /**
+   * Optional, for the check against the journal: the row each of `views` holds under `key`, as the
+   * hash of its bytes as stored (what `snapshot` answers for it), null where a view holds none; all
+   * read at one moment. A store without it is read by `get`, each row's hash taken over its
+   * canonical bytes.
+   */
+  storedHashes?(views: readonly string[], key: string): Promise<Array<bigint | null>>;
   list(view: string, options: DerivedListOptions): Promise<DerivedRow[]>;
   /** Each view's digest now (views with no row are left out), by view name ascending. */
   digests(): Promise<DerivedDigest[]>;

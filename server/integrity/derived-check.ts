@@ -1,4 +1,4 @@
-import { EMPTY_DIGEST, moveDigestBy, rowHash } from '../../db/derived-digest.ts';
+import { digestOfSum, EMPTY_DIGEST, rowHash } from '../../db/derived-digest.ts';
 import { DIGEST_MARK_EVERY, type DerivedCursor, type DerivedRow, type DerivedTables, type DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
@@ -56,8 +56,9 @@ export const MARKS = 'marks';
 /** Chain ids read at once. */
 const CHAIN_IDS_PAGE = 200;
 
+/** A view's running sum of row hashes, reduced mod 2^256 once, when compared. */
 interface Sum {
-  sum: string;
+  sum: bigint;
   rows: number;
 }
 
@@ -67,7 +68,7 @@ interface Sum {
  */
 export class DerivedCheck {
   readonly #journal: JournalStore;
-  readonly #tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark'>;
+  readonly #tables: Pick<DerivedTables, 'get' | 'storedHashes' | 'cursor' | 'newestMark'>;
   readonly #rows: RowsAgainstDigests;
   readonly #refolds: readonly ViewRefold[];
   readonly #entryRefolds: readonly EntriesRefold[];
@@ -80,7 +81,7 @@ export class DerivedCheck {
   #chainsDone = false;
   #finished = false;
 
-  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'cursor' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
+  constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'storedHashes' | 'cursor' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
     this.#tables = tables;
     this.#rows = new RowsAgainstDigests(tables);
@@ -96,7 +97,7 @@ export class DerivedCheck {
     // The cursor first: the mark of the multiple it passed was recorded in the same transaction.
     const cursor = await this.#tables.cursor();
     this.#mark = await this.#tables.newestMark();
-    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: EMPTY_DIGEST, rows: 0 });
+    for (const { view } of [...this.#refolds, ...this.#entryRefolds]) this.#sums.set(view, { sum: 0n, rows: 0 });
     this.#chainsDone = this.#mark === null;
     this.#finished = cursor === null || !(await this.#marksFound(cursor));
     return !this.#finished;
@@ -173,7 +174,8 @@ export class DerivedCheck {
   #againstMark(mark: DigestMark): void {
     for (const { view } of [...this.#refolds, ...this.#entryRefolds]) {
       const recorded = mark.digests.find((digest) => digest.view === view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-      const recomputed = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
+      const held = this.#sums.get(view) ?? { sum: 0n, rows: 0 };
+      const recomputed = { sum: digestOfSum(held.sum), rows: held.rows };
       if (recorded.sum !== recomputed.sum || recorded.rows !== recomputed.rows) {
         throw new DerivedMismatchError(view, { seq: mark.seq, effectId: 'unknown' }, recorded.sum, recomputed.sum, `the digest recorded there is ${recorded.sum} over ${recorded.rows} rows, the journal's ${recomputed.sum} over ${recomputed.rows}`);
       }
@@ -191,7 +193,7 @@ export class DerivedCheck {
    * entries read are answered, and a cursor read before the next chain's rows.
    */
   async #chain(effectId: string, at: number, before: DerivedCursor | null): Promise<{ read: number; cursor: DerivedCursor | null }> {
-    const stored = await Promise.all(this.#refolds.map(({ view }) => this.#tables.get(view, effectId)));
+    const stored = await this.#storedHashes(effectId);
     // Read after the rows: the journal holds every entry the tables took by then.
     const read = await this.#journal.sealedChain(effectId);
     const cut = read.filter(({ seq }) => seq <= at);
@@ -223,8 +225,7 @@ export class DerivedCheck {
     for (const [i, refold] of this.#refolds.entries()) {
       const row = still ? (marked[i] ?? null) : refold.rowOf(through);
       const hash = row === null ? null : rowHash(refold.view, row);
-      const held = stored[i] ?? null;
-      const heldHash = held === null ? null : rowHash(refold.view, held);
+      const heldHash = stored[i] ?? null;
       if (heldHash !== hash) {
         const hex = (value: bigint | null) => (value === null ? 'none' : value.toString(16).padStart(64, '0'));
         throw new DerivedMismatchError(refold.view, { seq: where, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal through seq ${where}`);
@@ -233,9 +234,24 @@ export class DerivedCheck {
     return { read: read.length, cursor };
   }
 
+  /**
+   * The hash of the row each table-backed view holds for the chain now, null for none: over its
+   * bytes as stored where the tables answer so in one read, else over the row `get` parses.
+   */
+  async #storedHashes(effectId: string): Promise<Array<bigint | null>> {
+    const views = this.#refolds.map(({ view }) => view);
+    if (this.#tables.storedHashes !== undefined) return this.#tables.storedHashes(views, effectId);
+    const rows = await Promise.all(views.map((view) => this.#tables.get(view, effectId)));
+    return rows.map((row, i) => (row === null ? null : rowHash(views[i] ?? '', row)));
+  }
+
   /** A row's hash added to its view's running sum. */
   #add(view: string, hash: bigint): void {
-    const sum = this.#sums.get(view) ?? { sum: EMPTY_DIGEST, rows: 0 };
-    this.#sums.set(view, { sum: moveDigestBy(sum.sum, hash, null), rows: sum.rows + 1 });
+    const sum = this.#sums.get(view);
+    if (sum === undefined) this.#sums.set(view, { sum: hash, rows: 1 });
+    else {
+      sum.sum += hash;
+      sum.rows += 1;
+    }
   }
 }
