@@ -74,7 +74,7 @@ export class SqliteDerivedTables implements DerivedTables {
   readonly #readOnly: boolean;
   #queries: Queries | null = null;
   /** The statements of `storedHashes`, by how many views they name. */
-  readonly #rowsOfKeyStatements = new Map<number, Database.Statement<string[], StoredRow & { view: string }>>();
+  readonly #rowsOfKeysStatements = new Map<number, Database.Statement<string[], StoredRow & { view: string; key: string }>>();
   /** Read-only only: whether the file has the tables at all (one an older Interlock wrote may not). */
   #present: boolean | null = null;
 
@@ -215,22 +215,29 @@ export class SqliteDerivedTables implements DerivedTables {
     });
   }
 
-  storedHashes(views: readonly string[], key: string): Promise<Array<bigint | null>> {
+  storedHashes(views: readonly string[], keys: readonly string[]): Promise<Array<Array<bigint | null>>> {
     return this.#locked(async () => {
-      if (!this.#tablesPresent() || views.length === 0) return views.map(() => null);
-      // One statement's read: no write comes between the views' rows.
-      const found = new Map<string, bigint>();
-      for (const row of this.#rowsOfKey(views.length).all(key, ...views)) found.set(row.view, storedHash(row.view, key, row));
-      return views.map((view) => found.get(view) ?? null);
+      if (!this.#tablesPresent() || views.length === 0 || keys.length === 0) return keys.map(() => views.map(() => null));
+      // One statement's read: no write comes between the rows.
+      const found = new Map<string, Map<string, bigint>>();
+      for (const row of this.#rowsOfKeys(views.length).all(JSON.stringify(keys), ...views)) {
+        let ofKey = found.get(row.key);
+        if (ofKey === undefined) {
+          ofKey = new Map();
+          found.set(row.key, ofKey);
+        }
+        ofKey.set(row.view, storedHash(row.view, row.key, row));
+      }
+      return keys.map((key) => views.map((view) => found.get(key)?.get(view) ?? null));
     });
   }
 
-  /** Compiled on first use, as `queries`: the rows of several views under one key, by the primary key. */
-  #rowsOfKey(count: number): Database.Statement<string[], StoredRow & { view: string }> {
-    let statement = this.#rowsOfKeyStatements.get(count);
+  /** Compiled on first use, as `queries`: the rows of several views under several keys, each by the primary key. */
+  #rowsOfKeys(count: number): Database.Statement<string[], StoredRow & { view: string; key: string }> {
+    let statement = this.#rowsOfKeysStatements.get(count);
     if (statement === undefined) {
-      statement = this.#db.$client.prepare(`SELECT view, ord, open, body FROM derived_rows WHERE key = ? AND view IN (${Array(count).fill('?').join(', ')})`);
-      this.#rowsOfKeyStatements.set(count, statement);
+      statement = this.#db.$client.prepare(`SELECT view, key, ord, open, body FROM derived_rows WHERE key IN (SELECT value FROM json_each(?)) AND view IN (${Array(count).fill('?').join(', ')})`);
+      this.#rowsOfKeysStatements.set(count, statement);
     }
     return statement;
   }

@@ -13,6 +13,7 @@ import {
   type SealedEntry,
   type Sequenced,
   CHAIN_ENDS_MAX,
+  SEALED_CHAINS_MAX,
   type ChainEnd,
 } from '../server/journal/store.ts';
 import { globalHashOf } from '../server/journal/hash.ts';
@@ -202,6 +203,25 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       const { rows, seals } = await this.chainWithSeals(tx, effectId);
       return sealedChainOf(rows, seals, this.#verified);
     });
+  }
+
+  async sealedChains(effectIds: readonly string[]): Promise<SealedEntry[][]> {
+    if (!Array.isArray(effectIds) || effectIds.some((id) => typeof id !== 'string')) throw new TypeError('effectIds must be a list of chain ids');
+    if (effectIds.length > SEALED_CHAINS_MAX) throw new RangeError(`at most ${SEALED_CHAINS_MAX} chains per call, not ${effectIds.length}`);
+    if (effectIds.length === 0) return [];
+    return this.snapshot(async (tx) => {
+      const read = await this.chainsWithSeals(tx, effectIds);
+      const chains: SealedEntry[][] = [];
+      for (const { rows, seals } of read) chains.push(await sealedChainOf(rows, seals, this.#verified));
+      return chains;
+    });
+  }
+
+  /** `chainWithSeals` for each of `effectIds`, in the same snapshot, in their order: by default one after another. */
+  protected async chainsWithSeals(tx: Tx, effectIds: readonly string[]): Promise<Array<{ rows: EntryRow[]; seals: SealLookups }>> {
+    const read: Array<{ rows: EntryRow[]; seals: SealLookups }> = [];
+    for (const effectId of effectIds) read.push(await this.chainWithSeals(tx, effectId));
+    return read;
   }
 
   /**

@@ -127,6 +127,15 @@ function prepareQueries(db: JournalDb) {
          WHERE e.effect_id = ? ORDER BY e.seq`,
       )
       .raw(),
+    // The same for several chains at once (their ids one JSON array), chain by chain.
+    chainsWithSeals: clientOf(db)
+      .prepare(
+        `SELECT e.seq, e.effect_id, e.kind, e.prev, e.hash, e.closes, e.ts_ms, e.body, e.reserves, s.global_hash,
+                (SELECT b.global_hash FROM journal_seals AS b WHERE b.seq < e.seq ORDER BY b.seq DESC LIMIT 1)
+         FROM entries AS e LEFT JOIN journal_seals AS s ON s.seq = e.seq
+         WHERE e.effect_id IN (SELECT value FROM json_each(?)) ORDER BY e.effect_id, e.seq`,
+      )
+      .raw(),
     // The (effect_id, seq) index answers it in order, a page at a time.
     effectIdsAfter: db
       .selectDistinct({ effectId: entries.effectId })
@@ -341,17 +350,12 @@ export class SqliteJournal extends ChainedJournal<Queries> {
   }
 
   protected override async chainWithSeals(q: Queries, effectId: string): Promise<{ rows: EntryRow[]; seals: SealLookups }> {
-    const rows: EntryRow[] = [];
-    const at = new Map<number, string>();
-    const below = new Map<number, string>();
-    for (const t of q.chainWithSeals.all(effectId)) {
-      if (!Array.isArray(t)) throw new TypeError('a chain row is read as a tuple');
-      const row = entryRowOfTuple(t.slice(0, 9));
-      rows.push(row);
-      if (typeof t[9] === 'string') at.set(row.seq, t[9]);
-      if (typeof t[10] === 'string') below.set(row.seq, t[10]);
-    }
-    return { rows, seals: { at: async (seq) => at.get(seq), below: async (seq) => below.get(seq) } };
+    return withSeals(q.chainWithSeals.all(effectId)).get(effectId) ?? noRows();
+  }
+
+  protected override async chainsWithSeals(q: Queries, effectIds: readonly string[]): Promise<Array<{ rows: EntryRow[]; seals: SealLookups }>> {
+    const read = withSeals(q.chainsWithSeals.all(JSON.stringify([...new Set(effectIds)])));
+    return effectIds.map((effectId) => read.get(effectId) ?? noRows());
   }
 
   protected async effectIdsAfter(q: Queries, after: string, limit: number): Promise<string[]> {
@@ -363,6 +367,29 @@ export class SqliteJournal extends ChainedJournal<Queries> {
     // read, so the tuples are mapped by hand, in the column order of `entries` (see `EntryTuple`).
     return q.after.values({ afterSeq, limit }).map(entryRowOfTuple);
   }
+}
+
+/** A chain with no rows. */
+const noRows = (): { rows: EntryRow[]; seals: SealLookups } => ({ rows: [], seals: { at: async () => undefined, below: async () => undefined } });
+
+/** Rows read with their seals (the columns of `entries`, the seal, the seal below it), grouped by chain in the order read. */
+function withSeals(tuples: unknown[]): Map<string, { rows: EntryRow[]; seals: SealLookups }> {
+  const chains = new Map<string, { rows: EntryRow[]; at: Map<number, string>; below: Map<number, string> }>();
+  for (const t of tuples) {
+    if (!Array.isArray(t)) throw new TypeError('a chain row is read as a tuple');
+    const row = entryRowOfTuple(t.slice(0, 9));
+    let chain = chains.get(row.effectId);
+    if (chain === undefined) {
+      chain = { rows: [], at: new Map(), below: new Map() };
+      chains.set(row.effectId, chain);
+    }
+    chain.rows.push(row);
+    if (typeof t[9] === 'string') chain.at.set(row.seq, t[9]);
+    if (typeof t[10] === 'string') chain.below.set(row.seq, t[10]);
+  }
+  const read = new Map<string, { rows: EntryRow[]; seals: SealLookups }>();
+  for (const [effectId, { rows, at, below }] of chains) read.set(effectId, { rows, seals: { at: async (seq) => at.get(seq), below: async (seq) => below.get(seq) } });
+  return read;
 }
 
 // An effect dispatched twice without a close in between has two open rows; it is in flight once.

@@ -117,12 +117,12 @@ export interface DerivedTables {
   reset(version: string): Promise<void>;
   get(view: string, key: string): Promise<DerivedRow | null>;
   /**
-   * Optional, for the check against the journal: the row each of `views` holds under `key`, as the
-   * hash of its bytes as stored (what `snapshot` answers for it), null where a view holds none; all
-   * read at one moment. A store without it is read by `get`, each row's hash taken over its
-   * canonical bytes.
+   * Optional, for the check against the journal: for each of `keys` (at most 200), the row each of
+   * `views` holds under it, as the hash of its bytes as stored (what `snapshot` answers for it),
+   * null where a view holds none; all read at one moment. A store without it is read by `get`,
+   * each row's hash taken over its canonical bytes.
    */
-  storedHashes?(views: readonly string[], key: string): Promise<Array<bigint | null>>;
+  storedHashes?(views: readonly string[], keys: readonly string[]): Promise<Array<Array<bigint | null>>>;
   list(view: string, options: DerivedListOptions): Promise<DerivedRow[]>;
   /** Each view's digest now (views with no row are left out), by view name ascending. */
   digests(): Promise<DerivedDigest[]>;

@@ -1,7 +1,7 @@
 import { digestOfSum, EMPTY_DIGEST, rowHash } from '../../db/derived-digest.ts';
 import { DIGEST_MARK_EVERY, type DerivedCursor, type DerivedRow, type DerivedTables, type DigestMark } from '../../db/port/derived.ts';
 import type { Entry } from '../../shared/entries.ts';
-import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
+import { JournalCorruptError, type JournalStore, type SealedEntry } from '../journal/store.ts';
 import { RowsAgainstDigests } from './derived-check-rows.ts';
 
 // The derived tables held against the journal in the background: the newest mark (the digests
@@ -55,6 +55,13 @@ export const MARKS = 'marks';
 
 /** Chain ids read at once. */
 const CHAIN_IDS_PAGE = 200;
+/**
+ * Chains read at once at most: their rows in the tables in one read, the chains in another. A slice
+ * ends between batches, so a batch is sized by the pace of the one before to take `BATCH_MS`: a
+ * slice runs over its fill (half of its 10 ms) by one batch at most.
+ */
+const CHAINS_BATCH = 16;
+const BATCH_MS = 4;
 
 /** A view's running sum of row hashes, reduced mod 2^256 once, when compared. */
 interface Sum {
@@ -80,6 +87,8 @@ export class DerivedCheck {
   #waiting: string[] = [];
   #chainsDone = false;
   #finished = false;
+  /** Chains the next batch reads, by the last one's pace. */
+  #batchSize = 4;
 
   constructor(journal: JournalStore, tables: Pick<DerivedTables, 'get' | 'storedHashes' | 'cursor' | 'newestMark' | 'snapshot'>, refolds: readonly ViewRefold[], entryRefolds: readonly EntriesRefold[] = []) {
     this.#journal = journal;
@@ -138,14 +147,35 @@ export class DerivedCheck {
       return 0;
     }
     let units = 0;
-    // Read before any row of the slice: one read a slice, and one more a chain that moved past it.
-    let cursor = await this.#tables.cursor();
     while (this.#waiting.length > 0 && (units === 0 || more())) {
-      const effectId = this.#waiting.shift() ?? '';
-      const done = await this.#chain(effectId, mark.seq, cursor);
-      units += done.read;
-      cursor = done.cursor;
-      this.#after = effectId;
+      const batch = this.#waiting.splice(0, this.#batchSize);
+      const startMs = performance.now();
+      units += await this.#batch(batch, mark.seq);
+      const perChainMs = Math.max((performance.now() - startMs) / batch.length, 0.001);
+      this.#batchSize = Math.max(1, Math.min(CHAINS_BATCH, Math.floor(BATCH_MS / perChainMs)));
+      this.#after = batch.at(-1) ?? this.#after;
+    }
+    return units;
+  }
+
+  /**
+   * A batch of chains: the tables' cursor read first, then the rows the batch's chains have in the
+   * tables, then the chains themselves (the journal holds every entry the tables took by then),
+   * then the cursor again. Each chain's rows as of `at` are added to the sums and the rows the
+   * tables hold held against it. The entries read are answered.
+   */
+  async #batch(effectIds: readonly string[], at: number): Promise<number> {
+    const before = await this.#tables.cursor();
+    const stored = await this.#storedHashes(effectIds);
+    const chains = await this.#sealedChains(effectIds);
+    // The rows were read at a cursor between the two reads, unless the tables were reset meanwhile.
+    const now = before === null ? null : await this.#tables.cursor();
+    const between = before !== null && now !== null && now.seq >= before.seq ? { before, now } : null;
+    let units = 0;
+    for (const [i, effectId] of effectIds.entries()) {
+      const read = chains[i] ?? [];
+      units += read.length;
+      this.#chain(effectId, read, stored[i] ?? [], at, between);
     }
     return units;
   }
@@ -188,14 +218,12 @@ export class DerivedCheck {
   }
 
   /**
-   * One chain: its rows as of `at` added to the sums, and each row the table holds now held
-   * against the chain folded through the tables' cursor `before`, read before its rows. The
-   * entries read are answered, and a cursor read before the next chain's rows.
+   * One chain, `read` after its rows' hashes `stored`: its rows as of `at` added to the sums, and
+   * each row the table holds held against the chain folded through the tables' cursor `before`,
+   * read before its rows (`now` read after them); with no `between` (tables never built, or reset
+   * meanwhile) the rows are not held.
    */
-  async #chain(effectId: string, at: number, before: DerivedCursor | null): Promise<{ read: number; cursor: DerivedCursor | null }> {
-    const stored = await this.#storedHashes(effectId);
-    // Read after the rows: the journal holds every entry the tables took by then.
-    const read = await this.#journal.sealedChain(effectId);
+  #chain(effectId: string, read: readonly SealedEntry[], stored: readonly (bigint | null)[], at: number, between: { before: DerivedCursor; now: DerivedCursor } | null): void {
     const cut = read.filter(({ seq }) => seq <= at);
     for (const refold of this.#entryRefolds) {
       for (const row of refold.rowsOf(cut)) this.#add(refold.view, rowHash(refold.view, row));
@@ -205,19 +233,14 @@ export class DerivedCheck {
       const row = marked[i] ?? null;
       if (row !== null) this.#add(refold.view, rowHash(refold.view, row));
     }
-    if (before === null) return { read: read.length, cursor: before };
-    // The rows were read at a cursor at or after `before`. A chain with no entry past it had the
-    // same rows then. One with entries past it is read against the cursor now: with none of them
-    // taken by the tables (the journal ahead of them) the rows are still the fold through `before`;
-    // with some taken, the rows may be of either side, and the chain waits for the next pass (the
-    // sum of the rows still holds its row against the digest).
-    let cursor = before;
-    if (read.some(({ seq }) => seq > before.seq)) {
-      const now = await this.#tables.cursor();
-      if (now === null || now.seq < before.seq) return { read: read.length, cursor: now };
-      cursor = now;
-      if (read.some(({ seq }) => seq > before.seq && seq <= now.seq)) return { read: read.length, cursor };
-    }
+    if (between === null) return;
+    // The rows were read at a cursor from `before` to `now`. A chain with no entry past `before`
+    // had the same rows then. One with entries past it: with none of them taken by the tables by
+    // `now` (the journal ahead of them) the rows are still the fold through `before`; with some
+    // taken, the rows may be of either side, and the chain waits for the next pass (the sum of the
+    // rows still holds its row against the digest).
+    const { before, now } = between;
+    if (read.some(({ seq }) => seq > before.seq && seq <= now.seq)) return;
     const through = read.filter(({ seq }) => seq <= before.seq);
     // A chain with nothing past the mark is found wrong at the mark, one that moved at the cursor.
     const still = through.length === cut.length;
@@ -231,18 +254,29 @@ export class DerivedCheck {
         throw new DerivedMismatchError(refold.view, { seq: where, effectId }, hex(heldHash), hex(hash), `the row of ${effectId} hashes to ${hex(heldHash)} in the table, ${hex(hash)} from the journal through seq ${where}`);
       }
     }
-    return { read: read.length, cursor };
   }
 
   /**
-   * The hash of the row each table-backed view holds for the chain now, null for none: over its
-   * bytes as stored where the tables answer so in one read, else over the row `get` parses.
+   * For each chain, the hash of the row each table-backed view holds for it now, null for none:
+   * over its bytes as stored where the tables answer so in one read, else over the row `get` parses.
    */
-  async #storedHashes(effectId: string): Promise<Array<bigint | null>> {
+  async #storedHashes(effectIds: readonly string[]): Promise<Array<Array<bigint | null>>> {
     const views = this.#refolds.map(({ view }) => view);
-    if (this.#tables.storedHashes !== undefined) return this.#tables.storedHashes(views, effectId);
-    const rows = await Promise.all(views.map((view) => this.#tables.get(view, effectId)));
-    return rows.map((row, i) => (row === null ? null : rowHash(views[i] ?? '', row)));
+    if (this.#tables.storedHashes !== undefined) return this.#tables.storedHashes(views, effectIds);
+    const hashes: Array<Array<bigint | null>> = [];
+    for (const effectId of effectIds) {
+      const rows = await Promise.all(views.map((view) => this.#tables.get(view, effectId)));
+      hashes.push(rows.map((row, i) => (row === null ? null : rowHash(views[i] ?? '', row))));
+    }
+    return hashes;
+  }
+
+  /** The chains, read at once where the journal can. */
+  async #sealedChains(effectIds: readonly string[]): Promise<SealedEntry[][]> {
+    if (this.#journal.sealedChains !== undefined) return this.#journal.sealedChains(effectIds);
+    const chains: SealedEntry[][] = [];
+    for (const effectId of effectIds) chains.push(await this.#journal.sealedChain(effectId));
+    return chains;
   }
 
   /** A row's hash added to its view's running sum. */

@@ -1,6 +1,6 @@
 import type { Entry } from '../../shared/entries.ts';
 import { checkSealedChain } from './seals.ts';
-import type { JournalStore } from './store.ts';
+import type { JournalStore, SealedEntry } from './store.ts';
 
 /** What a guarded journal asks of whoever judges the journal (server/views/views.ts). */
 export interface JournalWatch {
@@ -68,6 +68,15 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
         const sealed = await journal.sealedChain(effectId);
         watch.holdChain(effectId, checkSealedChain(effectId, sealed));
         return sealed;
+      }),
+    // Each chain as `sealedChain` holds it; a journal that cannot read several at once reads them one by one.
+    sealedChains: (effectIds) =>
+      guarded(async () => {
+        const chains: SealedEntry[][] = [];
+        if (journal.sealedChains !== undefined) chains.push(...(await journal.sealedChains(effectIds)));
+        else for (const effectId of effectIds) chains.push(await journal.sealedChain(effectId));
+        for (const [i, effectId] of effectIds.entries()) watch.holdChain(effectId, checkSealedChain(effectId, chains[i] ?? []));
+        return chains;
       }),
     sealAt: (seq) => guarded(() => journal.sealAt(seq)),
     chainEnds: (effectIds, throughSeq) => guarded(() => journal.chainEnds(effectIds, throughSeq)),

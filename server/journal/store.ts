@@ -69,6 +69,8 @@ export interface ChainEnd {
 
 /** Chains asked of `chainEnds` in one call, at most. */
 export const CHAIN_ENDS_MAX = 10_000;
+/** Chains one `sealedChains` call reads at most. */
+export const SEALED_CHAINS_MAX = 200;
 
 /** The newest entry of the global chain: its seq, the global hash there, and how many entries the journal holds. */
 export interface JournalHead {
@@ -126,6 +128,12 @@ export interface JournalStore {
    * snapshot (every hash and link checked as `entries` does; an entry without a seal is corrupt).
    */
   sealedChain(effectId: string): Promise<SealedEntry[]>;
+  /**
+   * Optional: several chains as `sealedChain` answers each, in the order asked, all from one
+   * snapshot (at most SEALED_CHAINS_MAX ids): the background pass reads a batch of chains at once.
+   * A store without it is read a chain at a time.
+   */
+  sealedChains?(effectIds: readonly string[]): Promise<SealedEntry[][]>;
   /** The global hash stored at `seq`, null when none is. */
   sealAt(seq: number): Promise<string | null>;
   /**

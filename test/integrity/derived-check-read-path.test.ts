@@ -6,8 +6,10 @@ import { openDatabase, type OpenDatabase } from '../../db/open.ts';
 import { checkSealedChain } from '../../server/journal/seals.ts';
 import { JournalCorruptError } from '../../server/journal/store.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, makeTempDir } from '../support/db-journals.ts';
-import { confirmedPastTheMark, derivedCheckFiles, passOver } from '../support/derived-check-world.ts';
-import { refundEffectId } from '../support/ledger-journal.ts';
+import { confirmedPastTheMark, derivedCheckFiles, passOver, REFUNDS } from '../support/derived-check-world.ts';
+import { refundChain, refundEffectId } from '../support/ledger-journal.ts';
+import { DerivedCheck } from '../../server/integrity/derived-check.ts';
+import { ledgerRefold } from '../../server/ledger/refold.ts';
 import { copyJournal, tamper, writeJournal } from '../support/tamper.ts';
 
 // The reads the background pass's check of the derived tables makes, each a query of its own on
@@ -81,6 +83,58 @@ describe('a chain’s rows read as stored', { timeout: 90_000 }, () => {
     const { pass, counts } = passOver(views);
     expect(await pass.run()).toBe(false);
     expect(counts).toMatchObject({ derivedMismatches: 1, damage: 0 });
+  });
+
+  it('a chain that took entries after its batch read the cursor, before the batch’s rows were read, waits: no mismatch', async () => {
+    const file = join(makeTempDir(), 'interlock.sqlite');
+    const { journal, tables, views } = await confirmedPastTheMark(viewsOver(file));
+    // A request made after the mark, confirmed (and taken by the tables) while its batch is read.
+    const made = refundChain(REFUNDS + 1, ['succeeded']);
+    await journal.appendSealed(made.slice(0, 4));
+    const cursorBefore = (await views.current()).seq;
+    const id = refundEffectId(REFUNDS + 1);
+    const rowBefore = await tables.get('ledger', id);
+    let moved = false;
+    const writingOn = {
+      cursor: () => tables.cursor(),
+      newestMark: () => tables.newestMark(),
+      snapshot: () => tables.snapshot(),
+      get: (view: string, key: string) => tables.get(view, key),
+      async storedHashes(names: readonly string[], keys: readonly string[]) {
+        if (!moved && keys.includes(id)) {
+          moved = true;
+          await journal.appendSealed(made.slice(4));
+          expect((await views.current()).seq).toBe(cursorBefore + made.length - 4);
+          expect((await tables.cursor())?.seq).toBe(cursorBefore + made.length - 4);
+        }
+        return tables.storedHashes(names, keys);
+      },
+    };
+    const check = new DerivedCheck(journal, writingOn, [ledgerRefold('inbox')]);
+    expect(await check.begin()).toBe(true);
+    while (!check.finished) await check.step(() => true);
+    expect(() => check.compare()).not.toThrow();
+    expect(moved).toBe(true);
+    expect(await tables.get('ledger', id)).not.toEqual(rowBefore);
+  });
+
+  it('a chain of a batch whose seal was removed is refused by the batch’s read, through the views’ journal', async () => {
+    const file = join(makeTempDir(), 'interlock.sqlite');
+    const { views } = await confirmedPastTheMark(viewsOver(file));
+    const id = refundEffectId(7);
+    tamper(file, (s) => {
+      const { seq } = s.prepare('SELECT max(seq) AS seq FROM entries WHERE effect_id = ?').get(id) as { seq: number };
+      expect(s.prepare('DELETE FROM journal_seals WHERE seq = ?').run(seq).changes).toBe(1);
+    });
+    const check = views.derivedCheck();
+    expect(await check.begin()).toBe(true);
+    try {
+      await expect((async () => {
+        while (!check.finished) await check.step(() => true);
+      })()).rejects.toThrow(/has no global seal/);
+    } finally {
+      check.close();
+    }
   });
 
   it('every row is read once through the snapshot’s keyset pages, and one added past the last is summed', async () => {
