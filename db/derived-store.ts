@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
 import { onConnection } from './connection.ts';
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from './derived-digest.ts';
 import { allRowsNow, openSnapshot } from './derived-snapshot.ts';
+import { ListStatements } from './derived-list.ts';
 import { checkedBatch, checkListOptions, heldSnapshot, marksBetween, parsedBody } from './derived-rules.ts';
 import type { JournalDb } from './open.ts';
 import type { DerivedBatch, DerivedChange, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedSnapshot, DerivedTables, DigestMark } from './port/derived.ts';
@@ -73,6 +74,7 @@ export class SqliteDerivedTables implements DerivedTables {
   readonly #db: JournalDb;
   readonly #readOnly: boolean;
   #queries: Queries | null = null;
+  readonly #lists: ListStatements;
   /** The statements of `storedHashes`, by how many views they name. */
   readonly #rowsOfKeysStatements = new Map<number, Database.Statement<string[], StoredRow & { view: string; key: string }>>();
   /** Read-only only: whether the file has the tables at all (one an older Interlock wrote may not). */
@@ -82,6 +84,7 @@ export class SqliteDerivedTables implements DerivedTables {
   constructor(db: JournalDb, options: { readOnly?: boolean } = {}) {
     this.#db = db;
     this.#readOnly = options.readOnly === true;
+    this.#lists = new ListStatements(db);
   }
 
   /** The connection's drizzle handle, for the statements a batch runs. */
@@ -246,29 +249,7 @@ export class SqliteDerivedTables implements DerivedTables {
     return this.#locked(async () => {
       checkListOptions(options);
       if (!this.#tablesPresent() || options.limit === 0) return [];
-      const ascending = options.direction === 'asc';
-      const where: SQL[] = [eq(derivedRows.view, view)];
-      if (options.open !== undefined) where.push(eq(derivedRows.open, options.open ? 1 : 0));
-      const after = options.after;
-      if (after !== undefined) {
-        // Keyset: a range on ord the index seeks to, then past the rows of the same ord up to the key.
-        const [from, past] = ascending ? [gte, gt] : [lte, lt];
-        where.push(from(derivedRows.ord, after.order), or(past(derivedRows.ord, after.order), past(derivedRows.key, after.key))!);
-      }
-      const before = options.before;
-      if (before !== undefined) {
-        // The same keyset the other way: up to the row's ord, and short of its key there.
-        const [to, short] = ascending ? [lte, lt] : [gte, gt];
-        where.push(to(derivedRows.ord, before.order), or(short(derivedRows.ord, before.order), short(derivedRows.key, before.key))!);
-      }
-      const order = ascending ? [asc(derivedRows.ord), asc(derivedRows.key)] : [desc(derivedRows.ord), desc(derivedRows.key)];
-      const rows = this.#db
-        .select({ key: derivedRows.key, ord: derivedRows.ord, open: derivedRows.open, body: derivedRows.body })
-        .from(derivedRows)
-        .where(and(...where))
-        .orderBy(...order)
-        .limit(options.limit)
-        .all();
+      const rows = this.#lists.rows(view, options);
       return rows.map((row) => rowOf(row.key, row));
     });
   }
