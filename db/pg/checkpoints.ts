@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } from '../port/checkpoints.ts';
-import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
+import { inTransaction, portErrorOfPg } from './pool.ts';
 
 // The PostgreSQL side of the checkpoints: the signed notes, apart from the entries, the journal's
 // id, and the seal reads a checkpoint is held against (db/port/checkpoints.ts).
@@ -41,17 +41,11 @@ export class PgCheckpoints implements Checkpoints {
   }
 
   async add(checkpoint: Omit<StoredCheckpoint, 'id'>): Promise<boolean> {
-    const client = await checkOut(this.#pool);
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
       await client.query(ADD_LOCK_SQL);
       // Read after the lock, in a statement of its own: it sees every checkpoint kept before.
       const newest = (await client.query<StoredCheckpoint>(`${SELECT_CHECKPOINT} ORDER BY id DESC LIMIT 1`)).rows[0];
-      if (newest !== undefined && newest.epoch === checkpoint.epoch && newest.size >= checkpoint.size) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      if (newest !== undefined && newest.epoch === checkpoint.epoch && newest.size >= checkpoint.size) return false;
       await client.query('INSERT INTO journal_checkpoints (id, epoch, size, head, note, signed_at_ms) VALUES ($1, $2, $3, $4, $5, $6)', [
         (newest?.id ?? 0) + 1,
         checkpoint.epoch,
@@ -60,16 +54,8 @@ export class PgCheckpoints implements Checkpoints {
         checkpoint.note,
         checkpoint.signedAtMs,
       ]);
-      await client.query('COMMIT');
       return true;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw portErrorOfPg(error);
-    } finally {
-      checkIn(client, broken);
-    }
+    });
   }
 
   async journalId(): Promise<string | null> {

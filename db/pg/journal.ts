@@ -5,7 +5,7 @@ import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rul
 import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
 import { entryRows, insertValues, run } from './journal-queries.ts';
-import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
+import { checkIn, checkOut, inTransaction, portErrorOfPg } from './pool.ts';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
 export interface Head {
@@ -134,21 +134,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   }
 
   protected async snapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    const client = await checkOut(this.#pool);
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const result = await fn({ client, head: null, rowSeq: 0 });
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw portErrorOfPg(error);
-    } finally {
-      checkIn(client, broken);
-    }
+    return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) => fn({ client, head: null, rowSeq: 0 }));
   }
 
   async #head(tx: PgTx): Promise<Head> {

@@ -116,3 +116,27 @@ export function portErrorOfPg(error: unknown): unknown {
   }
   return error;
 }
+
+/**
+ * `fn` in one transaction on a client of its own, begun by `begin` (e.g. `BEGIN ISOLATION LEVEL
+ * READ COMMITTED`) and committed when `fn` resolves. When `fn` or the commit throws, the
+ * transaction is rolled back and a client whose rollback failed is ended, not reused; the error
+ * comes out as the port's.
+ */
+export async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await checkOut(pool);
+  let broken: Error | undefined;
+  try {
+    await client.query(begin);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError;
+    });
+    throw portErrorOfPg(error);
+  } finally {
+    checkIn(client, broken);
+  }
+}
