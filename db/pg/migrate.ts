@@ -35,7 +35,8 @@ export function knownPgMigrations(): readonly PgMigration[] {
 
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
- * the head, and keep the claims. It owns nothing, so it can neither drop a guard nor alter a table.
+ * the head, keep the claims, start and end sessions, and grant or revoke leases (never delete
+ * one). It owns nothing, so it can neither drop a guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -46,6 +47,8 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   journal_meta: 'SELECT, INSERT',
   schema_versions: 'SELECT',
   interlock_migrations: 'SELECT',
+  sessions: 'SELECT, INSERT, UPDATE, DELETE',
+  grants: 'SELECT, INSERT, UPDATE',
 };
 
 // Migrators of several processes (or servers) take turns: the first to hold this lock applies
