@@ -68,7 +68,7 @@ export class PgBudgetSlots implements BudgetSlotStore {
   async round(round: SlotRound): Promise<SlotHolding[]> {
     const made = new Map<string, number>();
     const holdings = await inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL READ COMMITTED', async (client) => {
-      await this.#lockFamilies(client, round);
+      await this.lockFamilies(client, round);
       await client.query(FORGET_WANTS_SQL, [round.account, round.nowMs - WANT_FORGOTTEN_MS]);
       const answers: SlotHolding[] = [];
       for (const ask of round.asks) answers.push(await this.#family(client, round, ask, made));
@@ -85,7 +85,7 @@ export class PgBudgetSlots implements BudgetSlotStore {
   }
 
   /** Hold the transaction lock of each family the round asks of, until the round ends. */
-  async #lockFamilies(client: pg.ClientBase, round: SlotRound): Promise<void> {
+  protected async lockFamilies(client: pg.ClientBase, round: SlotRound): Promise<void> {
     await client.query(LOCK_FAMILIES_SQL, [round.asks.map((ask) => familyLockName(round.account, ask.family))]);
   }
 
