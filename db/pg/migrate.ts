@@ -35,8 +35,9 @@ export function knownPgMigrations(): readonly PgMigration[] {
 
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
- * the head, keep the claims, start and end sessions, and grant or revoke leases (never delete
- * one). It owns nothing, so it can neither drop a guard nor alter a table.
+ * the head, keep the claims, start and end sessions, grant or revoke leases (never delete one),
+ * and take and give back the Stripe budget's slots. It owns nothing, so it can neither drop a
+ * guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -45,6 +46,9 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   claims: 'SELECT, INSERT, UPDATE, DELETE',
   journal_checkpoints: 'SELECT, INSERT',
   journal_meta: 'SELECT, INSERT',
+  // Slot rows are made once and then only taken and given back; wants come and go.
+  stripe_budget_slots: 'SELECT, INSERT, UPDATE',
+  stripe_budget_wants: 'SELECT, INSERT, UPDATE, DELETE',
   schema_versions: 'SELECT',
   interlock_migrations: 'SELECT',
   sessions: 'SELECT, INSERT, UPDATE, DELETE',
