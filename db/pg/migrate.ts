@@ -35,7 +35,7 @@ export function knownPgMigrations(): readonly PgMigration[] {
 
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
- * the head, and keep the claims. It owns nothing, so it can neither drop a guard nor alter a table.
+ * the head, keep the claims, and keep the derived tables. It owns nothing, so it can neither drop a guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -44,6 +44,12 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   claims: 'SELECT, INSERT, UPDATE, DELETE',
   journal_checkpoints: 'SELECT, INSERT',
   journal_meta: 'SELECT, INSERT',
+  // The derived tables are a cache the application rebuilds: it moves the cursor, replaces and
+  // removes rows and digests, records marks, and empties them all on a reset (by DELETE).
+  derived_cursor: 'SELECT, INSERT, UPDATE',
+  derived_rows: 'SELECT, INSERT, UPDATE, DELETE',
+  derived_digests: 'SELECT, INSERT, UPDATE, DELETE',
+  derived_marks: 'SELECT, INSERT, DELETE',
   schema_versions: 'SELECT',
   interlock_migrations: 'SELECT',
 };
