@@ -28,19 +28,24 @@ export class PgNotSubtracting extends PgDerivedTables {
   }
 }
 
-/** How long the planted store below takes between its check and its write, in ms. */
-const CHECK_TO_WRITE_MS = 100;
-
 /**
  * Reads the cursor in a statement of its own, then writes the batch in a transaction that does
  * not check it again: alone it behaves; two handles interleaved both pass the check and both write.
  */
 export class PgCheckingOutside extends PgNotCheckingTheCursor {
+  readonly #pauseMs: number;
+
+  /** `pauseMs`: how long it takes between its check and its write (100 ms unless given). */
+  constructor(options: { pool: pg.Pool; pauseMs?: number }) {
+    super(options);
+    this.#pauseMs = options.pauseMs ?? 100;
+  }
+
   override async advance(batch: DerivedBatch): Promise<boolean> {
     if (((await this.cursor())?.seq ?? 0) !== batch.fromSeq) return false;
-    // A slow way back from the database: long enough for another pool's first connection to be
-    // made, so the two handles' checks do meet.
-    await new Promise((resolve) => setTimeout(resolve, CHECK_TO_WRITE_MS));
+    // A slow way back from the database: by default long enough for another pool's first
+    // connection to be made, so two handles' checks do meet.
+    await new Promise((resolve) => setTimeout(resolve, this.#pauseMs));
     return super.advance(batch);
   }
 }
