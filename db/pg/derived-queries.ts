@@ -21,6 +21,7 @@ export interface KeyedRow extends StoredRow {
 const CURSOR = 'SELECT seq, global_hash AS "globalHash", size, version FROM derived_cursor WHERE id = 1';
 const DIGESTS = 'SELECT view, sum, rows FROM derived_digests WHERE rows > 0 ORDER BY view';
 
+/** Every statement of the derived tables but the lists, by what it does. */
 export const DERIVED_SQL = {
   cursor: CURSOR,
   digests: DIGESTS,

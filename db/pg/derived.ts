@@ -38,6 +38,7 @@ function marksOf(rows: Array<{ seq: number; view: string; sum: string; rows: num
   return marks;
 }
 
+/** The derived tables of every view on PostgreSQL, through one pool: any process's pool may advance them. */
 export class PgDerivedTables implements DerivedTables {
   readonly #pool: pg.Pool;
 
