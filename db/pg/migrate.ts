@@ -36,8 +36,8 @@ export function knownPgMigrations(): readonly PgMigration[] {
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
  * the head, keep the claims, start and end sessions, grant or revoke leases (never delete one),
- * and take and give back the Stripe budget's slots. It owns nothing, so it can neither drop a
- * guard nor alter a table.
+ * take and give back the Stripe budget's slots, and keep the derived tables. It owns nothing, so
+ * it can neither drop a guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -49,6 +49,12 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   // Slot rows are made once and then only taken and given back; wants come and go.
   stripe_budget_slots: 'SELECT, INSERT, UPDATE',
   stripe_budget_wants: 'SELECT, INSERT, UPDATE, DELETE',
+  // The derived tables are a cache the application rebuilds: it moves the cursor, replaces and
+  // removes rows and digests, records marks, and empties them all on a reset (by DELETE).
+  derived_cursor: 'SELECT, INSERT, UPDATE',
+  derived_rows: 'SELECT, INSERT, UPDATE, DELETE',
+  derived_digests: 'SELECT, INSERT, UPDATE, DELETE',
+  derived_marks: 'SELECT, INSERT, DELETE',
   schema_versions: 'SELECT',
   interlock_migrations: 'SELECT',
   sessions: 'SELECT, INSERT, UPDATE, DELETE',

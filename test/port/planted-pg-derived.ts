@@ -1,0 +1,58 @@
+import type pg from 'pg';
+import { moveDigestBy } from '../../db/derived-digest.ts';
+import type { ViewSum } from '../../db/derived-store.ts';
+import { PgDerivedTables } from '../../db/pg/derived.ts';
+import { pagedPgSnapshot } from '../../db/pg/derived-snapshot.ts';
+import type { DerivedBatch, DerivedSnapshot } from '../../db/port/derived.ts';
+
+// PostgreSQL stores of the derived tables planted with the bugs their contract exists to catch
+// (as planted-derived.ts are on SQLite). pg-derived.test.ts shows that the contract's cases fail on each.
+
+/** Moves the cursor to the batch's end wherever it stands: a batch from any seq applies. */
+export class PgNotCheckingTheCursor extends PgDerivedTables {
+  protected override async moveCursor(client: pg.PoolClient, batch: DerivedBatch): Promise<boolean> {
+    const { seq, globalHash, size, version } = batch.to;
+    await client.query(
+      `INSERT INTO derived_cursor (id, seq, global_hash, size, version) VALUES (1, $1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, global_hash = excluded.global_hash, size = excluded.size, version = excluded.version`,
+      [seq, globalHash, size, version],
+    );
+    return true;
+  }
+}
+
+/** Adds each new row's hash to its view's digest but never takes the old row's off, on a replace or a removal. */
+export class PgNotSubtracting extends PgDerivedTables {
+  protected override moveSum(sum: ViewSum, added: bigint | null, removed: bigint | null): ViewSum {
+    return { sum: moveDigestBy(sum.sum, added, null), rows: sum.rows + (added === null ? 0 : 1) - (removed === null ? 0 : 1) };
+  }
+}
+
+/**
+ * Reads the cursor in a statement of its own, then writes the batch in a transaction that does
+ * not check it again: alone it behaves; two handles interleaved both pass the check and both write.
+ */
+export class PgCheckingOutside extends PgNotCheckingTheCursor {
+  readonly #pauseMs: number;
+
+  /** `pauseMs`: how long it takes between its check and its write (100 ms unless given). */
+  constructor(options: { pool: pg.Pool; pauseMs?: number }) {
+    super(options);
+    this.#pauseMs = options.pauseMs ?? 100;
+  }
+
+  override async advance(batch: DerivedBatch): Promise<boolean> {
+    if (((await this.cursor())?.seq ?? 0) !== batch.fromSeq) return false;
+    // A slow way back from the database: by default long enough for another pool's first
+    // connection to be made, so two handles' checks do meet.
+    await new Promise((resolve) => setTimeout(resolve, this.#pauseMs));
+    return super.advance(batch);
+  }
+}
+
+/** Reads a snapshot's pages on the pool, outside any transaction: each page as the tables stand when it is read. */
+export class PgSnapshotReadingLive extends PgDerivedTables {
+  override snapshot(): Promise<DerivedSnapshot> {
+    return pagedPgSnapshot(async (text, values) => (await this.pool.query(text, values)).rows, () => {});
+  }
+}
