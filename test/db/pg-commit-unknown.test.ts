@@ -12,6 +12,28 @@ import { dropPgDatabase, freshPgDatabase, type PgCluster, type PgDatabase, postg
 
 const available = postgresOrSkip('the PostgreSQL commit-outcome test (test/db/pg-commit-unknown.test.ts)');
 
+type Pool = ReturnType<typeof openPgPool>;
+
+/** A fresh database for one describe block, made before its cases and dropped after, with the pools opened on it. */
+function databaseForBlock(label: string): { database(): PgDatabase; pool(): Pool } {
+  let database: PgDatabase | undefined;
+  const pools: Pool[] = [];
+  beforeAll(async () => {
+    database = await freshPgDatabase(label);
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.end()));
+    if (database !== undefined) await dropPgDatabase(database);
+  });
+  return {
+    database: () => database!,
+    pool: () => {
+      pools.push(openPgPool({ url: database!.appUrl, max: 2 }));
+      return pools.at(-1)!;
+    },
+  };
+}
+
 /** Closes its connection's socket, once, right before COMMIT is sent, as a network cut would. */
 class LosingTheConnectionAtCommit extends PgJournal {
   cuts = 1;
@@ -25,19 +47,7 @@ class LosingTheConnectionAtCommit extends PgJournal {
 }
 
 describe.skipIf(!available)('a PostgreSQL write whose connection is lost during COMMIT', () => {
-  let database: PgDatabase;
-  const pools: Array<ReturnType<typeof openPgPool>> = [];
-  const pool = () => {
-    pools.push(openPgPool({ url: database.appUrl, max: 2 }));
-    return pools.at(-1)!;
-  };
-  beforeAll(async () => {
-    database = await freshPgDatabase('commit_unknown');
-  });
-  afterAll(async () => {
-    await Promise.all(pools.map((p) => p.end()));
-    if (database !== undefined) await dropPgDatabase(database);
-  });
+  const { pool } = databaseForBlock('commit_unknown');
 
   it('is refused with StoreCommitUnknownError, every write of its batch, and none is run again', async () => {
     const journal = new LosingTheConnectionAtCommit({ pool: pool(), ...fakeClock() });
@@ -61,24 +71,12 @@ describe.skipIf(!available)('a PostgreSQL write whose connection is lost during 
  * locally". The error is the server's own, but it does not mean the write was rolled back.
  */
 describe.skipIf(!available)('a PostgreSQL write whose COMMIT is answered FATAL while it waits for a synchronous standby', () => {
-  let database: PgDatabase;
-  const pools: Array<ReturnType<typeof openPgPool>> = [];
-  const pool = () => {
-    pools.push(openPgPool({ url: database.appUrl, max: 2 }));
-    return pools.at(-1)!;
-  };
-  beforeAll(async () => {
-    database = await freshPgDatabase('commit_fatal');
-  });
-  afterAll(async () => {
-    await Promise.all(pools.map((p) => p.end()));
-    if (database !== undefined) await dropPgDatabase(database);
-  });
+  const { database, pool } = databaseForBlock('commit_fatal');
 
   /** The backend pid of the app's connection waiting in SyncRep, once it waits there. */
   const waitingForStandby = async (cluster: PgCluster): Promise<number> => {
     for (let tries = 0; tries < 200; tries++) {
-      const pid = (await cluster.psql('postgres', `SELECT pid FROM pg_stat_activity WHERE datname = '${database.name}' AND wait_event = 'SyncRep'`)).trim();
+      const pid = (await cluster.psql('postgres', `SELECT pid FROM pg_stat_activity WHERE datname = '${database().name}' AND wait_event = 'SyncRep'`)).trim();
       if (pid !== '') return Number(pid);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -129,24 +127,16 @@ class SwallowingAFailedStatement extends PgJournal {
 }
 
 describe.skipIf(!available)('a PostgreSQL write whose transaction was aborted before COMMIT', () => {
-  let database: PgDatabase;
-  const pools: Array<ReturnType<typeof openPgPool>> = [];
-  beforeAll(async () => {
-    database = await freshPgDatabase('commit_aborted');
-  });
-  afterAll(async () => {
-    await Promise.all(pools.map((p) => p.end()));
-    if (database !== undefined) await dropPgDatabase(database);
-  });
+  const { pool } = databaseForBlock('commit_aborted');
 
   it('is refused, never answered as written: COMMIT answered ROLLBACK is not a commit', async () => {
-    pools.push(openPgPool({ url: database.appUrl, max: 2 }));
-    const journal = new SwallowingAFailedStatement({ pool: pools[0]!, ...fakeClock() });
+    const shared = pool();
+    const journal = new SwallowingAFailedStatement({ pool: shared, ...fakeClock() });
     const outcome = await journal.append('PROPOSED', effectIdOf(9), fields('PROPOSED')).then(
       () => 'told it was written',
       (error: Error) => error.message,
     );
-    expect(await new PgJournal({ pool: pools[0]!, ...fakeClock() }).head()).toBeNull();
+    expect(await new PgJournal({ pool: shared, ...fakeClock() }).head()).toBeNull();
     expect(outcome).toMatch(/rolled back/);
   });
 });
