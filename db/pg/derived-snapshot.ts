@@ -18,7 +18,10 @@ import { checkIn, checkOut, portErrorOfPg } from './pool.ts';
 export const SNAPSHOT_IDLE_MS = 600_000;
 
 /** Runs one statement: on the snapshot's client, or for a store that reads live, on the pool. */
-export type SnapshotQuery = (text: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
+export type SnapshotQuery = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => Promise<R[]>;
+
+/** What was thrown, as an Error to hand back with a client. */
+const errorOf = (thrown: unknown): Error => (thrown instanceof Error ? thrown : new Error(String(thrown)));
 
 const hashOf = (row: KeyedRow): DerivedRowHash => ({
   view: row.view,
@@ -41,10 +44,10 @@ export async function pagedPgSnapshot(query: SnapshotQuery, done: (error?: Error
   let cursor: DerivedCursor | null;
   let digests: DerivedDigest[];
   try {
-    cursor = ((await query(DERIVED_SQL.cursor, []))[0] as DerivedCursor | undefined) ?? null;
-    digests = (await query(DERIVED_SQL.digests, [])) as unknown as DerivedDigest[];
+    cursor = (await query<DerivedCursor>(DERIVED_SQL.cursor, []))[0] ?? null;
+    digests = await query<DerivedDigest>(DERIVED_SQL.digests, []);
   } catch (error) {
-    close(error as Error);
+    close(errorOf(error));
     throw portErrorOfPg(error);
   }
   let after: { view: string; key: string } | null = null;
@@ -55,9 +58,9 @@ export async function pagedPgSnapshot(query: SnapshotQuery, done: (error?: Error
       if (closed) return [];
       let page: KeyedRow[];
       try {
-        page = (after === null ? await query(DERIVED_SQL.firstPage, [limit]) : await query(DERIVED_SQL.nextPage, [after.view, after.key, limit])) as unknown as KeyedRow[];
+        page = after === null ? await query<KeyedRow>(DERIVED_SQL.firstPage, [limit]) : await query<KeyedRow>(DERIVED_SQL.nextPage, [after.view, after.key, limit]);
       } catch (error) {
-        close(error as Error);
+        close(errorOf(error));
         throw portErrorOfPg(error);
       }
       const last = page.at(-1);
@@ -88,7 +91,7 @@ export async function openPgSnapshot(pool: pg.Pool): Promise<DerivedSnapshot> {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${SNAPSHOT_IDLE_MS}`);
   } catch (error) {
-    checkIn(client, error as Error);
+    checkIn(client, errorOf(error));
     throw portErrorOfPg(error);
   }
   return pagedPgSnapshot(async (text, values) => (await client.query(text, values)).rows, finish);

@@ -140,3 +140,8 @@ export async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client
     checkIn(client, broken);
   }
 }
+
+/** A pool of Interlock's, as the stores and their tests name it without importing the driver. */
+export type PgPool = pg.Pool;
+/** One checked-out client of a PgPool. */
+export type PgClient = pg.PoolClient;

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { PgPool } from '../../db/pg/pool.ts';
 import { expect } from 'vitest';
 import { familyLockName } from '../../db/pg/budget-slots.ts';
 import type { BudgetSlotStore, FamilyAsk, SlotHolding } from '../../db/port/budget-slots.ts';
@@ -12,7 +12,7 @@ import type { ContractCase } from './contract.ts';
 
 export interface PgBudgetSlotsEnv extends BudgetSlotsEnv {
   /** A pool onto the same database as the application's role, for reading the rows. */
-  pool: pg.Pool;
+  pool: PgPool;
   /** A store on a pool of its own whose statements wait at most `lockTimeoutMs` for a lock. */
   otherWith(options: { lockTimeoutMs: number }): BudgetSlotStore;
 }
@@ -34,7 +34,7 @@ function seeded(seed: number): () => number {
 }
 
 /** Live slot rows naming each holder of each family at `nowMs`, by `holder family`. */
-async function liveRows(pool: pg.Pool, nowMs: number): Promise<Map<string, number>> {
+async function liveRows(pool: PgPool, nowMs: number): Promise<Map<string, number>> {
   const rows = await pool.query<{ holder: string; family: string; n: number }>(
     "SELECT holder, family, count(*)::int4 AS n FROM stripe_budget_slots WHERE account = $1 AND holder <> '' AND expires_ms > $2 GROUP BY holder, family ORDER BY holder, family",
     [ACCOUNT, nowMs],

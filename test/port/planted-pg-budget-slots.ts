@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { PgClient, PgPool } from '../../db/pg/pool.ts';
 import { type CapacityWant, planFamily } from '../../db/budget-slot-rules.ts';
 import { PgBudgetSlots } from '../../db/pg/budget-slots.ts';
 import type { SlotHolding, SlotRound, SlotRow } from '../../db/port/budget-slots.ts';
@@ -12,9 +12,9 @@ import type { SlotHolding, SlotRound, SlotRow } from '../../db/port/budget-slots
  * both then believe they hold them.
  */
 export class SplitRoundPgBudgetSlots extends PgBudgetSlots {
-  readonly #pool: pg.Pool;
+  readonly #pool: PgPool;
 
-  constructor(options: { pool: pg.Pool }) {
+  constructor(options: { pool: PgPool }) {
     super(options);
     this.#pool = options.pool;
   }
@@ -60,7 +60,7 @@ export class SplitRoundPgBudgetSlots extends PgBudgetSlots {
     return round.asks.map((ask) => holdings.find((h) => h.family === ask.family)!);
   }
 
-  async #inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async #inTransaction<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { PgClient, PgPool } from '../../db/pg/pool.ts';
 import { moveDigestBy } from '../../db/derived-digest.ts';
 import type { ViewSum } from '../../db/derived-store.ts';
 import { PgDerivedTables } from '../../db/pg/derived.ts';
@@ -10,7 +10,7 @@ import type { DerivedBatch, DerivedSnapshot } from '../../db/port/derived.ts';
 
 /** Moves the cursor to the batch's end wherever it stands: a batch from any seq applies. */
 export class PgNotCheckingTheCursor extends PgDerivedTables {
-  protected override async moveCursor(client: pg.PoolClient, batch: DerivedBatch): Promise<boolean> {
+  protected override async moveCursor(client: PgClient, batch: DerivedBatch): Promise<boolean> {
     const { seq, globalHash, size, version } = batch.to;
     await client.query(
       `INSERT INTO derived_cursor (id, seq, global_hash, size, version) VALUES (1, $1, $2, $3, $4)
@@ -36,7 +36,7 @@ export class PgCheckingOutside extends PgNotCheckingTheCursor {
   readonly #pauseMs: number;
 
   /** `pauseMs`: how long it takes between its check and its write (100 ms unless given). */
-  constructor(options: { pool: pg.Pool; pauseMs?: number }) {
+  constructor(options: { pool: PgPool; pauseMs?: number }) {
     super(options);
     this.#pauseMs = options.pauseMs ?? 100;
   }
