@@ -176,6 +176,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     wallMs: () => clock.wallMs(),
     log: built.log,
     databaseFile: storage.location,
+    lease: { hold: () => services.workLeases.hold('checkpoint-signing'), holds: () => services.workLeases.holds('checkpoint-signing') },
   });
   return {
     app: built,
