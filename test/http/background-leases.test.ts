@@ -42,15 +42,16 @@ async function twoServers(): Promise<{ a: Server; b: Server; dir: string; clock:
   sandbox = await startSandbox({ clockMs: () => clock.wallMs() });
   const config = { ...testConfig(), slaTickMs: TICK_MS };
   const start = async (): Promise<Server> => {
-    const server: Server = { world: undefined as unknown as AppWorld, ticks: 0 };
+    const counted = { ticks: 0 };
     const count = (services: Services) => {
       const tick = services.inbox.tick.bind(services.inbox);
       services.inbox.tick = async () => {
-        server.ticks += 1;
+        counted.ticks += 1;
         return tick();
       };
     };
-    server.world = await buildAppWorld({ dir, clock, sandbox: sandbox!, config, background: true, beforeStart: count });
+    const world = await buildAppWorld({ dir, clock, sandbox: sandbox!, config, background: true, beforeStart: count });
+    const server = Object.assign(counted, { world });
     opened.push(server);
     return server;
   };
