@@ -119,6 +119,19 @@ export const stripeBudgetWants = sqliteTable(
 );
 
 /**
+ * Background-work leases (db/port/leases.ts): one row per named piece of background work, held by
+ * one server until `expires_ms` (wall-clock ms); `holder` is '' for a lease given back, and `epoch`
+ * grows each time the lease passes to another holder. Not the journal: they only save servers from
+ * doing the same work at once, so they are written without waiting for the disk.
+ */
+export const workLeases = sqliteTable('work_leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  epoch: integer('epoch').notNull(),
+  expiresMs: integer('expires_ms').notNull(),
+});
+
+/**
  * The global chain: one row per entry of `entries`, at the same seq, with the entry's global hash
  * (server/journal/hash.ts `globalHashOf`), which commits to every entry before it in journal
  * order. A side table rather than a column because the append-only triggers forbid the UPDATE

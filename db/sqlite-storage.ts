@@ -3,6 +3,8 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { SqliteBudgetSlots } from './budget-slot-store.ts';
 import { SqliteDerivedTables } from './derived-store.ts';
 import { SqliteGrants } from './grants.ts';
+import { SqliteLeases } from './leases.ts';
+import { MemoryLeases } from './memory/leases.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
@@ -77,6 +79,8 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     backupTo: (backupFile) => onConnection(client, async () => void (await client.backup(backupFile))),
   };
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
+  // A database in memory, or one opened read-only, is no other process's: its leases stay in memory.
+  const leases = memory || options.shareBudget === false ? new MemoryLeases() : new SqliteLeases(database.sqlite.name);
   return {
     location: database.file,
     journal: (journalOptions) => new SqliteJournal({ db: database.db, ...journalOptions }),
@@ -84,6 +88,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),
     checkpoints,
     budgetSlots,
+    leases,
     // A connection opened read-only (openReadOnlyStorage) reads them and refuses their writes.
     derived: new SqliteDerivedTables(database.db, { readOnly: database.sqlite.readonly }),
     integrity,
@@ -94,6 +99,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
       connectionLock(client).run(async () => {
         if (!client.open) return;
         budgetSlots?.close();
+        await leases.close();
         database.close();
       }),
   };

@@ -36,8 +36,8 @@ export function knownPgMigrations(): readonly PgMigration[] {
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
  * the head, keep the claims, start and end sessions, grant or revoke leases (never delete one),
- * take and give back the Stripe budget's slots, and keep the derived tables. It owns nothing, so
- * it can neither drop a guard nor alter a table.
+ * take and give back the Stripe budget's slots and the background-work leases, and keep the
+ * derived tables. It owns nothing, so it can neither drop a guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -59,6 +59,8 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   interlock_migrations: 'SELECT',
   sessions: 'SELECT, INSERT, UPDATE, DELETE',
   grants: 'SELECT, INSERT, UPDATE',
+  // A lease row is made once, then taken, renewed and given back in place.
+  work_leases: 'SELECT, INSERT, UPDATE',
 };
 
 // Migrators of several processes (or servers) take turns: the first to hold this lock applies

@@ -38,6 +38,10 @@ export function startBackground(parts: BackgroundParts, stops: Stop[]): void {
   const failed = (level: 'error' | 'warn', what: string) => (effectId: string | null, error: unknown) => {
     if (!views.report(error)) log[level]({ err: error, effectId }, what);
   };
+  // Stopped last (stops run newest first): the leases are given back once the work under them stopped.
+  const { workLeases } = services;
+  workLeases.start(['sla-ticker', 'checkpoint-signing', 'pull-reconciler']);
+  stops.push(() => workLeases.stop());
   stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
   views.startPolling(JOURNAL_POLL_MS);
   stops.push(() => views.stopPolling());
@@ -52,6 +56,8 @@ export function startBackground(parts: BackgroundParts, stops: Stop[]): void {
     nowMs: () => clock.wallMs(),
     onConfirmed: () => views.refresh(),
     onError: failed('warn', 'confirmation lookup failed; tried again later'),
+    // One server of those on the database looks refunds up.
+    mayRun: () => workLeases.hold('pull-reconciler'),
   });
   reconciler.start(parts.reconcileMs ?? RECONCILE_MS_DEFAULT);
   stops.push(() => reconciler.stop());
@@ -91,7 +97,9 @@ function startWholePass(views: Views, checkpointer: Checkpointer, counts: WholeP
 /**
  * The background pass, on the application clock: move overdue items up their chain, settle what
  * a crash left in flight once its claim has lapsed, and send approvals whose send did not finish.
- * One pass at a time; each step failing does not stop the next.
+ * One pass at a time; each step failing does not stop the next. Among the servers on one database
+ * only the one holding the `sla-ticker` lease runs it: each pass first takes or renews the lease,
+ * and stops between steps once the lease is no longer held.
  */
 export function startTicker(services: Services, onError: (error: unknown) => void): () => void {
   let running = false;
@@ -100,6 +108,7 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
     if (running || services.views.unavailable) return;
     running = true;
     try {
+      if (!(await services.workLeases.hold('sla-ticker'))) return;
       for (const step of [
         () => services.inbox.tick(),
         // Reminders at their share of the SLA, digests of windows that closed.
@@ -112,6 +121,7 @@ export function startTicker(services: Services, onError: (error: unknown) => voi
         // before its send), as start-up does, once it is older than a send may take.
         () => services.inbox.refresh({ newUntilMs: services.clock.wallMs() - services.gate.claimTtlMs }),
       ]) {
+        if (!services.workLeases.holds('sla-ticker')) break;
         await step().catch(onError);
       }
       // What the pass wrote reaches the live pages now rather than at the next poll.

@@ -176,6 +176,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
     wallMs: () => clock.wallMs(),
     log: built.log,
     databaseFile: storage.location,
+    lease: { hold: () => services.workLeases.hold('checkpoint-signing'), holds: () => services.workLeases.holds('checkpoint-signing') },
   });
   return {
     app: built,
@@ -230,6 +231,8 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       // Every request taken is answered first, while everything behind the routes still works.
       await built.gracefulStop.drain();
       await stopWithinBound(stops.splice(0), startMs, built.log);
+      // Leases taken by work started outside the background (demo traffic) are given back too.
+      await services.workLeases.stop();
       await built.close();
       // Every request has been answered: the last checkpoint covers all this process verified.
       if (checked) await checkpointer.signAtStop();

@@ -28,6 +28,7 @@ import { TurnQueue } from '../stripe/turn-queue.ts';
 import { LoopPressure } from './loop-pressure.ts';
 import { RefundOutcomeCounts } from '../metrics/refund-outcomes.ts';
 import { WholePassCounts } from '../integrity/whole-pass.ts';
+import { loggedWorkLeases, type WorkLeases } from './work-leases.ts';
 
 /** Everything the server is made of, wired once: one journal, one gate, one inbox, their views. */
 export interface Services {
@@ -69,6 +70,8 @@ export interface Services {
   refundOutcomes: RefundOutcomeCounts;
   /** What the background pass over the whole journal has done (`interlock_journal_pass_*`). */
   wholePass: WholePassCounts;
+  /** Which background work runs here, among the servers on the database: the work whose lease this server holds. */
+  workLeases: WorkLeases;
 }
 
 /** What the composition needs from outside. */
@@ -363,6 +366,7 @@ export function createServices(options: ServiceOptions): Services {
     turns,
     refundOutcomes: new RefundOutcomeCounts(),
     wholePass: new WholePassCounts(),
+    workLeases: loggedWorkLeases(storage.leases, options.log ?? CONSOLE_LOG),
   };
 }
 

@@ -80,6 +80,8 @@ export interface ReconcilerOptions {
   onConfirmed?: (effectId: string) => void;
   /** A failed lookup or candidate read; the pass carries on. */
   onError?: (effectId: string | null, error: unknown) => void;
+  /** Whether a timed pass runs now (default: always): among servers on one database, the one holding the work's lease. */
+  mayRun?: () => Promise<boolean>;
 }
 
 /** One lookup a pass made. */
@@ -177,9 +179,15 @@ export class Reconciler {
     await this.#running?.catch(() => undefined);
   }
 
+  /** A pass of the timer: none while `mayRun` says another server runs them. */
+  async #timedPass(): Promise<ReconcilePass> {
+    if (this.#options.mayRun !== undefined && !(await this.#options.mayRun())) return { due: 0, looked: [] };
+    return this.runPass();
+  }
+
   async #tick(): Promise<void> {
     if (this.#running !== null) return;
-    this.#running = this.runPass();
+    this.#running = this.#timedPass();
     try {
       await this.#running;
     } catch (error) {

@@ -30,6 +30,8 @@ export interface DemoRunnerOptions {
   ask(requestId: string, plan: DemoPlan): Promise<DemoOutcome>;
   /** False while nothing may be asked (a journal that failed a check): the beat is skipped quietly. */
   available(): boolean;
+  /** Whether this server asks at this beat (default: always): among servers on one database, the one holding the work's lease. */
+  mayAsk?: () => Promise<boolean>;
   timers: DemoTimers;
   random: () => number;
   log: DemoLog;
@@ -114,7 +116,11 @@ export function runDemoTraffic(options: DemoRunnerOptions): DemoTraffic {
     if (stopped) return;
     let more = true;
     try {
-      if (options.available()) more = await askOnce();
+      if (options.available()) {
+        if (options.mayAsk === undefined || (await options.mayAsk())) more = await askOnce();
+        // Another server asks meanwhile: the tally is read from the journal again when this one asks next.
+        else tally = null;
+      }
     } catch (error) {
       log.warn({ err: error }, 'demo traffic: could not read the journal; trying again at the next beat');
     }
@@ -151,6 +157,7 @@ export function startDemoTraffic(parts: DemoTrafficParts): DemoTraffic {
     tally: () => tallyJournaledDemoRequests(services),
     ask: (requestId, plan) => askForDemoRefund(services, sandbox, requestId, plan),
     available: () => !services.views.unavailable,
+    mayAsk: () => services.workLeases.hold('demo-traffic'),
     timers: parts.timers ?? REAL_TIMERS,
     random: parts.random ?? Math.random,
     log: parts.log,

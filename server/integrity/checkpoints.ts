@@ -39,6 +39,12 @@ export interface CheckpointerParts {
   wallMs: () => number;
   log: CheckpointLog;
   databaseFile: string;
+  /**
+   * Whether this server signs the background checkpoints now, among the servers on one database
+   * (the work's lease, server/app/work-leases.ts): `hold` takes or renews it (each timed round),
+   * `holds` answers from the last (each catch-up). Default: always. Start-up and a stop sign regardless.
+   */
+  lease?: { hold(): Promise<boolean>; holds(): boolean };
 }
 
 export class Checkpointer {
@@ -247,11 +253,21 @@ export class Checkpointer {
   start(): void {
     const { config, views } = this.#parts;
     this.stop();
-    this.#timer = setInterval(() => void this.sign(true).catch((error: unknown) => this.#failed(error)), config.checkpointEveryMs);
+    const lease = this.#parts.lease;
+    this.#timer = setInterval(() => void this.#signHeld(true, lease === undefined ? true : lease.hold()), config.checkpointEveryMs);
     this.#timer.unref();
-    this.#stopCaughtUp = views.onCaughtUpUntil(() => void this.sign(false).catch((error: unknown) => this.#failed(error)));
+    this.#stopCaughtUp = views.onCaughtUpUntil(() => void this.#signHeld(false, lease === undefined || lease.holds()));
     this.#tailTimer = setInterval(() => void this.verifyTail(views.journal).catch((error: unknown) => this.#failed(error)), config.tailVerifyMs);
     this.#tailTimer.unref();
+  }
+
+  /** A background signing, when `held` says this server signs them now; never throws. */
+  async #signHeld(whenGrown: boolean, held: boolean | Promise<boolean>): Promise<void> {
+    try {
+      if (await held) await this.sign(whenGrown);
+    } catch (error) {
+      this.#failed(error);
+    }
   }
 
   stop(): void {

@@ -13,13 +13,13 @@ import { APP_ROLE, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrS
 const available = postgresOrSkip('the PostgreSQL tables test (test/db/pg-tables.test.ts)');
 
 /** The tables kept alike on both stores, as port implementations of their own read them. */
-const SHARED_TABLES = ['sessions', 'grants'] as const;
+const SHARED_TABLES = ['sessions', 'grants', 'work_leases'] as const;
 
 /** A SQLite column's type as PostgreSQL should keep it: integers (ms, cents) as int8. */
 const PG_TYPE_OF: Record<string, string> = { integer: 'bigint', text: 'text' };
 
 /** The text columns compared or looked up by value, byte by byte as SQLite does (COLLATE "C"); a token is only kept and read back. */
-const COLLATED_C = ['grants.lease_id', 'sessions.id_hash', 'sessions.name'];
+const COLLATED_C = ['grants.lease_id', 'sessions.id_hash', 'sessions.name', 'work_leases.name', 'work_leases.holder'];
 
 describe.skipIf(!available)('the PostgreSQL sessions and grants tables', () => {
   let database: PgDatabase;
@@ -56,7 +56,7 @@ describe.skipIf(!available)('the PostgreSQL sessions and grants tables', () => {
     expect(await sessions.endFor(new Set(['ana']))).toEqual(['h-1']);
   });
 
-  it('sessions and grants have the columns, keys and indexes of their SQLite tables, ids COLLATE "C", times int8', async () => {
+  it('sessions, grants and work leases have the columns, keys and indexes of their SQLite tables, ids COLLATE "C", times int8', async () => {
     const { sqlite } = openTempDatabase();
     for (const table of SHARED_TABLES) {
       const sqliteColumns = sqlite.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string; notnull: number; pk: number }[];

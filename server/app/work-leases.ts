@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
+
+// Which server does each piece of background work, among the servers on one database: the one
+// holding its lease (db/port/leases.ts). A round of the work first takes or renews the lease and
+// is skipped when another server holds it; between rounds the lease is renewed every few seconds,
+// so a server that stops holding it (stopped, killed, cut off) sees its work move to another
+// within the TTL. A lease only saves duplicated work: what the work writes is kept right by the
+// journal's conditional appends and claims whoever holds it.
+
+/** The leases' timing, each with why it is what it is. */
+export const workLeaseLimits = {
+  /** A dead holder's work moves to another server within this, plus one retry. */
+  ttlMs: 10_000,
+  /** A held lease is renewed this often: three renewals may fail before it lapses. */
+  renewMs: 3_000,
+  /** A lease another server holds is asked for this often, so it is taken soon after it lapses. */
+  retryMs: 1_000,
+} as const;
+
+/** What the leases are made of. */
+export interface WorkLeasesOptions {
+  store: Leases;
+  /** This server's name in the lease rows (default: host, pid and a random part, new for each start). */
+  holder?: string;
+  ttlMs?: number;
+  renewMs?: number;
+  retryMs?: number;
+  /** A monotonic clock in ms (default `performance.now`): how long this server may count a lease as its own. */
+  monoMs?: () => number;
+  /** A lease could not be taken, renewed, checked or given back; the next round tries again. */
+  onError?: (name: LeaseName, error: unknown) => void;
+  /** A lease came to this server (`lease`) or left it (null). */
+  onChange?: (name: LeaseName, lease: HeldLease | null) => void;
+}
+
+/** A lease as this server holds it: until `validUntilMs` on its monotonic clock, at the latest. */
+interface Holding {
+  lease: HeldLease;
+  renewedAtMs: number;
+  validUntilMs: number;
+}
+
+/** The background work's leases as one server holds them. */
+export class WorkLeases {
+  /** This server's name in the lease rows. */
+  readonly holder: string;
+  readonly #options: WorkLeasesOptions;
+  readonly #ttlMs: number;
+  readonly #renewMs: number;
+  readonly #monoMs: () => number;
+  readonly #held = new Map<LeaseName, Holding>();
+  /** The work that runs on this server: its leases are kept or asked for by the timer. */
+  readonly #names = new Set<LeaseName>();
+  #timer: NodeJS.Timeout | null = null;
+  #keeping: Promise<void> | null = null;
+  #stopped = false;
+
+  constructor(options: WorkLeasesOptions) {
+    this.#options = options;
+    this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#ttlMs = options.ttlMs ?? workLeaseLimits.ttlMs;
+    this.#renewMs = options.renewMs ?? workLeaseLimits.renewMs;
+    this.#monoMs = options.monoMs ?? (() => performance.now());
+  }
+
+  /**
+   * A round's first step: take or renew `name` now; true when this server holds it. When the store
+   * cannot be asked, the lease held before counts until its TTL runs out here.
+   */
+  async hold(name: LeaseName): Promise<boolean> {
+    if (this.#stopped) return false;
+    this.#names.add(name);
+    const sentAtMs = this.#monoMs();
+    let lease: HeldLease | null;
+    try {
+      lease = await this.#options.store.acquire(name, this.holder, this.#ttlMs);
+    } catch (error) {
+      this.#options.onError?.(name, error);
+      return this.holds(name);
+    }
+    if (this.#stopped) return false;
+    this.#record(name, lease, sentAtMs);
+    return lease !== null;
+  }
+
+  /** Whether this server holds `name` as of its last take or renewal, without asking the store. */
+  holds(name: LeaseName): boolean {
+    const holding = this.#held.get(name);
+    return holding !== undefined && this.#monoMs() < holding.validUntilMs;
+  }
+
+  /** Ask the store whether this server still holds `name` at the epoch it took it: before acting on work done under it. */
+  async confirm(name: LeaseName): Promise<boolean> {
+    const holding = this.#held.get(name);
+    if (holding === undefined || !this.holds(name)) return false;
+    try {
+      return await this.#options.store.check(name, this.holder, holding.lease.epoch);
+    } catch (error) {
+      this.#options.onError?.(name, error);
+      return this.holds(name);
+    }
+  }
+
+  /** The lease held for `name`, or null: its epoch tells one holding from the next. */
+  held(name: LeaseName): HeldLease | null {
+    return this.holds(name) ? this.#held.get(name)!.lease : null;
+  }
+
+  /**
+   * Keep the leases of the work that runs here (each named by a round once), from now on: renew a
+   * held one every `renewMs`, ask for one another server holds every `retryMs`. `names` are
+   * asked for at once.
+   */
+  start(names: readonly LeaseName[] = []): void {
+    if (this.#timer !== null || this.#stopped) return;
+    for (const name of names) this.#names.add(name);
+    this.#timer = setInterval(() => void this.#keep(), this.#options.retryMs ?? workLeaseLimits.retryMs);
+    this.#timer.unref();
+    void this.#keep();
+  }
+
+  /** Stop keeping the leases and give back the ones held, so another server takes the work at once. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#keeping;
+    const held = [...this.#held].filter(([name]) => this.holds(name));
+    this.#held.clear();
+    await Promise.all(
+      held.map(async ([name, { lease }]) => {
+        try {
+          await this.#options.store.release(name, this.holder, lease.epoch);
+        } catch (error) {
+          this.#options.onError?.(name, error);
+        }
+      }),
+    );
+  }
+
+  /** One turn of the timer: every lease due a renewal or a new try, one after another. */
+  #keep(): Promise<void> {
+    if (this.#keeping !== null) return this.#keeping;
+    this.#keeping = (async () => {
+      for (const name of this.#names) {
+        const holding = this.#held.get(name);
+        if (holding !== undefined && this.holds(name) && this.#monoMs() - holding.renewedAtMs < this.#renewMs) continue;
+        await this.hold(name);
+      }
+    })().finally(() => {
+      this.#keeping = null;
+    });
+    return this.#keeping;
+  }
+
+  #record(name: LeaseName, lease: HeldLease | null, sentAtMs: number): void {
+    const before = this.held(name);
+    if (lease === null) this.#held.delete(name);
+    // Counted from when the ask was sent: the store's TTL began no earlier.
+    else this.#held.set(name, { lease, renewedAtMs: sentAtMs, validUntilMs: sentAtMs + this.#ttlMs });
+    if (lease !== null && before?.epoch !== lease.epoch) this.#options.onChange?.(name, lease);
+    if (lease === null && before !== null) this.#options.onChange?.(name, null);
+  }
+}
+
+/** Where the leases say what they do: a lease that moved (info), one that could not be asked (error). */
+export interface WorkLeasesLog {
+  error(fields: object, message: string): void;
+  info?(fields: object, message: string): void;
+}
+
+/**
+ * The leases of a server's background work on `store`, logging each lease that comes or goes, and
+ * a store that cannot be asked once a minute at most (the next round tries again).
+ */
+export function loggedWorkLeases(store: Leases, log: WorkLeasesLog): WorkLeases {
+  let lastErrorMs = Number.NEGATIVE_INFINITY;
+  return new WorkLeases({
+    store,
+    onError: (name, error) => {
+      if (Date.now() - lastErrorMs < 60_000) return;
+      lastErrorMs = Date.now();
+      log.error({ err: error, lease: name }, `the lease of background work ${name} could not be asked for; it is tried again`);
+    },
+    onChange: (name, lease) =>
+      log.info?.(
+        { lease: name, epoch: lease?.epoch ?? null },
+        lease === null ? `background work ${name} runs on another server now` : `background work ${name} runs on this server now (lease epoch ${lease.epoch})`,
+      ),
+  });
+}

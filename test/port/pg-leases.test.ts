@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe } from 'vitest';
+import { PgLeases } from '../../db/pg/leases.ts';
+import { openPgPool } from '../../db/pg/pool.ts';
+import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
+import { type ContractBackend, plantedFails, runContract } from './contract.ts';
+import { type LeasesEnv, leasesCases } from './leases.contract.ts';
+import { PG_GREEDY_ACQUIRE_SQL, PG_STICKY_EPOCH_ACQUIRE_SQL } from './planted-leases.ts';
+
+// The leases contract on PostgreSQL: each case on a fresh copy of one migrated database, through
+// Interlock's own role; another connection is another pool, as another server has.
+
+const available = postgresOrSkip('the PostgreSQL leases contract (test/port/pg-leases.test.ts)');
+
+type Pool = ReturnType<typeof openPgPool>;
+
+let template: PgDatabase | undefined;
+const made: PgDatabase[] = [];
+const pools: Pool[] = [];
+
+function poolOn(database: PgDatabase): Pool {
+  const pool = openPgPool({ url: database.appUrl, max: 4 });
+  pools.push(pool);
+  return pool;
+}
+
+/** The backend, its stores made by `connect` on a fresh database, each on a pool of its own. */
+const pgOn = (name: string, connect: (pool: Pool) => PgLeases): ContractBackend<LeasesEnv> => ({
+  name,
+  make: async () => {
+    const database = await copyPgDatabase(template!, 'leases_case');
+    made.push(database);
+    return { store: connect(poolOn(database)), other: () => connect(poolOn(database)) };
+  },
+  cleanUp: async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.end()));
+    for (const database of made.splice(0)) await dropPgDatabase(database);
+  },
+});
+
+/** A PostgreSQL store whose take-or-renew statement is `sql`: a planted bad one. */
+class PlantedPgLeases extends PgLeases {
+  constructor(
+    pool: Pool,
+    private readonly sql: string,
+  ) {
+    super({ pool });
+  }
+
+  protected override acquireSql(): string {
+    return this.sql;
+  }
+}
+
+describe.skipIf(!available)('PostgreSQL', () => {
+  beforeAll(async () => {
+    template = await freshPgDatabase('leases_template');
+  });
+  afterAll(async () => {
+    if (template !== undefined) await dropPgDatabase(template);
+  });
+  runContract('leases', leasesCases, [pgOn('PostgreSQL', (pool) => new PgLeases({ pool }))]);
+  plantedFails(
+    'leases',
+    leasesCases,
+    [
+      'a lease given back is taken again at a higher epoch, even by its last holder; a stale or foreign release does nothing',
+      'an expired lease moves to another holder within its TTL, at a higher epoch, and the old holder then fails its check',
+      'two holders racing to take, renew and give back a lease many times at once never hold the same epoch',
+    ],
+    pgOn('a PostgreSQL store whose epoch stays put when the lease changes holder', (pool) => new PlantedPgLeases(pool, PG_STICKY_EPOCH_ACQUIRE_SQL)),
+  );
+  plantedFails(
+    'leases',
+    leasesCases,
+    [
+      'a free lease is taken at epoch 1 and renewed by its holder at the same epoch; another holder is refused while it stands',
+      'an expired lease moves to another holder within its TTL, at a higher epoch, and the old holder then fails its check',
+    ],
+    pgOn('a PostgreSQL store that lets a second holder take an unexpired lease', (pool) => new PlantedPgLeases(pool, PG_GREEDY_ACQUIRE_SQL)),
+  );
+});
