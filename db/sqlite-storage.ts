@@ -79,6 +79,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   return {
     location: database.file,
+    engine: 'sqlite',
     journal: (journalOptions) => new SqliteJournal({ db: database.db, ...journalOptions }),
     sessions: new SqliteSessions(database.db),
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),

@@ -1,5 +1,5 @@
-import type pg from 'pg';
-import { SchemaAheadError } from '../schema-version.ts';
+import pg from 'pg';
+import { type DatabaseSchema, SchemaAheadError } from '../schema-version.ts';
 import { StoreUnreachableError, StoreUnsupportedError } from '../port/errors.ts';
 import type { Storage, StoredIntegrity } from '../port/storage.ts';
 import { PgBudgetSlots } from './budget-slots.ts';
@@ -8,7 +8,7 @@ import { PgDerivedTables } from './derived.ts';
 import { PgGrants } from './grants.ts';
 import { pgGuardProblems } from './guards.ts';
 import { PgJournal } from './journal.ts';
-import { checkPgSchema, DatabaseEncodingError, migratePg, SchemaBehindError } from './migrate.ts';
+import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
 import { openPgPool, portErrorOfPg } from './pool.ts';
 import { PgSessions } from './sessions.ts';
 
@@ -79,14 +79,30 @@ export async function openPgStorage(options: PgStorageOptions): Promise<Storage>
   const connectTimeoutMs = options.connectTimeoutMs ?? connectTimeoutMsDefault;
   const pool = openPgPool({ url: options.url, max: options.max, applicationName: 'interlock', connectTimeoutMs });
   try {
-    const appRole = appRoleOf(options.url, options.migrateUrl);
-    await refuseUnreachable(pgLocation(options.migrateUrl), () => migrateAsOwner(options.migrateUrl, { connectTimeoutMs, ...(appRole === undefined ? {} : { appRole }) }));
+    // Given one URL only, a database migrated already (`npm run migrate` as its owner) is opened
+    // as it is: the application's role could not run the migrations, and needs none.
+    const current = options.migrateUrl === options.url && (await refuseUnreachable(location, () => isAtKnownSchema(pool)));
+    if (!current) {
+      const appRole = appRoleOf(options.url, options.migrateUrl);
+      await refuseUnreachable(pgLocation(options.migrateUrl), () => migrateAsOwner(options.migrateUrl, { connectTimeoutMs, ...(appRole === undefined ? {} : { appRole }) }));
+    }
     await refuseUnreachable(location, () => checkPgSchema(pool));
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;
   }
   return pgStorageOver(pool, location);
+}
+
+/** True when the database is at exactly this Interlock's schema; false when it still lacks migrations (a newer one is refused). */
+async function isAtKnownSchema(pool: pg.Pool): Promise<boolean> {
+  try {
+    await checkPgSchema(pool);
+    return true;
+  } catch (error) {
+    if (error instanceof SchemaBehindError) return false;
+    throw error;
+  }
 }
 
 /** `fn`, with an error of a database it could not reach turned into StoreUnreachableError naming `location`. */
@@ -119,6 +135,25 @@ async function migrateAsOwner(migrateUrl: string, options: { connectTimeoutMs: n
   }
 }
 
+/** The database's schema as the migrations left it, read with the owner's URL and nothing changed: what `npm run migrate --dry-run` shows. */
+export async function readPgSchema(migrateUrl: string): Promise<DatabaseSchema> {
+  const client = new pg.Client({ connectionString: migrateUrl, application_name: 'interlock-migrate', connectionTimeoutMillis: connectTimeoutMsDefault });
+  client.on('error', () => {});
+  await refuseUnreachable(pgLocation(migrateUrl), () => client.connect());
+  try {
+    return await pgDatabaseSchema(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Bring the database to this Interlock's schema as its owner, granting the application's role (`npm run migrate`): the schema it is at then. */
+export async function migratePgStorage(options: { url: string; migrateUrl: string }): Promise<DatabaseSchema> {
+  const appRole = appRoleOf(options.url, options.migrateUrl);
+  await refuseUnreachable(pgLocation(options.migrateUrl), () => migrateAsOwner(options.migrateUrl, { connectTimeoutMs: connectTimeoutMsDefault, ...(appRole === undefined ? {} : { appRole }) }));
+  return readPgSchema(options.migrateUrl);
+}
+
 /** The checks start-up runs on the stored rows of a PostgreSQL database. */
 function pgIntegrity(pool: pg.Pool): StoredIntegrity {
   const one = async <R extends pg.QueryResultRow>(sql: string): Promise<R | undefined> => {
@@ -137,7 +172,7 @@ function pgIntegrity(pool: pg.Pool): StoredIntegrity {
     // Every entry is sealed as it is written here: entries without a seal were never written by Interlock.
     needsSealing: async () => (await one<{ needs: boolean }>('SELECT EXISTS (SELECT 1 FROM entries) AND NOT EXISTS (SELECT 1 FROM journal_seals) AS needs'))?.needs === true,
     sealUnsealed: async () => {
-      throw new StoreUnsupportedError(`a journal on PostgreSQL is sealed as it is written and is never sealed afterwards; nothing was changed (${PG_BACKUP_ADVICE})`);
+      throw new StoreUnsupportedError('a journal on PostgreSQL is sealed as each entry is written and never afterwards: entries without their seals were not written by Interlock, or their seals were removed; nothing was changed');
     },
     backupTo: async () => {
       throw new StoreUnsupportedError(`Interlock does not copy a PostgreSQL database to a file: ${PG_BACKUP_ADVICE}`);
@@ -151,6 +186,7 @@ export function pgStorageOver(pool: pg.Pool, location: string): Storage {
   let closing: Promise<void> | null = null;
   return {
     location,
+    engine: 'postgresql',
     journal: (journalOptions) => new PgJournal({ pool, ...journalOptions }),
     sessions: new PgSessions({ pool }),
     grants: (nowMs) => new PgGrants({ pool, nowMs }),

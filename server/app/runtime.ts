@@ -14,7 +14,7 @@ import { holdsPublishedSecret } from '../config/published-secrets.ts';
 import type { InterlockConfig, StripeMode } from '../config/schema.ts';
 import { decideDemoTraffic } from '../demo/switch.ts';
 import { type DemoTraffic, startDemoTraffic } from '../demo/traffic.ts';
-import { EnvError, type InterlockEnv } from '../config/env.ts';
+import { EnvError, type InterlockEnv, storagePlace } from '../config/env.ts';
 import { killHookFromEnv } from '../gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
 import { loggerOptions } from './log-options.ts';
@@ -123,12 +123,12 @@ async function refuseUnprovedKey(stripe: Stripe, services: Services, app: Fastif
  * of `DB_PATH`. A file SQLite cannot read is journal damage, told in one line like any other.
  */
 async function openJournalStorage(env: InterlockEnv): Promise<Storage> {
-  if (env.databaseUrl !== null) return openServerStorage({ kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl });
-  const file = env.dbPath;
+  const place = storagePlace(env);
+  if (place.kind === 'postgresql') return openServerStorage(place);
   try {
-    return await openServerStorage({ kind: 'sqlite', file });
+    return await openServerStorage(place);
   } catch (error) {
-    throw unreadableDatabaseDamage(error, file) ?? error;
+    throw unreadableDatabaseDamage(error, place.file) ?? error;
   }
 }
 

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { StoragePlace } from '../../db/server-storage.ts';
 import { DEFAULT_CONFIG_PATH } from './load.ts';
 import { describeUrl } from './check.ts';
 import { credentialPath, readSecretFileOrProblem } from './secret-file.ts';
@@ -300,4 +301,10 @@ export function parseEnv(env: RawEnv): InterlockEnv {
   };
   if (read.problems.length > 0) throw new EnvError(read.problems.join('; '));
   return parsed;
+}
+
+/** Where the environment keeps everything: the PostgreSQL database of `DATABASE_URL` when it is set, else the SQLite file of `DB_PATH`. */
+export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'>): StoragePlace {
+  if (env.databaseUrl === null) return { kind: 'sqlite', file: env.dbPath };
+  return { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl };
 }
