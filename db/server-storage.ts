@@ -1,5 +1,3 @@
-import { DatabaseEncodingError, knownPgMigrations, SchemaBehindError } from './pg/migrate.ts';
-import { MigrationRefusedError, migratePgStorage, openPgStorage, pgLocation, readPgSchema } from './pg/storage.ts';
 import { StoreUnreachableError } from './port/errors.ts';
 import type { Storage } from './port/storage.ts';
 import { type DatabaseSchema, knownMigrations, SchemaAheadError, schemaOnDisk } from './schema-version.ts';
@@ -7,15 +5,24 @@ import { migrateStorage, openStorage } from './sqlite-storage.ts';
 
 // Where the server keeps everything: a PostgreSQL database when DATABASE_URL names one, else the
 // SQLite file of DB_PATH. The server opens its storage here and nowhere else, so no module outside
-// db/ imports a driver.
+// db/ imports a driver. PostgreSQL's modules (and its driver) are loaded only when it is asked for:
+// a server on SQLite starts as it did.
 
 /** The storage a server is given: a SQLite file, or a PostgreSQL database with its owner's URL for the migrations. */
 export type StoragePlace = { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; migrateUrl: string };
 
 /** Open the storage at `place`, migrated to this Interlock's schema (a newer one is refused). */
-export function openServerStorage(place: StoragePlace): Promise<Storage> {
-  return place.kind === 'postgresql' ? openPgStorage({ url: place.url, migrateUrl: place.migrateUrl }) : openStorage({ file: place.file });
+export async function openServerStorage(place: StoragePlace): Promise<Storage> {
+  if (place.kind === 'sqlite') return openStorage({ file: place.file });
+  const { openPgStorage } = await import('./pg/storage.ts');
+  return openPgStorage({ url: place.url, migrateUrl: place.migrateUrl });
 }
+
+/**
+ * The codes of the refusals at start that PostgreSQL's storage raises (db/pg/storage.ts,
+ * db/pg/migrate.ts): a role that may not migrate, a database not migrated, or not in UTF8.
+ */
+const PG_START_REFUSALS: ReadonlySet<string> = new Set(['migration_refused', 'schema_behind', 'database_encoding']);
 
 /**
  * True for a refusal of the storage at start that is the operator's to fix, told in one line: a
@@ -23,26 +30,31 @@ export function openServerStorage(place: StoragePlace): Promise<Storage> {
  * newer schema or not migrated, or one not in UTF8.
  */
 export function isStorageStartRefusal(error: unknown): error is Error {
-  return error instanceof StoreUnreachableError || error instanceof MigrationRefusedError || error instanceof SchemaAheadError || error instanceof SchemaBehindError || error instanceof DatabaseEncodingError;
+  if (error instanceof StoreUnreachableError || error instanceof SchemaAheadError) return true;
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && PG_START_REFUSALS.has(error.code);
 }
 
 /** Where the storage is, as an operator names it: the SQLite file, or the database's URL without its password. */
-export function placeName(place: StoragePlace): string {
-  return place.kind === 'postgresql' ? pgLocation(place.url) : place.file;
+export async function placeName(place: StoragePlace): Promise<string> {
+  if (place.kind === 'sqlite') return place.file;
+  return (await import('./pg/storage.ts')).pgLocation(place.url);
 }
 
 /** The schema the storage at `place` is at now, nothing changed; null for a SQLite file not made yet. */
 export async function storageSchema(place: StoragePlace): Promise<DatabaseSchema | null> {
-  return place.kind === 'postgresql' ? readPgSchema(place.migrateUrl) : schemaOnDisk(place.file);
+  if (place.kind === 'sqlite') return schemaOnDisk(place.file);
+  return (await import('./pg/storage.ts')).readPgSchema(place.migrateUrl);
 }
 
 /** The migrations this Interlock ships for the storage at `place`, by name, in order. */
-export function shippedMigrations(place: StoragePlace): string[] {
-  if (place.kind === 'postgresql') return knownPgMigrations().map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`);
-  return knownMigrations().map((m) => m.tag);
+export async function shippedMigrations(place: StoragePlace): Promise<string[]> {
+  if (place.kind === 'sqlite') return knownMigrations().map((m) => m.tag);
+  const { knownPgMigrations } = await import('./pg/migrate.ts');
+  return knownPgMigrations().map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`);
 }
 
 /** Bring the storage at `place` to this Interlock's schema (PostgreSQL: as its owner, granting the application's role): the schema it is at then. */
-export function migrateServerStorage(place: StoragePlace): Promise<DatabaseSchema> {
-  return place.kind === 'postgresql' ? migratePgStorage(place) : migrateStorage(place.file);
+export async function migrateServerStorage(place: StoragePlace): Promise<DatabaseSchema> {
+  if (place.kind === 'sqlite') return migrateStorage(place.file);
+  return (await import('./pg/storage.ts')).migratePgStorage(place);
 }

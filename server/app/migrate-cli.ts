@@ -45,8 +45,8 @@ export async function runMigrateCli(args: readonly string[], env: Readonly<Recor
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
     const place = storagePlace(parseEnv(env));
-    const dbPath = placeName(place);
-    const shipped = shippedMigrations(place);
+    const dbPath = await placeName(place);
+    const shipped = await shippedMigrations(place);
     const before = await storageSchema(place);
     if (before !== null && (before.unknown > 0 || before.schema > shipped.length)) throw new SchemaAheadError(before, shipped.length);
     const pending = shipped.slice(before?.schema ?? 0);

@@ -55,7 +55,7 @@ export async function runRebuildViewsCli(args: readonly string[], env: Readonly<
     const paths = parseEnv(env);
     // --db names a SQLite file, whatever the environment keeps; without it, the server's own storage.
     const place: StoragePlace = values.db === undefined ? storagePlace(paths) : { kind: 'sqlite', file: resolve(values.db) };
-    const file = placeName(place);
+    const file = await placeName(place);
     if (place.kind === 'sqlite' && !existsSync(place.file)) {
       io.stderr.write(`refused: ${file}: no such journal database\n`);
       return REBUILD_VIEWS_EXIT_CODES.refused;
