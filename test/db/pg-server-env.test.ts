@@ -76,22 +76,25 @@ describe.skipIf(!available)('npm start with a PostgreSQL database it cannot use 
     return stderr;
   }
 
-  it('a value that is no PostgreSQL URL', async () => {
+  it('a value that is no PostgreSQL URL, or the owner URL alone', async () => {
     expect(await refusedStart('bad-url', { DATABASE_URL: `mysql://app:${SECRET}@127.0.0.1/db` })).toMatch(/DATABASE_URL must be a postgresql:\/\/ URL/);
     expect(await refusedStart('owner-alone', { DATABASE_MIGRATE_URL: `postgresql://owner:${SECRET}@127.0.0.1/db` })).toMatch(/DATABASE_MIGRATE_URL is set without DATABASE_URL/);
-  }, 60_000);
+  }, 90_000);
 
-  it('a database nobody listens for, and one whose password is wrong', async () => {
+  it('a database nobody listens for', async () => {
     const nobody = `postgresql://interlock_app:${SECRET}@127.0.0.1:${await freePort()}/interlock`;
     expect(await refusedStart('unreachable', { DATABASE_URL: nobody })).toMatch(/the database at postgresql:\/\/interlock_app@127\.0\.0\.1:\d+\/interlock cannot be reached or logged into: .*ECONNREFUSED/);
+  }, 90_000);
+
+  it('a wrong password, and a database that does not exist', async () => {
     const wrong = database.appUrl.replace(/:[^:@/]+@/, `:${SECRET}@`);
     expect(await refusedStart('wrong-password', { DATABASE_URL: wrong, DATABASE_MIGRATE_URL: wrong })).toMatch(/cannot be reached or logged into: password authentication failed/);
     expect(await refusedStart('no-database', { DATABASE_URL: database.appUrl.replace(/\/[^/]+$/, '/no_such_database') })).toMatch(/cannot be reached or logged into: database "no_such_database" does not exist/);
-  }, 60_000);
+  }, 90_000);
 
   it('the application role given as the migrating one: refused before anything is created in the database', async () => {
     expect(await refusedStart('app-migrates', { DATABASE_URL: database.appUrl })).toMatch(/may not migrate the database .*set DATABASE_MIGRATE_URL to the database owner's URL/);
     const cluster = await postgresCluster();
     expect(await cluster.psql(database.name, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")).toBe('0\n');
-  }, 60_000);
+  }, 90_000);
 });

@@ -84,7 +84,7 @@ describe.skipIf(!available)('the server on PostgreSQL (real process)', () => {
   const entriesInDatabase = async (): Promise<number> => Number(await (await postgresCluster()).psql(database.name, 'SELECT count(*) FROM entries'));
 
   it('migrates the database, commits a refund, and after SIGKILL knows it and commits a new one', async () => {
-    server = await startServerProcess({ ...env, LOG_LEVEL: 'warn' }, { logs: true });
+    server = await startServerProcess({ ...env, LOG_LEVEL: 'warn' }, { logs: true, readyTimeoutMs: 90_000 });
     const pi = await payment(10_000);
     const first = await refund({ request_id: 'case-4471', payment_intent: pi, amount: 2000 });
     expect(first.body.status, `${JSON.stringify(first.body)} ${server.stdout()}`).toBe('COMMITTED');
@@ -97,7 +97,7 @@ describe.skipIf(!available)('the server on PostgreSQL (real process)', () => {
 
     server.child.kill('SIGKILL');
     expect(await server.exited).toBe('SIGKILL');
-    server = await startServerProcess({ ...env, LOG_LEVEL: 'warn' }, { logs: true });
+    server = await startServerProcess({ ...env, LOG_LEVEL: 'warn' }, { logs: true, readyTimeoutMs: 90_000 });
     expect(await agent('GET', '/v1/refunds/case-4471')).toEqual(known);
     const again = await agent('POST', '/v1/refunds', { request_id: 'case-4471', payment_intent: pi, amount: 2000 });
     expect(again.body.status, `${JSON.stringify(again.body)} ${server.stdout()}`).toBe('DUPLICATE_IGNORED');
@@ -120,9 +120,9 @@ describe.skipIf(!available)('the server on PostgreSQL (real process)', () => {
     server.child.kill('SIGKILL');
     await server.exited;
     const { DATABASE_MIGRATE_URL: _owner, ...appOnly } = env;
-    server = await startServerProcess({ ...appOnly, LOG_LEVEL: 'warn' }, { logs: true });
+    server = await startServerProcess({ ...appOnly, LOG_LEVEL: 'warn' }, { logs: true, readyTimeoutMs: 90_000 });
     expect(await agent('GET', '/v1/refunds/case-4471')).toEqual(known);
-  }, 120_000);
+  }, 300_000);
 
   it('the application role the server was given may alter, truncate or replace nothing of the schema it migrated', async () => {
     const app = openPgPool({ url: database.appUrl, max: 1 });
