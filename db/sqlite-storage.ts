@@ -83,6 +83,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
   const leases = memory || options.shareBudget === false ? new MemoryLeases() : new SqliteLeases(database.sqlite.name);
   return {
     location: database.file,
+    engine: 'sqlite',
     journal: (journalOptions) => new SqliteJournal({ db: database.db, ...journalOptions }),
     sessions: new SqliteSessions(database.db),
     grants: (nowMs) => new SqliteGrants({ db: database.db, nowMs }),

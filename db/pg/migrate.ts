@@ -115,8 +115,12 @@ export async function refuseNewerPgSchema(client: pg.ClientBase): Promise<Databa
  * refuse a database not in UTF8 or at a newer schema, apply each missing migration, record this
  * Interlock, and grant the application's role (`appRole`) what APP_PRIVILEGES says. Safe when processes race to do it.
  */
-export async function migratePg(ownerUrl: string, options: { appRole?: string; nowMs?: number } = {}): Promise<DatabaseSchema> {
-  const client = new pg.Client({ connectionString: ownerUrl, application_name: 'interlock-migrate' });
+export async function migratePg(ownerUrl: string, options: { appRole?: string; nowMs?: number; connectTimeoutMs?: number } = {}): Promise<DatabaseSchema> {
+  const client = new pg.Client({
+    connectionString: ownerUrl,
+    application_name: 'interlock-migrate',
+    ...(options.connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: options.connectTimeoutMs }),
+  });
   // A connection lost mid-migration rejects the statement in flight; the client's 'error' event,
   // unheard, would end the process instead.
   client.on('error', () => {});

@@ -38,6 +38,8 @@ export interface PgPoolOptions {
    * long as TCP keeps the connection, hours by default.
    */
   idleInTransactionTimeoutMs?: number;
+  /** How long opening a connection may take before it fails, in ms; unset, as long as the network takes. */
+  connectTimeoutMs?: number;
 }
 
 /** As SQLite's busy timeout (db/open.ts): a writer waits this long for the head row's lock, then the write is refused as busy. */
@@ -65,6 +67,7 @@ export function openPgPool(options: PgPoolOptions): pg.Pool {
     application_name: options.applicationName ?? 'interlock',
     options: `-c synchronous_commit=on -c lock_timeout=${lockTimeoutMs} -c idle_in_transaction_session_timeout=${idleMs}`,
     types,
+    ...(options.connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: options.connectTimeoutMs }),
   });
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would end
   // the process. The next checkout gets a new connection, so there is nothing else to do here.

@@ -29,4 +29,17 @@ export class DerivedInputError extends Error {
   readonly code = 'derived_input_invalid';
 }
 
+/**
+ * What this storage does not do (a file copy of a PostgreSQL database, sealing a journal an
+ * earlier Interlock wrote): nothing was done, and the message says what to use instead.
+ */
+export class StoreUnsupportedError extends Error {
+  readonly code = 'store_unsupported';
+}
+
+/** The database could not be reached or logged into when the storage was opened: nothing was read or written. */
+export class StoreUnreachableError extends Error {
+  readonly code = 'store_unreachable';
+}
+
 export { SealRefusedError } from '../journal-seals.ts';

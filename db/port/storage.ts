@@ -31,8 +31,10 @@ export interface StoredIntegrity {
  * hands out a connection or a prepared statement; what a backend needs stays inside it.
  */
 export interface Storage {
-  /** Where it is, as an operator names it: the journal's file (`:memory:` for none). */
+  /** Where it is, as an operator names it: the journal's file (`:memory:` for none), or the database's URL without its password. */
   readonly location: string;
+  /** What keeps it: a tool that reads or copies the journal's file works on `sqlite` only. */
+  readonly engine: 'sqlite' | 'postgresql';
   /** The journal, on this process's clock; made once per process. */
   journal(options: JournalOptions): StorageJournal;
   /** People's sessions, read through by every process (server/sessions/sessions.ts). */

@@ -1,14 +1,15 @@
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { knownMigrations, knownSchema, SchemaAheadError, schemaOnDisk } from '../../db/schema-version.ts';
-import { migrateStorage } from '../../db/sqlite-storage.ts';
+import { SchemaAheadError } from '../../db/schema-version.ts';
+import { isStorageStartRefusal, migrateServerStorage, placeName, shippedMigrations, storageSchema } from '../../db/server-storage.ts';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
-import { EnvError, parseEnv } from '../config/env.ts';
+import { EnvError, parseEnv, storagePlace } from '../config/env.ts';
 import { INTERLOCK_VERSION } from '../journal/version.ts';
 
 /**
- * `npm run migrate`: bring the journal database of the data folder (DATA_DIR, DB_PATH) to the
- * schema this Interlock knows, and nothing else; with --dry-run, list the migrations it would apply
+ * `npm run migrate`: bring the journal database of the data folder (DATA_DIR, DB_PATH), or the
+ * PostgreSQL database of DATABASE_URL (as the owner of DATABASE_MIGRATE_URL), to the schema this
+ * Interlock knows, and nothing else; with --dry-run, list the migrations it would apply
  * and change nothing. A database a newer Interlock migrated is refused, as a start refuses it.
  */
 
@@ -19,7 +20,8 @@ type MigrateExitCode = (typeof MIGRATE_EXIT_CODES)[keyof typeof MIGRATE_EXIT_COD
 /** How to call it, by the command that started it. */
 export const migrateUsage = (): string =>
   `usage: ${commandLine('[--dry-run]')}\n` +
-  '  Applies the migrations the journal database (DATA_DIR, DB_PATH) lacks, creating it when missing. Stop the\n' +
+  '  Applies the migrations the journal database (DATA_DIR, DB_PATH; or DATABASE_URL, as DATABASE_MIGRATE_URL) lacks,\n' +
+  '  creating a SQLite file when missing. Stop the\n' +
   '  server and take a backup first. --dry-run lists them and changes nothing.\n' +
   '  Exit 0: done; 1: failed; 2: refused (the database is newer than this Interlock); 64: bad arguments.';
 
@@ -28,8 +30,6 @@ interface Streams {
   stderr: Writable;
 }
 
-/** The migrations a database at `schema` lacks, by name. */
-const pendingFrom = (schema: number) => knownMigrations().slice(schema).map((migration) => migration.tag);
 
 const plural = (n: number) => `${n} migration${n === 1 ? '' : 's'}`;
 
@@ -44,18 +44,20 @@ export async function runMigrateCli(args: readonly string[], env: Readonly<Recor
       return MIGRATE_EXIT_CODES.ok;
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
-    const { dbPath } = parseEnv(env);
-    const before = schemaOnDisk(dbPath);
-    if (before !== null && (before.unknown > 0 || before.schema > knownSchema())) throw new SchemaAheadError(before);
-    const pending = pendingFrom(before?.schema ?? 0);
-    const knows = `this Interlock (${INTERLOCK_VERSION}) knows schema ${knownSchema()}`;
+    const place = storagePlace(parseEnv(env));
+    const dbPath = await placeName(place);
+    const shipped = await shippedMigrations(place);
+    const before = await storageSchema(place);
+    if (before !== null && (before.unknown > 0 || before.schema > shipped.length)) throw new SchemaAheadError(before, shipped.length);
+    const pending = shipped.slice(before?.schema ?? 0);
+    const knows = `this Interlock (${INTERLOCK_VERSION}) knows schema ${shipped.length}`;
     const at = before === null ? `${dbPath}: no database yet` : `${dbPath}: schema ${before.schema}`;
     if (values['dry-run'] === true) {
       const lines = [`${at}; ${knows}.`, pending.length === 0 ? 'Nothing to apply.' : `${plural(pending.length)} to apply (dry run: none applied):`];
       io.stdout.write(`${[...lines, ...pending.map((tag) => `  ${tag}`)].join('\n')}\n`);
       return MIGRATE_EXIT_CODES.ok;
     }
-    const after = await migrateStorage(dbPath);
+    const after = await migrateServerStorage(place);
     const lines = [`${at}; ${knows}.`, pending.length === 0 ? 'Nothing to apply.' : `Applied ${plural(pending.length)}:`, ...pending.map((tag) => `  ${tag}`)];
     lines.push(`${dbPath} is at schema ${after.schema} (Interlock ${after.interlock ?? INTERLOCK_VERSION}).`);
     io.stdout.write(`${lines.join('\n')}\n`);
@@ -65,7 +67,7 @@ export async function runMigrateCli(args: readonly string[], env: Readonly<Recor
       io.stderr.write(`${error.message}\n${migrateUsage()}\n`);
       return MIGRATE_EXIT_CODES.usage;
     }
-    if (error instanceof SchemaAheadError || error instanceof EnvError) {
+    if (error instanceof SchemaAheadError || error instanceof EnvError || isStorageStartRefusal(error)) {
       io.stderr.write(`refused: ${error.message}\n`);
       return MIGRATE_EXIT_CODES.refused;
     }

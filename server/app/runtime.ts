@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type Stripe from 'stripe';
 import type { Storage } from '../../db/port/storage.ts';
-import { openStorage } from '../../db/sqlite-storage.ts';
+import { openServerStorage } from '../../db/server-storage.ts';
 import { limits } from '../../shared/limits.ts';
 import { AppClock } from './clock.ts';
 import { clockFile, TEST_CLOCK_FILE } from './clock-file.ts';
@@ -14,7 +14,7 @@ import { holdsPublishedSecret } from '../config/published-secrets.ts';
 import type { InterlockConfig, StripeMode } from '../config/schema.ts';
 import { decideDemoTraffic } from '../demo/switch.ts';
 import { type DemoTraffic, startDemoTraffic } from '../demo/traffic.ts';
-import { EnvError, type InterlockEnv } from '../config/env.ts';
+import { EnvError, type InterlockEnv, storagePlace } from '../config/env.ts';
 import { killHookFromEnv } from '../gate/kill-points.ts';
 import { buildInterlock } from './interlock.ts';
 import { loggerOptions } from './log-options.ts';
@@ -118,12 +118,17 @@ async function refuseUnprovedKey(stripe: Stripe, services: Services, app: Fastif
   app.log.info({ probes: results.map((r) => r.probe.call) }, `LIVE: the restricted key holds every permission Interlock uses (${results.length} probes passed)`);
 }
 
-/** Open the storage; a file SQLite cannot read is journal damage, told in one line like any other. */
-async function openJournalStorage(file: string): Promise<Storage> {
+/**
+ * Open the storage: the PostgreSQL database of `DATABASE_URL` when it is set, else the SQLite file
+ * of `DB_PATH`. A file SQLite cannot read is journal damage, told in one line like any other.
+ */
+async function openJournalStorage(env: InterlockEnv): Promise<Storage> {
+  const place = storagePlace(env);
+  if (place.kind === 'postgresql') return openServerStorage(place);
   try {
-    return await openStorage({ file });
+    return await openServerStorage(place);
   } catch (error) {
-    throw unreadableDatabaseDamage(error, file) ?? error;
+    throw unreadableDatabaseDamage(error, place.file) ?? error;
   }
 }
 
@@ -145,12 +150,21 @@ export async function startInterlock(env: InterlockEnv, options: StartOptions = 
     embeddedSandbox: env.stripeSandboxUrl === null,
   });
   if (demo.run === 'refused') throw new EnvError(demo.message);
-  mkdirSync(env.dataDir, { recursive: true });
-  // Read before anything is opened or started, so a key that cannot be used stops the start at once.
-  const signing = resolveSigningKey(env);
-  // A test clock moved by hand goes on from where it was (a bad file stops the start here); a production clock is never moved.
-  const clock = config.testMode ? new AppClock(Date.now, clockFile(join(env.dataDir, TEST_CLOCK_FILE))) : new AppClock();
-  const storage = await openJournalStorage(env.dbPath);
+  // A PostgreSQL database is reached first: one that cannot be stops the start with nothing written to the data folder.
+  const reached = env.databaseUrl === null ? null : await openJournalStorage(env);
+  let signing: ReturnType<typeof resolveSigningKey>;
+  let clock: AppClock;
+  try {
+    mkdirSync(env.dataDir, { recursive: true });
+    // Read before anything else is opened or started, so a key that cannot be used stops the start at once.
+    signing = resolveSigningKey(env);
+    // A test clock moved by hand goes on from where it was (a bad file stops the start here); a production clock is never moved.
+    clock = config.testMode ? new AppClock(Date.now, clockFile(join(env.dataDir, TEST_CLOCK_FILE))) : new AppClock();
+  } catch (error) {
+    await reached?.close();
+    throw error;
+  }
+  const storage = reached ?? (await openJournalStorage(env));
   const stripe = await connectStripe(env, config.stripe.mode, `http://${env.host}:${env.port}/webhooks/stripe`, options);
   const interlock = await buildInterlock({
     config,

@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { ConfigError } from '../config/load.ts';
 import { EnvError, parseEnv } from '../config/env.ts';
+import { PG_BACKUP_INSTEAD, refuseOnPostgres } from '../app/file-tools.ts';
+import { StoreUnsupportedError } from '../../db/port/errors.ts';
 import { SigningKeyError } from '../receipts/keys.ts';
 import { takeBackup } from './backup.ts';
 import { takeIncrement } from './increment.ts';
@@ -79,7 +81,9 @@ export async function runBackupCli(args: readonly string[], env: Env, io: Stream
   return run(io, BACKUP_COMMAND, async () => {
     const read = readBackupArguments(args);
     if (read === null) return 'help';
-    const options = { env: parseEnv(env), dir: read.dir, withKey: read.withKey };
+    const parsed = parseEnv(env);
+    refuseOnPostgres(parsed, read.since === null ? 'npm run backup' : 'npm run backup -- --since', PG_BACKUP_INSTEAD);
+    const options = { env: parsed, dir: read.dir, withKey: read.withKey };
     const { manifest, warnings } = read.since === null ? await takeBackup(options) : await takeIncrement({ ...options, since: read.since });
     for (const warning of warnings) io.stderr.write(`warning: ${warning}\n`);
     const { point } = manifest;
@@ -100,6 +104,7 @@ export async function runRestoreCli(args: readonly string[], env: Env, io: Strea
     const read = readArguments(args, 'replace');
     if (read === null) return 'help';
     const parsed = parseEnv(env);
+    refuseOnPostgres(parsed, 'npm run restore', "restore PostgreSQL with its own tools: pg_restore of a pg_dump into a new database, or a base backup with its WAL (see docs/operators/postgresql.md)");
     const result = await restoreBackup({ env: parsed, dir: read.dir, replace: read.flag });
     const { findings } = result;
     for (const warning of result.warnings) io.stderr.write(`warning: ${warning}\n`);
@@ -147,7 +152,7 @@ async function run(io: Streams, command: Command, work: () => Promise<'help' | '
       io.stderr.write(`${error.message}\n${command.usage()}\n`);
       return BACKUP_EXIT_CODES.usage;
     }
-    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError].some((kind) => error instanceof kind)) {
+    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError, StoreUnsupportedError].some((kind) => error instanceof kind)) {
       io.stderr.write(`${command.name} refused: ${messageOf(error)}\n`);
       return BACKUP_EXIT_CODES.refused;
     }

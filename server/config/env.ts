@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { StoragePlace } from '../../db/server-storage.ts';
 import { DEFAULT_CONFIG_PATH } from './load.ts';
 import { describeUrl } from './check.ts';
 import { credentialPath, readSecretFileOrProblem } from './secret-file.ts';
@@ -26,8 +27,15 @@ export interface InterlockEnv {
   host: string;
   /** `DATA_DIR` (`data`), absolute: the journal, the signing key, the embedded sandbox's file. */
   dataDir: string;
-  /** `DB_PATH` (`DATA_DIR/interlock.sqlite`), absolute. */
+  /** `DB_PATH` (`DATA_DIR/interlock.sqlite`), absolute: the journal's SQLite file, unless `DATABASE_URL` is set. */
   dbPath: string;
+  /**
+   * `DATABASE_URL`: a postgresql:// URL of the application's role. Set, everything is kept in that
+   * PostgreSQL database instead of the SQLite file (docs/operators/postgresql.md).
+   */
+  databaseUrl: string | null;
+  /** `DATABASE_MIGRATE_URL` (`DATABASE_URL`): the database owner's URL, which applies the migrations at start. */
+  databaseMigrateUrl: string | null;
   /**
    * `RECEIPT_KEY_PATH`, absolute: the receipt signing key (PEM PKCS#8 Ed25519), read and never
    * created. Unset: a systemd credential, else the data folder's key (receipts/key-file.ts).
@@ -149,6 +157,35 @@ function readSandboxUrl(read: EnvReader): URL | null {
   return read.refuse('STRIPE_SANDBOX_URL', `must be an http:// URL such as http://127.0.0.1:12111, not ${describeUrl(value)}`, null);
 }
 
+/** A postgres:// or postgresql:// URL naming a database, or the refusal of `name`, shown without its password. */
+function readPgUrl(read: EnvReader, name: string): string | null {
+  const value = read.raw(name);
+  if (value === null) return null;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url === null || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    return read.refuse(name, `must be a postgresql:// URL such as postgresql://interlock_app:…@127.0.0.1:5432/interlock, not ${describeUrl(value)}`, null);
+  }
+  if (url.pathname.length < 2) return read.refuse(name, `must name the database after the host (postgresql://role:…@host:5432/database), not ${describeUrl(value)}`, null);
+  return value;
+}
+
+/**
+ * `DATABASE_URL` and `DATABASE_MIGRATE_URL` (which defaults to `DATABASE_URL`): both unset keeps the
+ * SQLite file. The owner's URL alone, or a database named beside `DB_PATH`, is refused: the
+ * journal is kept in one place.
+ */
+function readDatabaseUrls(read: EnvReader): { url: string | null; migrateUrl: string | null } {
+  const url = readPgUrl(read, 'DATABASE_URL');
+  const migrateUrl = readPgUrl(read, 'DATABASE_MIGRATE_URL');
+  if (read.raw('DATABASE_URL') === null && read.raw('DATABASE_MIGRATE_URL') !== null) {
+    read.refuse('DATABASE_MIGRATE_URL', 'is set without DATABASE_URL: set DATABASE_URL to the application role\'s URL too, or unset both to keep the journal in SQLite', null);
+  }
+  if (read.raw('DATABASE_URL') !== null && read.raw('DB_PATH') !== null) {
+    read.refuse('DB_PATH', 'and DATABASE_URL are both set: the journal is kept in one place; unset DB_PATH to keep it in PostgreSQL, or DATABASE_URL to keep it in SQLite', null);
+  }
+  return { url, migrateUrl: url === null ? null : (migrateUrl ?? url) };
+}
+
 /** A secret read from the environment and what a refusal calls it: the variable, its `_FILE` variable, or the credential. */
 interface EnvSecret {
   value: string;
@@ -236,11 +273,14 @@ export function parseEnv(env: RawEnv): InterlockEnv {
   const dbPath = read.raw('DB_PATH');
   const credentialsDirectory = absoluteOrNull(read.raw('CREDENTIALS_DIRECTORY'));
   const stripe = readStripeSecrets(read, credentialsDirectory);
+  const database = readDatabaseUrls(read);
   const parsed: InterlockEnv = {
     port: read.port('PORT', 3000),
     host: read.raw('HOST') ?? '127.0.0.1',
     dataDir,
     dbPath: dbPath === null ? join(dataDir, 'interlock.sqlite') : resolve(dbPath),
+    databaseUrl: database.url,
+    databaseMigrateUrl: database.migrateUrl,
     receiptKeyPath: absoluteOrNull(read.raw('RECEIPT_KEY_PATH')),
     credentialsDirectory,
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
@@ -261,4 +301,10 @@ export function parseEnv(env: RawEnv): InterlockEnv {
   };
   if (read.problems.length > 0) throw new EnvError(read.problems.join('; '));
   return parsed;
+}
+
+/** Where the environment keeps everything: the PostgreSQL database of `DATABASE_URL` when it is set, else the SQLite file of `DB_PATH`. */
+export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'>): StoragePlace {
+  if (env.databaseUrl === null) return { kind: 'sqlite', file: env.dbPath };
+  return { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl };
 }

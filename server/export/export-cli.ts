@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util';
 import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { describeUrl } from '../config/check.ts';
 import { EnvError, type InterlockEnv, parseEnv } from '../config/env.ts';
+import { refuseOnPostgres } from '../app/file-tools.ts';
+import { StoreUnsupportedError } from '../../db/port/errors.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';
@@ -119,6 +121,7 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     return EXIT_CODES.usage;
   }
   try {
+    refuseOnPostgres(paths, 'npm run export', 'nothing yet exports receipts from PostgreSQL; each receipt stays at GET /v1/receipts/:effect_id and the ledger at /api/ledger.csv');
     const key = readSigningKey(paths);
     // Each receipt's own chain is verified as it is read; the journal as a whole (the global chain,
     // its checkpoints and epochs) is held first as start-up holds it, so a chain rewritten and
@@ -137,7 +140,7 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     if (more > 0) say(`export: and ${more} more receipts do not verify (each row says why)`);
     return EXIT_CODES.unverified;
   } catch (error) {
-    if (error instanceof ExportInputError) {
+    if (error instanceof ExportInputError || error instanceof StoreUnsupportedError) {
       say(`export: ${error.message}`);
       return EXIT_CODES.noInput;
     }

@@ -31,6 +31,8 @@ export interface DamageSite {
 
 /** What every damage message ends with: the two ways forward. */
 export function damageAdvice(databaseFile: string): string {
+  // The verify tool reads a SQLite file; a PostgreSQL database (named by its URL) is restored with PostgreSQL's own tools.
+  if (/^postgres(ql)?:\/\//.test(databaseFile)) return `restore the database ${databaseFile} from its backup (pg_restore, or a base backup and its WAL), see docs/operators/postgresql.md`;
   return `restore the database from a backup, or locate the damage with \`${toolCommand('verify', `--journal ${databaseFile}`)}\``;
 }
 

@@ -1,5 +1,5 @@
 import { describeGuardProblems } from '../../db/journal-guards.ts';
-import { SealRefusedError } from '../../db/port/errors.ts';
+import { SealRefusedError, StoreUnsupportedError } from '../../db/port/errors.ts';
 import type { Storage } from '../../db/port/storage.ts';
 import type { JournalStore } from '../journal/store.ts';
 import type { Views } from '../views/views.ts';
@@ -87,6 +87,8 @@ async function refuseUnsealed(storage: StartCheckParts['storage']): Promise<numb
 
 /** Seal a journal an earlier Interlock wrote (the storage's `sealUnsealed`); how many entries were sealed. */
 async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartCheckParts['log']): Promise<number> {
+  // Asked first: a storage that seals every entry as it is written (PostgreSQL) never seals afterwards.
+  if (!(await storage.integrity.needsSealing())) return 0;
   try {
     const outcome = await storage.integrity.sealUnsealed(backupFileFor(storage.location, 'before-seal'));
     if (outcome.sealed > 0) {
@@ -97,6 +99,8 @@ async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartChe
     }
     return outcome.sealed;
   } catch (error) {
+    // Entries without their seals where every entry is sealed as written: the seals were removed.
+    if (error instanceof StoreUnsupportedError) await refuseUnsealed(storage);
     if (!(error instanceof SealRefusedError)) throw error;
     const site = error.corrupt === null ? null : { seq: error.corrupt.seq, effectId: error.corrupt.effectId };
     throw new JournalDamagedError('journal_corrupt', error.message, { site, databaseFile: storage.location });
@@ -106,7 +110,14 @@ async function sealIfUnsealed(storage: StartCheckParts['storage'], log: StartChe
 /** A copy of the database before the derived tables are first written in it, beside it. */
 async function backUpBeforeTables(storage: StartCheckParts['storage'], log: StartCheckParts['log']): Promise<void> {
   const backupFile = backupFileFor(storage.location, 'before-views');
-  await storage.integrity.backupTo(backupFile);
+  try {
+    await storage.integrity.backupTo(backupFile);
+  } catch (error) {
+    // A storage that copies nothing to a file (PostgreSQL, backed up with its own tools): the tables are a cache, rebuilt all the same.
+    if (!(error instanceof StoreUnsupportedError)) throw error;
+    log.info({ event: 'views_backup', backup: null }, `the journal has no derived tables yet: they are built with no copy taken before (${error.message})`);
+    return;
+  }
   log.info(
     { event: 'views_backup', backup: backupFile },
     `the journal has no derived tables yet (written by an earlier Interlock): the database before they are built is at ${backupFile}`,

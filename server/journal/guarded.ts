@@ -9,10 +9,12 @@ export interface JournalWatch {
   /** Told every error a call met: a corrupt row makes the journal stand failed from then on. */
   report(error: unknown): boolean;
   /**
-   * Throws (a JournalCorruptError) when `chain`, read from the journal just now, does not extend
-   * the chain as the watch verified it: rows removed or rewritten behind the journal's back.
+   * The chain of `effectId` as the watch verified it now, before the chain is read: the check
+   * returned throws (a JournalCorruptError) when the chain read does not extend it, rows removed or
+   * rewritten behind the journal's back. Taken first, since the watch may verify later entries of
+   * the chain while the read is on its way, which a read begun earlier rightly lacks.
    */
-  holdChain(effectId: string, chain: readonly Entry[]): void;
+  chainHold(effectId: string): (chain: readonly Entry[]) => void;
 }
 
 /**
@@ -36,25 +38,27 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     // chain cut or rewritten under the running server is never taken for what it says.
     entries: (effectId) =>
       guarded(async () => {
+        const hold = watch.chainHold(effectId);
         const chain = await journal.entries(effectId);
-        watch.holdChain(effectId, chain);
+        hold(chain);
         return chain;
       }),
     append: (kind, effectId, fields, options) => guarded(() => journal.append(kind, effectId, fields, options)),
     appendIf: (kind, effectId, check, fields, claim, guard) =>
-      guarded(() =>
-        journal.appendIf(
+      guarded(() => {
+        const hold = watch.chainHold(effectId);
+        return journal.appendIf(
           kind,
           effectId,
           (chain) => {
-            watch.holdChain(effectId, chain);
+            hold(chain);
             return check(chain);
           },
           fields,
           claim,
           guard,
-        ),
-      ),
+        );
+      }),
     reservations: (key) => guarded(() => journal.reservations(key)),
     claim: (effectId, owner, ttlMs) => guarded(() => journal.claim(effectId, owner, ttlMs)),
     release: (effectId, owner) => guarded(() => journal.release(effectId, owner)),
@@ -65,17 +69,19 @@ export function guardJournal(journal: JournalStore, watch: JournalWatch): Journa
     // Held against its seals first (no state needed), then against the chain the watch verified.
     sealedChain: (effectId) =>
       guarded(async () => {
+        const hold = watch.chainHold(effectId);
         const sealed = await journal.sealedChain(effectId);
-        watch.holdChain(effectId, checkSealedChain(effectId, sealed));
+        hold(checkSealedChain(effectId, sealed));
         return sealed;
       }),
     // Each chain as `sealedChain` holds it; a journal that cannot read several at once reads them one by one.
     sealedChains: (effectIds) =>
       guarded(async () => {
+        const holds = effectIds.map((effectId) => watch.chainHold(effectId));
         const chains: SealedEntry[][] = [];
         if (journal.sealedChains !== undefined) chains.push(...(await journal.sealedChains(effectIds)));
         else for (const effectId of effectIds) chains.push(await journal.sealedChain(effectId));
-        for (const [i, effectId] of effectIds.entries()) watch.holdChain(effectId, checkSealedChain(effectId, chains[i] ?? []));
+        for (const [i, effectId] of effectIds.entries()) holds[i]!(checkSealedChain(effectId, chains[i] ?? []));
         return chains;
       }),
     sealAt: (seq) => guarded(() => journal.sealAt(seq)),

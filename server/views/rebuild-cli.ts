@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { openStorage } from '../../db/sqlite-storage.ts';
+import { isStorageStartRefusal, openServerStorage, placeName, type StoragePlace } from '../../db/server-storage.ts';
 import { asUsage, commandLine, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { ConfigError } from '../config/check.ts';
-import { EnvError, parseEnv } from '../config/env.ts';
+import { EnvError, parseEnv, storagePlace } from '../config/env.ts';
 import { loadConfig } from '../config/load.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 import { type Rebuilt, rebuildViews } from './rebuild.ts';
@@ -23,7 +23,7 @@ type RebuildExitCode = (typeof REBUILD_VIEWS_EXIT_CODES)[keyof typeof REBUILD_VI
 /** How to call it, by the command that started it. */
 export const rebuildViewsUsage = (): string =>
   `usage: ${commandLine('[--db <file>]')}\n` +
-  "  Resets the views' derived tables of the journal database (--db, else DATA_DIR, DB_PATH) and rebuilds them\n" +
+  "  Resets the views' derived tables of the journal database (--db, else DATABASE_URL, else DATA_DIR, DB_PATH) and rebuilds them\n" +
   '  from its journal, under the inbox name of the config (INTERLOCK_CONFIG). Stop the server first.\n' +
   '  Exit 0: done; 1: failed (the journal fails its checks); 2: refused (no such database, a bad config); 64: bad arguments.';
 
@@ -53,13 +53,15 @@ export async function runRebuildViewsCli(args: readonly string[], env: Readonly<
     }
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
     const paths = parseEnv(env);
-    const file = values.db === undefined ? paths.dbPath : resolve(values.db);
-    if (!existsSync(file)) {
+    // --db names a SQLite file, whatever the environment keeps; without it, the server's own storage.
+    const place: StoragePlace = values.db === undefined ? storagePlace(paths) : { kind: 'sqlite', file: resolve(values.db) };
+    const file = await placeName(place);
+    if (place.kind === 'sqlite' && !existsSync(place.file)) {
       io.stderr.write(`refused: ${file}: no such journal database\n`);
       return REBUILD_VIEWS_EXIT_CODES.refused;
     }
     const { inboxName } = loadConfig(paths.configPath, env);
-    const storage = await openStorage({ file });
+    const storage = await openServerStorage(place);
     try {
       const journal = storage.journal({ wallClockMs: () => Date.now() });
       const rebuilt = await rebuildViews({ journal, tables: storage.derived, inboxName });
@@ -73,7 +75,7 @@ export async function runRebuildViewsCli(args: readonly string[], env: Readonly<
       io.stderr.write(`${error.message}\n${rebuildViewsUsage()}\n`);
       return REBUILD_VIEWS_EXIT_CODES.usage;
     }
-    if (error instanceof EnvError || error instanceof ConfigError) {
+    if (error instanceof EnvError || error instanceof ConfigError || isStorageStartRefusal(error)) {
       io.stderr.write(`refused: ${error.message}\n`);
       return REBUILD_VIEWS_EXIT_CODES.refused;
     }

@@ -19,14 +19,21 @@ export class VerifiedChains {
   }
 
   /**
-   * A chain read from the journal now must extend the chain as the views verified it: the entry
-   * they applied last is still at its place. Rows removed or rewritten under the running server
-   * (every hash of what is left may hold) would otherwise make a refund already sent look new.
+   * A chain read from the journal after this call must extend the chain as the views verified it
+   * now: the entry they applied last is still at its place. Rows removed or rewritten under the
+   * running server (every hash of what is left may hold) would otherwise make a refund already
+   * sent look new. The follower moves the tail in place as it applies the chain's next entries, so
+   * what it held when asked is copied. A chain read on another connection (PostgreSQL's pool) may lack
+   * entries the follower applies while the read is on its way, and is no less whole for it.
    */
-  hold(effectId: string, chain: readonly Entry[]): void {
+  holdAsNow(effectId: string): (chain: readonly Entry[]) => void {
     const tail = this.#follower.tail(effectId);
-    if (tail === undefined || chain[tail.length - 1]?.hash === tail.hash) return;
-    throw new JournalCorruptError(`journal entry seq ${tail.seq} is no longer the entry the views verified: the chain was cut or rewritten behind the journal`, { seq: tail.seq, effectId });
+    if (tail === undefined) return () => {};
+    const held = { seq: tail.seq, length: tail.length, hash: tail.hash };
+    return (chain) => {
+      if (chain[held.length - 1]?.hash === held.hash) return;
+      throw new JournalCorruptError(`journal entry seq ${held.seq} is no longer the entry the views verified: the chain was cut or rewritten behind the journal`, { seq: held.seq, effectId });
+    };
   }
 
   /** One chain as far as the views verified it (`CaughtUp.chain`), read through the views' guarded journal. */

@@ -75,7 +75,7 @@ export class Views {
     this.#journal = guardJournal(options.journal, {
       assertAvailable: () => this.assertAvailable(),
       report: (error) => this.report(error),
-      holdChain: (effectId, chain) => this.#chains.hold(effectId, chain),
+      chainHold: (effectId) => this.#chains.holdAsNow(effectId),
     });
     this.#chainReads = new BatchChainReads((effectId) => this.#journal.entries(effectId));
     this.#feed = new LiveFeed(options.nowMs);

@@ -28,6 +28,8 @@ describe('parseEnv', () => {
       host: '127.0.0.1',
       dataDir: resolve('data'),
       dbPath: resolve('data', 'interlock.sqlite'),
+      databaseUrl: null,
+      databaseMigrateUrl: null,
       receiptKeyPath: null,
       credentialsDirectory: null,
       sandboxPort: 12_111,

@@ -191,6 +191,14 @@ function nameFor(label: string): string {
   return `${label.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40)}_${process.pid}_${databasesMade}`;
 }
 
+/** A database made from template0 in UTF8, owned by the owner role and not migrated: what an operator creates before the first start. */
+export async function emptyPgDatabase(label: string): Promise<PgDatabase> {
+  const cluster = await postgresCluster();
+  const name = nameFor(label);
+  await cluster.psql('postgres', `CREATE DATABASE ${name} OWNER ${OWNER_ROLE} TEMPLATE template0 ENCODING 'UTF8'`);
+  return urlsOf(cluster, name);
+}
+
 /** A fresh database made from template0 and migrated by its owner, Interlock's role granted what it may do. */
 export async function freshPgDatabase(label: string): Promise<PgDatabase> {
   const cluster = await postgresCluster();

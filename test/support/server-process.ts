@@ -92,9 +92,10 @@ export async function runServerToExit(env: Record<string, string>): Promise<{ ex
 
 /**
  * Start `server/main.ts` and wait until `/readyz` says ready (or the process dies); with `logs`,
- * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default).
+ * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default). `readyTimeoutMs`
+ * (30 s) is how long it may take: more for a test that runs beside other suites' servers and databases.
  */
-export async function startServerProcess(env: Record<string, string>, options: { logs?: boolean } = {}): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, options: { logs?: boolean; readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
   return onFreePorts(async (attempt) => {
     if (attempt > 1) {
       // Another process took a port between freePort() and the server's listen: new ones.
@@ -107,7 +108,7 @@ export async function startServerProcess(env: Record<string, string>, options: {
   });
 }
 
-async function startServerProcessOnce(env: Record<string, string>, options: { logs?: boolean }): Promise<ServerProcess> {
+async function startServerProcessOnce(env: Record<string, string>, options: { logs?: boolean; readyTimeoutMs?: number }): Promise<ServerProcess> {
   const child = spawnServer(env, options.logs === true);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -120,7 +121,7 @@ async function startServerProcessOnce(env: Record<string, string>, options: { lo
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
   const url = `http://127.0.0.1:${Number(env.PORT)}`;
   // Not left running when it is not ready: nobody holds it to stop it, and it would outlive the test run.
-  await untilReady(child, url, () => stderr, READY_TIMEOUT_MS, async () => child.kill('SIGKILL'));
+  await untilReady(child, url, () => stderr, options.readyTimeoutMs ?? READY_TIMEOUT_MS, async () => child.kill('SIGKILL'));
   return { url, child, exited, stderr: () => stderr, stdout: () => stdout };
 }
 
