@@ -8,6 +8,7 @@ import { PgDerivedTables } from './derived.ts';
 import { PgGrants } from './grants.ts';
 import { pgGuardProblems } from './guards.ts';
 import { PgJournal } from './journal.ts';
+import { PgLeases } from './leases.ts';
 import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
 import { openPgPool, portErrorOfPg } from './pool.ts';
 import { PgSessions } from './sessions.ts';
@@ -194,6 +195,8 @@ export function pgStorageOver(pool: pg.Pool, location: string): Storage {
     // Every process on the database shares the budget, so never null here.
     budgetSlots,
     derived: new PgDerivedTables({ pool }),
+    // Shared by every server on the database: one of them runs each piece of background work.
+    leases: new PgLeases({ pool }),
     integrity: pgIntegrity(pool),
     // The pool ends once the clients checked out are given back: work in flight finishes first. Closing twice closes once.
     close: () => {
