@@ -179,10 +179,6 @@ const DRIVER_ALLOWED: Record<string, string> = {
   'test/db/outbox-migration.test.ts': 'writes a file at an earlier schema and migrates it',
   'test/db/schema-version.test.ts': 'writes files at earlier and later schemas',
   'test/db/sqlite-schema.test.ts': 'writes raw rows against the schema\'s guards, and races migrations',
-  // PostgreSQL's planted bad stores and their contract, typed with the pool the store under test is given.
-  'test/port/planted-pg-derived.ts': 'a planted bad PostgreSQL derived store, typed with the pool it runs on',
-  'test/port/planted-pg-budget-slots.ts': 'a planted bad PostgreSQL budget slot store, typed with the pool it runs on',
-  'test/port/pg-budget-slots.contract.ts': 'the budget slots contract on PostgreSQL, typed with the pools of its rounds',
 };
 
 /** Every TypeScript file of the project but the storage folder: the server, the web app, the tests, the journeys, the tools. */
