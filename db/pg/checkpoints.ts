@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } from '../port/checkpoints.ts';
-import { inTransaction, portErrorOfPg } from './pool.ts';
+import { inTransaction, pgQuery, portErrorOfPg } from './pool.ts';
 
 // The PostgreSQL side of the checkpoints: the signed notes, apart from the entries, the journal's
 // id, and the seal reads a checkpoint is held against (db/port/checkpoints.ts).
@@ -25,11 +25,7 @@ export class PgCheckpoints implements Checkpoints {
   }
 
   async #query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    try {
-      return (await this.#pool.query<R>(text, values)).rows;
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+    return (await pgQuery<R>(this.#pool, text, values)).rows;
   }
 
   async latest(): Promise<StoredCheckpoint | null> {

@@ -5,7 +5,7 @@ import type { ViewSum } from '../derived-store.ts';
 import type { DerivedBatch, DerivedCursor, DerivedDigest, DerivedListOptions, DerivedRow, DerivedSnapshot, DerivedTables, DigestMark } from '../port/derived.ts';
 import { DERIVED_SQL, type KeyedRow, listQuery, type StoredRow } from './derived-queries.ts';
 import { openPgSnapshot } from './derived-snapshot.ts';
-import { inTransaction, portErrorOfPg } from './pool.ts';
+import { inTransaction, pgQuery } from './pool.ts';
 
 // The derived tables on PostgreSQL (db/port/derived.ts), as SQLite's (db/derived-store.ts) with
 // the same rules (db/derived-rules.ts). A batch is one READ COMMITTED transaction whose first
@@ -51,12 +51,8 @@ export class PgDerivedTables implements DerivedTables {
     return this.#pool;
   }
 
-  async #query<R extends pg.QueryResultRow>(text: string | pg.QueryConfig, values: unknown[] = []): Promise<R[]> {
-    try {
-      return (typeof text === 'string' ? await this.#pool.query<R>(text, values) : await this.#pool.query<R>(text)).rows;
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+  async #query<R extends pg.QueryResultRow>(query: string | pg.QueryConfig, values: unknown[] = []): Promise<R[]> {
+    return (await pgQuery<R>(this.#pool, query, values)).rows;
   }
 
   async cursor(): Promise<DerivedCursor | null> {

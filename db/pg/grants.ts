@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Json, JsonObject } from '../../shared/json.ts';
 import { assertLeaseId, checkedTerms, describeGrant, type GrantRecord, leaseIdOf, sightOf, wholeMs } from '../grant-rules.ts';
 import type { GrantDescription, Grants, GrantSight, GrantTerms } from '../port/grants.ts';
-import { portErrorOfPg } from './pool.ts';
+import { pgQuery } from './pool.ts';
 
 // Durable leases on PostgreSQL, as db/grants.ts keeps them on SQLite (the rules in
 // db/grant-rules.ts): each call one statement on the pool, committed on its own, so a grant or
@@ -22,12 +22,8 @@ export class PgGrants implements Grants {
   }
 
   /** Run one statement on the pool; its errors come out as the port's. */
-  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.#pool.query<R>(text, values);
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+  protected query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return pgQuery<R>(this.#pool, text, values);
   }
 
   async grant(leaseId: string, terms: GrantTerms = {}): Promise<void> {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type HeldLease, type Leases, refuseBadLeaseAsk } from '../port/leases.ts';
-import { portErrorOfPg } from './pool.ts';
+import { pgQuery } from './pool.ts';
 
 // Background-work leases on PostgreSQL, as db/leases.ts keeps them on SQLite: each call one
 // statement on the pool, committed on its own. The clock is the database's, the one every server
@@ -35,12 +35,8 @@ export class PgLeases implements Leases {
   }
 
   /** Run one statement on the pool; its errors come out as the port's. */
-  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.#pool.query<R>(text, values);
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+  protected query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return pgQuery<R>(this.#pool, text, values);
   }
 
   /** The take-or-renew statement: PG_ACQUIRE_SQL, unless a store over the same table says otherwise. */

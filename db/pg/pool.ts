@@ -120,6 +120,15 @@ export function portErrorOfPg(error: unknown): unknown {
   return error;
 }
 
+/** One statement on the pool, outside any transaction; its errors come out as the port's. */
+export async function pgQuery<R extends pg.QueryResultRow>(pool: pg.Pool, query: string | pg.QueryConfig, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  try {
+    return typeof query === 'string' ? await pool.query<R>(query, values) : await pool.query<R>(query);
+  } catch (error) {
+    throw portErrorOfPg(error);
+  }
+}
+
 /**
  * `fn` in one transaction on a client of its own, begun by `begin` (e.g. `BEGIN ISOLATION LEVEL
  * READ COMMITTED`) and committed when `fn` resolves. When `fn` or the commit throws, the

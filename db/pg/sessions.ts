@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Sessions, StoredSession } from '../port/sessions.ts';
-import { portErrorOfPg } from './pool.ts';
+import { pgQuery } from './pool.ts';
 
 // People's sessions on PostgreSQL, as db/session-store.ts keeps them on SQLite: each call one
 // statement on the pool, committed on its own, so what one server does is seen by the next read
@@ -17,12 +17,8 @@ export class PgSessions implements Sessions {
   }
 
   /** Run one statement on the pool; its errors come out as the port's. */
-  protected async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.#pool.query<R>(text, values);
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
+  protected query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return pgQuery<R>(this.#pool, text, values);
   }
 
   async create(idHash: string, session: StoredSession): Promise<void> {

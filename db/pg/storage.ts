@@ -10,7 +10,7 @@ import { pgGuardProblems } from './guards.ts';
 import { PgJournal } from './journal.ts';
 import { PgLeases } from './leases.ts';
 import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
-import { openPgPool, portErrorOfPg } from './pool.ts';
+import { openPgPool, pgQuery } from './pool.ts';
 import { PgSessions } from './sessions.ts';
 
 // The storage on PostgreSQL: every store of the port over one pool of the application's role.
@@ -157,13 +157,7 @@ export async function migratePgStorage(options: { url: string; migrateUrl: strin
 
 /** The checks start-up runs on the stored rows of a PostgreSQL database. */
 function pgIntegrity(pool: pg.Pool): StoredIntegrity {
-  const one = async <R extends pg.QueryResultRow>(sql: string): Promise<R | undefined> => {
-    try {
-      return (await pool.query<R>(sql)).rows[0];
-    } catch (error) {
-      throw portErrorOfPg(error);
-    }
-  };
+  const one = async <R extends pg.QueryResultRow>(sql: string): Promise<R | undefined> => (await pgQuery<R>(pool, sql)).rows[0];
   return {
     guardProblems: () => pgGuardProblems(pool),
     rowOutsideTheOrder: async () => {
