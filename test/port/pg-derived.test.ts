@@ -1,8 +1,9 @@
-import { afterEach, beforeAll, describe } from 'vitest';
+import { describe } from 'vitest';
 import { PgDerivedTables } from '../../db/pg/derived.ts';
-import { openPgPool } from '../../db/pg/pool.ts';
-import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
-import { type ContractBackend, plantedFails, runContract } from './contract.ts';
+import type { PgPool } from '../../db/pg/pool.ts';
+import { postgresOrSkip } from '../support/postgres.ts';
+import { plantedFails, runContract } from './contract.ts';
+import { pgContractBackends } from './pg-backends.ts';
 import { type DerivedEnv, derivedCases } from './derived.contract.ts';
 import { PgCheckingOutside, PgNotCheckingTheCursor, PgNotSubtracting, PgSnapshotReadingLive } from './planted-pg-derived.ts';
 
@@ -11,39 +12,10 @@ import { PgCheckingOutside, PgNotCheckingTheCursor, PgNotSubtracting, PgSnapshot
 
 const available = postgresOrSkip('the PostgreSQL derived tables contract (test/port/pg-derived.test.ts)');
 
-type Pool = ReturnType<typeof openPgPool>;
-
-let template: PgDatabase;
-const made: PgDatabase[] = [];
-const pools: Pool[] = [];
-
-function poolOn(database: PgDatabase): Pool {
-  const pool = openPgPool({ url: database.appUrl, max: 4 });
-  pools.push(pool);
-  return pool;
-}
-
-/** The backend, its stores made by `connect` on a fresh database, each handle on a pool of its own. */
-const pgOn = (name: string, connect: (pool: Pool) => PgDerivedTables): ContractBackend<DerivedEnv> => ({
-  name,
-  make: async () => {
-    const database = await copyPgDatabase(template, 'derived_case');
-    made.push(database);
-    return { tables: connect(poolOn(database)), other: () => connect(poolOn(database)) };
-  },
-  cleanUp: async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.end()));
-    for (const database of made.splice(0)) await dropPgDatabase(database);
-  },
-});
-
 describe.skipIf(!available)('PostgreSQL', () => {
-  beforeAll(async () => {
-    template = await freshPgDatabase('derived_template');
-  });
-  afterEach(async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.end()));
-  });
+  const backend = pgContractBackends('derived');
+  /** The backend, its stores made by `connect`, each handle on a pool of its own. */
+  const pgOn = (name: string, connect: (pool: PgPool) => PgDerivedTables) => backend<DerivedEnv>(name, (openPool) => ({ tables: connect(openPool()), other: () => connect(openPool()) }));
 
   runContract('derived tables', derivedCases, [pgOn('PostgreSQL', (pool) => new PgDerivedTables({ pool }))]);
 

@@ -1,42 +1,16 @@
-import { afterAll, beforeAll, describe } from 'vitest';
+import { describe } from 'vitest';
 import { PgGrants } from '../../db/pg/grants.ts';
-import { openPgPool } from '../../db/pg/pool.ts';
+import type { PgPool } from '../../db/pg/pool.ts';
 import { type FakeClock, fakeClock } from '../support/db-journals.ts';
-import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
-import { type ContractBackend, plantedFails, runContract } from './contract.ts';
+import { postgresOrSkip } from '../support/postgres.ts';
+import { plantedFails, runContract } from './contract.ts';
+import { pgContractBackends } from './pg-backends.ts';
 import { type GrantsEnv, grantsCases, T0 } from './grants.contract.ts';
 
 // The grants contract on PostgreSQL: each case on a fresh copy of one migrated database, through
 // Interlock's own role; another connection is another pool, as another server has, on one clock.
 
 const available = postgresOrSkip('the PostgreSQL grants contract (test/port/pg-grants.test.ts)');
-
-type Pool = ReturnType<typeof openPgPool>;
-
-let template: PgDatabase | undefined;
-const made: PgDatabase[] = [];
-const pools: Pool[] = [];
-
-function poolOn(database: PgDatabase): Pool {
-  const pool = openPgPool({ url: database.appUrl, max: 4 });
-  pools.push(pool);
-  return pool;
-}
-
-/** The backend, its stores made by `connect` on a fresh database, each on a pool of its own. */
-const pgOn = (name: string, connect: (pool: Pool, clock: FakeClock) => PgGrants): ContractBackend<GrantsEnv> => ({
-  name,
-  make: async () => {
-    const database = await copyPgDatabase(template!, 'grants_case');
-    made.push(database);
-    const clock = fakeClock(T0);
-    return { clock, grants: connect(poolOn(database), clock), other: () => connect(poolOn(database), clock) };
-  },
-  cleanUp: async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.end()));
-    for (const database of made.splice(0)) await dropPgDatabase(database);
-  },
-});
 
 /** A planted bad store: a revocation overwrites any earlier one, so a lease is revoked again and again, its time moving. */
 class RevokingAgainPgGrants extends PgGrants {
@@ -46,12 +20,13 @@ class RevokingAgainPgGrants extends PgGrants {
 }
 
 describe.skipIf(!available)('PostgreSQL', () => {
-  beforeAll(async () => {
-    template = await freshPgDatabase('grants_template');
-  });
-  afterAll(async () => {
-    if (template !== undefined) await dropPgDatabase(template);
-  });
+  const backend = pgContractBackends('grants');
+  /** The backend, its stores made by `connect` on one clock, each on a pool of its own. */
+  const pgOn = (name: string, connect: (pool: PgPool, clock: FakeClock) => PgGrants) =>
+    backend<GrantsEnv>(name, (openPool) => {
+      const clock = fakeClock(T0);
+      return { clock, grants: connect(openPool(), clock), other: () => connect(openPool(), clock) };
+    });
   runContract('grants', grantsCases, [pgOn('PostgreSQL', (pool, clock) => new PgGrants({ pool, nowMs: clock.wallClockMs }))]);
   plantedFails(
     'grants',

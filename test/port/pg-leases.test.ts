@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe } from 'vitest';
+import { describe } from 'vitest';
 import { PgLeases } from '../../db/pg/leases.ts';
-import { openPgPool } from '../../db/pg/pool.ts';
-import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
-import { type ContractBackend, plantedFails, runContract } from './contract.ts';
+import type { PgPool } from '../../db/pg/pool.ts';
+import { postgresOrSkip } from '../support/postgres.ts';
+import { plantedFails, runContract } from './contract.ts';
+import { pgContractBackends } from './pg-backends.ts';
 import { type LeasesEnv, leasesCases } from './leases.contract.ts';
 import { PG_GREEDY_ACQUIRE_SQL, PG_STICKY_EPOCH_ACQUIRE_SQL } from './planted-leases.ts';
 
@@ -11,36 +12,10 @@ import { PG_GREEDY_ACQUIRE_SQL, PG_STICKY_EPOCH_ACQUIRE_SQL } from './planted-le
 
 const available = postgresOrSkip('the PostgreSQL leases contract (test/port/pg-leases.test.ts)');
 
-type Pool = ReturnType<typeof openPgPool>;
-
-let template: PgDatabase | undefined;
-const made: PgDatabase[] = [];
-const pools: Pool[] = [];
-
-function poolOn(database: PgDatabase): Pool {
-  const pool = openPgPool({ url: database.appUrl, max: 4 });
-  pools.push(pool);
-  return pool;
-}
-
-/** The backend, its stores made by `connect` on a fresh database, each on a pool of its own. */
-const pgOn = (name: string, connect: (pool: Pool) => PgLeases): ContractBackend<LeasesEnv> => ({
-  name,
-  make: async () => {
-    const database = await copyPgDatabase(template!, 'leases_case');
-    made.push(database);
-    return { store: connect(poolOn(database)), other: () => connect(poolOn(database)) };
-  },
-  cleanUp: async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.end()));
-    for (const database of made.splice(0)) await dropPgDatabase(database);
-  },
-});
-
 /** A PostgreSQL store whose take-or-renew statement is `sql`: a planted bad one. */
 class PlantedPgLeases extends PgLeases {
   constructor(
-    pool: Pool,
+    pool: PgPool,
     private readonly sql: string,
   ) {
     super({ pool });
@@ -52,12 +27,9 @@ class PlantedPgLeases extends PgLeases {
 }
 
 describe.skipIf(!available)('PostgreSQL', () => {
-  beforeAll(async () => {
-    template = await freshPgDatabase('leases_template');
-  });
-  afterAll(async () => {
-    if (template !== undefined) await dropPgDatabase(template);
-  });
+  const backend = pgContractBackends('leases');
+  /** The backend, its stores made by `connect`, each on a pool of its own. */
+  const pgOn = (name: string, connect: (pool: PgPool) => PgLeases) => backend<LeasesEnv>(name, (openPool) => ({ store: connect(openPool()), other: () => connect(openPool()) }));
   runContract('leases', leasesCases, [pgOn('PostgreSQL', (pool) => new PgLeases({ pool }))]);
   plantedFails(
     'leases',

@@ -1,41 +1,16 @@
-import { afterAll, beforeAll, describe } from 'vitest';
-import { openPgPool } from '../../db/pg/pool.ts';
+import { describe } from 'vitest';
+import type { PgPool } from '../../db/pg/pool.ts';
 import { PgSessions } from '../../db/pg/sessions.ts';
 import type { StoredSession } from '../../db/port/sessions.ts';
-import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
-import { type ContractBackend, plantedFails, runContract } from './contract.ts';
+import { postgresOrSkip } from '../support/postgres.ts';
+import { plantedFails, runContract } from './contract.ts';
+import { pgContractBackends } from './pg-backends.ts';
 import { type SessionsEnv, sessionsCases } from './sessions.contract.ts';
 
 // The sessions contract on PostgreSQL: each case on a fresh copy of one migrated database,
 // through Interlock's own role; another connection is another pool, as another server has.
 
 const available = postgresOrSkip('the PostgreSQL sessions contract (test/port/pg-sessions.test.ts)');
-
-type Pool = ReturnType<typeof openPgPool>;
-
-let template: PgDatabase | undefined;
-const made: PgDatabase[] = [];
-const pools: Pool[] = [];
-
-function poolOn(database: PgDatabase): Pool {
-  const pool = openPgPool({ url: database.appUrl, max: 4 });
-  pools.push(pool);
-  return pool;
-}
-
-/** The backend, its stores made by `connect` on a fresh database, each on a pool of its own. */
-const pgOn = (name: string, connect: (pool: Pool) => PgSessions): ContractBackend<SessionsEnv> => ({
-  name,
-  make: async () => {
-    const database = await copyPgDatabase(template!, 'sessions_case');
-    made.push(database);
-    return { store: connect(poolOn(database)), other: () => connect(poolOn(database)) };
-  },
-  cleanUp: async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.end()));
-    for (const database of made.splice(0)) await dropPgDatabase(database);
-  },
-});
 
 /** A planted bad store: being seen writes the session it created back, as an upsert, so a session ended meanwhile comes back. */
 class UpsertingPgSessions extends PgSessions {
@@ -66,12 +41,9 @@ class BackwardsPgSessions extends PgSessions {
 }
 
 describe.skipIf(!available)('PostgreSQL', () => {
-  beforeAll(async () => {
-    template = await freshPgDatabase('sessions_template');
-  });
-  afterAll(async () => {
-    if (template !== undefined) await dropPgDatabase(template);
-  });
+  const backend = pgContractBackends('sessions');
+  /** The backend, its stores made by `connect`, each on a pool of its own. */
+  const pgOn = (name: string, connect: (pool: PgPool) => PgSessions) => backend<SessionsEnv>(name, (openPool) => ({ store: connect(openPool()), other: () => connect(openPool()) }));
   runContract('sessions', sessionsCases, [pgOn('PostgreSQL', (pool) => new PgSessions({ pool }))]);
   plantedFails(
     'sessions',
