@@ -1,14 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../shared/api.ts';
 import { isLedgerOutcome, type LedgerPage, type LedgerTotals } from '../../shared/ledger.ts';
 import { limits } from '../../shared/limits.ts';
 import { csvAnswer, EffectParams, LedgerFilterQuery, LedgerPageSchema, LedgerQuery, LedgerTotalsSchema, ReceiptSchema, responses } from '../../shared/schemas.ts';
 import { isStatus } from '../../shared/statuses.ts';
-import { ledgerCsvFromPages } from '../ledger/csv-pages.ts';
-import { ledgerCsvStream } from '../ledger/csv-stream.ts';
-import { openLedgerReader } from '../ledger/export.ts';
+import { ledgerCsvDownloads } from '../ledger/csv-downloads.ts';
 import { decodeCursor, encodeCursor, type LedgerFilter, rowMatches } from '../ledger/filter.ts';
 import { signReceipt } from '../receipts/receipts.ts';
 import { displayNameOf, type Services } from '../app/services.ts';
@@ -81,30 +78,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     ...parseFilter(services, request.query),
     ...bound(request),
   });
-  /** CSV downloads being made now (at most limits.ledgerCsvExportsMax). */
-  let exporting = 0;
-  /** The CSV made by a worker reading the journal's file over a read-only connection of its own (SQLite). */
-  const csvFromWorker = async (filter: LedgerFilter, request: FastifyRequest): Promise<Readable> => {
-    const file = services.storage.location;
-    // Opened here once, so a journal that cannot be read is answered as an error, not a cut download.
-    await (await openLedgerReader(file)).close();
-    return ledgerCsvStream({
-      file,
-      inboxName: services.config.inboxName,
-      filter,
-      displayNames: Object.fromEntries(services.config.people.map((person) => [person.name, person.displayName])),
-      onError: (error) => {
-        if (!services.views.report(error)) request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short');
-      },
-    });
-  };
-  /** The CSV from the ledger's derived table, a page at a time: where no worker can open the journal as a file (PostgreSQL). */
-  const csvFromPages = (filter: LedgerFilter): Readable =>
-    ledgerCsvFromPages(async (beforeSeq) => {
-      const { ledger } = await services.views.current();
-      const limit = limits.ledgerPageRowsMax;
-      return ledger.page(filter, beforeSeq === undefined ? { limit } : { beforeSeq, limit }, displayName);
-    });
+  const downloads = ledgerCsvDownloads(services);
 
   const pageSchema = {
     ...finance,
@@ -141,24 +115,11 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
   };
   app.get('/api/ledger.csv', { schema: csvSchema, config: { access: { resource: 'export', verb: 'download' } } }, async (request, reply) => {
     const filter = readableFilter(request);
-    // Each download is a worker with a heap and a journal connection of its own: a flood of them
-    // from one session must not start a flood of workers.
-    if (exporting >= limits.ledgerCsvExportsMax) {
+    const stream = await downloads.open(filter, (error) => request.log.error({ err: error }, 'the ledger export failed part way; the download was cut short'));
+    if (stream === 'busy') {
       reply.header('retry-after', String(CSV_BUSY_RETRY_S));
       throw new AppError('rate_limited', `${limits.ledgerCsvExportsMax} ledger downloads are being made; ask again once one has finished`);
     }
-    // The slot is taken before the journal is opened: asks that arrive meanwhile see it taken.
-    exporting += 1;
-    let stream: Readable;
-    try {
-      stream = services.storage.engine === 'postgresql' ? csvFromPages(filter) : await csvFromWorker(filter, request);
-    } catch (error) {
-      exporting -= 1;
-      throw error;
-    }
-    stream.once('close', () => {
-      exporting -= 1;
-    });
     reply.header('content-type', 'text/csv; charset=utf-8');
     reply.header('content-disposition', 'attachment; filename="interlock-ledger.csv"');
     return reply.send(stream);
