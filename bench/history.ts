@@ -252,7 +252,7 @@ export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): 
     samples.journal_generate_s_per_million = [journals.generateSPerMillion];
   }
   // Started as production starts it: tsx compiling the TypeScript at each start would add its
-  // own seconds to every start-up timed (about 3.5 s at a load of 8 on this machine).
+  // own seconds to every start-up timed.
   await buildServer();
   const sandbox = await startSandboxProcess();
   try {
