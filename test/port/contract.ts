@@ -15,12 +15,18 @@ export interface ContractBackend<E> {
   cleanUp?(): void | Promise<void>;
 }
 
+/**
+ * How long a case may take on a good store: the racing cases run many rounds over several
+ * connections, which on a loaded 2-core machine took past vitest's 20 s.
+ */
+const CASE_TIMEOUT_MS = 60_000;
+
 /** Run every case against each backend, each case on a fresh environment. */
 export function runContract<E>(title: string, cases: Record<string, ContractCase<E>>, backends: readonly ContractBackend<E>[]): void {
   for (const backend of backends) {
     describe(`${title} contract: ${backend.name}`, () => {
       if (backend.cleanUp !== undefined) afterEach(backend.cleanUp);
-      for (const [name, run] of Object.entries(cases)) it(name, async () => run(await backend.make()));
+      for (const [name, run] of Object.entries(cases)) it(name, async () => run(await backend.make()), CASE_TIMEOUT_MS);
     });
   }
 }

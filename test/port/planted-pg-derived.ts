@@ -29,23 +29,48 @@ export class PgNotSubtracting extends PgDerivedTables {
 }
 
 /**
- * Reads the cursor in a statement of its own, then writes the batch in a transaction that does
- * not check it again: alone it behaves; two handles interleaved both pass the check and both write.
+ * Advances of this process between their check and their write: each waits for another to have
+ * checked too, at most `MEET_MS`, so two handles' checks always meet however slow a connection is.
+ */
+const checked: Array<() => void> = [];
+const MEET_MS = 2_000;
+
+function meetAnother(): Promise<void> {
+  const other = checked.shift();
+  if (other !== undefined) {
+    other();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      checked.splice(checked.indexOf(done), 1);
+      resolve();
+    }, MEET_MS);
+    checked.push(done);
+  });
+}
+
+/**
+ * Checks the cursor with a read of its own, then writes unchecked: two handles that both check
+ * before either writes both apply. In one process, each advance waits between its check and its
+ * write for another handle's check (meetAnother); across processes, which cannot meet so, it
+ * pauses `pauseMs`.
  */
 export class PgCheckingOutside extends PgNotCheckingTheCursor {
-  readonly #pauseMs: number;
+  readonly #pauseMs: number | undefined;
 
-  /** `pauseMs`: how long it takes between its check and its write (100 ms unless given). */
   constructor(options: { pool: PgPool; pauseMs?: number }) {
     super(options);
-    this.#pauseMs = options.pauseMs ?? 100;
+    this.#pauseMs = options.pauseMs;
   }
 
   override async advance(batch: DerivedBatch): Promise<boolean> {
     if (((await this.cursor())?.seq ?? 0) !== batch.fromSeq) return false;
-    // A slow way back from the database: by default long enough for another pool's first
-    // connection to be made, so two handles' checks do meet.
-    await new Promise((resolve) => setTimeout(resolve, this.#pauseMs));
+    await (this.#pauseMs === undefined ? meetAnother() : new Promise((resolve) => setTimeout(resolve, this.#pauseMs)));
     return super.advance(batch);
   }
 }
