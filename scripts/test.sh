@@ -4,8 +4,9 @@
 # journeys beside them, after making sure Debian's Chromium is there (scripts/ensure-chromium.sh
 # installs it when run as root, or names the command to run), and Debian's PostgreSQL 15 for the
 # PostgreSQL suites (scripts/ensure-postgres.sh, alike). It ends with the seconds each phase
-# took, "phase seconds: vitest N, build N, journeys N" (vitest: lint and the vitest suite; build:
-# the web build; journeys: the Chromium check and the journeys, which overlap the vitest phase),
+# took, "phase seconds: vitest N, build N, postgres N, journeys N" (vitest: lint and the vitest
+# suite; build: the web build; postgres: the PostgreSQL suites, after the vitest suite; journeys:
+# the Chromium check and the journeys, which overlap the vitest phases),
 # then the plain closing line "N passed, N failed" that CI reads.
 #
 # Why beside: most of a vitest file's time and of a journey's is waiting (real servers, processes,
@@ -15,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p test-results
 # A count left by an earlier run is never read as this run's.
-rm -f test-results/vitest.json test-results/e2e.json test-results/e2e.failed-steps test-results/e2e.seconds
+rm -f test-results/vitest.json test-results/vitest-pg.json test-results/e2e.json test-results/e2e.failed-steps test-results/e2e.seconds
 failed_steps=()
 phase_seconds=()
 started=$SECONDS
@@ -79,6 +80,14 @@ wait "$typecheck_pid" || failed_steps+=(typecheck)
 cat test-results/typecheck.out
 phase_seconds+=("vitest $((SECONDS - from))" "build $build_seconds")
 
+# The PostgreSQL suites, after the rest: each starts a cluster and processes of its own, and
+# started among the multi-server files they starved them into timeouts on 2 cores. Without
+# PostgreSQL (and CI unset) they are skipped, one line saying so.
+from=$SECONDS
+step pg-suites env INTERLOCK_PG_SUITES=1 npx vitest run --project shared test/port/pg- test/db/pg- test/support-tests/postgres-cluster \
+  --reporter=default --reporter=json --outputFile.json=test-results/vitest-pg.json
+phase_seconds+=("postgres $((SECONDS - from))")
+
 e2e_passed=0; e2e_failed=0
 if $has_journeys; then
   if [ -n "$journeys_pid" ]; then
@@ -98,11 +107,16 @@ else
   phase_seconds+=("journeys 0")
 fi
 
-read -r v_passed v_failed < <(node -e '
-  try { const r = require("./test-results/vitest.json"); console.log(r.numPassedTests, r.numFailedTests + (r.numTotalTestSuites && !r.success && r.numFailedTests === 0 ? 1 : 0)); }
-  catch { console.log(0, 1); }')
-passed=$((v_passed + e2e_passed))
-failed=$((v_failed + e2e_failed))
+# A suite's counts, or one failure when its report is missing (it never ran to the end).
+counts() {
+  node -e '
+    try { const r = require(process.argv[1]); console.log(r.numPassedTests, r.numFailedTests + (r.numTotalTestSuites && !r.success && r.numFailedTests === 0 ? 1 : 0)); }
+    catch { console.log(0, 1); }' "$1"
+}
+read -r v_passed v_failed < <(counts ./test-results/vitest.json)
+read -r pg_passed pg_failed < <(counts ./test-results/vitest-pg.json)
+passed=$((v_passed + pg_passed + e2e_passed))
+failed=$((v_failed + pg_failed + e2e_failed))
 if [ ${#failed_steps[@]} -gt 0 ]; then
   echo "failed steps: ${failed_steps[*]}"
   [ "$failed" -eq 0 ] && failed=${#failed_steps[@]}

@@ -15,10 +15,18 @@ const roots: string[] = [];
 const FAKE_NPX = `#!/usr/bin/env bash
 case "$1" in
   vitest)
-    # Beside: the journeys started before the vitest suite ended.
-    sleep 3
-    [ -f test-results/playwright.started ] && touch test-results/journeys-beside
-    echo '{"numPassedTests":3,"numFailedTests":0,"numTotalTestSuites":2,"success":true}' > test-results/vitest.json ;;
+    out=
+    for arg in "$@"; do case "$arg" in --outputFile.json=*) out=\${arg#--outputFile.json=} ;; esac; done
+    if [ "$out" = test-results/vitest-pg.json ]; then
+      # The PostgreSQL suites: asked for by name, after the vitest suite had ended.
+      [ "\${INTERLOCK_PG_SUITES:-}" = 1 ] && [ -f test-results/vitest.json ] && touch test-results/pg-after
+      echo '{"numPassedTests":4,"numFailedTests":0,"numTotalTestSuites":1,"success":true}' > "$out"
+    else
+      # Beside: the journeys started before the vitest suite ended.
+      sleep 3
+      [ -f test-results/playwright.started ] && touch test-results/journeys-beside
+      echo '{"numPassedTests":3,"numFailedTests":0,"numTotalTestSuites":2,"success":true}' > "$out"
+    fi ;;
   playwright)
     touch test-results/playwright.started
     sleep 3
@@ -66,24 +74,27 @@ describe('npm test (scripts/test.sh)', () => {
     });
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
-    expect(lines.at(-1)).toBe('5 passed, 0 failed');
-    const phases = /^phase seconds: vitest (\d+), build (\d+), journeys (\d+) \(wall (\d+)\)$/.exec(lines.at(-2) ?? '');
+    // The vitest suite's 3, the PostgreSQL suites' 4 and the journeys' 2.
+    expect(lines.at(-1)).toBe('9 passed, 0 failed');
+    const phases = /^phase seconds: vitest (\d+), build (\d+), postgres (\d+), journeys (\d+) \(wall (\d+)\)$/.exec(lines.at(-2) ?? '');
     expect(phases, run.stdout).not.toBeNull();
-    const [vitest, build, journeys, wall] = phases!.slice(1).map(Number) as [number, number, number, number];
+    const [vitest, build, postgres, journeys, wall] = phases!.slice(1).map(Number) as [number, number, number, number, number];
     // Each phase counted on its own: the fake vitest and the fake journeys take three seconds each.
     expect(vitest).toBeGreaterThanOrEqual(3);
     expect(journeys).toBeGreaterThanOrEqual(3);
-    expect(vitest + build + journeys).toBeLessThan(20);
+    expect(vitest + build + postgres + journeys).toBeLessThan(20);
     expect(wall).toBeGreaterThanOrEqual(3);
     // The journeys ran beside the vitest suite: they had started before it ended.
     expect(fs.existsSync(path.join(dir, 'test-results/journeys-beside'))).toBe(true);
+    // The PostgreSQL suites ran in a phase of their own, after the vitest suite, asked for by name.
+    expect(fs.existsSync(path.join(dir, 'test-results/pg-after'))).toBe(true);
   });
 
   it('locally, without PostgreSQL, passes: the PostgreSQL suites are skipped (one line says so), not a failed step', () => {
     const run = runIn(layout(undefined, POSTGRES_MISSING));
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).not.toMatch(/failed steps/);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe('5 passed, 0 failed');
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('9 passed, 0 failed');
   });
 
   it('with CI=true, without PostgreSQL, fails the run, naming the step', () => {
