@@ -1,7 +1,6 @@
-import type { PoolClient } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PgGrants } from '../../db/pg/grants.ts';
-import { openPgPool, type PgPool } from '../../db/pg/pool.ts';
+import { openPgPool, type PgClient, type PgPool } from '../../db/pg/pool.ts';
 import { latestEscalation } from '../../server/journal/chain.ts';
 import { fields, kindsOf } from '../support/db-journals.ts';
 import { buildGateWorld, buildProposal, LEASE, ORDER } from '../support/gate-world.ts';
@@ -24,7 +23,7 @@ interface Servers {
   journal(kind?: JournalClass): HeldPgJournal;
   grants(kind?: GrantsClass): PgGrants;
   /** A client of a new pool, as another server's connection. */
-  connect(): Promise<PoolClient>;
+  connect(): Promise<PgClient>;
   observer: PgPool;
   owner: PgPool;
 }

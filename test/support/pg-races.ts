@@ -1,7 +1,7 @@
-import type pg from 'pg';
 import type { NewEntryRow } from '../../db/journal-rules.ts';
 import { PgGrants } from '../../db/pg/grants.ts';
 import { PgJournal, type PgTx } from '../../db/pg/journal.ts';
+import type { PgPool } from '../../db/pg/pool.ts';
 import type { GrantSight } from '../../db/port/grants.ts';
 import type { Entry, EntryKind, FieldsOf } from '../../shared/entries.ts';
 import type { Json, JsonObject } from '../../shared/json.ts';
@@ -130,7 +130,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * `waiting` once a session of the database waits for a lock (the other server's statement queued
  * behind a transaction held open), or `settled` when `call` settles first; within `withinMs`.
  */
-export async function lockWaitOrSettled(observer: pg.Pool, call: Promise<unknown>, withinMs = 10_000): Promise<'waiting' | 'settled'> {
+export async function lockWaitOrSettled(observer: PgPool, call: Promise<unknown>, withinMs = 10_000): Promise<'waiting' | 'settled'> {
   let settled = false;
   call.then(
     () => {
