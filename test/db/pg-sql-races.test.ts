@@ -220,6 +220,33 @@ describe.skipIf(!available)('two servers racing on one PostgreSQL database', () 
     expect(world.target.refundedTotal(ORDER)).toBe(2_000);
   });
 
+  it('a send and a revoke racing freely, 20 rounds: each send is either refused with the grant recorded revoked, or sent once with it recorded live; never sent on a revoked one', async () => {
+    const s = servers();
+    const [grantsA, grantsB] = [s.grants(), s.grants()];
+    const world = buildGateWorld({ journal: s.journal() });
+    const gateA = world.newGate({ leases: grantsA });
+    let sentCents = 0;
+    for (let round = 0; round < 20; round++) {
+      await grantsA.grant(LEASE);
+      const proposal = buildProposal(world, { requestKey: `race-${round}`, amountCents: 100 });
+      // The revoke starts a little later each round, so it lands before, between and after the send's reads of the grant.
+      const revokeLater = new Promise<boolean>((resolve, reject) => setTimeout(() => grantsB.revoke(LEASE).then(resolve, reject), round * 2));
+      const [sent, revoked] = await Promise.all([gateA.submit(proposal), revokeLater]);
+      expect(revoked).toBe(true);
+      const chain = await world.journal.entries(sent.effectId);
+      const dispatched = chain.find((e) => e.kind === 'DISPATCHED');
+      if (sent.status === 'COMMITTED') {
+        expect(dispatched).toMatchObject({ checks: { lease_live: true, lease: { lease_id: LEASE, revoked: null } } });
+        sentCents += 100;
+      } else {
+        expect(sent.status).toBe('REFUSED:lease');
+        expect(dispatched).toBeUndefined();
+        expect(chain.at(-1)).toMatchObject({ kind: 'REFUSED', checks: { lease_live: false, lease: { lease_id: LEASE, revoked: clock.wallMs } } });
+      }
+    }
+    expect(world.target.refundedTotal(ORDER)).toBe(sentCents);
+  });
+
   it('two transactions writing after one entry, or each a COMMITTED: the second waits for the first and fails on the guard when it commits', async () => {
     await forksRacing(servers());
   });
