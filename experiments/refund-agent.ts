@@ -53,11 +53,15 @@ export interface Cell {
   availabilityLost: boolean;
 }
 
-interface World {
+/** What a fault is played against: the payments, the grants, the system under test and the wall clock. */
+export interface FaultWorld {
   target: MemoryPayments;
   leases: MemoryLeases;
   system: RefundSystem;
   clock: { wallMs: number };
+}
+
+interface World extends FaultWorld {
   close(): void;
 }
 
@@ -95,7 +99,7 @@ function buildWorld(name: SystemName): World {
   };
 }
 
-function proposalFor(world: World, amountCents: number): Proposal {
+function proposalFor(world: FaultWorld, amountCents: number): Proposal {
   return {
     agent: 'refund-bot',
     lease: LEASE,
@@ -106,7 +110,7 @@ function proposalFor(world: World, amountCents: number): Proposal {
 }
 
 /** Submit, treating a simulated crash as the process dying mid-call. */
-async function submitThroughCrash(world: World, proposal: Proposal): Promise<void> {
+async function submitThroughCrash(world: FaultWorld, proposal: Proposal): Promise<void> {
   try {
     await world.system.submit(proposal);
   } catch (error) {
@@ -115,7 +119,7 @@ async function submitThroughCrash(world: World, proposal: Proposal): Promise<voi
 }
 
 /** Restart: recovery settles what it can; a system with nothing to recover simply tries again. */
-async function recoverOrRetry(world: World, proposal: Proposal): Promise<string> {
+async function recoverOrRetry(world: FaultWorld, proposal: Proposal): Promise<string> {
   const recovered = await world.system.recover();
   const first = recovered.values().next();
   if (!first.done) return first.value;
@@ -123,7 +127,11 @@ async function recoverOrRetry(world: World, proposal: Proposal): Promise<string>
   return 'RETRIED';
 }
 
-async function play(fault: Fault, world: World): Promise<string> {
+/**
+ * Play one fault against a world whose order 881 holds $100 and whose grant L-refund stands: the
+ * $20 refund, the fault, and the restart or retry after it. What the system answered last.
+ */
+export async function playFault(fault: Fault, world: FaultWorld): Promise<string> {
   const proposal = proposalFor(world, ASK_CENTS);
   const { target, leases, system } = world;
   switch (fault) {
@@ -177,7 +185,7 @@ async function play(fault: Fault, world: World): Promise<string> {
 export async function runCell(fault: Fault, name: SystemName): Promise<Cell> {
   const world = buildWorld(name);
   try {
-    const outcome = await play(fault, world);
+    const outcome = await playFault(fault, world);
     const refundedCents = world.target.refundedTotal(ORDER);
     const expectedCents = EXPECT_NOTHING.has(fault) ? 0 : ASK_CENTS;
     const ambiguous = outcome === 'AMBIGUOUS';

@@ -10,6 +10,8 @@ export class ConfigError extends Error {
     /** The field path, e.g. `routes[2].chain[0]`, or the position of a YAML syntax error. */
     readonly field: string,
     problem: string,
+    /** For a refusal a script may look for by name (e.g. `mirror_not_shared`), that name; else null. */
+    readonly reason: string | null = null,
   ) {
     super(`${source}: ${field}: ${problem}`);
     this.name = 'ConfigError';
@@ -34,8 +36,9 @@ export function keyPath(path: string, key: string): string {
 export class Checker {
   constructor(readonly source: string) {}
 
-  fail(field: string, problem: string): never {
-    throw new ConfigError(this.source, field === '' ? '(top level)' : field, problem);
+  /** Refuse the file at `field`; `reason`, when given, is the refusal's stable name. */
+  fail(field: string, problem: string, reason: string | null = null): never {
+    throw new ConfigError(this.source, field === '' ? '(top level)' : field, problem, reason);
   }
 
   /** Any mapping, keys unchecked: for reading a discriminating key before the rest. */

@@ -52,22 +52,34 @@ export function readIntegrity(c: Checker, value: unknown, reader: NotificationsR
   };
 }
 
+/** The stable name of the refusal of a file mirror only one host sees, on a database several servers share. */
+export const MIRROR_NOT_SHARED = 'mirror_not_shared';
+
+const NOT_SHARED =
+  `${MIRROR_NOT_SHARED}: DATABASE_URL is set, so several servers may share this journal, and a file on one host holds only the checkpoints of the server on that host; ` +
+  'a start or restore on another host would be checked against none of them. Use a url mirror, or a file on a mount every server sees, marked shared: true';
+
 function readMirrors(c: Checker, value: unknown, reader: NotificationsReader): MirrorConfig[] {
   if (value === undefined || value === null) return [];
+  // With DATABASE_URL set the journal lives in PostgreSQL, where several servers may share it (server/config/env.ts).
+  const onPostgres = (reader.env.DATABASE_URL ?? '') !== '';
   const items = c.list(value, 'integrity.mirrors');
   if (items.length > MIRRORS_MAX) c.fail('integrity.mirrors', `at most ${MIRRORS_MAX} mirrors`);
   const seen = new Set<string>();
   return items.map((item, i): MirrorConfig => {
     const path = `integrity.mirrors[${i}]`;
-    const raw = c.mapping(item, path, ['file', 'url', 'token_env', 'token_file', 'token']);
+    const raw = c.mapping(item, path, ['file', 'shared', 'url', 'token_env', 'token_file', 'token']);
     if ((raw.file === undefined) === (raw.url === undefined)) c.fail(path, 'give file (a file each checkpoint is appended to) or url (where each checkpoint is PUT), one of them');
     let mirror: MirrorConfig;
     if (raw.file !== undefined) {
       if (raw.token_env !== undefined || raw.token_file !== undefined || raw.token !== undefined) c.fail(keyPath(path, 'token_env'), 'a file mirror takes no token');
       const file = c.string(raw.file, keyPath(path, 'file'));
       if (!file.startsWith('/')) c.fail(keyPath(path, 'file'), 'must be an absolute path, outside the data folder');
-      mirror = { kind: 'file', path: file };
+      const shared = raw.shared === undefined ? false : c.boolean(raw.shared, keyPath(path, 'shared'));
+      if (onPostgres && !shared) c.fail(keyPath(path, 'file'), NOT_SHARED, MIRROR_NOT_SHARED);
+      mirror = shared ? { kind: 'file', path: file, shared } : { kind: 'file', path: file };
     } else {
+      if (raw.shared !== undefined) c.fail(keyPath(path, 'shared'), 'is for a file mirror: a URL mirror is one place every server reaches');
       const field = keyPath(path, 'url');
       const url = reader.url(c.string(raw.url, field), field, null);
       const token = reader.optionalSecret(raw, path, 'token');

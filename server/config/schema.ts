@@ -129,8 +129,11 @@ export interface AgentConfig {
   tokenSha256: string;
 }
 
-/** A place a copy of every checkpoint goes: a file appended to, or a URL each one is PUT to. */
-export type MirrorConfig = { kind: 'file'; path: string } | { kind: 'url'; url: string; token: string | null };
+/**
+ * A place a copy of every checkpoint goes: a file appended to, or a URL each one is PUT to. A file
+ * mirror `shared` is one every server of a database sees (an NFS or similar mount).
+ */
+export type MirrorConfig = { kind: 'file'; path: string; shared?: true } | { kind: 'url'; url: string; token: string | null };
 
 export interface IntegrityConfig {
   /** A checkpoint is signed once this many entries were appended since the last one... */

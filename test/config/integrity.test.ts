@@ -70,3 +70,38 @@ describe('integrity config', () => {
     expect(refusal(integrity)).toContain(says);
   });
 });
+
+describe('file mirrors when DATABASE_URL is set: several servers may share the journal', () => {
+  const PG = { DATABASE_URL: 'postgresql://interlock_app@db.internal/interlock' };
+  const FILE = '/var/lib/interlock-mirror/checkpoints.jsonl';
+
+  it('a file mirror not marked shared is refused at its field, with the stable reason mirror_not_shared', () => {
+    let refused: unknown;
+    try {
+      parse({ mirrors: [{ url: 'https://mirror.example/interlock' }, { file: FILE }] }, PG);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ConfigError);
+    const error = refused as ConfigError;
+    expect({ code: error.code, reason: error.reason, field: error.field }).toEqual({ code: 'config_invalid', reason: 'mirror_not_shared', field: 'integrity.mirrors[1].file' });
+    expect(error.message).toContain('mirror_not_shared: DATABASE_URL is set, so several servers may share this journal');
+    expect(error.message).toContain('marked shared: true');
+    expect(() => parse({ mirrors: [{ file: FILE, shared: false }] }, PG)).toThrow(/mirror_not_shared/);
+  });
+
+  it('a URL mirror, and a file marked shared: true (a mount every server sees), are kept', () => {
+    const read = parse({ mirrors: [{ url: 'https://mirror.example/interlock' }, { file: FILE, shared: true }] }, PG);
+    expect(read.mirrors).toEqual([
+      { kind: 'url', url: 'https://mirror.example/interlock', token: null },
+      { kind: 'file', path: FILE, shared: true },
+    ]);
+  });
+
+  it('without DATABASE_URL (one server, its SQLite file) a file mirror needs no mark; shared is a boolean, and only for a file', () => {
+    expect(parse({ mirrors: [{ file: FILE }] }, { DATABASE_URL: '' }).mirrors).toEqual([{ kind: 'file', path: FILE }]);
+    expect(parse({ mirrors: [{ file: FILE, shared: true }] }).mirrors).toEqual([{ kind: 'file', path: FILE, shared: true }]);
+    expect(refusal({ mirrors: [{ file: FILE, shared: 'yes' }] })).toContain('integrity.mirrors[0].shared');
+    expect(refusal({ mirrors: [{ url: 'https://mirror.example/interlock', shared: true }] })).toContain('integrity.mirrors[0].shared: is for a file mirror');
+  });
+});

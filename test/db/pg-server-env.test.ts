@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,8 +8,8 @@ import { freePort, runServerToExit, writeTestConfig } from '../support/server-pr
 
 // DATABASE_URL and DATABASE_MIGRATE_URL as start-up reads them: a value that is no PostgreSQL URL,
 // an owner's URL without the application's, a database that cannot be reached or logged into, and
-// a role that may not migrate are each one line and exit 2, the password never shown, and nothing
-// written to the data folder or the database.
+// a role that may not migrate, and a checkpoint mirror only one host sees, are each one line and
+// exit 2, the password never shown, and nothing written to the data folder or the database.
 
 const available = postgresOrSkip('the PostgreSQL environment refusals (test/db/pg-server-env.test.ts)');
 
@@ -90,6 +90,21 @@ describe.skipIf(!available)('npm start with a PostgreSQL database it cannot use 
     const wrong = database.appUrl.replace(/:[^:@/]+@/, `:${SECRET}@`);
     expect(await refusedStart('wrong-password', { DATABASE_URL: wrong, DATABASE_MIGRATE_URL: wrong })).toMatch(/cannot be reached or logged into: password authentication failed/);
     expect(await refusedStart('no-database', { DATABASE_URL: database.appUrl.replace(/\/[^/]+$/, '/no_such_database') })).toMatch(/cannot be reached or logged into: database "no_such_database" does not exist/);
+  }, 90_000);
+
+  it('a checkpoint mirror in a file on this host only: refused as mirror_not_shared before the database is touched; marked shared, the start goes on', async () => {
+    const withMirror = (name: string, shared: string) => {
+      const path = join(dir, `${name}.yaml`);
+      writeFileSync(path, `${readFileSync(config, 'utf8')}\nintegrity:\n  mirrors:\n    - file: ${join(dir, `${name}-mirror.jsonl`)}${shared}\n`);
+      return path;
+    };
+    const perHost = await refusedStart('mirror-per-host', { DATABASE_URL: database.appUrl, INTERLOCK_CONFIG: withMirror('per-host', '') });
+    expect(perHost).toMatch(/: integrity\.mirrors\[0\]\.file: mirror_not_shared: DATABASE_URL is set, so several servers may share this journal/);
+    const cluster = await postgresCluster();
+    expect(await cluster.psql(database.name, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")).toBe('0\n');
+    // Marked shared, the config passes: the start goes on to the database, which this role may not migrate.
+    const shared = await refusedStart('mirror-shared', { DATABASE_URL: database.appUrl, INTERLOCK_CONFIG: withMirror('shared', '\n      shared: true') });
+    expect(shared).toMatch(/may not migrate the database/);
   }, 90_000);
 
   it('the application role given as the migrating one: refused before anything is created in the database', async () => {

@@ -13,8 +13,8 @@ export interface GateWorld {
   journal: JournalStore;
   clock: { wallMs: number };
   gate: Gate;
-  /** Another gate on the same journal, as a second process would be. */
-  newGate(options?: { claimTtlMs?: number; killHook?: KillHook; leases?: LeaseStore }): Gate;
+  /** Another gate on the same journal, as a second process would be; or on `journal`, another server's handle on it. */
+  newGate(options?: { claimTtlMs?: number; killHook?: KillHook; leases?: LeaseStore; journal?: JournalStore }): Gate;
 }
 
 export const ORDER = '881';
@@ -29,7 +29,7 @@ export function buildGateWorld(options: { tier?: Tier; journal?: JournalStore; c
   const journal = options.journal ?? new MemoryJournal({ wallClockMs: () => clock.wallMs });
   const newGate: GateWorld['newGate'] = (more = {}) =>
     new Gate({
-      journal,
+      journal: more.journal ?? journal,
       target,
       leases: more.leases ?? leases,
       wallClockMs: () => clock.wallMs,

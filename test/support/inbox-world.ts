@@ -49,8 +49,8 @@ export interface InboxWorld {
   groups: Record<string, string[]>;
   clock: { nowMs: number; wallMs: number };
   inbox: Inbox;
-  /** Another inbox (and gate) on the same journal, as a restarted or second process would be. */
-  newInbox(): Inbox;
+  /** Another inbox (and gate) on the same journal, as a restarted or second process would be; or on `journal`, another server's handle on it. */
+  newInbox(journal?: JournalStore): Inbox;
   /** A request for a fresh order of 400. */
   request(amount: number, extra?: JsonObject): InboxRequest;
   effectIdOf(request: InboxRequest): string;
@@ -68,9 +68,9 @@ export function buildInboxWorld(options: { tier?: Tier; journal?: JournalStore; 
   const clock = { nowMs: 1_000, wallMs: 1_700_000_000_000 };
   const journal = options.journal ?? new MemoryJournal({ wallClockMs: () => clock.wallMs });
   const policy = options.policy ?? simulatorPolicy();
-  const newInbox = () => {
+  const newInbox = (on: JournalStore = journal) => {
     const authority = new Authority({ members: (g) => groups[g] ?? [], maxAgeMs: 4 * HOUR_MS, nowMs: () => clock.nowMs });
-    const gate = new Gate({ journal, target, leases: authority, wallClockMs: () => clock.wallMs });
+    const gate = new Gate({ journal: on, target, leases: authority, wallClockMs: () => clock.wallMs });
     return new Inbox({
       name: 'inbox',
       gate,

@@ -14,7 +14,7 @@ const MAP_FILE = join(ROOT, 'test', 'seed-map.tsv');
 /** The earlier system's tests, one a row (seed_file, seed_class, seed_test, behaviour); INTERLOCK_SEED_TESTS overrides. */
 const SEED_FILE = process.env.INTERLOCK_SEED_TESTS ?? join(ROOT, '..', 'shared', 'seed', 'seed-tests.tsv');
 
-/** The seed files whose behaviour we re-implement: foundation, inbox server, webhooks, scoreboard, experiments, the MCP tools, the audit exports and the public deployment's protections. */
+/** The seed files whose behaviour we re-implement: foundation, inbox server, webhooks, scoreboard, experiments, the MCP tools, the audit exports, the public deployment's protections, races between servers on one database, and the gate's parity across stores. */
 const MAPPED_SEED_FILES = [
   'tests/test_interlock.py',
   'tests/test_receipts.py',
@@ -41,6 +41,8 @@ const MAPPED_SEED_FILES = [
   'tests/test_export_authority_fixes.py',
   'tests/test_scenario_stripe_dispute.py',
   'tests/test_public.py',
+  'tests/test_runtime_sql_races.py',
+  'tests/test_runtime_gate_parity.py',
 ];
 
 const HEADER = 'seed_file\tseed_test\tour_test';
