@@ -35,12 +35,14 @@ export interface StartCheckOutcome {
   sealed: number;
 }
 
-export async function checkJournalAtStart(parts: StartCheckParts): Promise<StartCheckOutcome> {
-  const { storage, views } = parts;
+/**
+ * The stored rows' checks that come before any entry is read: the schema's guards, and no row
+ * stored outside the journal's order. Each failure is a JournalDamagedError.
+ */
+export async function refuseDamagedRows(storage: Pick<Storage, 'location' | 'integrity'>): Promise<void> {
   const databaseFile = storage.location;
   const problems = await storage.integrity.guardProblems();
   if (problems.length > 0) throw new JournalDamagedError('journal_guard_missing', describeGuardProblems(problems), { databaseFile });
-  // Before sealing: a journal with a row the replay never reads is refused, not sealed.
   // A row the replay would not read: it reads every entry numbered from 1, so a row stored below
   // that (by hand: hash-valid, its chain's own, and read by anyone who asks for its effect) would
   // go unchecked.
@@ -48,6 +50,13 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
   if (hidden !== null) {
     throw new JournalDamagedError('journal_corrupt', `journal entry seq ${hidden.seq} is stored outside the journal's order (its entries are numbered from 1), where the replay never reads it`, { site: hidden, databaseFile });
   }
+}
+
+export async function checkJournalAtStart(parts: StartCheckParts): Promise<StartCheckOutcome> {
+  const { storage, views } = parts;
+  const databaseFile = storage.location;
+  // Before sealing: a journal with a row the replay never reads is refused, not sealed.
+  await refuseDamagedRows(storage);
   const sealed = parts.seal === false ? await refuseUnsealed(storage) : await sealIfUnsealed(storage, parts.log);
   const found = await views.tablesFound();
   // Tables missing from a journal an earlier Interlock wrote: the first start that writes them
@@ -79,7 +88,7 @@ async function replay(views: Views, databaseFile: string): Promise<void> {
 }
 
 /** A read-only check cannot seal: a journal with entries and no global chain is reported. */
-async function refuseUnsealed(storage: StartCheckParts['storage']): Promise<number> {
+export async function refuseUnsealed(storage: StartCheckParts['storage']): Promise<number> {
   if (!(await storage.integrity.needsSealing())) return 0;
   const what = 'the journal has entries but no global chain: it was written before the global chain and not started since, or its seals were removed';
   throw new JournalDamagedError('journal_corrupt', what, { databaseFile: storage.location });

@@ -1,16 +1,23 @@
 import { existsSync } from 'node:fs';
 import { isUnreadableStore, openReadOnlyStorage } from '../../db/sqlite-storage.ts';
-import { Views } from '../views/views.ts';
+import { JournalCorruptError, type JournalHead, type JournalStore } from '../journal/store.ts';
 import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { storedJournalId, storedRowProblem } from './checkpoints.ts';
 import { JournalDamagedError } from './damage.ts';
 import { checkpointDamage, readEpochs } from './epoch.ts';
-import { checkJournalAtStart } from './start-check.ts';
+import { refuseDamagedRows, refuseUnsealed } from './start-check.ts';
+import { WholeJournalPass, WholePassCounts } from './whole-pass.ts';
 
-// `npm run verify -- --journal <file>`: the start-up check, offline and read-only, on a copy of
-// the database (or the database itself, which it never writes): the guards, every entry, the
-// global chain, the journal's id, epochs and newest stored checkpoint (their signatures with
-// `--key`), and with `--checkpoint` a signed checkpoint it must agree with.
+// `npm run verify -- --journal <file>`: start-up's checks, offline and read-only, on a copy of
+// the database (or the database itself, which it never writes): the guards, every entry and its
+// seal, the global chain to the stored head, every chain's links, the journal's id, epochs and
+// newest stored checkpoint (their signatures with `--key`), and with `--checkpoint` a signed
+// checkpoint it must agree with. Entries are read as the background pass reads them (a page, then
+// one chain, at a time), never folded into views, so its memory does not grow with the journal:
+// folding 10M entries into views held in memory ran it out of heap.
+
+/** A slice of the offline walk: long, since nothing else waits on this process. */
+const OFFLINE_SLICE_MS = 1_000;
 
 /** What the journal check found. */
 export interface JournalReport {
@@ -39,17 +46,20 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
   if (!existsSync(file)) return problem('journal_missing', `${file} does not exist`);
   const storage = await openReadOnlyStorage(file);
   try {
+    await refuseDamagedRows(storage);
+    await refuseUnsealed(storage);
     const journal = storage.journal({ wallClockMs: () => Date.now() });
-    const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: () => {}, error: () => {} } });
-    const outcome = await checkJournalAtStart({ storage, journal: views.journal, views, log: { info: () => {} }, seal: false });
-    report.size = outcome.size;
-    report.head = outcome.head;
+    const head = await journal.head();
+    await walkWhole(journal, head, file);
+    report.size = head?.size ?? 0;
+    report.head = head?.globalHash ?? null;
     const key = against === undefined ? null : { publicKeyPem: against.publicKeyPem, keyId: against.keyId };
     const store = storage.checkpoints;
     const stored = await store.latest();
     const journalId = (await storedJournalId(store, stored !== null, file)) ?? '';
-    const epochs = await readEpochs(views.journal, key, journalId, file);
-    const held = { journalId, size: outcome.size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, views.head !== null && views.head.seq === views.head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
+    const epochs = await readEpochs(journal, key, journalId, file);
+    const size = report.size;
+    const held = { journalId, size, epochs, globalHashAtSize: (n: number) => store.globalHashAtSize(n, head !== null && head.seq === head.size), seqAtSize: (n: number) => store.seqAtSize(n) };
     if (stored !== null) {
       // As start-up holds it: a row that is not its note, or a journal short of it, is damage.
       const rowProblem = storedRowProblem(stored, key);
@@ -73,4 +83,33 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * Every entry read with its hash and seal, the global chain recomputed from the first entry to
+ * the stored head, and every chain's links, in bounded memory; damage is a JournalDamagedError.
+ */
+async function walkWhole(journal: JournalStore, head: JournalHead | null, file: string): Promise<void> {
+  let found: unknown = null;
+  const pass = new WholeJournalPass({
+    journal,
+    report: (error) => {
+      found = error;
+      return error instanceof JournalCorruptError;
+    },
+    recomputedHead: () => head,
+    failed: () => false,
+    checkpointProblem: async () => null,
+    counts: new WholePassCounts(),
+    periodMs: 0,
+    log: { warn: () => {} },
+    sliceMs: OFFLINE_SLICE_MS,
+    share: 1,
+    sleep: async () => {},
+    foundBy: 'the verifier',
+    headIs: 'the stored head',
+  });
+  if (await pass.run()) return;
+  if (found instanceof JournalCorruptError) throw JournalDamagedError.fromCorrupt(found, file);
+  throw found;
 }

@@ -86,6 +86,10 @@ export interface WholePassParts {
   nowMs?: () => number;
   /** Told of every slice (a test measures them). */
   onSlice?: (slice: SliceRecord) => void;
+  /** Who finds what the pass finds, in its messages: the background pass unless given (the offline verifier). */
+  foundBy?: string;
+  /** What `recomputedHead` is, in the message when the chain ends elsewhere: the views' recomputed head unless given. */
+  headIs?: string;
 }
 
 const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -96,6 +100,8 @@ export class WholeJournalPass {
   readonly #share: number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #now: () => number;
+  readonly #foundBy: string;
+  readonly #headIs: string;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<boolean> | null = null;
   /** Set by `stop`: no next pass, and the one under way ends at its next slice. */
@@ -109,6 +115,8 @@ export class WholeJournalPass {
     this.#share = parts.share ?? CORE_SHARE;
     this.#sleep = parts.sleep ?? sleepMs;
     this.#now = parts.nowMs ?? (() => performance.now());
+    this.#foundBy = parts.foundBy ?? 'the background pass over the whole journal';
+    this.#headIs = parts.headIs ?? 'the views recomputed as they applied them';
   }
 
   /** Start the first pass now, and each next one `periodMs` after the last ended. */
@@ -190,20 +198,25 @@ export class WholeJournalPass {
             break;
           }
           if (global !== globalHashOf(previous, seq, entry.hash)) {
-            throw new JournalCorruptError(`journal entry seq ${seq} breaks the global chain: found by the background pass over the whole journal`, { seq, effectId: entry.effect_id });
+            throw new JournalCorruptError(`journal entry seq ${seq} breaks the global chain: found by ${this.#foundBy}`, { seq, effectId: entry.effect_id });
           }
           previous = global;
           after = seq;
           units += 1;
         }
-        if (page.length === 0) after = head.seq;
+        if (page.length === 0) {
+          throw new JournalCorruptError(`the global chain goes on to seq ${head.seq} but the entries end at seq ${after}: entries were removed from the end (found by ${this.#foundBy})`, {
+            seq: head.seq,
+            effectId: 'unknown',
+          });
+        }
         counts.entries += units;
         return units;
       });
       if (!ran) return false;
     }
     if (previous !== head.globalHash) {
-      throw new JournalCorruptError(`the entries up to seq ${head.seq} give another global chain than the views recomputed as they applied them: rows and seals were rewritten or removed (found by the background pass)`, { seq: head.seq, effectId: 'unknown' });
+      throw new JournalCorruptError(`the entries up to seq ${head.seq} give another global chain than ${this.#headIs}: rows and seals were rewritten or removed (found by ${this.#foundBy})`, { seq: head.seq, effectId: 'unknown' });
     }
     return true;
   }
@@ -235,7 +248,7 @@ export class WholeJournalPass {
 
   async #checkpoint(): Promise<boolean> {
     const found = await this.#parts.checkpointProblem();
-    if (found !== null) throw new JournalCorruptError(`the newest checkpoint ${found.problem}: found by the background pass`, { seq: found.seq, effectId: 'unknown' });
+    if (found !== null) throw new JournalCorruptError(`the newest checkpoint ${found.problem}: found by ${this.#foundBy}`, { seq: found.seq, effectId: 'unknown' });
     return true;
   }
 
