@@ -109,25 +109,39 @@ async function startUps(plan: Plan, site: Site, samples: Samples, failures: Fail
   });
 }
 
+/**
+ * A tool's run, or null with its figures named in `failures` when it failed: the other tools'
+ * figures, and the stage's, stand (a verify killed out of heap at 10M once lost them all).
+ */
+async function toolRun(run: () => Promise<{ seconds: number }>, figures: readonly string[], failures: Failures): Promise<{ seconds: number } | null> {
+  try {
+    return await run();
+  } catch (error) {
+    const why = (error as Error).message.split('\n')[0] ?? 'failed';
+    for (const figure of figures) failures[figure] = why;
+    return null;
+  }
+}
+
 /** The offline tools over the stopped server's journal: verify, backup, rebuild-views. */
-async function tools(plan: Plan, site: Site, samples: Samples): Promise<void> {
+async function tools(plan: Plan, site: Site, samples: Samples, failures: Failures): Promise<void> {
   const entries = entriesIn(site.db);
   const env = { DATA_DIR: site.dataDir, INTERLOCK_CONFIG: CONFIG_PATH };
-  await repeat(Math.min(plan.reps, TOOL_REPS[site.size] ?? plan.reps), async (rep) => {
-    const verify = await runTool('server/receipts/verify-cli.ts', ['--journal', site.db], env);
-    const backupDir = path.join(path.dirname(site.dataDir), `backup-${site.size}`);
-    const backup = await runTool('server/backup/backup-cli.ts', ['backup', backupDir], env);
+  const { size } = site;
+  await repeat(Math.min(plan.reps, TOOL_REPS[size] ?? plan.reps), async (rep) => {
+    const verify = await toolRun(() => runTool('server/receipts/verify-cli.ts', ['--journal', site.db], env), [`verify_journal_s_${size}`, `verify_journal_entries_per_s_${size}`], failures);
+    const backupDir = path.join(path.dirname(site.dataDir), `backup-${size}`);
+    const backup = await toolRun(() => runTool('server/backup/backup-cli.ts', ['backup', backupDir], env), [`backup_s_${size}`, `backup_bytes_${size}`], failures);
     const backupBytes = bytesUnder(backupDir);
     fs.rmSync(backupDir, { recursive: true, force: true });
-    const rebuild = REBUILD_CLI_SIZES.includes(site.size) ? await runTool('server/views/rebuild-cli.ts', ['--db', site.db], env) : null;
-    const rebuilt = rebuild === null ? 'rebuild-views not run (the first start timed it)' : `rebuild-views ${rebuild.seconds.toFixed(1)} s`;
-    say(`history ${site.size} rep ${rep}: verify ${verify.seconds.toFixed(1)} s (${Math.round(entries / verify.seconds)} entries/s), backup ${backup.seconds.toFixed(1)} s (${(backupBytes / 1e6).toFixed(0)} MB), ${rebuilt}`);
+    const rebuild = REBUILD_CLI_SIZES.includes(size) ? await toolRun(() => runTool('server/views/rebuild-cli.ts', ['--db', site.db], env), [`rebuild_views_s_${size}`], failures) : null;
+    const told = (name: string, run: { seconds: number } | null, more = '') => (run === null ? `${name} failed` : `${name} ${run.seconds.toFixed(1)} s${more}`);
+    const rebuilt = REBUILD_CLI_SIZES.includes(size) ? told('rebuild-views', rebuild) : 'rebuild-views not run (the first start timed it)';
+    say(`history ${size} rep ${rep}: ${told('verify', verify, verify === null ? '' : ` (${Math.round(entries / verify.seconds)} entries/s)`)}, ${told('backup', backup, ` (${(backupBytes / 1e6).toFixed(0)} MB)`)}, ${rebuilt}`);
     push(samples, {
-      [`verify_journal_s_${site.size}`]: verify.seconds,
-      [`verify_journal_entries_per_s_${site.size}`]: entries / verify.seconds,
-      [`backup_s_${site.size}`]: backup.seconds,
-      [`backup_bytes_${site.size}`]: backupBytes,
-      ...(rebuild === null ? {} : { [`rebuild_views_s_${site.size}`]: rebuild.seconds }),
+      ...(verify === null ? {} : { [`verify_journal_s_${size}`]: verify.seconds, [`verify_journal_entries_per_s_${size}`]: entries / verify.seconds }),
+      ...(backup === null ? {} : { [`backup_s_${size}`]: backup.seconds, [`backup_bytes_${size}`]: backupBytes }),
+      ...(rebuild === null ? {} : { [`rebuild_views_s_${size}`]: rebuild.seconds }),
     });
   });
 }
@@ -196,7 +210,7 @@ async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: 
     push(samples, { [`first_start_s_${size}`]: first.seconds });
     await stopCleanly(first.server);
     await startUps(plan, site, samples, failures);
-    await tools(plan, site, samples);
+    await tools(plan, site, samples, failures);
     await afterKills(plan, site, templates, samples);
     if (PASS_SIZES.includes(size)) await backgroundPass(plan, site, samples);
   } finally {
