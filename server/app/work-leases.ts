@@ -8,6 +8,14 @@ import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
 // so a server that stops holding it (stopped, killed, cut off) sees its work move to another
 // within the TTL. A lease only saves duplicated work: what the work writes is kept right by the
 // journal's conditional appends and claims whoever holds it.
+//
+// Each server also holds one presence lease, the first free of `server-alive-0`, `-1`, ..., renewed
+// as the others are, and counts the presence leases held at each turn: the servers alive on the
+// storage. The Stripe budget's slot rows could not say this: a server wants slots only while it
+// has Stripe calls out or waiting, so an idle one, or one whose agents are refused at their rate
+// before reaching Stripe, is in no row. A server that stops gives its presence back; one that dies
+// stops being counted once its lease lapses (the TTL). Agents' rates are split by this count
+// (server/throttle/rate.ts `shareOf`).
 
 /** The leases' timing, each with why it is what it is. */
 export const workLeaseLimits = {
@@ -18,6 +26,14 @@ export const workLeaseLimits = {
   /** A lease another server holds is asked for this often, so it is taken soon after it lapses. */
   retryMs: 1_000,
 } as const;
+
+/** The names of the presence leases start with this; the rest is a number below PRESENCE_LEASES_MAX. */
+export const PRESENCE_PREFIX = 'server-alive-';
+/** Presence leases there are: more servers than this on one storage are counted as this many (the rows stay few). */
+export const PRESENCE_LEASES_MAX = 64;
+
+/** A lease the keeper keeps: a piece of background work's, or this server's presence. */
+export type KeptLease = LeaseName | 'presence';
 
 /** What the leases are made of. */
 export interface WorkLeasesOptions {
@@ -30,7 +46,7 @@ export interface WorkLeasesOptions {
   /** A monotonic clock in ms (default `performance.now`): how long this server may count a lease as its own. */
   monoMs?: () => number;
   /** A lease could not be taken, renewed, checked or given back; the next round tries again. */
-  onError?: (name: LeaseName, error: unknown) => void;
+  onError?: (name: KeptLease, error: unknown) => void;
   /** A lease came to this server (`lease`) or left it (null). */
   onChange?: (name: LeaseName, lease: HeldLease | null) => void;
 }
@@ -53,6 +69,10 @@ export class WorkLeases {
   readonly #held = new Map<LeaseName, Holding>();
   /** The work that runs on this server: its leases are kept or asked for by the timer. */
   readonly #names = new Set<LeaseName>();
+  /** This server's presence lease, once taken, and when it was last renewed (monotonic ms). */
+  #presence: { lease: HeldLease; renewedAtMs: number } | null = null;
+  /** The servers alive on the storage, this one included, as last counted. */
+  #liveServers = 1;
   #timer: NodeJS.Timeout | null = null;
   #keeping: Promise<void> | null = null;
   #stopped = false;
@@ -108,10 +128,47 @@ export class WorkLeases {
     return this.holds(name) ? this.#held.get(name)!.lease : null;
   }
 
+  /** The servers alive on the storage, this one included, as of the last turn: 1 until counted, and where no other server can be. */
+  liveServers(): number {
+    return this.#liveServers;
+  }
+
+  /**
+   * Hold this server's presence lease (renewed every `renewMs`; when it was lost, the first free
+   * one is taken) and count the presence leases held: the servers alive, this one included even
+   * when every presence lease is taken. Run at each turn of the timer; while the store cannot be
+   * asked, the last count stands.
+   */
+  async keepPresence(): Promise<number> {
+    if (this.#stopped) return this.#liveServers;
+    try {
+      if (this.#presence === null || this.#monoMs() - this.#presence.renewedAtMs >= this.#renewMs) await this.#holdPresence();
+      const held = await this.#options.store.countHeld(PRESENCE_PREFIX);
+      this.#liveServers = Math.max(1, held + (this.#presence === null ? 1 : 0));
+    } catch (error) {
+      this.#options.onError?.('presence', error);
+    }
+    return this.#liveServers;
+  }
+
+  async #holdPresence(): Promise<void> {
+    const sentAtMs = this.#monoMs();
+    const { store } = this.#options;
+    if (this.#presence !== null) {
+      const renewed = await store.acquire(this.#presence.lease.name, this.holder, this.#ttlMs);
+      this.#presence = renewed === null ? null : { lease: renewed, renewedAtMs: sentAtMs };
+      if (renewed !== null) return;
+    }
+    for (let i = 0; i < PRESENCE_LEASES_MAX && this.#presence === null; i++) {
+      const lease = await store.acquire(`${PRESENCE_PREFIX}${i}`, this.holder, this.#ttlMs);
+      if (lease !== null) this.#presence = { lease, renewedAtMs: sentAtMs };
+    }
+  }
+
   /**
    * Keep the leases of the work that runs here (each named by a round once), from now on: renew a
-   * held one every `renewMs`, ask for one another server holds every `retryMs`. `names` are
-   * asked for at once.
+   * held one every `renewMs`, ask for one another server holds every `retryMs`, and keep this
+   * server's presence and the count of servers alive. `names` are asked for at once.
    */
   start(names: readonly LeaseName[] = []): void {
     if (this.#timer !== null || this.#stopped) return;
@@ -127,12 +184,14 @@ export class WorkLeases {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     await this.#keeping;
-    const held = [...this.#held].filter(([name]) => this.holds(name));
+    const held: [KeptLease, HeldLease][] = [...this.#held].filter(([name]) => this.holds(name)).map(([name, { lease }]) => [name, lease]);
+    if (this.#presence !== null) held.push(['presence', this.#presence.lease]);
     this.#held.clear();
+    this.#presence = null;
     await Promise.all(
-      held.map(async ([name, { lease }]) => {
+      held.map(async ([name, lease]) => {
         try {
-          await this.#options.store.release(name, this.holder, lease.epoch);
+          await this.#options.store.release(lease.name, this.holder, lease.epoch);
         } catch (error) {
           this.#options.onError?.(name, error);
         }
@@ -149,6 +208,7 @@ export class WorkLeases {
         if (holding !== undefined && this.holds(name) && this.#monoMs() - holding.renewedAtMs < this.#renewMs) continue;
         await this.hold(name);
       }
+      await this.keepPresence();
     })().finally(() => {
       this.#keeping = null;
     });
@@ -182,7 +242,8 @@ export function loggedWorkLeases(store: Leases, log: WorkLeasesLog): WorkLeases 
     onError: (name, error) => {
       if (Date.now() - lastErrorMs < 60_000) return;
       lastErrorMs = Date.now();
-      log.error({ err: error, lease: name }, `the lease of background work ${name} could not be asked for; it is tried again`);
+      const what = name === 'presence' ? "this server's presence lease (by which the servers alive are counted)" : `the lease of background work ${name}`;
+      log.error({ err: error, lease: name }, `${what} could not be asked for; it is tried again`);
     },
     onChange: (name, lease) =>
       log.info?.(
