@@ -9,11 +9,11 @@ import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
 // within the TTL. A lease only saves duplicated work: what the work writes is kept right by the
 // journal's conditional appends and claims whoever holds it.
 //
-// Each server also holds one presence lease, the first free of `server-alive-0`, `-1`, ..., renewed
-// as the others are, and counts the presence leases held at each turn: the servers alive on the
+// Each server also holds one alive lease, the first free of `server-alive-0`, `-1`, ..., renewed
+// as the others are, and counts the alive leases held at each turn: the servers alive on the
 // storage. The Stripe budget's slot rows could not say this: a server wants slots only while it
 // has Stripe calls out or waiting, so an idle one, or one whose agents are refused at their rate
-// before reaching Stripe, is in no row. A server that stops gives its presence back; one that dies
+// before reaching Stripe, is in no row. A server that stops gives its alive lease back; one that dies
 // stops being counted once its lease lapses (the TTL). Agents' rates are split by this count
 // (server/throttle/rate.ts `shareOf`).
 
@@ -27,13 +27,13 @@ export const workLeaseLimits = {
   retryMs: 1_000,
 } as const;
 
-/** The names of the presence leases start with this; the rest is a number below PRESENCE_LEASES_MAX. */
-export const PRESENCE_PREFIX = 'server-alive-';
-/** Presence leases there are: more servers than this on one storage are counted as this many (the rows stay few). */
-export const PRESENCE_LEASES_MAX = 64;
+/** The names of the alive leases start with this; the rest is a number below ALIVE_LEASES_MAX. */
+export const ALIVE_PREFIX = 'server-alive-';
+/** Alive leases there are: more servers than this on one storage are counted as this many (the rows stay few). */
+export const ALIVE_LEASES_MAX = 64;
 
-/** A lease the keeper keeps: a piece of background work's, or this server's presence. */
-export type KeptLease = LeaseName | 'presence';
+/** A lease the keeper keeps: a piece of background work's, or the one saying this server is alive. */
+export type KeptLease = LeaseName | 'alive';
 
 /** What the leases are made of. */
 export interface WorkLeasesOptions {
@@ -69,8 +69,8 @@ export class WorkLeases {
   readonly #held = new Map<LeaseName, Holding>();
   /** The work that runs on this server: its leases are kept or asked for by the timer. */
   readonly #names = new Set<LeaseName>();
-  /** This server's presence lease, once taken, and when it was last renewed (monotonic ms). */
-  #presence: { lease: HeldLease; renewedAtMs: number } | null = null;
+  /** This server's alive lease, once taken, and when it was last renewed (monotonic ms). */
+  #alive: { lease: HeldLease; renewedAtMs: number } | null = null;
   /** The servers alive on the storage, this one included, as last counted. */
   #liveServers = 1;
   #timer: NodeJS.Timeout | null = null;
@@ -134,41 +134,41 @@ export class WorkLeases {
   }
 
   /**
-   * Hold this server's presence lease (renewed every `renewMs`; when it was lost, the first free
-   * one is taken) and count the presence leases held: the servers alive, this one included even
-   * when every presence lease is taken. Run at each turn of the timer; while the store cannot be
+   * Hold this server's alive lease (renewed every `renewMs`; when it was lost, the first free
+   * one is taken) and count the alive leases held: the servers alive, this one included even
+   * when every alive lease is taken. Run at each turn of the timer; while the store cannot be
    * asked, the last count stands.
    */
-  async keepPresence(): Promise<number> {
+  async keepAliveLease(): Promise<number> {
     if (this.#stopped) return this.#liveServers;
     try {
-      if (this.#presence === null || this.#monoMs() - this.#presence.renewedAtMs >= this.#renewMs) await this.#holdPresence();
-      const held = await this.#options.store.countHeld(PRESENCE_PREFIX);
-      this.#liveServers = Math.max(1, held + (this.#presence === null ? 1 : 0));
+      if (this.#alive === null || this.#monoMs() - this.#alive.renewedAtMs >= this.#renewMs) await this.#holdAliveLease();
+      const held = await this.#options.store.countHeld(ALIVE_PREFIX);
+      this.#liveServers = Math.max(1, held + (this.#alive === null ? 1 : 0));
     } catch (error) {
-      this.#options.onError?.('presence', error);
+      this.#options.onError?.('alive', error);
     }
     return this.#liveServers;
   }
 
-  async #holdPresence(): Promise<void> {
+  async #holdAliveLease(): Promise<void> {
     const sentAtMs = this.#monoMs();
     const { store } = this.#options;
-    if (this.#presence !== null) {
-      const renewed = await store.acquire(this.#presence.lease.name, this.holder, this.#ttlMs);
-      this.#presence = renewed === null ? null : { lease: renewed, renewedAtMs: sentAtMs };
+    if (this.#alive !== null) {
+      const renewed = await store.acquire(this.#alive.lease.name, this.holder, this.#ttlMs);
+      this.#alive = renewed === null ? null : { lease: renewed, renewedAtMs: sentAtMs };
       if (renewed !== null) return;
     }
-    for (let i = 0; i < PRESENCE_LEASES_MAX && this.#presence === null; i++) {
-      const lease = await store.acquire(`${PRESENCE_PREFIX}${i}`, this.holder, this.#ttlMs);
-      if (lease !== null) this.#presence = { lease, renewedAtMs: sentAtMs };
+    for (let i = 0; i < ALIVE_LEASES_MAX && this.#alive === null; i++) {
+      const lease = await store.acquire(`${ALIVE_PREFIX}${i}`, this.holder, this.#ttlMs);
+      if (lease !== null) this.#alive = { lease, renewedAtMs: sentAtMs };
     }
   }
 
   /**
    * Keep the leases of the work that runs here (each named by a round once), from now on: renew a
    * held one every `renewMs`, ask for one another server holds every `retryMs`, and keep this
-   * server's presence and the count of servers alive. `names` are asked for at once.
+   * server's alive lease and the count of servers alive. `names` are asked for at once.
    */
   start(names: readonly LeaseName[] = []): void {
     if (this.#timer !== null || this.#stopped) return;
@@ -185,9 +185,9 @@ export class WorkLeases {
     this.#timer = null;
     await this.#keeping;
     const held: [KeptLease, HeldLease][] = [...this.#held].filter(([name]) => this.holds(name)).map(([name, { lease }]) => [name, lease]);
-    if (this.#presence !== null) held.push(['presence', this.#presence.lease]);
+    if (this.#alive !== null) held.push(['alive', this.#alive.lease]);
     this.#held.clear();
-    this.#presence = null;
+    this.#alive = null;
     await Promise.all(
       held.map(async ([name, lease]) => {
         try {
@@ -208,7 +208,7 @@ export class WorkLeases {
         if (holding !== undefined && this.holds(name) && this.#monoMs() - holding.renewedAtMs < this.#renewMs) continue;
         await this.hold(name);
       }
-      await this.keepPresence();
+      await this.keepAliveLease();
     })().finally(() => {
       this.#keeping = null;
     });
@@ -242,7 +242,7 @@ export function loggedWorkLeases(store: Leases, log: WorkLeasesLog): WorkLeases 
     onError: (name, error) => {
       if (Date.now() - lastErrorMs < 60_000) return;
       lastErrorMs = Date.now();
-      const what = name === 'presence' ? "this server's presence lease (by which the servers alive are counted)" : `the lease of background work ${name}`;
+      const what = name === 'alive' ? "this server's alive lease (by which the servers alive are counted)" : `the lease of background work ${name}`;
       log.error({ err: error, lease: name }, `${what} could not be asked for; it is tried again`);
     },
     onChange: (name, lease) =>

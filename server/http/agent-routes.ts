@@ -96,7 +96,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   const { services } = opts;
   const wallMs = () => services.clock.wallMs();
   // Each server on the storage enforces its share of the configured rates, by the servers alive
-  // (the presence leases, server/app/work-leases.ts): together they allow the rate, not one per server.
+  // (the alive leases, server/app/work-leases.ts): together they allow the rate, not one per server.
   const servers = () => services.workLeases.liveServers();
   const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs, servers);
   const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs, servers);

@@ -60,7 +60,7 @@ describe.skipIf(!available)('two servers on one PostgreSQL database (real proces
   });
 
   it('an agent hammering both servers is allowed its rate and one burst in all', async () => {
-    // Both servers count each other: two presence leases held, and a turn of each one's count after.
+    // Both servers count each other: two alive leases held, and a turn of each one's count after.
     const cluster = await postgresCluster();
     const live = async () => Number(await cluster.psql(database.name, "SELECT count(*) FROM work_leases WHERE name LIKE 'server-alive-%' AND holder <> '' AND expires_ms > floor(extract(epoch FROM clock_timestamp()) * 1000)"));
     const deadline = Date.now() + 30_000;
