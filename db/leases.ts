@@ -24,6 +24,7 @@ RETURNING name, holder, epoch, expires_ms AS expiresMs`;
 
 const RELEASE_SQL = "UPDATE work_leases SET holder = '', expires_ms = 0 WHERE name = $name AND holder = $holder AND epoch = $epoch";
 const CHECK_SQL = 'SELECT 1 AS held FROM work_leases WHERE name = $name AND holder = $holder AND epoch = $epoch AND expires_ms > $nowMs';
+const COUNT_HELD_SQL = "SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($prefix)) = $prefix AND holder <> '' AND expires_ms > $nowMs";
 
 /**
  * Leases on a connection of their own to the journal's file, opened at the first call: its commits
@@ -60,6 +61,10 @@ export class SqliteLeases implements Leases {
 
   async check(name: string, holder: string, epoch: number): Promise<boolean> {
     return this.#run((sqlite) => sqlite.prepare(CHECK_SQL).get({ name, holder, epoch, nowMs: this.#nowMs() }) !== undefined);
+  }
+
+  async countHeld(prefix: string): Promise<number> {
+    return this.#run((sqlite) => sqlite.prepare<Record<string, unknown>, { held: number }>(COUNT_HELD_SQL).get({ prefix, nowMs: this.#nowMs() })?.held ?? 0);
   }
 
   async close(): Promise<void> {

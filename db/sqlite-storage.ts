@@ -5,6 +5,7 @@ import { SqliteDerivedTables } from './derived-store.ts';
 import { SqliteGrants } from './grants.ts';
 import { SqliteLeases } from './leases.ts';
 import { MemoryLeases } from './memory/leases.ts';
+import { MemoryLoginThrottles } from './memory/login-throttles.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
@@ -90,6 +91,8 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     checkpoints,
     budgetSlots,
     leases,
+    // In this process's memory: a SQLite file is one host, whose logins one server takes.
+    loginThrottles: new MemoryLoginThrottles(),
     // A connection opened read-only (openReadOnlyStorage) reads them and refuses their writes.
     derived: new SqliteDerivedTables(database.db, { readOnly: database.sqlite.readonly }),
     integrity,

@@ -41,5 +41,10 @@ export class MemoryLeases implements Leases {
     return row !== undefined && row.holder === holder && row.epoch === epoch && row.expiresMs > this.#nowMs();
   }
 
+  async countHeld(prefix: string): Promise<number> {
+    const nowMs = this.#nowMs();
+    return [...this.#rows].filter(([name, row]) => name.startsWith(prefix) && row.holder !== '' && row.expiresMs > nowMs).length;
+  }
+
   async close(): Promise<void> {}
 }

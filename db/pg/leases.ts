@@ -25,6 +25,7 @@ RETURNING name, holder, epoch, expires_ms AS "expiresMs"`;
 
 const RELEASE_SQL = "UPDATE work_leases SET holder = '', expires_ms = 0 WHERE name = $1 AND holder = $2 AND epoch = $3";
 const CHECK_SQL = `SELECT 1 AS held FROM work_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_ms > ${NOW_MS}`;
+const COUNT_HELD_SQL = `SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($1)) = $1 AND holder <> '' AND expires_ms > ${NOW_MS}`;
 
 /** Leases in a PostgreSQL database, shared by every server on it. */
 export class PgLeases implements Leases {
@@ -55,6 +56,10 @@ export class PgLeases implements Leases {
 
   async check(name: string, holder: string, epoch: number): Promise<boolean> {
     return (await this.query(CHECK_SQL, [name, holder, epoch])).rows.length === 1;
+  }
+
+  async countHeld(prefix: string): Promise<number> {
+    return (await this.query<{ held: number }>(COUNT_HELD_SQL, [prefix])).rows[0]?.held ?? 0;
   }
 
   /** The pool is its opener's to end. */

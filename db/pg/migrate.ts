@@ -36,8 +36,8 @@ export function knownPgMigrations(): readonly PgMigration[] {
 /**
  * What the application's role may do, table by table: write the journal only by appending, move
  * the head, keep the claims, start and end sessions, grant or revoke leases (never delete one),
- * take and give back the Stripe budget's slots and the background-work leases, and keep the
- * derived tables. It owns nothing, so it can neither drop a guard nor alter a table.
+ * take and give back the Stripe budget's slots and the background-work leases, keep the
+ * derived tables, and count failed logins. It owns nothing, so it can neither drop a guard nor alter a table.
  */
 export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   entries: 'SELECT, INSERT',
@@ -61,6 +61,8 @@ export const APP_PRIVILEGES: Readonly<Record<string, string>> = {
   grants: 'SELECT, INSERT, UPDATE',
   // A lease row is made once, then taken, renewed and given back in place.
   work_leases: 'SELECT, INSERT, UPDATE',
+  // Login counts are made, counted up, and removed once forgotten or past the bound.
+  login_throttles: 'SELECT, INSERT, UPDATE, DELETE',
 };
 
 // Migrators of several processes (or servers) take turns: the first to hold this lock applies

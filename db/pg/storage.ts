@@ -9,6 +9,7 @@ import { PgGrants } from './grants.ts';
 import { pgGuardProblems } from './guards.ts';
 import { PgJournal } from './journal.ts';
 import { PgLeases } from './leases.ts';
+import { PgLoginThrottles } from './login-throttles.ts';
 import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
 import { openPgPool, pgQuery } from './pool.ts';
 import { PgSessions } from './sessions.ts';
@@ -191,6 +192,8 @@ export function pgStorageOver(pool: pg.Pool, location: string): Storage {
     derived: new PgDerivedTables({ pool }),
     // Shared by every server on the database: one of them runs each piece of background work.
     leases: new PgLeases({ pool }),
+    // Shared by every server on the database: a failure on one counts on all of them.
+    loginThrottles: new PgLoginThrottles({ pool }),
     integrity: pgIntegrity(pool),
     // The pool ends once the clients checked out are given back: work in flight finishes first. Closing twice closes once.
     close: () => {

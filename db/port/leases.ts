@@ -29,6 +29,8 @@ export interface Leases {
   release(name: string, holder: string, epoch: number): Promise<boolean>;
   /** Whether `holder` still holds it, unexpired, at `epoch`: asked before acting on work done under it. */
   check(name: string, holder: string, epoch: number): Promise<boolean>;
+  /** How many leases whose names start with `prefix` are held, unexpired, now on the store's clock. */
+  countHeld(prefix: string): Promise<number>;
   /** Close what the store opened; a call after it opens it again where it can. */
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { Checkpoints } from './checkpoints.ts';
 import type { DerivedTables } from './derived.ts';
 import type { Grants } from './grants.ts';
 import type { Leases } from './leases.ts';
+import type { LoginThrottles } from './login-throttles.ts';
 import type { Sessions } from './sessions.ts';
 import type { JournalOptions, StorageJournal } from './journal.ts';
 import type { SealOutcome } from '../journal-seals.ts';
@@ -27,7 +28,7 @@ export interface StoredIntegrity {
 
 /**
  * Everything Interlock keeps, as one port: the journal, people's sessions, approval grants, the
- * signed checkpoints, the Stripe budget's slots, the background-work leases, the integrity checks on the stored rows. No member
+ * signed checkpoints, the Stripe budget's slots, the background-work leases, the login throttles' counts, the integrity checks on the stored rows. No member
  * hands out a connection or a prepared statement; what a backend needs stays inside it.
  */
 export interface Storage {
@@ -47,6 +48,8 @@ export interface Storage {
   budgetSlots: BudgetSlotStore | null;
   /** Background-work leases shared with every server on this storage (db/port/leases.ts); in memory where no other process can reach it. */
   leases: Leases;
+  /** The login throttles' counts (db/port/login-throttles.ts): shared by every server on PostgreSQL, this process's own on SQLite. */
+  loginThrottles: LoginThrottles;
   /** The views' derived tables, with their cursor and digests (db/port/derived.ts); read-only storage refuses their writes. */
   derived: DerivedTables;
   integrity: StoredIntegrity;

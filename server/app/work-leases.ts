@@ -8,6 +8,14 @@ import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
 // so a server that stops holding it (stopped, killed, cut off) sees its work move to another
 // within the TTL. A lease only saves duplicated work: what the work writes is kept right by the
 // journal's conditional appends and claims whoever holds it.
+//
+// Each server also holds one alive lease, the first free of `server-alive-0`, `-1`, ..., renewed
+// as the others are, and counts the alive leases held at each turn: the servers alive on the
+// storage. The Stripe budget's slot rows could not say this: a server wants slots only while it
+// has Stripe calls out or waiting, so an idle one, or one whose agents are refused at their rate
+// before reaching Stripe, is in no row. A server that stops gives its alive lease back; one that dies
+// stops being counted once its lease lapses (the TTL). Agents' rates are split by this count
+// (server/throttle/rate.ts `shareOf`).
 
 /** The leases' timing, each with why it is what it is. */
 export const workLeaseLimits = {
@@ -18,6 +26,14 @@ export const workLeaseLimits = {
   /** A lease another server holds is asked for this often, so it is taken soon after it lapses. */
   retryMs: 1_000,
 } as const;
+
+/** The names of the alive leases start with this; the rest is a number below ALIVE_LEASES_MAX. */
+export const ALIVE_PREFIX = 'server-alive-';
+/** Alive leases there are: more servers than this on one storage are counted as this many (the rows stay few). */
+export const ALIVE_LEASES_MAX = 64;
+
+/** A lease the keeper keeps: a piece of background work's, or the one saying this server is alive. */
+export type KeptLease = LeaseName | 'alive';
 
 /** What the leases are made of. */
 export interface WorkLeasesOptions {
@@ -30,7 +46,7 @@ export interface WorkLeasesOptions {
   /** A monotonic clock in ms (default `performance.now`): how long this server may count a lease as its own. */
   monoMs?: () => number;
   /** A lease could not be taken, renewed, checked or given back; the next round tries again. */
-  onError?: (name: LeaseName, error: unknown) => void;
+  onError?: (name: KeptLease, error: unknown) => void;
   /** A lease came to this server (`lease`) or left it (null). */
   onChange?: (name: LeaseName, lease: HeldLease | null) => void;
 }
@@ -53,6 +69,10 @@ export class WorkLeases {
   readonly #held = new Map<LeaseName, Holding>();
   /** The work that runs on this server: its leases are kept or asked for by the timer. */
   readonly #names = new Set<LeaseName>();
+  /** This server's alive lease, once taken, and when it was last renewed (monotonic ms). */
+  #alive: { lease: HeldLease; renewedAtMs: number } | null = null;
+  /** The servers alive on the storage, this one included, as last counted. */
+  #liveServers = 1;
   #timer: NodeJS.Timeout | null = null;
   #keeping: Promise<void> | null = null;
   #stopped = false;
@@ -108,10 +128,47 @@ export class WorkLeases {
     return this.holds(name) ? this.#held.get(name)!.lease : null;
   }
 
+  /** The servers alive on the storage, this one included, as of the last turn: 1 until counted, and where no other server can be. */
+  liveServers(): number {
+    return this.#liveServers;
+  }
+
+  /**
+   * Hold this server's alive lease (renewed every `renewMs`; when it was lost, the first free
+   * one is taken) and count the alive leases held: the servers alive, this one included even
+   * when every alive lease is taken. Run at each turn of the timer; while the store cannot be
+   * asked, the last count stands.
+   */
+  async keepAliveLease(): Promise<number> {
+    if (this.#stopped) return this.#liveServers;
+    try {
+      if (this.#alive === null || this.#monoMs() - this.#alive.renewedAtMs >= this.#renewMs) await this.#holdAliveLease();
+      const held = await this.#options.store.countHeld(ALIVE_PREFIX);
+      this.#liveServers = Math.max(1, held + (this.#alive === null ? 1 : 0));
+    } catch (error) {
+      this.#options.onError?.('alive', error);
+    }
+    return this.#liveServers;
+  }
+
+  async #holdAliveLease(): Promise<void> {
+    const sentAtMs = this.#monoMs();
+    const { store } = this.#options;
+    if (this.#alive !== null) {
+      const renewed = await store.acquire(this.#alive.lease.name, this.holder, this.#ttlMs);
+      this.#alive = renewed === null ? null : { lease: renewed, renewedAtMs: sentAtMs };
+      if (renewed !== null) return;
+    }
+    for (let i = 0; i < ALIVE_LEASES_MAX && this.#alive === null; i++) {
+      const lease = await store.acquire(`${ALIVE_PREFIX}${i}`, this.holder, this.#ttlMs);
+      if (lease !== null) this.#alive = { lease, renewedAtMs: sentAtMs };
+    }
+  }
+
   /**
    * Keep the leases of the work that runs here (each named by a round once), from now on: renew a
-   * held one every `renewMs`, ask for one another server holds every `retryMs`. `names` are
-   * asked for at once.
+   * held one every `renewMs`, ask for one another server holds every `retryMs`, and keep this
+   * server's alive lease and the count of servers alive. `names` are asked for at once.
    */
   start(names: readonly LeaseName[] = []): void {
     if (this.#timer !== null || this.#stopped) return;
@@ -127,12 +184,14 @@ export class WorkLeases {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     await this.#keeping;
-    const held = [...this.#held].filter(([name]) => this.holds(name));
+    const held: [KeptLease, HeldLease][] = [...this.#held].filter(([name]) => this.holds(name)).map(([name, { lease }]) => [name, lease]);
+    if (this.#alive !== null) held.push(['alive', this.#alive.lease]);
     this.#held.clear();
+    this.#alive = null;
     await Promise.all(
-      held.map(async ([name, { lease }]) => {
+      held.map(async ([name, lease]) => {
         try {
-          await this.#options.store.release(name, this.holder, lease.epoch);
+          await this.#options.store.release(lease.name, this.holder, lease.epoch);
         } catch (error) {
           this.#options.onError?.(name, error);
         }
@@ -149,6 +208,7 @@ export class WorkLeases {
         if (holding !== undefined && this.holds(name) && this.#monoMs() - holding.renewedAtMs < this.#renewMs) continue;
         await this.hold(name);
       }
+      await this.keepAliveLease();
     })().finally(() => {
       this.#keeping = null;
     });
@@ -182,7 +242,8 @@ export function loggedWorkLeases(store: Leases, log: WorkLeasesLog): WorkLeases 
     onError: (name, error) => {
       if (Date.now() - lastErrorMs < 60_000) return;
       lastErrorMs = Date.now();
-      log.error({ err: error, lease: name }, `the lease of background work ${name} could not be asked for; it is tried again`);
+      const what = name === 'alive' ? "this server's alive lease (by which the servers alive are counted)" : `the lease of background work ${name}`;
+      log.error({ err: error, lease: name }, `${what} could not be asked for; it is tried again`);
     },
     onChange: (name, lease) =>
       log.info?.(

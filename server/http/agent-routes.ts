@@ -95,8 +95,11 @@ export async function agentRoutes(scope: FastifyInstance, opts: { services: Serv
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const { services } = opts;
   const wallMs = () => services.clock.wallMs();
-  const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs);
-  const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs);
+  // Each server on the storage enforces its share of the configured rates, by the servers alive
+  // (the alive leases, server/app/work-leases.ts): together they allow the rate, not one per server.
+  const servers = () => services.workLeases.liveServers();
+  const byAddress = new RateLimiter(services.config.throttle.agentAddress, wallMs, servers);
+  const byToken = new RateLimiter(services.config.throttle.agentToken, wallMs, servers);
   // No person is asked about: every route here is an agent's, behind the token checked below.
   declarePublic(app, "an agent's route: its bearer token is checked by the agents' scope");
   app.addHook('onRequest', async (request, reply) => {

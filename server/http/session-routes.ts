@@ -107,6 +107,8 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
     failuresPerHour: services.config.throttle.loginFailuresPerHour,
     addressFailuresPerHour: services.config.throttle.loginAddressFailuresPerHour,
     wallMs,
+    // The storage's: on PostgreSQL every server counts every other's failures.
+    store: services.storage.loginThrottles,
   });
   const devices = new DeviceCookies(services.signingKey.privateKey, wallMs);
   // Sent back to the login route only: nothing else needs to know which browser this is.
@@ -128,7 +130,7 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
   app.post('/api/session', { schema: loginSchema, config: { access: { public: 'logging in: the name and password are what it checks' } } }, async (request, reply) => {
     const { name, password } = request.body;
     // Asked before the password is hashed, so a throttled guess costs the server nothing.
-    const check = throttle.check(name, request.ip, devices.names(request.cookies[DEVICE_COOKIE], name));
+    const check = await throttle.check(name, request.ip, devices.names(request.cookies[DEVICE_COOKIE], name));
     if (check.kind === 'wait') {
       const waitS = Math.max(1, Math.ceil(check.waitMs / 1000));
       reply.header('retry-after', String(waitS));
@@ -137,7 +139,7 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
     const person = services.config.people.find((p) => p.name === name);
     const ok = await verifyPassword(password, person?.passwordHash ?? DUMMY_HASH);
     if (!person || !ok) throw new AppError('unauthorized', 'that name and password do not match');
-    throttle.succeeded(name, request.ip);
+    await throttle.succeeded(name, request.ip);
     const { id, session } = await sessions.create(person.name);
     // The session cookie first: clients that keep one cookie of a login keep the first.
     setSessionCookie(reply, opts.secureCookies, id, Math.floor(services.config.sessions.absoluteMs / 1000));

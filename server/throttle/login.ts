@@ -101,6 +101,19 @@ function drainMs(count: NameCount, failuresPerHour: number): number {
   return Math.max(1, Math.ceil(((count.failures + 1 - failuresPerHour) * limits.loginNameWindowMs) / failuresPerHour));
 }
 
+/** When a name and address's failures are forgotten: a day after the last one, as `pairAt` says. */
+export function pairForgottenAtMs(pair: PairCount): number {
+  return pair.lastFailureMs + limits.loginFailuresForgetMs;
+}
+
+/**
+ * When a name's (or address's) count has drained to nothing at its ceiling's rate, as `nameAt`
+ * says, and a millisecond more: past it, the count answers as no count at all.
+ */
+export function nameDrainedAtMs(name: NameCount, failuresPerHour: number): number {
+  return name.atMs + Math.ceil((name.failures * limits.loginNameWindowMs) / failuresPerHour) + 1;
+}
+
 /** A name's (or address's) count once an attempt it counted succeeded: that attempt was no failure. */
 export function nameAfterSuccess(name: NameCount | undefined, nowMs: number, failuresPerHour: number): NameCount {
   const now = nameAt(name, nowMs, failuresPerHour);

@@ -16,6 +16,18 @@ export interface Bucket {
 /** Whether a request may go on, the bucket to keep, and how long to wait when it may not. */
 export type RateVerdict = { kind: 'go'; bucket: Bucket } | { kind: 'wait'; bucket: Bucket; waitMs: number };
 
+/**
+ * One server's share of a rate that `servers` servers enforce together: the sustained rate and the
+ * burst each divided among them (a burst never below one request, or nothing would pass). Over any
+ * span, the servers together then let through at most the rate's requests and one burst (or one
+ * request a server, when there are more servers than the burst), however an agent spreads its
+ * requests among them. One server keeps the rate as it is.
+ */
+export function shareOf(rule: RateRule, servers: number): RateRule {
+  if (!(servers > 1)) return rule;
+  return { perSecond: rule.perSecond / servers, burst: Math.max(1, rule.burst / servers) };
+}
+
 /** A bucket as it stands at `nowMs`: full when new, refilled at the rule's rate up to its burst. */
 export function bucketAt(bucket: Bucket | undefined, nowMs: number, rule: RateRule): Bucket {
   if (bucket === undefined) return { tokens: rule.burst, atMs: nowMs };

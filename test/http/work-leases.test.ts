@@ -25,6 +25,7 @@ function failing(inner: Leases): Leases & { down: boolean } {
     acquire: (name: string, holder: string, ttlMs: number) => (store.down ? Promise.reject(new Error('down')) : inner.acquire(name, holder, ttlMs)),
     release: (name: string, holder: string, epoch: number) => (store.down ? Promise.reject(new Error('down')) : inner.release(name, holder, epoch)),
     check: (name: string, holder: string, epoch: number) => (store.down ? Promise.reject(new Error('down')) : inner.check(name, holder, epoch)),
+    countHeld: (prefix: string) => (store.down ? Promise.reject(new Error('down')) : inner.countHeld(prefix)),
     close: () => inner.close(),
   };
   return store;
@@ -95,5 +96,32 @@ describe('a server’s work leases', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(b.held('pull-reconciler')?.epoch).toBe(2);
     await b.stop();
+  });
+
+  it('each server holds a alive lease and counts the servers alive: a new one is counted, a stopped one at once, a dead one once its lease lapses', async () => {
+    const clock = testClock();
+    const store = failing(new MemoryLeases({ nowMs: clock.nowMs }));
+    const [a, b, c] = ['a', 'b', 'c'].map((holder) => new WorkLeases({ store, holder, monoMs: clock.nowMs })) as [WorkLeases, WorkLeases, WorkLeases];
+    expect(a.liveServers()).toBe(1);
+    expect(await a.keepAliveLease()).toBe(1);
+    expect(await b.keepAliveLease()).toBe(2);
+    expect(await c.keepAliveLease()).toBe(3);
+    expect(await a.keepAliveLease()).toBe(3);
+    // b stops: it gives its alive lease back.
+    await b.stop();
+    expect(await a.keepAliveLease()).toBe(2);
+    // c dies: a keeps renewing and counts it until its lease lapses.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(3_000);
+      expect(await a.keepAliveLease()).toBe(2);
+    }
+    clock.advance(1_000);
+    expect(await a.keepAliveLease()).toBe(1);
+    // A store that cannot be asked leaves the last count.
+    expect(await c.keepAliveLease()).toBe(2);
+    store.down = true;
+    expect(await a.keepAliveLease()).toBe(1);
+    store.down = false;
+    expect(await a.keepAliveLease()).toBe(2);
   });
 });

@@ -110,6 +110,20 @@ export const leasesCases: Record<string, ContractCase<LeasesEnv>> = {
     expect(holders.size).toBeGreaterThan(2);
   },
 
+  'the leases of a prefix held unexpired are counted, on every connection; one given back or lapsed is not': async ({ store, other }) => {
+    const b = other();
+    expect(await store.countHeld('server-alive-')).toBe(0);
+    const one = (await store.acquire('server-alive-0', 'server-a', LONG_TTL_MS))!;
+    await b.acquire('server-alive-1', 'server-b', SHORT_TTL_MS);
+    await b.acquire('server-alive-2', 'server-c', LONG_TTL_MS);
+    await store.acquire('sla-ticker', 'server-a', LONG_TTL_MS);
+    expect([await store.countHeld('server-alive-'), await b.countHeld('server-alive-')]).toEqual([3, 3]);
+    await store.release('server-alive-0', 'server-a', one.epoch);
+    await sleep(SHORT_TTL_MS + 100);
+    expect(await b.countHeld('server-alive-')).toBe(1);
+    expect(await store.countHeld('sla-')).toBe(1);
+  },
+
   'a name, a holder and a positive whole TTL are required': async ({ store }) => {
     await expect(store.acquire('', 'server-a', LONG_TTL_MS)).rejects.toThrow(RangeError);
     await expect(store.acquire('sla-ticker', '', LONG_TTL_MS)).rejects.toThrow(RangeError);

@@ -26,6 +26,13 @@ class PlantedPgLeases extends PgLeases {
   }
 }
 
+/** A planted bad store: it counts every lease row of a prefix with a holder, lapsed or not, so a dead server stays counted. */
+class LapsedCountingPgLeases extends PgLeases {
+  override async countHeld(prefix: string): Promise<number> {
+    return (await this.query<{ held: number }>("SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($1)) = $1 AND holder <> ''", [prefix])).rows[0]?.held ?? 0;
+  }
+}
+
 describe.skipIf(!available)('PostgreSQL', () => {
   const backend = pgContractBackends('leases');
   /** The backend, its stores made by `connect`, each on a pool of its own. */
@@ -49,5 +56,11 @@ describe.skipIf(!available)('PostgreSQL', () => {
       'an expired lease moves to another holder within its TTL, at a higher epoch, and the old holder then fails its check',
     ],
     pgOn('a PostgreSQL store that lets a second holder take an unexpired lease', (pool) => new PlantedPgLeases(pool, PG_GREEDY_ACQUIRE_SQL)),
+  );
+  plantedFails(
+    'leases',
+    leasesCases,
+    ['the leases of a prefix held unexpired are counted, on every connection; one given back or lapsed is not'],
+    pgOn('a PostgreSQL store that counts lapsed leases', (pool) => new LapsedCountingPgLeases({ pool })),
   );
 });

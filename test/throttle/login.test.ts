@@ -94,53 +94,53 @@ describe('addressKeyOf: IPv6 counted by /64', () => {
 });
 
 describe('LoginThrottle (the counts kept, on a fake clock)', () => {
-  it('one person mistyping from one address waits 1 s there and nowhere else', () => {
+  it('one person mistyping from one address waits 1 s there and nowhere else', async () => {
     let nowMs = T0;
     const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => nowMs });
-    expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
-    expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'wait', waitMs: 1_000, why: 'address' });
-    expect(throttle.check('ana', '203.0.113.8', false)).toEqual({ kind: 'try' });
-    expect(throttle.check('bea', '203.0.113.7', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'wait', waitMs: 1_000, why: 'address' });
+    expect(await throttle.check('ana', '203.0.113.8', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('bea', '203.0.113.7', false)).toEqual({ kind: 'try' });
     nowMs += 1_000;
-    expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
-    throttle.succeeded('ana', '203.0.113.7');
-    expect(throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
+    await throttle.succeeded('ana', '203.0.113.7');
+    expect(await throttle.check('ana', '203.0.113.7', false)).toEqual({ kind: 'try' });
   });
 
-  it('guessing from many addresses reaches the ceiling, and the person with a device cookie still gets in', () => {
+  it('guessing from many addresses reaches the ceiling, and the person with a device cookie still gets in', async () => {
     let nowMs = T0;
     const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => nowMs });
-    for (let i = 0; i < 100; i++) expect(throttle.check('ana', `198.51.100.${i}`, false).kind).toBe('try');
-    expect(throttle.check('ana', '198.51.100.200', false)).toMatchObject({ kind: 'wait', why: 'name' });
-    expect(throttle.check('ana', '203.0.113.7', true)).toEqual({ kind: 'try' });
-    throttle.succeeded('ana', '203.0.113.7');
+    for (let i = 0; i < 100; i++) expect((await throttle.check('ana', `198.51.100.${i}`, false)).kind).toBe('try');
+    expect(await throttle.check('ana', '198.51.100.200', false)).toMatchObject({ kind: 'wait', why: 'name' });
+    expect(await throttle.check('ana', '203.0.113.7', true)).toEqual({ kind: 'try' });
+    await throttle.succeeded('ana', '203.0.113.7');
     // The count drains at the ceiling's rate: one failure's worth every 36 s.
     nowMs += 35_999;
-    expect(throttle.check('ana', '198.51.100.201', false)).toMatchObject({ kind: 'wait', why: 'name', waitMs: 1 });
+    expect(await throttle.check('ana', '198.51.100.201', false)).toMatchObject({ kind: 'wait', why: 'name', waitMs: 1 });
     nowMs += 1;
-    expect(throttle.check('ana', '198.51.100.201', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('ana', '198.51.100.201', false)).toEqual({ kind: 'try' });
   });
 
-  it('one address trying name after new name reaches its ceiling across names; a device cookie for the name passes it', () => {
+  it('one address trying name after new name reaches its ceiling across names; a device cookie for the name passes it', async () => {
     let nowMs = T0;
     const throttle = new LoginThrottle({ failuresPerHour: 100, addressFailuresPerHour: 10, wallMs: () => nowMs });
-    for (let i = 0; i < 10; i++) expect(throttle.check(`guess${i}`, '2001:db8:1:2::5', false).kind).toBe('try');
+    for (let i = 0; i < 10; i++) expect((await throttle.check(`guess${i}`, '2001:db8:1:2::5', false)).kind).toBe('try');
     // Another address of the same /64 is the same address.
-    expect(throttle.check('guess10', '2001:db8:1:2::99', false)).toEqual({ kind: 'wait', waitMs: 360_000, why: 'address-all-names' });
-    expect(throttle.check('ana', '2001:db8:1:2::7', true)).toEqual({ kind: 'try' });
-    throttle.succeeded('ana', '2001:db8:1:2::7');
+    expect(await throttle.check('guess10', '2001:db8:1:2::99', false)).toEqual({ kind: 'wait', waitMs: 360_000, why: 'address-all-names' });
+    expect(await throttle.check('ana', '2001:db8:1:2::7', true)).toEqual({ kind: 'try' });
+    await throttle.succeeded('ana', '2001:db8:1:2::7');
     // The success took back its own attempt only: the guesses still hold the address.
-    expect(throttle.check('guess12', '2001:db8:1:2::5', false)).toMatchObject({ kind: 'wait', why: 'address-all-names' });
-    expect(throttle.check('guess12', '2001:db8:1:3::5', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('guess12', '2001:db8:1:2::5', false)).toMatchObject({ kind: 'wait', why: 'address-all-names' });
+    expect(await throttle.check('guess12', '2001:db8:1:3::5', false)).toEqual({ kind: 'try' });
     nowMs += 360_000;
-    expect(throttle.check('guess12', '2001:db8:1:2::5', false)).toEqual({ kind: 'try' });
+    expect(await throttle.check('guess12', '2001:db8:1:2::5', false)).toEqual({ kind: 'try' });
   });
 
-  it('addresses of one IPv6 /64 share a delay; the next /64 has its own', () => {
+  it('addresses of one IPv6 /64 share a delay; the next /64 has its own', async () => {
     const throttle = new LoginThrottle({ ...THROTTLE, wallMs: () => T0 });
-    expect(throttle.check('ana', '2001:db8:1:2::5', false).kind).toBe('try');
-    expect(throttle.check('ana', '2001:db8:1:2:aaaa::9', false)).toMatchObject({ kind: 'wait', why: 'address' });
-    expect(throttle.check('ana', '2001:db8:1:3::5', false).kind).toBe('try');
+    expect((await throttle.check('ana', '2001:db8:1:2::5', false)).kind).toBe('try');
+    expect(await throttle.check('ana', '2001:db8:1:2:aaaa::9', false)).toMatchObject({ kind: 'wait', why: 'address' });
+    expect((await throttle.check('ana', '2001:db8:1:3::5', false)).kind).toBe('try');
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FULL } from '../../bench/plans.ts';
 import { AGENT_TOKEN } from '../../bench/http.ts';
 import { CONFIG_DEFAULTS } from '../../server/config/schema.ts';
-import { type Bucket, type RateRule, takeToken } from '../../server/throttle/rate.ts';
+import { type Bucket, type RateRule, shareOf, takeToken } from '../../server/throttle/rate.ts';
 import { RateLimiter } from '../../server/throttle/rate-limiter.ts';
 import { AGENT_TOKEN as DEMO_TOKEN } from '../support/app-world.ts';
 
@@ -65,5 +65,49 @@ describe('RateLimiter', () => {
     // results/bench.md: http_refunds_per_s targets 2,000 a second.
     expect(CONFIG_DEFAULTS.agentTokenRate.perSecond).toBeGreaterThanOrEqual(2 * 2_000);
     expect(CONFIG_DEFAULTS.agentTokenRate.burst).toBeGreaterThanOrEqual(2 * FULL.burstRefunds.live);
+  });
+});
+
+describe('a rate shared by the servers alive', () => {
+  /** Requests `limiters` let through, one agent sending to each of them every ms for `spanMs`. */
+  function hammer(limiters: RateLimiter[], clock: { nowMs: number }, spanMs: number): number[] {
+    const through = limiters.map(() => 0);
+    for (let ms = 0; ms < spanMs; ms++) {
+      limiters.forEach((limiter, i) => {
+        if (limiter.take('support-bot') === null) through[i]! += 1;
+      });
+      clock.nowMs += 1;
+    }
+    return through;
+  }
+
+  it('one server keeps the rate as it is; N servers each keep 1/N of it, the burst never below one request', () => {
+    expect(shareOf(RULE, 1)).toBe(RULE);
+    expect(shareOf({ burst: 100, perSecond: 40 }, 4)).toEqual({ burst: 25, perSecond: 10 });
+    expect(shareOf({ burst: 3, perSecond: 2 }, 8)).toEqual({ burst: 1, perSecond: 0.25 });
+  });
+
+  it('two servers each allow half: an agent hammering both gets no more than the rate and one burst', () => {
+    const rule: RateRule = { burst: 40, perSecond: 100 };
+    const clock = { nowMs: T0 };
+    const two = [new RateLimiter(rule, () => clock.nowMs, () => 2), new RateLimiter(rule, () => clock.nowMs, () => 2)];
+    const through = hammer(two, clock, 10_000);
+    expect(through).toEqual([519, 519]);
+    expect(through[0]! + through[1]!).toBeLessThanOrEqual(rule.perSecond * 10 + rule.burst);
+    // Alone, each server would have let the rate and a burst through: twice as much together.
+    const alone = { nowMs: T0 };
+    expect(hammer([new RateLimiter(rule, () => alone.nowMs), new RateLimiter(rule, () => alone.nowMs)], alone, 10_000)).toEqual([1039, 1039]);
+  });
+
+  it('the share follows the count at each request: a server joining halves it at once, one leaving doubles it', () => {
+    const rule: RateRule = { burst: 10, perSecond: 100 };
+    const clock = { nowMs: T0 };
+    let servers = 1;
+    const limiter = new RateLimiter(rule, () => clock.nowMs, () => servers);
+    expect(hammer([limiter], clock, 1_000)).toEqual([109]);
+    servers = 2;
+    expect(hammer([limiter], clock, 1_000)).toEqual([50]);
+    servers = 1;
+    expect(hammer([limiter], clock, 1_000)).toEqual([100]);
   });
 });
