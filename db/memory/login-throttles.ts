@@ -1,9 +1,9 @@
-import { BoundedStore } from '../../server/throttle/bounded-store.ts';
+import { BoundedStore } from '../../shared/bounded-store.ts';
 import { limits } from '../../shared/limits.ts';
 import { LOGIN_COUNT_KINDS, type LoginCount, type LoginCountKind, type LoginCounts, type LoginKeys, type LoginStepResult, type LoginThrottles } from '../port/login-throttles.ts';
 
 /**
- * The login counts in this process's memory, one bounded store per kind (server/throttle/bounded-store.ts:
+ * The login counts in this process's memory, one bounded store per kind (shared/bounded-store.ts:
  * the least recently used count is forgotten first). It is what a SQLite storage uses: one SQLite
  * file is one host, where one server takes the logins; processes that share a file each keep their
  * own counts. A restart forgets them, which costs a guesser's delay at most; it never locks

@@ -1,5 +1,5 @@
 import { limits } from '../../shared/limits.ts';
-import { BoundedStore } from './bounded-store.ts';
+import { BoundedStore } from '../../shared/bounded-store.ts';
 import { type Bucket, type RateRule, shareOf, takeToken } from './rate.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { limits } from '../../shared/limits.ts';
-import { BoundedStore } from '../../server/throttle/bounded-store.ts';
+import { BoundedStore } from '../../shared/bounded-store.ts';
 import { addressKeyOf } from '../../server/throttle/client-address.ts';
 import { decideLoginAttempt, type LoginAttempt, loginDelayMs, nameAfterSuccess } from '../../server/throttle/login.ts';
 import { LoginThrottle } from '../../server/throttle/login-throttle.ts';
