@@ -58,16 +58,19 @@ describe.skipIf(!available)('npm start with a PostgreSQL database it cannot use 
     dir = mkdtempSync(join(tmpdir(), 'interlock-pg-env-'));
     config = writeTestConfig(dir, { unpaced: true });
     database = await emptyPgDatabase('server_env');
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     if (database !== undefined) await dropPgDatabase(database);
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Start the server with `env`; it must print one line, exit 2, and leave its data folder unmade. */
+  /**
+   * Start the server with `env`; it must print one line, exit 2, and leave its data folder unmade.
+   * It may take a minute: beside the other PostgreSQL suites on 2 cores, tsx alone took past 30 s.
+   */
   async function refusedStart(name: string, env: Record<string, string>): Promise<string> {
     const dataDir = join(dir, name);
-    const { exit, stderr } = await runServerToExit({ PORT: String(await freePort()), SANDBOX_PORT: String(await freePort()), DATA_DIR: dataDir, INTERLOCK_CONFIG: config, ...env });
+    const { exit, stderr } = await runServerToExit({ PORT: String(await freePort()), SANDBOX_PORT: String(await freePort()), DATA_DIR: dataDir, INTERLOCK_CONFIG: config, ...env }, { timeoutMs: 60_000 });
     expect(exit, stderr).toBe('2');
     expect(stderr.trimEnd().split('\n'), stderr).toHaveLength(1);
     expect(stderr).toMatch(/^Interlock did not start: /);
@@ -79,18 +82,18 @@ describe.skipIf(!available)('npm start with a PostgreSQL database it cannot use 
   it('a value that is no PostgreSQL URL, or the owner URL alone', async () => {
     expect(await refusedStart('bad-url', { DATABASE_URL: `mysql://app:${SECRET}@127.0.0.1/db` })).toMatch(/DATABASE_URL must be a postgresql:\/\/ URL/);
     expect(await refusedStart('owner-alone', { DATABASE_MIGRATE_URL: `postgresql://owner:${SECRET}@127.0.0.1/db` })).toMatch(/DATABASE_MIGRATE_URL is set without DATABASE_URL/);
-  }, 90_000);
+  }, 150_000);
 
   it('a database nobody listens for', async () => {
     const nobody = `postgresql://interlock_app:${SECRET}@127.0.0.1:${await freePort()}/interlock`;
     expect(await refusedStart('unreachable', { DATABASE_URL: nobody })).toMatch(/the database at postgresql:\/\/interlock_app@127\.0\.0\.1:\d+\/interlock cannot be reached or logged into: .*ECONNREFUSED/);
-  }, 90_000);
+  }, 150_000);
 
   it('a wrong password, and a database that does not exist', async () => {
     const wrong = database.appUrl.replace(/:[^:@/]+@/, `:${SECRET}@`);
     expect(await refusedStart('wrong-password', { DATABASE_URL: wrong, DATABASE_MIGRATE_URL: wrong })).toMatch(/cannot be reached or logged into: password authentication failed/);
     expect(await refusedStart('no-database', { DATABASE_URL: database.appUrl.replace(/\/[^/]+$/, '/no_such_database') })).toMatch(/cannot be reached or logged into: database "no_such_database" does not exist/);
-  }, 90_000);
+  }, 150_000);
 
   it('a checkpoint mirror in a file on this host only: refused as mirror_not_shared before the database is touched; marked shared, the start goes on', async () => {
     const withMirror = (name: string, shared: string) => {
@@ -105,11 +108,11 @@ describe.skipIf(!available)('npm start with a PostgreSQL database it cannot use 
     // Marked shared, the config passes: the start goes on to the database, which this role may not migrate.
     const shared = await refusedStart('mirror-shared', { DATABASE_URL: database.appUrl, INTERLOCK_CONFIG: withMirror('shared', '\n      shared: true') });
     expect(shared).toMatch(/may not migrate the database/);
-  }, 90_000);
+  }, 150_000);
 
   it('the application role given as the migrating one: refused before anything is created in the database', async () => {
     expect(await refusedStart('app-migrates', { DATABASE_URL: database.appUrl })).toMatch(/may not migrate the database .*set DATABASE_MIGRATE_URL to the database owner's URL/);
     const cluster = await postgresCluster();
     expect(await cluster.psql(database.name, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")).toBe('0\n');
-  }, 90_000);
+  }, 150_000);
 });

@@ -78,13 +78,13 @@ function spawnServer(env: Record<string, string>, logs = false): ChildProcess {
 }
 
 /** Run `server/main.ts` where it is expected to refuse to start: its exit code (or signal) and what it printed. */
-export async function runServerToExit(env: Record<string, string>): Promise<{ exit: string; stderr: string }> {
+export async function runServerToExit(env: Record<string, string>, { timeoutMs = READY_TIMEOUT_MS }: { timeoutMs?: number } = {}): Promise<{ exit: string; stderr: string }> {
   const child = spawnServer(env);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), READY_TIMEOUT_MS);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const exit = await new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
   clearTimeout(timer);
   return { exit, stderr };
