@@ -71,6 +71,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
         },
       });
       socket.on('close', stopWatching);
+      // What the page says before its presence is set up (it may say what it views as soon as its
+      // snapshot came, while the server still reads the views) is kept, a few messages at most,
+      // and heard once it is.
+      const early: Buffer[] = [];
+      const keepEarly = (data: Buffer) => {
+        if (early.length < EARLY_MESSAGES_KEPT) early.push(data);
+      };
+      socket.on('message', keepEarly);
       let leave: () => void;
       try {
         // Finance hears every group's items, read only. Asked of the access rules at each change,
@@ -90,13 +98,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       latestInbox = (await services.views.current()).inbox;
       // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
       if (!allows(person, presenceAsk)) {
+        socket.off('message', keepEarly);
         socket.on('close', leave);
         socket.on('error', leave);
         return;
       }
       const viewer = { name: person.name, display_name: person.displayName };
       presence.join(socket, viewer, (itemGroups) => allowsOn(person, services.config.groups, presenceAsk, itemGroups));
-      socket.on('message', (data: Buffer) => {
+      const hear = (data: Buffer) => {
         const said = readViewing(data.toString('utf8'));
         if (said === null) return;
         void services.views
@@ -112,7 +121,10 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
             presence.view(socket, viewed);
           })
           .catch(() => {});
-      });
+      };
+      socket.off('message', keepEarly);
+      socket.on('message', hear);
+      for (const data of early.splice(0)) hear(data);
       const gone = () => {
         leave();
         presence.leave(socket);
@@ -122,6 +134,9 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     },
   });
 }
+
+/** Messages a page sends before its presence is set up that are kept to be heard then; more are dropped. */
+const EARLY_MESSAGES_KEPT = 8;
 
 /** Groups of viewed items finished for good kept at most; beyond it they are read again. */
 const VIEWED_GROUPS_KEPT = 1_000;
