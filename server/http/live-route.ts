@@ -3,6 +3,7 @@ import type { Services } from '../app/services.ts';
 import { type Ask, allows, allowsOn } from '../access/rules.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
+import { PresenceRelay } from '../live/presence-relay.ts';
 import { watchSession } from '../live/session-watch.ts';
 import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';
@@ -23,10 +24,16 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   // An item finished for good is no longer in the views' memory: its groups are read from its row
   // when a page says it views it, and kept while it may be viewed (a bounded few).
   const viewedGroups = new Map<string, ReadonlySet<string>>();
+  // The other servers on the storage tell theirs and hear ours (presence-relay.ts); the server is named as its leases name it.
+  const relay = new PresenceRelay({ signals: services.storage.signals, server: services.workLeases.holder });
   const presence = new Presence({
     groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? viewedGroups.get(effectId) ?? new Set<string>(),
     nowMs: () => services.clock.nowMs(),
+    elsewhere: relay,
   });
+  // Not heard from the others (the storage closing as the app is built), presence is this server's alone.
+  await relay.start(presence).catch((error: unknown) => app.log.warn({ err: error }, 'presence cannot be heard from the other servers; it is shown from this one only'));
+  app.addHook('onClose', async () => relay.stop());
   // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer, and a
   // handshake the websocket library would refuse is refused in the contract's shape.
   const viewsAvailable = async (request: FastifyRequest) => {

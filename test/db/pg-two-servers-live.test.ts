@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { LiveMessage, Viewer } from '../../shared/api.ts';
+import { PRESENCE_ANNOUNCE_MS, PRESENCE_PERIODS_KEPT } from '../../server/live/presence-relay.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from '../support/app-world.ts';
 import { dropPgDatabase, emptyPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
@@ -13,7 +14,8 @@ import { freePort, type ServerProcess, startServerProcess, writeReceiptKey, writ
 // load balancer. A refund an agent asks of server A reaches an approver's live page on server B
 // within 1.5 s of A's answer, and at most 200 ms after a page on A has it, eight times in a row:
 // B's poll of the journal is 5 s on PostgreSQL, so only A's wake-up (LISTEN/NOTIFY) gets it there
-// that soon.
+// that soon. And a person viewing an item on A is shown to a person on B who may see it, each
+// viewer once, until A is killed: then within three announce periods no more.
 
 const available = postgresOrSkip('two servers on PostgreSQL, live (test/db/pg-two-servers-live.test.ts)');
 
@@ -143,5 +145,33 @@ describe.skipIf(!available)('two servers on one PostgreSQL database (real proces
       anaOnA.close();
       beaOnB.close();
     }
+  }, 120_000);
+
+  it('a person viewing an item on A is shown to a person on B, each viewer once; once A is killed, its viewers are gone within three periods', async () => {
+    const beaOnB = await page(serverB(), 'bea');
+    const { effectId } = await escalatedRefund(serverA(), 'viewed-across');
+    // B knows the item (and so who may see it) before anyone views it.
+    await beaOnB.arrived(effectId);
+    const anaOnA = await page(serverA(), 'ana');
+    anaOnA.view(effectId);
+    await anaOnA.shows(effectId, ['ana']);
+    await beaOnB.shows(effectId, ['ana']);
+    beaOnB.view(effectId);
+    await beaOnB.shows(effectId, ['ana', 'bea']);
+    await anaOnA.shows(effectId, ['ana', 'bea']);
+    // Ana on both servers is one viewer; her page on B closing leaves her page on A.
+    const anaOnB = await page(serverB(), 'ana');
+    anaOnB.view(effectId);
+    await anaOnB.shows(effectId, ['ana', 'bea']);
+    anaOnB.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(beaOnB.messages.filter((m) => m.type === 'presence' && m.effect_id === effectId).at(-1)).toMatchObject({ viewers: [{ name: 'ana' }, { name: 'bea' }] });
+    serverA().child.kill('SIGKILL');
+    await serverA().exited;
+    const killedMs = performance.now();
+    await beaOnB.shows(effectId, ['bea'], (PRESENCE_PERIODS_KEPT + 2) * PRESENCE_ANNOUNCE_MS);
+    // Not before A's last word had three periods to be told again.
+    expect(performance.now() - killedMs).toBeGreaterThan((PRESENCE_PERIODS_KEPT - 1) * PRESENCE_ANNOUNCE_MS);
+    beaOnB.close();
   }, 120_000);
 });
