@@ -24,6 +24,7 @@ export class MemorySignals implements Signals {
 
   async subscribe(channel: SignalChannel, listener: SignalListener): Promise<() => void> {
     refuseBadSignal(channel, '');
+    if (this.#closed) throw new StoreClosedError('the storage is closed');
     // Each subscription is its own, even of one function twice.
     const own: SignalListener = (payload) => listener(payload);
     let set = this.#listeners.get(channel);

@@ -34,7 +34,8 @@ export interface PgSignalsOptions {
 /** Signals over LISTEN/NOTIFY; the listening connection is opened at the first subscription. */
 export class PgSignals implements Signals {
   readonly #options: Required<Omit<PgSignalsOptions, 'pool' | 'listenUrl'>> & Pick<PgSignalsOptions, 'pool' | 'listenUrl'>;
-  readonly #listeners = new Map<SignalChannel, Set<SignalListener>>();
+  /** By channel's name, as a notification names it. */
+  readonly #listeners = new Map<string, Set<SignalListener>>();
   readonly #hooks = new Set<() => void>();
   /** Resolved once the first try at listening succeeded or failed; the loop goes on behind it. */
   #firstTry: Promise<void> | null = null;
@@ -149,7 +150,7 @@ export class PgSignals implements Signals {
       keepAlive: true,
     });
     client.on('notification', (message) => {
-      const listeners = this.#listeners.get(message.channel as SignalChannel);
+      const listeners = this.#listeners.get(message.channel);
       if (listeners !== undefined) tellEach(listeners, message.payload ?? '');
     });
     return client;

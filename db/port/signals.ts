@@ -44,7 +44,7 @@ export interface Signals {
 
 /** Refuse a channel off the list or a payload over the bound, before anything is told. */
 export function refuseBadSignal(channel: string, payload: string): void {
-  if (!(SIGNAL_CHANNELS as readonly string[]).includes(channel)) throw new SignalRefusedError(`no signal channel is named ${JSON.stringify(channel)}: the channels are ${SIGNAL_CHANNELS.join(', ')}`);
+  if (!SIGNAL_CHANNELS.some((name) => name === channel)) throw new SignalRefusedError(`no signal channel is named ${JSON.stringify(channel)}: the channels are ${SIGNAL_CHANNELS.join(', ')}`);
   const bytes = Buffer.byteLength(payload, 'utf8');
   if (bytes > SIGNAL_PAYLOAD_BYTES_MAX) throw new SignalRefusedError(`a signal on ${channel} carries at most ${SIGNAL_PAYLOAD_BYTES_MAX} bytes; this one has ${bytes}`);
 }

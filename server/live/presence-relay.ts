@@ -162,12 +162,15 @@ export function readAnnouncement(payload: string): PresenceAnnouncement | null {
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
-  const { server, effect_id: effectId, viewers } = value as Record<string, unknown>;
+  const server: unknown = Reflect.get(value, 'server');
+  const effectId: unknown = Reflect.get(value, 'effect_id');
+  const viewers: unknown = Reflect.get(value, 'viewers');
   if (typeof server !== 'string' || server === '' || typeof effectId !== 'string' || !effectIdPattern.test(effectId) || !Array.isArray(viewers)) return null;
   const read: Viewer[] = [];
   for (const viewer of viewers) {
     if (typeof viewer !== 'object' || viewer === null) return null;
-    const { name, display_name: displayName } = viewer as Record<string, unknown>;
+    const name: unknown = Reflect.get(viewer, 'name');
+    const displayName: unknown = Reflect.get(viewer, 'display_name');
     if (typeof name !== 'string' || typeof displayName !== 'string') return null;
     read.push({ name, display_name: displayName });
   }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { SIGNAL_PAYLOAD_BYTES_MAX, type SignalChannel, SignalRefusedError, type Signals } from '../../db/port/signals.ts';
+import { StoreClosedError } from '../../db/port/errors.ts';
 import type { ContractCase } from './contract.ts';
 
 // What every signals store does (db/port/signals.ts): a signal published on a channel is heard,
@@ -94,6 +95,22 @@ export const signalsCases: Record<string, ContractCase<SignalsEnv>> = {
     await sleep(50);
     expect(first.heard).toEqual(['one']);
     expect(second.heard).toEqual(['one', 'two']);
+  },
+
+  'a closed store refuses to publish or subscribe, and its subscribers hear nothing more; closing twice closes once': async ({ store, other }) => {
+    const b = other();
+    const mine = await listen(store, 'interlock_journal');
+    const theirs = b === store ? null : await listen(b, 'interlock_journal');
+    await store.close();
+    await store.close();
+    await expect(store.publish('interlock_journal', 'x')).rejects.toThrow(StoreClosedError);
+    await expect(store.subscribe('interlock_journal', () => {})).rejects.toThrow(StoreClosedError);
+    if (theirs !== null) {
+      await b.publish('interlock_journal', 'after');
+      await theirs.hears('after');
+    }
+    await sleep(50);
+    expect(mine.heard).toEqual([]);
   },
 };
 
