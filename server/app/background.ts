@@ -44,7 +44,8 @@ export async function startBackground(parts: BackgroundParts, stops: Stop[]): Pr
   stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
   // Other servers' entries: told by their wake-ups where the storage carries them, else polled for.
   const onError = (error: unknown) => log.warn({ err: error }, "the journal's wake-ups could not be listened for; the views poll the journal instead");
-  stops.push(await startJournalWakeUps({ storage: services.storage, views, onError }));
+  const onReconnect = () => log.info("listening for the other servers' wake-ups again: the views read the journal from where they stand");
+  stops.push(await startJournalWakeUps({ storage: services.storage, views, onError, onReconnect }));
   checkpointer.start();
   stops.push(() => checkpointer.stop());
   if (config.integrity.wholePassMs !== null) stops.push(startWholePass(views, checkpointer, services.wholePass, config.integrity.wholePassMs, log));

@@ -19,6 +19,8 @@ export interface JournalWakeUpParts {
   views: Pick<Views, 'refresh' | 'onCaughtUpUntil' | 'startPolling' | 'stopPolling'>;
   /** Told when listening for the wake-ups could not start (the storage closing): the fast poll stands in. */
   onError?: (error: unknown) => void;
+  /** Told each time the listening connection was made again (wake-ups may have been lost), before the views catch up. */
+  onReconnect?: () => void;
 }
 
 /** The poll interval for an engine: slow where wake-ups tell of new entries, fast where they cannot. */
@@ -49,7 +51,10 @@ export async function startJournalWakeUps(parts: JournalWakeUpParts): Promise<()
     parts.onError?.(error);
     pollMs = JOURNAL_POLL_MS;
   }
-  const stopReconnects = storage.signals.onReconnect(() => views.refresh());
+  const stopReconnects = storage.signals.onReconnect(() => {
+    parts.onReconnect?.();
+    views.refresh();
+  });
   views.startPolling(pollMs);
   return () => {
     views.stopPolling();
