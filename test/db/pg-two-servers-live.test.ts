@@ -12,7 +12,7 @@ import { freePort, type ServerProcess, startServerProcess, writeReceiptKey, writ
 
 // Two real servers on one PostgreSQL database and one sandbox, as production runs them behind a
 // load balancer. A refund an agent asks of server A reaches an approver's live page on server B
-// within 1.5 s of A's answer, and at most 200 ms after a page on A has it, eight times in a row:
+// within 1.5 s of A's answer every time, and at most 300 ms after a page on A has it 11 times of 12:
 // B's poll of the journal is 5 s on PostgreSQL, so only A's wake-up (LISTEN/NOTIFY) gets it there
 // that soon. And a person viewing an item on A is shown to a person on B who may see it, each
 // viewer once, until A is killed: then within three announce periods no more.
@@ -23,14 +23,17 @@ const available = postgresOrSkip('two servers on PostgreSQL, live (test/db/pg-tw
 const ARRIVAL_MS = 1_500;
 /**
  * How much later than a page on A a page on B may have it. With the wake-up B lags by tens of ms
- * (measured: -38 to 64). Without it, B catches up only when its own work reads the views (its
- * outbox each second, its SLA ticker each second when it holds the lease) or at its 5 s poll: it
- * lags A by up to a second (measured: 597, 39, 490, 15, 293, 319, 865, 13), so REFUNDS lags in a
- * row all under this bound would be chance (under 1 in 1,000).
+ * (measured: -38 to 115, once 346 with the other PostgreSQL suites running beside). Without it, B
+ * catches up only when its own work reads the views (its outbox each second, its SLA ticker each
+ * second when it holds the lease) or at its 5 s poll: it lags A by up to a second (measured: 426,
+ * -3, 331, 462, 125, 597, 39, 490, 15, 293, 319, 865, 13), under this bound about half the time.
+ * So REFUNDS lags with at most LATE_ALLOWED of them over it would be chance (about 1 in 700).
  */
-const LAG_MS = 200;
+const LAG_MS = 300;
 /** Refunds asked in a row, each of which must reach B in time. */
-const REFUNDS = 8;
+const REFUNDS = 12;
+/** Of them, how many may lag more than LAG_MS: a busy machine may hold one wake-up up. */
+const LATE_ALLOWED = 1;
 /** A refund over the auto-approval limit ($50.00), so it waits in ap-leads' inbox (ana, bea). */
 const ESCALATED_CENTS = 6_000;
 
@@ -124,7 +127,7 @@ describe.skipIf(!available)('two servers on one PostgreSQL database (real proces
     return { messages, arrived, shows, view: (effectId: string | null) => socket.send(JSON.stringify({ type: 'viewing', effect_id: effectId })), close: () => socket.close() };
   };
 
-  it(`a refund asked on A reaches an approver's live page on B within ${ARRIVAL_MS} ms of its answer and ${LAG_MS} ms of A's own page, ${REFUNDS} times in a row`, async () => {
+  it(`a refund asked on A reaches an approver's live page on B within ${ARRIVAL_MS} ms of its answer and ${LAG_MS} ms of A's own page, ${REFUNDS - LATE_ALLOWED} times of ${REFUNDS} in a row`, async () => {
     // Ana's page on A has the item once A's views do, as soon as the write committed; bea's on B once B's views caught up.
     const anaOnA = await page(serverA(), 'ana');
     const beaOnB = await page(serverB(), 'bea');
@@ -140,7 +143,7 @@ describe.skipIf(!available)('two servers on one PostgreSQL database (real proces
       }
       const figures = `after A's answer: ${afterAnswerMs.map(Math.round).join(', ')} ms; after A's page: ${lagMs.map(Math.round).join(', ')} ms`;
       expect(afterAnswerMs.every((ms) => ms <= ARRIVAL_MS), figures).toBe(true);
-      expect(lagMs.every((ms) => ms <= LAG_MS), figures).toBe(true);
+      expect(lagMs.filter((ms) => ms > LAG_MS).length, figures).toBeLessThanOrEqual(LATE_ALLOWED);
     } finally {
       anaOnA.close();
       beaOnB.close();
