@@ -8,14 +8,17 @@ import { migrateStorage, openStorage } from './sqlite-storage.ts';
 // db/ imports a driver. PostgreSQL's modules (and its driver) are loaded only when it is asked for:
 // a server on SQLite starts as it did.
 
-/** The storage a server is given: a SQLite file, or a PostgreSQL database with its owner's URL for the migrations. */
-export type StoragePlace = { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; migrateUrl: string };
+/**
+ * The storage a server is given: a SQLite file, or a PostgreSQL database with its owner's URL for
+ * the migrations and the URL its signals are listened for on (`url` unless given).
+ */
+export type StoragePlace = { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; migrateUrl: string; listenUrl?: string };
 
 /** Open the storage at `place`, migrated to this Interlock's schema (a newer one is refused). */
 export async function openServerStorage(place: StoragePlace): Promise<Storage> {
   if (place.kind === 'sqlite') return openStorage({ file: place.file });
   const { openPgStorage } = await import('./pg/storage.ts');
-  return openPgStorage({ url: place.url, migrateUrl: place.migrateUrl });
+  return openPgStorage({ url: place.url, migrateUrl: place.migrateUrl, listenUrl: place.listenUrl ?? place.url });
 }
 
 /**

@@ -6,6 +6,7 @@ import { SqliteGrants } from './grants.ts';
 import { SqliteLeases } from './leases.ts';
 import { MemoryLeases } from './memory/leases.ts';
 import { MemoryLoginThrottles } from './memory/login-throttles.ts';
+import { MemorySignals } from './memory/signals.ts';
 import { SqliteCheckpoints } from './journal-checkpoints.ts';
 import { guardProblems } from './journal-guards.ts';
 import { needsSealing, sealUnsealedJournal } from './journal-seals.ts';
@@ -82,6 +83,8 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
   const budgetSlots = memory || options.shareBudget === false ? null : new SqliteBudgetSlots(database.sqlite.name);
   // A database in memory, or one opened read-only, is no other process's: its leases stay in memory.
   const leases = memory || options.shareBudget === false ? new MemoryLeases() : new SqliteLeases(database.sqlite.name);
+  // Other processes on the file find new entries by polling it: signals stay inside this one.
+  const signals = new MemorySignals();
   return {
     location: database.file,
     engine: 'sqlite',
@@ -95,6 +98,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
     loginThrottles: new MemoryLoginThrottles(),
     // A connection opened read-only (openReadOnlyStorage) reads them and refuses their writes.
     derived: new SqliteDerivedTables(database.db, { readOnly: database.sqlite.readonly }),
+    signals,
     integrity,
     // Under the lock too: a read or a batch that holds it finishes first, rather than being cut off
     // between its statements.
@@ -104,6 +108,7 @@ export function storageOver(database: OpenDatabase, options: { shareBudget?: boo
         if (!client.open) return;
         budgetSlots?.close();
         await leases.close();
+        await signals.close();
         database.close();
       }),
   };

@@ -49,10 +49,13 @@ function headOf(row: unknown[] | undefined): Head {
 export class PgJournal extends ChainedJournal<PgTx> {
   readonly #pool: pg.Pool;
   readonly #commits: GroupCommit<PgTx>;
+  readonly #committed: (seq: number) => void;
 
-  constructor(options: { pool: pg.Pool; wallClockMs: () => number; groupCommit?: GroupCommitOptions }) {
+  /** `committed` is told the journal's newest seq after each write that added entries commits (the servers' wake-up). */
+  constructor(options: { pool: pg.Pool; wallClockMs: () => number; groupCommit?: GroupCommitOptions; committed?: (seq: number) => void }) {
     super(options.wallClockMs);
     this.#pool = options.pool;
+    this.#committed = options.committed ?? (() => {});
     this.#commits = new GroupCommit<PgTx>(
       {
         transaction: (fn) => this.#write(fn),
@@ -95,6 +98,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       const result = await fn(tx);
       await this.moveHead(tx, from);
       await commit(client);
+      if (tx.head!.seq > from.seq) this.#committed(tx.head!.seq);
       return result;
     } catch (error) {
       // A connection that cannot even roll back is dropped from the pool rather than reused.

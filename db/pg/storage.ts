@@ -13,6 +13,7 @@ import { PgLoginThrottles } from './login-throttles.ts';
 import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
 import { openPgPool, pgQuery } from './pool.ts';
 import { PgSessions } from './sessions.ts';
+import { PgSignals, type PgSignalsOptions } from './signals.ts';
 
 // The storage on PostgreSQL: every store of the port over one pool of the application's role.
 // The owner role migrates the database first; the application's role then checks it is at this
@@ -24,6 +25,8 @@ export interface PgStorageOptions {
   url: string;
   /** `DATABASE_MIGRATE_URL`: the database's owner, who applies the migrations and grants the application's role. */
   migrateUrl: string;
+  /** `DATABASE_LISTEN_URL` (`url`): where the signals between servers are listened for, on one connection outside the pool; a direct one, not through a transaction pooler. */
+  listenUrl?: string;
   /** Connections of the pool (10 unless given). */
   max?: number;
   /** How long reaching the database may take at start before it is refused as unreachable, in ms. */
@@ -93,7 +96,7 @@ export async function openPgStorage(options: PgStorageOptions): Promise<Storage>
     await pool.end().catch(() => {});
     throw error;
   }
-  return pgStorageOver(pool, location);
+  return pgStorageOver(pool, location, { listenUrl: options.listenUrl ?? options.url });
 }
 
 /** True when the database is at exactly this Interlock's schema; false when it still lacks migrations (a newer one is refused). */
@@ -176,14 +179,22 @@ function pgIntegrity(pool: pg.Pool): StoredIntegrity {
   };
 }
 
-/** The storage over `pool` (the application's role, already checked); closing it ends the pool. */
-export function pgStorageOver(pool: pg.Pool, location: string): Storage {
+/**
+ * The storage over `pool` (the application's role, already checked), its signals listened for at
+ * `signals.listenUrl`; closing it ends the pool and the listening connection.
+ */
+export function pgStorageOver(pool: pg.Pool, location: string, signalsOptions: Omit<PgSignalsOptions, 'pool'>): Storage {
   const budgetSlots = new PgBudgetSlots({ pool });
+  const signals = new PgSignals({ pool, ...signalsOptions });
+  // Told after each write commits, so every other server catches up now rather than at its next
+  // poll; a wake-up lost (a crash between the commit and it, a listener reconnecting) is found by
+  // that poll. A failure to tell is no failure of the write.
+  const committed = (seq: number) => void signals.publish('interlock_journal', String(seq)).catch(() => {});
   let closing: Promise<void> | null = null;
   return {
     location,
     engine: 'postgresql',
-    journal: (journalOptions) => new PgJournal({ pool, ...journalOptions }),
+    journal: (journalOptions) => new PgJournal({ pool, committed, ...journalOptions }),
     sessions: new PgSessions({ pool }),
     grants: (nowMs) => new PgGrants({ pool, nowMs }),
     checkpoints: new PgCheckpoints({ pool }),
@@ -194,11 +205,13 @@ export function pgStorageOver(pool: pg.Pool, location: string): Storage {
     leases: new PgLeases({ pool }),
     // Shared by every server on the database: a failure on one counts on all of them.
     loginThrottles: new PgLoginThrottles({ pool }),
+    signals,
     integrity: pgIntegrity(pool),
     // The pool ends once the clients checked out are given back: work in flight finishes first. Closing twice closes once.
     close: () => {
       closing ??= (async () => {
         await budgetSlots.close();
+        await signals.close();
         await pool.end();
       })();
       return closing;

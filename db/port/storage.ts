@@ -6,6 +6,7 @@ import type { Grants } from './grants.ts';
 import type { Leases } from './leases.ts';
 import type { LoginThrottles } from './login-throttles.ts';
 import type { Sessions } from './sessions.ts';
+import type { Signals } from './signals.ts';
 import type { JournalOptions, StorageJournal } from './journal.ts';
 import type { SealOutcome } from '../journal-seals.ts';
 
@@ -28,7 +29,7 @@ export interface StoredIntegrity {
 
 /**
  * Everything Interlock keeps, as one port: the journal, people's sessions, approval grants, the
- * signed checkpoints, the Stripe budget's slots, the background-work leases, the login throttles' counts, the integrity checks on the stored rows. No member
+ * signed checkpoints, the Stripe budget's slots, the background-work leases, the login throttles' counts, the signals between servers, the integrity checks on the stored rows. No member
  * hands out a connection or a prepared statement; what a backend needs stays inside it.
  */
 export interface Storage {
@@ -52,6 +53,8 @@ export interface Storage {
   loginThrottles: LoginThrottles;
   /** The views' derived tables, with their cursor and digests (db/port/derived.ts); read-only storage refuses their writes. */
   derived: DerivedTables;
+  /** Signals to the other servers on this storage (db/port/signals.ts): between servers on PostgreSQL, inside the process elsewhere. */
+  signals: Signals;
   integrity: StoredIntegrity;
   close(): Promise<void>;
 }

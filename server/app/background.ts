@@ -7,10 +7,9 @@ import { limits } from '../../shared/limits.ts';
 import type { Views } from '../views/views.ts';
 import type { AppClock } from './clock.ts';
 import { queueWaiting, recoverInFlight, type Services } from './services.ts';
+import { startJournalWakeUps } from './journal-wakeups.ts';
 import type { Stop } from './stop.ts';
 
-/** How often the views look for entries another process appended to the same journal file. */
-const JOURNAL_POLL_MS = 250;
 /** How often the outbox looks for retries that came due. */
 const OUTBOX_PASS_MS = 1_000;
 /** How often refunds whose webhook never came are looked up, unless told otherwise. */
@@ -27,11 +26,11 @@ export interface BackgroundParts {
 }
 
 /**
- * Start the background work of a started Interlock: the ticker, the journal poll, the signed
- * checkpoints, the pass over the whole journal, the reconciler and the outbox. Each one's stop is
- * pushed to `stops`, in the order they started.
+ * Start the background work of a started Interlock: the ticker, the journal's wake-ups and poll,
+ * the signed checkpoints, the pass over the whole journal, the reconciler and the outbox. Each
+ * one's stop is pushed to `stops`, in the order they started.
  */
-export function startBackground(parts: BackgroundParts, stops: Stop[]): void {
+export async function startBackground(parts: BackgroundParts, stops: Stop[]): Promise<void> {
   const { services, config, clock, checkpointer, log } = parts;
   const { views } = services;
   // A corrupt journal met by background work is the views' to log (once); anything else is logged here.
@@ -43,8 +42,10 @@ export function startBackground(parts: BackgroundParts, stops: Stop[]): void {
   workLeases.start(['sla-ticker', 'checkpoint-signing', 'pull-reconciler']);
   stops.push(() => workLeases.stop());
   stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
-  views.startPolling(JOURNAL_POLL_MS);
-  stops.push(() => views.stopPolling());
+  // Other servers' entries: told by their wake-ups where the storage carries them, else polled for.
+  const onError = (error: unknown) => log.warn({ err: error }, "the journal's wake-ups could not be listened for; the views poll the journal instead");
+  const onReconnect = () => log.info("listening for the other servers' wake-ups again: the views read the journal from where they stand");
+  stops.push(await startJournalWakeUps({ storage: services.storage, views, onError, onReconnect }));
   checkpointer.start();
   stops.push(() => checkpointer.stop());
   if (config.integrity.wholePassMs !== null) stops.push(startWholePass(views, checkpointer, services.wholePass, config.integrity.wholePassMs, log));

@@ -224,7 +224,7 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       stops.push(() => services.currentFacts.stop());
       await services.currentFacts.start({ background });
       if (!background) return;
-      startBackground({ services, config, clock, checkpointer, log: built.log, reconcileMs: parts.reconcileMs }, stops);
+      await startBackground({ services, config, clock, checkpointer, log: built.log, reconcileMs: parts.reconcileMs }, stops);
     },
     async close() {
       const startMs = performance.now();

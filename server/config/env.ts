@@ -37,6 +37,12 @@ export interface InterlockEnv {
   /** `DATABASE_MIGRATE_URL` (`DATABASE_URL`): the database owner's URL, which applies the migrations at start. */
   databaseMigrateUrl: string | null;
   /**
+   * `DATABASE_LISTEN_URL` (`DATABASE_URL`): where the server listens for the other servers' signals
+   * (LISTEN/NOTIFY), on one connection of its own: a direct one when `DATABASE_URL` goes through a
+   * transaction pooler, which cannot keep a LISTEN.
+   */
+  databaseListenUrl: string | null;
+  /**
    * `RECEIPT_KEY_PATH`, absolute: the receipt signing key (PEM PKCS#8 Ed25519), read and never
    * created. Unset: a systemd credential, else the data folder's key (receipts/key-file.ts).
    */
@@ -174,16 +180,19 @@ function readPgUrl(read: EnvReader, name: string): string | null {
  * SQLite file. The owner's URL alone, or a database named beside `DB_PATH`, is refused: the
  * journal is kept in one place.
  */
-function readDatabaseUrls(read: EnvReader): { url: string | null; migrateUrl: string | null } {
+function readDatabaseUrls(read: EnvReader): { url: string | null; migrateUrl: string | null; listenUrl: string | null } {
   const url = readPgUrl(read, 'DATABASE_URL');
   const migrateUrl = readPgUrl(read, 'DATABASE_MIGRATE_URL');
-  if (read.raw('DATABASE_URL') === null && read.raw('DATABASE_MIGRATE_URL') !== null) {
-    read.refuse('DATABASE_MIGRATE_URL', 'is set without DATABASE_URL: set DATABASE_URL to the application role\'s URL too, or unset both to keep the journal in SQLite', null);
+  const listenUrl = readPgUrl(read, 'DATABASE_LISTEN_URL');
+  for (const name of ['DATABASE_MIGRATE_URL', 'DATABASE_LISTEN_URL']) {
+    if (read.raw('DATABASE_URL') === null && read.raw(name) !== null) {
+      read.refuse(name, 'is set without DATABASE_URL: set DATABASE_URL to the application role\'s URL too, or unset both to keep the journal in SQLite', null);
+    }
   }
   if (read.raw('DATABASE_URL') !== null && read.raw('DB_PATH') !== null) {
     read.refuse('DB_PATH', 'and DATABASE_URL are both set: the journal is kept in one place; unset DB_PATH to keep it in PostgreSQL, or DATABASE_URL to keep it in SQLite', null);
   }
-  return { url, migrateUrl: url === null ? null : (migrateUrl ?? url) };
+  return { url, migrateUrl: url === null ? null : (migrateUrl ?? url), listenUrl: url === null ? null : (listenUrl ?? url) };
 }
 
 /** A secret read from the environment and what a refusal calls it: the variable, its `_FILE` variable, or the credential. */
@@ -281,6 +290,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     dbPath: dbPath === null ? join(dataDir, 'interlock.sqlite') : resolve(dbPath),
     databaseUrl: database.url,
     databaseMigrateUrl: database.migrateUrl,
+    databaseListenUrl: database.listenUrl,
     receiptKeyPath: absoluteOrNull(read.raw('RECEIPT_KEY_PATH')),
     credentialsDirectory,
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
@@ -304,7 +314,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
 }
 
 /** Where the environment keeps everything: the PostgreSQL database of `DATABASE_URL` when it is set, else the SQLite file of `DB_PATH`. */
-export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'>): StoragePlace {
+export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'> & Partial<Pick<InterlockEnv, 'databaseListenUrl'>>): StoragePlace {
   if (env.databaseUrl === null) return { kind: 'sqlite', file: env.dbPath };
-  return { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl };
+  return { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl, listenUrl: env.databaseListenUrl ?? env.databaseUrl };
 }

@@ -3,6 +3,7 @@ import type { Services } from '../app/services.ts';
 import { type Ask, allows, allowsOn } from '../access/rules.ts';
 import { SESSION_COOKIE } from './session-routes.ts';
 import { Presence, readViewing } from '../live/presence.ts';
+import { PresenceRelay } from '../live/presence-relay.ts';
 import { watchSession } from '../live/session-watch.ts';
 import { AppError } from './errors.ts';
 import { LIVE_PATH } from './openapi.ts';
@@ -23,10 +24,16 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
   // An item finished for good is no longer in the views' memory: its groups are read from its row
   // when a page says it views it, and kept while it may be viewed (a bounded few).
   const viewedGroups = new Map<string, ReadonlySet<string>>();
+  // The other servers on the storage tell theirs and hear ours (presence-relay.ts); the server is named as its leases name it.
+  const relay = new PresenceRelay({ signals: services.storage.signals, server: services.workLeases.holder });
   const presence = new Presence({
     groupsOfItem: (effectId) => latestInbox?.chains.get(effectId)?.groups ?? viewedGroups.get(effectId) ?? new Set<string>(),
     nowMs: () => services.clock.nowMs(),
+    elsewhere: relay,
   });
+  // Not heard from the others (the storage closing as the app is built), presence is this server's alone.
+  await relay.start(presence).catch((error: unknown) => app.log.warn({ err: error }, 'presence cannot be heard from the other servers; it is shown from this one only'));
+  app.addHook('onClose', async () => relay.stop());
   // Before the upgrade, so a page is told 503 journal_unavailable as a plain answer, and a
   // handshake the websocket library would refuse is refused in the contract's shape.
   const viewsAvailable = async (request: FastifyRequest) => {
@@ -71,6 +78,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
         },
       });
       socket.on('close', stopWatching);
+      // What the page says before its presence is set up (it may say what it views as soon as its
+      // snapshot came, while the server still reads the views) is kept, a few messages at most,
+      // and heard once it is.
+      const early: Buffer[] = [];
+      const keepEarly = (data: Buffer) => {
+        if (early.length < EARLY_MESSAGES_KEPT) early.push(data);
+      };
+      socket.on('message', keepEarly);
       let leave: () => void;
       try {
         // Finance hears every group's items, read only. Asked of the access rules at each change,
@@ -90,13 +105,14 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
       latestInbox = (await services.views.current()).inbox;
       // Finance is never shown as viewing an item: approvers would take it for someone who can decide it.
       if (!allows(person, presenceAsk)) {
+        socket.off('message', keepEarly);
         socket.on('close', leave);
         socket.on('error', leave);
         return;
       }
       const viewer = { name: person.name, display_name: person.displayName };
       presence.join(socket, viewer, (itemGroups) => allowsOn(person, services.config.groups, presenceAsk, itemGroups));
-      socket.on('message', (data: Buffer) => {
+      const hear = (data: Buffer) => {
         const said = readViewing(data.toString('utf8'));
         if (said === null) return;
         void services.views
@@ -112,7 +128,10 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
             presence.view(socket, viewed);
           })
           .catch(() => {});
-      });
+      };
+      socket.off('message', keepEarly);
+      socket.on('message', hear);
+      for (const data of early.splice(0)) hear(data);
       const gone = () => {
         leave();
         presence.leave(socket);
@@ -122,6 +141,9 @@ export async function liveRoute(app: FastifyInstance, opts: { services: Services
     },
   });
 }
+
+/** Messages a page sends before its presence is set up that are kept to be heard then; more are dropped. */
+const EARLY_MESSAGES_KEPT = 8;
 
 /** Groups of viewed items finished for good kept at most; beyond it they are read again. */
 const VIEWED_GROUPS_KEPT = 1_000;

@@ -20,6 +20,14 @@ interface Watcher {
   viewing: string | null;
 }
 
+/** Who views items on the other servers on the storage, and how this server tells them its own (presence-relay.ts). */
+export interface PresenceElsewhere {
+  viewersElsewhere(effectId: string): Viewer[];
+  viewedElsewhere(): Iterable<string>;
+  /** This server's own viewers of an item changed (none: nobody here views it now). */
+  announce(effectId: string, viewers: Viewer[]): void;
+}
+
 /** A page's `{type:'viewing', effect_id}`, or null for anything else. */
 export function readViewing(text: string): LiveClientMessage | null {
   let value: unknown;
@@ -37,7 +45,8 @@ export function readViewing(text: string): LiveClientMessage | null {
 /**
  * Who is looking at which item now, over the live websocket: never journaled, gone with the
  * socket. Each change is told to every socket whose groups may see the item (the item's groups
- * come from the views), so "Bea Novak is viewing" reaches whoever could decide it too.
+ * come from the views), so "Bea Novak is viewing" reaches whoever could decide it too; with
+ * `elsewhere`, the people viewing it on the other servers are told too, and ours are told to them.
  */
 export class Presence {
   readonly #watchers = new Map<PresenceSocket, Watcher>();
@@ -47,6 +56,7 @@ export class Presence {
       /** The groups an item was ever routed to; empty for one nobody may see. */
       groupsOfItem: (effectId: string) => ReadonlySet<string>;
       nowMs: () => number;
+      elsewhere?: PresenceElsewhere;
     },
   ) {}
 
@@ -56,7 +66,7 @@ export class Presence {
    */
   join(socket: PresenceSocket, viewer: Viewer, sees: SeesItem): void {
     this.#watchers.set(socket, { viewer, sees, viewing: null });
-    const viewed = new Set<string>();
+    const viewed = new Set<string>(this.options.elsewhere?.viewedElsewhere() ?? []);
     for (const watcher of this.#watchers.values()) if (watcher.viewing !== null) viewed.add(watcher.viewing);
     for (const effectId of viewed) {
       if (!this.#sees(sees, effectId)) continue;
@@ -72,12 +82,12 @@ export class Presence {
     const next = allowed ? effectId : null;
     const before = watcher.viewing;
     if (before === next) {
-      if (next !== null) this.#tell(next);
+      if (next !== null) this.#changed(next);
       return;
     }
     watcher.viewing = next;
-    if (before !== null) this.#tell(before);
-    if (next !== null) this.#tell(next);
+    if (before !== null) this.#changed(before);
+    if (next !== null) this.#changed(next);
   }
 
   /** A socket closed: its person stops viewing what they viewed. */
@@ -85,14 +95,39 @@ export class Presence {
     const watcher = this.#watchers.get(socket);
     if (!watcher) return;
     this.#watchers.delete(socket);
-    if (watcher.viewing !== null) this.#tell(watcher.viewing);
+    if (watcher.viewing !== null) this.#changed(watcher.viewing);
   }
 
-  /** The people viewing an item, each once, by name. */
+  /** The people viewing an item, here and on the other servers, each once, by name. */
   viewers(effectId: string): Viewer[] {
+    const byName = new Map<string, Viewer>();
+    for (const viewer of this.options.elsewhere?.viewersElsewhere(effectId) ?? []) byName.set(viewer.name, viewer);
+    for (const viewer of this.#ownViewers(effectId)) byName.set(viewer.name, viewer);
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Every item this server's own people view, with them (what is told to the other servers). */
+  ownViewed(): Map<string, Viewer[]> {
+    const viewed = new Map<string, Viewer[]>();
+    for (const watcher of this.#watchers.values()) if (watcher.viewing !== null && !viewed.has(watcher.viewing)) viewed.set(watcher.viewing, this.#ownViewers(watcher.viewing));
+    return viewed;
+  }
+
+  /** Who views an item on another server changed: tell everyone here who may see it. */
+  changedElsewhere(effectId: string): void {
+    this.#tell(effectId);
+  }
+
+  #ownViewers(effectId: string): Viewer[] {
     const byName = new Map<string, Viewer>();
     for (const watcher of this.#watchers.values()) if (watcher.viewing === effectId) byName.set(watcher.viewer.name, watcher.viewer);
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** This server's viewers of an item changed: tell the other servers, and everyone here who may see it. */
+  #changed(effectId: string): void {
+    this.options.elsewhere?.announce(effectId, this.#ownViewers(effectId));
+    this.#tell(effectId);
   }
 
   /** Tell everyone who may see the item who views it now. */

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvError, parseEnv } from '../../server/config/env.ts';
+import { EnvError, parseEnv, storagePlace } from '../../server/config/env.ts';
 import { dropPgDatabase, emptyPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 import { freePort, runServerToExit, writeTestConfig } from '../support/server-process.ts';
 
@@ -32,6 +32,16 @@ describe('DATABASE_URL and DATABASE_MIGRATE_URL as parseEnv reads them', () => {
     expect(parseEnv({ DATABASE_URL: url })).toMatchObject({ databaseUrl: url, databaseMigrateUrl: url });
     const owner = 'postgres://interlock_owner:pw@db.internal/interlock';
     expect(parseEnv({ DATABASE_URL: url, DATABASE_MIGRATE_URL: owner })).toMatchObject({ databaseUrl: url, databaseMigrateUrl: owner });
+  });
+
+  it('listens for the other servers on DATABASE_LISTEN_URL, which defaults to DATABASE_URL', () => {
+    const url = 'postgresql://interlock_app:pw@pooler.internal:6432/interlock';
+    const direct = 'postgresql://interlock_app:pw@db.internal:5432/interlock';
+    expect(parseEnv({ DATABASE_URL: url })).toMatchObject({ databaseListenUrl: url });
+    expect(parseEnv({ DATABASE_URL: url, DATABASE_LISTEN_URL: direct })).toMatchObject({ databaseUrl: url, databaseListenUrl: direct });
+    expect(storagePlace(parseEnv({ DATABASE_URL: url, DATABASE_LISTEN_URL: direct }))).toMatchObject({ kind: 'postgresql', url, listenUrl: direct });
+    expect(refusal({ DATABASE_LISTEN_URL: direct })).toMatch(/^DATABASE_LISTEN_URL is set without DATABASE_URL/);
+    expect(refusal({ DATABASE_URL: url, DATABASE_LISTEN_URL: `mysql://app:${SECRET}@h/db` })).toMatch(/^DATABASE_LISTEN_URL must be a postgresql:\/\/ URL/);
   });
 
   it('refuses what is not a postgresql:// URL naming a database, without showing its password', () => {

@@ -30,6 +30,7 @@ describe('parseEnv', () => {
       dbPath: resolve('data', 'interlock.sqlite'),
       databaseUrl: null,
       databaseMigrateUrl: null,
+      databaseListenUrl: null,
       receiptKeyPath: null,
       credentialsDirectory: null,
       sandboxPort: 12_111,

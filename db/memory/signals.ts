@@ -1,0 +1,47 @@
+import { StoreClosedError } from '../port/errors.ts';
+import { refuseBadSignal, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
+
+/**
+ * Signals inside one process, for a storage in memory or on SQLite: every subscriber of the
+ * instance hears what is published on it, on a later turn of the event loop (as a signal from
+ * another server would come). Nothing ever drops, so the reconnect hooks are never called; another
+ * process on the same SQLite file finds new entries by polling the journal.
+ */
+export class MemorySignals implements Signals {
+  readonly #listeners = new Map<SignalChannel, Set<SignalListener>>();
+  #closed = false;
+
+  async publish(channel: SignalChannel, payload: string): Promise<void> {
+    refuseBadSignal(channel, payload);
+    if (this.#closed) throw new StoreClosedError('the storage is closed');
+    const listeners = [...(this.#listeners.get(channel) ?? [])];
+    // Those subscribed when it was told, and still subscribed when it arrives.
+    setImmediate(() => {
+      const now = this.#listeners.get(channel);
+      if (!this.#closed && now !== undefined) tellEach(listeners.filter((listener) => now.has(listener)), payload);
+    });
+  }
+
+  async subscribe(channel: SignalChannel, listener: SignalListener): Promise<() => void> {
+    refuseBadSignal(channel, '');
+    if (this.#closed) throw new StoreClosedError('the storage is closed');
+    // Each subscription is its own, even of one function twice.
+    const own: SignalListener = (payload) => listener(payload);
+    let set = this.#listeners.get(channel);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(channel, set);
+    }
+    set.add(own);
+    return () => void set.delete(own);
+  }
+
+  onReconnect(_hook: () => void): () => void {
+    return () => {};
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listeners.clear();
+  }
+}
