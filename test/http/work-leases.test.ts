@@ -84,12 +84,14 @@ describe('a server’s work leases', () => {
 
   it('started, it keeps the leases of the work named: renewed within the TTL however long between rounds', async () => {
     const store = new MemoryLeases();
-    const a = new WorkLeases({ store, holder: 'a', ttlMs: 300, renewMs: 100, retryMs: 20 });
-    const b = new WorkLeases({ store, holder: 'b', ttlMs: 300, renewMs: 100, retryMs: 20 });
+    // A TTL of a second: at 300 ms, a loaded machine's event loop once stalled past it, and the
+    // lease lapsed to b. Held through 2.5 s, it was renewed across more than two TTLs.
+    const a = new WorkLeases({ store, holder: 'a', ttlMs: 1_000, renewMs: 250, retryMs: 20 });
+    const b = new WorkLeases({ store, holder: 'b', ttlMs: 1_000, renewMs: 250, retryMs: 20 });
     a.start(['pull-reconciler']);
     await new Promise((resolve) => setTimeout(resolve, 50));
     b.start(['pull-reconciler']);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect([a.holds('pull-reconciler'), b.holds('pull-reconciler')]).toEqual([true, false]);
     expect(a.held('pull-reconciler')?.epoch).toBe(1);
     await a.stop();
