@@ -81,7 +81,8 @@ export default defineConfig({
     sequence: { sequencer: LongestFirst },
     testTimeout: 20_000,
     // Once for the run: where PostgreSQL is missing (and CI is not set), one line says its suites are skipped.
-    globalSetup: ['test/support/postgres-global-setup.ts'],
+    // And the server compiled once, for the tests that start server processes.
+    globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/server-bundle-setup.ts'],
     // A PostgreSQL suite's first hook starts its process's cluster: on a loaded 2-core machine that
     // alone took past 30 s.
     hookTimeout: WITH_PG ? 120_000 : 30_000,

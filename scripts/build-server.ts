@@ -37,10 +37,13 @@ export const NOT_BUNDLED = [
 const REQUIRE_BANNER = "import { createRequire as __interlockRequire } from 'node:module'; const require = __interlockRequire(import.meta.url);";
 
 
-/** Compile the server into `outDir` (emptied first) and copy the migrations beside it. */
-export async function buildServer(outDir: string = join(root, 'dist/server')): Promise<void> {
+/**
+ * Compile the server into `outDir` (emptied first) and copy the migrations beside it; `extra`
+ * entry points (name to path from the project root) are compiled beside the server's own.
+ */
+export async function buildServer(outDir: string = join(root, 'dist/server'), extra: Record<string, string> = {}): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
-  const entryPoints = Object.fromEntries(Object.entries(SERVER_ENTRY_POINTS).map(([name, path]) => [name, join(root, path)]));
+  const entryPoints = Object.fromEntries(Object.entries({ ...SERVER_ENTRY_POINTS, ...extra }).map(([name, path]) => [name, join(root, path)]));
   const result = await build({
     entryPoints,
     outdir: outDir,

@@ -10,7 +10,7 @@ import { parseEnv } from '../../server/config/env.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
-import { freePort, writeTestConfig } from '../support/server-process.ts';
+import { freePort, writeTestConfig, compiledEntry } from '../support/server-process.ts';
 
 /**
  * `npm run restore -- <backup>` into an empty data folder, as its own process, ten times in a row on
@@ -38,7 +38,7 @@ async function refund(url: string, id: string): Promise<void> {
 
 /** `npm run restore -- <backup>` as a child process into `dataDir`: its exit, standard output and error. */
 function restoreProcess(dataDir: string): Promise<{ exit: string; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/backup/backup-cli.ts', 'restore', backupDir()], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('backup'), 'restore', backupDir()], {
     cwd: repoRoot,
     env: { ...process.env, DATA_DIR: dataDir, INTERLOCK_CONFIG: join(dataDir, 'interlock.yaml'), STRIPE_SANDBOX_URL: sandbox.url, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

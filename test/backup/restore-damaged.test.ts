@@ -12,7 +12,7 @@ import { parseEnv } from '../../server/config/env.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
-import { freePort, writeTestConfig } from '../support/server-process.ts';
+import { freePort, writeTestConfig, compiledEntry, compiledToolCommand } from '../support/server-process.ts';
 
 /**
  * A backup whose journal fails the check a server makes at start (an entry changed after it was
@@ -29,7 +29,7 @@ const backupDir = () => join(dir, 'backup');
 const damagedDir = () => join(dir, 'damaged');
 
 function restoreProcess(backup: string, dataDir: string): Promise<{ exit: string; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/backup/backup-cli.ts', 'restore', backup], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('backup'), 'restore', backup], {
     cwd: repoRoot,
     env: { ...process.env, DATA_DIR: dataDir, INTERLOCK_CONFIG: join(dir, 'interlock.yaml'), STRIPE_SANDBOX_URL: sandbox.url, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -97,7 +97,7 @@ describe('npm run restore of a backup whose journal is damaged', () => {
     const lastLine = run.err.trimEnd().split('\n').at(-1) ?? '';
     expect([run.exit, run.out.includes('restore done')]).toEqual(['2', false]);
     expect(lastLine).toMatch(/^restore refused: .*journal.*(guard|hash|damaged)/);
-    expect(lastLine).toContain('npm run verify');
+    expect(lastLine).toContain(compiledToolCommand('verify', '--journal'));
     expect(existsSync(join(dataDir, 'interlock.sqlite'))).toBe(false);
     expect(existsSync(join(dataDir, 'interlock.sqlite.restoring'))).toBe(false);
   }, 60_000);

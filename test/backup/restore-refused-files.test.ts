@@ -12,7 +12,7 @@ import { startInterlock } from '../../server/app/runtime.ts';
 import { type Sandbox, startSandbox } from '../../server/sandbox/index.ts';
 import { AGENT_TOKEN } from '../support/app-world.ts';
 import { tamper } from '../support/tamper.ts';
-import { freePort, writeTestConfig } from '../support/server-process.ts';
+import { freePort, writeTestConfig, compiledEntry } from '../support/server-process.ts';
 
 // docs/operators/backups.md: a restore that ends `restore refused: …` or `restore failed: …` has
 // restored nothing. Into a data folder lost whole (no config, no key, no journal), a backup the
@@ -26,7 +26,7 @@ const backupDir = () => join(dir, 'backup');
 const damagedDir = () => join(dir, 'damaged');
 
 function restoreProcess(backup: string, dataDir: string, configPath: string, sandboxUrl: string): Promise<{ exit: string; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/backup/backup-cli.ts', 'restore', backup], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('backup'), 'restore', backup], {
     cwd: repoRoot,
     env: { ...process.env, DATA_DIR: dataDir, INTERLOCK_CONFIG: configPath, STRIPE_SANDBOX_URL: sandboxUrl, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

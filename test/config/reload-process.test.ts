@@ -11,7 +11,7 @@ import { loadConfigFile } from '../../server/config/load.ts';
 import { verifyJournalFile } from '../../server/integrity/verify-journal.ts';
 import { PID_FILE, type ReloadAnswer, readReloadAnswer } from '../../server/app/reload-files.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
-import { clientFor, freePort, type ServerProcess, startServerProcess, withoutPerson, writeTestConfig } from '../support/server-process.ts';
+import { clientFor, freePort, type ServerProcess, startServerProcess, withoutPerson, writeTestConfig, compiledEntry } from '../support/server-process.ts';
 
 // `npm run reload` against a real server process: SIGHUP reloads the file, a removed person's
 // session and live feed end, a bad file is refused with the old config kept, the reload is in the
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 /** `npm run reload` as an operator runs it: its exit code and what it printed. */
 function runReload(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/app/reload-cli.ts'], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('reload')], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { hashPassword, hashToken, parsePasswordHash, tokenMatches, verifyPassword } from '../../server/config/secrets.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 const run = promisify(execFile);
 /** Tests that only check the format use a cheap cost; the config's own hashes use the default. */
@@ -90,7 +91,7 @@ describe('token hashes', () => {
 
 describe('hash-secret CLI', () => {
   const cli = (args: string[], input?: string) => {
-    const child = run(process.execPath, ['--import', 'tsx', 'server/config/hash-secret.ts', ...args]);
+    const child = run(process.execPath, ['--enable-source-maps', compiledEntry('hash-secret'), ...args]);
     child.child.stdin?.end(input ?? '');
     return child;
   };

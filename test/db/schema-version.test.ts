@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/open.ts';
 import { databaseSchema, knownMigrations, knownSchema, MIGRATIONS_FOLDER, SchemaAheadError } from '../../db/schema-version.ts';
 import { cleanUpDatabases, makeTempDir, tempDbFile } from '../support/db-journals.ts';
-import { freePort, runServerToExit, writeTestConfig } from '../support/server-process.ts';
+import { compiledEntry, freePort, runServerToExit, writeTestConfig } from '../support/server-process.ts';
 
 // A database records the schema it is at (the migrations applied) and which Interlock brought it
 // there. A start under an Interlock older than the database refuses in one line naming both, and
@@ -58,7 +58,8 @@ async function run(command: string, args: string[], env: Record<string, string>)
   return { exit, stdout, stderr };
 }
 
-const migrateTool = (args: string[], env: Record<string, string>) => run(process.execPath, ['--import', 'tsx', 'server/app/migrate-cli.ts', ...args], env);
+/** The migrate tool as the compiled server ships it (the run's build, test/support/server-bundle-setup.ts). */
+const migrateTool = (args: string[], env: Record<string, string>) => run(process.execPath, [compiledEntry('migrate'), ...args], env);
 
 describe('the schema a database records', () => {
   it('is the number of migrations applied, with the Interlock that applied them', () => {
@@ -124,7 +125,7 @@ describe('a start on a database newer than the code (real process)', () => {
   });
 });
 
-describe('npm run migrate (real process)', () => {
+describe('the migrate tool (real process)', () => {
   it('--dry-run lists what a database lacks and changes nothing; without it, applies them', async () => {
     const dir = makeTempDir();
     const file = databaseAt(knownSchema() - 2, path.join(dir, 'interlock.sqlite'));
@@ -166,7 +167,9 @@ describe('npm run migrate (real process)', () => {
   it('names itself by the command that started it: npm run migrate from a clone', async () => {
     const help = await run('npm', ['run', '--silent', 'migrate', '--', '--help'], {});
     expect([help.exit, help.stdout.split('\n')[0]]).toEqual([0, 'usage: npm run migrate -- [--dry-run]']);
-    const direct = await migrateTool(['--help'], {});
+    const direct = await run(process.execPath, ['--import', 'tsx', 'server/app/migrate-cli.ts', '--help'], {});
     expect(direct.stdout.split('\n')[0]).toBe('usage: npx tsx server/app/migrate-cli.ts [--dry-run]');
+    const compiled = await migrateTool(['--help'], {});
+    expect(compiled.stdout.split('\n')[0]).toBe(`usage: node ${path.relative(repoRoot, compiledEntry('migrate'))} [--dry-run]`);
   });
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cefLineId, unescapeCefValue } from '../../server/export/cef.ts';
@@ -14,6 +14,7 @@ import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { AGENT_TOKEN, WEBHOOK_SECRET } from '../support/app-world.ts';
 import { buildExportWorld, DAY_1, DAY_2, DAY_3, type ExportWorld, HOSTILE_REASON, linesOf, runExport, SECRETS } from './export-world.ts';
 import { type OtlpReceiver, startOtlpReceiver } from './receiver.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 // The export command run as `npm run export` runs it, a child process, against a real data folder
 // whose journal was written by real requests through the app and the Stripe sandbox.
@@ -297,7 +298,7 @@ describe('npm run export: what it refuses', () => {
     for (const args of cases) {
       const run = await runExport(w.dir, args);
       expect([run.code, run.stdout]).toEqual([64, '']);
-      expect(run.stderr).toContain('usage: npx tsx server/export/export-cli.ts --format ');
+      expect(run.stderr).toContain(`usage: node ${relative(join(import.meta.dirname, '..', '..'), compiledEntry('export'))} --format `);
     }
     expect(readFileSync(out, 'utf8')).toBe('kept\n');
     expect(readdirSync(badFolder)).toEqual(['audit.ndjson']);
@@ -313,7 +314,7 @@ function shapeOf(value: unknown): unknown {
 
 describe('the exports page', () => {
   it('a reader that closes the pipe early (npm run export … | head) ends the export quietly: exit 0, no stack trace', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/export/export-cli.ts', '--format', 'ndjson', ...day1], {
+    const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('export'), '--format', 'ndjson', ...day1], {
       cwd: process.cwd(),
       env: { ...process.env, DATA_DIR: w.dir, DB_PATH: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

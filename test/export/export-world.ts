@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import { AppClock } from '../../server/app/clock.ts';
 import type { NotificationsConfig } from '../../server/outbox/types.ts';
 import { type AppWorld, buildAppWorld, testConfig } from '../support/app-world.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -113,7 +114,7 @@ export interface CliRun {
 
 /** Run `npm run export`'s entry as a child process, on `dataDir`, with these arguments. */
 export async function runExport(dataDir: string, args: string[]): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/export/export-cli.ts', ...args], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('export'), ...args], {
     cwd: repoRoot,
     env: { ...process.env, DATA_DIR: dataDir, DB_PATH: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { limits } from '../../shared/limits.ts';
 import { DEMO_PASSWORD } from '../support/app-world.ts';
-import { freePort, runServerToExit, type ServerProcess, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { freePort, runServerToExit, type ServerProcess, startServerProcess, writeTestConfig, compiledToolCommand } from '../support/server-process.ts';
 
 // `npm start` as a deployment behind a TLS proxy runs it, in a real process: the config's
 // public_url and trust_proxy reach the listening server (Secure cookies, HSTS, the client address
@@ -103,7 +103,7 @@ describe('a server behind a TLS proxy (real process)', () => {
     });
     expect(exit).toBe('2');
     expect(stderr.trim()).toBe(
-      `Interlock did not start: ${config}: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with \`npm run hash-secret -- password <password>\``,
+      `Interlock did not start: ${config}: people[0].password: ana still has the demo password published in the shipped interlock.yaml, which anyone can use with stripe.mode: test; make a new hash with \`${compiledToolCommand('hash-secret', 'password <password>')}\``,
     );
   }, 60_000);
 });

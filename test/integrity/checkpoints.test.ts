@@ -14,7 +14,7 @@ import { loadOrCreateSigningKey, type SigningKey } from '../../server/receipts/k
 import type { Views } from '../../server/views/views.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields, makeTempDir, tempDbFile } from '../support/db-journals.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
-import { freePort, runServerToExit, startServerProcess, writeTestConfig } from '../support/server-process.ts';
+import { freePort, runServerToExit, startServerProcess, writeTestConfig, compiledToolCommand, literally } from '../support/server-process.ts';
 import { checkpointKey, startChecked, startRefusal } from '../support/checkpoints.ts';
 import { tamper, writeJournal } from '../support/tamper.ts';
 
@@ -302,7 +302,7 @@ describe('checkpoints of the global chain', () => {
     });
     const { exit, stderr } = await runServerToExit({ ...env, PORT: '0' });
     expect(exit).toBe('2');
-    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: .*covers 13 entries and the journal holds 8: entries were removed from its end.*npm run verify -- --journal/)]);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Interlock did not start: .*covers 13 entries and the journal holds 8: entries were removed from its end.*${literally(compiledToolCommand('verify', '--journal'))}`))]);
 
     const verified = await runVerifyCli(['--journal', file, '--checkpoint', mirror, '--key', path.join(dir, 'data', 'receipt-signing-key.pub.pem')]);
     expect(verified.exitCode).toBe(1);

@@ -4,7 +4,7 @@ import { JournalDamagedError } from '../../server/integrity/damage.ts';
 import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import { startChecked, startRefusal } from '../support/checkpoints.ts';
 import { cleanUpDatabases } from '../support/db-journals.ts';
-import { runServerToExit } from '../support/server-process.ts';
+import { runServerToExit, compiledToolCommand, literally } from '../support/server-process.ts';
 import { tamper, writeJournal } from '../support/tamper.ts';
 
 afterEach(cleanUpDatabases);
@@ -46,7 +46,7 @@ describe('a journal id that was removed or changed is damage, told in one line',
     tamper(file, (s) => s.exec('DROP TABLE journal_meta'));
     const { exit, stderr } = await runServerToExit({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0' });
     expect(stderr).not.toMatch(/\n\s+at /);
-    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: journal damaged: .*journal id.*npm run verify -- --journal/)]);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Interlock did not start: journal damaged: .*journal id.*${literally(compiledToolCommand('verify', '--journal'))}`))]);
     expect(exit).toBe('2');
   });
 });

@@ -7,7 +7,7 @@ import { parseEnv } from '../../server/config/env.ts';
 import { startInterlock } from '../../server/app/runtime.ts';
 import { rowOf, sealNext } from '../../db/journal-rules.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
-import { runServerToExit } from '../support/server-process.ts';
+import { runServerToExit, compiledToolCommand, literally } from '../support/server-process.ts';
 import { checkAtStart, copyJournal, tamper, writeJournal } from '../support/tamper.ts';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { openDatabase } from '../../db/open.ts';
@@ -178,7 +178,7 @@ describe('start-up refuses a journal changed behind its back', () => {
     });
     const { exit, stderr } = await runServerToExit({ DB_PATH: file, DATA_DIR: `${file}.data`, PORT: '0', SANDBOX_PORT: '0' });
     expect(exit).toBe('2');
-    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^Interlock did not start: journal damaged at seq 3 \(effect [0-9a-f]{12}\): .*breaks the global chain.*npm run verify -- --journal/)]);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Interlock did not start: journal damaged at seq 3 \\(effect [0-9a-f]{12}\\): .*breaks the global chain.*${literally(compiledToolCommand('verify', '--journal'))}`))]);
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 });

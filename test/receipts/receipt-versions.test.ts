@@ -9,6 +9,7 @@ import type { JsonObject } from '../../shared/json.ts';
 import { keyIdFor, type SigningKey } from '../../server/receipts/keys.ts';
 import { signReceipt, type VerifyReport } from '../../server/receipts/receipts.ts';
 import { verifyReceipt } from '../../server/receipts/verify.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 // Receipts say what their signature covers by their version `v`. v2 signs the key id with the
 // effect id and the last hash; v1 (no `v`) signed only the last two, and receipts handed out then
@@ -132,9 +133,9 @@ describe('receipt versions: npm run verify agrees', () => {
   };
   const v2KeyPath = write('v2.pub.pem', key.publicKeyPem);
 
-  /** The verifier as `npm run verify` runs it: its own process, through tsx. */
+  /** The verifier as `npm run verify` runs it: its own process, compiled. */
   function runVerify(args: string[]) {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'server/receipts/verify-cli.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--enable-source-maps', compiledEntry('verify'), ...args], { cwd: ROOT, encoding: 'utf8' });
     return { status: run.status, stderr: run.stderr, report: run.stdout === '' ? null : (JSON.parse(run.stdout) as VerifyReport) };
   }
 

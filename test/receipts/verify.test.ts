@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../shared/entries.ts';
 import type { JsonObject } from '../../shared/json.ts';
@@ -33,6 +33,7 @@ import {
   reseal,
   type Step,
 } from '../support/entries.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'interlock-verify-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -680,7 +681,7 @@ describe('verify: the command line', () => {
   const keysPath = write('keys.json', publicKeySet([key]));
 
   function runNode(args: string[]) {
-    return spawnSync(process.execPath, ['--import', 'tsx', 'server/receipts/verify-cli.ts', ...args], {
+    return spawnSync(process.execPath, ['--enable-source-maps', compiledEntry('verify'), ...args], {
       cwd: join(import.meta.dirname, '..', '..'),
       encoding: 'utf8',
     });
@@ -734,7 +735,7 @@ describe('verify: the command line', () => {
   it('verify-cli: a usage error exits 2 from the real process too', async () => {
     const run = runNode([]);
     expect(run.status).toBe(2);
-    // Named as it was started: tsx on the source.
-    expect(run.stderr).toContain('usage: npx tsx server/receipts/verify-cli.ts <receipt.json> [--key');
+    // Named as it was started: node on the compiled tool.
+    expect(run.stderr).toContain(`usage: node ${relative(join(import.meta.dirname, '..', '..'), compiledEntry('verify'))} <receipt.json> [--key`);
   });
 });

@@ -8,6 +8,7 @@ import Stripe from 'stripe';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connectSandbox, SandboxError, startSandbox } from '../../server/sandbox/index.ts';
 import { manualClock, rejectionOf } from './support.ts';
+import { compiledEntry } from '../support/server-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-sandbox-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -15,7 +16,7 @@ const REPO_ROOT = new URL('../../', import.meta.url);
 
 /** Run `server/sandbox/main.ts` as its own process; resolves with its URL once it prints ready. */
 async function spawnSandbox(file: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/sandbox/main.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('sandbox')], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SANDBOX_FILE: file, SANDBOX_SETTLE: 'manual', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -162,7 +163,7 @@ describe('sandbox durable state', () => {
   });
 
   it('main.ts: a SANDBOX_RATE_LIMITS it does not know stops the process, naming the variable', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/sandbox/main.ts'], {
+    const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('sandbox')], {
       cwd: REPO_ROOT,
       env: { ...process.env, PORT: '0', SANDBOX_RATE_LIMITS: 'fast' },
       stdio: ['ignore', 'ignore', 'pipe'],

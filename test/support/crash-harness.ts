@@ -12,6 +12,7 @@ import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { PUBLIC_KEY_FILE } from '../../server/receipts/keys.ts';
 import type { SignedReceipt } from '../../server/receipts/receipts.ts';
 import { connectSandbox, type RemoteSandbox } from '../../server/sandbox/index.ts';
+import { compiledEntry } from './server-process.ts';
 
 /** The crash tests' processes, by real SIGKILL: a sandbox that outlives them and the Interlock children. */
 
@@ -46,7 +47,7 @@ export interface SandboxProcess {
 /** Start `server/sandbox/main.ts` with durable state in a temp folder and wait for its ready line. */
 export async function startSandboxProcess(): Promise<SandboxProcess> {
   const dir = makeCrashDir('sandbox');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/sandbox/main.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('sandbox')], {
     cwd: repoRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SANDBOX_FILE: path.join(dir, 'sandbox.sqlite'), SANDBOX_SETTLE: 'immediate' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,10 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inject } from 'vitest';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { PUBLISHED_PASSWORD_HASHES, PUBLISHED_TOKEN_SHA256S } from '../../server/config/published-secrets.ts';
 import { hashToken } from '../../server/config/secrets.ts';
+import { type Tool, toolCommand } from '../../server/tools.ts';
 import { freePort, onFreePorts, untilReady } from '../../bench/ready.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
 
@@ -68,16 +70,38 @@ export interface ServerProcess {
   stdout(): string;
 }
 
-/** Spawn `server/main.ts` with the test defaults under `env`: quiet, no demo payments, on loopback; its log read when `logs`. */
+/**
+ * Where the run's compiled server is (test/support/server-bundle-setup.ts), and the file of one of
+ * its entry points there: `main` for the server, a tool's name (`verify`, `export`, ...) or `sandbox`.
+ */
+export function compiledEntry(name: string): string {
+  return join(inject('serverBundle'), `${name}.js`);
+}
+
+/**
+ * How the compiled server names `tool` run with `args` in what it prints (server/tools.ts
+ * `toolCommand`): `node test-results/server/verify.js --journal`, where a clone's source would
+ * say `npm run verify -- --journal`.
+ */
+export function compiledToolCommand(tool: Tool, args: string): string {
+  return toolCommand(tool, args, pathToFileURL(compiledEntry('main')).href);
+}
+
+/** `text` matched literally inside a regular expression. */
+export function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Spawn the compiled server with the test defaults under `env`: quiet, no demo payments, on loopback; its log read when `logs`. */
 function spawnServer(env: Record<string, string>, logs = false): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  return spawn(process.execPath, ['--enable-source-maps', compiledEntry('main')], {
     cwd: repoRoot,
     env: { ...process.env, HOST: '127.0.0.1', SANDBOX_DEMO: '0', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', logs ? 'pipe' : 'ignore', 'pipe'],
   });
 }
 
-/** Run `server/main.ts` where it is expected to refuse to start: its exit code (or signal) and what it printed. */
+/** Run the compiled server where it is expected to refuse to start: its exit code (or signal) and what it printed. */
 export async function runServerToExit(env: Record<string, string>, { timeoutMs = READY_TIMEOUT_MS }: { timeoutMs?: number } = {}): Promise<{ exit: string; stderr: string }> {
   const child = spawnServer(env);
   let stderr = '';
@@ -91,7 +115,7 @@ export async function runServerToExit(env: Record<string, string>, { timeoutMs =
 }
 
 /**
- * Start `server/main.ts` and wait until `/readyz` says ready (or the process dies); with `logs`,
+ * Start the compiled server and wait until `/readyz` says ready (or the process dies); with `logs`,
  * what it logs is kept for `stdout()` (set LOG_LEVEL in `env`, silent by default). `readyTimeoutMs`
  * (30 s) is how long it may take: more for a test that runs beside other suites' servers and databases.
  */
