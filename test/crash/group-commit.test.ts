@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteJournal } from '../../db/journal-store.ts';
 import { cleanUpDatabases, effectIdOf, fakeClock, openTempDatabase, tempDbFile } from '../support/db-journals.ts';
+import { compiledScript } from '../support/compiled-entries.ts';
 
 // A real process keeps hundreds of group-committed writes in flight and prints each entry's hash
 // when its promise resolves; it is SIGKILLed mid-run, several times over one file. Whatever a
@@ -34,7 +35,7 @@ interface Round {
 async function runAndKill(file: string): Promise<Round> {
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(
     process.execPath,
-    ['--import', 'tsx', childScript, file, String(IN_FLIGHT), String(WRITES_MAX), String(EFFECTS)],
+    ['--enable-source-maps', compiledScript(childScript), file, String(IN_FLIGHT), String(WRITES_MAX), String(EFFECTS)],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -91,7 +92,7 @@ describe('group commit and the gate under SIGKILL', () => {
 
   /** Run a gate process that SIGKILLs itself at send number `killAt`; the effect ids it started to send. */
   async function sendsUntilKilled(file: string, killAt: number): Promise<{ sent: string[]; signal: NodeJS.Signals | null }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', gateChild, file, '64', String(killAt)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--enable-source-maps', compiledScript(gateChild), file, '64', String(killAt)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteCheckpoints } from '../../db/journal-checkpoints.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
+import { compiledScript } from '../support/compiled-entries.ts';
 
 // The checkpoints contract's race (test/port/checkpoints.contract.ts) between two real processes
 // on one SQLite file: each adds checkpoints as its view catches up, one a step behind the other,
@@ -16,8 +17,8 @@ const racerScript = fileURLToPath(new URL('./support/checkpoint-racer.ts', impor
 const ADDS = 300;
 
 function racer(file: string, first: number, step: number, planted: boolean) {
-  const args = [racerScript, file, String(first), String(step), String(ADDS), ...(planted ? ['planted'] : [])];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const args = [compiledScript(racerScript), file, String(first), String(step), String(ADDS), ...(planted ? ['planted'] : [])];
+  const child = spawn(process.execPath, ['--enable-source-maps', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const next = async (step: string) => {

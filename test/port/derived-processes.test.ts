@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
 import { allRows, recomputed } from './derived.contract.ts';
+import { compiledScript } from '../support/compiled-entries.ts';
 
 // The derived tables' race (test/port/derived.contract.ts) between real processes on one SQLite
 // file: each reads the cursor and a running count, and advances one seq from there, until the
@@ -17,8 +18,8 @@ const racerScript = fileURLToPath(new URL('./support/derived-racer.ts', import.m
 const GOAL = 200;
 
 function racer(file: string, name: string, planted: boolean) {
-  const args = [racerScript, file, name, String(GOAL), ...(planted ? ['planted'] : [])];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const args = [compiledScript(racerScript), file, name, String(GOAL), ...(planted ? ['planted'] : [])];
+  const child = spawn(process.execPath, ['--enable-source-maps', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const next = async (step: string) => {

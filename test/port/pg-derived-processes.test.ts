@@ -6,6 +6,7 @@ import { PgDerivedTables } from '../../db/pg/derived.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
 import { copyPgDatabase, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
 import { allRows, recomputed } from './derived.contract.ts';
+import { compiledScript } from '../support/compiled-entries.ts';
 
 // The derived tables' race (test/port/derived.contract.ts) between real processes on one
 // PostgreSQL database, each with a pool of its own: each reads the cursor and a running count, and
@@ -25,8 +26,8 @@ const made: PgDatabase[] = [];
 const pools: Pool[] = [];
 
 function racer(url: string, name: string, planted: boolean) {
-  const args = [racerScript, url, name, String(GOAL), ...(planted ? ['planted'] : [])];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const args = [compiledScript(racerScript), url, name, String(GOAL), ...(planted ? ['planted'] : [])];
+  const child = spawn(process.execPath, ['--enable-source-maps', ...args], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const next = async (step: string) => {

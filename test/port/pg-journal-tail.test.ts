@@ -6,6 +6,7 @@ import { PgJournal } from '../../db/pg/journal.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
 import { APP_ROLE, dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 import { PLANTED_SEQUENCE } from './planted-pg-journals.ts';
+import { compiledScript } from '../support/compiled-entries.ts';
 
 // Readers tail the journal by `seq > cursor`, with no gap logic: that is safe only if rows become
 // visible in seq order. Slow writers in several processes (each row held under the lock a random
@@ -25,7 +26,7 @@ const HOLD_MS_MAX = 8;
 /** Start the writer processes, release them together, and tail the journal until they are done. */
 async function tailWhileWriting(database: PgDatabase, store: 'slow' | 'planted'): Promise<{ written: string[]; seen: Array<{ seq: number; hash: string }>; steps: string[]; pagesWhileWriting: number }> {
   const children = Array.from({ length: WRITERS }, (_, writer) =>
-    spawn(process.execPath, ['--import', 'tsx', writerScript, database.appUrl, String(writer + 1), String(LANES), String(APPENDS_PER_LANE), String(HOLD_MS_MAX), store], {
+    spawn(process.execPath, ['--enable-source-maps', compiledScript(writerScript), database.appUrl, String(writer + 1), String(LANES), String(APPENDS_PER_LANE), String(HOLD_MS_MAX), store], {
       cwd: repoRoot,
       stdio: ['pipe', 'pipe', 'inherit'],
     }),

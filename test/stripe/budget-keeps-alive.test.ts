@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { compiledEntry } from '../support/compiled-entries.ts';
 
 // A call waiting for its place is woken by one of the budget's timers (the share's first round,
 // the next room in the window). When nothing else keeps the process up (a command's first Stripe
@@ -15,7 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), 'interlock-budget-alive-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runChild(file: string): Promise<{ code: string; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/stripe/budget-wait-child.ts', file], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledEntry('budget-wait-child'), file], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { compiledScript } from './compiled-entries.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const childScript = fileURLToPath(new URL('./confirm-race-child.ts', import.meta.url));
@@ -12,7 +13,7 @@ const childScript = fileURLToPath(new URL('./confirm-race-child.ts', import.meta
  */
 export async function raceDeliveries(file: string, secret: string, delivery: { body: Buffer; header: string }, count: number): Promise<string[]> {
   const racers = Array.from({ length: count }, () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', childScript, file, secret], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--enable-source-maps', compiledScript(childScript), file, secret], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     return { child, lines, exited };

@@ -12,7 +12,7 @@ import type { KillPoint } from '../../server/gate/kill-points.ts';
 import { PUBLIC_KEY_FILE } from '../../server/receipts/keys.ts';
 import type { SignedReceipt } from '../../server/receipts/receipts.ts';
 import { connectSandbox, type RemoteSandbox } from '../../server/sandbox/index.ts';
-import { compiledEntry } from './server-process.ts';
+import { compiledEntry, compiledScript } from './compiled-entries.ts';
 
 /** The crash tests' processes, by real SIGKILL: a sandbox that outlives them and the Interlock children. */
 
@@ -91,7 +91,7 @@ export async function runChild(world: { dbFile: string; sandboxUrl: string }, ar
   };
   delete env.INTERLOCK_KILL_AT;
   if (killAt !== undefined) env.INTERLOCK_KILL_AT = killAt;
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledScript(childScript), ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';

@@ -2,6 +2,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { compiledScript } from './compiled-entries.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const childScript = fileURLToPath(new URL('../db/support/race-child.ts', import.meta.url));
@@ -16,7 +17,7 @@ interface Racer {
 }
 
 function startRacer(script: string, args: string[]): Racer {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, ['--enable-source-maps', compiledScript(script), ...args], {
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -4,12 +4,13 @@
 // seconds to a ready empty server on the 2-core machine, against 1.7 s for the compiled one, and
 // the suite starts hundreds of them, so on a loaded run starts went past their 30 s. The bundle is
 // built from the files as they are at the start of the run, so it tests the same code and the
-// build besides; the processes a test builds itself (its own child scripts) still run through tsx.
+// build besides. The tests' own child processes are built with it (test/support/compiled-entries.ts).
 import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { buildServer } from '../../scripts/build-server.ts';
+import { TEST_ENTRY_POINTS } from './compiled-entries.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,8 +21,6 @@ declare module 'vitest' {
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Entry points the tests start that a production build leaves out. */
-export const TEST_ONLY_ENTRY_POINTS = { sandbox: 'server/sandbox/main.ts' } as const;
 
 /**
  * `test-results/server`: two folders below the project, as dist/server is (the bundles find
@@ -39,7 +38,7 @@ const shared = globalThis as { interlockServerBundle?: Promise<void> };
  */
 async function build(): Promise<void> {
   const next = join(root, 'test-results', `server.${process.pid}.building`);
-  await buildServer(next, TEST_ONLY_ENTRY_POINTS);
+  await buildServer(next, TEST_ENTRY_POINTS);
   rmSync(BUNDLE, { recursive: true, force: true });
   renameSync(next, BUNDLE);
 }

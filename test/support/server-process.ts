@@ -3,13 +3,15 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { inject } from 'vitest';
 import { DEFAULT_CONFIG_PATH } from '../../server/config/load.ts';
 import { PUBLISHED_PASSWORD_HASHES, PUBLISHED_TOKEN_SHA256S } from '../../server/config/published-secrets.ts';
 import { hashToken } from '../../server/config/secrets.ts';
 import { type Tool, toolCommand } from '../../server/tools.ts';
 import { freePort, onFreePorts, untilReady } from '../../bench/ready.ts';
 import { AGENT_TOKEN, DEMO_PASSWORD } from './app-world.ts';
+import { compiledEntry } from './compiled-entries.ts';
+
+export { compiledEntry };
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** A server that is not ready in this long is broken, not slow. */
@@ -68,14 +70,6 @@ export interface ServerProcess {
   stderr(): string;
   /** The log lines written so far (pino writes to standard output); empty unless started with `logs: true`. */
   stdout(): string;
-}
-
-/**
- * Where the run's compiled server is (test/support/server-bundle-setup.ts), and the file of one of
- * its entry points there: `main` for the server, a tool's name (`verify`, `export`, ...) or `sandbox`.
- */
-export function compiledEntry(name: string): string {
-  return join(inject('serverBundle'), `${name}.js`);
 }
 
 /**
