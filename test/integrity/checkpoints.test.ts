@@ -281,7 +281,7 @@ describe('checkpoints of the global chain', () => {
 
   // Three processes one after another (a server, a refused start, the verify command): 20 s was
   // too short on a loaded 2-core machine.
-  it('npm start signs to a file mirror; the tail cut, checkpoints and all, then stops it in one line, and npm run verify finds the same against the mirror', async () => {
+  it('the server process signs to a file mirror; the tail cut, checkpoints and all, then stops it in one line, and npm run verify finds the same against the mirror', async () => {
     const file = await writeJournal(4);
     const dir = makeTempDir();
     const mirror = path.join(makeTempDir(), 'checkpoints.jsonl');

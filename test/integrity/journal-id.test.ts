@@ -40,7 +40,7 @@ describe('a journal id that was removed or changed is damage, told in one line',
     });
   }
 
-  it('npm start on a journal whose id table was dropped prints one line and exits 2', async () => {
+  it('the server process on a journal whose id table was dropped prints one line and exits 2', async () => {
     const file = await writeJournal(2);
     (await startChecked(file)).close();
     tamper(file, (s) => s.exec('DROP TABLE journal_meta'));

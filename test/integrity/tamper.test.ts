@@ -170,7 +170,7 @@ describe('start-up refuses a journal changed behind its back', () => {
     await expect(started).rejects.toThrow(/^journal damaged: the database file cannot be read by SQLite \(SQLITE_[A-Z_]+: [^\n]*\): its bytes were overwritten or damaged; restore the database from a backup/);
   });
 
-  it('npm start prints the one line and exits 2, with no stack trace, and serves nothing', async () => {
+  it('the server process prints the one line and exits 2, with no stack trace, and serves nothing', async () => {
     const file = copyJournal(await writeJournal());
     tamper(file, (s) => {
       s.prepare('DELETE FROM journal_seals WHERE seq IN (SELECT seq FROM entries WHERE effect_id = ?)').run(victim);
