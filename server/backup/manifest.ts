@@ -1,6 +1,6 @@
 import type { JournalFigures } from '../../db/port/journal-file.ts';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { openJournalFile } from '../../db/sqlite-journal-file.ts';
 import { isJsonObject } from '../../shared/json.ts';
@@ -51,9 +51,23 @@ export interface BackupManifest {
 /** A backup folder that cannot be restored: the message says why. */
 export class BackupError extends Error {}
 
-/** The sha256 (hex) of a file's bytes. */
+/** How much of a file is hashed at a time: a journal of 10,000,000 entries is an 18 GB file. */
+const HASH_CHUNK_BYTES = 1 << 20;
+
+/**
+ * The sha256 (hex) of a file's bytes, read a megabyte at a time: memory stays one chunk, and a
+ * file past 2 GiB (which readFileSync refuses) is hashed like any other.
+ */
 export function sha256OfFile(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(HASH_CHUNK_BYTES);
+  const fd = openSync(path, 'r');
+  try {
+    for (let read = readSync(fd, chunk); read > 0; read = readSync(fd, chunk)) hash.update(chunk.subarray(0, read));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 /** Where a journal stands, as a manifest records it, from the figures its file gives. */
