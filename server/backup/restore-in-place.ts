@@ -43,10 +43,10 @@ export async function restoreInPlace(options: { env: InPlaceEnv; wallMs?: () => 
   }
   const config = loadConfig(env.configPath, env.secrets);
   refuseLostSandbox(env, config);
-  // The key the servers sign with, read and never created: the epoch is signed as they sign.
-  const { key } = resolveSigningKey(env, { readOnly: true });
   const { storage, serversConnected } = await openPgToolStorage({ url: env.databaseUrl, tool: 'restore' });
   try {
+    // The key the servers sign with, read and never created: the epoch is signed as they sign.
+    const { key } = resolveSigningKey(env, { readOnly: true });
     const servers = await serversConnected();
     if (servers > 0) throw new BackupError(`${servers} connections of Interlock servers are open on ${storage.location}: stop every server before restoring, then start them afterwards`);
     const report = await verifyStorage(storage, storage.location, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
