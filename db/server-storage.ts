@@ -1,5 +1,6 @@
 import { StoreUnreachableError } from './port/errors.ts';
 import type { Storage } from './port/storage.ts';
+import type { PgToolStorage } from './pg/storage.ts';
 import { type DatabaseSchema, knownMigrations, SchemaAheadError, schemaOnDisk } from './schema-version.ts';
 import { migrateStorage, openStorage } from './sqlite-storage.ts';
 
@@ -60,4 +61,12 @@ export async function shippedMigrations(place: StoragePlace): Promise<string[]> 
 export async function migrateServerStorage(place: StoragePlace): Promise<DatabaseSchema> {
   if (place.kind === 'sqlite') return migrateStorage(place.file);
   return (await import('./pg/storage.ts')).migratePgStorage(place);
+}
+
+/**
+ * The PostgreSQL storage at `url`, opened as it is for an operator's tool (`tool` names its
+ * connections): never migrated, refused unless at exactly this Interlock's schema.
+ */
+export async function openPgToolStorage(options: { url: string; tool: string }): Promise<PgToolStorage> {
+  return (await import('./pg/storage.ts')).openPgToolStorage(options);
 }

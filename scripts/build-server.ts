@@ -62,6 +62,8 @@ export async function buildServer(outDir: string = join(root, 'dist/server'), ex
   if (result.warnings.length > 0) throw new Error(`the server did not compile cleanly: ${result.warnings.map((w) => w.text).join('; ')}`);
   refuseFolderPaths(outDir);
   cpSync(join(root, 'db/migrations'), join(outDir, 'migrations'), { recursive: true });
+  // db/pg/migrate.ts finds PostgreSQL's beside the bundles under a name of their own.
+  cpSync(join(root, 'db/pg/migrations'), join(outDir, 'pg-migrations'), { recursive: true });
 }
 
 /**

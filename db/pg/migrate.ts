@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { INTERLOCK_VERSION } from '../../server/journal/version.ts';
@@ -8,8 +8,11 @@ import { type DatabaseSchema, SchemaAheadError } from '../schema-version.ts';
 // owner role, each recorded in `interlock_migrations`. A database some newer Interlock migrated is
 // refused, as on SQLite (db/schema-version.ts), before anything is written to it.
 
-/** Beside this module: db/pg/migrations. */
-export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
+/** Beside a compiled bundle, whose `migrations` folder is SQLite's (scripts/build-server.ts copies both). */
+const BESIDE_BUNDLE = fileURLToPath(new URL('./pg-migrations', import.meta.url));
+
+/** Beside this module: db/pg/migrations; beside a compiled bundle, its `pg-migrations`. */
+export const PG_MIGRATIONS_FOLDER = existsSync(BESIDE_BUNDLE) ? BESIDE_BUNDLE : fileURLToPath(new URL('./migrations', import.meta.url));
 
 /** One migration this Interlock ships: its version (the file's number) and name. */
 export interface PgMigration {

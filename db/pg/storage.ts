@@ -13,7 +13,7 @@ import { PgLoginThrottles } from './login-throttles.ts';
 import { checkPgSchema, DatabaseEncodingError, migratePg, pgDatabaseSchema, SchemaBehindError } from './migrate.ts';
 import { openPgPool, pgQuery } from './pool.ts';
 import { PgSessions } from './sessions.ts';
-import { PgSignals, type PgSignalsOptions } from './signals.ts';
+import { PG_LISTEN_APPLICATION_NAME, PgSignals, type PgSignalsOptions } from './signals.ts';
 
 // The storage on PostgreSQL: every store of the port over one pool of the application's role.
 // The owner role migrates the database first; the application's role then checks it is at this
@@ -97,6 +97,38 @@ export async function openPgStorage(options: PgStorageOptions): Promise<Storage>
     throw error;
   }
   return pgStorageOver(pool, location, { listenUrl: options.listenUrl ?? options.url });
+}
+
+/** The application names Interlock's servers connect as: the pool's, and the listening connection's. */
+const SERVER_APPLICATION_NAMES = ['interlock', PG_LISTEN_APPLICATION_NAME];
+
+/** A storage an operator's tool opened as it is, with what only a tool asks of the database. */
+export interface PgToolStorage {
+  storage: Storage;
+  /** Connections of Interlock servers to this database now (by their application name), this tool's own left out. */
+  serversConnected(): Promise<number>;
+}
+
+/**
+ * Open the storage on PostgreSQL for an operator's tool (the export, a restore), as it is: nothing
+ * is migrated, and a database not at exactly this Interlock's schema is refused (SchemaBehindError,
+ * SchemaAheadError), as is one not in UTF8 or not reached (StoreUnreachableError). The tool's
+ * connections are named `interlock-<tool>`, so they are never counted as a server's.
+ */
+export async function openPgToolStorage(options: { url: string; tool: string; connectTimeoutMs?: number }): Promise<PgToolStorage> {
+  const location = pgLocation(options.url);
+  const pool = openPgPool({ url: options.url, max: 4, applicationName: `interlock-${options.tool}`, connectTimeoutMs: options.connectTimeoutMs ?? connectTimeoutMsDefault });
+  try {
+    await refuseUnreachable(location, () => checkPgSchema(pool));
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  const serversConnected = async () => {
+    const sql = 'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = ANY($1::text[])';
+    return (await pgQuery<{ n: number }>(pool, sql, [SERVER_APPLICATION_NAMES])).rows[0]?.n ?? 0;
+  };
+  return { storage: pgStorageOver(pool, location, { listenUrl: options.url }), serversConnected };
 }
 
 /** True when the database is at exactly this Interlock's schema; false when it still lacks migrations (a newer one is refused). */

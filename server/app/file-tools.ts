@@ -1,9 +1,10 @@
 import { StoreUnsupportedError } from '../../db/port/errors.ts';
 import type { InterlockEnv } from '../config/env.ts';
 
-// The operator's tools that read or copy the journal's SQLite file itself (backup, restore, the
-// receipts export) have no PostgreSQL counterpart yet: where DATABASE_URL keeps the journal in
-// PostgreSQL they refuse, naming what to use instead, rather than open a file that is not the journal.
+// The operator's tools that copy the journal's SQLite file itself (a backup, a restore from a
+// backup folder) have no PostgreSQL counterpart: PostgreSQL's own tools copy a database. Where
+// DATABASE_URL keeps the journal in PostgreSQL they refuse, naming what to use instead, rather than
+// open a file that is not the journal.
 
 /** What an operator uses instead of a file backup of a PostgreSQL journal. */
 export const PG_BACKUP_INSTEAD = "back up PostgreSQL with its own tools: pg_dump as the database's owner, or a base backup with WAL archiving (see docs/operators/postgresql.md)";

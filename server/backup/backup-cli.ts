@@ -13,6 +13,9 @@ import { takeIncrement } from './increment.ts';
 import { INCREMENT_FORMAT } from './increment-manifest.ts';
 import { BackupError } from './manifest.ts';
 import { RESTORE_LOSES, restoreBackup } from './restore.ts';
+import { type InPlaceResult, restoreInPlace } from './restore-in-place.ts';
+import type { RestoreFindings } from './restore-plan.ts';
+import { isStorageStartRefusal } from '../../db/server-storage.ts';
 
 /** How the backup and restore commands end. */
 export const BACKUP_EXIT_CODES = { ok: 0, failed: 1, refused: 2, usage: 64 } as const;
@@ -34,12 +37,18 @@ export const backupUsage = (): string =>
 /** How to restore one, by the command that started this tool. */
 export const restoreUsage = (): string =>
   `usage: ${commandLine('<dir> [--replace]', 'restore')}\n` +
+  `       ${commandLine('--in-place', 'restore')}\n` +
   '  Restores the backup in <dir> as the journal of the configured data folder (DATA_DIR, DB_PATH), then asks Stripe\n' +
   '  for every refund since the backup point: refunds the backup does not know are journaled as committed, so they\n' +
   '  are never sent twice, and a new epoch begins naming them. Stop the server first; start it afterwards.\n' +
   '  An increment (backup --since) is restored with its chain: the full backup and each increment up to it, every\n' +
   '  link checked before anything is written.\n' +
-  '  --replace  put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
+  '  --replace   put a journal already there aside (as <db>.before-restore-<ms>) instead of refusing\n' +
+  '  --in-place  PostgreSQL: the database DATABASE_URL names was restored with pg_restore (or from a base backup);\n' +
+  "              run Interlock's own steps on it: Stripe asked since its newest entry, the refunds it lacks journaled\n" +
+  '              as committed and the new epoch, in one transaction (a restore cut short changes nothing; run it\n' +
+  '              again). Refused while an Interlock server is connected to the database, or when it is not at this\n' +
+  "              Interlock's schema (schema_behind, schema_ahead) or fails the check a server makes at start.\n" +
   '  The last line says what happened: "restore done: ...", "restore refused: ..." or "restore failed: ...".\n' +
   '  Exit 0: done; 2: not done (refused: a journal is there, a server has it open, the backup does not check; or failed); 64: bad arguments.';
 
@@ -50,14 +59,23 @@ interface Streams {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The one positional argument and the flag; null for --help. */
-function readArguments(args: readonly string[], flag: 'replace'): { dir: string; flag: boolean } | null {
+/** The restore's backup folder and --replace, or --in-place (no folder); null for --help. */
+function readRestoreArguments(args: readonly string[]): { dir: string; replace: boolean } | { inPlace: true } | null {
   const { values, positionals } = asUsage(() =>
-    parseArgs({ args: [...args], strict: true, allowPositionals: true, options: { [flag]: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }),
+    parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: true,
+      options: { replace: { type: 'boolean' }, 'in-place': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    }),
   );
   if (values.help === true) return null;
+  if (values['in-place'] === true) {
+    if (positionals.length > 0 || values.replace === true) throw new UsageError('--in-place restores the database DATABASE_URL names: give no backup folder and no --replace');
+    return { inPlace: true };
+  }
   if (positionals.length !== 1) throw new UsageError('name one backup folder');
-  return { dir: resolve(positionals[0]!), flag: values[flag] === true };
+  return { dir: resolve(positionals[0]!), replace: values.replace === true };
 }
 
 /** The backup command's folder, its earlier backup with --since (null for a full one), and --with-key; null for --help. */
@@ -101,29 +119,50 @@ export async function runBackupCli(args: readonly string[], env: Env, io: Stream
 /** `npm run restore`: its exit code. */
 export async function runRestoreCli(args: readonly string[], env: Env, io: Streams): Promise<BackupExitCode> {
   return run(io, RESTORE_COMMAND, async () => {
-    const read = readArguments(args, 'replace');
+    const read = readRestoreArguments(args);
     if (read === null) return 'help';
     const parsed = parseEnv(env);
-    refuseOnPostgres(parsed, 'npm run restore', "restore PostgreSQL with its own tools: pg_restore of a pg_dump into a new database, or a base backup with its WAL (see docs/operators/postgresql.md)");
-    const result = await restoreBackup({ env: parsed, dir: read.dir, replace: read.flag });
+    if ('inPlace' in read) {
+      io.stdout.write(`${inPlaceLines(await restoreInPlace({ env: parsed })).join('\n')}\n`);
+      return 'done';
+    }
+    refuseOnPostgres(parsed, 'npm run restore -- <dir>', 'restore the database with pg_restore (or from a base backup and its WAL), then run npm run restore -- --in-place (see docs/operators/postgresql.md)');
+    const result = await restoreBackup({ env: parsed, dir: read.dir, replace: read.replace });
     const { findings } = result;
     for (const warning of result.warnings) io.stderr.write(`warning: ${warning}\n`);
     const lines = [
       ...(result.chain.length === 1 ? [] : [`the chain: ${result.chain.join(' <- ')}`]),
       `restored ${read.dir} (taken ${new Date(result.manifest.taken_at_ms).toISOString()}, ${findings.backup.entries} entries to seq ${findings.backup.last_seq}); epoch ${result.epoch} begins.`,
       ...(result.replacedTo === null ? [] : [`the journal that was there is kept as ${result.replacedTo}`]),
-      `Stripe, since ${new Date(findings.listed_since_ms).toISOString()}: ${findings.refunds_listed} refunds, ${findings.refunds_ours} sent by Interlock; ` +
-        `${findings.refunds_not_in_backup.length} of them not in the backup, now journaled as committed:`,
-      ...findings.refunds_not_in_backup.map((r) => `  ${r.effect_id}  ${r.refund}  ${r.amount} ${r.currency}  ${r.payment_intent}  ${r.status}`),
-      ...(findings.refunds_ambiguous_in_backup.length === 0 ? [] : [`${findings.refunds_ambiguous_in_backup.length} refunds are AMBIGUOUS in the backup and stay so for a person: ${findings.refunds_ambiguous_in_backup.map((r) => r.effect_id).join(', ')}`]),
-      'What a restore loses:',
-      ...RESTORE_LOSES.map((line) => `  - ${line}`),
-      `Receipts issued after the backup, by effect id: ${findings.receipts_after_backup.length === 0 ? '(none found)' : findings.receipts_after_backup.join(', ')}`,
+      ...findingsLines(findings),
       `restore done: ${parsed.dbPath} is the journal restored, epoch ${result.epoch}; start the server.`,
     ];
     io.stdout.write(`${lines.join('\n')}\n`);
     return 'done';
   });
+}
+
+/** What a restore found at Stripe and what it loses, as both restores say it. */
+function findingsLines(findings: RestoreFindings): string[] {
+  return [
+    `Stripe, since ${new Date(findings.listed_since_ms).toISOString()}: ${findings.refunds_listed} refunds, ${findings.refunds_ours} sent by Interlock; ` +
+      `${findings.refunds_not_in_backup.length} of them not in the backup, now journaled as committed:`,
+    ...findings.refunds_not_in_backup.map((r) => `  ${r.effect_id}  ${r.refund}  ${r.amount} ${r.currency}  ${r.payment_intent}  ${r.status}`),
+    ...(findings.refunds_ambiguous_in_backup.length === 0 ? [] : [`${findings.refunds_ambiguous_in_backup.length} refunds are AMBIGUOUS in the backup and stay so for a person: ${findings.refunds_ambiguous_in_backup.map((r) => r.effect_id).join(', ')}`]),
+    'What a restore loses:',
+    ...RESTORE_LOSES.map((line) => `  - ${line}`),
+    `Receipts issued after the backup, by effect id: ${findings.receipts_after_backup.length === 0 ? '(none found)' : findings.receipts_after_backup.join(', ')}`,
+  ];
+}
+
+/** What a restore in place says it did, its last line first of all "restore done". */
+function inPlaceLines(result: InPlaceResult): string[] {
+  const { point } = result;
+  return [
+    `restored in place: ${result.location} (${point.entries} entries to seq ${point.last_seq}, the newest stamped ${new Date(point.taken_at_ms).toISOString()}); epoch ${result.epoch} begins.`,
+    ...findingsLines(result.findings),
+    `restore done: ${result.location} is the journal restored, epoch ${result.epoch}; start the servers.`,
+  ];
 }
 
 /** What a command is called, its usage, and how it ends when something unexpected stops it. */
@@ -152,7 +191,7 @@ async function run(io: Streams, command: Command, work: () => Promise<'help' | '
       io.stderr.write(`${error.message}\n${command.usage()}\n`);
       return BACKUP_EXIT_CODES.usage;
     }
-    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError, StoreUnsupportedError].some((kind) => error instanceof kind)) {
+    if ([BackupError, EnvError, ConfigError, SigningKeyError, SchemaAheadError, StoreUnsupportedError].some((kind) => error instanceof kind) || isStorageStartRefusal(error)) {
       io.stderr.write(`${command.name} refused: ${messageOf(error)}\n`);
       return BACKUP_EXIT_CODES.refused;
     }

@@ -1,31 +1,20 @@
 import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type Stripe from 'stripe';
 import { journalFileInUse } from '../../db/sqlite-journal-file.ts';
-import type { Checkpoints } from '../../db/port/checkpoints.ts';
 import { openStorage } from '../../db/sqlite-storage.ts';
-import { EPOCH_CHAIN_ID } from '../../shared/entries.ts';
-import { limits } from '../../shared/limits.ts';
 import { loadConfig } from '../config/load.ts';
-import type { InterlockConfig } from '../config/schema.ts';
 import type { InterlockEnv } from '../config/env.ts';
-import { readCheckpoint } from '../integrity/checkpoint.ts';
 import { verifyJournalFile } from '../integrity/verify-journal.ts';
-import { originOf, startEpoch } from '../integrity/epoch.ts';
-import { openMirror } from '../integrity/mirrors.ts';
 import type { SigningKey } from '../receipts/keys.ts';
-import { startSandbox } from '../sandbox/index.ts';
-import { recordConfirmation } from '../confirm/record.ts';
-import type { JournalStore } from '../journal/store.ts';
-import { budgetFromConfig, stripeAccountOf } from '../app/services.ts';
-import { attachBudget } from '../stripe/paced-client.ts';
-import { createStripeClient, type StripeEndpoint } from '../targets/stripe-refunds.ts';
+import type { StripeEndpoint } from '../targets/stripe-refunds.ts';
 import { applyIncrements, newestOf, readChain } from './chain.ts';
 import type { AnyManifest } from './increment-manifest.ts';
 import { BACKUP_FILES, BackupError } from './manifest.ts';
+import { reconcile, refuseLostSandbox } from './reconcile.ts';
 import { newestWith, placeConfig, placedByRestore, placeKey } from './restore-files.ts';
-import { decideRestoreStep, oneRefundPerEffect, type RefundAtStripe, restoreCommitFields, type RestoreFindings, restoreConfirms } from './restore-plan.ts';
-import { refundsSince } from './stripe-refunds-since.ts';
+import type { RestoreFindings } from './restore-plan.ts';
+
+export { journalRefundsFound } from './reconcile.ts';
 
 // `npm run restore -- <dir>`: put a backup back as the data folder's journal, then, before anything
 // serves it, ask Stripe what was refunded since the backup point: each refund the backup does not
@@ -51,12 +40,6 @@ export interface RestoreResult {
   replacedTo: string | null;
   warnings: string[];
 }
-
-/**
- * Refunds made this long before the backup point are read too: Stripe's clock and ours may differ,
- * as the gate allows for at the end of a key's window (core §4.7, `dedupMarginMs`).
- */
-const LOOKBACK_MS = limits.dedupMarginMs;
 
 /** What a restore loses, said by the command and the docs alike. */
 export const RESTORE_LOSES = [
@@ -105,7 +88,13 @@ export async function restoreBackup(options: {
     placeConfig(env, withConfig, warnings);
     const named = chain.increments.length === 0 ? join(dir, BACKUP_FILES.journal) : `the chain ending at ${dir}`;
     await refuseDamaged(restoring, key, named);
-    result = await reconcile({ file: restoring, config, env, key, manifest, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
+    const storage = await openStorage({ file: restoring });
+    try {
+      const reconciled = await reconcile({ storage, config, env, key, point: { ...manifest.point, taken_at_ms: manifest.taken_at_ms }, wallMs, stripeEndpoint: options.stripeEndpoint ?? {} });
+      result = { ...reconciled, manifest };
+    } finally {
+      await storage.close();
+    }
   } catch (error) {
     removeDatabaseFiles(restoring);
     // Refused or failed: the key and config it placed go too, as "nothing restored" says.
@@ -148,143 +137,3 @@ function removeDatabaseFiles(file: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
 }
 
-/** Ask Stripe what it holds since the backup point, journal what the backup does not know, and begin the new epoch. */
-async function reconcile(parts: {
-  file: string;
-  config: InterlockConfig;
-  env: RestoreEnv;
-  key: SigningKey;
-  manifest: AnyManifest;
-  wallMs: () => number;
-  stripeEndpoint: StripeEndpoint;
-}): Promise<Omit<RestoreResult, 'replacedTo' | 'warnings' | 'chain'>> {
-  const { file, config, env, key, manifest, wallMs } = parts;
-  const storage = await openStorage({ file });
-  const connection = await connectStripe(env, config, parts.stripeEndpoint);
-  const budget = budgetFromConfig(config, { slots: storage.budgetSlots, account: stripeAccountOf(config, connection.sandboxUrl) });
-  attachBudget(connection.stripe, budget);
-  budget.start();
-  try {
-    const journal = storage.journal({ wallClockMs: wallMs });
-    const store = storage.checkpoints;
-    const journalId = (await store.journalId()) ?? (await store.ensureJournalId());
-    const epochNow = (await journal.entries(EPOCH_CHAIN_ID)).length;
-    const previousNote = await newestCheckpoint(config, store, key, originOf(journalId, epochNow));
-    const point = manifest.point;
-    const listedSinceMs = Math.min(manifest.taken_at_ms, point.oldest_open_dispatch_ms ?? Number.POSITIVE_INFINITY) - LOOKBACK_MS;
-    const { listed, ours } = await refundsSince(connection.stripe, listedSinceMs);
-    const readAtMs = wallMs();
-    const { kept, copies } = oneRefundPerEffect(ours);
-    const toCommit: RefundAtStripe[] = [];
-    const ambiguous: RefundAtStripe[] = [];
-    for (const refund of kept) {
-      const step = decideRestoreStep(await journal.entries(refund.effect_id));
-      if (step === 'commit') toCommit.push(refund);
-      else if (step === 'known_ambiguous') ambiguous.push(refund);
-    }
-    const findings: RestoreFindings = {
-      read_at_ms: readAtMs,
-      listed_since_ms: listedSinceMs,
-      backup: { taken_at_ms: manifest.taken_at_ms, entries: point.entries, last_seq: point.last_seq, global_head: point.global_head },
-      refunds_listed: listed,
-      refunds_ours: ours.length,
-      refunds_not_in_backup: toCommit,
-      refunds_ambiguous_in_backup: ambiguous,
-      refunds_copied_metadata: copies,
-      receipts_after_backup: toCommit.map((refund) => refund.effect_id),
-    };
-    const entry = await startEpoch({ journal, key, journalId, previousNote, stripe: findings, atMs: readAtMs });
-    await journalRefundsFound(journal, toCommit);
-    return { manifest, epoch: entry.epoch, findings };
-  } finally {
-    await budget.stop();
-    await connection.close();
-    await storage.close();
-  }
-}
-
-/**
- * Journal each refund Stripe holds that the restored journal does not know: COMMITTED, so it is
- * never sent again; and, when Stripe reports it failed or canceled, the CONFIRMED its webhook would
- * have written (by the webhook's own rule, as a lookup), so the item and the ledger do not say
- * money went back that did not. A refund whose send the backup never saw cannot be matched, by a
- * webhook or here: it stays committed only, named by the epoch.
- */
-export async function journalRefundsFound(journal: JournalStore, refunds: readonly RefundAtStripe[]): Promise<void> {
-  for (const refund of refunds) {
-    await journal.appendIf('COMMITTED', refund.effect_id, (chain) => (decideRestoreStep(chain) === 'commit' ? null : 'known'), restoreCommitFields(refund));
-    if (!restoreConfirms(refund)) continue;
-    const facts = { id: refund.refund, amount: refund.amount, payment_intent: refund.payment_intent, status: refund.status };
-    await recordConfirmation(journal, refund.effect_id, facts, { via: 'lookup', event: null, created: refund.created });
-  }
-}
-
-/**
- * The newest checkpoint of the journal's current epoch that a mirror or the restored store holds:
- * the one the new epoch names, so the journal is held against the old epoch only that far. A
- * mirror that cannot be read stops the restore: the epoch would name less than it holds.
- */
-async function newestCheckpoint(config: InterlockConfig, store: Checkpoints, key: SigningKey, origin: string): Promise<string | null> {
-  const notes = [(await store.latest())?.note ?? null];
-  for (const mirror of config.integrity.mirrors.map(openMirror)) {
-    try {
-      notes.push(await mirror.latest());
-    } catch (error) {
-      throw new BackupError(`checkpoint mirror ${mirror.name} could not be read, so the new epoch could not name its newest checkpoint: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  let newest: { note: string; size: number } | null = null;
-  for (const note of notes) {
-    if (note === null) continue;
-    const read = readCheckpoint(note, key);
-    if (!read.ok || read.checkpoint.origin !== origin) continue;
-    if (newest === null || read.checkpoint.size > newest.size) newest = { note, size: read.checkpoint.size };
-  }
-  return newest?.note ?? null;
-}
-
-/** Where the embedded sandbox keeps Stripe's side of the journal: every payment and refund it made. */
-function embeddedSandboxFile(env: Pick<RestoreEnv, 'dataDir'>): string {
-  return join(env.dataDir, 'sandbox.sqlite');
-}
-
-/**
- * With the embedded sandbox, Stripe is the file the server kept beside the journal. When it is
- * gone (the data folder lost with the journal), a new sandbox would answer that no refund was
- * made after the backup point, which nobody can know: refuse, naming the file.
- */
-function refuseLostSandbox(env: RestoreEnv, config: InterlockConfig): void {
-  if (config.stripe.mode !== 'sandbox' || env.stripeSandboxUrl !== null) return;
-  const file = embeddedSandboxFile(env);
-  if (existsSync(file)) return;
-  throw new BackupError(
-    `the embedded Stripe sandbox's file ${file} is not there: it is Stripe's side of this journal (every payment and refund the sandbox made), never in a backup, so the refunds made after the backup point cannot be known; put the file back and restore again, or start on a new data folder (the sandbox holds no real money)`,
-  );
-}
-
-/**
- * Stripe as the config reaches it: live mode, test mode, a sandbox elsewhere, or the embedded
- * sandbox's file in the data folder. Live mode is asked with its own key: a sandbox read instead
- * would find none of the refunds sent after the backup, and they could be sent again.
- */
-async function connectStripe(
-  env: RestoreEnv,
-  config: InterlockConfig,
-  endpoint: StripeEndpoint,
-): Promise<{ stripe: Stripe; sandboxUrl: string | undefined; close(): Promise<void> }> {
-  if (config.stripe.mode === 'live') {
-    if (env.stripeLiveKey === null) throw new BackupError('STRIPE_LIVE_KEY (or STRIPE_LIVE_KEY_FILE, or the systemd credential stripe-live-key) must be set when the config says stripe.mode: live: the restore asks Stripe what was refunded');
-    return { stripe: createStripeClient(env.stripeLiveKey, endpoint, { live: true }), sandboxUrl: undefined, close: async () => {} };
-  }
-  if (config.stripe.mode === 'test') {
-    if (env.stripeSecretKey === null) throw new BackupError('STRIPE_SECRET_KEY (or STRIPE_SECRET_KEY_FILE, or the systemd credential stripe-secret-key) must be set when the config says stripe.mode: test: the restore asks Stripe what was refunded');
-    return { stripe: createStripeClient(env.stripeSecretKey, endpoint), sandboxUrl: undefined, close: async () => {} };
-  }
-  const url = env.stripeSandboxUrl;
-  if (url !== null) {
-    const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
-    return { stripe, sandboxUrl: url.origin, close: async () => {} };
-  }
-  const sandbox = await startSandbox({ port: 0, file: embeddedSandboxFile(env), rateLimits: env.sandboxRateLimits });
-  return { stripe: sandbox.stripe(), sandboxUrl: undefined, close: () => sandbox.close() };
-}

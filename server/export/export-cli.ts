@@ -5,26 +5,26 @@ import { parseArgs } from 'node:util';
 import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
 import { describeUrl } from '../config/check.ts';
 import { EnvError, type InterlockEnv, parseEnv } from '../config/env.ts';
-import { refuseOnPostgres } from '../app/file-tools.ts';
-import { StoreUnsupportedError } from '../../db/port/errors.ts';
+import { isStorageStartRefusal } from '../../db/server-storage.ts';
+import { JournalCorruptError } from '../journal/store.ts';
 import { type Destination, DestinationBusyError, fileDestination, otlpDestination, sentRecordPath, streamDestination } from './destinations.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportPeriod, lineIdsOf } from './export.ts';
 import { EXIT_CODES, type ExitCode } from './limits.ts';
 import { OtlpSendError } from './otlp.ts';
-import { verifyJournalFile } from '../integrity/verify-journal.ts';
+import { type ExportJournal, openExportJournal } from './journal-source.ts';
 import { ExportInputError, type Period, readSigningKey } from './read-journal.ts';
 
 /** How to call the exporter, by the command that started it; printed with every usage error. */
 export const exportUsage = (): string =>
   `usage: ${commandLine('--format otlp|cef|ndjson --from <ISO or ms> --to <ISO or ms> [--out <file> | --endpoint <url>]')}\n` +
   "  Exports the receipts and decisions journaled from --from (inclusive) to --to (exclusive) from the server's\n" +
-  '  data folder (DATA_DIR, DB_PATH), signed with its key (RECEIPT_KEY_PATH or the systemd credential when the\n' +
-  '  server has one). Every receipt is verified; one that does not verify is exported with\n' +
-  '  verified: false and why, and the command exits 2.\n' +
+  '  journal (the SQLite file of DATA_DIR, DB_PATH, or the PostgreSQL database of DATABASE_URL), signed with its\n' +
+  '  key (RECEIPT_KEY_PATH or the systemd credential when the server has one). Every receipt is verified; one that\n' +
+  '  does not verify is exported with verified: false and why, and the command exits 2.\n' +
   '  --out       append to a file, skipping records it already holds (default: standard output)\n' +
   '  --endpoint  an OTLP/HTTP receiver (otlp only), e.g. http://127.0.0.1:4318; spans go to <url>/v1/traces\n' +
   '  Times: milliseconds since 1970, or ISO 8601 (2026-01-05, 2026-01-05T09:00:00Z, 2026-01-05T10:00:00+01:00).\n' +
-  '  Exit 0: done; 2: done, some receipt does not verify; 1: the journal or the destination failed; 64: bad arguments; 66: no journal or key.';
+  '  Exit 0: done; 2: done, some receipt does not verify; 1: the journal or the destination failed; 64: bad arguments; 66: no journal or key (a database not reached, or not at this schema).';
 
 /** Where an export goes, read from the arguments. */
 type Target = { kind: 'stdout' } | { kind: 'file'; path: string } | { kind: 'otlp'; url: URL };
@@ -120,17 +120,17 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     say(`export: ${error.message}\n${exportUsage()}`);
     return EXIT_CODES.usage;
   }
+  let journal: ExportJournal | null = null;
   try {
-    refuseOnPostgres(paths, 'npm run export', 'nothing yet exports receipts from PostgreSQL; each receipt stays at GET /v1/receipts/:effect_id and the ledger at /api/ledger.csv');
     const key = readSigningKey(paths);
     // Each receipt's own chain is verified as it is read; the journal as a whole (the global chain,
     // its checkpoints and epochs) is held first as start-up holds it, so a chain rewritten and
     // rehashed by someone without the key is not exported as verified under a fresh signature.
-    const journal = await verifyJournalFile(paths.dbPath, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
-    const journalProblem = journal.valid || journal.problem === null ? null : `journal_damaged: ${journal.problem.code}${journal.problem.seq === null ? '' : ` at seq ${journal.problem.seq}`}: ${journal.problem.message}`;
+    journal = await openExportJournal(paths, key);
+    const { journalProblem } = journal;
     if (journalProblem !== null) say(`export: the journal fails the check start-up makes (${journalProblem}); no receipt is exported as verified`);
     const destination = await openDestination(parsed, paths.dataDir, io.stdout);
-    const summary = await exportPeriod({ dbPath: paths.dbPath, key, period: parsed.period, format: parsed.format, destination, journalProblem });
+    const summary = await exportPeriod({ journal: journal.source, key, period: parsed.period, format: parsed.format, destination, journalProblem });
     // An endpoint is named by origin and path, as every failure names it: a query may carry the receiver's key.
     const where = parsed.target.kind === 'stdout' ? 'standard output' : parsed.target.kind === 'file' ? parsed.target.path : `${parsed.target.url.origin}${parsed.target.url.pathname}`;
     say(`export: ${summary.receipts} receipts and ${summary.decisions} decisions as ${parsed.format}; ${summary.written} records written to ${where}, ${summary.offered - summary.written} already there`);
@@ -140,9 +140,13 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
     if (more > 0) say(`export: and ${more} more receipts do not verify (each row says why)`);
     return EXIT_CODES.unverified;
   } catch (error) {
-    if (error instanceof ExportInputError || error instanceof StoreUnsupportedError) {
+    if (error instanceof ExportInputError || isStorageStartRefusal(error)) {
       say(`export: ${error.message}`);
       return EXIT_CODES.noInput;
+    }
+    if (error instanceof JournalCorruptError) {
+      say(`export: journal_damaged: ${error.message}; nothing after it was exported`);
+      return EXIT_CODES.failed;
     }
     if (error instanceof DestinationBusyError) {
       say(`export: ${error.message}`);
@@ -153,6 +157,8 @@ export async function runExportCli(args: readonly string[], env: Readonly<Record
       return EXIT_CODES.failed;
     }
     throw error;
+  } finally {
+    await journal?.close();
   }
 }
 

@@ -3,7 +3,7 @@ import type { Destination, ExportUnit } from './destinations.ts';
 import { exportLimits } from './limits.ts';
 import { ndjsonLineId, ndjsonLines } from './ndjson.ts';
 import { otlpLineIds, otlpRequest, otlpSpan } from './otlp.ts';
-import { type Period, readReceipts } from './read-journal.ts';
+import { type ChainSource, type Period, readReceipts } from './read-journal.ts';
 import { exportRecords, type ExportRecords } from './records.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import type { SigningKey } from '../receipts/keys.ts';
@@ -59,7 +59,8 @@ export interface ExportSummary {
 
 /** Export the receipts and decisions of a period from a journal to a destination, one receipt at a time. */
 export async function exportPeriod(options: {
-  dbPath: string;
+  /** The journal file's path, or a source of chains already open (the caller closes it). */
+  journal: string | ChainSource;
   key: SigningKey;
   period: Period;
   format: ExportFormat;
@@ -69,7 +70,7 @@ export async function exportPeriod(options: {
 }): Promise<ExportSummary> {
   const summary: ExportSummary = { receipts: 0, decisions: 0, offered: 0, written: 0, unverifiedCount: 0, unverified: [] };
   try {
-    for await (const read of readReceipts(options.dbPath, options.key, options.period, options.journalProblem ?? null)) {
+    for await (const read of readReceipts(options.journal, options.key, options.period, options.journalProblem ?? null)) {
       const records = exportRecords(read, options.period);
       summary.receipts += 1;
       summary.decisions += records.decisions.length;

@@ -59,19 +59,32 @@ export function readSigningKey(env: SigningKeyEnv): SigningKey {
 }
 
 /**
- * The receipts a period touched, streamed from the journal file: every refund chain with an entry
- * in the period, in the order of its first entry there, each cut at the period's end (its last
- * entry stamped before `toMs`), so a closed period reads the same tomorrow even after its chains
- * grew. Rows are read as stored, around the journal store, which fails closed on an entry whose
- * hash does not hold; here such a receipt is handed to the verifier, which says what is wrong.
- * One chain is in memory at a time; the list of chains is the storage's to hold (SQLite spills it to disk).
+ * Where an export reads the chains of a period: a journal file (SQLite), or the storage port's
+ * journal (PostgreSQL, through `chainsInPeriodOf`); either gives the same chains for the same journal.
  */
-export async function* readReceipts(dbPath: string, key: SigningKey, period: Period, journalProblem: string | null = null): AsyncGenerator<ReadReceipt> {
-  if (!existsSync(dbPath)) throw new ExportInputError(`no journal at ${dbPath}: DB_PATH or DATA_DIR must name the server's journal`);
-  const journal = await openJournalFile(dbPath);
+export interface ChainSource {
+  /** Where the journal is, as an operator names it. */
+  readonly location: string;
+  /** As JournalFile.chainsInPeriod gives them. */
+  chainsInPeriod(period: Period, entriesMax: number): AsyncIterable<StoredChain>;
+  close(): Promise<void>;
+}
+
+/**
+ * The receipts a period touched, streamed from the journal (a file's path, or a source already
+ * open, which the caller closes): every refund chain with an entry in the period, in the order of
+ * its first entry there, each cut at the period's end (its last entry stamped before `toMs`), so
+ * a closed period reads the same tomorrow even after its chains grew. A file's rows are read as
+ * stored, around the journal store, which fails closed on an entry whose hash does not hold; there
+ * such a receipt is handed to the verifier, which says what is wrong. One chain is in memory at a
+ * time; the list of chains is the storage's to hold (SQLite spills it to disk).
+ */
+export async function* readReceipts(from: string | ChainSource, key: SigningKey, period: Period, journalProblem: string | null = null): AsyncGenerator<ReadReceipt> {
+  if (typeof from === 'string' && !existsSync(from)) throw new ExportInputError(`no journal at ${from}: DB_PATH or DATA_DIR must name the server's journal`);
+  const journal = typeof from === 'string' ? await openJournalFile(from) : from;
   const keys = new Map([[key.keyId, key.publicKeyPem]]);
   try {
-    // One snapshot: every chain is read as the list of chains was.
+    // From a file, one snapshot: every chain is read as the list of chains was.
     for await (const { effectId, bodies, seals } of journal.chainsInPeriod(period, exportLimits.chainEntriesMax)) {
       if (bodies.length > exportLimits.chainEntriesMax) throw new ExportInputError(`effect ${effectId} has more than ${exportLimits.chainEntriesMax} entries`);
       const entries = bodies.map(parseBody);
@@ -82,7 +95,7 @@ export async function* readReceipts(dbPath: string, key: SigningKey, period: Per
       yield { effectId, entries, receipt, report: await verifyReceipt(receipt, keys), journalProblem: journalProblem ?? sealProblem(entries, seals) };
     }
   } finally {
-    await journal.close();
+    if (typeof from === 'string') await journal.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Storage } from '../../db/port/storage.ts';
 import { isUnreadableStore, openReadOnlyStorage } from '../../db/sqlite-storage.ts';
 import { JournalCorruptError, type JournalHead, type JournalStore } from '../journal/store.ts';
 import { readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
@@ -38,13 +39,26 @@ export interface JournalReport {
  * too, that the journal agrees with it.
  */
 export async function verifyJournalFile(file: string, against?: { note?: string; publicKeyPem: string; keyId: string }): Promise<JournalReport> {
+  if (!existsSync(file)) return { valid: false, file, size: null, head: null, checkpoint: null, problem: { code: 'journal_missing', message: `${file} does not exist`, seq: null, effect_id: null } };
+  const storage = await openReadOnlyStorage(file);
+  try {
+    return await verifyStorage(storage, file, against);
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * The same check on an open storage (a PostgreSQL database an operator's tool reads), nothing
+ * written: `location` is what the report and its messages name.
+ */
+export async function verifyStorage(storage: Storage, location: string, against?: { note?: string; publicKeyPem: string; keyId: string }): Promise<JournalReport> {
+  const file = location;
   const report: JournalReport = { valid: false, file, size: null, head: null, checkpoint: null, problem: null };
   const problem = (code: string, message: string, site: { seq: number; effectId: string } | null = null): JournalReport => ({
     ...report,
     problem: { code, message, seq: site?.seq ?? null, effect_id: site?.effectId ?? null },
   });
-  if (!existsSync(file)) return problem('journal_missing', `${file} does not exist`);
-  const storage = await openReadOnlyStorage(file);
   try {
     await refuseDamagedRows(storage);
     await refuseUnsealed(storage);
@@ -80,8 +94,6 @@ export async function verifyJournalFile(file: string, against?: { note?: string;
     if (error instanceof JournalDamagedError) return problem(error.code, error.message, error.site);
     if (isUnreadableStore(error)) return problem('journal_unreadable', `${file} cannot be read as an Interlock journal: ${error.message}`);
     throw error;
-  } finally {
-    await storage.close();
   }
 }
 

@@ -10,13 +10,15 @@ import { BACKUP_EXIT_CODES, runBackupCli, runRestoreCli } from '../../server/bac
 import { runExportCli } from '../../server/export/export-cli.ts';
 import { EXIT_CODES } from '../../server/export/limits.ts';
 import { runRebuildViewsCli } from '../../server/views/rebuild-cli.ts';
+import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
 import { dropPgDatabase, emptyPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
 import { writeTestConfig } from '../support/server-process.ts';
 
 // The operator's tools where DATABASE_URL keeps the journal in PostgreSQL: `npm run migrate`
-// migrates it as its owner and `npm run rebuild-views` rebuilds its derived tables, through the
-// storage port; the tools that copy or read the SQLite file (backup, restore, the receipts export)
-// refuse with `store_unsupported`, naming PostgreSQL's own tools, and leave nothing behind.
+// migrates it as its owner, `npm run rebuild-views` rebuilds its derived tables and `npm run
+// export` reads its receipts, through the storage port; the tools that copy the SQLite file
+// (backup, a restore from a backup folder) refuse with `store_unsupported`, naming PostgreSQL's
+// own tools, and leave nothing behind. `npm run restore -- --in-place` is test/db/pg-restore.test.ts.
 
 const available = postgresOrSkip('the operator tools on PostgreSQL (test/db/pg-tools.test.ts)');
 
@@ -74,23 +76,28 @@ describe.skipIf(!available)('the operator tools on PostgreSQL', () => {
     expect(out.text()).toMatch(/^postgresql:\/\/interlock_app@127\.0\.0\.1:\d+\/tools_\w+: rebuilt the views' derived tables from 0 journal entries/);
   });
 
-  it('backup, restore and the receipts export refuse with store_unsupported, naming what to use, and write nothing', async () => {
+  it('backup and a restore from a backup folder refuse with store_unsupported, naming what to use, and write nothing', async () => {
     const backupDir = join(dir, 'backup');
     for (const [run, args, says] of [
       [runBackupCli, [backupDir], /^backup refused: npm run backup works on the SQLite journal file.*pg_dump/],
       [runBackupCli, [backupDir, '--since', join(dir, 'earlier')], /^backup refused: npm run backup -- --since works on the SQLite journal file.*pg_dump/],
-      [runRestoreCli, [backupDir], /^restore refused: npm run restore works on the SQLite journal file.*pg_restore/],
+      [runRestoreCli, [backupDir], /^restore refused: npm run restore -- <dir> works on the SQLite journal file.*pg_restore.*--in-place/],
     ] as const) {
       const err = captured();
       expect(await run([...args], env, { stdout: captured(), stderr: err })).toBe(BACKUP_EXIT_CODES.refused);
       expect(err.text()).toMatch(says);
       expect(existsSync(backupDir)).toBe(false);
     }
+    expect(existsSync(join(dir, 'data', 'interlock.sqlite'))).toBe(false);
+  });
+
+  it('the receipts export reads the database (test/db/pg-export.test.ts holds it to SQLite byte for byte)', async () => {
     const err = captured();
+    // The key the server would have made at its first start.
+    loadOrCreateSigningKey(join(dir, 'data'));
     const code = await runExportCli(['--format', 'ndjson', '--from', '2026-01-01T00:00:00Z', '--to', '2026-02-01T00:00:00Z', '--out', join(dir, 'out.ndjson')], env, { stdout: captured(), stderr: err });
-    expect(code, err.text()).toBe(EXIT_CODES.noInput);
-    expect(err.text()).toMatch(/^export: npm run export works on the SQLite journal file.*\/v1\/receipts/);
-    expect(existsSync(join(dir, 'out.ndjson'))).toBe(false);
+    expect(code, err.text()).toBe(EXIT_CODES.ok);
+    expect(err.text()).toMatch(/^export: 0 receipts and 0 decisions as ndjson/);
     expect(existsSync(join(dir, 'data', 'interlock.sqlite'))).toBe(false);
   });
 });
