@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
 
@@ -41,10 +42,20 @@ describe('a server killed and started again on the same host', () => {
     expect(first.stdout()).toContain(`${TICKS} (lease epoch 1)`);
     first.child.kill('SIGKILL');
     await first.exited;
+    // When the dead server's lease would lapse, on the machine's clock (the leases' on SQLite).
+    const file = new Database(env.DB_PATH, { readonly: true });
+    const lapsesAtMs = (file.prepare("SELECT expires_ms AS at FROM work_leases WHERE name = 'sla-ticker'").get() as { at: number }).at;
+    file.close();
     const again = await startServerProcess({ ...env, PORT: String(await freePort()) }, { logs: true });
     servers.push(again);
+    const readyAtMs = Date.now();
     const tookMs = await ticksWithin(again, 10_000);
     expect(again.stdout()).toContain(`${TICKS} (lease epoch 2)`);
     expect(tookMs).toBeLessThan(2_000);
+    // Taken over while the dead lease still stood (its log line's time), not once it lapsed: told
+    // apart whenever the server was ready before then.
+    const line = again.stdout().split('\n').find((text) => text.includes(TICKS))!;
+    const takenAtMs = (JSON.parse(line) as { time: number }).time;
+    if (readyAtMs + 500 < lapsesAtMs) expect(takenAtMs).toBeLessThan(lapsesAtMs);
   }, 60_000);
 });
