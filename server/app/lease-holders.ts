@@ -43,7 +43,7 @@ export function pidAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+    return !(error instanceof Error && 'code' in error && error.code === 'ESRCH');
   }
 }
 

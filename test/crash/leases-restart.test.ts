@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteLeases } from '../../db/leases.ts';
 import { freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from '../support/server-process.ts';
 
 // A server killed (SIGKILL: it gives nothing back) and started again on the same host and journal
@@ -43,9 +43,9 @@ describe('a server killed and started again on the same host', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     // When the dead server's lease would lapse, on the machine's clock (the leases' on SQLite).
-    const file = new Database(env.DB_PATH, { readonly: true });
-    const lapsesAtMs = (file.prepare("SELECT expires_ms AS at FROM work_leases WHERE name = 'sla-ticker'").get() as { at: number }).at;
-    file.close();
+    const leases = new SqliteLeases(env.DB_PATH);
+    const lapsesAtMs = (await leases.heldNow('sla-ticker'))!.expiresMs;
+    await leases.close();
     const again = await startServerProcess({ ...env, PORT: String(await freePort()) }, { logs: true });
     servers.push(again);
     const readyAtMs = Date.now();
