@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { portErrorOf } from './connection.ts';
-import { type HeldLease, type Leases, refuseBadLeaseAsk } from './port/leases.ts';
+import { type HeldLease, type LeaseHolding, type Leases, refuseBadLeaseAsk, refuseBadTakeOver } from './port/leases.ts';
 
 // Background-work leases in the journal's SQLite file (db/port/leases.ts says what they are for).
 // Each call is one statement, the same SQL PostgreSQL runs (db/pg/leases.ts) but for its clock: a
@@ -22,6 +22,12 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE work_leases.holder = excluded.holder OR work_leases.expires_ms <= $nowMs
 RETURNING name, holder, epoch, expires_ms AS expiresMs`;
 
+/** Take over from the holder at the epoch read, whether or not the lease lapsed; a second taker finds another holder and updates nothing. */
+export const TAKE_OVER_SQL = `UPDATE work_leases SET holder = $holder, epoch = epoch + 1, expires_ms = $expiresMs
+WHERE name = $name AND holder = $fromHolder AND epoch = $fromEpoch
+RETURNING name, holder, epoch, expires_ms AS expiresMs`;
+
+const HELD_NOW_SQL = "SELECT name, holder, epoch, expires_ms AS expiresMs FROM work_leases WHERE name = $name AND holder <> '' AND expires_ms > $nowMs";
 const RELEASE_SQL = "UPDATE work_leases SET holder = '', expires_ms = 0 WHERE name = $name AND holder = $holder AND epoch = $epoch";
 const CHECK_SQL = 'SELECT 1 AS held FROM work_leases WHERE name = $name AND holder = $holder AND epoch = $epoch AND expires_ms > $nowMs';
 const COUNT_HELD_SQL = "SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($prefix)) = $prefix AND holder <> '' AND expires_ms > $nowMs";
@@ -53,6 +59,24 @@ export class SqliteLeases implements Leases {
       const nowMs = this.#nowMs();
       return sqlite.prepare<Record<string, unknown>, HeldLease>(this.acquireSql()).get({ name, holder, nowMs, expiresMs: nowMs + ttlMs }) ?? null;
     });
+  }
+
+  /** The take-over statement: TAKE_OVER_SQL, unless a store over the same table says otherwise. */
+  protected takeOverSql(): string {
+    return TAKE_OVER_SQL;
+  }
+
+  async takeOver(name: string, holder: string, ttlMs: number, from: LeaseHolding): Promise<HeldLease | null> {
+    refuseBadTakeOver(name, holder, ttlMs, from);
+    return this.#run((sqlite) => {
+      const expiresMs = this.#nowMs() + ttlMs;
+      const values = { name, holder, expiresMs, fromHolder: from.holder, fromEpoch: from.epoch };
+      return sqlite.prepare<Record<string, unknown>, HeldLease>(this.takeOverSql()).get(values) ?? null;
+    });
+  }
+
+  async heldNow(name: string): Promise<HeldLease | null> {
+    return this.#run((sqlite) => sqlite.prepare<Record<string, unknown>, HeldLease>(HELD_NOW_SQL).get({ name, nowMs: this.#nowMs() }) ?? null);
   }
 
   async release(name: string, holder: string, epoch: number): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { type HeldLease, type Leases, refuseBadLeaseAsk } from '../port/leases.ts';
+import { type HeldLease, type LeaseHolding, type Leases, refuseBadLeaseAsk, refuseBadTakeOver } from '../port/leases.ts';
 
 /** One lease as the memory store keeps it; `holder` is '' for a lease given back. */
 interface Row {
@@ -27,6 +27,20 @@ export class MemoryLeases implements Leases {
     const taken = { holder, epoch: row.holder === holder ? row.epoch : row.epoch + 1, expiresMs: nowMs + ttlMs };
     this.#rows.set(name, taken);
     return { name, ...taken };
+  }
+
+  async takeOver(name: string, holder: string, ttlMs: number, from: LeaseHolding): Promise<HeldLease | null> {
+    refuseBadTakeOver(name, holder, ttlMs, from);
+    const row = this.#rows.get(name);
+    if (row === undefined || row.holder !== from.holder || row.epoch !== from.epoch) return null;
+    const taken = { holder, epoch: row.epoch + 1, expiresMs: this.#nowMs() + ttlMs };
+    this.#rows.set(name, taken);
+    return { name, ...taken };
+  }
+
+  async heldNow(name: string): Promise<HeldLease | null> {
+    const row = this.#rows.get(name);
+    return row === undefined || row.holder === '' || row.expiresMs <= this.#nowMs() ? null : { name, ...row };
   }
 
   async release(name: string, holder: string, epoch: number): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { StoreClosedError } from '../port/errors.ts';
-import { refuseBadSignal, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
+import { type ListenState, refuseBadSignal, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
 
 /**
  * Signals inside one process, for a storage in memory or on SQLite: every subscriber of the
@@ -37,6 +37,10 @@ export class MemorySignals implements Signals {
   }
 
   onReconnect(_hook: () => void): () => void {
+    return () => {};
+  }
+
+  onListenState(_hook: (state: ListenState) => void): () => void {
     return () => {};
   }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type HeldLease, type Leases, refuseBadLeaseAsk } from '../port/leases.ts';
+import { type HeldLease, type LeaseHolding, type Leases, refuseBadLeaseAsk, refuseBadTakeOver } from '../port/leases.ts';
 import { pgQuery } from './pool.ts';
 
 // Background-work leases on PostgreSQL, as db/leases.ts keeps them on SQLite: each call one
@@ -23,6 +23,16 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE work_leases.holder = excluded.holder OR work_leases.expires_ms <= excluded.expires_ms - $3::int8
 RETURNING name, holder, epoch, expires_ms AS "expiresMs"`;
 
+/**
+ * Take over ($1 name, $2 new holder, $3 TTL in ms) from the holder ($4) at the epoch ($5) read:
+ * under READ COMMITTED a second taker waits on the row's lock and judges the WHERE on the first's
+ * row, which names another holder, so it updates nothing.
+ */
+export const PG_TAKE_OVER_SQL = `UPDATE work_leases SET holder = $2, epoch = epoch + 1, expires_ms = ${NOW_MS} + $3::int8
+WHERE name = $1 AND holder = $4 AND epoch = $5
+RETURNING name, holder, epoch, expires_ms AS "expiresMs"`;
+
+const HELD_NOW_SQL = `SELECT name, holder, epoch, expires_ms AS "expiresMs" FROM work_leases WHERE name = $1 AND holder <> '' AND expires_ms > ${NOW_MS}`;
 const RELEASE_SQL = "UPDATE work_leases SET holder = '', expires_ms = 0 WHERE name = $1 AND holder = $2 AND epoch = $3";
 const CHECK_SQL = `SELECT 1 AS held FROM work_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_ms > ${NOW_MS}`;
 const COUNT_HELD_SQL = `SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($1)) = $1 AND holder <> '' AND expires_ms > ${NOW_MS}`;
@@ -48,6 +58,20 @@ export class PgLeases implements Leases {
   async acquire(name: string, holder: string, ttlMs: number): Promise<HeldLease | null> {
     refuseBadLeaseAsk(name, holder, ttlMs);
     return (await this.query<HeldLease>(this.acquireSql(), [name, holder, ttlMs])).rows[0] ?? null;
+  }
+
+  /** The take-over statement: PG_TAKE_OVER_SQL, unless a store over the same table says otherwise. */
+  protected takeOverSql(): string {
+    return PG_TAKE_OVER_SQL;
+  }
+
+  async takeOver(name: string, holder: string, ttlMs: number, from: LeaseHolding): Promise<HeldLease | null> {
+    refuseBadTakeOver(name, holder, ttlMs, from);
+    return (await this.query<HeldLease>(this.takeOverSql(), [name, holder, ttlMs, from.holder, from.epoch])).rows[0] ?? null;
+  }
+
+  async heldNow(name: string): Promise<HeldLease | null> {
+    return (await this.query<HeldLease>(HELD_NOW_SQL, [name])).rows[0] ?? null;
   }
 
   async release(name: string, holder: string, epoch: number): Promise<boolean> {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { StoreClosedError } from '../port/errors.ts';
-import { refuseBadSignal, SIGNAL_CHANNELS, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
+import { type ListenState, refuseBadSignal, SIGNAL_CHANNELS, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
 import { pgQuery } from './pool.ts';
 
 // Signals between the servers on one PostgreSQL database, by LISTEN/NOTIFY. A signal is published
@@ -37,6 +37,9 @@ export class PgSignals implements Signals {
   /** By channel's name, as a notification names it. */
   readonly #listeners = new Map<string, Set<SignalListener>>();
   readonly #hooks = new Set<() => void>();
+  readonly #stateHooks = new Set<(state: ListenState) => void>();
+  /** Since when (wall ms) the listening connection could not be opened, and why; null while it is open or being made. */
+  #outage: { sinceMs: number; error: unknown } | null = null;
   /** Resolved once the first try at listening succeeded or failed; the loop goes on behind it. */
   #firstTry: Promise<void> | null = null;
   #loop: Promise<void> | null = null;
@@ -72,6 +75,13 @@ export class PgSignals implements Signals {
     const own = () => hook();
     this.#hooks.add(own);
     return () => void this.#hooks.delete(own);
+  }
+
+  onListenState(hook: (state: ListenState) => void): () => void {
+    const own = (state: ListenState) => hook(state);
+    this.#stateHooks.add(own);
+    if (this.#outage !== null) tellEach([own], { listening: false, error: this.#outage.error });
+    return () => void this.#stateHooks.delete(own);
   }
 
   async close(): Promise<void> {
@@ -118,6 +128,10 @@ export class PgSignals implements Signals {
         this.#client = client;
         if (this.#closed) break;
         await this.listen(client, tried);
+        if (this.#outage !== null) {
+          tellEach(this.#stateHooks, { listening: true, outMs: Date.now() - this.#outage.sinceMs });
+          this.#outage = null;
+        }
         if (tried) tellEach(this.#hooks);
         tried = true;
         firstDone();
@@ -125,7 +139,12 @@ export class PgSignals implements Signals {
         ping = setInterval(() => void client.query('SELECT 1').catch(() => client.end().catch(() => {})), this.#options.pingMs);
         ping.unref();
         await lost;
-      } catch {
+      } catch (error) {
+        // Told once per outage: at its first failed try, not at each try after it.
+        if (this.#outage === null && !this.#closed) {
+          this.#outage = { sinceMs: Date.now(), error };
+          tellEach(this.#stateHooks, { listening: false, error });
+        }
         tried = true;
         firstDone();
       } finally {

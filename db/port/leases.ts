@@ -14,6 +14,9 @@ export interface HeldLease {
   expiresMs: number;
 }
 
+/** Who held a lease, and at which epoch: what a take-over expects to find. */
+export type LeaseHolding = Pick<HeldLease, 'holder' | 'epoch'>;
+
 /**
  * Where the leases live, shared by every server on the store. Each call is one conditional write
  * or read, so however calls from several servers interleave, no two holders ever hold one lease at
@@ -25,6 +28,15 @@ export interface Leases {
    * now on the store's clock: the lease as held, or null when another holder holds it unexpired.
    */
   acquire(name: string, holder: string, ttlMs: number): Promise<HeldLease | null>;
+  /**
+   * Take the lease from `from` (its holder and epoch as `heldNow` read them) for `holder`, for
+   * `ttlMs` from now, whether or not it has lapsed, at the next epoch: only while `from` still holds
+   * it at that epoch, judged in the one write, so of several servers taking it from one holder at
+   * once one takes it. For a holder known to be dead; null when the lease moved since it was read.
+   */
+  takeOver(name: string, holder: string, ttlMs: number, from: LeaseHolding): Promise<HeldLease | null>;
+  /** The lease as held now, unexpired, by whichever holder; null when it is free, given back or lapsed. */
+  heldNow(name: string): Promise<HeldLease | null>;
   /** Give it back, if `holder` still holds it at `epoch`: true when it did. */
   release(name: string, holder: string, epoch: number): Promise<boolean>;
   /** Whether `holder` still holds it, unexpired, at `epoch`: asked before acting on work done under it. */
@@ -39,6 +51,13 @@ export interface Leases {
 export const LEASE_NAMES = ['sla-ticker', 'checkpoint-signing', 'pull-reconciler', 'reconciliation-runs', 'demo-traffic'] as const;
 /** One lease name. */
 export type LeaseName = (typeof LEASE_NAMES)[number];
+
+/** Refuse a take-over no store carries out: from nobody, from the taker itself, or at an epoch no lease has. */
+export function refuseBadTakeOver(name: string, holder: string, ttlMs: number, from: LeaseHolding): void {
+  refuseBadLeaseAsk(name, holder, ttlMs);
+  if (from.holder === '' || from.holder === holder) throw new RangeError('a lease is taken over from another holder');
+  if (!Number.isSafeInteger(from.epoch) || from.epoch < 1) throw new RangeError(`a lease's epoch is a whole number from 1: ${from.epoch}`);
+}
 
 /** Refuse what no store can keep: an empty name or holder, a TTL that is not a positive whole number of ms. */
 export function refuseBadLeaseAsk(name: string, holder: string, ttlMs?: number): void {

@@ -26,6 +26,13 @@ export class SignalRefusedError extends RangeError {
 export type SignalListener = (payload: string) => void;
 
 /**
+ * The listening connection as its server tells it: it could not be opened (`listening: false`, the
+ * first failed try of an outage, at the start or after a drop; told once however many tries fail),
+ * or it was opened again after such an outage (`listening: true`, with how long it was out).
+ */
+export type ListenState = { listening: false; error: unknown } | { listening: true; outMs: number };
+
+/**
  * Where signals are told and heard. Every listener of a channel hears each signal published on it
  * after its subscription took effect, including the publisher's own, at most once; a signal told
  * while the listening connection was down is lost, and the reconnect hooks say when that may have
@@ -38,6 +45,12 @@ export interface Signals {
   subscribe(channel: SignalChannel, listener: SignalListener): Promise<() => void>;
   /** Be told each time the listening connection was made again after it was lost: signals told meanwhile never came. The answer stops it. */
   onReconnect(hook: () => void): () => void;
+  /**
+   * Be told when the listening connection could not be opened, once per outage, and when it is open
+   * again after one; a hook given during an outage is told of it at once. Where nothing drops (one
+   * process), never. The answer stops it.
+   */
+  onListenState(hook: (state: ListenState) => void): () => void;
   /** Stop listening and publishing; closing twice closes once. */
   close(): Promise<void>;
 }

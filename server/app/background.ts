@@ -8,6 +8,7 @@ import type { Views } from '../views/views.ts';
 import type { AppClock } from './clock.ts';
 import { queueWaiting, recoverInFlight, type Services } from './services.ts';
 import { startJournalWakeUps } from './journal-wakeups.ts';
+import { logListenOutages } from './listen-log.ts';
 import type { Stop } from './stop.ts';
 
 /** How often the outbox looks for retries that came due. */
@@ -42,6 +43,8 @@ export async function startBackground(parts: BackgroundParts, stops: Stop[]): Pr
   workLeases.start(['sla-ticker', 'checkpoint-signing', 'pull-reconciler']);
   stops.push(() => workLeases.stop());
   stops.push(startTicker(services, (error) => failed('error', 'ticker pass failed')(null, error)));
+  // Told before the first subscription below, so a listening connection that cannot be opened at the start is logged.
+  stops.push(logListenOutages(services.storage.signals, log));
   // Other servers' entries: told by their wake-ups where the storage carries them, else polled for.
   const onError = (error: unknown) => log.warn({ err: error }, "the journal's wake-ups could not be listened for; the views poll the journal instead");
   const onReconnect = () => log.info("listening for the other servers' wake-ups again: the views read the journal from where they stand");

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
+import { isDeadHolderHere, thisHost } from './lease-holders.ts';
 
 // Which server does each piece of background work, among the servers on one database: the one
 // holding its lease (db/port/leases.ts). A round of the work first takes or renews the lease and
@@ -16,6 +16,12 @@ import type { HeldLease, LeaseName, Leases } from '../../db/port/leases.ts';
 // before reaching Stripe, is in no row. A server that stops gives its alive lease back; one that dies
 // stops being counted once its lease lapses (the TTL). Agents' rates are split by this count
 // (server/throttle/rate.ts `shareOf`).
+//
+// A server killed and started again on the same host would wait out its own dead leases, the TTL,
+// before its work ran again. So a lease (a piece of work's or an alive one) held by a holder of
+// this host whose process is gone (server/app/lease-holders.ts) is taken over at once, at the next
+// epoch, as its expiry would have let it be; never one of another host's holders, whose processes
+// this server cannot see.
 
 /** The leases' timing, each with why it is what it is. */
 export const workLeaseLimits = {
@@ -43,6 +49,8 @@ export interface WorkLeasesOptions {
   ttlMs?: number;
   renewMs?: number;
   retryMs?: number;
+  /** Whether a lease's holder is a process of this host that is gone, so its lease is taken at once (default `isDeadHolderHere`). */
+  isDeadHolder?: (holder: string) => boolean;
   /** A monotonic clock in ms (default `performance.now`): how long this server may count a lease as its own. */
   monoMs?: () => number;
   /** A lease could not be taken, renewed, checked or given back; the next round tries again. */
@@ -66,6 +74,7 @@ export class WorkLeases {
   readonly #ttlMs: number;
   readonly #renewMs: number;
   readonly #monoMs: () => number;
+  readonly #isDeadHolder: (holder: string) => boolean;
   readonly #held = new Map<LeaseName, Holding>();
   /** The work that runs on this server: its leases are kept or asked for by the timer. */
   readonly #names = new Set<LeaseName>();
@@ -79,7 +88,8 @@ export class WorkLeases {
 
   constructor(options: WorkLeasesOptions) {
     this.#options = options;
-    this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.holder = options.holder ?? `${thisHost()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#isDeadHolder = options.isDeadHolder ?? ((holder) => isDeadHolderHere(holder));
     this.#ttlMs = options.ttlMs ?? workLeaseLimits.ttlMs;
     this.#renewMs = options.renewMs ?? workLeaseLimits.renewMs;
     this.#monoMs = options.monoMs ?? (() => performance.now());
@@ -95,7 +105,7 @@ export class WorkLeases {
     const sentAtMs = this.#monoMs();
     let lease: HeldLease | null;
     try {
-      lease = await this.#options.store.acquire(name, this.holder, this.#ttlMs);
+      lease = (await this.#options.store.acquire(name, this.holder, this.#ttlMs)) ?? (await this.#takeFromDead(name));
     } catch (error) {
       this.#options.onError?.(name, error);
       return this.holds(name);
@@ -160,9 +170,18 @@ export class WorkLeases {
       if (renewed !== null) return;
     }
     for (let i = 0; i < ALIVE_LEASES_MAX && this.#alive === null; i++) {
-      const lease = await store.acquire(`${ALIVE_PREFIX}${i}`, this.holder, this.#ttlMs);
+      const name = `${ALIVE_PREFIX}${i}`;
+      const lease = (await store.acquire(name, this.holder, this.#ttlMs)) ?? (await this.#takeFromDead(name));
       if (lease !== null) this.#alive = { lease, renewedAtMs: sentAtMs };
     }
+  }
+
+  /** Take `name` over when the holder it is held by now is a process of this host that is gone; else null. */
+  async #takeFromDead(name: string): Promise<HeldLease | null> {
+    const { store } = this.#options;
+    const held = await store.heldNow(name);
+    if (held === null || held.holder === this.holder || !this.#isDeadHolder(held.holder)) return null;
+    return store.takeOver(name, this.holder, this.#ttlMs, held);
   }
 
   /**

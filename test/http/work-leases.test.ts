@@ -26,6 +26,8 @@ function failing(inner: Leases): Leases & { down: boolean } {
     release: (name: string, holder: string, epoch: number) => (store.down ? Promise.reject(new Error('down')) : inner.release(name, holder, epoch)),
     check: (name: string, holder: string, epoch: number) => (store.down ? Promise.reject(new Error('down')) : inner.check(name, holder, epoch)),
     countHeld: (prefix: string) => (store.down ? Promise.reject(new Error('down')) : inner.countHeld(prefix)),
+    takeOver: (...args: Parameters<Leases['takeOver']>) => (store.down ? Promise.reject(new Error('down')) : inner.takeOver(...args)),
+    heldNow: (name: string) => (store.down ? Promise.reject(new Error('down')) : inner.heldNow(name)),
     close: () => inner.close(),
   };
   return store;

@@ -129,6 +129,44 @@ export const leasesCases: Record<string, ContractCase<LeasesEnv>> = {
     expect(await store.countHeld('sla-')).toBe(1);
   },
 
+  'a lease is taken over only from the holder and epoch it is held at, at once and at the next epoch; the old holder then fails its check': async ({ store, other }) => {
+    const b = other();
+    expect(await store.heldNow('sla-ticker')).toBeNull();
+    const a = (await store.acquire('sla-ticker', 'server-a', LONG_TTL_MS))!;
+    const kept = (await store.acquire('checkpoint-signing', 'server-a', LONG_TTL_MS))!;
+    expect(await b.heldNow('sla-ticker')).toMatchObject({ name: 'sla-ticker', holder: 'server-a', epoch: a.epoch });
+    // A take-over that names another holder, or another epoch, leaves the live holder's lease alone.
+    expect(await b.takeOver('sla-ticker', 'server-b', LONG_TTL_MS, { holder: 'server-gone', epoch: a.epoch })).toBeNull();
+    expect(await b.takeOver('sla-ticker', 'server-b', LONG_TTL_MS, { holder: 'server-a', epoch: a.epoch + 1 })).toBeNull();
+    expect(await store.check('sla-ticker', 'server-a', a.epoch)).toBe(true);
+    const taken = await b.takeOver('sla-ticker', 'server-b', LONG_TTL_MS, { holder: 'server-a', epoch: a.epoch });
+    expect(taken).toMatchObject({ name: 'sla-ticker', holder: 'server-b', epoch: a.epoch + 1 });
+    expect(await store.check('sla-ticker', 'server-a', a.epoch)).toBe(false);
+    expect(await store.acquire('sla-ticker', 'server-a', LONG_TTL_MS)).toBeNull();
+    expect(await store.heldNow('sla-ticker')).toMatchObject({ holder: 'server-b', epoch: a.epoch + 1 });
+    // It moved: a second take-over from the old holder takes nothing; the other lease was not touched.
+    expect(await store.takeOver('sla-ticker', 'server-c', LONG_TTL_MS, { holder: 'server-a', epoch: a.epoch })).toBeNull();
+    expect(await b.check('checkpoint-signing', 'server-a', kept.epoch)).toBe(true);
+    // A lease given back is held by nobody, and taken over from nobody.
+    expect(await b.release('sla-ticker', 'server-b', taken!.epoch)).toBe(true);
+    expect(await store.heldNow('sla-ticker')).toBeNull();
+    expect(await store.takeOver('sla-ticker', 'server-c', LONG_TTL_MS, { holder: 'server-b', epoch: taken!.epoch })).toBeNull();
+    await expect(store.takeOver('sla-ticker', 'server-c', LONG_TTL_MS, { holder: 'server-c', epoch: 1 })).rejects.toThrow(RangeError);
+  },
+
+  'servers taking over one dead holder\'s lease at once: one of them takes it': async ({ store, other }) => {
+    const servers = [store, other(), other()];
+    for (let round = 0; round < 8; round++) {
+      const name = `server-alive-${round}`;
+      const dead = (await store.acquire(name, 'server-dead', LONG_TTL_MS))!;
+      const taken = await Promise.all(servers.map((leases, i) => leases.takeOver(name, `server-${i}`, LONG_TTL_MS, dead)));
+      const winners = taken.filter((lease): lease is HeldLease => lease !== null);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]!.epoch).toBe(dead.epoch + 1);
+      expect(await store.heldNow(name)).toMatchObject({ holder: winners[0]!.holder, epoch: dead.epoch + 1 });
+    }
+  },
+
   'a name, a holder and a positive whole TTL are required': async ({ store }) => {
     await expect(store.acquire('', 'server-a', LONG_TTL_MS)).rejects.toThrow(RangeError);
     await expect(store.acquire('sla-ticker', '', LONG_TTL_MS)).rejects.toThrow(RangeError);

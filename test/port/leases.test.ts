@@ -4,7 +4,7 @@ import type { Leases } from '../../db/port/leases.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
 import { type ContractBackend, plantedFails, runContract } from './contract.ts';
 import { type LeasesEnv, leasesCases } from './leases.contract.ts';
-import { GREEDY_ACQUIRE_SQL, STICKY_EPOCH_ACQUIRE_SQL } from './planted-leases.ts';
+import { GREEDY_ACQUIRE_SQL, GREEDY_TAKE_OVER_SQL, STICKY_EPOCH_ACQUIRE_SQL, TAKE_OVER_CASES } from './planted-leases.ts';
 
 // The leases contract in memory and on SQLite: on SQLite each connection is a connection of its
 // own to one migrated file, as two processes have.
@@ -51,6 +51,13 @@ class PlantedSqliteLeases extends SqliteLeases {
   }
 }
 
+/** A planted bad SQLite store: it takes a lease over from whoever holds it, a live holder too. */
+class GreedyTakeOverSqliteLeases extends SqliteLeases {
+  protected override takeOverSql(): string {
+    return GREEDY_TAKE_OVER_SQL;
+  }
+}
+
 runContract('leases', leasesCases, [memory, sqliteOn('SQLite', (file) => new SqliteLeases(file))]);
 
 plantedFails(
@@ -73,3 +80,5 @@ plantedFails(
   ],
   sqliteOn('a SQLite store that lets a second holder take an unexpired lease', (file) => new PlantedSqliteLeases(file, GREEDY_ACQUIRE_SQL)),
 );
+
+plantedFails('leases', leasesCases, TAKE_OVER_CASES, sqliteOn('a SQLite store that takes over a live holder\'s lease', (file) => new GreedyTakeOverSqliteLeases(file)));

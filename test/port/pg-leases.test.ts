@@ -5,7 +5,7 @@ import { postgresOrSkip } from '../support/postgres.ts';
 import { plantedFails, runContract } from './contract.ts';
 import { pgContractBackends } from './pg-backends.ts';
 import { type LeasesEnv, leasesCases } from './leases.contract.ts';
-import { PG_GREEDY_ACQUIRE_SQL, PG_STICKY_EPOCH_ACQUIRE_SQL } from './planted-leases.ts';
+import { PG_GREEDY_ACQUIRE_SQL, PG_GREEDY_TAKE_OVER_SQL, PG_STICKY_EPOCH_ACQUIRE_SQL, TAKE_OVER_CASES } from './planted-leases.ts';
 
 // The leases contract on PostgreSQL: each case on a fresh copy of one migrated database, through
 // Interlock's own role; another connection is another pool, as another server has.
@@ -30,6 +30,13 @@ class PlantedPgLeases extends PgLeases {
 class LapsedCountingPgLeases extends PgLeases {
   override async countHeld(prefix: string): Promise<number> {
     return (await this.query<{ held: number }>("SELECT count(*) AS held FROM work_leases WHERE substr(name, 1, length($1)) = $1 AND holder <> ''", [prefix])).rows[0]?.held ?? 0;
+  }
+}
+
+/** A planted bad store: it takes a lease over from whoever holds it, a live holder too. */
+class GreedyTakeOverPgLeases extends PgLeases {
+  protected override takeOverSql(): string {
+    return PG_GREEDY_TAKE_OVER_SQL;
   }
 }
 
@@ -63,4 +70,5 @@ describe.skipIf(!available)('PostgreSQL', () => {
     ['the leases of a prefix held unexpired are counted, on every connection; one given back or lapsed is not'],
     pgOn('a PostgreSQL store that counts lapsed leases', (pool) => new LapsedCountingPgLeases({ pool })),
   );
+  plantedFails('leases', leasesCases, TAKE_OVER_CASES, pgOn("a PostgreSQL store that takes over a live holder's lease", (pool) => new GreedyTakeOverPgLeases({ pool })));
 });

@@ -44,6 +44,7 @@ function reconnectable(signals: MemorySignals): Signals & { reconnect(): void } 
       hooks.add(hook);
       return () => void hooks.delete(hook);
     },
+    onListenState: (hook) => signals.onListenState(hook),
     close: () => signals.close(),
     reconnect: () => {
       for (const hook of hooks) hook();
