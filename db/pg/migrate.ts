@@ -8,8 +8,11 @@ import { type DatabaseSchema, SchemaAheadError } from '../schema-version.ts';
 // owner role, each recorded in `interlock_migrations`. A database some newer Interlock migrated is
 // refused, as on SQLite (db/schema-version.ts), before anything is written to it.
 
-/** Beside this module: db/pg/migrations. */
-export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
+/**
+ * db/pg/migrations, found from the project's root two folders up: from this module in db/pg, and
+ * from the compiled server in dist/server alike (whose `migrations` beside it are SQLite's).
+ */
+export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../db/pg/migrations', import.meta.url));
 
 /** One migration this Interlock ships: its version (the file's number) and name. */
 export interface PgMigration {
