@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreBusyError, StoreClosedError } from '../port/errors.ts';
+import { StoreBusyError, StoreClosedError, StoreUnavailableError } from '../port/errors.ts';
 
 // The connections to PostgreSQL: one pool per process and role, every client of it set up alike.
 
@@ -109,10 +109,26 @@ const BUSY_CODES: ReadonlySet<string> = new Set([
   '53300', // too_many_connections
 ]);
 
+/** The network's errors for a connection to the database refused, reset or timed out. */
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/** node-postgres's own words for a connection that ended, or could not be made in time. */
+const LOST_CONNECTION = /^Connection terminated|^timeout expired|^Client has encountered a connection error and is not queryable/;
+
+/** True when the connection to the database was refused or lost: no answer of the server's, an error of the network's. */
+function lostConnection(error: Error): boolean {
+  if (error instanceof pg.DatabaseError) return false;
+  if ('code' in error && typeof error.code === 'string' && NETWORK_CODES.has(error.code)) return true;
+  return LOST_CONNECTION.test(error.message);
+}
+
 /** The port's error for what node-postgres raised, so no caller needs to know PostgreSQL's codes. */
 export function portErrorOfPg(error: unknown): unknown {
   if (error instanceof Error && 'code' in error && typeof error.code === 'string' && BUSY_CODES.has(error.code)) {
     return new StoreBusyError(error.message, { cause: error });
+  }
+  if (error instanceof Error && lostConnection(error)) {
+    return new StoreUnavailableError(`the database cannot be reached: ${error.message}`, { cause: error });
   }
   if (error instanceof Error && error.message === 'Cannot use a pool after calling end on the pool') {
     return new StoreClosedError('the storage is closed', { cause: error });

@@ -37,6 +37,16 @@ export class StoreUnsupportedError extends Error {
   readonly code = 'store_unsupported';
 }
 
+/**
+ * The database could not be reached while the server ran (it restarted, or the network to it
+ * failed): the call's connection was refused or lost before any commit, so nothing of it was
+ * written. Worth a retry once the database is back; a commit whose answer was lost is
+ * StoreCommitUnknownError instead.
+ */
+export class StoreUnavailableError extends Error {
+  readonly code = 'store_unavailable';
+}
+
 /** The database could not be reached or logged into when the storage was opened: nothing was read or written. */
 export class StoreUnreachableError extends Error {
   readonly code = 'store_unreachable';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { isBusy, isClosed, isJournalFailure } from '../views/failures.ts';
+import { isBusy, isClosed, isJournalFailure, isUnavailable } from '../views/failures.ts';
 
 /** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
 export class AppError extends Error {
@@ -76,6 +76,8 @@ export const JOURNAL_UNAVAILABLE = 'the journal failed an integrity check; nothi
 
 /** The answer to a call the journal's database refused because another process held it past the wait. */
 const STORE_BUSY = "the journal's database was held by another process past the wait; nothing was written, try again";
+/** The answer to a call that could not reach the journal's database (restarting, or cut off). */
+const STORE_UNAVAILABLE = "the journal's database cannot be reached now; nothing was written, try again after Retry-After";
 /** The answer to a call that reached the journal's database as the server stopped. */
 const STORE_CLOSED = 'the server is stopping; nothing was written, try again';
 
@@ -95,6 +97,11 @@ export function installErrorHandler(app: FastifyInstance, views: { report(error:
     if (isJournalFailure(error)) {
       views.report(error);
       return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } });
+    }
+    if (isUnavailable(error)) {
+      // Nothing was written, and the views stand as they were: the next call tries the database again.
+      reply.header('retry-after', '1');
+      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: STORE_UNAVAILABLE } });
     }
     if (isBusy(error) || isClosed(error)) {
       // Nothing was written: the store refused the call whole. Worth a retry, as Retry-After says.

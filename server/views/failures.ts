@@ -1,4 +1,4 @@
-import { StoreBusyError, StoreClosedError } from '../../db/port/errors.ts';
+import { StoreBusyError, StoreClosedError, StoreUnavailableError } from '../../db/port/errors.ts';
 import { DerivedMismatchError } from '../integrity/derived-check.ts';
 import { JournalCorruptError } from '../journal/store.ts';
 
@@ -22,6 +22,11 @@ export function isJournalFailure(error: unknown): error is JournalCorruptError |
 /** The storage was busy (another process held its lock past the wait): worth a retry, not yet a failure. */
 export function isBusy(error: unknown): boolean {
   return error instanceof StoreBusyError;
+}
+
+/** The storage's database could not be reached (restarting, or cut off): nothing was done, worth a retry. */
+export function isUnavailable(error: unknown): boolean {
+  return error instanceof StoreUnavailableError;
 }
 
 /** The storage was closed under the call (the server stopping): nothing was done. */

@@ -1,10 +1,10 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Head, PgJournal } from '../../db/pg/journal.ts';
 import { openPgPool } from '../../db/pg/pool.ts';
 import { StoreBusyError } from '../../db/port/errors.ts';
 import { effectIdOf, fakeClock, fields } from '../support/db-journals.ts';
 import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
+import { tcpProxy } from '../support/tcp-proxy.ts';
 
 // A server whose network goes silent (no reset, no FIN: a cable, a NAT table, a frozen VM) while
 // it holds the head row's lock. PostgreSQL then waits for that session's next statement for as
@@ -13,42 +13,6 @@ import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, post
 // `idleInTransactionTimeoutMs` instead.
 
 const available = postgresOrSkip('the PostgreSQL silent connection test (test/db/pg-connection-cut.test.ts)');
-
-/** A TCP proxy to the cluster whose connections can be made silent: nothing passes, nothing closes. */
-async function silenceableProxy(port: number) {
-  const pairs: Array<[net.Socket, net.Socket]> = [];
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop);
-    upstream.on('error', drop);
-    pairs.push([client, upstream]);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    silence() {
-      for (const [client, upstream] of pairs) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-      }
-    },
-    close() {
-      server.close();
-      for (const [client, upstream] of pairs) {
-        client.destroy();
-        upstream.destroy();
-      }
-    },
-  };
-}
 
 /** Goes silent (its proxy does) right after it took the head row's lock, once. */
 class SilencedUnderTheLock extends PgJournal {
@@ -73,7 +37,7 @@ describe.skipIf(!available)('a server whose connection goes silent while it hold
 
   it('blocks the other servers only until its idle transaction is ended, then they write', async () => {
     const cluster = await postgresCluster();
-    const proxy = await silenceableProxy(cluster.port);
+    const proxy = await tcpProxy(cluster.port);
     const viaProxy = openPgPool({ url: database.appUrl.replace(`:${cluster.port}/`, `:${proxy.port}/`), max: 1, idleInTransactionTimeoutMs: 1_000 });
     const other = openPgPool({ url: database.appUrl, max: 1, lockTimeoutMs: 500 });
     try {

@@ -86,6 +86,11 @@ export interface PgCluster {
   appPassword: string;
   /** Run `sql` as the superuser over the unix socket (trusted there, and only there), in `database`; its output, unaligned. */
   psql(database: string, sql: string): Promise<string>;
+  /**
+   * Stop the cluster (fast: sessions are ended), run `whileDown`, and start it again on the same
+   * port; resolves once it accepts connections again, with when that was (`Date.now()`).
+   */
+  restart(whileDown?: () => Promise<void>): Promise<{ upAtMs: number }>;
 }
 
 /** A database of the cluster, as the owner and the application reach it. */
@@ -126,14 +131,19 @@ async function freePort(): Promise<number> {
 /** Tries at starting the cluster: a port found free can be taken by another process before PostgreSQL binds it. */
 const startAttemptsMax = 3;
 
+/** Start the cluster in `data` on `port` of 127.0.0.1, its socket in `dir`, and wait until it accepts connections. */
+async function startOn(data: string, dir: string, port: number): Promise<void> {
+  const options = `-p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -c max_connections=300`;
+  const [pgCtl, startArgs] = asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', options, 'start']);
+  await run(pgCtl, startArgs);
+}
+
 /** Start the cluster in `data` on a free port of 127.0.0.1, its socket in `dir`; the port. */
 async function startOnFreePort(data: string, dir: string): Promise<number> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const options = `-p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c listen_addresses=127.0.0.1 -c max_connections=300`;
-    const [pgCtl, startArgs] = asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', options, 'start']);
     try {
-      await run(pgCtl, startArgs);
+      await startOn(data, dir, port);
       return port;
     } catch (error) {
       if (attempt >= startAttemptsMax) throw error;
@@ -165,10 +175,17 @@ async function startCluster(): Promise<PgCluster> {
     const args = ['-h', dir, '-p', String(port), '-U', 'postgres', '-d', database, '-XAtq', '-v', 'ON_ERROR_STOP=1', '-c', sql];
     return (await run(path.join(POSTGRES_BIN, 'psql'), args)).stdout;
   };
+  const restart = async (whileDown?: () => Promise<void>): Promise<{ upAtMs: number }> => {
+    const [pgCtl, fastStopArgs] = asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    await run(pgCtl, fastStopArgs);
+    await whileDown?.();
+    await startOn(data, dir, port);
+    return { upAtMs: Date.now() };
+  };
   const ownerPassword = randomBytes(12).toString('hex');
   const appPassword = randomBytes(12).toString('hex');
   await psql('postgres', `CREATE ROLE ${OWNER_ROLE} LOGIN PASSWORD '${ownerPassword}'; CREATE ROLE ${APP_ROLE} LOGIN PASSWORD '${appPassword}'`);
-  return { port, socketDir: dir, ownerPassword, appPassword, psql };
+  return { port, socketDir: dir, ownerPassword, appPassword, psql, restart };
 }
 
 /**
