@@ -7,6 +7,9 @@ import type { PgCluster, PgDatabase } from './postgres.ts';
 import { freePort, type ServerProcess, startServerProcess, writeReceiptKey, writeTestConfig } from './server-process.ts';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.ts';
 
+/** How many times a refund refused for now (429, 503) is asked again. */
+const RETRIES_MAX = 10;
+
 // Several real servers on one PostgreSQL database, each reaching it through a TCP proxy of its own
 // (so one server's network can be cut alone), one sandbox process between them, and an agent's
 // requests spread over them: what each request was, where it was asked, and what it was answered.
@@ -132,14 +135,22 @@ export class FaultWorld {
     const pi = (await this.sandbox.remote.createPaymentIntent(10_000)).id;
     const asked: Asked = { id, pi, amount: escalated ? ESCALATED_CENTS : ROUTINE_CENTS, escalated, server: i, effectId: null, status: null, decided: false };
     this.asked.push(asked);
-    await this.askAgain(asked, i);
+    // Asked again while refused for now, as an agent does after Retry-After: 429 at the agent's
+    // share of its rate (the traffic beside it spends the same token's), 503 while a server
+    // starts. No answer at all (a server killed under it) is left as it is.
+    for (let tries = 0; tries < RETRIES_MAX; tries++) {
+      const answer = await this.askAgain(asked, i);
+      if (answer === null || (answer.status !== 429 && answer.status !== 503)) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Number(answer.headers.get('retry-after') ?? 1), 2) * 1_000));
+    }
     return asked;
   }
 
-  /** Ask `asked` of server i (again: the request id makes it the same request). */
-  async askAgain(asked: Asked, i: number): Promise<void> {
+  /** Ask `asked` of server i (again: the request id makes it the same request); the answer, or null when none came. */
+  async askAgain(asked: Asked, i: number): Promise<{ status: number; headers: Headers } | null> {
     const answer = await this.agent(i, 'POST', '/v1/refunds', { request_id: asked.id, payment_intent: asked.pi, amount: asked.amount });
     if (answer !== null && (answer.status === 200 || answer.status === 202)) this.#note(asked, answer.body);
+    return answer;
   }
 
   /** The request's status as server i tells it now (null when it could not). */
