@@ -35,7 +35,7 @@ const moving = (answer: Answer) =>
  * machine some of the 50 are still being sent when their POST answers.
  */
 async function settled(answers: Answer[], ask: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const deadlineMs = Date.now() + 30_000;
+  const deadlineMs = Date.now() + 60_000;
   return Promise.all(
     answers.map(async (answer, i) => {
       let latest = answer;
@@ -62,7 +62,8 @@ async function journalEntries(file: string): Promise<Entry[]> {
 /** What the race must end with, whoever won it: exactly what was paid, in whole refunds, nothing refused by Stripe. */
 function expectHeldCap(answers: Answer[], ledgerCents: number[], entries: Entry[]) {
   const statuses = answers.map((a) => a.body.status);
-  expect(statuses.filter((s) => s === 'COMMITTED')).toHaveLength(PAID_CENTS / ASK_CENTS);
+  const others = statuses.filter((s) => s !== 'COMMITTED' && s !== 'QUEUED' && s !== 'REFUSED:stale_premise');
+  expect(statuses.filter((s) => s === 'COMMITTED'), `not final: ${JSON.stringify(others)}`).toHaveLength(PAID_CENTS / ASK_CENTS);
   expect(ledgerCents).toEqual(Array(PAID_CENTS / ASK_CENTS).fill(ASK_CENTS));
   // Stripe was never asked for a refund it refused: no target_error, and every dispatch committed.
   expect(entries.filter((e) => e.kind === 'REFUSED' && e.code === 'target_error')).toEqual([]);
@@ -246,6 +247,8 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
       const pi = (await sandbox.createPaymentIntent(PAID_CENTS)).id;
       const clients = servers.map((s) => clientFor(s.url));
       const client = (i: number) => clients[i % clients.length]!;
+      // Statuses are polled until final or for 60 s at most: on a loaded run 3 of 50 were still
+      // moving after 30 s, and the failure below then lists them.
       const answers = await settled(
         (await Promise.all(
           Array.from({ length: REQUESTS }, (_, i) => client(i).agent('POST', '/v1/refunds', { request_id: `cross-${i}`, payment_intent: pi, amount: ASK_CENTS })),
@@ -257,5 +260,5 @@ describe('refunds racing on one payment across 4 OS processes sharing one journa
     } finally {
       await sandbox.close();
     }
-  }, 120_000);
+  }, 180_000);
 });
