@@ -82,9 +82,10 @@ phase_seconds+=("vitest $((SECONDS - from))" "build $build_seconds")
 
 # The PostgreSQL suites, after the rest: each starts a cluster and processes of its own, and
 # started among the multi-server files they starved them into timeouts on 2 cores. Without
-# PostgreSQL (and CI unset) they are skipped, one line saying so.
+# PostgreSQL (and CI unset) they are skipped, one line saying so. They start the server the vitest
+# phase compiled from the same files (INTERLOCK_SERVER_BUNDLE=reuse) rather than build it again.
 from=$SECONDS
-step pg-suites env INTERLOCK_PG_SUITES=1 npx vitest run --project shared test/port/pg- test/db/pg- test/support-tests/postgres-cluster \
+step pg-suites env INTERLOCK_PG_SUITES=1 INTERLOCK_SERVER_BUNDLE=reuse npx vitest run --project shared test/port/pg- test/db/pg- test/support-tests/postgres-cluster \
   --reporter=default --reporter=json --outputFile.json=test-results/vitest-pg.json
 phase_seconds+=("postgres $((SECONDS - from))")
 

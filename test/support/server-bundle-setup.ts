@@ -5,7 +5,7 @@
 // the suite starts hundreds of them, so on a loaded run starts went past their 30 s. The bundle is
 // built from the files as they are at the start of the run, so it tests the same code and the
 // build besides. The tests' own child processes are built with it (test/support/compiled-entries.ts).
-import { renameSync, rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -43,8 +43,15 @@ async function build(): Promise<void> {
   renameSync(next, BUNDLE);
 }
 
+/**
+ * `INTERLOCK_SERVER_BUNDLE=reuse`: the bundle an earlier vitest run of the same `npm test` built
+ * from the same files (scripts/test.sh sets it for the PostgreSQL phase, which runs after the
+ * others), used as it is when it is there.
+ */
+const reuse = process.env.INTERLOCK_SERVER_BUNDLE === 'reuse' && existsSync(join(BUNDLE, 'main.js'));
+
 export default async function setup(project: TestProject): Promise<void> {
-  shared.interlockServerBundle ??= build();
+  shared.interlockServerBundle ??= reuse ? Promise.resolve() : build();
   await shared.interlockServerBundle;
   project.provide('serverBundle', BUNDLE);
 }
