@@ -2,7 +2,8 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { asUsage, commandLine, endQuietlyWhenPipeCloses, isMainModule, messageOf, UsageError } from '../cli.ts';
-import { verifyJournalFile } from '../integrity/verify-journal.ts';
+import { isStorageStartRefusal, openPgToolStorage } from '../../db/server-storage.ts';
+import { type JournalReport, verifyJournalFile, verifyStorage } from '../integrity/verify-journal.ts';
 import { keyIdFor, parsePublicKeySet } from './keys.ts';
 import { type ReceiptKeys, verifyReceipt } from './verify.ts';
 
@@ -16,7 +17,10 @@ export const verifyUsage = (): string =>
   `       ${commandLine('--journal <interlock.sqlite> [--key <public-key.pem> [--checkpoint <note>]]')}\n` +
   '  Checks a journal database offline and read-only, the way start-up does (guards, every entry, both\n' +
   '  chains, its epochs and newest stored checkpoint, their signatures with --key), and with\n' +
-  '  --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.';
+  '  --checkpoint that it holds everything the signed checkpoint covers. Exit 0: valid; 1: not.\n' +
+  `       ${commandLine('--database [--key <public-key.pem> [--checkpoint <note>]]')}\n` +
+  '  The same check of the PostgreSQL database DATABASE_URL names, read-only (nothing written, never migrated).\n' +
+  '  Exit 2 when it cannot be reached or is not at this Interlock\'s schema.';
 
 /** What one run of the verifier prints and how it exits. */
 export interface CliOutcome {
@@ -25,10 +29,10 @@ export interface CliOutcome {
   stderr: string;
 }
 
-/** Run the verifier on command-line arguments (without `node` and the script path). */
-export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome> {
+/** Run the verifier on command-line arguments (without `node` and the script path); `env` gives DATABASE_URL for --database. */
+export async function runVerifyCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliOutcome> {
   try {
-    if (args.includes('--journal')) return await runJournalMode(args);
+    if (args.includes('--journal') || args.includes('--database')) return await runJournalMode(args, env);
     const { receiptPath, keys } = readArguments(args);
     if (receiptPath === null) return { exitCode: 0, stdout: `${verifyUsage()}\n`, stderr: '' };
     const receipt = readJsonFile(receiptPath, 'receipt');
@@ -40,22 +44,54 @@ export async function runVerifyCli(args: readonly string[]): Promise<CliOutcome>
   }
 }
 
-/** `--journal <file> [--checkpoint <note> --key <pem>]`: the journal check, as JSON. */
-async function runJournalMode(args: readonly string[]): Promise<CliOutcome> {
+/** `--journal <file> | --database`, `[--checkpoint <note> --key <pem>]`: the journal check, as JSON. */
+async function runJournalMode(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliOutcome> {
   const { values, positionals } = asUsage(() =>
-    parseArgs({ args: [...args], allowPositionals: true, strict: true, options: { journal: { type: 'string' }, checkpoint: { type: 'string' }, key: { type: 'string' } } }),
+    parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
+      options: { journal: { type: 'string' }, database: { type: 'boolean' }, checkpoint: { type: 'string' }, key: { type: 'string' } },
+    }),
   );
-  if (positionals.length > 0) throw new UsageError(`--journal takes no receipt file, got ${positionals.join(' ')}`);
+  const mode = values.database === true ? '--database' : '--journal';
+  if (positionals.length > 0) throw new UsageError(`${mode} takes no receipt file, got ${positionals.join(' ')}`);
+  if (values.database === true && values.journal !== undefined) throw new UsageError('give --journal <file> or --database, not both');
   if (values.checkpoint !== undefined && values.key === undefined) throw new UsageError('--checkpoint needs --key, the public key it was signed with');
-  const file = values.journal ?? '';
   let against: { note?: string; publicKeyPem: string; keyId: string } | undefined;
   if (values.key !== undefined) {
     const publicKeyPem = readPemKey(values.key);
     against = { publicKeyPem, keyId: keyIdFor(createPublicKey(publicKeyPem)) };
     if (values.checkpoint !== undefined) against.note = noteOf(readTextFile(values.checkpoint, 'checkpoint'));
   }
-  const report = await verifyJournalFile(file, against);
+  const checked = values.database === true ? await verifyDatabase(env, against) : { report: await verifyJournalFile(values.journal ?? '', against) };
+  if ('refusal' in checked) return { exitCode: 2, stdout: '', stderr: `verify: ${checked.refusal}\n` };
+  const { report } = checked;
   return { exitCode: report.valid ? 0 : 1, stdout: `${JSON.stringify(report, null, 2)}\n`, stderr: '' };
+}
+
+/**
+ * The check of the PostgreSQL database DATABASE_URL names, opened as it is (never migrated), or why
+ * it was not made: the database cannot be reached or is not at this Interlock's schema.
+ */
+async function verifyDatabase(
+  env: NodeJS.ProcessEnv,
+  against: { note?: string; publicKeyPem: string; keyId: string } | undefined,
+): Promise<{ report: JournalReport } | { refusal: string }> {
+  const url = env.DATABASE_URL ?? '';
+  if (url === '') throw new UsageError('--database checks the PostgreSQL database DATABASE_URL names, and it is not set; a SQLite journal is checked with --journal <file>');
+  let opened: Awaited<ReturnType<typeof openPgToolStorage>>;
+  try {
+    opened = await openPgToolStorage({ url, tool: 'verify' });
+  } catch (error) {
+    if (!isStorageStartRefusal(error)) throw error;
+    return { refusal: messageOf(error) };
+  }
+  try {
+    return { report: await verifyStorage(opened.storage, opened.storage.location, against) };
+  } finally {
+    await opened.storage.close();
+  }
 }
 
 /**

@@ -17,9 +17,10 @@ import { chainsInPeriodOf } from '../../server/export/port-chains.ts';
 import type { Period } from '../../server/export/read-journal.ts';
 import type { JournalStore } from '../../server/journal/store.ts';
 import { loadOrCreateSigningKey } from '../../server/receipts/keys.ts';
+import { runVerifyCli } from '../../server/receipts/verify-cli.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { readFixture } from '../fixtures/journals/replay.ts';
-import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresOrSkip } from '../support/postgres.ts';
+import { dropPgDatabase, freshPgDatabase, type PgDatabase, postgresCluster, postgresOrSkip } from '../support/postgres.ts';
 import { writeTestConfig } from '../support/server-process.ts';
 
 // `npm run export` on PostgreSQL reads the journal through the storage port, a page of seqs at a
@@ -137,5 +138,33 @@ describe.skipIf(!available)('the receipts export on PostgreSQL', () => {
         expect(outputs[1], `${format} ${period.fromMs}–${period.toMs}`).toBe(outputs[0]);
       }
     }
+  });
+
+  // Last: it damages the database.
+  it('npm run verify -- --database checks the database as --journal checks the file, and finds a row edited by its owner', async () => {
+    const file = JSON.parse((await runVerifyCli(['--journal', sqliteEnv.DB_PATH!], sqliteEnv)).stdout);
+    const checked = await runVerifyCli(['--database'], pgEnv);
+    expect(checked.exitCode, checked.stderr).toBe(0);
+    const report = JSON.parse(checked.stdout);
+    expect(report.file).toMatch(/^postgresql:\/\/interlock_app@127\.0\.0\.1:\d+\/export_\w+$/);
+    expect({ ...report, file: '' }).toEqual({ ...file, file: '' });
+    expect(report).toMatchObject({ valid: true, size: entries.length });
+
+    const unset = await runVerifyCli(['--database'], {});
+    expect({ exitCode: unset.exitCode, stderr: unset.stderr.split('\n')[0] }).toEqual({
+      exitCode: 2,
+      stderr: 'verify: --database checks the PostgreSQL database DATABASE_URL names, and it is not set; a SQLite journal is checked with --journal <file>',
+    });
+    const unreachable = await runVerifyCli(['--database'], { DATABASE_URL: 'postgresql://interlock_app:secret@127.0.0.1:1/nowhere' });
+    expect(unreachable.exitCode).toBe(2);
+    expect(unreachable.stderr).not.toContain('secret');
+
+    await (await postgresCluster()).psql(
+      database.name,
+      "ALTER TABLE entries DISABLE TRIGGER entries_no_update; UPDATE entries SET body = regexp_replace(body, '\"amount\":(\\d)', '\"amount\":9\\1') WHERE seq = (SELECT min(seq) FROM entries WHERE body LIKE '%\"amount\":%'); ALTER TABLE entries ENABLE TRIGGER entries_no_update;",
+    );
+    const damaged = await runVerifyCli(['--database'], pgEnv);
+    expect(damaged.exitCode).toBe(1);
+    expect(JSON.parse(damaged.stdout)).toMatchObject({ valid: false, problem: { code: expect.any(String) } });
   });
 });
