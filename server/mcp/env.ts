@@ -30,6 +30,7 @@ export function parseMcpEnv(env: Readonly<Record<string, string | undefined>>): 
 
 /** What `interlock-mcp --help` prints: how to run it and the environment it reads. */
 export const MCP_USAGE = `Usage: interlock-mcp
+  (from a checkout of Interlock: npm run --silent mcp; built: node dist/server/mcp.js)
 
 Interlock's tools (request_refund, get_refund, wait_for_decision, verify_receipt) for an MCP client,
 over stdio: start it from the client's configuration, not by hand. Stdout carries the protocol;
