@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
@@ -89,6 +90,9 @@ const PG_SUITES = ['test/port/pg-*.test.ts', 'test/db/pg-*.test.ts', 'test/suppo
 const WITH_PG = process.env.INTERLOCK_PG_SUITES === '1';
 
 export default defineConfig({
+  // The MCP server imports the typed client by its package's name (packages/client); here, as in
+  // tsconfig.json's paths, the name is the source itself.
+  resolve: { alias: { '@interlock-placeholder/client': fileURLToPath(new URL('./shared/client/index.ts', import.meta.url)) } },
   test: {
     environment: 'node',
     pool: 'forks',

@@ -27,3 +27,19 @@ export function parseMcpEnv(env: Readonly<Record<string, string | undefined>>): 
   }
   return problems.length > 0 ? { problems } : { env: { interlockUrl: url, agentToken: token } };
 }
+
+/** What `interlock-mcp --help` prints: how to run it and the environment it reads. */
+export const MCP_USAGE = `Usage: interlock-mcp
+  (from a checkout of Interlock: npm run --silent mcp; built: node dist/server/mcp.js)
+
+Interlock's tools (request_refund, get_refund, wait_for_decision, verify_receipt) for an MCP client,
+over stdio: start it from the client's configuration, not by hand. Stdout carries the protocol;
+logs go to stderr.
+
+Environment:
+  INTERLOCK_URL          the Interlock server to talk to (default ${DEFAULT_INTERLOCK_URL})
+  INTERLOCK_AGENT_TOKEN  required: the agent's bearer token, one of the agents in its interlock.yaml
+
+Options:
+  -h, --help             print this and exit
+`;

@@ -1,12 +1,18 @@
+#!/usr/bin/env node
+import { createInterlockClient } from '@interlock-placeholder/client';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createInterlockClient } from '../../shared/client/index.ts';
-import { parseMcpEnv } from './env.ts';
+import { MCP_USAGE, parseMcpEnv } from './env.ts';
 import { createMcpServer } from './tools.ts';
 
-// `npm run mcp`: Interlock's tools for an MCP client over stdio. Stdout carries the protocol and
-// nothing else; every log line goes to stderr.
+// `npm run mcp` (or `interlock-mcp`, installed): Interlock's tools for an MCP client over stdio.
+// Stdout carries the protocol and nothing else; every log line goes to stderr.
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(MCP_USAGE);
+  process.exit(0);
+}
 
 const parsed = parseMcpEnv(process.env);
 if ('problems' in parsed) {

@@ -2,9 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { RefundResult } from '../../shared/client/answers.ts';
-import type { InterlockClient, WaitProgress } from '../../shared/client/client.ts';
-import { isInterlockClientError } from '../../shared/client/errors.ts';
+import { type InterlockClient, isInterlockClientError, type RefundResult, type WaitProgress } from '@interlock-placeholder/client';
 import { limits } from '../../shared/limits.ts';
 import { describeAnswer, describeError, describeReport, describeWait } from './words.ts';
 

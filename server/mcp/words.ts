@@ -1,7 +1,5 @@
 import type { RefundAnswer, RequestPayload } from '../../shared/api.ts';
-import { type RefundResult, waitingForOf } from '../../shared/client/answers.ts';
-import type { ConflictingPayloadError, InterlockClientError } from '../../shared/client/errors.ts';
-import type { VerifyReport } from '../../shared/client/receipts.ts';
+import { type ConflictingPayloadError, type InterlockClientError, type RefundResult, type VerifyReport, waitingForOf } from '@interlock-placeholder/client';
 import type { Change, Repair } from '../../shared/entries.ts';
 import type { Json } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';

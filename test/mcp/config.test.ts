@@ -53,6 +53,12 @@ describe('MCP server environment', () => {
     expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.mcp).toBe('tsx server/mcp/main.ts');
   });
 
+  it("the MCP page's configuration of the installed package runs the package's command", () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'packages/mcp/package.json'), 'utf8'));
+    expect(servers[2]).toEqual({ command: 'interlock-mcp', env: expect.any(Object) });
+    expect(Object.keys(manifest.bin)).toEqual(['interlock-mcp']);
+  });
+
   it("the MCP page's wait_for_decision item gives the default and the cap the server has", () => {
     const line = page.split('\n- ').find((text) => text.startsWith('`wait_for_decision'))?.replace(/\s+/g, ' ');
     expect(line).toContain(`(${limits.mcpWaitSecondsDefault} unless told)`);
