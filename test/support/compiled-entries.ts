@@ -23,6 +23,7 @@ export const TEST_ENTRY_POINTS = {
   'pg-tail-writer': 'test/port/support/pg-tail-writer.ts',
   'pg-race-child': 'test/port/support/pg-race-child.ts',
   'budget-wait-child': 'test/stripe/budget-wait-child.ts',
+  'example-vercel-ai-sdk': 'examples/vercel-ai-sdk/agent.ts',
 } as const;
 
 /**
