@@ -1,21 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
+import { ERROR_CODES, type ErrorBody } from '../../shared/api.ts';
+import { AppError } from '../app/app-error.ts';
 import { isBusy, isClosed, isJournalFailure, isUnavailable } from '../views/failures.ts';
 
-/** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
-export class AppError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  get statusCode(): number {
-    return ERROR_CODES[this.code];
-  }
-}
+export { AppError };
 
 /** Fastify's own client errors, mapped to our codes. */
 function fromFastify(error: FastifyError): AppError | null {
@@ -86,6 +75,41 @@ function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
   return error.code === 'ECONNRESET' && error.message === 'aborted' && raw.destroyed;
 }
 
+/** An error answer: its status, its body, and the Retry-After it carries when one is said. */
+export interface ErrorAnswer {
+  status: number;
+  body: ErrorBody;
+  retryAfterS: number | null;
+}
+
+/**
+ * The answer to an error the contract names: a corrupt journal (told to the views, which log it
+ * once and refuse every read from then on), a database that cannot be reached or is busy, an
+ * AppError, or Fastify's own client errors; null for anything else (our bug, or a client gone).
+ */
+export function knownErrorAnswer(error: unknown, views: { report(error: unknown): boolean }): ErrorAnswer | null {
+  if (isJournalFailure(error)) {
+    views.report(error);
+    return { status: ERROR_CODES.journal_unavailable, body: { error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } }, retryAfterS: null };
+  }
+  // Nothing was written, and the views stand as they were: the next call tries the database again.
+  if (isUnavailable(error)) return { status: ERROR_CODES.journal_unavailable, body: { error: { code: 'journal_unavailable', message: STORE_UNAVAILABLE } }, retryAfterS: 1 };
+  if (isBusy(error) || isClosed(error)) {
+    // Nothing was written: the store refused the call whole. Worth a retry, as Retry-After says.
+    return { status: ERROR_CODES.not_ready, body: { error: { code: 'not_ready', message: isBusy(error) ? STORE_BUSY : STORE_CLOSED } }, retryAfterS: 1 };
+  }
+  const known = error instanceof AppError ? error : isFastifyError(error) ? fromFastify(error) : null;
+  if (known) return { status: known.statusCode, body: { error: { code: known.code, message: known.message } }, retryAfterS: known.retryAfterS };
+  return null;
+}
+
+function isFastifyError(error: unknown): error is FastifyError {
+  return error instanceof Error;
+}
+
+/** The answer to our own bug: its text stays in the log. */
+export const INTERNAL_ERROR: ErrorBody = { error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } };
+
 /**
  * One error handler for the whole app: `{error: {code, message}}` with a stable code. An unknown
  * error is logged with its request and answered as internal_error, never with its text. A corrupt
@@ -94,28 +118,17 @@ function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
  */
 export function installErrorHandler(app: FastifyInstance, views: { report(error: unknown): boolean }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (isJournalFailure(error)) {
-      views.report(error);
-      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } });
+    const known = knownErrorAnswer(error, views);
+    if (known) {
+      if (known.retryAfterS !== null) reply.header('retry-after', String(known.retryAfterS));
+      return reply.status(known.status).send(known.body);
     }
-    if (isUnavailable(error)) {
-      // Nothing was written, and the views stand as they were: the next call tries the database again.
-      reply.header('retry-after', '1');
-      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: STORE_UNAVAILABLE } });
-    }
-    if (isBusy(error) || isClosed(error)) {
-      // Nothing was written: the store refused the call whole. Worth a retry, as Retry-After says.
-      reply.header('retry-after', '1');
-      return reply.status(ERROR_CODES.not_ready).send({ error: { code: 'not_ready', message: isBusy(error) ? STORE_BUSY : STORE_CLOSED } });
-    }
-    const known = error instanceof AppError ? error : fromFastify(error);
-    if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });
     if (clientHungUp(error, request.raw)) {
       // The client's doing, not the server's: nothing of the request was done, and nobody reads the answer.
       request.log.info({ url: request.url, method: request.method }, 'the client hung up before its request arrived whole; nothing was done for it');
       return reply.status(400).send({ error: { code: 'validation_failed', message: 'the request did not arrive whole' } });
     }
     request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');
-    return reply.status(500).send({ error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } });
+    return reply.status(500).send(INTERNAL_ERROR);
   });
 }
