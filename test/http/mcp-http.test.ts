@@ -26,6 +26,8 @@ beforeAll(async () => {
   world = await buildAppWorld({
     clock: new AppClock(() => Date.now() + aheadMs),
     config: { ...config, throttle: { ...config.throttle, agentToken: RATE, agentAddress: { ...RATE, burst: 40 } } },
+    // One refund request at a time, so a test can hold the one place.
+    refundsInFlightMax: 1,
   });
   await world.app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}/mcp`;
@@ -154,6 +156,19 @@ describe('MCP over Streamable HTTP', () => {
       const refused = await fetch(url, { method, headers: { authorization: `Bearer ${AGENT_TOKEN}` } });
       expect([refused.status, refused.headers.get('allow'), (await refused.json()).error.code]).toEqual([405, 'POST', 'method_not_allowed']);
     }
+  });
+
+  it('a refund asked over MCP while the refund requests in flight are all taken is shed, and nothing is sent', async () => {
+    const [busy, shed] = [await world.payment(10_000), await world.payment(10_000)];
+    world.sandbox.setFault({ on: 'refund_create', action: 'delay', delayMs: 600, times: 1 });
+    const before = await world.entryCount();
+    const holding = world.agent('POST', '/v1/refunds', { request_id: 'http-mcp-busy', payment_intent: busy, amount: 1_000 });
+    // The POST holds the one place from its arrival; once it has written, its send is under way.
+    await expect.poll(() => world.entryCount(), { interval: 20 }).toBeGreaterThan(before);
+    const refused = await call('request_refund', { request_id: 'http-mcp-shed', payment_intent: shed, amount: 1_000 });
+    expect([refused.isError, refused.text]).toEqual([true, expect.stringMatching(/^rate_limited \(HTTP 429\): the server is working on 1 refund requests already; nothing was written/)]);
+    expect((await holding).statusCode).toBe(200);
+    expect(await world.sandbox.refunds(shed)).toEqual([]);
   });
 
   it("an agent over its rate is 429 with Retry-After, whether it calls over MCP or the HTTP API", async () => {
