@@ -1,19 +1,18 @@
-import type { RefundAnswer } from '../../shared/api.ts';
-import type { Receipt, RefundResult } from '../../shared/client/answers.ts';
+import { isReceipt, isRefundAnswer, type RefundResult } from '../../shared/client/answers.ts';
 import { pollLimits } from '../../shared/client/polling.ts';
 import type { InterlockClient } from '../../shared/client/client.ts';
-import { errorFromAnswer, type InterlockClientError } from '../../shared/client/errors.ts';
+import { errorFromAnswer, type InterlockClientError, unexpectedResponse } from '../../shared/client/errors.ts';
 import type { Services } from '../app/services.ts';
-import { INTERNAL_ERROR, knownErrorAnswer } from '../http/errors.ts';
+import { INTERNAL_ERROR, knownErrorAnswer } from '../app/error-answer.ts';
 import type { AgentAnswer, AgentCall } from './answer.ts';
 import { askRefund } from './ask-refund.ts';
 import { parseRefundBody } from './parse-body.ts';
 import { readReceipt, readRefund, verifyWithOwnKey, waitForRefund } from './read-refund.ts';
 
 /** An answer as the HTTP client reads it off the wire: its JSON, parsed again, so nothing but JSON is handed on. */
-function asWire<T>(body: T): { text: string; json: T } {
+function asWire(body: unknown): { text: string; json: unknown } {
   const text = JSON.stringify(body);
-  return { text, json: JSON.parse(text) as T };
+  return { text, json: JSON.parse(text) };
 }
 
 /** Retry-After as the client reads it, in ms. */
@@ -47,7 +46,8 @@ export function inProcessClient(services: Services, call: AgentCall, options: In
     const { text, json } = asWire(answer.body);
     const retryAfterMs = retryAfterMsOf(answer.headers);
     if (answer.status !== 200 && answer.status !== 202) throw errorFromAnswer(answer.status, text, json, retryAfterMs);
-    return { httpStatus: answer.status, final: answer.status === 200, answer: json as RefundAnswer, retryAfterMs };
+    if (!isRefundAnswer(json)) throw unexpectedResponse(answer.status, text, 'the use case did not answer a refund status');
+    return { httpStatus: answer.status, final: answer.status === 200, answer: json, retryAfterMs };
   };
   const run = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -75,7 +75,11 @@ export function inProcessClient(services: Services, call: AgentCall, options: In
       );
       return { ...refundResult(last), polls, waitedMs };
     },
-    getReceipt: async (effectId) => asWire(await run(() => readReceipt(services, call.agent, effectId))).json as unknown as Receipt,
+    async getReceipt(effectId) {
+      const { text, json } = asWire(await run(() => readReceipt(services, call.agent, effectId)));
+      if (!isReceipt(json)) throw unexpectedResponse(200, text, 'the use case did not answer a signed receipt');
+      return json;
+    },
     verifyReceipt: (receipt) => verifyWithOwnKey(services, receipt),
   };
 }

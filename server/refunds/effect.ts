@@ -11,7 +11,7 @@ export type RefundEffect = { payment_intent: string; amount: number };
 
 /** The refund a request asks for: its payment and its amount, nothing else. */
 export function refundEffectOf(request: { payment_intent?: Json; amount?: Json }): RefundEffect {
-  return { payment_intent: String(request.payment_intent), amount: request.amount as number };
+  return { payment_intent: String(request.payment_intent), amount: Number(request.amount) };
 }
 
 /** A journaled effect read back as the refund it names, or null when it names no payment and amount. */
