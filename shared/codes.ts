@@ -25,6 +25,8 @@ export const ERROR_CODES = {
    * or sent (and nothing journaled), and the same request in the payment's currency is taken.
    */
   currency_mismatch: 422,
+  /** A method a path does not offer (GET or DELETE of the stateless MCP endpoint): the Allow header names the one it does. */
+  method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
   /**

@@ -16,6 +16,7 @@ import { Inbox, type InboxRequest } from '../inbox/inbox.ts';
 import { livePolicy } from '../inbox/policy.ts';
 import { LiveConfig } from '../config/live.ts';
 import { StripeRefunds } from '../targets/stripe-refunds.ts';
+import { refundEffectOf } from '../refunds/effect.ts';
 import { Outbox, type OutboxLog } from '../outbox/outbox.ts';
 import type { Channels } from '../outbox/types.ts';
 import { CurrentFactsCache, type FactsScheduler, openItemsOf, openPaymentIntentOf, shownFactsOf } from '../facts/current-facts.ts';
@@ -269,7 +270,7 @@ export function createServices(options: ServiceOptions): Services {
     // the journal is read before Stripe, as the gate's own check does.
     capture: async (request) => (await captureFresh(request)).facts,
     captureFresh: (request) => captureFresh(request),
-    effectOf: (request) => ({ payment_intent: String(request.payment_intent), amount: request.amount }),
+    effectOf: (request) => refundEffectOf(request),
     requestKeyOf,
     nowMs: () => clock.nowMs(),
     work: views.work((request) => inbox.effectIdOf(request)),

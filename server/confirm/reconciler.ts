@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import type { Entry } from '../../shared/entries.ts';
-import { isJsonObject } from '../../shared/json.ts';
+import { parseRefundEffect } from '../refunds/effect.ts';
 import { lastOf } from '../journal/chain.ts';
 import type { JournalStore } from '../journal/store.ts';
 import { statusRank } from '../journal/confirmations.ts';
@@ -39,8 +39,8 @@ export const reconcilerLimits = {
  */
 export async function confirmByLookup(journal: JournalStore, target: RefundLister, effectId: string): Promise<LookupResult> {
   const chain = await journal.entries(effectId);
-  const effect = lastOf(chain, 'DISPATCHED')?.effect;
-  if (!isJsonObject(effect) || typeof effect.payment_intent !== 'string') return 'NOT_FOUND';
+  const effect = parseRefundEffect(lastOf(chain, 'DISPATCHED')?.effect);
+  if (effect === null) return 'NOT_FOUND';
   const ours = (await target.listRefunds(effect.payment_intent))
     .filter((refund) => refund.metadata?.[EFFECT_METADATA_KEY] === effectId)
     .sort((a, b) => a.created - b.created);

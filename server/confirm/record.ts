@@ -1,6 +1,7 @@
 import type { Entry, FieldsOf } from '../../shared/entries.ts';
 import { isJsonObject, type Json } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
+import { parseRefundEffect } from '../refunds/effect.ts';
 import { assertNever } from '../../shared/statuses.ts';
 import { lastOf } from '../journal/chain.ts';
 import type { JournalStore } from '../journal/store.ts';
@@ -93,10 +94,8 @@ export function eventEffectId(event: StripeEventLike): string | null {
  * of order; the status already recorded last is a duplicate. A never-dispatched effect is a mismatch.
  */
 export function confirmationBlocker(chain: readonly Entry[], refund: RefundFacts, eventId: string | null): ConfirmationBlocker | null {
-  const dispatched = lastOf(chain, 'DISPATCHED');
-  const effect = dispatched?.effect;
-  if (!isJsonObject(effect) || effect.amount !== refund.amount) return 'mismatch';
-  if (typeof effect.payment_intent !== 'string' || effect.payment_intent !== refund.payment_intent) return 'mismatch';
+  const effect = parseRefundEffect(lastOf(chain, 'DISPATCHED')?.effect);
+  if (effect === null || effect.amount !== refund.amount || effect.payment_intent !== refund.payment_intent) return 'mismatch';
   const committed = sentRefund(chain);
   if (committed !== null && committed !== refund.id) return 'mismatch';
   const confirmations = chain.filter((entry) => entry.kind === 'CONFIRMED');

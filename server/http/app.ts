@@ -14,7 +14,9 @@ import { Type } from 'typebox';
 import { webhookRoutes } from '../confirm/webhook-plugin.ts';
 import { publicKeySet } from '../receipts/keys.ts';
 import type { Services } from '../app/services.ts';
-import { agentOfAuthorization, agentRoutes } from './agent-routes.ts';
+import { agentGuard, agentOfAuthorization } from './agent-guard.ts';
+import { agentRoutes } from './agent-routes.ts';
+import { mcpRoute } from './mcp-route.ts';
 import { declarePublic, type DeclaredRoute, requireDeclaredAccess } from './access-guard.ts';
 import { approverRoutes } from './approver-routes.ts';
 import { checkpointRoute } from './checkpoint-route.ts';
@@ -61,7 +63,7 @@ const PAGE_CSP =
 const REBUILDING_MESSAGE = "the views' derived tables are being rebuilt from the journal; ready once done";
 
 /** Everything that is not a page of the web inbox. */
-const API_PATHS = /^\/(api|v1|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
+const API_PATHS = /^\/(api|v1|mcp|webhooks|\.well-known|healthz|readyz|metrics|openapi\.json)(\/|\?|$)/;
 
 /**
  * Whether a URL is the API's, read as the router reads it: `/%61pi/session` is routed to
@@ -275,9 +277,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Every route that shows or changes what the journal holds is registered inside a journal scope
   // (requireJournal): the views catch up before its handler runs, so a journal that fails a check
   // answers 503 journal_unavailable there, and a route added to one cannot forget it.
+  // One way in for agents, over the HTTP API and over MCP alike: one token check, one pair of rates.
+  const guard = agentGuard(services);
   await app.register(async (scope) => {
     requireJournal(scope, services.views, options.startGate);
-    await scope.register(agentRoutes, { services });
+    await scope.register(agentRoutes, { services, guard });
+    await scope.register(mcpRoute, { services, guard, overload });
     await scope.register(checkpointRoute, { services });
   });
   // Logging in is how a session starts: outside the session's scope, and no URL is exempted in it.

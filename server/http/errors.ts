@@ -1,21 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
-import { isBusy, isClosed, isJournalFailure, isUnavailable } from '../views/failures.ts';
+import { AppError } from '../app/app-error.ts';
+import { appErrorAnswer, type ErrorAnswer, INTERNAL_ERROR, knownErrorAnswer, validationError } from '../app/error-answer.ts';
 
-/** The world's mistake, answered with a stable code; our own bugs are plain Errors and become internal_error. */
-export class AppError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  get statusCode(): number {
-    return ERROR_CODES[this.code];
-  }
-}
+export { AppError, validationError };
 
 /** Fastify's own client errors, mapped to our codes. */
 function fromFastify(error: FastifyError): AppError | null {
@@ -29,57 +17,11 @@ function fromFastify(error: FastifyError): AppError | null {
   return null;
 }
 
-/** One refusal by a route's schema, as Ajv reports it (with `verbose`, so the field's own schema is there). */
-interface SchemaRefusal {
-  keyword: string;
-  instancePath: string;
-  params: Record<string, unknown>;
-  message?: string;
-  parentSchema?: { description?: unknown; properties?: Record<string, { description?: unknown }> };
+/** The answer to one of Fastify's own client errors, or null for any other error. */
+function fastifyAnswer(error: FastifyError): ErrorAnswer | null {
+  const refusal = fromFastify(error);
+  return refusal === null ? null : appErrorAnswer(refusal);
 }
-
-/** `/flags/0` → `flags[0]`: the field as an agent wrote it. */
-function fieldName(instancePath: string): string {
-  return instancePath
-    .split('/')
-    .slice(1)
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : `${i === 0 ? '' : '.'}${part.replace(/~1/g, '/').replace(/~0/g, '~')}`))
-    .join('');
-}
-
-/**
- * A schema's refusal as `{field}: {what it must be}`: the field named as the agent wrote it, and
- * the field's description from the schema (the contract's own words). A malformed effect id in a
- * path is no such item (404), as it always was: it names nothing that exists.
- */
-export function validationError(refusals: readonly SchemaRefusal[], context: string | undefined): AppError {
-  const first = refusals[0];
-  const where = context === 'querystring' ? 'query' : (context ?? 'body');
-  if (first === undefined) return new AppError('validation_failed', `${where}: not valid`);
-  const path = fieldName(first.instancePath);
-  if (first.keyword === 'additionalProperties') {
-    return new AppError('validation_failed', `${path ? `${path}.` : ''}${String(first.params.additionalProperty)}: unknown field`);
-  }
-  if (first.keyword === 'required') {
-    const missing = String(first.params.missingProperty);
-    const description = first.parentSchema?.properties?.[missing]?.description;
-    return new AppError('validation_failed', `${path ? `${path}.` : ''}${missing}: ${typeof description === 'string' ? `required, ${description}` : 'required'}`);
-  }
-  if (context === 'params' && path === 'effect_id') return new AppError('not_found', 'no such item');
-  if (path === '') return new AppError('validation_failed', `${where}: must be a JSON object`);
-  const description = first.parentSchema?.description;
-  return new AppError('validation_failed', `${path}: ${typeof description === 'string' ? description : (first.message ?? 'not valid')}`);
-}
-
-/** The answer to anything that met a journal which failed a check, wherever it was met. */
-export const JOURNAL_UNAVAILABLE = 'the journal failed an integrity check; nothing is shown, written or sent until an operator restarts Interlock';
-
-/** The answer to a call the journal's database refused because another process held it past the wait. */
-const STORE_BUSY = "the journal's database was held by another process past the wait; nothing was written, try again";
-/** The answer to a call that could not reach the journal's database (restarting, or cut off). */
-const STORE_UNAVAILABLE = "the journal's database cannot be reached now; nothing was written, try again after Retry-After";
-/** The answer to a call that reached the journal's database as the server stopped. */
-const STORE_CLOSED = 'the server is stopping; nothing was written, try again';
 
 /** Node's error for a request whose client closed the connection before its body arrived. */
 function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
@@ -94,28 +36,17 @@ function clientHungUp(error: FastifyError, raw: IncomingMessage): boolean {
  */
 export function installErrorHandler(app: FastifyInstance, views: { report(error: unknown): boolean }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (isJournalFailure(error)) {
-      views.report(error);
-      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: JOURNAL_UNAVAILABLE } });
+    const known = knownErrorAnswer(error, views) ?? fastifyAnswer(error);
+    if (known) {
+      if (known.retryAfterS !== null) reply.header('retry-after', String(known.retryAfterS));
+      return reply.status(known.status).send(known.body);
     }
-    if (isUnavailable(error)) {
-      // Nothing was written, and the views stand as they were: the next call tries the database again.
-      reply.header('retry-after', '1');
-      return reply.status(ERROR_CODES.journal_unavailable).send({ error: { code: 'journal_unavailable', message: STORE_UNAVAILABLE } });
-    }
-    if (isBusy(error) || isClosed(error)) {
-      // Nothing was written: the store refused the call whole. Worth a retry, as Retry-After says.
-      reply.header('retry-after', '1');
-      return reply.status(ERROR_CODES.not_ready).send({ error: { code: 'not_ready', message: isBusy(error) ? STORE_BUSY : STORE_CLOSED } });
-    }
-    const known = error instanceof AppError ? error : fromFastify(error);
-    if (known) return reply.status(known.statusCode).send({ error: { code: known.code, message: known.message } });
     if (clientHungUp(error, request.raw)) {
       // The client's doing, not the server's: nothing of the request was done, and nobody reads the answer.
       request.log.info({ url: request.url, method: request.method }, 'the client hung up before its request arrived whole; nothing was done for it');
       return reply.status(400).send({ error: { code: 'validation_failed', message: 'the request did not arrive whole' } });
     }
     request.log.error({ err: error, url: request.url, method: request.method }, 'unhandled error');
-    return reply.status(500).send({ error: { code: 'internal_error', message: 'something went wrong on our side; nothing was changed by this answer' } });
+    return reply.status(500).send(INTERNAL_ERROR);
   });
 }

@@ -39,6 +39,8 @@ export interface Pressure {
  */
 export function shedClassOf(method: string, url: string): ShedClass {
   const path = decodedPath(url.split('?', 1)[0] ?? '');
+  // The MCP endpoint is an agent's too: each call is shed as a read when the event loop lags.
+  if (path === '/mcp' || path === '/mcp/') return 'agent_read';
   if (path !== '/v1' && !path.startsWith('/v1/')) return 'exempt';
   return method === 'POST' && (path === '/v1/refunds' || path === '/v1/refunds/') ? 'refund_request' : 'agent_read';
 }

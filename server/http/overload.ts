@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { limits } from '../../shared/limits.ts';
 import { AppError } from './errors.ts';
-import { agentShareOf, decideAdmission, type ShedReason, shedClassOf } from './overload-rules.ts';
+import { agentShareOf, decideAdmission, type ShedClass, type ShedReason, shedClassOf } from './overload-rules.ts';
 
 // Shedding under overload, before any route's work: a request the server will not take is answered
 // at the first hook of the app (before its body is read, its token checked or the journal caught up),
@@ -119,6 +119,12 @@ export interface OverloadOptions {
 
 /** What the admission check reports of itself (for the operators' figures). */
 export interface OverloadState {
+  /**
+   * A refund request that reached the server another way than `POST /v1/refunds` (a tool call over
+   * MCP): shed as that route sheds (429 rate_limited with Retry-After), or run holding its place
+   * among the refund requests in flight, waiting its turn for a place at work.
+   */
+  whileRefunding<T>(agent: string | null, refund: () => Promise<T>): Promise<T>;
   /** Agents' calls (any of `/v1`) being answered or worked on. */
   agentsInFlight(): number;
   /** Places held by refund requests, at work or waiting their turn. */
@@ -168,10 +174,8 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
   const work = new WorkPlaces(refundsWorkingMax);
   const shed: Record<ShedReason, number> = { refunds_in_flight: 0, agent_share: 0, event_loop_delay: 0 };
 
-  app.addHook('onRequest', async (request, reply) => {
-    const shedClass = shedClassOf(request.method, request.url);
-    if (shedClass === 'exempt') return;
-    const agent = shedClass === 'refund_request' ? agentOf(request.headers.authorization) : null;
+  /** Shed a request of `shedClass` now, or let it in; `agent` is whose share a refund request counts against. */
+  const admit = (shedClass: Exclude<ShedClass, 'exempt'>, agent: string | null): void => {
     const agentRefundsInFlight = heldBy.get(agent) ?? 0;
     const otherAgentsHolding = heldBy.size - (agentRefundsInFlight > 0 ? 1 : 0);
     const admission = decideAdmission(shedClass, {
@@ -183,20 +187,16 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
       eventLoopDelayMs: eventLoopDelayMs(),
       eventLoopDelayMaxMs,
     });
-    if (!admission.admit) {
-      shed[admission.why] += 1;
-      options.onShed?.();
-      reply.header('retry-after', String(limits.shedRetryAfterS));
-      throw new AppError('rate_limited', SHED_MESSAGES[admission.why](refundsInFlightMax, agentShareOf(refundsInFlightMax, otherAgentsHolding)));
-    }
-    agentsInFlight += 1;
-    // 'close' comes for every answer, sent or cut off by the client.
-    reply.raw.once('close', () => {
-      agentsInFlight -= 1;
-    });
-    if (shedClass !== 'refund_request') return;
+    if (admission.admit) return;
+    shed[admission.why] += 1;
+    options.onShed?.();
+    throw new AppError('rate_limited', SHED_MESSAGES[admission.why](refundsInFlightMax, agentShareOf(refundsInFlightMax, otherAgentsHolding)), limits.shedRetryAfterS);
+  };
+
+  /** A place among the refund requests in flight for `agent`'s request, held until its parts are over. */
+  const holdPlace = (agent: string | null): Hold => {
     inFlight += 1;
-    heldBy.set(agent, agentRefundsInFlight + 1);
+    heldBy.set(agent, (heldBy.get(agent) ?? 0) + 1);
     const hold: Hold = {
       parts: 1,
       released: false,
@@ -209,12 +209,37 @@ export function installOverloadShedding(app: FastifyInstance, options: OverloadO
         work.giveBack(hold);
       },
     };
+    return hold;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    const shedClass = shedClassOf(request.method, request.url);
+    if (shedClass === 'exempt') return;
+    const agent = shedClass === 'refund_request' ? agentOf(request.headers.authorization) : null;
+    admit(shedClass, agent);
+    agentsInFlight += 1;
+    // 'close' comes for every answer, sent or cut off by the client.
+    reply.raw.once('close', () => {
+      agentsInFlight -= 1;
+    });
+    if (shedClass !== 'refund_request') return;
+    const hold = holdPlace(agent);
     request.refundHold = hold;
     reply.raw.once('close', () => dropPart(hold));
     await work.take(hold);
   });
 
   return {
+    async whileRefunding(agent, refund) {
+      admit('refund_request', agent);
+      const hold = holdPlace(agent);
+      try {
+        await work.take(hold);
+        return await refund();
+      } finally {
+        dropPart(hold);
+      }
+    },
     agentsInFlight: () => agentsInFlight,
     refundsInFlight: () => inFlight,
     refundsWorking: () => work.taken,

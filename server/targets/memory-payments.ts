@@ -1,6 +1,7 @@
 import type { Dispatched } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
+import { parseRefundEffect, refundEffectFault } from '../refunds/effect.ts';
 import { diffFacts, judgeRefundFacts, repairsThatFit } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetRejectedError, type Tier } from '../gate/target.ts';
 import type { PaymentFacts } from './stripe-refunds.ts';
@@ -216,18 +217,14 @@ export class MemoryRefunds implements Target {
 
   /** An open dispatch of a refund reserves its payment. */
   reservationKey(effect: JsonObject): string | null {
-    return typeof effect.payment_intent === 'string' ? effect.payment_intent : null;
+    return parseRefundEffect(effect)?.payment_intent ?? null;
   }
 
   invalidEffect(effect: JsonObject): string | null {
-    if (Object.keys(effect).sort().join(',') !== 'amount,payment_intent') return 'a refund effect has exactly payment_intent and amount';
-    if (typeof effect.payment_intent !== 'string' || !/^pi_[A-Za-z0-9_]{1,100}$/.test(effect.payment_intent)) {
-      return 'payment_intent must be a Stripe payment intent id (pi_...)';
-    }
-    const amount = effect.amount;
-    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
-      return `amount must be a whole number of cents from 1 to ${limits.refundCentsMax}`;
-    }
+    const fault = refundEffectFault(effect);
+    if (fault === 'fields') return 'a refund effect has exactly payment_intent and amount';
+    if (fault === 'payment_intent') return 'payment_intent must be a Stripe payment intent id (pi_...)';
+    if (fault === 'amount') return `amount must be a whole number of cents from 1 to ${limits.refundCentsMax}`;
     return null;
   }
 

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
+import { parseRefundEffect, type RefundEffect, refundEffectFault } from '../refunds/effect.ts';
 import type { PaymentCustomer } from '../../shared/api.ts';
 import type { Dispatched } from '../../shared/entries.ts';
 import { isRefundFacts, judgeRefundFacts } from '../gate/premises.ts';
@@ -86,19 +87,14 @@ export class StripeRefunds implements Target {
 
   /** An open dispatch of a refund reserves its payment. */
   reservationKey(effect: JsonObject): string | null {
-    return typeof effect.payment_intent === 'string' ? effect.payment_intent : null;
+    return parseRefundEffect(effect)?.payment_intent ?? null;
   }
 
   invalidEffect(effect: JsonObject): string | null {
-    const keys = Object.keys(effect).sort().join(',');
-    if (keys !== 'amount,payment_intent') return 'a refund effect has exactly payment_intent and amount';
-    if (typeof effect.payment_intent !== 'string' || !/^pi_[A-Za-z0-9_]{1,100}$/.test(effect.payment_intent)) {
-      return 'payment_intent must be a Stripe payment intent id (pi_...)';
-    }
-    const amount = effect.amount;
-    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > limits.refundCentsMax) {
-      return `amount must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`;
-    }
+    const fault = refundEffectFault(effect);
+    if (fault === 'fields') return 'a refund effect has exactly payment_intent and amount';
+    if (fault === 'payment_intent') return 'payment_intent must be a Stripe payment intent id (pi_...)';
+    if (fault === 'amount') return `amount must be a whole number in the smallest currency unit (cents for USD, whole yen for JPY), from 1 to ${limits.refundCentsMax}`;
     return null;
   }
 
@@ -238,12 +234,10 @@ export class StripeRefunds implements Target {
  * `invalidEffect` finds fault with, so one that names no payment or amount here is our bug: it is
  * refused as a definite "no", and nothing is sent for it.
  */
-function refundOf(effect: JsonObject): { payment_intent: string; amount: number } {
-  const { payment_intent, amount } = effect;
-  if (typeof payment_intent !== 'string' || typeof amount !== 'number') {
-    throw new TargetRejectedError('the effect is not a refund (payment_intent and amount); nothing was sent');
-  }
-  return { payment_intent, amount };
+function refundOf(effect: JsonObject): RefundEffect {
+  const refund = parseRefundEffect(effect);
+  if (refund === null) throw new TargetRejectedError('the effect is not a refund (payment_intent and amount); nothing was sent');
+  return refund;
 }
 
 /** Facts that can be judged against this effect's payment, or why they cannot, as an explanation. */
@@ -251,7 +245,7 @@ function judgeable(premises: Json, effect: JsonObject): { premises: JsonObject; 
   if (!isJsonObject(premises) || typeof premises.payment_intent !== 'string') {
     return { wrong: { violations: ['the recorded facts name no payment intent'], changes: [], repairs: [] } };
   }
-  if (premises.payment_intent !== effect.payment_intent) {
+  if (premises.payment_intent !== parseRefundEffect(effect)?.payment_intent) {
     return { wrong: { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] } };
   }
   return { premises, paymentIntent: premises.payment_intent };
@@ -280,5 +274,5 @@ function disputedOf(charge: Stripe.Charge): boolean {
 
 /** The amount of a dispatched refund effect, 0 when it names none (never from this target). */
 function amountOf(effect: JsonObject): number {
-  return typeof effect.amount === 'number' ? effect.amount : 0;
+  return parseRefundEffect(effect)?.amount ?? 0;
 }

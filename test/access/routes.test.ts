@@ -21,6 +21,10 @@ const ROUTES: ReadonlyArray<readonly [string, string, 'public' | 'signedIn' | `$
   ['GET', '/v1/refunds/:request_id', 'public'],
   ['GET', '/v1/receipts/:effect_id', 'public'],
   ['GET', '/v1/receipts/:effect_id/verify', 'public'],
+  // MCP for hosted agents: the agent's token is checked before the protocol is read; GET and DELETE are 405.
+  ['POST', '/mcp', 'public'],
+  ['GET', '/mcp', 'public'],
+  ['DELETE', '/mcp', 'public'],
   ['POST', '/api/session', 'public'],
   ['GET', '/api/session', 'signedIn'],
   ['DELETE', '/api/session', 'signedIn'],

@@ -242,7 +242,7 @@ describe('a body that is not JSON is refused by its media type', () => {
         for (const [method, operation] of Object.entries(operations as Record<string, Operation & { requestBody?: unknown }>)) {
           if (operation.requestBody === undefined) continue;
           const url = path.replace(/\{\w+\}/g, '000000000000');
-          const headers: Record<string, string> = path.startsWith('/v1/')
+          const headers: Record<string, string> = path.startsWith('/v1/') || path === '/mcp'
             ? { authorization: `Bearer ${AGENT_TOKEN}` }
             : { cookie: fin.cookie, 'x-csrf-token': fin.csrf };
           const answer = await world.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...headers, 'content-type': type }, payload: '{"a":1}' });

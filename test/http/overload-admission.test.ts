@@ -23,6 +23,10 @@ describe('shedClassOf', () => {
     ['POST', '/v1/%72efunds', 'refund_request'],
     ['GET', '/%761/refunds/r-1', 'agent_read'],
     ['GET', '/v1x', 'exempt'],
+    // The MCP endpoint is an agent's: shed as a read; a refund asked through it takes its place in its handler.
+    ['POST', '/mcp', 'agent_read'],
+    ['GET', '/mcp', 'agent_read'],
+    ['POST', '/mcpx', 'exempt'],
     ['GET', '/', 'exempt'],
   ])('%s %s is %s', (method, url, expected) => {
     expect(shedClassOf(method, url)).toBe(expected);
