@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { EXPORT_VERSION, exportLimits } from './limits.ts';
 import type { ExportRecords } from './records.ts';
+import { effectAmountOf } from '../refunds/effect.ts';
 
 // OpenTelemetry traces in the OTLP/HTTP JSON encoding (opentelemetry-proto, ExportTraceServiceRequest),
 // written by hand: the @opentelemetry exporters of today need Node 22.15 and Interlock runs on 20.
@@ -89,7 +90,7 @@ function eventOf(entry: Json, fallbackMs: number | null): OtlpEvent {
       ['interlock.entry.hash', str(e.hash)],
       ['interlock.entry.prev', str(e.prev)],
       ['interlock.authority', e.kind === 'DISPATCHED' ? str(lease?.by) : null],
-      ['interlock.amount_cents', e.kind === 'DISPATCHED' && typeof effect?.amount === 'number' ? effect.amount : null],
+      ['interlock.amount_cents', e.kind === 'DISPATCHED' ? effectAmountOf(effect) : null],
       ['interlock.decided_by', e.kind === 'DECIDED' ? str(e.by) : null],
       ['interlock.decision', e.kind === 'DECIDED' ? str(e.decision) : null],
       ['interlock.group', e.kind === 'DECIDED' || e.kind === 'ESCALATED' ? str(e.group) : null],

@@ -7,6 +7,7 @@ import { allOf, firstOf, lastOf } from '../journal/chain.ts';
 import { isEntry } from '../journal/shapes.ts';
 import type { Period, ReadReceipt } from './read-journal.ts';
 import { exportLimits } from './limits.ts';
+import { effectAmountOf } from '../refunds/effect.ts';
 
 // What every format exports, as flat rows with stable keys in a fixed order: one row per receipt
 // (an effect's chain as it stood at the period's end) and one per decision a person made in the
@@ -171,7 +172,7 @@ function authorityOf(chain: readonly Entry[]): string | null {
 
 function amountSent(chain: readonly Entry[]): number | null {
   if (firstOf(chain, 'COMMITTED') === undefined) return null;
-  return number(sendOf(chain)?.effect.amount);
+  return effectAmountOf(sendOf(chain)?.effect);
 }
 
 function refundIdOf(chain: readonly Entry[]): string | null {

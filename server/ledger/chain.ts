@@ -7,6 +7,7 @@ import { entryStatus } from '../journal/chain.ts';
 import { isPersonLease, isPolicyLease } from '../gate/leases.ts';
 import { outcomeOf } from './outcome.ts';
 import { approversOf, type ChainSummary, emptySummary, foldEntry, refundOf, statusOf, summaryState } from '../inbox/summary.ts';
+import { effectAmountOf } from '../refunds/effect.ts';
 
 /** A person's display name for their login name (the config's, else the login). */
 export type DisplayName = (login: string) => string;
@@ -74,7 +75,7 @@ export class LedgerChain {
         break;
       case 'DISPATCHED':
         this.#currency ??= currencyOf(entry.premises);
-        this.#dispatchedCents = typeof entry.effect.amount === 'number' ? entry.effect.amount : null;
+        this.#dispatchedCents = effectAmountOf(entry.effect);
         break;
       case 'ESCALATED':
         // A request that waited its turn for Stripe was bound with no facts; the facts read at its

@@ -21,6 +21,16 @@ export function parseRefundEffect(effect: Json | undefined): RefundEffect | null
   return typeof payment_intent === 'string' && typeof amount === 'number' ? { payment_intent, amount } : null;
 }
 
+/**
+ * The amount a journaled effect carries, in the currency's smallest unit, or null when it carries
+ * none: for the readers (the ledger, the scoreboard, exports) that need the amount of an effect
+ * whatever else it holds, read here beside the parser rather than field by field at each site.
+ */
+export function effectAmountOf(effect: Json | undefined): number | null {
+  if (!isJsonObject(effect)) return null;
+  return typeof effect.amount === 'number' ? effect.amount : null;
+}
+
 /** What is wrong with an effect a target is asked to send, by field; null when it is a refund it may send. */
 export type RefundEffectFault = 'fields' | 'payment_intent' | 'amount';
 

@@ -2,6 +2,7 @@ import type { ChainState, MoneyFigures } from '../../shared/api.ts';
 import type { Entry } from '../../shared/entries.ts';
 import { isJsonObject } from '../../shared/json.ts';
 import { UNKNOWN_CURRENCY } from '../../shared/money.ts';
+import { effectAmountOf } from '../refunds/effect.ts';
 
 export type { MoneyFigures } from '../../shared/api.ts';
 
@@ -68,8 +69,8 @@ function currencyOfFacts(facts: unknown): string {
 
 /** The amount a chain's bound payload asks for, in the currency's smallest unit (0 when it names none). */
 export function amountOf(first: Entry): number {
-  const amount = first.kind === 'PROPOSED' ? first.effect.amount : undefined;
-  return typeof amount === 'number' && Number.isSafeInteger(amount) && amount > 0 ? amount : 0;
+  const amount = first.kind === 'PROPOSED' ? effectAmountOf(first.effect) : null;
+  return amount !== null && Number.isSafeInteger(amount) && amount > 0 ? amount : 0;
 }
 
 /** What one chain adds to its currency's money figures. */

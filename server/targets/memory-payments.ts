@@ -5,6 +5,7 @@ import { parseRefundEffect, refundEffectFault } from '../refunds/effect.ts';
 import { diffFacts, judgeRefundFacts, repairsThatFit } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetRejectedError, type Tier } from '../gate/target.ts';
 import type { PaymentFacts } from './stripe-refunds.ts';
+import { effectAmountOf } from '../refunds/effect.ts';
 
 /** An order the simulated payments service can refund. */
 export interface Order {
@@ -265,7 +266,7 @@ export class MemoryRefunds implements Target {
     const sum = (refunds: readonly PaymentRefund[]) => refunds.reduce((total, r) => total + r.amountCents, 0);
     const reservedCents = reserved
       .filter((dispatched) => dispatched.effect_id !== exceptEffectId && !shown.has(dispatched.effect_id))
-      .reduce((total, dispatched) => total + (typeof dispatched.effect.amount === 'number' ? dispatched.effect.amount : 0), 0);
+      .reduce((total, dispatched) => total + (effectAmountOf(dispatched.effect) ?? 0), 0);
     return {
       payment_intent: paymentIntent,
       currency: payment.currency,
