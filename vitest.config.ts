@@ -26,6 +26,9 @@ const FIRST = [
   'test/receipts/key-file-server.test.ts',
   'test/stripe/shared-budget.test.ts',
   'test/backup/restore-cli-repeated.test.ts',
+  // Packs and installs the packages into an empty folder (17 CPU-seconds), and runs the example agent.
+  'test/packages/install.test.ts',
+  'test/examples/vercel-ai-sdk.test.ts',
 ];
 
 /**
