@@ -1,0 +1,108 @@
+import type { TSchema } from 'typebox';
+import {
+  CheckpointAnswerSchema,
+  ClockBodySchema,
+  ConflictingPayloadSchema,
+  DecisionBodySchema,
+  HistoryItemSchema,
+  InboxItemSchema,
+  ItemDetailSchema,
+  LedgerCurrencyTotalsSchema,
+  LedgerPageSchema,
+  LedgerRowSchema,
+  LedgerTotalsSchema,
+  LoginBodySchema,
+  MoneyFiguresSchema,
+  NotReadySchema,
+  PublicKeySetSchema,
+  ReceiptSchema,
+  ReconciliationResultSchema,
+  ReconciliationRowSchema,
+  ReconciliationRunDetailSchema,
+  ReconciliationRunSchema,
+  ReconciliationStartSchema,
+  RefundAnswerSchema,
+  RefundRequestBodySchema,
+  ScoreboardSchema,
+  SessionInfoSchema,
+  VerifyReportSchema,
+} from '../../shared/schemas.ts';
+
+/**
+ * The shapes the published document names once, under `components.schemas`, and refers to with
+ * `$ref` wherever a route uses them: PascalCase nouns a code generator turns into type names. The
+ * server validates and answers with the schemas themselves; only the document sees these names.
+ */
+export const COMPONENT_SCHEMAS: Readonly<Record<string, TSchema>> = {
+  RefundRequest: RefundRequestBodySchema,
+  RefundAnswer: RefundAnswerSchema,
+  ConflictingPayload: ConflictingPayloadSchema,
+  Receipt: ReceiptSchema,
+  VerifyReport: VerifyReportSchema,
+  PublicKeySet: PublicKeySetSchema,
+  Checkpoint: CheckpointAnswerSchema,
+  NotReady: NotReadySchema,
+  LoginRequest: LoginBodySchema,
+  SessionInfo: SessionInfoSchema,
+  DecisionRequest: DecisionBodySchema,
+  InboxItem: InboxItemSchema,
+  HistoryItem: HistoryItemSchema,
+  ItemDetail: ItemDetailSchema,
+  Scoreboard: ScoreboardSchema,
+  MoneyFigures: MoneyFiguresSchema,
+  LedgerRow: LedgerRowSchema,
+  LedgerPage: LedgerPageSchema,
+  LedgerTotals: LedgerTotalsSchema,
+  LedgerCurrencyTotals: LedgerCurrencyTotalsSchema,
+  ReconciliationRequest: ReconciliationStartSchema,
+  ReconciliationRun: ReconciliationRunSchema,
+  ReconciliationRunDetail: ReconciliationRunDetailSchema,
+  ReconciliationResult: ReconciliationResultSchema,
+  ReconciliationRow: ReconciliationRowSchema,
+  ClockRequest: ClockBodySchema,
+};
+
+const NAMES = new Map<unknown, string>(Object.entries(COMPONENT_SCHEMAS).map(([name, schema]) => [schema, name]));
+const NAMED = new Set(NAMES.values());
+
+/**
+ * A copy of a route's schema for the document, in which every named shape carries its name as its
+ * `title`. The route's own schema is left as it is, so what the server validates and how it writes
+ * answers do not change.
+ */
+export function withComponentTitles<T>(schema: T): T {
+  return copyNamed(schema) as T;
+}
+
+function copyNamed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyNamed);
+  if (value === null || typeof value !== 'object') return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([key, member]) => [key, copyNamed(member)]));
+  const name = NAMES.get(value);
+  return name === undefined ? copy : { title: name, ...copy };
+}
+
+type Document = { paths?: Record<string, unknown>; components?: Record<string, unknown> };
+
+/**
+ * The document with each named shape (a schema titled with its name) listed once under
+ * `components.schemas` and referred to by `$ref` everywhere else, itself included.
+ */
+export function withComponentRefs<T extends Document>(document: T): T {
+  const schemas: Record<string, unknown> = {};
+  const refer = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(refer);
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as Record<string, unknown>;
+    const referred = Object.fromEntries(Object.entries(object).map(([key, member]) => [key, refer(member)]));
+    const name = object.title;
+    if (typeof name !== 'string' || !NAMED.has(name)) return referred;
+    schemas[name] ??= referred;
+    return { $ref: `#/components/schemas/${name}` };
+  };
+  const paths = refer(document.paths ?? {}) as Record<string, unknown>;
+  const components = document.components ?? {};
+  const existing = (components.schemas ?? {}) as Record<string, unknown>;
+  const sorted = Object.fromEntries(Object.entries({ ...existing, ...schemas }).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...document, paths, components: { ...components, schemas: sorted } };
+}
