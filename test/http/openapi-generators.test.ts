@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serversOf } from '../../server/http/openapi-publish.ts';
 import { type AppWorld, buildAppWorld } from '../support/app-world.ts';
 
 // The published document is read by code generators: every operation named, shared shapes under
@@ -94,6 +95,7 @@ describe('shared shapes are components', () => {
 describe('what a client needs besides the shapes', () => {
   it('names the server, and says for each operation who may call it', () => {
     expect(document.servers).toEqual([{ url: '/', description: 'the server this document was read from' }]);
+    expect(serversOf('https://refunds.example/interlock/')).toEqual([{ url: 'https://refunds.example/interlock', description: "the config's public_url" }]);
     const schemes = Object.keys(document.components.securitySchemes as Json);
     const unsaid = operationsOf(document).filter(([, operation]) => !Array.isArray(operation.security));
     expect(unsaid.map(([route]) => route)).toEqual([]);
