@@ -1,8 +1,9 @@
+import { ERROR_CODES } from '../../shared/codes.ts';
 import { MESSAGE_ID_HEADER, SIGNATURE_HEADER } from '../outbox/signing.ts';
 
-// What the published document says beyond the route schemas: where the server is, the
-// Retry-After header of the answers that carry it, the agents' callback, and patterns every
-// regular-expression engine a code generator targets can compile.
+// What the published document says beyond the route schemas: where the server is, the one
+// shape of every error, the Retry-After header of the answers that carry it, the agents'
+// callback, and patterns every regular-expression engine a code generator targets can compile.
 
 type Json = Record<string, unknown>;
 type Document = Json & { paths?: Record<string, unknown>; components?: Json };
@@ -38,6 +39,47 @@ const PORTABLE_PATTERNS: Readonly<Record<string, string | null>> = {
   // a lone surrogate, and no portable pattern says it for engines reading UTF-16.
   '^\\P{Cs}*$': null,
 };
+
+/** Every error answer's shape, whatever its codes: the one error type of a generated client. */
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'stable; each answer lists the codes its route answers under its status' },
+        message: { type: 'string', description: 'for a person; never exception text' },
+      },
+    },
+  },
+  description: 'every error answer: {"error":{"code","message"}}',
+};
+
+/**
+ * Every JSON error answer also refers to the `Error` component (`allOf`): it keeps its own list of
+ * codes, and a generator gets one error type for all of them.
+ */
+export function withErrorComponent<T extends Document>(document: T): T {
+  const paths = mapOperations(document.paths, (operation) => {
+    const responses = isRecord(operation.responses) ? operation.responses : {};
+    const withError = Object.entries(responses).map(([status, answer]) => {
+      const content = isRecord(answer) && isRecord(answer.content) ? answer.content : {};
+      const media = content['application/json'];
+      const schema = isRecord(media) ? media.schema : undefined;
+      if (Number(status) < 400 || !isRecord(answer) || !isRecord(media) || !isRecord(schema) || !isRecord(schema.properties) || !isRecord(schema.properties.error)) {
+        return [status, answer];
+      }
+      const referred = { ...schema, allOf: [{ $ref: '#/components/schemas/Error' }] };
+      return [status, { ...answer, content: { ...content, 'application/json': { ...media, schema: referred } } }];
+    });
+    return { ...operation, responses: Object.fromEntries(withError) };
+  });
+  const schemas = { ...(document.components?.schemas as Json | undefined), Error: ERROR_SCHEMA };
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...document, paths, components: { ...document.components, schemas: sorted } };
+}
 
 /** Where the document's operations are served: the configured public URL, else wherever the document came from. */
 export function serversOf(publicUrl: string | null): Json[] {

@@ -7,7 +7,7 @@ import { errorBody } from '../../shared/schemas.ts';
 import { declarePublic } from './access-guard.ts';
 import { DOCS_THEME_CSS } from './docs-theme.ts';
 import { withComponentRefs, withComponentTitles } from './openapi-components.ts';
-import { serversOf, withPortablePatterns, withRefundCallback, withRetryAfter } from './openapi-publish.ts';
+import { serversOf, withErrorComponent, withPortablePatterns, withRefundCallback, withRetryAfter } from './openapi-publish.ts';
 
 /** Where the document and its page are served. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -94,7 +94,7 @@ type PublishedDocument = { paths?: Record<string, unknown>; components?: Record<
 /** The generated document as it is published: every route, shared shapes named once, what a client generator needs. */
 function published(document: PublishedDocument, options: OpenApiOptions): PublishedDocument {
   const complete = withHostRefusal(withUnseenRoutes(document));
-  const extended = withRefundCallback(withRetryAfter(withComponentRefs(complete)), 'createRefund');
+  const extended = withRefundCallback(withRetryAfter(withErrorComponent(withComponentRefs(complete))), 'createRefund');
   const { openapi, info, ...rest } = withPortablePatterns(extended);
   return { openapi, info, servers: serversOf(options.publicUrl()), ...rest };
 }

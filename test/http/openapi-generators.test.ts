@@ -77,7 +77,7 @@ describe('every operation has a stable name', () => {
 describe('shared shapes are components', () => {
   it('the refund shapes are named PascalCase components, every $ref resolves, and none is a generated def-N', () => {
     const names = Object.keys(document.components.schemas);
-    expect(names).toEqual(expect.arrayContaining(['RefundRequest', 'RefundAnswer', 'ConflictingPayload', 'Receipt', 'VerifyReport', 'LedgerRow']));
+    expect(names).toEqual(expect.arrayContaining(['RefundRequest', 'RefundAnswer', 'ConflictingPayload', 'Error', 'Receipt', 'VerifyReport', 'LedgerRow']));
     expect(names.filter((name) => !/^[A-Z][A-Za-z0-9]*$/.test(name))).toEqual([]);
     const refs = valuesOf(document, '$ref').map(([, ref]) => String(ref));
     const missing = refs.filter((ref) => {
@@ -87,6 +87,18 @@ describe('shared shapes are components', () => {
     expect(missing).toEqual([]);
     const create = document.paths['/v1/refunds']!.post!;
     expect(valuesOf(create, '$ref').map(([, ref]) => ref)).toEqual(expect.arrayContaining(['#/components/schemas/RefundRequest', '#/components/schemas/RefundAnswer']));
+    // Every JSON error answer is also an Error, the one error type a client gets.
+    const errorsWithout = operationsOf(document).flatMap(([route, operation]) =>
+      Object.entries(operation.responses ?? {})
+        .filter(([status, answer]) => {
+          // A named error shape (ConflictingPayload, NotReady) is its own $ref; every other error refers to Error.
+          const schema = ((answer.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
+          return Number(status) >= 400 && schema !== undefined && schema.$ref === undefined && !JSON.stringify(schema).includes('"#/components/schemas/Error"');
+        })
+        .map(([status]) => `${route} ${status}`),
+    );
+    expect(errorsWithout).toEqual([]);
+    expect(valuesOf(document.paths['/v1/refunds']!.post!.responses!['400'], '$ref').map(([, ref]) => ref)).toEqual(['#/components/schemas/Error']);
     // Each named shape is used: none is listed for nothing.
     expect(names.filter((name) => !refs.includes(`#/components/schemas/${name}`))).toEqual([]);
   });
