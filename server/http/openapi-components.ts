@@ -71,18 +71,17 @@ const NAMED = new Set(NAMES.values());
  * answers do not change.
  */
 export function withComponentTitles<T>(schema: T): T {
-  return copyNamed(schema) as T;
+  // Schemas are JSON: the copy is written and read back, each named shape met on the way titled.
+  if (schema === undefined) return schema;
+  return JSON.parse(JSON.stringify(schema, (_key, value: unknown) => titled(value)));
 }
 
-function copyNamed(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copyNamed);
-  if (value === null || typeof value !== 'object') return value;
-  const copy = Object.fromEntries(Object.entries(value).map(([key, member]) => [key, copyNamed(member)]));
+function titled(value: unknown): unknown {
   const name = NAMES.get(value);
-  return name === undefined ? copy : { title: name, ...copy };
+  return name === undefined || !isRecord(value) ? value : { title: name, ...value };
 }
 
-type Document = { paths?: Record<string, unknown>; components?: Record<string, unknown> };
+type Document = { paths?: Record<string, unknown>; components?: object };
 
 /**
  * The document with each named shape (a schema titled with its name) listed once under
@@ -92,17 +91,20 @@ export function withComponentRefs<T extends Document>(document: T): T {
   const schemas: Record<string, unknown> = {};
   const refer = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(refer);
-    if (value === null || typeof value !== 'object') return value;
-    const object = value as Record<string, unknown>;
-    const referred = Object.fromEntries(Object.entries(object).map(([key, member]) => [key, refer(member)]));
-    const name = object.title;
+    if (!isRecord(value)) return value;
+    const referred = Object.fromEntries(Object.entries(value).map(([key, member]) => [key, refer(member)]));
+    const name = value.title;
     if (typeof name !== 'string' || !NAMED.has(name)) return referred;
     schemas[name] ??= referred;
     return { $ref: `#/components/schemas/${name}` };
   };
-  const paths = refer(document.paths ?? {}) as Record<string, unknown>;
-  const components = document.components ?? {};
-  const existing = (components.schemas ?? {}) as Record<string, unknown>;
+  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).map(([path, item]) => [path, refer(item)]));
+  const components = isRecord(document.components) ? document.components : {};
+  const existing = isRecord(components.schemas) ? components.schemas : {};
   const sorted = Object.fromEntries(Object.entries({ ...existing, ...schemas }).sort(([a], [b]) => a.localeCompare(b)));
   return { ...document, paths, components: { ...components, schemas: sorted } };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -6,7 +6,7 @@ import { MESSAGE_ID_HEADER, SIGNATURE_HEADER } from '../outbox/signing.ts';
 // callback, and patterns every regular-expression engine a code generator targets can compile.
 
 type Json = Record<string, unknown>;
-type Document = Json & { paths?: Record<string, unknown>; components?: Json };
+type Document = { paths?: Record<string, unknown>; components?: object };
 
 /** The header a 429, a 202 and a 503 may carry, as the document declares it once. */
 export const RETRY_AFTER_HEADER = 'Retry-After';
@@ -76,9 +76,10 @@ export function withErrorComponent<T extends Document>(document: T): T {
     });
     return { ...operation, responses: Object.fromEntries(withError) };
   });
-  const schemas = { ...(document.components?.schemas as Json | undefined), Error: ERROR_SCHEMA };
+  const components = isRecord(document.components) ? document.components : {};
+  const schemas = { ...(isRecord(components.schemas) ? components.schemas : {}), Error: ERROR_SCHEMA };
   const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
-  return { ...document, paths, components: { ...document.components, schemas: sorted } };
+  return { ...document, paths, components: { ...components, schemas: sorted } };
 }
 
 /** Where the document's operations are served: the configured public URL, else wherever the document came from. */
@@ -104,7 +105,8 @@ export function withRetryAfter<T extends Document>(document: T): T {
   const headers = Object.fromEntries(
     Object.values(RETRY_AFTER).map(({ name, required, description }) => [name, { description, required, schema: { type: 'integer', minimum: 1 } }]),
   );
-  return { ...document, paths, components: { ...document.components, headers: { ...(document.components?.headers as Json | undefined), ...headers } } };
+  const components = isRecord(document.components) ? document.components : {};
+  return { ...document, paths, components: { ...components, headers: { ...(isRecord(components.headers) ? components.headers : {}), ...headers } } };
 }
 
 /** The callback an agent with a `callback_url` is sent once its request is final, on the operation that asks for the refund. */
@@ -152,20 +154,22 @@ export function withRefundCallback<T extends Document>(document: T, operationId:
 
 /** The document with every pattern a portable engine cannot compile replaced as PORTABLE_PATTERNS says. */
 export function withPortablePatterns<T>(document: T): T {
-  const visit = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(visit);
-    if (!isRecord(value)) return value;
-    const copy: Json = Object.fromEntries(Object.entries(value).map(([key, member]) => [key, visit(member)]));
-    if (typeof copy.pattern === 'string' && Object.hasOwn(PORTABLE_PATTERNS, copy.pattern)) {
-      const portable = PORTABLE_PATTERNS[copy.pattern];
-      if (portable === null || portable === undefined) {
-        delete copy.pattern;
-        copy.description = `${typeof copy.description === 'string' ? `${copy.description}; ` : ''}no lone UTF-16 surrogate (the server checks it)`;
-      } else copy.pattern = portable;
+  // The document is JSON: changed on a copy written and read back.
+  const copy: T = JSON.parse(JSON.stringify(document));
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    if (!isRecord(value)) return;
+    Object.values(value).forEach(visit);
+    if (typeof value.pattern !== 'string' || !Object.hasOwn(PORTABLE_PATTERNS, value.pattern)) return;
+    const portable = PORTABLE_PATTERNS[value.pattern];
+    if (typeof portable === 'string') value.pattern = portable;
+    else {
+      delete value.pattern;
+      value.description = `${typeof value.description === 'string' ? `${value.description}; ` : ''}no lone UTF-16 surrogate (the server checks it)`;
     }
-    return copy;
   };
-  return visit(document) as T;
+  visit(copy);
+  return copy;
 }
 
 function mapOperations(paths: Record<string, unknown> | undefined, change: (operation: Json) => Json): Record<string, unknown> {

@@ -27,8 +27,7 @@ export async function openApi(app: FastifyInstance, options: OpenApiOptions): Pr
     transform: ({ schema, url }) => ({ schema: withComponentTitles(schema), url }),
     // The generator sees only the routes with a schema: the websocket and the page over this
     // document are added here, so the document lists every route.
-    transformObject: (document) =>
-      'openapiObject' in document ? (published(document.openapiObject as PublishedDocument, options) as typeof document.openapiObject) : document.swaggerObject,
+    transformObject: (document) => ('openapiObject' in document ? published(document.openapiObject, options) : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -89,14 +88,11 @@ export interface OpenApiOptions {
   publicUrl: () => string | null;
 }
 
-type PublishedDocument = { paths?: Record<string, unknown>; components?: Record<string, unknown>; [key: string]: unknown };
-
 /** The generated document as it is published: every route, shared shapes named once, what a client generator needs. */
-function published(document: PublishedDocument, options: OpenApiOptions): PublishedDocument {
+function published<T extends { paths?: Record<string, unknown>; components?: object }>(document: T, options: OpenApiOptions): T {
   const complete = withHostRefusal(withUnseenRoutes(document));
   const extended = withRefundCallback(withRetryAfter(withErrorComponent(withComponentRefs(complete))), 'createRefund');
-  const { openapi, info, ...rest } = withPortablePatterns(extended);
-  return { openapi, info, servers: serversOf(options.publicUrl()), ...rest };
+  return { ...withPortablePatterns(extended), servers: serversOf(options.publicUrl()) };
 }
 
 /** The answers of a route the generator cannot see, each error status with the codes it carries. */
