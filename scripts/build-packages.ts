@@ -47,7 +47,7 @@ function manifestOf(name: string): { bin?: Record<string, string> } {
 export async function buildPackage(name: (typeof PACKAGES)[number]): Promise<void> {
   const dir = join(root, 'packages', name);
   rmSync(join(dir, 'dist'), { recursive: true, force: true });
-  await run(join(root, 'node_modules/.bin/tsc'), ['-p', dir], { cwd: root }).catch((error: { stdout?: string; message: string }) => {
+  await run(join(root, 'node_modules/typescript/bin/tsc'), ['-p', dir], { cwd: root }).catch((error: { stdout?: string; message: string }) => {
     throw new Error(`packages/${name} did not compile:\n${error.stdout || error.message}`);
   });
   rewriteDeclarations(join(dir, 'dist'));

@@ -69,9 +69,10 @@ else
 fi
 
 # The type-check runs beside the lint and the vitest suite (it reads files and writes nothing);
-# its output is printed when it ends.
+# its output is printed when it ends. The project's TypeScript 7, by path: after an in-place
+# `npm install`, node_modules/.bin/tsc may be the TypeScript 5 that openapi-typescript needs.
 from=$SECONDS
-npx tsc --noEmit -p . > test-results/typecheck.out 2>&1 &
+node node_modules/typescript/bin/tsc --noEmit -p . > test-results/typecheck.out 2>&1 &
 typecheck_pid=$!
 step lint npx biome check .
 step vitest npx vitest run --reporter=default --reporter=json --outputFile.json=test-results/vitest.json

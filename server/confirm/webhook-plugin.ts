@@ -72,6 +72,7 @@ export async function webhookRoutes(app: FastifyInstance, opts: WebhookRoutesOpt
 
   const schema = {
     tags: ['stripe'],
+    operationId: 'receiveStripeWebhook',
     security: [{ stripeSignature: [] }],
     summary: 'Stripe posts signed refund and dispute events here',
     description:

@@ -53,6 +53,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: AgentRouteOption
   const agents = { tags: ['agents'], security: [{ agentToken: [] }] };
   const refundSchema = {
     ...agents,
+    operationId: 'createRefund',
     summary: 'ask for a refund',
     description:
       'The same request_id with the same payload answers the current status and writes nothing; with another payload it is 409 conflicting_payload, and nothing is written or sent. ' +
@@ -79,6 +80,7 @@ export async function agentRoutes(scope: FastifyInstance, opts: AgentRouteOption
   const readErrors = ['unauthorized', 'not_found', 'rate_limited', 'internal_error', 'journal_unavailable'] as const;
   const statusSchema = {
     ...agents,
+    operationId: 'getRefund',
     summary: "a refund request's current status",
     description: '202 while QUEUED, APPROVED or IN_FLIGHT, 200 once final: the same shape as the answer to POST.',
     params: RequestParams,
@@ -91,10 +93,10 @@ export async function agentRoutes(scope: FastifyInstance, opts: AgentRouteOption
   // A path that cannot be read (a malformed %-escape) is 400 before the route; a well-read effect id that is not one is 404.
   const receiptErrors = ['validation_failed', ...readErrors] as const;
   const receiptSchema = { ...agents, params: EffectParams, response: responses({ 200: ReceiptSchema }, receiptErrors) };
-  app.get('/v1/receipts/:effect_id', { schema: { ...receiptSchema, summary: "the signed receipt of one of the agent's requests" } }, async (request) =>
+  app.get('/v1/receipts/:effect_id', { schema: { ...receiptSchema, operationId: 'getReceipt', summary: "the signed receipt of one of the agent's requests" } }, async (request) =>
     readReceipt(services, agentOf(request), request.params.effect_id),
   );
-  const verifySchema = { ...receiptSchema, summary: 'the verification report of that receipt', response: responses({ 200: VerifyReportSchema }, receiptErrors) };
+  const verifySchema = { ...receiptSchema, operationId: 'verifyReceipt', summary: 'the verification report of that receipt', response: responses({ 200: VerifyReportSchema }, receiptErrors) };
   app.get('/v1/receipts/:effect_id/verify', { schema: verifySchema }, async (request) =>
     verifyWithOwnKey(services, await readReceipt(services, agentOf(request), request.params.effect_id)),
   );

@@ -240,11 +240,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(fastifyCookie);
 
-  await openApi(app);
+  await openApi(app, { publicUrl: () => services.config.notifications.publicUrl });
   installMetrics(app, services, overload);
 
-  const operators = { tags: ['operators'] };
-  app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, summary: 'liveness: answers any Host, touches nothing; names the version that answers', response: { 200: Type.Object({ ok: Type.Literal(true), version: Type.String() }) } } }, async () => ({
+  const operators = { tags: ['operators'], security: [] };
+  app.get('/healthz', { config: { anyHost: true, access: { public: 'liveness: touches nothing' } }, schema: { ...operators, operationId: 'getHealth', summary: 'liveness: answers any Host, touches nothing; names the version that answers', response: { 200: Type.Object({ ok: Type.Literal(true), version: Type.String() }) } } }, async () => ({
     ok: true as const,
     version: INTERLOCK_VERSION,
   }));
@@ -254,6 +254,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       config: { access: { public: 'readiness: says only whether start-up recovery has finished' } },
       schema: {
         ...operators,
+        operationId: 'getReadiness',
         summary: 'ready once recovery after start has finished',
         response: responses({ 200: Type.Object({ ready: Type.Literal(true), sandbox: Type.Boolean() }), 503: NotReadySchema }, ['not_ready', 'journal_unavailable', 'internal_error']),
       },
@@ -270,7 +271,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   app.get(
     '/.well-known/interlock-keys',
-    { config: { access: { public: 'public keys, for anyone to verify a receipt offline' } }, schema: { ...operators, summary: 'the public keys receipts are signed with', response: { 200: PublicKeySetSchema } } },
+    { config: { access: { public: 'public keys, for anyone to verify a receipt offline' } }, schema: { ...operators, operationId: 'listPublicKeys', summary: 'the public keys receipts are signed with', response: { 200: PublicKeySetSchema } } },
     async () => publicKeySet([services.signingKey]),
   );
 

@@ -75,6 +75,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
 
   const inboxSchema = {
     ...approvers,
+    operationId: 'listInbox',
     summary: 'open escalations routed to my groups (every group, read only, for finance), breached and longest overdue first',
     response: responses({ 200: Type.Object({ items: Type.Array(InboxItemSchema), now_ms: Type.Integer() }) }, [...sessionErrors, 'forbidden']),
   };
@@ -98,8 +99,8 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     const { inbox } = await services.views.current();
     return { items: await inbox.history(kind, groups, request.query.q ?? '') };
   };
-  app.get('/api/done', { schema: historySchema('finished items, searchable by request id or payment intent'), config: { access: itemList } }, history('done'));
-  app.get('/api/closed', { schema: historySchema('closed items, searchable by request id or payment intent'), config: { access: itemList } }, history('closed'));
+  app.get('/api/done', { schema: { ...historySchema('finished items, searchable by request id or payment intent'), operationId: 'listDone' }, config: { access: itemList } }, history('done'));
+  app.get('/api/closed', { schema: { ...historySchema('closed items, searchable by request id or payment intent'), operationId: 'listClosed' }, config: { access: itemList } }, history('closed'));
 
   /**
    * An item the route's question allows this person on: one ever routed to a group they may read
@@ -115,13 +116,13 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
     return { effectId, views, chain: await views.chain(effectId) };
   }
 
-  const itemSchema = { ...approvers, params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
+  const itemSchema = { ...approvers, operationId: 'getItem', params: EffectParams, summary: 'the request, facts then and now, changes, repairs, journal history, receipt verification', response: responses({ 200: ItemDetailSchema }, itemErrors) };
   app.get('/api/items/:effect_id', { schema: itemSchema, config: { access: { resource: 'item', verb: 'read' } } }, async (request) => {
     const { effectId, views, chain } = await visibleChain(request);
     return itemDetail(services, views, effectId, chain, decidesFor(request), readsPanel(request), request.person!.name);
   });
 
-  const itemReceiptSchema = { ...approvers, params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
+  const itemReceiptSchema = { ...approvers, operationId: 'getItemReceipt', params: EffectParams, summary: 'the signed receipt, to verify offline', response: responses({ 200: ReceiptSchema }, itemErrors) };
   app.get('/api/items/:effect_id/receipt', { schema: itemReceiptSchema, config: { access: { resource: 'receipt', verb: 'read' } } }, async (request, reply) => {
     const { effectId, chain } = await visibleChain(request);
     reply.header('content-disposition', `attachment; filename="interlock-receipt-${effectId}.json"`);
@@ -130,6 +131,7 @@ export async function approverRoutes(scope: FastifyInstance, opts: ApproverRoute
 
   const decisionSchema = {
     ...approvers,
+    operationId: 'createDecision',
     summary: 'approve, reject, repair or close the escalation I saw',
     description: '`escalation` is the hash of the escalation seen; a decision on anything else is SUPERSEDED. `repair_index` only with action repair.',
     params: EffectParams,

@@ -32,6 +32,7 @@ export const checkpointRoute: FastifyPluginAsync<{ services: Services }> = async
       schema: {
         tags: ['operators'],
         security: [{ agentToken: [] }, { checkpointToken: [] }],
+        operationId: 'getCheckpoint',
         summary: "the latest signed checkpoint of the journal's global chain (C2SP signed note)",
         response: responses({ 200: CheckpointAnswerSchema }, ['unauthorized', 'not_found', 'journal_unavailable']),
       },

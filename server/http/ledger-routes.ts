@@ -82,6 +82,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
 
   const pageSchema = {
     ...finance,
+    operationId: 'listLedger',
     summary: 'the refund ledger: one row per request, newest first, a page at a time (cursor from next_cursor)',
     response: responses({ 200: LedgerPageSchema }, errors),
   };
@@ -97,6 +98,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     ...finance,
     // The filter only: the totals cover every row of it, whatever page is shown.
     querystring: LedgerFilterQuery,
+    operationId: 'getLedgerTotals',
     summary: "totals per currency over every row of the ledger's filter: asked, sent, failed at Stripe, and per outcome",
     response: responses({ 200: LedgerTotalsSchema }, errors),
   };
@@ -110,6 +112,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     ...finance,
     // The filter only: the CSV holds every row of it, so it takes no cursor and no page size.
     querystring: LedgerFilterQuery,
+    operationId: 'getLedgerCsv',
     summary: 'the same rows in CSV (RFC 4180, formula-safe), every page of them, streamed',
     response: responses({ 200: csvAnswer('the ledger rows of the filter, newest first') }, [...errors, 'rate_limited']),
   };
@@ -129,6 +132,7 @@ export async function ledgerRoutes(scope: FastifyInstance, opts: { services: Ser
     tags: ['finance'],
     security: [{ session: [] }],
     params: EffectParams,
+    operationId: 'getLedgerReceipt',
     summary: "the signed receipt of a ledger row's request (its receipt_url), to verify offline",
     response: responses({ 200: ReceiptSchema }, ['unauthorized', 'session_expired', 'forbidden', 'not_found', 'validation_failed', 'internal_error', 'journal_unavailable']),
   };

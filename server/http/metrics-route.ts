@@ -92,6 +92,7 @@ export function installMetrics(app: FastifyInstance, services: Services, overloa
       schema: {
         tags: ['operators'],
         security: [{ metricsToken: [] }],
+        operationId: 'getMetrics',
         summary: "Prometheus metrics: queues, Stripe budget, journal, outbox, latency by route, the process's own",
         description: 'From an address metrics.allow_from names (loopback by default), or with Authorization: Bearer <metrics token>.',
         response: responses({ 200: PROMETHEUS_TEXT }, ['unauthorized', 'internal_error']),

@@ -6,6 +6,8 @@ import { ERROR_CODES, type ErrorCode } from '../../shared/api.ts';
 import { errorBody } from '../../shared/schemas.ts';
 import { declarePublic } from './access-guard.ts';
 import { DOCS_THEME_CSS } from './docs-theme.ts';
+import { withComponentRefs, withComponentTitles } from './openapi-components.ts';
+import { serversOf, withErrorComponent, withPortablePatterns, withRefundCallback, withRetryAfter } from './openapi-publish.ts';
 
 /** Where the document and its page are served. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -19,11 +21,13 @@ const CONTRACT_VERSION = '1.0.0';
  * OpenAPI 3.1, generated from the route schemas the server validates with: registered before the
  * routes, so it sees every one. `GET /openapi.json` serves the document, `/docs` a page over it.
  */
-export async function openApi(app: FastifyInstance): Promise<void> {
+export async function openApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
   await app.register(fastifySwagger, {
+    // Each route's schema as the document sees it: its shared shapes named (openapi-components.ts).
+    transform: ({ schema, url }) => ({ schema: withComponentTitles(schema), url }),
     // The generator sees only the routes with a schema: the websocket and the page over this
     // document are added here, so the document lists every route.
-    transformObject: (document) => ('openapiObject' in document ? withHostRefusal(withUnseenRoutes(document.openapiObject)) : document.swaggerObject),
+    transformObject: (document) => ('openapiObject' in document ? published(document.openapiObject, options) : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -70,10 +74,25 @@ export async function openApi(app: FastifyInstance): Promise<void> {
   });
   const documentSchema = {
     tags: ['operators'],
+    operationId: 'getOpenApiDocument',
+    security: [],
     summary: 'this document: every route, its parameters, bodies and answers, as OpenAPI 3.1',
     response: { 200: Type.Object({ openapi: Type.Literal('3.1.0') }, { additionalProperties: true, description: 'the OpenAPI document' }) },
   };
   app.get(OPENAPI_PATH, { schema: documentSchema, config: { access: { public: 'the API document: the same for everyone' } } }, async () => app.swagger());
+}
+
+/** What the published document depends on besides the routes. */
+export interface OpenApiOptions {
+  /** The config's public_url as it is when the document is first asked for, or null. */
+  publicUrl: () => string | null;
+}
+
+/** The generated document as it is published: every route, shared shapes named once, what a client generator needs. */
+function published<T extends { paths?: Record<string, unknown>; components?: object }>(document: T, options: OpenApiOptions): T {
+  const complete = withHostRefusal(withUnseenRoutes(document));
+  const extended = withRefundCallback(withRetryAfter(withErrorComponent(withComponentRefs(complete))), 'createRefund');
+  return { ...withPortablePatterns(extended), servers: serversOf(options.publicUrl()) };
 }
 
 /** The answers of a route the generator cannot see, each error status with the codes it carries. */
@@ -92,6 +111,7 @@ function withUnseenRoutes<T extends { paths?: Record<string, unknown> }>(documen
   const live = {
     get: {
       tags: ['approvers'],
+      operationId: 'openLiveFeed',
       security: [{ session: [] }],
       summary: 'websocket: my inbox now, then every change to items of my groups',
       description:
@@ -111,6 +131,8 @@ function withUnseenRoutes<T extends { paths?: Record<string, unknown> }>(documen
   const docs = {
     get: {
       tags: ['operators'],
+      operationId: 'getDocsPage',
+      security: [],
       summary: 'a page to read this document and try its routes',
       responses: answersOf({ 200: { description: 'the page', content: { 'text/html': { schema: { type: 'string' } } } } }, []),
     },

@@ -39,6 +39,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
 
   const startSchema = {
     ...finance,
+    operationId: 'createReconciliation',
     summary: "compare the journal with Stripe's refunds for a period, in the background: the run (a second start while one runs for the period answers that one; 429 while as many runs as may run at once are running)",
     body: ReconciliationStartSchema,
     response: responses({ 202: ReconciliationRunDetailSchema }, [
@@ -68,6 +69,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
 
   const listSchema = {
     ...finance,
+    operationId: 'listReconciliations',
     summary: 'the reconciliation runs kept (the last few, in memory), newest first, without their rows',
     response: responses({ 200: Type.Object({ runs: Type.Array(ReconciliationRunSchema) }) }, sessionErrors),
   };
@@ -75,6 +77,7 @@ export async function reconciliationRoutes(scope: FastifyInstance, opts: { servi
 
   const runSchema = {
     ...finance,
+    operationId: 'getReconciliation',
     summary: "one run: its progress (payment intents done of total) and, once done, each category's refunds",
     params: ReconciliationRunParams,
     response: responses({ 200: ReconciliationRunDetailSchema }, [...sessionErrors, 'validation_failed', 'not_found']),

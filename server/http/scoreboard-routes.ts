@@ -67,6 +67,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
 
   const boardSchema = {
     ...finance,
+    operationId: 'getScoreboard',
     summary: 'the scoreboard: whole, or over from_ms..to_ms, or for one group',
     response: responses({ 200: Type.Object({ board: ScoreboardSchema, now_ms: Type.Integer() }) }, errors),
   };
@@ -77,6 +78,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
 
   const csvSchema = {
     ...finance,
+    operationId: 'getScoreboardCsv',
     summary: 'the same figures as CSV',
     response: responses({ 200: csvAnswer('one figure a line: name, value; lines only ever added after the others') }, errors),
   };
@@ -89,6 +91,7 @@ export async function scoreboardRoutes(scope: FastifyInstance, opts: { services:
 
   const seriesSchema = {
     ...finance,
+    operationId: 'getScoreboardSeries',
     summary: 'the series behind the charts: volume, money refunded by currency, waits, breaches by group, escalations by reason and by reason and group',
     response: responses({ 200: Type.Object({}, { additionalProperties: true }) }, errors),
   };

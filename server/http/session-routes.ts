@@ -123,6 +123,8 @@ export async function loginRoute(scope: FastifyInstance, opts: SessionRouteOptio
 
   const loginSchema = {
     tags: ['approvers'],
+    operationId: 'createSession',
+    security: [],
     summary: 'log in: who you are, your groups and your CSRF token',
     body: LoginBodySchema,
     response: responses({ 200: SessionInfoSchema }, ['validation_failed', 'unauthorized', 'rate_limited', 'payload_too_large', 'unsupported_media_type', 'internal_error']),
@@ -161,11 +163,11 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
   /** Any signed-in person, about their own session. */
   const signedIn = { access: { signedIn: 'about their own session' } };
 
-  app.get('/api/session', { schema: { ...approvers, summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) }, config: signedIn }, async (request) =>
+  app.get('/api/session', { schema: { ...approvers, operationId: 'getSession', summary: 'who am I', response: responses({ 200: SessionInfoSchema }, sessionErrors) }, config: signedIn }, async (request) =>
     sessionInfo(services, personOf(request), request.session!),
   );
 
-  const logoutSchema = { ...approvers, summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
+  const logoutSchema = { ...approvers, operationId: 'deleteSession', summary: 'log out', response: responses({ 200: Type.Object({ ok: Type.Literal(true) }) }, [...sessionErrors, 'csrf_failed']) };
   app.delete('/api/session', { schema: logoutSchema, config: signedIn }, async (request, reply) => {
     await sessions.end(request.cookies[SESSION_COOKIE]);
     setSessionCookie(reply, opts.secureCookies, '', 0);
@@ -174,6 +176,7 @@ export async function sessionRoutes(scope: FastifyInstance, opts: SessionRouteOp
 
   const directorySchema = {
     ...approvers,
+    operationId: 'getDirectory',
     summary: 'people by display name, and the quick reasons for a rejection',
     response: responses(
       {

@@ -15,6 +15,7 @@ export async function testRoutes(scope: FastifyInstance, opts: { services: Servi
   const clockSchema = {
     tags: ['approvers'],
     security: [{ session: [] }],
+    operationId: 'advanceTestClock',
     summary: 'test mode only: move the application clock forward and run the SLA tick',
     body: ClockBodySchema,
     response: responses({ 200: Type.Object({ now_ms: Type.Integer() }) }, [

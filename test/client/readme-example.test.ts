@@ -81,7 +81,7 @@ describe("the typed client's page", () => {
     mkdirSync(exampleDir);
     writeFileSync(file, readmeExample(clientPath));
     writeFileSync(config, JSON.stringify({ extends: join(root, 'tsconfig.json'), include: [file], compilerOptions: { typeRoots: [join(root, 'node_modules/@types')] } }));
-    const tsc = spawnSync(join(root, 'node_modules/.bin/tsc'), ['--noEmit', '-p', config], { encoding: 'utf8' });
+    const tsc = spawnSync(join(root, 'node_modules/typescript/bin/tsc'), ['--noEmit', '-p', config], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   });

@@ -20,7 +20,7 @@ const docs = documentationPages().map(readPage).join('\n');
 const TEST_MODE_ONLY = new Set(['POST /api/test/clock']);
 
 type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> };
-type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>> };
+type OpenApi = { openapi: string; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, unknown> } };
 
 /** `METHOD /path` as the docs write it, with `:param` for a path parameter. */
 function routesInDocs(text: string): Set<string> {
@@ -46,6 +46,10 @@ function errorCodesInDocument(document: OpenApi): Map<ErrorCode, Set<number>> {
     if (Array.isArray(value)) for (const item of value) walk(item, status);
     else if (value !== null && typeof value === 'object') {
       const object = value as Record<string, unknown>;
+      // A shape named once under components.schemas counts wherever a route refers to it; but not
+      // Error, every error's shape, which lists every code: an answer lists its route's own.
+      const named = typeof object.$ref === 'string' ? /^#\/components\/schemas\/(\w+)$/.exec(object.$ref)?.[1] : undefined;
+      if (named !== undefined && named !== 'Error') walk(document.components?.schemas?.[named], status);
       const code = (object.properties as Record<string, { properties?: { code?: { enum?: string[] } } }> | undefined)?.error?.properties?.code?.enum;
       for (const c of code ?? []) {
         const known = c as ErrorCode;

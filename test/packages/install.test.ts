@@ -112,7 +112,7 @@ describe.concurrent('the packages installed from their tarballs', { timeout: 40_
       typeRoots: [join(root, 'node_modules/@types')],
     };
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }));
-    const checked = await run(join(root, 'node_modules/.bin/tsc'), ['-p', app]).catch((error: { stdout: string }) => error);
+    const checked = await run(join(root, 'node_modules/typescript/bin/tsc'), ['-p', app]).catch((error: { stdout: string }) => error);
     expect(checked.stdout).toBe('');
     const installed = join(app, 'node_modules/@interlock-placeholder');
     const declarations = readdirSync(installed, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.d.ts'));
