@@ -62,6 +62,7 @@ export async function mcpRoute(scope: FastifyInstance, opts: { services: Service
       onRequest: checkAgent,
       schema: {
         ...agents,
+        operationId: 'callMcp',
         summary: "MCP over Streamable HTTP: Interlock's four tools for hosted agents",
         description:
           'The tools request_refund, get_refund, wait_for_decision and verify_receipt, as the stdio server has them (docs/agents/mcp.md). ' +
@@ -108,6 +109,6 @@ export async function mcpRoute(scope: FastifyInstance, opts: { services: Service
     reply.header('allow', 'POST');
     throw new AppError('method_not_allowed', POST_ONLY);
   };
-  scope.get(MCP_PATH, { schema: notAllowed }, refuse);
-  scope.delete(MCP_PATH, { schema: notAllowed }, refuse);
+  scope.get(MCP_PATH, { schema: { ...notAllowed, operationId: 'openMcpStream' } }, refuse);
+  scope.delete(MCP_PATH, { schema: { ...notAllowed, operationId: 'endMcpSession' } }, refuse);
 }
