@@ -29,8 +29,8 @@ export interface CliOutcome {
   stderr: string;
 }
 
-/** Run the verifier on command-line arguments (without `node` and the script path); `env` gives DATABASE_URL for --database. */
-export async function runVerifyCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliOutcome> {
+/** Run the verifier on command-line arguments (without `node` and the script path); `env` gives DATABASE_URL for --database (the process's own when run as `npm run verify`). */
+export async function runVerifyCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliOutcome> {
   try {
     if (args.includes('--journal') || args.includes('--database')) return await runJournalMode(args, env);
     const { receiptPath, keys } = readArguments(args);
@@ -169,7 +169,7 @@ function readTextFile(path: string, what: string): string {
 
 if (isMainModule(import.meta.url)) {
   endQuietlyWhenPipeCloses(process.stdout);
-  const outcome = await runVerifyCli(process.argv.slice(2));
+  const outcome = await runVerifyCli(process.argv.slice(2), process.env);
   process.stdout.write(outcome.stdout);
   process.stderr.write(outcome.stderr);
   process.exitCode = outcome.exitCode;

@@ -152,7 +152,8 @@ describe('the server and its environment', () => {
   // audit export (server/export/export-cli.ts, `npm run export`, which hands it to runExportCli)
   // are other processes, with variables of their own; so is `npm run reload` (server/app/reload-cli.ts),
   // which reads the server's own environment through parseEnv to find its data folder, and so is
-  // `npm run migrate` (server/app/migrate-cli.ts), and `npm run rebuild-views` (server/views/rebuild-cli.ts). server/cli.ts reads how npm started a tool
+  // `npm run migrate` (server/app/migrate-cli.ts), `npm run rebuild-views` (server/views/rebuild-cli.ts),
+  // and `npm run verify` (server/receipts/verify-cli.ts: DATABASE_URL for --database). server/cli.ts reads how npm started a tool
   // (npm_lifecycle_event), to name that command in the tool's usage.
   it('no server module reads process.env but main.ts, to hand it to parseEnv', () => {
     const sources = (dir: string): string[] =>
@@ -161,7 +162,7 @@ describe('the server and its environment', () => {
         return statSync(join(root, path)).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
       });
     const readers = sources('server').filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
-    expect(readers.sort()).toEqual(['server/app/migrate-cli.ts', 'server/app/reload-cli.ts', 'server/backup/backup-cli.ts', 'server/cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/sandbox/main.ts', 'server/views/rebuild-cli.ts']);
+    expect(readers.sort()).toEqual(['server/app/migrate-cli.ts', 'server/app/reload-cli.ts', 'server/backup/backup-cli.ts', 'server/cli.ts', 'server/export/export-cli.ts', 'server/main.ts', 'server/mcp/main.ts', 'server/receipts/verify-cli.ts', 'server/sandbox/main.ts', 'server/views/rebuild-cli.ts']);
     expect(readFileSync(join(root, 'server/main.ts'), 'utf8').match(/.*process\.env\b.*/g)).toEqual(['  await answerSignals(startInterlock(parseEnv(process.env)));']);
   });
 });
