@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { HistorySize } from './history-args.ts';
+import { HISTORY_ENTRIES, type HistorySize } from './history-args.ts';
 import { ensureJournals } from './history-journals.ts';
 import type { BenchCluster } from './pg-cluster.ts';
 import type { Plan } from './stages.ts';
@@ -16,10 +16,13 @@ export const KEPT_JOURNALS = '/var/tmp/hist';
 /** Rows sent to COPY between two waits for the pipe to drain. */
 const ROWS_PER_WRITE = 500;
 
-/** The SQLite journal of `size` entries: a kept one when it holds that many, else one generated in `dir`. */
+/**
+ * The SQLite journal of `size` entries: at the full run's sizes a kept one when it holds that many,
+ * else (and always in a smoke run, whose sizes are tiny) one generated in `dir`.
+ */
 export async function sqliteJournalOf(plan: Plan, dir: string, size: HistorySize): Promise<string> {
   const kept = path.join(KEPT_JOURNALS, `journal-${size}.sqlite`);
-  if (fs.existsSync(kept) && countOf(kept) >= plan.historyEntries[size]) return kept;
+  if (plan.historyEntries[size] >= HISTORY_ENTRIES[size] && fs.existsSync(kept) && countOf(kept) >= plan.historyEntries[size]) return kept;
   const journals = await ensureJournals(path.join(dir, 'pg-journals'), [size], plan.historyEntries);
   return journals.files[size]!;
 }
