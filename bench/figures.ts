@@ -1,6 +1,7 @@
 import { configuredCapacity, floorS, stripeCapacity } from './burst-floor.ts';
 import { FULL } from './plans.ts';
 import { HISTORY_HEADLINE, HISTORY_INFO } from './history-figures.ts';
+import { PG_HEADLINE, PG_INFO } from './pg-figures.ts';
 import type { FigureName } from './report.ts';
 
 /** How each figure is read: its unit and what was measured. */
@@ -92,6 +93,7 @@ export const HEADLINE_INFO: Record<FigureName, FigureInfo> = {
   },
   ledger_csv_s_1m: { unit: 's', what: 'GET /api/ledger.csv of the 1M-entry journal, every row, from a real server process (started over a copy of it) until the last byte arrived' },
   ...(Object.fromEntries(HISTORY_HEADLINE.map((name) => [name, HISTORY_INFO[name]!])) as Record<(typeof HISTORY_HEADLINE)[number], FigureInfo>),
+  ...(Object.fromEntries(PG_HEADLINE.map((name) => [name, PG_INFO[name]!])) as Record<(typeof PG_HEADLINE)[number], FigureInfo>),
   ledger_csv_rss_growth_mib_1m: { unit: 'MiB', what: "the server process's peak RSS during that download minus its RSS just before; the first download after start-up is the first repetition (VmRSS from /proc, sampled every 20 ms)" },
 };
 
@@ -170,6 +172,8 @@ export const DETAIL_INFO: Record<string, FigureInfo> = {
   sim_seeds_per_s: { unit: '/s', what: 'seeds of the whole-system simulator (npm run simulate), 1,000 per repetition, one process' },
   // The history stage's figures at the sizes the page does not headline (the 1M ledger CSV is the ledger stage's).
   ...Object.fromEntries(Object.entries(HISTORY_INFO).filter(([name]) => !(HISTORY_HEADLINE as readonly string[]).includes(name) && name !== 'ledger_csv_rss_growth_mib_1m')),
+  // The postgres stage's figures the page does not headline.
+  ...Object.fromEntries(Object.entries(PG_INFO).filter(([name]) => !(PG_HEADLINE as readonly string[]).includes(name))),
 };
 
 /** Every figure the history stage owns, headline and detail. */

@@ -3,6 +3,7 @@ import { CALLS_PER_ROUTINE_REFUND, configuredCapacity, floorS, SETTLE_OVER_FLOOR
 import { HEADLINE_INFO } from './figures.ts';
 import { HISTORY_HEADLINE } from './history-figures.ts';
 import { FULL } from './plans.ts';
+import { PG_DETAIL_TARGETS, PG_HEADLINE, PG_TARGETS } from './pg-figures.ts';
 
 /** Where `npm run bench` writes; `--smoke` writes nothing. */
 export const BENCH_JSON = fileURLToPath(new URL('../results/bench.json', import.meta.url));
@@ -43,12 +44,13 @@ export const FIGURE_NAMES = [
   'ledger_csv_s_1m',
   'ledger_csv_rss_growth_mib_1m',
   ...HISTORY_HEADLINE,
+  ...PG_HEADLINE,
 ] as const;
 /** One headline figure's name. */
 export type FigureName = (typeof FIGURE_NAMES)[number];
 
 /** The parts of the page, in the order it shows them: what each group of figures measures. */
-export const REPORT_SECTIONS = ['in_process', 'http_without_limits', 'stripe_limits', 'overload', 'start_up', 'history', 'receipts', 'people', 'ledger'] as const;
+export const REPORT_SECTIONS = ['in_process', 'http_without_limits', 'stripe_limits', 'overload', 'start_up', 'history', 'receipts', 'people', 'ledger', 'postgresql'] as const;
 /** One part of the page. */
 export type ReportSection = (typeof REPORT_SECTIONS)[number];
 
@@ -79,6 +81,11 @@ export const SECTION_TEXT: Record<ReportSection, { heading: string; about: strin
   receipts: { heading: 'Receipts', about: 'Receipts of realistic chains, signed and verified in process.' },
   people: { heading: 'What reaches people', about: "Escalations reaching their group's email and chat, and a refund made by hand reaching an open inbox, each with the shipped config." },
   ledger: { heading: 'The ledger CSV', about: 'The finance ledger of the 1M-entry journal, downloaded from a server process.' },
+  postgresql: {
+    heading: 'Interlock on PostgreSQL',
+    about:
+      "Servers on one PostgreSQL 15 database (`DATABASE_URL`), on a cluster the stage starts with PostgreSQL's durable defaults (fsync and synchronous_commit on), measured as the SQLite stages above measure one server on a file (stage `postgres`): each figure names the SQLite figure it stands beside, and the notes compare them.",
+  },
 };
 
 /** The part of the page each headline figure is shown in. */
@@ -116,6 +123,7 @@ export const FIGURE_SECTION: Record<FigureName, ReportSection> = {
   ledger_csv_s_1m: 'ledger',
   ledger_csv_rss_growth_mib_1m: 'ledger',
   ...(Object.fromEntries(HISTORY_HEADLINE.map((name) => [name, 'history'])) as Record<(typeof HISTORY_HEADLINE)[number], 'history'>),
+  ...(Object.fromEntries(PG_HEADLINE.map((name) => [name, 'postgresql'])) as Record<(typeof PG_HEADLINE)[number], 'postgresql'>),
 };
 
 /** A bound a figure must meet: at least (`>=`) or at most (`<=`) `value`. */
@@ -132,6 +140,7 @@ export const DETAIL_TARGETS: Readonly<Record<string, Target>> = {
   burst_not_committed: { op: '<=', value: 0 },
   // Under a flood every agent is answered or shed with 429 and Retry-After: never a 5xx, never cut off.
   overload_failed: { op: '<=', value: 0 },
+  ...PG_DETAIL_TARGETS,
 };
 
 /** The targets of the issue, one per figure that has one. */
@@ -172,6 +181,7 @@ export const TARGETS: Partial<Record<FigureName, Target>> = {
   ledger_first_page_ms_10m: { op: '<=', value: 200 },
   scoreboard_first_page_ms_10m: { op: '<=', value: 200 },
   ledger_csv_rss_growth_mib_10m: { op: '<=', value: 64, every: true },
+  ...Object.fromEntries(Object.entries(PG_TARGETS).filter(([, target]) => target !== undefined)),
 };
 
 /** One measured figure: the median of its repetitions, their spread, and its target. */

@@ -7,6 +7,8 @@
 //   recorded over results/bench.json's, the stage run named in results/bench.md with its own time and load.
 // `npm run bench -- --only history [--sizes 100k,1m] [--journals <dir>]`: start-up and memory over journals of
 //   100k, 1M and 10M entries (every size unless --sizes), reused from <dir> and any missing generated there.
+// `npm run bench -- --only postgres [--sizes 100k,1m]`: Interlock on a PostgreSQL 15 cluster of the stage's own (fsync on),
+//   one and two servers on one database, and start-up and memory over journals of 100k entries (and 1M when asked).
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +23,8 @@ import { copyJournal, type Templates } from './journal-gen.ts';
 import { STATIC_NOTES } from './notes.ts';
 import { staleChipStage } from './stale-chip.ts';
 import { stripeLimitsStage } from './stripe-limits.ts';
+import { PG_FIGURES } from './pg-figures.ts';
+import { postgresStage } from './pg-stage.ts';
 import { ledgerStage } from './ledger.ts';
 import { outboxStage } from './outbox.ts';
 import { overloadStage } from './overload.ts';
@@ -64,7 +68,7 @@ const smoke = process.argv.includes('--smoke');
 const record = process.argv.includes('--record');
 const plan = smoke ? SMOKE : FULL;
 /** The stages `--only` can run by themselves: the others need what one of these leaves. */
-const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'overload', 'outbox', 'stale-chip', 'rebuild', 'history'] as const;
+const ONLY_STAGES = ['fsync', 'simulate', 'gate', 'http-without-limits', 'stripe-limits', 'overload', 'outbox', 'stale-chip', 'rebuild', 'history', 'postgres'] as const;
 const only = readOnly();
 if (record && (only === null || smoke)) {
   process.stderr.write('--record takes --only <stage> and a full-size run (not --smoke)\n');
@@ -93,6 +97,7 @@ function readKeptJournals(): string | null {
   const at = process.argv.indexOf('--journals');
   const dir = at === -1 ? undefined : process.argv[at + 1];
   if (only === 'history') return null;
+  if (only === 'postgres' && dir === undefined) return null;
   if ((only === 'rebuild') !== (dir !== undefined)) {
     process.stderr.write('--only rebuild takes --journals <dir> (made by tsx bench/journals.ts <dir>), and only it and --only history do\n');
     process.exit(2);
@@ -105,7 +110,7 @@ function readHistoryArgs(): ReturnType<typeof parseHistoryArgs> {
   try {
     const args = parseHistoryArgs(process.argv);
     if (only !== 'history' && (args.journals !== null || process.argv.includes('--sizes'))) {
-      if (process.argv.includes('--sizes')) throw new HistoryRefusal('bad_sizes', '--sizes is taken by --only history alone');
+      if (process.argv.includes('--sizes') && only !== 'postgres') throw new HistoryRefusal('bad_sizes', '--sizes is taken by --only history and --only postgres alone');
       return { ...args, journals: null };
     }
     return args;
@@ -177,9 +182,16 @@ async function runHistory(dir: string): Promise<void> {
   for (const [name, why] of Object.entries(history.failures)) errors.set(name, why);
 }
 
+/** The journal sizes of the postgres stage: 100k, or those `--sizes` names with `--only postgres`. */
+const PG_SIZES = only === 'postgres' && process.argv.includes('--sizes') ? historyArgs.sizes : (['100k'] as const);
+
 async function runAll(dir: string): Promise<void> {
   if (only === 'history') {
     await runHistory(dir);
+    return;
+  }
+  if (only === 'postgres') {
+    merge(await stage('postgres', PG_FIGURES, () => postgresStage(plan, dir, PG_SIZES)));
     return;
   }
   merge(await stage('fsync', ['fsync_per_s', 'journal_rows_per_s_raw', 'journal_rows_per_s_raw_sealed', 'global_chain_us_per_entry'], () => fsyncStage(plan, dir)));
@@ -206,6 +218,7 @@ async function runAll(dir: string): Promise<void> {
   merge(await stage('overload', OVERLOAD_FIGURES, () => overloadStage(plan, dir)));
   merge(await stage('outbox', NOTIFY_FIGURES, () => outboxStage(plan, dir)));
   merge(await stage('stale-chip', STALE_FIGURES, () => staleChipStage(plan, dir)));
+  merge(await stage('postgres', PG_FIGURES, () => postgresStage(plan, dir, PG_SIZES)));
   if (templates) {
     const found = templates;
     merge(await stage('verify', ['verify_receipts_per_s'], () => verifyStage(plan, dir, found)));
@@ -304,7 +317,7 @@ function commandLine(): string {
   const flags = [
     ...(smoke ? ['--smoke'] : []),
     ...(only === null ? [] : ['--only', only]),
-    ...(only === 'history' && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
+    ...((only === 'history' || only === 'postgres') && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
     ...(keptJournals === null && historyArgs.journals === null ? [] : ['--journals', '<dir>']),
     ...(record ? ['--record'] : []),
   ];

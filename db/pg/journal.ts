@@ -6,6 +6,8 @@ import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
 import { entryRows, insertValues, run } from './journal-queries.ts';
 import { checkIn, checkOut, inTransaction, portErrorOfPg } from './pool.ts';
+import { lockHeldSince } from './timings.ts';
+import { performance } from 'node:perf_hooks';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
 export interface Head {
@@ -91,13 +93,17 @@ export class PgJournal extends ChainedJournal<PgTx> {
   async #write<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
     const client = await checkOut(this.#pool);
     let broken: Error | undefined;
+    let lockedAtMs: number | null = null;
     try {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const from = await this.lockHead(client);
+      lockedAtMs = performance.now();
       const tx: PgTx = { client, head: { ...from }, rowSeq: from.seq };
       const result = await fn(tx);
       await this.moveHead(tx, from);
       await commit(client);
+      lockHeldSince(lockedAtMs);
+      lockedAtMs = null;
       if (tx.head!.seq > from.seq) this.#committed(tx.head!.seq);
       return result;
     } catch (error) {
@@ -105,6 +111,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;
       });
+      if (lockedAtMs !== null) lockHeldSince(lockedAtMs);
       throw error;
     } finally {
       checkIn(client, broken);

@@ -1,5 +1,7 @@
 import pg from 'pg';
+import { performance } from 'node:perf_hooks';
 import { StoreBusyError, StoreClosedError, StoreUnavailableError } from '../port/errors.ts';
+import { mustWait, poolWaitedSince } from './timings.ts';
 
 // The connections to PostgreSQL: one pool per process and role, every client of it set up alike.
 
@@ -84,11 +86,14 @@ const ignoreError = () => {};
  */
 export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
   let client: pg.PoolClient;
+  // Only a checkout that finds every connection busy is timed: the pool's queue.
+  const waitFromMs = mustWait(pool) ? performance.now() : null;
   try {
     client = await pool.connect();
   } catch (error) {
     throw portErrorOfPg(error);
   }
+  if (waitFromMs !== null) poolWaitedSince(waitFromMs);
   client.on('error', ignoreError);
   return client;
 }

@@ -7,6 +7,7 @@ import { JournalUnavailableError } from '../views/failures.ts';
 import { itemFigures } from './figures.ts';
 import type { RefundOutcomeCounts } from './refund-outcomes.ts';
 import type { WholePassCounts } from '../integrity/whole-pass.ts';
+import { pgTimingsRegistry } from '../../db/pg/timings.ts';
 
 /** What the metrics read, all of it already kept by the services. */
 /** What the admission check reports of itself (server/http/overload.ts), as the figures read it. */
@@ -150,7 +151,7 @@ export class InterlockMetrics {
   /** Every metric, read now, in Prometheus' text format. */
   async scrape(): Promise<{ contentType: string; text: string }> {
     await this.#read();
-    const merged = Registry.merge([processMetrics(), this.#registry]);
+    const merged = Registry.merge([processMetrics(), pgTimingsRegistry, this.#registry]);
     return { contentType: this.#registry.contentType, text: await merged.metrics() };
   }
 
