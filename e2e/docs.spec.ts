@@ -23,7 +23,7 @@ test('the API docs page renders every route of the document, with no serious or 
   await expect(page.getByText('conflicting_payload').first()).toBeVisible();
   // The page as it opens is scanned whole by the 390 px sweep (a11y-sweep.spec.ts); here, what
   // opening an operation adds (a scan of the whole page open costs about 20 s).
-  await expectAccessible(page, 'the API docs with an operation open', '#operations-agents-post_v1_refunds');
+  await expectAccessible(page, 'the API docs with an operation open', '#operations-agents-createRefund');
   await shoot(page, 'api-docs');
   expect(blocked.filter((text) => /Content Security Policy|Refused to/.test(text))).toEqual([]);
 });

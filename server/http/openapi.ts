@@ -62,14 +62,16 @@ export async function openApi(app: FastifyInstance, options: OpenApiOptions): Pr
   });
   // BaseLayout drops Swagger UI's top bar (a URL field without a label, a logo without alt text);
   // no deep links, whose anchors sat inside each operation's toggle button; examples as plain
-  // text, since the highlighter's colours fail contrast. docs-theme.ts mends the colours.
+  // text, since the highlighter's colours fail contrast. docs-theme.ts mends the colours. No list
+  // of the named shapes at the end (each operation shows its own, expanded): its expand buttons
+  // fail contrast, and a generator reads them from the document, not from this page.
   await app.register(async (docs) => {
     declarePublic(docs, 'the API reference page: the same for everyone');
     await docs.register(fastifySwaggerUi, {
       routePrefix: DOCS_PATH,
       staticCSP: false,
       theme: { title: 'Interlock API reference', css: [{ filename: 'interlock-docs.css', content: DOCS_THEME_CSS }] },
-      uiConfig: { docExpansion: 'list', deepLinking: false, layout: 'BaseLayout', syntaxHighlight: false },
+      uiConfig: { docExpansion: 'list', deepLinking: false, layout: 'BaseLayout', syntaxHighlight: false, defaultModelsExpandDepth: -1 },
     });
   });
   const documentSchema = {
