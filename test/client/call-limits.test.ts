@@ -112,9 +112,17 @@ describe('typed client: AbortSignal', () => {
     const pi = await live.world.payment(10_000);
     live.world.sandbox.setFault({ on: 'refund_create', action: 'delay', delayMs: 3_000, times: 1 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the server holds the request (its send waits on Stripe): a fixed 100 ms could
+    // end it before a loaded server had read it, and then nothing is written, as below.
+    const entries = await live.world.entryCount();
+    const abortOnceHeld = setInterval(() => {
+      void live.world.entryCount().then((now) => {
+        if (now > entries) controller.abort();
+      });
+    }, 20);
     const startedMs = Date.now();
     const error = await thrown(client.requestRefund({ request_id: 'abort-1', payment_intent: pi, amount: 2_000 }, { signal: controller.signal }));
+    clearInterval(abortOnceHeld);
     expect(Date.now() - startedMs).toBeLessThan(2_000);
     expect(error).toBeInstanceOf(AbortedError);
     expect(error).toMatchObject({ code: 'aborted' });
