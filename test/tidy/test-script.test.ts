@@ -45,6 +45,9 @@ function layout(root = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-test-scr
   fs.writeFileSync(path.join(root, 'scripts/ensure-postgres.sh'), ensurePostgres);
   fs.writeFileSync(path.join(root, 'e2e/one.spec.ts'), '');
   fs.writeFileSync(path.join(root, 'bin/npx'), FAKE_NPX, { mode: 0o755 });
+  // The type-check runs the project's TypeScript by path (node node_modules/typescript/bin/tsc): one that passes.
+  fs.mkdirSync(path.join(root, 'node_modules/typescript/bin'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'node_modules/typescript/bin/tsc'), '// a type-check that finds nothing\n');
   return root;
 }
 
