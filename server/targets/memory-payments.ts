@@ -1,11 +1,10 @@
 import type { Dispatched } from '../../shared/entries.ts';
 import { isJsonObject, type Json, type JsonObject } from '../../shared/json.ts';
 import { limits } from '../../shared/limits.ts';
-import { parseRefundEffect, refundEffectFault } from '../refunds/effect.ts';
+import { effectAmountOf, parseRefundEffect, refundEffectFault } from '../refunds/effect.ts';
 import { diffFacts, judgeRefundFacts, repairsThatFit } from '../gate/premises.ts';
 import { type ExplainOptions, type Explained, SimulatedCrash, type Target, TargetRejectedError, type Tier } from '../gate/target.ts';
 import type { PaymentFacts } from './stripe-refunds.ts';
-import { effectAmountOf } from '../refunds/effect.ts';
 
 /** An order the simulated payments service can refund. */
 export interface Order {
@@ -230,8 +229,10 @@ export class MemoryRefunds implements Target {
   }
 
   async apply(effectId: string, effect: JsonObject): Promise<JsonObject> {
-    const paymentIntent = effect.payment_intent as string;
-    const amountCents = effect.amount as number;
+    // Checked by invalidEffect before anything is written: a refund it is, read as one.
+    const asked = parseRefundEffect(effect);
+    if (asked === null) throw new TargetRejectedError('400 parameter_invalid: a refund effect has exactly payment_intent and amount');
+    const { payment_intent: paymentIntent, amount: amountCents } = asked;
     if (this.tier === 1) {
       const keyed = this.#keys.get(effectId);
       if (keyed && this.wallClockMs() - keyed.atMs < this.dedupWindowMs) {
@@ -286,7 +287,7 @@ export class MemoryRefunds implements Target {
       return { violations: ['the recorded facts are about another payment'], changes: [], repairs: [] };
     }
     const now = this.capture(premises.payment_intent, effectId, options.reserved);
-    return judgeRefundFacts(premises, now, effect.amount as number, options.headroom === true);
+    return judgeRefundFacts(premises, now, effectAmountOf(effect) ?? 0, options.headroom === true);
   }
 
   async explain(premises: Json, effectId: string, effect: JsonObject, options: ExplainOptions = {}): Promise<Explained> {
