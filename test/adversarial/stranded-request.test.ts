@@ -50,13 +50,16 @@ describe('a routine refund whose facts read fails at the gate', () => {
     // ...one after the claim's lifetime takes it up again.
     offsetMs += w.services.gate.claimTtlMs + 1_000;
     stop = startTicker(w.services, () => {});
-    await new Promise((r) => setTimeout(r, 300));
-    stop();
-
-    const views = await w.services.views.current();
+    // Until it is sent or queued (300 ms sufficed quiet; a loaded run had it DISPATCHED then, not yet sent).
     const everyGroup = new Set(Object.keys(w.services.config.groups));
-    const queued = views.inbox.queue(everyGroup).some((item) => item.effect_id === effectId);
-    const sent = w.sandbox.refunds(pi).length > 0;
+    let queued = false;
+    let sent = false;
+    for (const untilMs = Date.now() + 10_000; !(queued || sent) && Date.now() < untilMs; await new Promise((r) => setTimeout(r, 50))) {
+      const views = await w.services.views.current();
+      queued = views.inbox.queue(everyGroup).some((item) => item.effect_id === effectId);
+      sent = w.sandbox.refunds(pi).length > 0;
+    }
+    stop();
     // Today: neither. The chain is PROPOSED, AUTHORIZED and nothing else.
     const kinds = (await w.services.journal.entries(effectId)).map((e) => e.kind);
     expect(queued || sent, `queued ${queued}, sent ${sent}, chain ${kinds.join(' ')}`).toBe(true);
