@@ -81,9 +81,11 @@ function copyPlain(value: unknown, depth: number): Json | undefined {
       const prototype = Object.getPrototypeOf(value);
       if (prototype !== Object.prototype && prototype !== null) throw handOver;
       const out: { [key: string]: Json } = {};
-      for (const key of Object.keys(value)) {
-        // A toJSON method changes what JSON writes; a __proto__ key would set the copy's prototype.
-        if (key === 'toJSON' || key === '__proto__') throw handOver;
+      const keys = Object.keys(value);
+      // A toJSON method changes what JSON writes (before any member is read: a member it hides may
+      // have no JSON form); a __proto__ key would set the copy's prototype.
+      if (keys.includes('toJSON') || keys.includes('__proto__')) throw handOver;
+      for (const key of keys) {
         const member = copyPlain((value as Record<string, unknown>)[key], depth + 1);
         if (member !== undefined) out[key] = member;
       }
