@@ -10,7 +10,9 @@ import type { Viewer } from '../../shared/api.ts';
 // and forgets another server's viewers once that server has not told them for three periods.
 
 const ITEM = 'a1b2c3d4e5f6';
-const ANNOUNCE_MS = 40;
+// Long enough that a loaded machine's late timers (a stall of a few hundred ms in a full test run)
+// do not pass three periods while the announcing server lives.
+const ANNOUNCE_MS = 250;
 
 const stops: Array<() => void> = [];
 afterEach(() => {
