@@ -1,5 +1,5 @@
 import { StoreClosedError } from '../port/errors.ts';
-import { type ListenState, refuseBadSignal, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
+import { type ListenState, refuseBadSignal, type SignalChannel, type SignalListener, SignalListeners, type Signals, tellEach } from '../port/signals.ts';
 
 /**
  * Signals inside one process, for a storage in memory or on SQLite: every subscriber of the
@@ -8,32 +8,24 @@ import { type ListenState, refuseBadSignal, type SignalChannel, type SignalListe
  * process on the same SQLite file finds new entries by polling the journal.
  */
 export class MemorySignals implements Signals {
-  readonly #listeners = new Map<SignalChannel, Set<SignalListener>>();
+  readonly #listeners = new SignalListeners();
   #closed = false;
 
   async publish(channel: SignalChannel, payload: string): Promise<void> {
     refuseBadSignal(channel, payload);
     if (this.#closed) throw new StoreClosedError('the storage is closed');
-    const listeners = [...(this.#listeners.get(channel) ?? [])];
+    const listeners = [...this.#listeners.of(channel)];
     // Those subscribed when it was told, and still subscribed when it arrives.
     setImmediate(() => {
-      const now = this.#listeners.get(channel);
-      if (!this.#closed && now !== undefined) tellEach(listeners.filter((listener) => now.has(listener)), payload);
+      const now = this.#listeners.of(channel);
+      if (!this.#closed) tellEach(listeners.filter((listener) => now.has(listener)), payload);
     });
   }
 
   async subscribe(channel: SignalChannel, listener: SignalListener): Promise<() => void> {
     refuseBadSignal(channel, '');
     if (this.#closed) throw new StoreClosedError('the storage is closed');
-    // Each subscription is its own, even of one function twice.
-    const own: SignalListener = (payload) => listener(payload);
-    let set = this.#listeners.get(channel);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(channel, set);
-    }
-    set.add(own);
-    return () => void set.delete(own);
+    return this.#listeners.add(channel, listener);
   }
 
   onReconnect(_hook: () => void): () => void {

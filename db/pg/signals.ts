@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { StoreClosedError } from '../port/errors.ts';
-import { type ListenState, refuseBadSignal, SIGNAL_CHANNELS, type SignalChannel, type SignalListener, type Signals, tellEach } from '../port/signals.ts';
+import { type ListenState, refuseBadSignal, SIGNAL_CHANNELS, type SignalChannel, type SignalListener, SignalListeners, type Signals, tellEach } from '../port/signals.ts';
 import { pgQuery } from './pool.ts';
 
 // Signals between the servers on one PostgreSQL database, by LISTEN/NOTIFY. A signal is published
@@ -35,7 +35,7 @@ export interface PgSignalsOptions {
 export class PgSignals implements Signals {
   readonly #options: Required<Omit<PgSignalsOptions, 'pool' | 'listenUrl'>> & Pick<PgSignalsOptions, 'pool' | 'listenUrl'>;
   /** By channel's name, as a notification names it. */
-  readonly #listeners = new Map<string, Set<SignalListener>>();
+  readonly #listeners = new SignalListeners();
   readonly #hooks = new Set<() => void>();
   readonly #stateHooks = new Set<(state: ListenState) => void>();
   /** Since when (wall ms) the listening connection could not be opened, and why; null while it is open or being made. */
@@ -60,15 +60,9 @@ export class PgSignals implements Signals {
   async subscribe(channel: SignalChannel, listener: SignalListener): Promise<() => void> {
     refuseBadSignal(channel, '');
     if (this.#closed) throw new StoreClosedError('the storage is closed');
-    const own: SignalListener = (payload) => listener(payload);
-    let set = this.#listeners.get(channel);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(channel, set);
-    }
-    set.add(own);
+    const remove = this.#listeners.add(channel, listener);
     await this.#listening();
-    return () => void set.delete(own);
+    return remove;
   }
 
   onReconnect(hook: () => void): () => void {
@@ -169,8 +163,7 @@ export class PgSignals implements Signals {
       keepAlive: true,
     });
     client.on('notification', (message) => {
-      const listeners = this.#listeners.get(message.channel);
-      if (listeners !== undefined) tellEach(listeners, message.payload ?? '');
+      tellEach(this.#listeners.of(message.channel), message.payload ?? '');
     });
     return client;
   }

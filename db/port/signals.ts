@@ -72,3 +72,33 @@ export function tellEach<A extends unknown[]>(listeners: Iterable<(...args: A) =
     }
   }
 }
+
+/**
+ * The listeners of a store's signals, by channel: each subscription its own, even of one function
+ * twice, and removed by the function `add` answers. Both stores keep theirs in one.
+ */
+export class SignalListeners {
+  readonly #byChannel = new Map<string, Set<SignalListener>>();
+
+  /** Add a subscription of `listener` to `channel`; the answer removes it. */
+  add(channel: SignalChannel, listener: SignalListener): () => void {
+    const own: SignalListener = (payload) => listener(payload);
+    let set = this.#byChannel.get(channel);
+    if (set === undefined) {
+      set = new Set();
+      this.#byChannel.set(channel, set);
+    }
+    set.add(own);
+    return () => void set.delete(own);
+  }
+
+  /** The subscriptions of `channel` now (empty for a channel nobody subscribed to). */
+  of(channel: string): ReadonlySet<SignalListener> {
+    return this.#byChannel.get(channel) ?? new Set();
+  }
+
+  /** Remove every subscription. */
+  clear(): void {
+    this.#byChannel.clear();
+  }
+}
