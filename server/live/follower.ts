@@ -86,13 +86,12 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
 
   /**
    * `afterPage` is awaited after each page of entries is applied, before the next is read, and
-   * once more at the end of each catch-up (before `caughtUp`, with `ended` true): what the entries'
-   * owners write of them (the derived tables) goes out a page at a time, or several pages at a
-   * time when the owner waits for more, and nothing is owed when a catch-up ends.
+   * once more at the end of each catch-up (before `caughtUp`): what the entries' owners write of
+   * them (the derived tables) goes out a page at a time, and nothing is owed when a catch-up ends.
    */
   constructor(
     private readonly journal: JournalStore,
-    private readonly afterPage: (ended: boolean) => Promise<void> = async () => {},
+    private readonly afterPage: () => Promise<void> = async () => {},
     options: FollowerOptions = {},
   ) {
     super();
@@ -171,12 +170,12 @@ export class JournalFollower extends EventEmitter<FollowerEvents> {
               this.emit('entry', entry, seq);
             }
             this.#released.clear();
-            await this.afterPage(false);
+            await this.afterPage();
           }
           // Asked for again while the seal was read or the last page written: read again, or
           // that ask would resolve without what was durable before it.
           await this.#holdHead();
-          await this.afterPage(true);
+          await this.afterPage();
         } while (this.#again);
         this.emit('caughtUp', this.#seq);
       } finally {

@@ -14,14 +14,6 @@ import type { StartCheckpoints, StartFrom } from './start-position.ts';
  */
 export const BUSY_RETRY_DELAYS_MS: readonly number[] = [50, 100, 200];
 
-/**
- * Entries the start's catch-up of kept tables folds before it writes them, at most: the tail a
- * crash left (10,000 entries in the history bench) goes in one batch, one transaction and one
- * commit, where a batch a page spent most of that catch-up beginning and committing; a longer
- * tail goes in batches this long, which bounds what the views hold in memory meanwhile.
- */
-export const START_BATCH_ENTRIES = 50_000;
-
 /** What the views log: pino's (and so Fastify's) `(fields, message)` calls. */
 export interface ViewsLog {
   fatal(fields: object, message: string): void;

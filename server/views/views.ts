@@ -12,7 +12,7 @@ import { BatchChainReads, type BusyRetries, catchUpRetrying, Polling, sleepMs } 
 import { ChainsMoved, type ChainsMovedListener } from './chains-moved.ts';
 import { failureLine, JournalUnavailableError } from './failures.ts';
 import { LiveFeed } from './live-feed.ts';
-import { BUSY_RETRY_DELAYS_MS, type CaughtUp, START_BATCH_ENTRIES, type ViewsLog, type ViewsOptions } from './options.ts';
+import { BUSY_RETRY_DELAYS_MS, type CaughtUp, type ViewsLog, type ViewsOptions } from './options.ts';
 import { type RebuildProgress, RebuildAtStart } from './rebuild-progress.ts';
 import { checkpointStart, type StartCheckpoints, type StartFrom } from './start-position.ts';
 import { TableViews } from './table-views.ts';
@@ -20,7 +20,7 @@ import { VerifiedChains } from './verified-chains.ts';
 import { tablesVersion } from './version.ts';
 import { DerivedWriter, type TablesFound } from './writer.ts';
 
-export { BUSY_RETRY_DELAYS_MS, type CaughtUp, START_BATCH_ENTRIES, type ViewsLog, type ViewsOptions } from './options.ts';
+export { BUSY_RETRY_DELAYS_MS, type CaughtUp, type ViewsLog, type ViewsOptions } from './options.ts';
 
 /**
  * Everything people are shown of the journal: the inbox projection, the scoreboard projection
@@ -31,9 +31,8 @@ export { BUSY_RETRY_DELAYS_MS, type CaughtUp, START_BATCH_ENTRIES, type ViewsLog
  * with `JournalUnavailableError` until the process is restarted, and so is every call of the
  * journal the services are given (`journal`), so nothing is written or sent either. The views
  * kept in derived tables (the ledger, the inbox, the scoreboard, the outbox, the config's reloads)
- * are written there a page of entries at a time (the start's catch-up of kept tables, up to
- * START_BATCH_ENTRIES at a time), within the catch-up (writer.ts), so the tables are at least
- * where the views are when `current()` answers.
+ * are written there a page of entries at a time, within the catch-up (writer.ts), so the tables
+ * are at least where the views are when `current()` answers.
  */
 export class Views {
   readonly #follower: JournalFollower;
@@ -57,11 +56,7 @@ export class Views {
   #replaying = false;
 
   constructor(options: ViewsOptions) {
-    this.#follower = new JournalFollower(options.journal, async (ended) => {
-      // The start's catch-up of kept tables writes its pages as one batch (START_BATCH_ENTRIES at
-      // most): one transaction and one commit for the tail a crash left, not one per page. Until
-      // it is written nothing it closed leaves memory, so no view forgets what the tables lack.
-      if (!ended && this.#replaying && !this.#rebuild.running && this.#follower.seq - this.#writer.seq < START_BATCH_ENTRIES) return;
+    this.#follower = new JournalFollower(options.journal, async () => {
       try {
         await this.#writer.flush(() => this.#follower.head);
       } finally {
