@@ -65,18 +65,20 @@ export async function checkJournalAtStart(parts: StartCheckParts): Promise<Start
   if (found.reason === 'missing' && sealed === 0 && parts.seal !== false) await backUpBeforeTables(storage, parts.log);
   await parts.beforeReplay?.(found);
   await replay(views, databaseFile);
-  const stored = await parts.journal.head();
+  // The newest seal as stored, and its global hash (a seal is never changed once written): read
+  // without counting the entries, which would read every one of them.
+  const storedSeq = await parts.journal.newestSeq();
+  const storedHash = storedSeq === 0 ? null : await parts.journal.sealAt(storedSeq);
   // Another process on the same journal may have appended since the replay read its last entry:
   // the replay catches up with everything durable before the head was read, then compares.
   await replay(views, databaseFile);
   const replayed = views.head;
-  const storedSeq = stored?.seq ?? 0;
   const replayedSeq = replayed?.seq ?? 0;
-  if (replayedSeq < storedSeq || (replayedSeq === storedSeq && stored?.globalHash !== replayed?.globalHash)) {
+  if (replayedSeq < storedSeq || (replayedSeq === storedSeq && storedHash !== (replayed?.globalHash ?? null))) {
     // The replay read every entry and recomputed the chain, checking each entry's seal, to its
     // last one; a seal beyond it belongs to an entry that is gone.
-    const site = stored === null ? null : { seq: stored.seq, effectId: 'unknown' };
-    throw new JournalDamagedError('journal_corrupt', `the global chain goes on to seq ${stored?.seq ?? 0} but the entries end at seq ${replayed?.seq ?? 0}: entries were removed from the end`, { site, databaseFile });
+    const site = storedSeq === 0 ? null : { seq: storedSeq, effectId: 'unknown' };
+    throw new JournalDamagedError('journal_corrupt', `the global chain goes on to seq ${storedSeq} but the entries end at seq ${replayedSeq}: entries were removed from the end`, { site, databaseFile });
   }
   return { size: replayed?.size ?? 0, head: replayed?.globalHash ?? null, sealed };
 }

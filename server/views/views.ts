@@ -141,7 +141,8 @@ export class Views {
     try {
       const reason = await this.#writer.open();
       if (reason !== null && this.#rebuild.idle) {
-        const { head } = await this.#writer.find();
+        // Counted only for a rebuild's progress: counting every entry is what a kept start spares.
+        const head = await this.#journal.head();
         this.#rebuild.begin({ reason, size: head?.size ?? 0, entries: () => this.#follower.head?.size ?? 0, log: this.#log });
       }
       await this.#startAtPosition();

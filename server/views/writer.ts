@@ -32,15 +32,18 @@ export interface DerivedSource {
  */
 export type RebuildReason = 'missing' | 'version' | 'ahead' | 'foreign';
 
-/** What the writer reads of the journal to tell whether the tables are its own. */
-export type JournalPosition = Pick<JournalStore, 'head' | 'sealAt'>;
+/**
+ * What the writer reads of the journal to tell whether the tables are its own: its newest seq and
+ * the seal at the cursor, never a count of its entries (which reads them all).
+ */
+export type JournalPosition = Pick<JournalStore, 'newestSeq' | 'sealAt'>;
 
 /** What the tables were found to be at start: the reason to rebuild them (null: they are kept), and their cursor then. */
 export interface TablesFound {
   reason: RebuildReason | null;
   cursor: DerivedCursor | null;
-  /** The journal's head then. */
-  head: JournalHead | null;
+  /** The seq of the journal's newest entry then, 0 for an empty journal. */
+  newestSeq: number;
 }
 
 /** The tables were reset (or moved under another version) while this writer wrote: nothing more is written. */
@@ -98,14 +101,14 @@ export class DerivedWriter {
 
   async #find(): Promise<TablesFound> {
     const cursor = await this.#tables.cursor();
-    const head = await this.#journal.head();
-    return { reason: await this.#reasonFor(cursor, head), cursor, head };
+    const newestSeq = await this.#journal.newestSeq();
+    return { reason: await this.#reasonFor(cursor, newestSeq), cursor, newestSeq };
   }
 
-  async #reasonFor(cursor: DerivedCursor | null, head: JournalHead | null): Promise<RebuildReason | null> {
-    if (cursor !== null && cursor.seq > (head?.seq ?? 0)) return 'ahead';
+  async #reasonFor(cursor: DerivedCursor | null, newestSeq: number): Promise<RebuildReason | null> {
+    if (cursor !== null && cursor.seq > newestSeq) return 'ahead';
     // An empty journal has nothing to fold: its tables are only laid under this version.
-    if (head === null) return null;
+    if (newestSeq === 0) return null;
     if (cursor === null) return 'missing';
     if (cursor.version !== this.#version) return 'version';
     if (cursor.seq === 0) return null;

@@ -195,9 +195,9 @@ describe('another process on the same journal during the start-up check', () => 
       // The other process writes just after this one's replay read the last entry, as a server
       // starting beside it writes its CONFIG entry.
       const racing: JournalStore = Object.create(views.journal);
-      racing.head = async () => {
+      racing.newestSeq = async () => {
         await elsewhere.append('PROPOSED', effectIdOf(99), fields('PROPOSED'));
-        return views.journal.head();
+        return views.journal.newestSeq();
       };
       const outcome = await checkJournalAtStart({ storage: storageOver(opened), journal: racing, views, log: { info: () => {} } });
       expect(outcome.size).toBe(13);
