@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import AxeBuilder from '@axe-core/playwright';
+import axe from 'axe-core';
 import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
 import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
 import { WORKER_INDEX, workerPorts } from './ports.ts';
@@ -204,10 +204,23 @@ export async function expectNoHorizontalOverflow(page: Page, what: string): Prom
   expect(measured.scroll, `horizontal overflow on ${what}`).toBeLessThanOrEqual(width);
 }
 
-/** No serious or critical accessibility violation on the page as it is now (or in the part `include` selects). */
+/** The WCAG levels every scan checks. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * No serious or critical accessibility violation on the page as it is now (or in the part `include`
+ * selects). axe-core runs in the page itself (`axe.run`), put there once per document. The app
+ * draws no frames, so nothing needs the frame-by-frame run @axe-core/playwright makes by default
+ * (a partial run in each frame, then a blank page of its own with axe injected again to join
+ * them): a page and an injection more per scan, for the same findings.
+ */
 export async function expectAccessible(page: Page, what: string, include?: string): Promise<void> {
-  const builder = new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']);
-  const results = await (include === undefined ? builder : builder.include(include)).analyze();
+  if (!(await page.evaluate(() => typeof (window as unknown as { axe?: { run?: unknown } }).axe?.run === 'function'))) await page.evaluate(axe.source);
+  const results = await page.evaluate(
+    ({ include, tags }) =>
+      (window as unknown as { axe: typeof axe }).axe.run(include === null ? document : { include: [include], exclude: [] }, { runOnly: { type: 'tag', values: tags } }),
+    { include: include ?? null, tags: AXE_TAGS },
+  );
   const bad = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
