@@ -12,10 +12,12 @@ import {
   logIn,
   PAST_SLA_MS,
   personPage,
+  personSession,
   queuedRefund,
   SCREENSHOT_DIR,
   shoot,
   shootAndScan,
+  signIn,
   uniqueId,
   STALE_CHIP_MS,
 } from './journey-helpers.ts';
@@ -98,7 +100,7 @@ test('filters live in the address bar: a reload and a shared link keep them, and
   await page.reload();
   await expect(page.getByLabel('Why', { exact: true })).toHaveValue('rule:no flag that needs a person');
   await expect.poll(() => rowOrder(page)).toEqual([vip.request_id]);
-  const bea = await personPage(browser, 'bea');
+  const bea = await personSession(browser, 'bea');
   await bea.goto(new URL(page.url()).pathname + new URL(page.url()).search);
   await expect.poll(() => rowOrder(bea)).toEqual([vip.request_id]);
   await bea.context().close();
@@ -258,7 +260,7 @@ test('a new item announces itself (a toast, the tab title) and nothing already s
   // before the inbox can show a again on the new facts (that takes a webhook and a paced read of
   // Stripe), so it is refused as stale and comes back with a later deadline, and now sorts last.
   // ana's list keeps it where she saw it and says the order changed.
-  const bea = await personPage(browser, 'bea');
+  const bea = await personSession(browser, 'bea');
   const beaSession = (await (await bea.request.get('/api/session')).json()) as SessionInfo;
   const seen = ((await (await bea.request.get(`/api/items/${a.effectId}`)).json()) as ItemDetail).item?.escalation;
   await handRefund(request, a.paymentIntent, 1_000);
@@ -328,7 +330,8 @@ test('breached first, longest overdue first; at the last group there is no "move
   test.setTimeout(240_000);
   // fm is finance-manager, the last group of the default route. Three SLAs pass, one by one:
   // x1 goes to fm and then breaches there, x2 does the same one SLA later, x3 only reaches fm.
-  await logIn(page, 'fm');
+  // fm's page opens her inbox once the three are in it; until then her session moves the clock.
+  await signIn(page, 'fm');
   const x1 = await queuedRefund(request, 7_201, 10_000, 'late-1');
   // ana (ap-leads) watches her inbox as x1's deadline passes: she is told where it went and why.
   const ana = await personPage(browser, 'ana');

@@ -10,7 +10,7 @@ import {
   expectNoHorizontalOverflow,
   PASSWORD,
   PAST_SLA_MS,
-  personPage,
+  personSession,
   queuedRefund,
   REJECT_REASON,
   SANDBOX_URL,
@@ -72,7 +72,7 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   const toClose = await queuedRefund(request, 8_000, 10_000, 'fin-close');
   const toApprove = await queuedRefund(request, 7_000, 10_000, 'fin-approve');
   const toBreach = await queuedRefund(request, 6_000, 10_000, 'fin-breach');
-  const ana = await personPage(browser, 'ana');
+  const ana = await personSession(browser, 'ana');
   await decide(ana, toClose.effectId, 'reject');
   expect((await decide(ana, toApprove.effectId, 'approve')).status).toBe('COMMITTED');
   // ap-leads lets the deadline pass: the item moves up to finance-manager, and the miss is ap-leads'.

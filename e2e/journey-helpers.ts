@@ -115,6 +115,17 @@ export async function personPage(browser: Browser, name: string): Promise<Page> 
   return page;
 }
 
+/**
+ * A new browser context with `name`'s session (the saved login, see signIn) and a page that has
+ * opened nothing yet: for a person who acts over the API, or whose first page is not the inbox.
+ */
+export async function personSession(browser: Browser, name: string): Promise<Page> {
+  const saved = storedLogin(name);
+  const page = await (await browser.newContext(saved === null ? {} : { storageState: saved })).newPage();
+  await signIn(page, name);
+  return page;
+}
+
 /** The inbox row of a request. */
 export function inboxRow(page: Page, requestId: string) {
   return page.locator(`li.inbox-row[data-request-id="${requestId}"]`);
