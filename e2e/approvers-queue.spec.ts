@@ -128,11 +128,9 @@ test('compact density: one line per item with its customer, flag and age, at lea
   // One with trouble first, so its chips are in the picture near the top.
   const stale = await queuedRefund(request, 7_350, 10_000, 'compact-stale');
   await handRefund(request, stale.paymentIntent, 4_000);
-  const queued = [];
-  for (let i = 0; i < 15; i++) queued.push(await queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`));
-  // A flag the failed rules do not name is tagged on its line; one they name is not said twice.
-  const flagged = await askRefund(request, { request_id: uniqueId('compact-flag'), payment_intent: await createPayment(request, 10_000), amount: 7_316, flags: ['vip', 'repeat_customer'] });
   // Who paid, as the charge's billing details name them: the name, else the email, else nothing.
+  // Asked before the fifteen below: the server reads each new item's payment in turn, 1.5 s apart,
+  // and the names show once their reads are done.
   const named = await askRefund(request, {
     request_id: uniqueId('compact-named'),
     payment_intent: await createPayment(request, 10_000, { customer: { name: 'Mara Quist', email: 'mara@example.com' } }),
@@ -144,6 +142,10 @@ test('compact density: one line per item with its customer, flag and age, at lea
     amount: 7_318,
   });
   const nobody = await askRefund(request, { request_id: uniqueId('compact-nobody'), payment_intent: await createPayment(request, 10_000, { customer: null }), amount: 7_319 });
+  // A flag the failed rules do not name is tagged on its line; one they name is not said twice.
+  const flagged = await askRefund(request, { request_id: uniqueId('compact-flag'), payment_intent: await createPayment(request, 10_000), amount: 7_316, flags: ['vip', 'repeat_customer'] });
+  // Fifteen more lines, asked at once.
+  const queued = await Promise.all(Array.from({ length: 15 }, (_, i) => queuedRefund(request, 7_301 + i, 10_000, `compact-${i}`)));
   await logIn(page, 'ana');
   await expect(page.getByRole('button', { name: 'Cards', exact: true })).toHaveAttribute('aria-pressed', 'true');
   await page.getByRole('button', { name: 'Compact', exact: true }).click();
