@@ -6,6 +6,7 @@ import {
   createPayment,
   expectAccessible,
   expectNoHorizontalOverflow,
+  fullPageShot,
   handRefund,
   inboxRow,
   openDispute,
@@ -307,7 +308,7 @@ test('a phone at 390 px: the diff before the buttons, a small offline banner, no
   await expect(page.locator('.hint')).toBeHidden();
   await page.getByRole('button', { name: 'Compact', exact: true }).click();
   await expectNoHorizontalOverflow(page, 'the compact inbox at 390');
-  await page.screenshot({ path: `${SCREENSHOT_DIR}/compact-inbox-390.png`, fullPage: true, animations: 'disabled' });
+  await fullPageShot(page, `${SCREENSHOT_DIR}/compact-inbox-390.png`);
   await page.getByRole('button', { name: 'Cards', exact: true }).click();
 
   await page.goto(`/items/${effectId}`);

@@ -249,6 +249,21 @@ const SHOT_SIZES = process.env.E2E_SHOTS === 'all'
     ] as const)
   : ([[1280, 900]] as const);
 
+/**
+ * The tallest picture a full-page shot draws: three screens. Late in a run the inbox holds every
+ * earlier journey's open items, many thousands of pixels that cost seconds to draw and encode and
+ * that nobody looks at.
+ */
+const SHOT_HEIGHT_MAX = 2_700;
+
+/** A picture of the whole page from the top, down to SHOT_HEIGHT_MAX. */
+export async function fullPageShot(page: Page, path: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 1280;
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  const clip = height > SHOT_HEIGHT_MAX ? { x: 0, y: 0, width, height: SHOT_HEIGHT_MAX } : undefined;
+  await page.screenshot({ path, fullPage: true, animations: 'disabled', ...(clip === undefined ? {} : { clip }) });
+}
+
 /** Screenshots of the page at 1280 (and 390) pixels wide: test-results/screenshots/NAME-WIDTH.png. */
 export async function shoot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -259,7 +274,8 @@ export async function shoot(page: Page, name: string): Promise<void> {
   if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
   for (const [width, height] of SHOT_SIZES) {
     await page.setViewportSize({ width, height });
-    await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}-${width}.png`, fullPage, animations: 'disabled' });
+    const path = `${SCREENSHOT_DIR}/${name}-${width}.png`;
+    await (fullPage ? fullPageShot(page, path) : page.screenshot({ path, animations: 'disabled' }));
   }
   if (original) await page.setViewportSize(original);
 }
