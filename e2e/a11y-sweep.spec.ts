@@ -59,7 +59,9 @@ test('a11y sweep: every screen at 390 px passes axe with nothing serious or crit
   await expect(visitor.getByTestId('verify-verdict')).toHaveText(/This receipt is valid/);
   await sweep(visitor, 'verify');
   await visitor.goto('/docs/');
-  await expect(visitor.locator('.opblock-summary-path').first()).toBeVisible();
+  // Swagger UI draws the operations after reading the whole document: on a loaded machine that
+  // took more than the 10 s default.
+  await expect(visitor.locator('.opblock-summary-path').first()).toBeVisible({ timeout: 30_000 });
   await sweep(visitor, 'docs');
   await visitor.context().close();
 
