@@ -7,6 +7,7 @@ import {
   awaitRepairOffered,
   createPayment,
   expectAccessible,
+  fullPageShot,
   handRefund,
   logIn,
   personPage,
@@ -27,7 +28,7 @@ const PHONE = { width: 390, height: 844 };
 async function sweep(page: Page, name: string): Promise<void> {
   await expectAccessible(page, `${name} at 390 px`);
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: `${SCREENSHOT_DIR}/sweep-${name}-390.png`, fullPage: true, animations: 'disabled' });
+  await fullPageShot(page, `${SCREENSHOT_DIR}/sweep-${name}-390.png`);
 }
 
 test('a11y sweep: every screen at 390 px passes axe with nothing serious or critical', async ({ browser, request }) => {
@@ -58,7 +59,9 @@ test('a11y sweep: every screen at 390 px passes axe with nothing serious or crit
   await expect(visitor.getByTestId('verify-verdict')).toHaveText(/This receipt is valid/);
   await sweep(visitor, 'verify');
   await visitor.goto('/docs/');
-  await expect(visitor.locator('.opblock-summary-path').first()).toBeVisible();
+  // Swagger UI draws the operations after reading the whole document: on a loaded machine that
+  // took more than the 10 s default.
+  await expect(visitor.locator('.opblock-summary-path').first()).toBeVisible({ timeout: 30_000 });
   await sweep(visitor, 'docs');
   await visitor.context().close();
 

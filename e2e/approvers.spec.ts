@@ -12,6 +12,7 @@ import {
   logIn,
   openDispute,
   personPage,
+  personSession,
   queuedRefund,
   shoot,
   shootAndScan,
@@ -280,7 +281,7 @@ test('the race notice names who decided first, what and when', async ({ page, br
   await page.goto(`/items/${effectId}`);
   await expect(page.getByRole('button', { name: 'Approve $67.00' })).toBeVisible();
 
-  const bea = await personPage(browser, 'bea');
+  const bea = await personSession(browser, 'bea');
   await bea.goto(`/items/${effectId}`);
   await bea.getByRole('button', { name: 'Reject', exact: true }).click();
   await bea.getByLabel('Why? The agent is told this.').fill('Customer already got store credit');
@@ -356,7 +357,7 @@ test('who is looking: an item page tells the server it is open, and shows who el
 test('who is looking, end to end: ana opens the item, bea sees "Ana Lopez is viewing", and it goes when ana leaves', async ({ browser, request }) => {
   const { requestId, effectId } = await queuedRefund(request, 6_900, 10_000, 'seen-live');
   const bea = await personPage(browser, 'bea');
-  const ana = await personPage(browser, 'ana');
+  const ana = await personSession(browser, 'ana');
   await ana.goto(`/items/${effectId}`);
   await expect(inboxRow(bea, requestId).locator('.row-viewers')).toContainText('Ana Lopez is viewing');
   // A page opened while ana is viewing says so at once, with nothing changing after it joined.

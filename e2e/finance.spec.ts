@@ -10,7 +10,7 @@ import {
   expectNoHorizontalOverflow,
   PASSWORD,
   PAST_SLA_MS,
-  personPage,
+  personSession,
   queuedRefund,
   REJECT_REASON,
   SANDBOX_URL,
@@ -72,7 +72,7 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   const toClose = await queuedRefund(request, 8_000, 10_000, 'fin-close');
   const toApprove = await queuedRefund(request, 7_000, 10_000, 'fin-approve');
   const toBreach = await queuedRefund(request, 6_000, 10_000, 'fin-breach');
-  const ana = await personPage(browser, 'ana');
+  const ana = await personSession(browser, 'ana');
   await decide(ana, toClose.effectId, 'reject');
   expect((await decide(ana, toApprove.effectId, 'approve')).status).toBe('COMMITTED');
   // ap-leads lets the deadline pass: the item moves up to finance-manager, and the miss is ap-leads'.
@@ -106,11 +106,17 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await expect(page.locator('.money-chart[data-currency="usd"]')).toBeVisible();
 
   // Breaches by the group that missed them (ap-leads, in red), beside the items each group received
-  // after another missed them (finance-manager, not coloured).
-  expect(shown.sla_breaches_missed_by_group['ap-leads']).toBeGreaterThanOrEqual(1);
+  // after another missed them (finance-manager, not coloured). Other journeys' SLAs pass on the same
+  // server meanwhile: the page is compared with a read of the same moment, across one refresh.
   const breaches = page.locator('.breach-table');
-  await expect(breaches.locator('tr[data-group="ap-leads"] .bar-count')).toHaveText(String(shown.sla_breaches_missed_by_group['ap-leads']));
-  await expect(breaches.locator('tr[data-group="finance-manager"] td.breach-received')).toHaveText(String(shown.sla_breaches_by_group['finance-manager']));
+  await expect(async () => {
+    const now = await pageBoard(page);
+    expect(now.sla_breaches_missed_by_group['ap-leads']).toBeGreaterThanOrEqual(1);
+    await expect(breaches.locator('tr[data-group="ap-leads"] .bar-count')).toHaveText(String(now.sla_breaches_missed_by_group['ap-leads']), { timeout: 1_000 });
+    await expect(breaches.locator('tr[data-group="finance-manager"] td.breach-received')).toHaveText(String(now.sla_breaches_by_group['finance-manager']), {
+      timeout: 1_000,
+    });
+  }).toPass({ timeout: REFRESHED_WITHIN_MS });
   await shootAndScan(page, 'scoreboard-finance');
   // The money in view, for the README: its cards and the first currency's chart.
   // Scrolled to the Money heading, below the sticky header rather than under it.
@@ -133,7 +139,9 @@ test('finance reads money in dollars and yen, breaches by the group that missed 
   await page.keyboard.press('a');
   await expect(page.getByRole('dialog')).toHaveCount(0);
   await expect(page).not.toHaveURL(/\/items\//);
-  await expectAccessible(page, 'the inbox, read only');
+  // The inbox is scanned whole by the a11y sweep, every row alike: here, what reading only changes
+  // (the lede, and a row with nothing to decide), not every open item of the run.
+  await expectAccessible(page, 'the inbox, read only', `.lede, li.inbox-row[data-request-id="${toBreach.requestId}"]`);
 
   // An open item: everything to read, no button to decide, and why.
   await row.locator('.row-link').click();

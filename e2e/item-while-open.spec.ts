@@ -5,7 +5,7 @@ import {
   expectAccessible,
   handRefund,
   logIn,
-  personPage,
+  personSession,
   queuedRefund,
   shoot,
   shootAndScan,
@@ -30,7 +30,7 @@ test('someone else decides while the page is open: the notice names who, what, w
   await expect(page.getByRole('button', { name: 'Approve $56.00' })).toBeVisible();
   await expect(page.locator('.state-badge')).toHaveText('Waiting for a decision');
 
-  const bea = await personPage(browser, 'bea');
+  const bea = await personSession(browser, 'bea');
   await bea.goto(`/items/${effectId}`);
   await bea.getByRole('button', { name: 'Reject', exact: true }).click();
   await bea.getByLabel('Why? The agent is told this.').fill('Customer already got store credit');
@@ -61,7 +61,7 @@ test('a confirmation open when someone else decides is closed, so nothing is con
   await page.keyboard.press('a');
   await expect(page.getByRole('dialog', { name: 'Approve and send $57.00?' })).toBeVisible();
 
-  const bea = await personPage(browser, 'bea');
+  const bea = await personSession(browser, 'bea');
   await bea.goto(`/items/${effectId}`);
   await bea.getByRole('button', { name: 'Approve $57.00' }).click();
   await bea.getByRole('dialog').getByRole('button', { name: 'Send $57.00 refund' }).click();

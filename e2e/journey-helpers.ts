@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import AxeBuilder from '@axe-core/playwright';
+import axe from 'axe-core';
 import { type APIRequestContext, type Browser, expect, type Page } from '@playwright/test';
 import type { DecisionAnswer, ItemDetail, RefundAnswer, RefundRequestBody, SessionInfo } from '../shared/api.ts';
 import { WORKER_INDEX, workerPorts } from './ports.ts';
@@ -115,6 +115,17 @@ export async function personPage(browser: Browser, name: string): Promise<Page> 
   return page;
 }
 
+/**
+ * A new browser context with `name`'s session (the saved login, see signIn) and a page that has
+ * opened nothing yet: for a person who acts over the API, or whose first page is not the inbox.
+ */
+export async function personSession(browser: Browser, name: string): Promise<Page> {
+  const saved = storedLogin(name);
+  const page = await (await browser.newContext(saved === null ? {} : { storageState: saved })).newPage();
+  await signIn(page, name);
+  return page;
+}
+
 /** The inbox row of a request. */
 export function inboxRow(page: Page, requestId: string) {
   return page.locator(`li.inbox-row[data-request-id="${requestId}"]`);
@@ -204,10 +215,23 @@ export async function expectNoHorizontalOverflow(page: Page, what: string): Prom
   expect(measured.scroll, `horizontal overflow on ${what}`).toBeLessThanOrEqual(width);
 }
 
-/** No serious or critical accessibility violation on the page as it is now (or in the part `include` selects). */
+/** The WCAG levels every scan checks. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+/**
+ * No serious or critical accessibility violation on the page as it is now (or in the part `include`
+ * selects). axe-core runs in the page itself (`axe.run`), put there once per document. The app
+ * draws no frames, so nothing needs the frame-by-frame run @axe-core/playwright makes by default
+ * (a partial run in each frame, then a blank page of its own with axe injected again to join
+ * them): a page and an injection more per scan, for the same findings.
+ */
 export async function expectAccessible(page: Page, what: string, include?: string): Promise<void> {
-  const builder = new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']);
-  const results = await (include === undefined ? builder : builder.include(include)).analyze();
+  if (!(await page.evaluate(() => typeof (window as unknown as { axe?: { run?: unknown } }).axe?.run === 'function'))) await page.evaluate(axe.source);
+  const results = await page.evaluate(
+    ({ include, tags }) =>
+      (window as unknown as { axe: typeof axe }).axe.run(include === null ? document : { include: [include], exclude: [] }, { runOnly: { type: 'tag', values: tags } }),
+    { include: include ?? null, tags: AXE_TAGS },
+  );
   const bad = results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
@@ -225,6 +249,21 @@ const SHOT_SIZES = process.env.E2E_SHOTS === 'all'
     ] as const)
   : ([[1280, 900]] as const);
 
+/**
+ * The tallest picture a full-page shot draws: three screens. Late in a run the inbox holds every
+ * earlier journey's open items, many thousands of pixels that cost seconds to draw and encode and
+ * that nobody looks at.
+ */
+const SHOT_HEIGHT_MAX = 2_700;
+
+/** A picture of the whole page from the top, down to SHOT_HEIGHT_MAX. */
+export async function fullPageShot(page: Page, path: string): Promise<void> {
+  const width = page.viewportSize()?.width ?? 1280;
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  const clip = height > SHOT_HEIGHT_MAX ? { x: 0, y: 0, width, height: SHOT_HEIGHT_MAX } : undefined;
+  await page.screenshot({ path, fullPage: true, animations: 'disabled', ...(clip === undefined ? {} : { clip }) });
+}
+
 /** Screenshots of the page at 1280 (and 390) pixels wide: test-results/screenshots/NAME-WIDTH.png. */
 export async function shoot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -235,7 +274,8 @@ export async function shoot(page: Page, name: string): Promise<void> {
   if (fullPage) await page.evaluate(() => window.scrollTo(0, 0));
   for (const [width, height] of SHOT_SIZES) {
     await page.setViewportSize({ width, height });
-    await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}-${width}.png`, fullPage, animations: 'disabled' });
+    const path = `${SCREENSHOT_DIR}/${name}-${width}.png`;
+    await (fullPage ? fullPageShot(page, path) : page.screenshot({ path, animations: 'disabled' }));
   }
   if (original) await page.setViewportSize(original);
 }

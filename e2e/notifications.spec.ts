@@ -1,5 +1,5 @@
 import { type BrowserContext, expect, type Page, test } from '@playwright/test';
-import { inboxRow, logIn, personPage, queuedRefund, shootAndScan } from './journey-helpers.ts';
+import { inboxRow, logIn, personSession, queuedRefund, shootAndScan } from './journey-helpers.ts';
 
 test.describe.configure({ timeout: 90_000 });
 
@@ -149,7 +149,7 @@ test('the item page says who was told, over which channel, what for and whether 
 
   // Over $200.00 goes to controller (cy), where nobody has a channel: one quiet line.
   const large = await queuedRefund(request, 25_000, 30_000, 'told-none');
-  const cy = await personPage(browser, 'cy');
+  const cy = await personSession(browser, 'cy');
   await cy.goto(`/items/${large.effectId}`);
   const none = cy.getByRole('region', { name: 'Who was told' });
   await expect(none).toHaveText('Who was toldNobody was notified: no channels are configured for this group.');
