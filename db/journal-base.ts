@@ -37,6 +37,17 @@ import { pairWithSeals, type Seal, type SealLookups, sealedChainOf } from './jou
 
 export type { Seal } from './journal-seal-reads.ts';
 
+/**
+ * What one write will read under the lock, told before it runs so that a backend may read it for
+ * a whole batch of writes at once: an effect's chain (appendIf's check), an effect's newest row
+ * (append), and whether another effect reserved a key since a seq (appendIf's guard).
+ */
+export interface WriteReads {
+  chain?: string;
+  last?: string;
+  guard?: { key: string; afterSeq: number; effectId: string };
+}
+
 /** Entries one `appendSealed` call may store: they share one transaction, which holds the write lock. */
 export const appendSealedMax = 50_000;
 
@@ -62,10 +73,18 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
    * Run `fn` holding the write lock, rolling back everything it wrote if it throws. The promise
    * settles only once what `fn` wrote is durable (a backend may commit it with other callers' work).
    * While `fn` runs, even across its awaits, no other write and no read of the same store runs.
+   * `reads` says what `fn` will read (a backend may fetch it beforehand, or ignore it).
    */
-  protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>, reads?: WriteReads): Promise<T>;
   /** Run `fn` over committed rows, without the write lock; never inside another caller's open write. */
   protected abstract snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * `snapshot` for a `fn` that asks the store one question (one statement, which sees one state on
+   * its own): a backend may spare it the transaction around it. By default, `snapshot`.
+   */
+  protected snapshotOne<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.snapshot(fn);
+  }
   /** One effect's rows in seq order. */
   protected abstract chainRows(tx: Tx, effectId: string): Promise<EntryRow[]>;
   /** The effect's row with the highest seq. */
@@ -105,7 +124,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract effectIdsAfter(tx: Tx, after: string, limit: number): Promise<string[]>;
 
   async entries(effectId: string): Promise<Entry[]> {
-    return this.snapshot(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
+    return this.snapshotOne(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
   }
 
   async append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options: AppendOptions = {}): Promise<EntryOf<K>> {
@@ -116,7 +135,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       const entry = await this.writeNext(tx, kind, effectId, normalised, this.nowMs());
       if (release !== undefined) await this.dropClaim(tx, effectId, release);
       return entry;
-    });
+    }, { last: effectId });
   }
 
   async appendIf<K extends EntryKind>(
@@ -140,7 +159,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       const entry = await this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
       if (claim !== undefined) await this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
       return { entry, blocker: null };
-    });
+    }, { chain: effectId, ...(guard === undefined ? {} : { guard: { key: guard.key, afterSeq: guard.afterSeq, effectId } }) });
   }
 
   async claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -158,15 +177,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
 
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
-    return this.snapshot(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
+    return this.snapshotOne(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
   }
 
   async reservations(key: string): Promise<Reservations> {
     assertReservationKey(key);
     // The seq is read first: a dispatch made between the two reads is then both counted and newer
     // than the guard, so its dispatcher-to-be only checks again; never missed.
-    const seq = await this.snapshot((tx) => this.reservationSeq(tx, key));
-    const open = await this.snapshot(async (tx) =>
+    const seq = await this.snapshotOne((tx) => this.reservationSeq(tx, key));
+    const open = await this.snapshotOne(async (tx) =>
       (await this.openReservationRows(tx, key)).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')),
     );
     return { open, seq };
@@ -195,7 +214,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   async newestSeq(): Promise<number> {
-    return this.snapshot(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
+    return this.snapshotOne(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
   }
 
   async sealedChain(effectId: string): Promise<SealedEntry[]> {

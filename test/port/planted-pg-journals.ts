@@ -33,6 +33,7 @@ export class SlowPgJournal extends PgJournal {
  */
 export class PgSeqFromSequence extends SlowPgJournal {
   protected override async lockHead(client: PgTx['client']): Promise<Head> {
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     const [seq, globalHash, size] = (await run(client, 'head')).rows[0] as [number, string | null, number];
     return { seq, globalHash, size };
   }
