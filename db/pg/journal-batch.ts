@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Head } from './journal.ts';
 import type { WriteReads } from '../journal-base.ts';
 import type { Seal } from '../journal-seal-reads.ts';
 import { type ClaimRow, entryRowOfTuple } from '../journal-rules.ts';
@@ -28,6 +29,88 @@ export interface Marks {
   rows: number;
   seals: number;
   claims: number;
+}
+
+/**
+ * What a journal step runs against: a client of the pool inside a transaction, and the head as
+ * that transaction sees it. A write locked the head row with its first statement and moves it here
+ * as it seals (`rowSeq` is the seq its newest row took); a read loads it once, when first asked.
+ * A write keeps the rows, seals and claim changes it makes here, in order, and sends them in one
+ * statement before it moves the head (or before any statement that must see them): `sent` is how
+ * many of each the database has. `fetched` is what the batch's writes read, taken under the lock;
+ * `step` marks where the isolated step under way began, and whether it set a savepoint.
+ */
+export interface PgTx {
+  client: pg.PoolClient;
+  head: Head | null;
+  rowSeq: number;
+  rows: EntryRow[];
+  seals: Seal[];
+  claims: ClaimChange[];
+  sent: Marks;
+  fetched: Fetched | null;
+  step: (Marks & { savepoint: boolean }) | null;
+}
+
+/** A transaction's state before it wrote anything. */
+export function txOf(client: pg.PoolClient, head: Head | null): PgTx {
+  return { client, head, rowSeq: head?.seq ?? 0, rows: [], seals: [], claims: [], sent: { rows: 0, seals: 0, claims: 0 }, fetched: null, step: null };
+}
+
+/** How many rows, seals and claim changes the transaction holds now. */
+function marksOf(tx: PgTx): Marks {
+  return { rows: tx.rows.length, seals: tx.seals.length, claims: tx.claims.length };
+}
+
+/** Run one write of a batch so that, if it throws, only what it wrote (and moved of the head) is undone. */
+export async function isolatedStep<T>(tx: PgTx, fn: (tx: PgTx) => Promise<T>): Promise<T> {
+  const head = { ...tx.head! };
+  const rowSeq = tx.rowSeq;
+  const step = { ...marksOf(tx), savepoint: false };
+  tx.step = step;
+  try {
+    const result = await fn(tx);
+    if (step.savepoint) await tx.client.query('RELEASE SAVEPOINT isolated_step');
+    return result;
+  } catch (error) {
+    // Undo what the step wrote (kept, or sent after its savepoint), and what it moved of the
+    // head, then go on with the batch.
+    if (step.savepoint) {
+      await tx.client.query('ROLLBACK TO SAVEPOINT isolated_step');
+      await tx.client.query('RELEASE SAVEPOINT isolated_step');
+    }
+    tx.rows.length = step.rows;
+    tx.seals.length = step.seals;
+    tx.claims.length = step.claims;
+    tx.sent = { rows: Math.min(tx.sent.rows, step.rows), seals: Math.min(tx.sent.seals, step.seals), claims: Math.min(tx.sent.claims, step.claims) };
+    tx.head = head;
+    tx.rowSeq = rowSeq;
+    throw error;
+  } finally {
+    tx.step = null;
+  }
+}
+
+/**
+ * Make the database hold everything the transaction wrote, before a statement that must see it
+ * or write beside it. Inside a step, what earlier steps wrote is sent first and a savepoint set,
+ * so the step's own statements can still be undone alone.
+ */
+export async function syncWrites(tx: PgTx): Promise<pg.PoolClient> {
+  const step = tx.step;
+  if (step !== null && !step.savepoint) {
+    await sendUpTo(tx, step);
+    await tx.client.query('SAVEPOINT isolated_step');
+    step.savepoint = true;
+  }
+  await sendUpTo(tx, marksOf(tx));
+  return tx.client;
+}
+
+async function sendUpTo(tx: PgTx, to: Marks): Promise<void> {
+  const { sent } = tx;
+  await sendWrites(tx.client, tx.rows.slice(sent.rows, to.rows), tx.seals.slice(sent.seals, to.seals), tx.claims.slice(sent.claims, to.claims));
+  tx.sent = { rows: Math.max(sent.rows, to.rows), seals: Math.max(sent.seals, to.seals), claims: Math.max(sent.claims, to.claims) };
 }
 
 /** The key a reservation guard is fetched under. */
@@ -96,7 +179,7 @@ export function claimActions(changes: readonly ClaimChange[]): { put: ClaimRow[]
   return { put, drop };
 }
 
-/** Send the rows, seals and claim changes of `from` up to `to` in one statement; nothing when there is none. */
+/** Send rows, seals and claim changes in one statement; nothing when there is none. */
 export async function sendWrites(client: pg.ClientBase, rows: readonly EntryRow[], seals: readonly Seal[], changes: readonly ClaimChange[]): Promise<void> {
   if (rows.length + seals.length + changes.length === 0) return;
   const { put, drop } = claimActions(changes);

@@ -4,11 +4,13 @@ import { ChainedJournal, type Seal, type WriteReads } from '../journal-base.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
 import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
-import { type ClaimChange, type Fetched, fetchReads, guardKey, type Marks, sendWrites } from './journal-batch.ts';
+import { fetchReads, guardKey, isolatedStep, type PgTx, syncWrites, txOf } from './journal-batch.ts';
 import { BEGIN_AND_LOCK_HEAD, entryRows, run } from './journal-queries.ts';
 import { checkIn, checkOut, inTransaction, portErrorOfPg } from './pool.ts';
 import { lockHeldSince } from './timings.ts';
 import { performance } from 'node:perf_hooks';
+
+export type { PgTx } from './journal-batch.ts';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
 export interface Head {
@@ -17,36 +19,6 @@ export interface Head {
   size: number;
 }
 
-/**
- * What a journal step runs against: a client of the pool inside a transaction, and the head as
- * that transaction sees it. A write locked the head row with its first statement and moves it here
- * as it seals (`rowSeq` is the seq its newest row took); a read loads it once, when first asked.
- * A write keeps the rows, seals and claim changes it makes here, in order, and sends them in one
- * statement before it moves the head (or before any statement that must see them): `sent` is how
- * many of each the database has. `fetched` is what the batch's writes read, taken under the lock;
- * `step` marks where the isolated step under way began, and whether it set a savepoint.
- */
-export interface PgTx {
-  client: pg.PoolClient;
-  head: Head | null;
-  rowSeq: number;
-  rows: EntryRow[];
-  seals: Seal[];
-  claims: ClaimChange[];
-  sent: Marks;
-  fetched: Fetched | null;
-  step: (Marks & { savepoint: boolean }) | null;
-}
-
-/** A transaction's state before it wrote anything. */
-function txOf(client: pg.PoolClient, head: Head | null): PgTx {
-  return { client, head, rowSeq: head?.seq ?? 0, rows: [], seals: [], claims: [], sent: { rows: 0, seals: 0, claims: 0 }, fetched: null, step: null };
-}
-
-/** How many rows, seals and claim changes the transaction holds now. */
-function marksOf(tx: PgTx): Marks {
-  return { rows: tx.rows.length, seals: tx.seals.length, claims: tx.claims.length };
-}
 
 function headOf(row: unknown[] | undefined): Head {
   if (row === undefined) throw new Error('journal_head has no row: the database was not migrated');
@@ -86,7 +58,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
     this.#commits = new GroupCommit<PgTx, WriteReads>(
       {
         transaction: (fn, hints) => this.#write(fn, hints),
-        isolated: (tx, fn) => this.#isolated(tx, fn),
+        isolated: (tx, fn) => isolatedStep(tx, fn),
         mayRunAgain: (error) => !(error instanceof StoreCommitUnknownError),
       },
       options.groupCommit,
@@ -126,7 +98,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       const tx = txOf(client, { ...from });
       if (hints !== undefined) tx.fetched = await fetchReads(client, hints);
       const result = await fn(tx);
-      await this.#sync(tx);
+      await syncWrites(tx);
       await this.moveHead(tx, from);
       await commit(client);
       lockHeldSince(lockedAtMs);
@@ -143,56 +115,6 @@ export class PgJournal extends ChainedJournal<PgTx> {
     } finally {
       checkIn(client, broken);
     }
-  }
-
-  async #isolated<T>(tx: PgTx, fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    const head = { ...tx.head! };
-    const rowSeq = tx.rowSeq;
-    const step = { ...marksOf(tx), savepoint: false };
-    tx.step = step;
-    try {
-      const result = await fn(tx);
-      if (step.savepoint) await tx.client.query('RELEASE SAVEPOINT isolated_step');
-      return result;
-    } catch (error) {
-      // Undo what the step wrote (kept, or sent after its savepoint), and what it moved of the
-      // head, then go on with the batch.
-      if (step.savepoint) {
-        await tx.client.query('ROLLBACK TO SAVEPOINT isolated_step');
-        await tx.client.query('RELEASE SAVEPOINT isolated_step');
-      }
-      tx.rows.length = step.rows;
-      tx.seals.length = step.seals;
-      tx.claims.length = step.claims;
-      tx.sent = { rows: Math.min(tx.sent.rows, step.rows), seals: Math.min(tx.sent.seals, step.seals), claims: Math.min(tx.sent.claims, step.claims) };
-      tx.head = head;
-      tx.rowSeq = rowSeq;
-      throw error;
-    } finally {
-      tx.step = null;
-    }
-  }
-
-  /**
-   * Make the database hold everything the transaction wrote, before a statement that must see it
-   * or write beside it. Inside a step, what earlier steps wrote is sent first and a savepoint set,
-   * so the step's own statements can still be undone alone.
-   */
-  async #sync(tx: PgTx): Promise<pg.PoolClient> {
-    const step = tx.step;
-    if (step !== null && !step.savepoint) {
-      await this.#send(tx, step);
-      await tx.client.query('SAVEPOINT isolated_step');
-      step.savepoint = true;
-    }
-    await this.#send(tx, marksOf(tx));
-    return tx.client;
-  }
-
-  async #send(tx: PgTx, to: Marks): Promise<void> {
-    const { sent } = tx;
-    await sendWrites(tx.client, tx.rows.slice(sent.rows, to.rows), tx.seals.slice(sent.seals, to.seals), tx.claims.slice(sent.claims, to.claims));
-    tx.sent = { rows: Math.max(sent.rows, to.rows), seals: Math.max(sent.seals, to.seals), claims: Math.max(sent.claims, to.claims) };
   }
 
   protected async exclusive<T>(fn: (tx: PgTx) => Promise<T>, reads?: WriteReads): Promise<T> {
@@ -229,7 +151,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   protected async chainRows(tx: PgTx, effectId: string): Promise<EntryRow[]> {
     const fetched = tx.fetched?.chains.get(effectId);
     if (fetched !== undefined) return [...fetched, ...tx.rows.filter((row) => row.effectId === effectId)];
-    return entryRows(await this.#sync(tx), 'chain', [effectId]);
+    return entryRows(await syncWrites(tx), 'chain', [effectId]);
   }
 
   protected async lastRow(tx: PgTx, effectId: string): Promise<EntryRow | undefined> {
@@ -239,7 +161,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
       const written = tx.rows.findLast((row) => row.effectId === effectId);
       return written ?? (chain !== undefined ? chain.at(-1) : (last ?? undefined));
     }
-    return (await entryRows(await this.#sync(tx), 'last', [effectId]))[0];
+    return (await entryRows(await syncWrites(tx), 'last', [effectId]))[0];
   }
 
   protected async insertRow(tx: PgTx, row: NewEntryRow): Promise<number> {
@@ -251,7 +173,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   }
 
   protected async takeClaim(tx: PgTx, claim: ClaimRow, nowMs: number): Promise<boolean> {
-    return (await run(await this.#sync(tx), 'takeClaim', [claim.effectId, claim.owner, claim.expiresMs, nowMs])).rowCount === 1;
+    return (await run(await syncWrites(tx), 'takeClaim', [claim.effectId, claim.owner, claim.expiresMs, nowMs])).rowCount === 1;
   }
 
   protected async putClaim(tx: PgTx, claim: ClaimRow): Promise<void> {
@@ -278,7 +200,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   protected async reservedSince(tx: PgTx, key: string, afterSeq: number, effectId: string): Promise<boolean> {
     const fetched = tx.fetched?.reserved.get(guardKey(key, afterSeq, effectId));
     if (fetched !== undefined) return fetched || tx.rows.some((row) => row.reserves === key && row.effectId !== effectId && row.seq > afterSeq);
-    return (await run(await this.#sync(tx), 'reservedSince', [key, afterSeq, effectId])).rows.length > 0;
+    return (await run(await syncWrites(tx), 'reservedSince', [key, afterSeq, effectId])).rows.length > 0;
   }
 
   protected async lastSeal(tx: PgTx): Promise<Seal | undefined> {
