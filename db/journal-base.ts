@@ -78,13 +78,6 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>, reads?: WriteReads): Promise<T>;
   /** Run `fn` over committed rows, without the write lock; never inside another caller's open write. */
   protected abstract snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
-  /**
-   * `snapshot` for a `fn` that asks the store one question (one statement, which sees one state on
-   * its own): a backend may spare it the transaction around it. By default, `snapshot`.
-   */
-  protected snapshotOne<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.snapshot(fn);
-  }
   /** One effect's rows in seq order. */
   protected abstract chainRows(tx: Tx, effectId: string): Promise<EntryRow[]>;
   /** The effect's row with the highest seq. */
@@ -124,7 +117,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract effectIdsAfter(tx: Tx, after: string, limit: number): Promise<string[]>;
 
   async entries(effectId: string): Promise<Entry[]> {
-    return this.snapshotOne(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
+    return this.snapshot(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
   }
 
   async append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options: AppendOptions = {}): Promise<EntryOf<K>> {
@@ -177,15 +170,15 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
 
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
-    return this.snapshotOne(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
+    return this.snapshot(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
   }
 
   async reservations(key: string): Promise<Reservations> {
     assertReservationKey(key);
     // The seq is read first: a dispatch made between the two reads is then both counted and newer
     // than the guard, so its dispatcher-to-be only checks again; never missed.
-    const seq = await this.snapshotOne((tx) => this.reservationSeq(tx, key));
-    const open = await this.snapshotOne(async (tx) =>
+    const seq = await this.snapshot((tx) => this.reservationSeq(tx, key));
+    const open = await this.snapshot(async (tx) =>
       (await this.openReservationRows(tx, key)).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')),
     );
     return { open, seq };
@@ -214,7 +207,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   async newestSeq(): Promise<number> {
-    return this.snapshotOne(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
+    return this.snapshot(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
   }
 
   async sealedChain(effectId: string): Promise<SealedEntry[]> {

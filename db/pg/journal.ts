@@ -129,18 +129,6 @@ export class PgJournal extends ChainedJournal<PgTx> {
     return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) => fn(txOf(client, null)));
   }
 
-  /** One statement sees one committed state on its own: it runs on a client of the pool, with no transaction around it. */
-  protected override async snapshotOne<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    const client = await checkOut(this.#pool);
-    try {
-      return await fn(txOf(client, null));
-    } catch (error) {
-      throw portErrorOfPg(error);
-    } finally {
-      checkIn(client);
-    }
-  }
-
   async #head(tx: PgTx): Promise<Head> {
     tx.head ??= headOf((await run(tx.client, 'head')).rows[0]);
     return tx.head;
