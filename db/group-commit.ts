@@ -34,9 +34,13 @@ export interface GroupCommitOptions {
 }
 
 /** What a backend gives the committer: one write transaction, and a step isolated inside it. */
-export interface BatchStorage<Tx> {
-  /** Run `fn` holding the write lock; commit (durably) when it settles, roll back and rethrow if it rejects. */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+export interface BatchStorage<Tx, Hint = undefined> {
+  /**
+   * Run `fn` holding the write lock; commit (durably) when it settles, roll back and rethrow if it
+   * rejects. `hints` are those the batch's operations were submitted with, in order (none when an
+   * operation runs again alone): what a backend may read for all of them at once under the lock.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>, hints?: readonly (Hint | undefined)[]): Promise<T>;
   /** Run `fn` inside the open transaction (a savepoint) so that if it rejects, only what `fn` wrote is undone. */
   isolated<T>(tx: Tx, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
@@ -74,9 +78,11 @@ type Resolve = () => void;
 
 type Outcome = { ok: true; resolve: Resolve } | { ok: false; error: unknown };
 
-interface Queued<Tx> {
+interface Queued<Tx, Hint> {
   /** Runs the operation and holds its result for the caller, each caller's own type kept by the closure. */
   run: (tx: Tx) => Promise<Resolve>;
+  /** What the operation will read under the lock, told to the backend with its batch. */
+  hint: Hint | undefined;
   queuedAtMs: number;
   reject: (error: unknown) => void;
 }
@@ -102,15 +108,15 @@ async function attempt(fn: () => Promise<Resolve>): Promise<Outcome> {
  * when the backend's steps answer at once (SQLite), no code of the process but the batch's own
  * runs while its transaction is open: nothing else can run a statement inside it.
  */
-export class GroupCommit<Tx> {
-  readonly #storage: BatchStorage<Tx>;
+export class GroupCommit<Tx, Hint = undefined> {
+  readonly #storage: BatchStorage<Tx, Hint>;
   readonly #opsMax: number;
   readonly #lingerMs: number | null;
   readonly #busyLingerMs: number;
   readonly #settleChunk: () => number;
   /** When the last batch committed (performance.now()); far in the past before the first. */
   #committedAtMs = Number.NEGATIVE_INFINITY;
-  #queue: Queued<Tx>[] = [];
+  #queue: Queued<Tx, Hint>[] = [];
   /** Callers of committed batches not yet settled, in commit order (settleInChunks drains it). */
   readonly #unsettled: (() => void)[] = [];
   #scheduled = false;
@@ -119,7 +125,7 @@ export class GroupCommit<Tx> {
   #settling = false;
   readonly #stats: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0, retriedBatches: 0, refusedBatches: 0, waitMsMax: 0, unknownBatches: 0 };
 
-  constructor(storage: BatchStorage<Tx>, options: GroupCommitOptions = {}) {
+  constructor(storage: BatchStorage<Tx, Hint>, options: GroupCommitOptions = {}) {
     const opsMax = options.opsMax ?? groupCommitLimits.opsMax;
     const lingerMs = options.lingerMs ?? null;
     const busyLingerMs = options.busyLingerMs ?? groupCommitLimits.busyLingerMs;
@@ -149,13 +155,14 @@ export class GroupCommit<Tx> {
   }
 
   /** Queue `run` for the next batch; the promise settles with its result once that batch committed. */
-  submit<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
+  submit<T>(run: (tx: Tx) => Promise<T>, hint?: Hint): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         run: async (tx) => {
           const value = await run(tx);
           return () => resolve(value);
         },
+        hint,
         queuedAtMs: performance.now(),
         reject,
       });
@@ -202,7 +209,7 @@ export class GroupCommit<Tx> {
     this.#schedule();
   }
 
-  async #commit(batch: Queued<Tx>[]): Promise<void> {
+  async #commit(batch: Queued<Tx, Hint>[]): Promise<void> {
     const startedMs = performance.now();
     let outcomes: Outcome[] = [];
     let began = false;
@@ -217,7 +224,7 @@ export class GroupCommit<Tx> {
             outcomes.push({ ok: false, error });
           }
         }
-      });
+      }, batch.map((op) => op.hint));
     } catch (error) {
       if (!began) {
         // The transaction never began: nothing ran, and a transaction of each operation's own would

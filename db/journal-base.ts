@@ -37,6 +37,17 @@ import { pairWithSeals, type Seal, type SealLookups, sealedChainOf } from './jou
 
 export type { Seal } from './journal-seal-reads.ts';
 
+/**
+ * What one write will read under the lock, told before it runs so that a backend may read it for
+ * a whole batch of writes at once: an effect's chain (appendIf's check), an effect's newest row
+ * (append), and whether another effect reserved a key since a seq (appendIf's guard).
+ */
+export interface WriteReads {
+  chain?: string;
+  last?: string;
+  guard?: { key: string; afterSeq: number; effectId: string };
+}
+
 /** Entries one `appendSealed` call may store: they share one transaction, which holds the write lock. */
 export const appendSealedMax = 50_000;
 
@@ -62,8 +73,9 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
    * Run `fn` holding the write lock, rolling back everything it wrote if it throws. The promise
    * settles only once what `fn` wrote is durable (a backend may commit it with other callers' work).
    * While `fn` runs, even across its awaits, no other write and no read of the same store runs.
+   * `reads` says what `fn` will read (a backend may fetch it beforehand, or ignore it).
    */
-  protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>, reads?: WriteReads): Promise<T>;
   /** Run `fn` over committed rows, without the write lock; never inside another caller's open write. */
   protected abstract snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** One effect's rows in seq order. */
@@ -116,7 +128,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       const entry = await this.writeNext(tx, kind, effectId, normalised, this.nowMs());
       if (release !== undefined) await this.dropClaim(tx, effectId, release);
       return entry;
-    });
+    }, { last: effectId });
   }
 
   async appendIf<K extends EntryKind>(
@@ -140,7 +152,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
       const entry = await this.seal(tx, kind, effectId, normalised, chain.at(-1), nowMs);
       if (claim !== undefined) await this.putClaim(tx, { effectId, owner: claim.owner, expiresMs: nowMs + claim.ttlMs });
       return { entry, blocker: null };
-    });
+    }, { chain: effectId, ...(guard === undefined ? {} : { guard: { key: guard.key, afterSeq: guard.afterSeq, effectId } }) });
   }
 
   async claim(effectId: string, owner: string, ttlMs: number): Promise<boolean> {

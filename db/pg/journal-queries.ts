@@ -39,11 +39,36 @@ export const SQL = {
   chainEnds: `SELECT ${E_COLUMNS}, g.n FROM
     (SELECT effect_id, max(seq) AS last, count(*) AS n FROM entries WHERE effect_id = ANY($1::text[]) AND seq <= $2 GROUP BY effect_id) AS g
     JOIN entries AS e ON e.seq = g.last`,
+  // What a batch of writes reads under the lock, in one statement (db/pg/journal-batch.ts): tag 0,
+  // the chains of $1 in seq order; tag 1, the newest row of each of $2; tag 2, the ordinal of each
+  // guard ($3, $4, $5: key, after seq, effect) that another effect's row reserved since.
+  prefetch: `SELECT 0 AS tag, ${COLUMNS} FROM entries WHERE effect_id = ANY($1::text[])
+    UNION ALL
+    SELECT 1, l.* FROM unnest($2::text[]) AS k(id) CROSS JOIN LATERAL
+      (SELECT ${COLUMNS} FROM entries WHERE effect_id = k.id ORDER BY seq DESC LIMIT 1) AS l
+    UNION ALL
+    SELECT 2, g.i, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM unnest($3::text[], $4::int8[], $5::text[]) WITH ORDINALITY AS g(key, after_seq, effect_id, i)
+      WHERE EXISTS (SELECT 1 FROM entries AS r WHERE r.reserves = g.key AND r.seq > g.after_seq AND r.effect_id <> g.effect_id)
+    ORDER BY 1, 2`,
+  // A batch's rows, seals and claims in one statement: entries ($1-$9) and seals ($10, $11) as
+  // columns, claims set ($12-$14) and dropped ($15, $16: a null owner drops whoever holds it).
+  flush: `WITH e AS (INSERT INTO entries (${COLUMNS})
+      SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int2[], $7::int8[], $8::text[], $9::text[])),
+    s AS (INSERT INTO journal_seals (seq, global_hash) SELECT * FROM unnest($10::int8[], $11::text[])),
+    p AS (INSERT INTO claims (effect_id, owner, expires_ms) SELECT * FROM unnest($12::text[], $13::text[], $14::int8[])
+      ON CONFLICT (effect_id) DO UPDATE SET owner = excluded.owner, expires_ms = excluded.expires_ms),
+    d AS (DELETE FROM claims AS c USING unnest($15::text[], $16::text[]) AS x(effect_id, owner)
+      WHERE c.effect_id = x.effect_id AND (x.owner IS NULL OR c.owner = x.owner))
+    SELECT 1`,
   effectIdsAfter: 'SELECT DISTINCT effect_id FROM entries WHERE effect_id > $1 ORDER BY effect_id LIMIT $2',
   after: `SELECT ${COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT $2`,
 } as const;
 
 export type Statement = keyof typeof SQL;
+
+/** The lock every write takes, sent with the BEGIN of its transaction in one round trip. */
+export const BEGIN_AND_LOCK_HEAD = `BEGIN ISOLATION LEVEL READ COMMITTED; ${SQL.lockHead}`;
 
 /** Run a statement by name, prepared on the connection the first time, its rows as tuples. */
 export async function run(client: pg.ClientBase, name: Statement, values: unknown[] = []): Promise<pg.QueryArrayResult> {

@@ -1,13 +1,16 @@
 import pg from 'pg';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from '../group-commit.ts';
-import { ChainedJournal, type Seal } from '../journal-base.ts';
+import { ChainedJournal, type Seal, type WriteReads } from '../journal-base.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
 import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
-import { entryRows, insertValues, run } from './journal-queries.ts';
+import { fetchReads, guardKey, isolatedStep, type PgTx, syncWrites, txOf } from './journal-batch.ts';
+import { BEGIN_AND_LOCK_HEAD, entryRows, run } from './journal-queries.ts';
 import { checkIn, checkOut, inTransaction, portErrorOfPg } from './pool.ts';
 import { lockHeldSince } from './timings.ts';
 import { performance } from 'node:perf_hooks';
+
+export type { PgTx } from './journal-batch.ts';
 
 /** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
 export interface Head {
@@ -16,16 +19,6 @@ export interface Head {
   size: number;
 }
 
-/**
- * What a journal step runs against: a client of the pool inside a transaction, and the head as
- * that transaction sees it. A write locked the head row with its first statement and moves it here
- * as it seals (`rowSeq` is the seq its newest row took); a read loads it once, when first asked.
- */
-export interface PgTx {
-  client: pg.PoolClient;
-  head: Head | null;
-  rowSeq: number;
-}
 
 function headOf(row: unknown[] | undefined): Head {
   if (row === undefined) throw new Error('journal_head has no row: the database was not migrated');
@@ -44,13 +37,17 @@ function headOf(row: unknown[] | undefined): Head {
  * and a reader tailing `seq > cursor` never skips one. Validation and canonical JSON happen before
  * the lock (ChainedJournal), and nothing but the database is asked under it.
  *
- * A process's concurrent writes are group-committed: one transaction, each in a savepoint, in the
- * order they were made (db/group-commit.ts). Reads run on other clients of the pool, in a
+ * A process's concurrent writes are group-committed: one transaction, in the order they were made
+ * (db/group-commit.ts). What the batch's writes read (their chains, newest rows, reservation
+ * guards) is read in one statement right after the lock; what they write is kept until the batch
+ * ends and then sent in one statement, so the lock is held for a few round trips per batch, not per
+ * write. A write that fails in its step is undone by dropping what it kept; a savepoint is set only
+ * for a step that must send a statement of its own (a claim taken). Reads run on other clients of the pool, in a
  * REPEATABLE READ snapshot of their own, so they see committed writes only, and whole.
  */
 export class PgJournal extends ChainedJournal<PgTx> {
   readonly #pool: pg.Pool;
-  readonly #commits: GroupCommit<PgTx>;
+  readonly #commits: GroupCommit<PgTx, WriteReads>;
   readonly #committed: (seq: number) => void;
 
   /** `committed` is told the journal's newest seq after each write that added entries commits (the servers' wake-up). */
@@ -58,10 +55,10 @@ export class PgJournal extends ChainedJournal<PgTx> {
     super(options.wallClockMs);
     this.#pool = options.pool;
     this.#committed = options.committed ?? (() => {});
-    this.#commits = new GroupCommit<PgTx>(
+    this.#commits = new GroupCommit<PgTx, WriteReads>(
       {
-        transaction: (fn) => this.#write(fn),
-        isolated: (tx, fn) => this.#isolated(tx, fn),
+        transaction: (fn, hints) => this.#write(fn, hints),
+        isolated: (tx, fn) => isolatedStep(tx, fn),
         mayRunAgain: (error) => !(error instanceof StoreCommitUnknownError),
       },
       options.groupCommit,
@@ -73,9 +70,10 @@ export class PgJournal extends ChainedJournal<PgTx> {
     return this.#commits.stats;
   }
 
-  /** Lock the head row and read it: the first statement of every write. */
+  /** Begin the transaction, lock the head row and read it (its first statement), in one round trip. */
   protected async lockHead(client: pg.PoolClient): Promise<Head> {
-    return headOf((await run(client, 'lockHead')).rows[0]);
+    const answers = (await client.query({ text: BEGIN_AND_LOCK_HEAD, rowMode: 'array' })) as unknown as pg.QueryArrayResult[];
+    return headOf(answers.at(-1)?.rows[0]);
   }
 
   /** The seq the next row of this write takes: the head's, plus one. */
@@ -90,16 +88,17 @@ export class PgJournal extends ChainedJournal<PgTx> {
     if (head.seq !== from.seq || head.size !== from.size) await run(tx.client, 'moveHead', [head.seq, head.globalHash, head.size]);
   }
 
-  async #write<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+  async #write<T>(fn: (tx: PgTx) => Promise<T>, hints?: readonly (WriteReads | undefined)[]): Promise<T> {
     const client = await checkOut(this.#pool);
     let broken: Error | undefined;
     let lockedAtMs: number | null = null;
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const from = await this.lockHead(client);
       lockedAtMs = performance.now();
-      const tx: PgTx = { client, head: { ...from }, rowSeq: from.seq };
+      const tx = txOf(client, { ...from });
+      if (hints !== undefined) tx.fetched = await fetchReads(client, hints);
       const result = await fn(tx);
+      await syncWrites(tx);
       await this.moveHead(tx, from);
       await commit(client);
       lockHeldSince(lockedAtMs);
@@ -118,34 +117,16 @@ export class PgJournal extends ChainedJournal<PgTx> {
     }
   }
 
-  async #isolated<T>(tx: PgTx, fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    const head = { ...tx.head! };
-    const rowSeq = tx.rowSeq;
-    await tx.client.query('SAVEPOINT isolated_step');
+  protected async exclusive<T>(fn: (tx: PgTx) => Promise<T>, reads?: WriteReads): Promise<T> {
     try {
-      const result = await fn(tx);
-      await tx.client.query('RELEASE SAVEPOINT isolated_step');
-      return result;
-    } catch (error) {
-      // Undo what the step wrote, and what it moved of the head, then go on with the batch.
-      await tx.client.query('ROLLBACK TO SAVEPOINT isolated_step');
-      await tx.client.query('RELEASE SAVEPOINT isolated_step');
-      tx.head = head;
-      tx.rowSeq = rowSeq;
-      throw error;
-    }
-  }
-
-  protected async exclusive<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    try {
-      return await this.#commits.submit(fn);
+      return await this.#commits.submit(fn, reads);
     } catch (error) {
       throw portErrorOfPg(error);
     }
   }
 
   protected async snapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
-    return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) => fn({ client, head: null, rowSeq: 0 }));
+    return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) => fn(txOf(client, null)));
   }
 
   async #head(tx: PgTx): Promise<Head> {
@@ -153,32 +134,42 @@ export class PgJournal extends ChainedJournal<PgTx> {
     return tx.head;
   }
 
+  // An effect's rows as the lock found them, when the batch read them then, and what this
+  // transaction wrote of it since; otherwise the database's, once it holds what was written.
   protected async chainRows(tx: PgTx, effectId: string): Promise<EntryRow[]> {
-    return entryRows(tx.client, 'chain', [effectId]);
+    const fetched = tx.fetched?.chains.get(effectId);
+    if (fetched !== undefined) return [...fetched, ...tx.rows.filter((row) => row.effectId === effectId)];
+    return entryRows(await syncWrites(tx), 'chain', [effectId]);
   }
 
   protected async lastRow(tx: PgTx, effectId: string): Promise<EntryRow | undefined> {
-    return (await entryRows(tx.client, 'last', [effectId]))[0];
+    const chain = tx.fetched?.chains.get(effectId);
+    const last = tx.fetched?.lasts.get(effectId);
+    if (chain !== undefined || last !== undefined) {
+      const written = tx.rows.findLast((row) => row.effectId === effectId);
+      return written ?? (chain !== undefined ? chain.at(-1) : (last ?? undefined));
+    }
+    return (await entryRows(await syncWrites(tx), 'last', [effectId]))[0];
   }
 
   protected async insertRow(tx: PgTx, row: NewEntryRow): Promise<number> {
     const seq = await this.takeSeq(tx);
-    await run(tx.client, 'insert', insertValues(seq, row));
+    tx.rows.push({ ...row, seq });
     const head = await this.#head(tx);
     head.size += 1;
     return seq;
   }
 
   protected async takeClaim(tx: PgTx, claim: ClaimRow, nowMs: number): Promise<boolean> {
-    return (await run(tx.client, 'takeClaim', [claim.effectId, claim.owner, claim.expiresMs, nowMs])).rowCount === 1;
+    return (await run(await syncWrites(tx), 'takeClaim', [claim.effectId, claim.owner, claim.expiresMs, nowMs])).rowCount === 1;
   }
 
   protected async putClaim(tx: PgTx, claim: ClaimRow): Promise<void> {
-    await run(tx.client, 'putClaim', [claim.effectId, claim.owner, claim.expiresMs]);
+    tx.claims.push({ put: { ...claim } });
   }
 
   protected async dropClaim(tx: PgTx, effectId: string, owner: string): Promise<void> {
-    await run(tx.client, 'dropClaim', [effectId, owner]);
+    tx.claims.push({ drop: { effectId, owner } });
   }
 
   protected async openDispatchRows(tx: PgTx): Promise<EntryRow[]> {
@@ -195,7 +186,9 @@ export class PgJournal extends ChainedJournal<PgTx> {
   }
 
   protected async reservedSince(tx: PgTx, key: string, afterSeq: number, effectId: string): Promise<boolean> {
-    return (await run(tx.client, 'reservedSince', [key, afterSeq, effectId])).rows.length > 0;
+    const fetched = tx.fetched?.reserved.get(guardKey(key, afterSeq, effectId));
+    if (fetched !== undefined) return fetched || tx.rows.some((row) => row.reserves === key && row.effectId !== effectId && row.seq > afterSeq);
+    return (await run(await syncWrites(tx), 'reservedSince', [key, afterSeq, effectId])).rows.length > 0;
   }
 
   protected async lastSeal(tx: PgTx): Promise<Seal | undefined> {
@@ -206,7 +199,7 @@ export class PgJournal extends ChainedJournal<PgTx> {
   protected async insertSeal(tx: PgTx, seal: Seal): Promise<void> {
     // Our invariant: a seal follows the row it seals, at the head's next seq.
     if (seal.seq !== tx.rowSeq) throw new Error(`a seal at seq ${seal.seq} does not follow the row just written at seq ${tx.rowSeq}`);
-    await run(tx.client, 'insertSeal', [seal.seq, seal.globalHash]);
+    tx.seals.push({ seq: seal.seq, globalHash: seal.globalHash });
     const head = await this.#head(tx);
     head.seq = seal.seq;
     head.globalHash = seal.globalHash;

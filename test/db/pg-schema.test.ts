@@ -165,7 +165,9 @@ describe.skipIf(!available)('the PostgreSQL journal schema', () => {
     ]);
     expect(done.map((d) => d.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(String((done[1] as PromiseRejectedResult).reason)).toMatch(/entries_one_committed/);
-    expect(journal.commitStats).toMatchObject({ batches: 1, retriedBatches: 0 });
+    // The batch's rows go in by one statement, which the index refuses whole: nothing of the batch
+    // was written, and each write ran again in a transaction of its own.
+    expect(journal.commitStats).toMatchObject({ batches: 1, retriedBatches: 1 });
     const scanned = await journal.scan(from.seq, 10);
     expect(scanned.map((s) => s.seq)).toEqual([from.seq + 1, from.seq + 2]);
     expect(scanned.map((s) => s.global)).toEqual([

@@ -2,6 +2,7 @@ import { describe, it } from 'vitest';
 import type { JournalStore } from '../../server/journal/store.ts';
 import type { FakeClock } from '../support/db-journals.ts';
 import { appendCases } from './journal-appends.contract.ts';
+import { batchCases } from './journal-batch.contract.ts';
 import { claimCases } from './journal-claims.contract.ts';
 import { concurrencyCases } from './journal-concurrency.contract.ts';
 import { reservationCases } from './journal-reservations.contract.ts';
@@ -38,6 +39,7 @@ export const journalCases: Readonly<Record<string, JournalCase>> = {
   ...claimCases,
   ...reservationCases,
   ...concurrencyCases,
+  ...batchCases,
   ...sealCases,
 };
 

@@ -1,4 +1,5 @@
 import type { NewEntryRow } from '../../db/journal-rules.ts';
+import type { EntryRow } from '../../db/schema.ts';
 import { type Head, PgJournal, type PgTx } from '../../db/pg/journal.ts';
 import { run } from '../../db/pg/journal-queries.ts';
 
@@ -33,6 +34,7 @@ export class SlowPgJournal extends PgJournal {
  */
 export class PgSeqFromSequence extends SlowPgJournal {
   protected override async lockHead(client: PgTx['client']): Promise<Head> {
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     const [seq, globalHash, size] = (await run(client, 'head')).rows[0] as [number, string | null, number];
     return { seq, globalHash, size };
   }
@@ -45,5 +47,30 @@ export class PgSeqFromSequence extends SlowPgJournal {
 
   protected override async moveHead(): Promise<void> {
     // The head stays where it was: without its lock, writers would only overwrite each other's.
+  }
+}
+
+/**
+ * A batch whose writes each read the journal as the lock found it, blind to what the writes before
+ * them in the same batch wrote: two dispatches of one effect, or two on one payment, made at once
+ * through one handle would both be written.
+ */
+export class PgBlindToItsBatch extends PgJournal {
+  protected override async chainRows(tx: PgTx, effectId: string): Promise<EntryRow[]> {
+    return blind(tx, () => super.chainRows(tx, effectId));
+  }
+
+  protected override async reservedSince(tx: PgTx, key: string, afterSeq: number, effectId: string): Promise<boolean> {
+    return blind(tx, () => super.reservedSince(tx, key, afterSeq, effectId));
+  }
+}
+
+async function blind<T>(tx: PgTx, read: () => Promise<T>): Promise<T> {
+  const rows = tx.rows;
+  tx.rows = [];
+  try {
+    return await read();
+  } finally {
+    tx.rows = rows;
   }
 }
