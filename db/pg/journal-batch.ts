@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import type { Head } from './journal.ts';
 import type { WriteReads } from '../journal-base.ts';
 import type { Seal } from '../journal-seal-reads.ts';
 import { type ClaimRow, entryRowOfTuple } from '../journal-rules.ts';
@@ -10,6 +9,13 @@ import { run } from './journal-queries.ts';
 // statement right after the head row's lock, and what they write, kept here and sent in one
 // statement before the head moves. So a batch holds the lock for a fixed number of round trips
 // (the lock, the reads, the writes, the head, the commit), not for a few per write.
+
+/** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
+export interface Head {
+  seq: number;
+  globalHash: string | null;
+  size: number;
+}
 
 /** A claim set or dropped by a write of the batch, in the order the writes made them. */
 export type ClaimChange = { put: ClaimRow } | { drop: { effectId: string; owner: string } };

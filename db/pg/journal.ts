@@ -4,20 +4,13 @@ import { ChainedJournal, type Seal, type WriteReads } from '../journal-base.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
 import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
-import { fetchReads, guardKey, isolatedStep, type PgTx, syncWrites, txOf } from './journal-batch.ts';
+import { fetchReads, guardKey, type Head, isolatedStep, type PgTx, syncWrites, txOf } from './journal-batch.ts';
 import { BEGIN_AND_LOCK_HEAD, entryRows, run } from './journal-queries.ts';
 import { checkIn, checkOut, inTransaction, portErrorOfPg } from './pool.ts';
 import { lockHeldSince } from './timings.ts';
 import { performance } from 'node:perf_hooks';
 
-export type { PgTx } from './journal-batch.ts';
-
-/** The head row: the newest entry's seq and global hash (0 and null for none), and the entries' count. */
-export interface Head {
-  seq: number;
-  globalHash: string | null;
-  size: number;
-}
+export type { Head, PgTx } from './journal-batch.ts';
 
 
 function headOf(row: unknown[] | undefined): Head {
