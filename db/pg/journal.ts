@@ -13,6 +13,11 @@ import { performance } from 'node:perf_hooks';
 export type { Head, PgTx } from './journal-batch.ts';
 
 
+/** A query's result read in rows of arrays. */
+function isArrayResult(value: unknown): value is pg.QueryArrayResult {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { rows?: unknown }).rows);
+}
+
 function headOf(row: unknown[] | undefined): Head {
   if (row === undefined) throw new Error('journal_head has no row: the database was not migrated');
   const [seq, globalHash, size] = row;
@@ -65,8 +70,10 @@ export class PgJournal extends ChainedJournal<PgTx> {
 
   /** Begin the transaction, lock the head row and read it (its first statement), in one round trip. */
   protected async lockHead(client: pg.PoolClient): Promise<Head> {
-    const answers = (await client.query({ text: BEGIN_AND_LOCK_HEAD, rowMode: 'array' })) as unknown as pg.QueryArrayResult[];
-    return headOf(answers.at(-1)?.rows[0]);
+    // Two statements in one text: pg answers each statement's result, in order, in an array.
+    const answers: unknown = await client.query({ text: BEGIN_AND_LOCK_HEAD, rowMode: 'array' });
+    const locked = Array.isArray(answers) ? answers.at(-1) : answers;
+    return headOf(isArrayResult(locked) ? locked.rows[0] : undefined);
   }
 
   /** The seq the next row of this write takes: the head's, plus one. */
