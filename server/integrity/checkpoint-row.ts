@@ -1,6 +1,6 @@
 import type { StoredCheckpoint } from '../../db/port/checkpoints.ts';
 import type { SigningKey } from '../receipts/keys.ts';
-import { type Checkpoint, readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, otherKeyAdvice, readCheckpoint, unverifiedCheckpoint } from './checkpoint.ts';
 import { parseOrigin } from './epoch.ts';
 
 // A stored checkpoint row held against its note: what start-up, the background pass, the offline
@@ -19,7 +19,7 @@ export function storedRowProblem(row: StoredCheckpoint, key: Pick<SigningKey, 'k
     checkpoint = body;
   } else {
     const read = readCheckpoint(row.note, key);
-    if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})`;
+    if (!read.ok) return `does not verify with the receipt key (${read.code}: ${read.message})${otherKeyAdvice(read)}`;
     checkpoint = read.checkpoint;
   }
   const { size, head, origin } = checkpoint;

@@ -127,20 +127,34 @@ export function readCheckpoint(note: string, key: { publicKeyPem: string; keyId:
   if (lines.length > SIGNATURES_MAX) return fail('malformed_note', `more than ${SIGNATURES_MAX} signature lines`);
   const hash = noteKeyHash(name, publicKey);
   let signedByKey = false;
+  const others: string[] = [];
   for (const line of lines) {
     if (!line.startsWith(SIGNATURE_PREFIX)) return fail('malformed_note', 'every line after the empty line must be a signature, "— <name> <signature>"');
     const [lineName, encoded, ...rest] = line.slice(SIGNATURE_PREFIX.length).split(' ');
     if (lineName === undefined || encoded === undefined || rest.length > 0 || !validKeyName(lineName)) return fail('malformed_note', 'a signature line is "— <name> <base64>"');
     const bytes = Buffer.from(encoded, 'base64');
     if (bytes.length < 5 || bytes.toString('base64') !== encoded) return fail('malformed_note', 'a signature is base64 of a 4-byte key hash and the signature');
-    if (lineName !== name || !bytes.subarray(0, 4).equals(hash)) continue;
+    if (lineName !== name || !bytes.subarray(0, 4).equals(hash)) {
+      others.push(lineName);
+      continue;
+    }
     if (!verify(null, Buffer.from(body, 'utf8'), publicKey, bytes.subarray(4))) return fail('bad_signature', `the signature by ${name} does not verify: the note was changed after it was signed`);
     signedByKey = true;
   }
-  if (!signedByKey) return fail('unknown_key', `the note has no signature by ${name}`);
+  if (!signedByKey) return fail('unknown_key', `the note has no signature by ${name}${others.length === 0 ? '' : `, only by ${[...new Set(others)].join(', ')}`}`);
   const read = checkpointOfBody(body);
   if (typeof read === 'string') return fail('malformed_checkpoint', read);
   return { ok: true, checkpoint: read, keyName: name };
+}
+
+/**
+ * What a refusal of a note signed by another key adds: the common cause (servers or processes on
+ * one journal started with keys of their own) before the rarer one (a checkpoint forged with a key
+ * none of them held). Empty for any other problem.
+ */
+export function otherKeyAdvice(read: NoteReading): string {
+  if (read.ok || read.code !== 'unknown_key') return '';
+  return '. Every server and process on one journal must sign with the same receipt key (RECEIPT_KEY_PATH, see docs/operators/integrity.md): give this one the key the others use. If none of them ever held the key that signed it, the checkpoint was forged';
 }
 
 /**

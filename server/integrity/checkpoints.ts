@@ -2,7 +2,7 @@ import { type Checkpoints, JournalIdUnreadableError, type StoredCheckpoint } fro
 import type { IntegrityConfig } from '../config/integrity.ts';
 import type { SigningKey } from '../receipts/keys.ts';
 import type { Views } from '../views/views.ts';
-import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, readCheckpoint, signCheckpoint } from './checkpoint.ts';
+import { type Checkpoint, EMPTY_CHECKPOINT_HEAD, otherKeyAdvice, readCheckpoint, signCheckpoint } from './checkpoint.ts';
 import { globalHashOf } from '../journal/hash.ts';
 import { JournalCorruptError, type JournalStore } from '../journal/store.ts';
 import { storedRowProblem } from './checkpoint-row.ts';
@@ -105,7 +105,7 @@ export class Checkpointer {
   async #hold(size: number, epochs: Epochs, note: string, source: string): Promise<void> {
     const { key, store, databaseFile } = this.#parts;
     const read = readCheckpoint(note, { publicKeyPem: key.publicKeyPem, keyId: key.keyId });
-    if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})`, { databaseFile });
+    if (!read.ok) throw new JournalDamagedError('checkpoint_invalid', `the newest checkpoint in ${source} does not verify with the receipt key (${read.code}: ${read.message})${otherKeyAdvice(read)}`, { databaseFile });
     const head = this.#parts.views.head;
     const dense = head !== null && head.seq === head.size;
     const held = {

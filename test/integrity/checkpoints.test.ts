@@ -223,6 +223,9 @@ describe('checkpoints of the global chain', () => {
     });
     const refused = await startRefusal(file);
     expect(refused?.code).toBe('checkpoint_invalid');
+    // The operator is told whose signature it bears, and the common cause first: servers on one journal with keys of their own.
+    expect(refused?.message).toContain(`only by interlock-${other.keyId}`);
+    expect(refused?.message).toMatch(/must sign with the same receipt key \(RECEIPT_KEY_PATH.*the checkpoint was forged; restore the database/);
   });
 
   it('a checkpoint of another journal in a mirror is refused', async () => {
