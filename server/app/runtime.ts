@@ -75,7 +75,7 @@ async function connectStripe(env: InterlockEnv, mode: StripeMode, webhookUrl: st
   if (env.stripeSandboxUrl) {
     const url = env.stripeSandboxUrl;
     const stripe = createStripeClient('sk_test_interlock_sandbox', { host: url.hostname, port: Number(url.port || 80), protocol: 'http' });
-    await fetch(new URL('/_sandbox/webhook', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: webhookUrl, secret }) });
+    await registerSandboxWebhook(url, webhookUrl, secret);
     return { stripe, sandbox: null, secrets: [secret], note: `the Stripe sandbox at ${url.origin}`, sandboxUrl: url.origin };
   }
   const sandbox = await startSandbox({
@@ -86,6 +86,22 @@ async function connectStripe(env: InterlockEnv, mode: StripeMode, webhookUrl: st
   });
   const limits = env.sandboxRateLimits === 'off' ? 'no rate limits' : `Stripe's ${env.sandboxRateLimits}-mode rate limits`;
   return { stripe: sandbox.stripe(), sandbox, secrets: [secret], note: `the embedded Stripe sandbox at ${sandbox.url} (no real money; ${limits})`, sandboxUrl: sandbox.url };
+}
+
+/**
+ * Tell a sandbox running elsewhere where to post its webhooks. One that cannot be reached, or
+ * refuses, stops the start with one line naming it (an operator's to fix), never a stack trace.
+ */
+async function registerSandboxWebhook(url: URL, webhookUrl: string, secret: string): Promise<void> {
+  let status: number;
+  try {
+    const answer = await fetch(new URL('/_sandbox/webhook', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: webhookUrl, secret }), signal: AbortSignal.timeout(10_000) });
+    status = answer.status;
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+    throw new EnvError(`STRIPE_SANDBOX_URL names the Stripe sandbox at ${url.origin}, which cannot be reached (${cause}): start it there first, or unset STRIPE_SANDBOX_URL to run the embedded one`);
+  }
+  if (status < 200 || status >= 300) throw new EnvError(`STRIPE_SANDBOX_URL names ${url.origin}, which refused to take the webhook's address (HTTP ${status}): is it Interlock's Stripe sandbox?`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EnvError, parseEnv } from '../../server/config/env.ts';
-import { runServerToExit } from '../support/server-process.ts';
+import { freePort, runServerToExit } from '../support/server-process.ts';
 
 // The Stripe keys come from their variable, from a file named by `<variable>_FILE`, or from a
 // systemd credential (LoadCredential=stripe-secret-key:<path>), as the receipt key may; real
@@ -90,5 +90,13 @@ describe('the Stripe keys from files', () => {
     const { exit, stderr } = await runServerToExit({ STRIPE_SECRET_KEY_FILE: missing });
     expect(exit).toBe('2');
     expect(stderr.trim()).toBe(`Interlock did not start: STRIPE_SECRET_KEY_FILE names ${missing}, which cannot be read (ENOENT)`);
+  }, 30_000);
+
+  it('the server does not start on a sandbox URL nobody answers at, and says which variable, with no stack', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const { exit, stderr } = await runServerToExit({ STRIPE_SANDBOX_URL: nobody });
+    expect(exit).toBe('2');
+    expect(stderr.trim()).toMatch(/^Interlock did not start: STRIPE_SANDBOX_URL names the Stripe sandbox at http:\/\/127\.0\.0\.1:\d+, which cannot be reached \(.*ECONNREFUSED.*\): start it there first, or unset STRIPE_SANDBOX_URL/);
+    expect(stderr).not.toContain('    at ');
   }, 30_000);
 });
