@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteJournal } from '../../db/journal-store.ts';
+import { openDatabase } from '../../db/open.ts';
 import { startSandbox } from '../../server/sandbox/index.ts';
 import { mostInAnyWindow } from '../support/sliding-window.ts';
 import { clientFor, serversOnOneJournal, writeTestConfig } from '../support/server-process.ts';
@@ -23,13 +24,21 @@ const BUDGET_PER_SECOND = 20;
 type Client = ReturnType<typeof clientFor>;
 
 /** When each refund's COMMITTED was journaled, by effect id, read from the servers' shared file. */
-function journaledCommits(file: string): Map<string, number> {
-  const sqlite = new Database(file, { readonly: true });
+async function journaledCommits(file: string): Promise<Map<string, number>> {
+  const database = openDatabase(file);
   try {
-    const rows = sqlite.prepare<[], { effect_id: string; ts_ms: number }>("SELECT effect_id, ts_ms FROM entries WHERE kind = 'COMMITTED' ORDER BY seq").all();
-    return new Map(rows.map((row) => [row.effect_id, row.ts_ms]));
+    const journal = new SqliteJournal({ db: database.db, wallClockMs: () => Date.now() });
+    const committed = new Map<string, number>();
+    for (let after = 0; ; ) {
+      const page = await journal.scan(after, 10_000);
+      if (page.length === 0) return committed;
+      for (const { seq, entry } of page) {
+        if (entry.kind === 'COMMITTED') committed.set(entry.effect_id, entry.ts_ms);
+        after = seq;
+      }
+    }
   } finally {
-    sqlite.close();
+    database.close();
   }
 }
 
@@ -81,7 +90,7 @@ describe('processes sharing one journal share one Stripe budget', () => {
       // had a refund done until the first had all of its own, each did about as many as the others.
       // Done when its COMMITTED was journaled, as the servers did it: the time an agent's read saw
       // it also held how late a loaded server answered that read.
-      const committedMs = journaledCommits(group.dbFile);
+      const committedMs = await journaledCommits(group.dbFile);
       const doneMs = (server: number) => finals.filter((_, i) => i % SERVERS === server).map((f) => committedMs.get(f.effectId)!);
       const servedFromMs = Math.max(...servers.map((_, s) => Math.min(...doneMs(s))));
       const servedUntilMs = Math.min(...servers.map((_, s) => Math.max(...doneMs(s))));
