@@ -72,9 +72,7 @@ export const limits = {
   /**
    * A new request waits this long for its Stripe calls to be granted before it is journaled as
    * waiting its turn and answered 202: long enough for a quiet moment's answer to be final, short
-   * enough that an agent always hears at once. It counts against a room that is known: a process
-   * sharing the account that holds no slot yet (idle) first waits for its share's answer, at most
-   * `SHARE_ANSWER_WAIT_MS` (server/stripe/budget.ts).
+   * enough that an agent always hears at once.
    */
   stripeTurnWaitMs: 50,
   /** Requests waiting their turn for Stripe: at most what the budget sends in this long; beyond it 429. */
