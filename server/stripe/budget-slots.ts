@@ -93,6 +93,7 @@ export class BudgetSlots implements BudgetShare {
   #again = false;
   #stopped = false;
   #lastRoundMs = Number.NEGATIVE_INFINITY;
+  #answers = 0;
   #cancelTimer: (() => void) | null = null;
   #timerAtMs = Number.POSITIVE_INFINITY;
 
@@ -142,6 +143,14 @@ export class BudgetSlots implements BudgetShare {
   expected(family: string): number {
     const { slots, size } = this.#layout(family);
     return Math.floor(slots / Math.max(1, this.#holdings.get(family)?.wanting ?? 1)) * size;
+  }
+
+  known(families: readonly string[]): boolean {
+    return families.every((family) => (family !== GLOBAL_FAMILY && !this.#endpointsSlotted) || this.#usable(family) !== null);
+  }
+
+  answers(): number {
+    return this.#answers;
   }
 
   wanted(): void {
@@ -244,6 +253,7 @@ export class BudgetSlots implements BudgetShare {
     this.#frozen = new Map(asks.map((ask) => [ask.family, ask.need]));
     try {
       const holdings = await this.#options.store.round({ account: this.#options.account, holder: this.holder, nowMs, holdMs: SLOT_HOLD_MS, asks });
+      this.#answers += 1;
       for (const ask of asks) this.#asked.set(ask.family, ask.want);
       for (const holding of holdings) {
         if (holding.held === 0 && holding.target === 0) this.#holdings.delete(holding.family);

@@ -57,6 +57,12 @@ export const GLOBAL_FAMILY = '*';
 
 /** While calls wait, the budget looks for room again at least this often. */
 const LOOK_AGAIN_MS = 250;
+/**
+ * How long past its time a `takeWithin` waits for a shared budget to learn its room (the share's
+ * round answered), when it did not know it: a round waits on the database, which a loaded machine
+ * or another process's commit can hold past 50 ms, and an idle process holds no slot until then.
+ */
+export const SHARE_ANSWER_WAIT_MS = 1_000;
 
 /** The capacity a budget works with: starts allowed in any window, globally and per endpoint. */
 export interface BudgetCapacity {
@@ -89,6 +95,10 @@ interface Waiter {
   endpoints: readonly string[];
   seq: number;
   resolve: (grant: BudgetGrant) => void;
+  /** A `takeWithin` past its time while its share's room was not known: it gives up at the next answer (`answers` beyond this). */
+  giveUpAfter?: number;
+  /** Leave the queue with nothing granted. */
+  giveUp?: () => void;
 }
 
 /** Calls granted together: each is used by one call to its endpoint, and what is not used is given back. */
@@ -195,6 +205,14 @@ export interface BudgetShare {
   wanted(): void;
   /** Places it may expect for `family` while its calls wait: an even split among the processes that want some. */
   expected(family: string): number;
+  /**
+   * Whether the room for these families is known now: the share holds slots of each it may use. A
+   * process that holds none (idle, it gave every slot back) knows its room only once its next round
+   * is answered.
+   */
+  known(families: readonly string[]): boolean;
+  /** Rounds the store has answered so far: one more means the room was asked for again and told. */
+  answers(): number;
 }
 
 export interface StripeBudgetOptions {
@@ -311,18 +329,32 @@ export class StripeBudget {
     });
   }
 
-  /** `take`, giving up after `ms` (null): the waiter leaves the queue with nothing granted. */
+  /**
+   * `take`, giving up after `ms` (null): the waiter leaves the queue with nothing granted. The time
+   * counts against a room that is known: a shared budget that holds no slot yet (idle) waits for its
+   * share's answer first, at most `SHARE_ANSWER_WAIT_MS` more, and gives up then only if the answer
+   * leaves no room.
+   */
   takeWithin(klass: BudgetClass, endpoints: readonly string[], ms: number): Promise<BudgetGrant | null> {
     if (endpoints.length === 0) throw new Error('a grant names at least one call');
     return new Promise((resolve) => {
       const waiter: Waiter = { klass, endpoints, seq: this.#seq++, resolve };
       this.#waiters.push(waiter);
-      const cancel = this.#clock.after(ms, () => {
+      let cancel = () => {};
+      const giveUp = () => {
+        cancel();
         const at = this.#waiters.indexOf(waiter);
         if (at < 0) return;
         this.#waiters.splice(at, 1);
         this.#holdWhileWaiting();
         resolve(null);
+      };
+      waiter.giveUp = giveUp;
+      cancel = this.#clock.after(ms, () => {
+        const share = this.#share;
+        if (share === null || share.known([GLOBAL_FAMILY, ...endpoints])) return giveUp();
+        waiter.giveUpAfter = share.answers();
+        cancel = this.#clock.after(SHARE_ANSWER_WAIT_MS, giveUp);
       });
       waiter.resolve = (grant) => {
         cancel();
@@ -406,9 +438,18 @@ export class StripeBudget {
       this.#waiters.splice(this.#waiters.indexOf(next), 1);
       next.resolve(this.#grant(next.klass, next.endpoints));
     }
+    this.#giveUpTold();
     if (this.#waiters.length > 0) this.#share?.wanted();
     this.#wakeAtNextRoom();
     this.#holdWhileWaiting();
+  }
+
+  /** The waiters past their time whose share has since told its room, and found none for them: they leave the queue. */
+  #giveUpTold(): void {
+    const share = this.#share;
+    if (share === null) return;
+    const told = (w: Waiter) => w.giveUpAfter !== undefined && (share.known([GLOBAL_FAMILY, ...w.endpoints]) || share.answers() > w.giveUpAfter);
+    for (const waiter of this.#waiters.filter(told)) waiter.giveUp?.();
   }
 
   /**

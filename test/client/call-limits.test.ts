@@ -140,11 +140,26 @@ describe('typed client: AbortSignal', () => {
     const pi = await live.world.payment(10_000);
     await client.requestRefund({ request_id: 'abort-wait', payment_intent: pi, amount: 9_000 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 150);
-    const startedMs = Date.now();
-    // The first sleep is at least 800 ms: an end before that is the signal's.
-    const error = await thrown(client.waitForDecision('abort-wait', { timeoutMs: 60_000, signal: controller.signal }));
-    expect(Date.now() - startedMs).toBeLessThan(700);
+    // Aborted 50 ms into the first sleep, once the first read was answered: a fixed 150 ms from the
+    // start fell inside that read on a loaded machine (766 ms measured from the start), and timed
+    // the read rather than the sleep.
+    let abortedMs = 0;
+    const sleeps: number[] = [];
+    const onWait = ({ sleepMs }: { sleepMs: number }) => {
+      sleeps.push(sleepMs);
+      setTimeout(() => {
+        abortedMs = Date.now();
+        controller.abort();
+      }, 50);
+    };
+    const error = await thrown(client.waitForDecision('abort-wait', { timeoutMs: 60_000, signal: controller.signal, onWait }));
+    const endedMs = Date.now();
     expect(error).toMatchObject({ code: 'aborted' });
+    // It was asleep, in a sleep of at least 800 ms, and ended 50 ms into it: an end within 700 ms of
+    // the abort is the signal's, where sleeping it out would end 750 ms or more after it.
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(800);
+    expect(abortedMs).toBeGreaterThan(0);
+    expect(endedMs - abortedMs).toBeLessThan(700);
   });
 });

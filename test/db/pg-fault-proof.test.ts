@@ -106,8 +106,23 @@ describe.skipIf(!available)('three servers on one PostgreSQL database, under fau
     stop = traffic(() => [0, 1, 2]);
 
     // Phase 3: items escalated just before every clock is moved to 5 s short of their SLA (3 s on the server ahead).
-    const slaItems = await Promise.all([0, 1, 2, 0, 1, 2, 0, 1, 2].map((i) => world.ask(i, true)));
-    expect(slaItems.every((a) => a.effectId !== null && a.status === 'QUEUED'), JSON.stringify(slaItems)).toBe(true);
+    // Each asked again while unanswered, as an agent does, for as long again as the product promises
+    // an answer within (10 s): nine at once beside the traffic, on a loaded machine, left one
+    // server's answers later than the agent's wait. One that still has none fails here, with each
+    // request's last answer and the end of its server's log.
+    const slaItems = await Promise.all(
+      [0, 1, 2, 0, 1, 2, 0, 1, 2].map(async (i) => {
+        const asked = await world.ask(i, true);
+        await world.untilAnswered(asked, i);
+        return asked;
+      }),
+    );
+    const unanswered = slaItems.filter((a) => a.effectId === null || a.status !== 'QUEUED');
+    const tailOf = (i: number) => `${world.servers[i]?.stderr() ?? ''}${world.servers[i]?.stdout() ?? ''}`.trim().split('\n').slice(-8).join('\n');
+    expect(
+      unanswered.map((a) => `${a.id} on server ${a.server}: ${a.status} (last answer: ${world.lastAnswer.get(a.id)})`),
+      [...new Set(unanswered.map((a) => a.server))].map((i) => `server ${i}:\n${tailOf(i)}`).join('\n'),
+    ).toEqual([]);
     const undecided = () => world.asked.filter((a) => a.escalated && !a.decided && a.effectId !== null);
     const dueSoon = undecided().map((a) => a.effectId!);
     // One after the other: ana logs in once, at the first (logins of one person at once left some sessions refused).
@@ -187,15 +202,21 @@ describe.skipIf(!available)('three servers on one PostgreSQL database, under fau
   /** Ask each request again until its answer is final, approving escalated ones on a server other than the one asked. */
   async function settle(): Promise<void> {
     const deadline = Date.now() + 30_000;
+    // Each request is asked after by its own agent, beside the others (one after the other, 25 open
+    // requests took 48 s of a loaded run's 150 s); the approvers log in first, one at a time, as
+    // logins of one person at once left some sessions refused.
+    for (const name of ['ana', 'fm']) await world.as(0, name, 'GET', '/readyz');
     for (;;) {
       const open = world.asked.filter((a) => a.status === null || ['QUEUED', 'IN_FLIGHT', 'APPROVED', 'AMBIGUOUS'].includes(a.status));
       if (open.length === 0 || Date.now() > deadline) break;
-      for (const asked of open) {
-        const other = (asked.server + 1) % 3;
-        if (asked.effectId === null) await world.askAgain(asked, other);
-        else if (asked.status === 'QUEUED' && asked.escalated) await world.approve(asked, other);
-        await world.status(asked, other);
-      }
+      await Promise.all(
+        open.map(async (asked) => {
+          const other = (asked.server + 1) % 3;
+          if (asked.effectId === null) await world.askAgain(asked, other);
+          else if (asked.status === 'QUEUED' && asked.escalated) await world.approve(asked, other);
+          await world.status(asked, other);
+        }),
+      );
       await sleep(300);
     }
     const open = world.asked.filter((a) => !a.status?.startsWith('COMMITTED') && a.status !== 'REAPPLIED_AFTER_QUERY');

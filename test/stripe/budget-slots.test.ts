@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteBudgetSlots } from '../../db/budget-slot-store.ts';
-import { type BudgetCapacity, type BudgetGrant, GLOBAL_FAMILY, StripeBudget } from '../../server/stripe/budget.ts';
+import { type BudgetCapacity, BudgetGrant, GLOBAL_FAMILY, StripeBudget } from '../../server/stripe/budget.ts';
 import { planFamily, type SlotRow, smallerCapacity, splitSlots } from '../../db/budget-slot-rules.ts';
-import type { BudgetSlotStore } from '../../db/port/budget-slots.ts';
+import type { BudgetSlotStore, SlotRound } from '../../db/port/budget-slots.ts';
 import { BudgetSlots, SLOT_HOLD_MS, slotsOf } from '../../server/stripe/budget-slots.ts';
 import { CREATE_REFUND, READ_PAYMENT } from '../../server/stripe/paced-client.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
@@ -21,15 +21,23 @@ afterEach(async () => {
 
 const TEST_MODE: BudgetCapacity = { globalPerWindow: 20, endpointPerWindow: 20 };
 
-/** A store that can be made to fail, as one whose write lock another process holds too long. */
-function failable(store: BudgetSlotStore) {
+/**
+ * A store that can be made to fail, as one whose write lock another process holds too long, or to
+ * answer `delayMs` late on the clock, as a database on a loaded machine.
+ */
+function failable(store: BudgetSlotStore, clock: FakeScheduler) {
   let failing = false;
+  let delayMs = 0;
+  const answer = (round: SlotRound) => (failing ? Promise.reject(new Error('database is locked')) : store.round(round));
   return {
     fail: (on: boolean) => {
       failing = on;
     },
+    slow: (ms: number) => {
+      delayMs = ms;
+    },
     store: {
-      round: (round) => (failing ? Promise.reject(new Error('database is locked')) : store.round(round)),
+      round: (round) => (delayMs === 0 ? answer(round) : new Promise((resolve, reject) => clock.after(delayMs, () => answer(round).then(resolve, reject)))),
       close: () => store.close(),
     } satisfies BudgetSlotStore,
   };
@@ -41,7 +49,7 @@ function sharedBudgets(count: number, capacity: BudgetCapacity | readonly Budget
   const { file } = openTempDatabase();
   const budgets = Array.from({ length: count }, (_, i) => {
     const own = Array.isArray(capacity) ? capacity[i]! : (capacity as BudgetCapacity);
-    const store = failable(new SqliteBudgetSlots(file));
+    const store = failable(new SqliteBudgetSlots(file), clock);
     const disagreements: string[] = [];
     const share = new BudgetSlots({
       store: store.store,
@@ -189,6 +197,45 @@ describe('budgets sharing one account through slots', () => {
     callMany(clock, second!, 20);
     await clock.advance(5);
     expect(second!.starts).toHaveLength(20);
+  });
+
+  it('a new request waits for its share to be known, not a fixed 50 ms: a round answered late still grants it at once, and a known full window still refuses it', async () => {
+    const { clock, budgets } = sharedBudgets(2);
+    const [idle, busy] = budgets;
+    // An idle process holds no slot: its first call's room is known only once its round is answered, here 80 ms later.
+    idle!.store.slow(80);
+    let answer: BudgetGrant | null | undefined;
+    void idle!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
+      answer = grant;
+    });
+    await clock.advance(50);
+    expect(answer).toBeUndefined();
+    await clock.advance(31);
+    expect(answer).toBeInstanceOf(BudgetGrant);
+    answer!.release();
+    // A first round that fails (the store busy) is tried again; the request waits for the answer.
+    busy!.store.fail(true);
+    busy!.store.slow(100);
+    let second: BudgetGrant | null | undefined;
+    void busy!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
+      second = grant;
+    });
+    await clock.advance(101);
+    expect(second).toBeUndefined();
+    busy!.store.fail(false);
+    busy!.store.slow(0);
+    await clock.advance(25);
+    expect(second).toBeInstanceOf(BudgetGrant);
+    // Once the share is known and its places are taken, the request waits its turn after 50 ms, as alone.
+    idle!.store.slow(0);
+    callMany(clock, idle!, 40);
+    await clock.advance(30);
+    let full: BudgetGrant | null | undefined;
+    void idle!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
+      full = grant;
+    });
+    await clock.advance(50);
+    expect(full).toBeNull();
   });
 
   it('endpoints below the account limit have slots too: four processes create no more than 20 refunds in any second of a live account', async () => {
