@@ -319,6 +319,7 @@ function commandLine(): string {
     ...(only === null ? [] : ['--only', only]),
     ...((only === 'history' || only === 'postgres') && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
     ...(keptJournals === null && historyArgs.journals === null ? [] : ['--journals', '<dir>']),
+    ...(only === 'history' && historyArgs.afterKillOnly ? ['--after-kill-only'] : []),
     ...(record ? ['--record'] : []),
   ];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;
