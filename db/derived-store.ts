@@ -155,6 +155,7 @@ export class SqliteDerivedTables implements DerivedTables {
           for (const [i, change] of batch.changes.entries()) this.#apply(change, bodies[i] ?? null, sums);
           for (const [view, { sum, rows }] of sums) this.queries.putDigest.run({ view, sum, rows });
           if (marksBetween(batch.fromSeq, batch.to.seq)) this.#mark(batch.to);
+          this.#deferred.wrote(batch.changes.length);
           return true;
         },
         { behavior: 'immediate' },

@@ -55,6 +55,13 @@ export function checkpointInWorker(file: string): Promise<CheckpointDone> {
 }
 
 /**
+ * Rows written while deferred below which no worker is started: about 1,700 pages at most, which
+ * the connection's next commit checkpoints as it always did (a start with little to catch up, as
+ * every start of the tests is, spares the worker's start).
+ */
+export const WORKER_AFTER_ROWS = 1_000;
+
+/**
  * The checkpoint waits this long after a catch-up ends, so that the rest of a start (and a second
  * catch-up right behind the first, as start-up's check runs) goes first: the worker's own start
  * takes a few hundred ms of CPU.
@@ -77,6 +84,8 @@ export class DeferredCheckpoints {
   /** Settles the promise of a planned checkpoint that a new catch-up took over. */
   #dropPlanned: (() => void) | null = null;
   #after: Promise<void> = Promise.resolve();
+  /** Rows the batches wrote since the checkpoints were put off. */
+  #rows = 0;
 
   constructor(client: Database.Database, options: { delayMs?: number } = {}) {
     this.#client = client;
@@ -86,6 +95,11 @@ export class DeferredCheckpoints {
   /** The checkpoint after the last catch-up, once it is done (at once when none is owed). */
   get settled(): Promise<void> {
     return this.#after;
+  }
+
+  /** Count rows a batch wrote: whether the log grew enough, by the end, for a checkpoint of its own. */
+  wrote(rows: number): void {
+    if (this.#deferred) this.#rows += rows;
   }
 
   /** Run `fn` with checkpoints put off; the checkpoint after it is planned, not awaited. */
@@ -105,7 +119,7 @@ export class DeferredCheckpoints {
       return await fn();
     } finally {
       this.#running -= 1;
-      if (this.#running === 0) this.#after = this.#later();
+      if (this.#running === 0) this.#after = this.#rows < WORKER_AFTER_ROWS ? this.#resume() : this.#later();
     }
   }
 
@@ -129,7 +143,13 @@ export class DeferredCheckpoints {
       // Nothing is lost: the log holds every commit, and the connection's next commit checkpoints it.
     }
     if (this.#running > 0 || this.#timer !== null) return;
+    await this.#resume();
+  }
+
+  /** The connection's own checkpoints again, as SQLite's default has them. */
+  async #resume(): Promise<void> {
     this.#deferred = false;
+    this.#rows = 0;
     await this.#autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);
   }
 
