@@ -18,19 +18,24 @@ export interface HistoryArgs {
   sizes: HistorySize[];
   /** The folder journals are reused from and generated into, kept after the run; null for the run's own folder. */
   journals: string | null;
+  /**
+   * `--after-kill-only`: the start after a SIGKILL alone (`start_up_after_kill_s_<size>`), over a
+   * copy of the data folder kept with its tables built beside the journals (bench/history-built.ts).
+   */
+  afterKillOnly: boolean;
 }
 
 /** A refusal of the history stage, with a stable code. */
 export class HistoryRefusal extends Error {
   constructor(
-    readonly code: 'bad_sizes' | 'not_enough_space',
+    readonly code: 'bad_sizes' | 'not_enough_space' | 'no_built_data',
     message: string,
   ) {
     super(message);
   }
 }
 
-/** `--sizes 100k,1m` (every size when absent) and `--journals <dir>` from the bench's arguments. */
+/** `--sizes 100k,1m` (every size when absent), `--journals <dir>` and `--after-kill-only` from the bench's arguments. */
 export function parseHistoryArgs(argv: readonly string[]): HistoryArgs {
   const at = argv.indexOf('--sizes');
   let sizes: HistorySize[] = [...HISTORY_SIZES];
@@ -44,7 +49,11 @@ export function parseHistoryArgs(argv: readonly string[]): HistoryArgs {
   }
   const journalsAt = argv.indexOf('--journals');
   const journals = journalsAt === -1 ? null : (argv[journalsAt + 1] ?? null);
-  return { sizes, journals };
+  const afterKillOnly = argv.includes('--after-kill-only');
+  if (afterKillOnly && journals === null) {
+    throw new HistoryRefusal('no_built_data', '--after-kill-only takes --journals <dir>: the folder that keeps templates.json and a data folder built-<size> per size, its tables built');
+  }
+  return { sizes, journals, afterKillOnly };
 }
 
 /** Free bytes on the file system holding `dir`. */

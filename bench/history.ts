@@ -1,27 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { HISTORY_SIZES, type HistoryArgs, type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
-import { ensureJournals, entriesIn, extendJournal } from './history-journals.ts';
+import { HISTORY_SIZES, type HistoryArgs, type HistorySize, } from './history-args.ts';
+import { keepBuiltData } from './history-built.ts';
+import { afterKills, afterKillsOnly } from './history-kills.ts';
+import { type Site, start, stopCleanly, timedStart } from './history-server.ts';
+import { ensureJournals, entriesIn, } from './history-journals.ts';
 import { measurePass } from './history-pass.ts';
 import { peakRssMib, randomRequests, readAsPerson } from './history-reads.ts';
 import { bytesUnder, journalBytes, runTool } from './history-tools.ts';
 import type { Templates } from './journal-gen.ts';
 import { copyJournal } from './journal-gen.ts';
 import { downloadCsv, login } from './ledger.ts';
-import { type Started, startSandboxProcess, startServerProcess } from './processes.ts';
+import { startSandboxProcess, } from './processes.ts';
 import { CONFIG_PATH, type Plan, push, type Samples, say } from './stages.ts';
 import { repeat } from './stats.ts';
 import { buildServer } from '../scripts/build-server.ts';
 
-/**
- * How long a start may take before the stage gives up: the first start over 10M entries builds
- * every derived table from the journal, which took more than 30 minutes on 2 busy cores (the
- * stage failed there at its old 30-minute bound), so it is given two hours.
- */
-const READY_TIMEOUT_MS = 120 * 60_000;
-/** `/readyz` is asked this often while a start-up is timed. */
-const READY_POLL_MS = 10;
 /** The ledger CSV's figure at 1M belongs to the ledger stage, which measures it over the same journal. */
 const CSV_SIZES: readonly HistorySize[] = ['100k', '10m'];
 /**
@@ -39,34 +33,6 @@ const REBUILD_CLI_SIZES: readonly HistorySize[] = ['100k'];
 
 /** Figures not measured, by name, and why: the stage's other figures stand. */
 export type Failures = Record<string, string>;
-
-/** A server's data folder for one size: its journal copy, and the signing key its checkpoints use. */
-interface Site {
-  size: HistorySize;
-  dataDir: string;
-  db: string;
-  sandboxUrl: string;
-}
-
-/** The server as production runs it (`node dist/server/main.js`, docs/operators/production.md): compiled at the stage's start. */
-const COMPILED_ENTRY = 'dist/server/main.js';
-
-function start(site: Site): Promise<Started> {
-  return startServerProcess({ dataDir: site.dataDir, sandboxUrl: site.sandboxUrl, configPath: CONFIG_PATH, readyTimeoutMs: READY_TIMEOUT_MS, readyPollMs: READY_POLL_MS, entry: COMPILED_ENTRY });
-}
-
-/** SIGTERM and a clean exit, or the stage fails: a start timed after it must follow a clean stop. */
-async function stopCleanly(server: Started): Promise<void> {
-  const how = await server.stop();
-  if (how !== '0') throw new Error(`the server did not stop cleanly: it ended ${how}: ${server.stderr().trim().split('\n').slice(-3).join(' / ')}`);
-}
-
-/** Start to `/readyz` 200, in seconds, and the started server. */
-async function timedStart(site: Site): Promise<{ seconds: number; server: Started }> {
-  const startMs = performance.now();
-  const server = await start(site);
-  return { seconds: (performance.now() - startMs) / 1000, server };
-}
 
 /** Per repetition: a start after a clean stop, a person's first look and old reads, the peak RSS, the CSV's growth. */
 async function startUps(plan: Plan, site: Site, samples: Samples, failures: Failures): Promise<void> {
@@ -147,24 +113,6 @@ async function tools(plan: Plan, site: Site, samples: Samples, failures: Failure
 }
 
 /**
- * Per repetition: a ready server SIGKILLed, then entries appended to its journal as a server
- * would have written them, so the derived tables' last batch is KILL_BEHIND_ENTRIES behind; then
- * a start timed to ready, which catches the tables up. The journal grows by that much each time.
- */
-async function afterKills(plan: Plan, site: Site, templates: Templates, samples: Samples): Promise<void> {
-  await repeat(plan.reps, async (rep) => {
-    const killed = await start(site);
-    killed.child.kill('SIGKILL');
-    await killed.stop();
-    await extendJournal(site.db, templates, entriesIn(site.db) + KILL_BEHIND_ENTRIES);
-    const { seconds, server } = await timedStart(site);
-    await stopCleanly(server);
-    say(`history ${site.size} rep ${rep}: ready ${seconds.toFixed(2)} s after a SIGKILL with the tables ${KILL_BEHIND_ENTRIES} entries behind`);
-    push(samples, { [`start_up_after_kill_s_${site.size}`]: seconds });
-  });
-}
-
-/**
  * The sizes whose whole background pass is timed. A pass works at its own pace (a quarter of a core
  * at most): 198 s over the 100k journal, so about half an hour at 1M and five hours at 10M, longer
  * than the stage can wait. It is timed at 100k, and grows with the entries it reads.
@@ -194,8 +142,12 @@ async function backgroundPass(plan: Plan, site: Site, samples: Samples): Promise
   }
 }
 
-/** Every figure of one size, over a copy of its journal in the run's folder; the copy is removed after. */
-async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string, failures: Failures): Promise<Samples> {
+/**
+ * Every figure of one size, over a copy of its journal in the run's folder; the copy is removed
+ * after. With `keepIn` (the journals folder), the data folder as the first start built it is kept
+ * there for `--after-kill-only` (bench/history-built.ts), unless one is.
+ */
+async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: string, templates: Templates, sandboxUrl: string, failures: Failures, keepIn: string | null): Promise<Samples> {
   const samples: Samples = {};
   const dataDir = path.join(dir, `history-${size}`);
   fs.mkdirSync(dataDir, { recursive: true });
@@ -209,6 +161,7 @@ async function measureSize(plan: Plan, dir: string, size: HistorySize, journal: 
     say(`history ${size}: first start (tables built) in ${first.seconds.toFixed(1)} s`);
     push(samples, { [`first_start_s_${size}`]: first.seconds });
     await stopCleanly(first.server);
+    if (keepIn !== null) say(`history ${size}: ${keepBuiltData(dataDir, keepIn, size)}`);
     await startUps(plan, site, samples, failures);
     await tools(plan, site, samples, failures);
     await afterKills(plan, site, templates, samples);
@@ -257,6 +210,7 @@ function growth(samples: Samples, sizes: readonly HistorySize[]): void {
  * `--journals <dir>` (any missing is generated there and kept) or generated in the run's folder.
  */
 export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): Promise<{ samples: Samples; failures: Failures }> {
+  if (args.afterKillOnly && args.journals !== null) return { samples: await afterKillsOnly(plan, dir, args.journals, args.sizes), failures: {} };
   const samples: Samples = {};
   const failures: Failures = {};
   const journalsDir = args.journals ?? path.join(dir, 'history-journals');
@@ -272,7 +226,7 @@ export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): 
   try {
     await emptyServer(plan, dir, sandbox.url, samples);
     for (const size of HISTORY_SIZES.filter((s) => args.sizes.includes(s))) {
-      const more = await measureSize(plan, dir, size, journals.files[size]!, journals.templates, sandbox.url, failures);
+      const more = await measureSize(plan, dir, size, journals.files[size]!, journals.templates, sandbox.url, failures, args.journals);
       for (const [name, values] of Object.entries(more)) samples[name] = [...(samples[name] ?? []), ...values];
     }
   } finally {

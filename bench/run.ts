@@ -7,6 +7,8 @@
 //   recorded over results/bench.json's, the stage run named in results/bench.md with its own time and load.
 // `npm run bench -- --only history [--sizes 100k,1m] [--journals <dir>]`: start-up and memory over journals of
 //   100k, 1M and 10M entries (every size unless --sizes), reused from <dir> and any missing generated there.
+// `npm run bench -- --only history --after-kill-only --sizes 10m --journals <dir>`: the start after a SIGKILL
+//   alone, over a copy of <dir>/built-<size> (a data folder whose tables are built), not building them again.
 // `npm run bench -- --only postgres [--sizes 100k,1m]`: Interlock on a PostgreSQL 15 cluster of the stage's own (fsync on),
 //   one and two servers on one database, and start-up and memory over journals of 100k entries (and 1M when asked).
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
@@ -319,6 +321,7 @@ function commandLine(): string {
     ...(only === null ? [] : ['--only', only]),
     ...((only === 'history' || only === 'postgres') && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
     ...(keptJournals === null && historyArgs.journals === null ? [] : ['--journals', '<dir>']),
+    ...(only === 'history' && historyArgs.afterKillOnly ? ['--after-kill-only'] : []),
     ...(record ? ['--record'] : []),
   ];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, gt, sql } from 'drizzle-orm';
 import { onConnection } from './connection.ts';
 import { bytesHash, EMPTY_DIGEST, moveDigestBy, storedRowBytes } from './derived-digest.ts';
+import { DeferredCheckpoints } from './derived-upkeep.ts';
 import { allRowsNow, openSnapshot } from './derived-snapshot.ts';
 import { ListStatements } from './derived-list.ts';
 import { checkedBatch, checkListOptions, heldSnapshot, marksBetween, parsedBody } from './derived-rules.ts';
@@ -79,12 +80,27 @@ export class SqliteDerivedTables implements DerivedTables {
   readonly #rowsOfKeysStatements = new Map<number, Database.Statement<string[], StoredRow & { view: string; key: string }>>();
   /** Read-only only: whether the file has the tables at all (one an older Interlock wrote may not). */
   #present: boolean | null = null;
+  readonly #deferred: DeferredCheckpoints;
 
-  /** `readOnly`: the storage was opened read-only, so `advance` and `reset` are refused with StoreReadOnlyError. */
-  constructor(db: JournalDb, options: { readOnly?: boolean } = {}) {
+  /**
+   * `readOnly`: the storage was opened read-only, so `advance` and `reset` are refused with
+   * StoreReadOnlyError. `checkpointDelayMs`: how long the checkpoint after `deferUpkeep` waits.
+   */
+  constructor(db: JournalDb, options: { readOnly?: boolean; checkpointDelayMs?: number } = {}) {
     this.#db = db;
     this.#readOnly = options.readOnly === true;
     this.#lists = new ListStatements(db);
+    this.#deferred = new DeferredCheckpoints(db.$client, { delayMs: options.checkpointDelayMs });
+  }
+
+  /** The write-ahead log's checkpoints put off while `fn` runs, then done once in a worker (db/derived-upkeep.ts). */
+  deferUpkeep<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#deferred.run(fn);
+  }
+
+  /** The checkpoint after the last deferral, once done. */
+  get upkeepSettled(): Promise<void> {
+    return this.#deferred.settled;
   }
 
   /** The connection's drizzle handle, for the statements a batch runs. */
@@ -139,6 +155,7 @@ export class SqliteDerivedTables implements DerivedTables {
           for (const [i, change] of batch.changes.entries()) this.#apply(change, bodies[i] ?? null, sums);
           for (const [view, { sum, rows }] of sums) this.queries.putDigest.run({ view, sum, rows });
           if (marksBetween(batch.fromSeq, batch.to.seq)) this.#mark(batch.to);
+          this.#deferred.wrote(batch.changes.length);
           return true;
         },
         { behavior: 'immediate' },

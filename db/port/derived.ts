@@ -136,4 +136,12 @@ export interface DerivedTables {
    * under the store, not by `advance`, moved no digest.
    */
   snapshot(): Promise<DerivedSnapshot>;
+  /**
+   * Optional: run `fn`, a catch-up of many batches in a row (a start's), with the store's upkeep
+   * between batches put off until it ends. Each batch still commits on its own, as `advance` says,
+   * and is as durable; only work that follows commits is deferred (on SQLite the write-ahead log's
+   * checkpoints: done once after, on a connection of its own, off the event loop). A store
+   * without it runs `fn` as it is.
+   */
+  deferUpkeep?<T>(fn: () => Promise<T>): Promise<T>;
 }

@@ -1,5 +1,6 @@
 import type { CurrentFacts, InboxItem, LiveMessage } from '../../shared/api.ts';
 import { MemoryDerivedTables } from '../../db/memory/derived.ts';
+import type { DerivedTables } from '../../db/port/derived.ts';
 import type { InboxRequest, InboxWork } from '../inbox/core.ts';
 import { projectedWork } from '../inbox/projection.ts';
 import { foldedByInbox } from '../inbox/table.ts';
@@ -41,6 +42,7 @@ export class Views {
   /** The views kept in derived tables. */
   readonly #tables: TableViews;
   readonly #writer: DerivedWriter;
+  readonly #derived: DerivedTables;
   readonly #rebuild = new RebuildAtStart();
   readonly #feed: LiveFeed;
   readonly #log: ViewsLog;
@@ -80,6 +82,7 @@ export class Views {
     this.#chainReads = new BatchChainReads((effectId) => this.#journal.entries(effectId));
     this.#feed = new LiveFeed(options.nowMs);
     const derived = options.derived ?? new MemoryDerivedTables();
+    this.#derived = derived;
     this.#tables = new TableViews({
       inboxName: options.inboxName,
       tables: derived,
@@ -148,7 +151,9 @@ export class Views {
       await this.#startAtPosition();
       this.#replaying = true;
       try {
-        await this.#catchUp(false);
+        // Many batches in a row: the store's upkeep between them (SQLite's checkpoints) waits for the end.
+        const catchUp = () => this.#catchUp(false);
+        await (this.#derived.deferUpkeep?.(catchUp) ?? catchUp());
       } finally {
         this.#replaying = false;
       }

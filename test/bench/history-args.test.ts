@@ -20,8 +20,15 @@ function refusal(fn: () => unknown): HistoryRefusal {
 
 describe('history stage arguments', () => {
   it('measures every size unless told, in ascending order, and reuses no folder unless named', () => {
-    expect(parseHistoryArgs(['--only', 'history'])).toEqual({ sizes: ['100k', '1m', '10m'], journals: null });
-    expect(parseHistoryArgs(['--only', 'history', '--sizes', '1m,100k', '--journals', '/j'])).toEqual({ sizes: ['100k', '1m'], journals: '/j' });
+    expect(parseHistoryArgs(['--only', 'history'])).toEqual({ sizes: ['100k', '1m', '10m'], journals: null, afterKillOnly: false });
+    expect(parseHistoryArgs(['--only', 'history', '--sizes', '1m,100k', '--journals', '/j'])).toEqual({ sizes: ['100k', '1m'], journals: '/j', afterKillOnly: false });
+  });
+
+  it('runs the after-kill starts alone only over a journals folder, where the built data folders are kept', () => {
+    expect(parseHistoryArgs(['--only', 'history', '--after-kill-only', '--sizes', '10m', '--journals', '/j'])).toEqual({ sizes: ['10m'], journals: '/j', afterKillOnly: true });
+    const error = refusal(() => parseHistoryArgs(['--only', 'history', '--after-kill-only']));
+    expect(error.code).toBe('no_built_data');
+    expect(error.message).toMatch(/--after-kill-only takes --journals <dir>/);
   });
 
   it('refuses a size it does not know, or none, with a stable code', () => {

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { HISTORY_SIZES, type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
+import { checkBuiltData, copyBuiltData } from './history-built.ts';
+import { entriesIn, extendJournal } from './history-journals.ts';
+import { type Site, start, stopCleanly, timedStart } from './history-server.ts';
+import type { Templates } from './journal-gen.ts';
+import { startSandboxProcess } from './processes.ts';
+import { type Plan, push, type Samples, say } from './stages.ts';
+import { repeat } from './stats.ts';
+import { buildServer } from '../scripts/build-server.ts';
+
+/**
+ * Per repetition: a ready server SIGKILLed, then entries appended to its journal as a server
+ * would have written them, so the derived tables' last batch is KILL_BEHIND_ENTRIES behind; then
+ * a start timed to ready, which catches the tables up. The journal grows by that much each time.
+ */
+export async function afterKills(plan: Plan, site: Site, templates: Templates, samples: Samples): Promise<void> {
+  await repeat(plan.reps, async (rep) => {
+    const killed = await start(site);
+    killed.child.kill('SIGKILL');
+    await killed.stop();
+    await extendJournal(site.db, templates, entriesIn(site.db) + KILL_BEHIND_ENTRIES);
+    const { seconds, server } = await timedStart(site);
+    await stopCleanly(server);
+    say(`history ${site.size} rep ${rep}: ready ${seconds.toFixed(2)} s after a SIGKILL with the tables ${KILL_BEHIND_ENTRIES} entries behind`);
+    push(samples, { [`start_up_after_kill_s_${site.size}`]: seconds });
+  });
+}
+
+/**
+ * `--after-kill-only`: the after-kill repetitions alone at each size asked, over a copy of the data
+ * folder kept with its tables built beside the journals (nothing else is measured, no journal is
+ * read or generated); only `start_up_after_kill_s_<size>` is recorded.
+ */
+export async function afterKillsOnly(plan: Plan, dir: string, journalsDir: string, sizes: readonly HistorySize[]): Promise<Samples> {
+  const asked = HISTORY_SIZES.filter((s) => sizes.includes(s));
+  for (const size of asked) checkBuiltData(journalsDir, size);
+  const templates = JSON.parse(fs.readFileSync(path.join(journalsDir, 'templates.json'), 'utf8')) as Templates;
+  const samples: Samples = {};
+  await buildServer();
+  const sandbox = await startSandboxProcess();
+  try {
+    for (const size of asked) {
+      const dataDir = path.join(dir, `history-${size}`);
+      const site: Site = { size, dataDir, db: path.join(dataDir, 'interlock.sqlite'), sandboxUrl: sandbox.url };
+      try {
+        copyBuiltData(journalsDir, size, dataDir);
+        await afterKills(plan, site, templates, samples);
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  return samples;
+}
