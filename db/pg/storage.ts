@@ -28,7 +28,7 @@ export interface PgStorageOptions {
   migrateUrl: string;
   /** `DATABASE_LISTEN_URL` (`url`): where the signals between servers are listened for, on one connection outside the pool; a direct one, not through a transaction pooler. */
   listenUrl?: string;
-  /** Connections of the pool (10 unless given). */
+  /** Connections of the pool (pool.ts `poolMaxDefault` unless given: `DATABASE_POOL_MAX`). */
   max?: number;
   /** How long reaching the database may take at start before it is refused as unreachable, in ms. */
   connectTimeoutMs?: number;
