@@ -47,11 +47,12 @@ export interface PgPoolOptions {
 /**
  * Connections a server's pool holds at most unless `DATABASE_POOL_MAX` says otherwise. A refund at
  * work (at most `limits.refundsWorkingMax`, 32, per server) holds a connection only for each of its
- * reads and for its group commit's write, so fewer connections than refunds at work serve them;
+ * reads and for its group commit's write, so fewer connections than refunds at work serve them: on
+ * two cores, pools of 20 committed fewer refunds than pools of 10 (docs/operators/postgresql.md).
  * PostgreSQL's `max_connections` (100 by default, 3 kept for superusers) must hold every server's
  * pool and listening connection, and the tools' (4 each).
  */
-export const poolMaxDefault = 20;
+export const poolMaxDefault = 10;
 
 /** As SQLite's busy timeout (db/open.ts): a writer waits this long for the head row's lock, then the write is refused as busy. */
 export const lockTimeoutMsDefault = 5_000;
