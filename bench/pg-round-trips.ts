@@ -62,6 +62,8 @@ async function main(): Promise<void> {
     const refunds = (await committed()) - before.refunds;
     const checkouts = (await scraped(servers, 'interlock_pg_checkouts_total')) - before.checkouts;
     const waits = (await scraped(servers, 'interlock_pg_pool_wait_seconds_count')) - before.waits;
+    const texts = await Promise.all(servers.map(async (s) => (await fetch(`${s.url}/metrics`)).text()));
+    const holds = (q: string) => texts.map((t) => Number(new RegExp(`^interlock_pg_append_lock_hold_seconds\\{quantile="${q}"\\} (\\S+)$`, 'm').exec(t)?.[1] ?? Number.NaN) * 1000);
     const rows = await cluster.psql(
       'trips',
       "SELECT s.calls, regexp_replace(left(s.query, 110), '\\s+', ' ', 'g') FROM pg_stat_statements AS s JOIN pg_database AS d ON d.oid = s.dbid WHERE d.datname = 'trips' AND s.query NOT LIKE '%pg_stat_statements%' ORDER BY s.calls DESC",
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
     const per = (n: number) => (refunds === 0 ? 'n/a' : (n / refunds).toFixed(2));
     console.log(`${serverCount} server(s), ${lanes} connections each, pool ${poolMax === '' ? 'default' : poolMax}, ${elapsedS.toFixed(1)} s, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`refunds committed ${refunds} (${(refunds / elapsedS).toFixed(1)}/s); per refund: statements ${per(total)}, checkouts ${per(checkouts)}; pool waits ${waits}`);
+    console.log(`head row's lock held since start, p50 ${holds('0.5').map((ms) => ms.toFixed(1)).join(' / ')} ms, p99 ${holds('0.99').map((ms) => ms.toFixed(1)).join(' / ')} ms (per server)`);
     for (const [calls, query] of lines) console.log(`${per(Number(calls)).padStart(7)}  ${query}`);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
