@@ -145,13 +145,6 @@ export class PgDerivedTables implements DerivedTables {
     return stored === undefined ? null : rowOf(key, stored);
   }
 
-  async getMany(view: string, keys: readonly string[]): Promise<Array<DerivedRow | null>> {
-    if (keys.length === 0) return [];
-    const found = new Map<string, DerivedRow>();
-    for (const row of await this.#query<KeyedRow>(DERIVED_SQL.rowsOfKeys, [[view], [...keys]])) found.set(row.key, rowOf(row.key, row));
-    return keys.map((key) => found.get(key) ?? null);
-  }
-
   async storedHashes(views: readonly string[], keys: readonly string[]): Promise<Array<Array<bigint | null>>> {
     if (views.length === 0 || keys.length === 0) return keys.map(() => views.map(() => null));
     // One statement's read: no write comes between the rows.

@@ -117,11 +117,6 @@ export interface DerivedTables {
   reset(version: string): Promise<void>;
   get(view: string, key: string): Promise<DerivedRow | null>;
   /**
-   * Optional: `get` for each of `keys` of one view, in their order, all read at one moment (one
-   * statement where a round trip costs). A store without it is read by `get`, key by key.
-   */
-  getMany?(view: string, keys: readonly string[]): Promise<Array<DerivedRow | null>>;
-  /**
    * Optional, for the check against the journal: for each of `keys` (at most 200), the row each of
    * `views` holds under it, as the hash of its bytes as stored (what `snapshot` answers for it),
    * null where a view holds none; all read at one moment. A store without it is read by `get`,

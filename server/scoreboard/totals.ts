@@ -141,18 +141,15 @@ const countOf = (row: DerivedRow | null): number => {
 };
 
 /** The changes that move the wait counts by `moved` (value → count moved), at every level, reading the counts they move from. */
-export async function waitChanges(tables: Pick<DerivedTables, 'get' | 'getMany'>, moved: ReadonlyMap<number, number>): Promise<DerivedChange[]> {
+export async function waitChanges(tables: Pick<DerivedTables, 'get'>, moved: ReadonlyMap<number, number>): Promise<DerivedChange[]> {
   const changes: DerivedChange[] = [];
   for (const { view, width } of WAIT_LEVELS) {
     const byOrder = new Map<number, number>();
     for (const [wait, by] of moved) byOrder.set(Math.floor(wait / width), (byOrder.get(Math.floor(wait / width)) ?? 0) + by);
-    const moving = [...byOrder].filter(([, by]) => by !== 0);
-    // Each level's counts read at once where the tables can, else one by one.
-    const keys = moving.map(([order]) => String(order));
-    const stored = tables.getMany === undefined || keys.length === 0 ? null : await tables.getMany(view, keys);
-    for (const [i, [order, by]] of moving.entries()) {
+    for (const [order, by] of byOrder) {
+      if (by === 0) continue;
       const key = String(order);
-      const n = countOf(stored === null ? await tables.get(view, key) : (stored[i] ?? null)) + by;
+      const n = countOf(await tables.get(view, key)) + by;
       if (n < 0) throw damaged(`wait count ${key} would fall below zero`);
       changes.push({ view, key, row: n === 0 ? null : { key, order, open: false, body: { n } } });
     }

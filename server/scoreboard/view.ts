@@ -176,8 +176,10 @@ export class ScoreboardView {
     const byThen = (key: string | null) => (key === null ? null : before.get(key)?.by);
     // Every chain whose figures move: those changed, and each child whose repairer changed.
     const moving = new Map<string, { old: ScoreRow | null; now: ScoreRow }>();
-    const unwritten = await this.#storedRows([...rows.keys()].filter((id) => this.#held.get(id)?.written === undefined));
-    for (const [id, now] of rows) moving.set(id, { old: this.#held.get(id)?.written ?? unwritten.get(id) ?? null, now });
+    for (const [id, now] of rows) {
+      const written = this.#held.get(id)?.written;
+      moving.set(id, { old: written === undefined ? await this.#storedRow(id) : written, now });
+    }
     for (const [key, repair] of after) {
       const child = repair.child;
       if (child === null || moving.has(child) || byThen(key) === repair.by) continue;
@@ -198,23 +200,6 @@ export class ScoreboardView {
     for (const [key, repair] of after) changes.push({ view: REPAIRS_VIEW, key, row: repairTableRow(key, repair) });
     changes.push(totalsChange(totals), ...(await waitChanges(tables, waits)));
     return { changes, totals, rows, wait: waits.size > 0 };
-  }
-
-  /** The rows the tables hold of `ids`, read at once where the tables can (another process wrote them since this view did). */
-  async #storedRows(ids: readonly string[]): Promise<Map<string, ScoreRow | null>> {
-    const tables = this.#options.tables;
-    if (ids.length === 0) return new Map();
-    const found = new Map<string, ScoreRow | null>();
-    if (tables.getMany === undefined) {
-      for (const id of ids) found.set(id, await this.#storedRow(id));
-      return found;
-    }
-    const stored = await tables.getMany(SCORE_VIEW, ids);
-    for (const [i, id] of ids.entries()) {
-      const row = stored[i] ?? null;
-      found.set(id, row === null ? null : storedScoreRow(row));
-    }
-    return found;
   }
 
   async #storedRow(id: string): Promise<ScoreRow | null> {

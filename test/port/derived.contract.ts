@@ -74,8 +74,6 @@ export const derivedCases: Record<string, ContractCase<DerivedEnv>> = {
     expect(await other().get('ledger', 'e2')).toEqual(row('e2', 2));
     expect(await tables.get('scoreboard', 'e1')).toBeNull();
     expect(keysOf(await allRows(tables, 'ledger'))).toEqual(['e1', 'e2']);
-    // A store that reads several keys at once answers as `get` would, in the keys' order.
-    if (tables.getMany !== undefined) expect(await tables.getMany('ledger', ['e2', 'none', 'e1'])).toEqual([row('e2', 2), null, row('e1', 1, body, true)]);
   },
 
   'a batch from a seq where the cursor does not stand is refused, and nothing of it is written': async ({ tables }) => {
