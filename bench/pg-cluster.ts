@@ -54,9 +54,10 @@ function asPostgres(program: string, args: string[]): [string, string[]] {
 
 /**
  * Start a cluster in a new folder of the system's temp folder (the `postgres` user must reach it);
- * `stop()`, or this process's exit, stops it and removes the folder.
+ * `stop()`, or this process's exit, stops it and removes the folder. `extra` adds server settings
+ * (`name=value`), such as `shared_preload_libraries=pg_stat_statements` to count statements.
  */
-export async function startBenchCluster(): Promise<BenchCluster> {
+export async function startBenchCluster(extra: readonly string[] = []): Promise<BenchCluster> {
   if (!postgresInstalled()) throw new Error(`PostgreSQL 15 is missing (${POSTGRES_BIN}/initdb): run scripts/ensure-postgres.sh`);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'interlock-bench-pg-'));
   if (asRoot) execFileSync('chown', ['postgres:', home]);
@@ -65,7 +66,7 @@ export async function startBenchCluster(): Promise<BenchCluster> {
   await run(initdb, initdbArgs);
   const port = await freePort();
   // Only where and how many: every durability setting is PostgreSQL's default.
-  const options = `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c max_connections=300`;
+  const options = `-p ${port} -k ${home} -c listen_addresses=127.0.0.1 -c max_connections=300${extra.map((setting) => ` -c ${setting}`).join('')}`;
   const [pgCtl, startArgs] = asPostgres('pg_ctl', ['-D', data, '-l', path.join(home, 'log'), '-w', '-o', options, 'start']);
   await run(pgCtl, startArgs);
   const [stopCmd, stopArgs] = asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);

@@ -78,6 +78,37 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract exclusive<T>(fn: (tx: Tx) => Promise<T>, reads?: WriteReads): Promise<T>;
   /** Run `fn` over committed rows, without the write lock; never inside another caller's open write. */
   protected abstract snapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * `snapshot` for a `fn` that sends the store one statement, which sees one committed state on its
+   * own: a backend may spare it the transaction around it. By default, `snapshot`.
+   */
+  protected snapshotOne<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.snapshot(fn);
+  }
+  /**
+   * The highest seq that reserved `key`, then its open reservations' rows: by default two reads,
+   * the seq first, so a dispatch made between them is both counted and newer than the guard (its
+   * dispatcher-to-be only checks again; never missed); a backend may read both in one statement.
+   */
+  protected async reservationRows(key: string): Promise<{ seq: number; rows: EntryRow[] }> {
+    const seq = await this.snapshotOne((tx) => this.reservationSeq(tx, key));
+    return { seq, rows: await this.snapshotOne((tx) => this.openReservationRows(tx, key)) };
+  }
+  /** What one chain and its seals are read in (`sealedChain`): `snapshot`, or `snapshotOne` where `chainWithSeals` sends one statement. */
+  protected chainSnapshot<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.snapshot(fn);
+  }
+  /**
+   * At most `limit` rows with seq above `afterSeq` and the seals over them, from one snapshot: by
+   * default two reads in `snapshot`; a backend may read both in one statement.
+   */
+  protected rowsAndSealsAfter(afterSeq: number, limit: number): Promise<{ rows: EntryRow[]; seals: Seal[] }> {
+    return this.snapshot(async (tx) => {
+      const rows = await this.rowsAfter(tx, afterSeq, limit);
+      const last = rows.at(-1);
+      return { rows, seals: last === undefined ? [] : await this.sealsBetween(tx, afterSeq, last.seq) };
+    });
+  }
   /** One effect's rows in seq order. */
   protected abstract chainRows(tx: Tx, effectId: string): Promise<EntryRow[]>;
   /** The effect's row with the highest seq. */
@@ -117,7 +148,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   protected abstract effectIdsAfter(tx: Tx, after: string, limit: number): Promise<string[]>;
 
   async entries(effectId: string): Promise<Entry[]> {
-    return this.snapshot(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
+    return this.snapshotOne(async (tx) => chainOfRows(await this.chainRows(tx, effectId), this.#verified));
   }
 
   async append<K extends EntryKind>(kind: K, effectId: string, fields: FieldsOf<K>, options: AppendOptions = {}): Promise<EntryOf<K>> {
@@ -170,17 +201,13 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
 
   async inFlight(): Promise<string[]> {
     // The rows are checked like any read, so a forged DISPATCHED cannot start a recovery.
-    return this.snapshot(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
+    return this.snapshotOne(async (tx) => (await this.openDispatchRows(tx)).map((row) => entryOfRow(row, this.#verified).effect_id));
   }
 
   async reservations(key: string): Promise<Reservations> {
     assertReservationKey(key);
-    // The seq is read first: a dispatch made between the two reads is then both counted and newer
-    // than the guard, so its dispatcher-to-be only checks again; never missed.
-    const seq = await this.snapshot((tx) => this.reservationSeq(tx, key));
-    const open = await this.snapshot(async (tx) =>
-      (await this.openReservationRows(tx, key)).map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED')),
-    );
+    const { seq, rows } = await this.reservationRows(key);
+    const open = rows.map((row) => entryOfRow(row, this.#verified)).filter((e) => isKind(e, 'DISPATCHED'));
     return { open, seq };
   }
 
@@ -190,13 +217,8 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     // A scan reads each row once: rows this journal wrote are not hashed again, but the scanned
     // rows are not remembered (a replay would only churn the memory of recent writes).
     const verified = this.#verified.lookupOnly;
-    return this.snapshot(async (tx) => {
-      const rows = await this.rowsAfter(tx, afterSeq, limit);
-      const last = rows.at(-1);
-      if (last === undefined) return [];
-      const seals = await this.sealsBetween(tx, afterSeq, last.seq);
-      return pairWithSeals(rows, seals).map(({ row, global }) => ({ seq: row.seq, entry: entryOfRow(row, verified), global }));
-    });
+    const { rows, seals } = await this.rowsAndSealsAfter(afterSeq, limit);
+    return pairWithSeals(rows, seals).map(({ row, global }) => ({ seq: row.seq, entry: entryOfRow(row, verified), global }));
   }
 
   async head(): Promise<JournalHead | null> {
@@ -207,11 +229,11 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   }
 
   async newestSeq(): Promise<number> {
-    return this.snapshot(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
+    return this.snapshotOne(async (tx) => (await this.lastSeal(tx))?.seq ?? 0);
   }
 
   async sealedChain(effectId: string): Promise<SealedEntry[]> {
-    return this.snapshot(async (tx) => {
+    return this.chainSnapshot(async (tx) => {
       const { rows, seals } = await this.chainWithSeals(tx, effectId);
       return sealedChainOf(rows, seals, this.#verified);
     });
@@ -247,7 +269,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
 
   async sealAt(seq: number): Promise<string | null> {
     if (!Number.isSafeInteger(seq)) throw new TypeError(`seq must be an integer: ${seq}`);
-    return this.snapshot(async (tx) => (await this.sealAtSeq(tx, seq)) ?? null);
+    return this.snapshotOne(async (tx) => (await this.sealAtSeq(tx, seq)) ?? null);
   }
 
   async chainEnds(effectIds: readonly string[], throughSeq: number): Promise<ChainEnd[]> {
@@ -256,7 +278,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
     if (!Number.isSafeInteger(throughSeq)) throw new TypeError(`throughSeq must be an integer: ${throughSeq}`);
     if (effectIds.length === 0 || throughSeq < 1) return [];
     const verified = this.#verified.lookupOnly;
-    return this.snapshot(async (tx) =>
+    return this.snapshotOne(async (tx) =>
       (await this.chainEndRows(tx, [...new Set(effectIds)], throughSeq)).map(({ row, length }) => {
         const entry = entryOfRow(row, verified);
         return { effectId: entry.effect_id, seq: row.seq, hash: entry.hash, length };
@@ -267,7 +289,7 @@ export abstract class ChainedJournal<Tx> implements JournalStore {
   async chainIds(after: string, limit: number): Promise<string[]> {
     if (typeof after !== 'string') throw new TypeError('after must be a chain id or an empty string');
     if (!Number.isSafeInteger(limit) || limit <= 0) throw new TypeError(`limit must be a positive integer: ${limit}`);
-    return this.snapshot((tx) => this.effectIdsAfter(tx, after, limit));
+    return this.snapshotOne((tx) => this.effectIdsAfter(tx, after, limit));
   }
 
   /**

@@ -13,13 +13,13 @@ import { migrateStorage, openStorage } from './sqlite-storage.ts';
  * The storage a server is given: a SQLite file, or a PostgreSQL database with its owner's URL for
  * the migrations and the URL its signals are listened for on (`url` unless given).
  */
-export type StoragePlace = { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; migrateUrl: string; listenUrl?: string };
+export type StoragePlace = { kind: 'sqlite'; file: string } | { kind: 'postgresql'; url: string; migrateUrl: string; listenUrl?: string; poolMax?: number };
 
 /** Open the storage at `place`, migrated to this Interlock's schema (a newer one is refused). */
 export async function openServerStorage(place: StoragePlace): Promise<Storage> {
   if (place.kind === 'sqlite') return openStorage({ file: place.file });
   const { openPgStorage } = await import('./pg/storage.ts');
-  return openPgStorage({ url: place.url, migrateUrl: place.migrateUrl, listenUrl: place.listenUrl ?? place.url });
+  return openPgStorage({ url: place.url, migrateUrl: place.migrateUrl, listenUrl: place.listenUrl ?? place.url, ...(place.poolMax === undefined ? {} : { max: place.poolMax }) });
 }
 
 /**

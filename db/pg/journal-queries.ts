@@ -61,6 +61,29 @@ export const SQL = {
     d AS (DELETE FROM claims AS c USING unnest($15::text[], $16::text[]) AS x(effect_id, owner)
       WHERE c.effect_id = x.effect_id AND (x.owner IS NULL OR c.owner = x.owner))
     SELECT 1`,
+  // A scan's rows and their seals in one statement, so one snapshot: tag 0, the rows after $1 (at
+  // most $2), in seq order; tag 1, the seals over them (after $1, through the last row's seq).
+  scan: `WITH r AS (SELECT ${COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT $2)
+    SELECT 0 AS tag, r.*, NULL::text AS global_hash FROM r
+    UNION ALL
+    SELECT 1, s.seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.global_hash FROM journal_seals AS s
+      WHERE s.seq > $1 AND s.seq <= (SELECT max(seq) FROM r)
+    ORDER BY 1, 2`,
+  // A write's new head, with the signal to the other servers that the journal moved ($4, $5): a
+  // NOTIFY is sent at COMMIT only, so the write and its signal need one round trip together.
+  // (A data-modifying WITH runs whether or not the SELECT reads it.)
+  moveHeadAndNotify: 'WITH m AS (UPDATE journal_head SET seq = $1, global_hash = $2, size = $3 WHERE id = 1) SELECT pg_notify($4, $5)',
+  // One chain's rows in seq order, each with its own seal and the newest seal below it, in one
+  // statement (db/journal-seal-reads.ts sealedChainOf reads nothing else).
+  sealedChain: `SELECT ${E_COLUMNS}, s.global_hash,
+      (SELECT b.global_hash FROM journal_seals AS b WHERE b.seq < e.seq ORDER BY b.seq DESC LIMIT 1)
+    FROM entries AS e LEFT JOIN journal_seals AS s ON s.seq = e.seq WHERE e.effect_id = $1 ORDER BY e.seq`,
+  // A key's reservations in one statement, so one snapshot: tag 0, its open DISPATCHED rows in seq
+  // order; tag 1, the highest seq that reserved it (null for none).
+  reservations: `SELECT 0 AS tag, ${E_COLUMNS} FROM entries AS e WHERE e.reserves = $1 AND ${OPEN}
+    UNION ALL
+    SELECT 1, max(seq), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM entries WHERE reserves = $1
+    ORDER BY 1, 2`,
   effectIdsAfter: 'SELECT DISTINCT effect_id FROM entries WHERE effect_id > $1 ORDER BY effect_id LIMIT $2',
   after: `SELECT ${COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT $2`,
 } as const;

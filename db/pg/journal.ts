@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { GroupCommit, type GroupCommitOptions, type GroupCommitStats } from '../group-commit.ts';
 import { ChainedJournal, type Seal, type WriteReads } from '../journal-base.ts';
+import type { SealLookups } from '../journal-seal-reads.ts';
 import { type ClaimRow, entryRowOfTuple, type NewEntryRow } from '../journal-rules.ts';
 import { StoreCommitUnknownError } from '../port/errors.ts';
 import type { EntryRow } from '../schema.ts';
@@ -47,12 +48,19 @@ export class PgJournal extends ChainedJournal<PgTx> {
   readonly #pool: pg.Pool;
   readonly #commits: GroupCommit<PgTx, WriteReads>;
   readonly #committed: (seq: number) => void;
+  readonly #notify: string | null;
 
-  /** `committed` is told the journal's newest seq after each write that added entries commits (the servers' wake-up). */
-  constructor(options: { pool: pg.Pool; wallClockMs: () => number; groupCommit?: GroupCommitOptions; committed?: (seq: number) => void }) {
+  /**
+   * `committed` is told the journal's newest seq after each write that added entries commits;
+   * `notify` names a channel each such write notifies (`pg_notify`, payload the newest seq) in the
+   * statement that moves the head, so the signal goes out with the COMMIT and costs no round trip
+   * of its own (the servers' wake-up).
+   */
+  constructor(options: { pool: pg.Pool; wallClockMs: () => number; groupCommit?: GroupCommitOptions; committed?: (seq: number) => void; notify?: string }) {
     super(options.wallClockMs);
     this.#pool = options.pool;
     this.#committed = options.committed ?? (() => {});
+    this.#notify = options.notify ?? null;
     this.#commits = new GroupCommit<PgTx, WriteReads>(
       {
         transaction: (fn, hints) => this.#write(fn, hints),
@@ -85,7 +93,9 @@ export class PgJournal extends ChainedJournal<PgTx> {
   /** Write the head this transaction moved to, before its commit. */
   protected async moveHead(tx: PgTx, from: Head): Promise<void> {
     const head = tx.head!;
-    if (head.seq !== from.seq || head.size !== from.size) await run(tx.client, 'moveHead', [head.seq, head.globalHash, head.size]);
+    if (head.seq === from.seq && head.size === from.size) return;
+    if (this.#notify !== null && head.seq > from.seq) await run(tx.client, 'moveHeadAndNotify', [head.seq, head.globalHash, head.size, this.#notify, String(head.seq)]);
+    else await run(tx.client, 'moveHead', [head.seq, head.globalHash, head.size]);
   }
 
   async #write<T>(fn: (tx: PgTx) => Promise<T>, hints?: readonly (WriteReads | undefined)[]): Promise<T> {
@@ -127,6 +137,72 @@ export class PgJournal extends ChainedJournal<PgTx> {
 
   protected async snapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
     return inTransaction(this.#pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (client) => fn(txOf(client, null)));
+  }
+
+  /**
+   * One statement sees one committed state on its own (READ COMMITTED): it runs on a client of the
+   * pool with no BEGIN and COMMIT around it, one round trip instead of three.
+   */
+  protected override async snapshotOne<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    const client = await checkOut(this.#pool);
+    try {
+      return await fn(txOf(client, null));
+    } catch (error) {
+      throw portErrorOfPg(error);
+    } finally {
+      // A client whose connection was lost is ended by the pool rather than reused.
+      checkIn(client);
+    }
+  }
+
+  /** A scan's rows and their seals in one statement: one snapshot, one round trip. */
+  protected override rowsAndSealsAfter(afterSeq: number, limit: number): Promise<{ rows: EntryRow[]; seals: Seal[] }> {
+    return this.snapshotOne(async (tx) => {
+      const rows: EntryRow[] = [];
+      const seals: Seal[] = [];
+      for (const tuple of (await run(tx.client, 'scan', [afterSeq, limit])).rows) {
+        const [tag, ...rest] = tuple;
+        if (tag === 0) rows.push(entryRowOfTuple(rest.slice(0, 9)));
+        else if (tag === 1) seals.push(sealOf([rest[0], rest[9]]));
+        else throw new TypeError(`a scan answered an unknown tag ${String(tag)}`);
+      }
+      return { rows, seals };
+    });
+  }
+
+  /** A key's highest reserving seq and its open reservations, in one statement (so one snapshot). */
+  protected override reservationRows(key: string): Promise<{ seq: number; rows: EntryRow[] }> {
+    return this.snapshotOne(async (tx) => {
+      let seq = 0;
+      const rows: EntryRow[] = [];
+      for (const tuple of (await run(tx.client, 'reservations', [key])).rows) {
+        const [tag, ...rest] = tuple;
+        if (tag === 0) rows.push(entryRowOfTuple(rest));
+        else if (tag === 1 && (rest[0] === null || typeof rest[0] === 'number')) seq = rest[0] ?? 0;
+        else throw new TypeError(`a reservations read answered an unknown tag ${String(tag)}`);
+      }
+      return { seq, rows: firstPerEffect(rows) };
+    });
+  }
+
+  protected override chainSnapshot<T>(fn: (tx: PgTx) => Promise<T>): Promise<T> {
+    return this.snapshotOne(fn);
+  }
+
+  /** One chain's rows with each one's seal and the seal below it, in one statement (so one snapshot). */
+  protected override async chainWithSeals(tx: PgTx, effectId: string): Promise<{ rows: EntryRow[]; seals: SealLookups }> {
+    const rows: EntryRow[] = [];
+    const at = new Map<number, string>();
+    const below = new Map<number, string>();
+    for (const tuple of (await run(tx.client, 'sealedChain', [effectId])).rows) {
+      const row = entryRowOfTuple(tuple.slice(0, 9));
+      rows.push(row);
+      const [own, before] = [tuple[9], tuple[10]];
+      if ((own !== null && typeof own !== 'string') || (before !== null && typeof before !== 'string')) throw new TypeError('journal_seals holds columns the schema does not allow');
+      if (own !== null) at.set(row.seq, own);
+      if (before !== null) below.set(row.seq, before);
+    }
+    return { rows, seals: { at: async (seq) => at.get(seq), below: async (seq) => below.get(seq) } };
   }
 
   async #head(tx: PgTx): Promise<Head> {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { StoreBusyError, StoreClosedError, StoreUnavailableError } from '../port/errors.ts';
-import { mustWait, poolWaitedSince } from './timings.ts';
+import { checkedOut, mustWait, poolWaitedSince } from './timings.ts';
 
 // The connections to PostgreSQL: one pool per process and role, every client of it set up alike.
 
@@ -27,7 +27,7 @@ const types: pg.CustomTypesConfig = {
 export interface PgPoolOptions {
   /** A postgresql:// URL naming the role, its password, the host and the database. */
   url: string;
-  /** Connections the pool may hold at once. */
+  /** Connections the pool may hold at once (`poolMaxDefault` unless given). */
   max?: number;
   /** Named in pg_stat_activity. */
   applicationName?: string;
@@ -43,6 +43,16 @@ export interface PgPoolOptions {
   /** How long opening a connection may take before it fails, in ms; unset, as long as the network takes. */
   connectTimeoutMs?: number;
 }
+
+/**
+ * Connections a server's pool holds at most unless `DATABASE_POOL_MAX` says otherwise. A refund at
+ * work (at most `limits.refundsWorkingMax`, 32, per server) holds a connection only for each of its
+ * reads and for its group commit's write, so fewer connections than refunds at work serve them: on
+ * two cores, pools of 20 committed fewer refunds than pools of 10 (docs/operators/postgresql.md).
+ * PostgreSQL's `max_connections` (100 by default, 3 kept for superusers) must hold every server's
+ * pool and listening connection, and the tools' (4 each).
+ */
+export const poolMaxDefault = 10;
 
 /** As SQLite's busy timeout (db/open.ts): a writer waits this long for the head row's lock, then the write is refused as busy. */
 export const lockTimeoutMsDefault = 5_000;
@@ -65,7 +75,7 @@ export function openPgPool(options: PgPoolOptions): pg.Pool {
   }
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.max ?? 10,
+    max: options.max ?? poolMaxDefault,
     application_name: options.applicationName ?? 'interlock',
     options: `-c synchronous_commit=on -c lock_timeout=${lockTimeoutMs} -c idle_in_transaction_session_timeout=${idleMs}`,
     types,
@@ -74,6 +84,7 @@ export function openPgPool(options: PgPoolOptions): pg.Pool {
   // An idle client that loses its connection emits 'error' on the pool; unhandled, it would end
   // the process. The next checkout gets a new connection, so there is nothing else to do here.
   pool.on('error', () => {});
+  pool.on('acquire', checkedOut);
   return pool;
 }
 

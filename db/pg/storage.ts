@@ -2,6 +2,7 @@ import pg from 'pg';
 import { type DatabaseSchema, SchemaAheadError } from '../schema-version.ts';
 import { StoreUnreachableError, StoreUnsupportedError } from '../port/errors.ts';
 import type { Storage, StoredIntegrity } from '../port/storage.ts';
+import type { SignalChannel } from '../port/signals.ts';
 import { PgBudgetSlots } from './budget-slots.ts';
 import { PgCheckpoints } from './checkpoints.ts';
 import { PgDerivedTables } from './derived.ts';
@@ -27,7 +28,7 @@ export interface PgStorageOptions {
   migrateUrl: string;
   /** `DATABASE_LISTEN_URL` (`url`): where the signals between servers are listened for, on one connection outside the pool; a direct one, not through a transaction pooler. */
   listenUrl?: string;
-  /** Connections of the pool (10 unless given). */
+  /** Connections of the pool (pool.ts `poolMaxDefault` unless given: `DATABASE_POOL_MAX`). */
   max?: number;
   /** How long reaching the database may take at start before it is refused as unreachable, in ms. */
   connectTimeoutMs?: number;
@@ -218,15 +219,15 @@ function pgIntegrity(pool: pg.Pool): StoredIntegrity {
 export function pgStorageOver(pool: pg.Pool, location: string, signalsOptions: Omit<PgSignalsOptions, 'pool'>): Storage {
   const budgetSlots = new PgBudgetSlots({ pool });
   const signals = new PgSignals({ pool, ...signalsOptions });
-  // Told after each write commits, so every other server catches up now rather than at its next
-  // poll; a wake-up lost (a crash between the commit and it, a listener reconnecting) is found by
-  // that poll. A failure to tell is no failure of the write.
-  const committed = (seq: number) => void signals.publish('interlock_journal', String(seq)).catch(() => {});
+  // Each write that adds entries notifies `interlock_journal` with its COMMIT (in the statement
+  // that moves the head), so every other server catches up now rather than at its next poll; a
+  // wake-up lost (a listener reconnecting) is found by that poll.
+  const notify: SignalChannel = 'interlock_journal';
   let closing: Promise<void> | null = null;
   return {
     location,
     engine: 'postgresql',
-    journal: (journalOptions) => new PgJournal({ pool, committed, ...journalOptions }),
+    journal: (journalOptions) => new PgJournal({ pool, notify, ...journalOptions }),
     sessions: new PgSessions({ pool }),
     grants: (nowMs) => new PgGrants({ pool, nowMs }),
     checkpoints: new PgCheckpoints({ pool }),

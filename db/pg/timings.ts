@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Registry, Summary } from 'prom-client';
+import { Counter, Registry, Summary } from 'prom-client';
 
 // How long this process's PostgreSQL writes hold the journal's head-row lock, and how long its
 // checkouts wait for a free connection: the two places servers on one database queue. Kept per
@@ -41,4 +41,16 @@ export function mustWait(pool: { totalCount: number; idleCount: number; options:
 /** Count one checkout that waited for a connection since `askedAtMs` (performance.now()). */
 export function poolWaitedSince(askedAtMs: number): void {
   poolWait.observe((performance.now() - askedAtMs) / 1000);
+}
+
+/** Every client a pool of this process handed out, for a transaction or a single statement. */
+const checkouts = new Counter({
+  name: 'interlock_pg_checkouts_total',
+  help: 'Connections handed out by the PostgreSQL pools of this process, one per transaction or per statement sent alone.',
+  registers: [pgTimingsRegistry],
+});
+
+/** Count one client handed out by a pool (its `acquire` event). */
+export function checkedOut(): void {
+  checkouts.inc();
 }

@@ -43,6 +43,11 @@ export interface InterlockEnv {
    */
   databaseListenUrl: string | null;
   /**
+   * `DATABASE_POOL_MAX` (unset: db/pg/pool.ts `poolMaxDefault`): connections the server's pool may
+   * hold on PostgreSQL, besides its one listening connection (docs/operators/postgresql.md).
+   */
+  databasePoolMax: number | null;
+  /**
    * `RECEIPT_KEY_PATH`, absolute: the receipt signing key (PEM PKCS#8 Ed25519), read and never
    * created. Unset: a systemd credential, else the data folder's key (receipts/key-file.ts).
    */
@@ -184,7 +189,7 @@ function readDatabaseUrls(read: EnvReader): { url: string | null; migrateUrl: st
   const url = readPgUrl(read, 'DATABASE_URL');
   const migrateUrl = readPgUrl(read, 'DATABASE_MIGRATE_URL');
   const listenUrl = readPgUrl(read, 'DATABASE_LISTEN_URL');
-  for (const name of ['DATABASE_MIGRATE_URL', 'DATABASE_LISTEN_URL']) {
+  for (const name of ['DATABASE_MIGRATE_URL', 'DATABASE_LISTEN_URL', 'DATABASE_POOL_MAX']) {
     if (read.raw('DATABASE_URL') === null && read.raw(name) !== null) {
       read.refuse(name, 'is set without DATABASE_URL: set DATABASE_URL to the application role\'s URL too, or unset both to keep the journal in SQLite', null);
     }
@@ -291,6 +296,7 @@ export function parseEnv(env: RawEnv): InterlockEnv {
     databaseUrl: database.url,
     databaseMigrateUrl: database.migrateUrl,
     databaseListenUrl: database.listenUrl,
+    databasePoolMax: read.raw('DATABASE_POOL_MAX') === null ? null : read.wholeNumber('DATABASE_POOL_MAX', 0, 1, 1_000, 'must be a whole number of connections from 1 to 1000'),
     receiptKeyPath: absoluteOrNull(read.raw('RECEIPT_KEY_PATH')),
     credentialsDirectory,
     sandboxPort: read.port('SANDBOX_PORT', 12_111),
@@ -314,7 +320,8 @@ export function parseEnv(env: RawEnv): InterlockEnv {
 }
 
 /** Where the environment keeps everything: the PostgreSQL database of `DATABASE_URL` when it is set, else the SQLite file of `DB_PATH`. */
-export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'> & Partial<Pick<InterlockEnv, 'databaseListenUrl'>>): StoragePlace {
+export function storagePlace(env: Pick<InterlockEnv, 'dbPath' | 'databaseUrl' | 'databaseMigrateUrl'> & Partial<Pick<InterlockEnv, 'databaseListenUrl' | 'databasePoolMax'>>): StoragePlace {
   if (env.databaseUrl === null) return { kind: 'sqlite', file: env.dbPath };
-  return { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl, listenUrl: env.databaseListenUrl ?? env.databaseUrl };
+  const place = { kind: 'postgresql', url: env.databaseUrl, migrateUrl: env.databaseMigrateUrl ?? env.databaseUrl, listenUrl: env.databaseListenUrl ?? env.databaseUrl } as const;
+  return env.databasePoolMax === undefined || env.databasePoolMax === null ? place : { ...place, poolMax: env.databasePoolMax };
 }

@@ -31,6 +31,7 @@ describe('parseEnv', () => {
       databaseUrl: null,
       databaseMigrateUrl: null,
       databaseListenUrl: null,
+      databasePoolMax: null,
       receiptKeyPath: null,
       credentialsDirectory: null,
       sandboxPort: 12_111,
