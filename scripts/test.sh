@@ -14,6 +14,15 @@
 # journeys 486). E2E_BESIDE=0 runs the journeys after the vitest suite, one phase at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The suites' scratch folders (SQLite files, data folders, PostgreSQL's test clusters) in memory
+# where the machine has a large tmpfs: a fresh clone used 1.2 of 2 cores on average (user and
+# system seconds over the wall) while its load stayed near 11, its processes waiting on the disk's
+# flushes. SQLite still syncs every commit, and a SIGKILL keeps what was written either way, so the
+# crash tests prove the same. Under 8 GiB free (a container's 64 MiB /dev/shm), the system's own.
+# TMPDIR set by the caller wins.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 {print $4}')" -ge 8388608 ] 2>/dev/null; then
+  export TMPDIR=/dev/shm
+fi
 mkdir -p test-results
 # A count left by an earlier run is never read as this run's.
 rm -f test-results/vitest.json test-results/vitest-pg.json test-results/e2e.json test-results/e2e.failed-steps test-results/e2e.seconds
