@@ -91,8 +91,8 @@ export interface Interlock {
    */
   check(options?: Pick<StartCheckParts, 'beforeReplay'>): Promise<StartCheckOutcome>;
   /**
-   * Start-up recovery (services.ts `startServices`), then `/readyz` answers ready and the
-   * background work starts. Listening is the caller's business, before or after.
+   * Start-up recovery (services.ts `startServices`) and the background work, then `/readyz`
+   * answers ready. Listening is the caller's business, before or after.
    */
   start(): Promise<void>;
   /**
@@ -214,7 +214,6 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
         if (!views.report(error)) throw error;
         return;
       }
-      ready = true;
       stops.push(() => services.turns.stop());
       // From here on, each refund's change of status is one info line (what stood before is not told again).
       stops.push(await watchRefundOutcomes(views, built.log, services.refundOutcomes));
@@ -223,8 +222,10 @@ export async function buildInterlock(parts: InterlockParts): Promise<Interlock> 
       const background = parts.background !== false;
       stops.push(() => services.currentFacts.stop());
       await services.currentFacts.start({ background });
-      if (!background) return;
-      await startBackground({ services, config, clock, checkpointer, log: built.log, reconcileMs: parts.reconcileMs }, stops);
+      if (background) await startBackground({ services, config, clock, checkpointer, log: built.log, reconcileMs: parts.reconcileMs }, stops);
+      // Ready once every part runs: these steps read the journal, and a database lost meanwhile
+      // ends the start (the process exits, to be started again) before anyone was told it was ready.
+      ready = true;
     },
     async close() {
       const startMs = performance.now();
