@@ -32,7 +32,10 @@ async function startServer(extra: Record<string, string> = {}): Promise<ChildPro
     },
     stdio: 'ignore',
   });
-  for (let i = 0; i < 300; i++) {
+  // Up to 90 s: alone a start takes about 4 s, and 15-19 s with the two people's tabs open (their
+  // reconnecting pages take a core in headless Chromium); beside the vitest suite on 2 cores, CI saw
+  // the second start pass 30 s. What this journey proves is what comes back, not how fast.
+  for (let i = 0; i < 900; i++) {
     if (child.exitCode !== null) throw new Error('the server exited before it was ready');
     try {
       if ((await fetch(`${URL}/readyz`)).ok) return child;
@@ -41,7 +44,7 @@ async function startServer(extra: Record<string, string> = {}): Promise<ChildPro
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('the server was not ready in 30 s');
+  throw new Error('the server was not ready in 90 s');
 }
 
 test.afterAll(() => {
@@ -49,7 +52,7 @@ test.afterAll(() => {
 });
 
 test('6. the server is killed mid-flow and restarted: every inbox comes back as it was, and the refund is sent once', async ({ browser }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(300_000);
   rmSync(DATA_DIR, { recursive: true, force: true });
   server = await startServer({ INTERLOCK_KILL_AT: 'after_dispatch' });
   const agent = await browser.newContext({ baseURL: URL });
