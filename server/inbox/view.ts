@@ -164,6 +164,7 @@ export class InboxView {
       let headSeq = held?.headSeq ?? 0;
       // No row: the chain's entries before these are read from the journal.
       const toFold = held !== null ? entries : [...(await this.#options.chain(id)).filter(({ seq, entry }) => seq < (entries[0]?.seq ?? 0) && foldedByInbox(entry)), ...entries];
+      const before = openItem(summary);
       for (const { seq, entry } of toFold) {
         if (seq <= lastSeq) continue;
         if (headSeq === 0) headSeq = seq;
@@ -177,9 +178,7 @@ export class InboxView {
       if (lastSeq > this.#options.tablesSeq()) this.#changed.add(id);
       this.#pending.delete(id);
       const after = openItem(summary);
-      // Never held here, so never shown by this server's feed: an open item is told as new. (The row
-      // another server wrote may already hold these entries: the item it shows is no "before".)
-      if (after !== null) this.#options.onChange?.({ effectId: id, before: null, after });
+      if (before !== null || after !== null) this.#options.onChange?.({ effectId: id, before, after });
     }
   }
 

@@ -59,7 +59,12 @@ export class TableViews {
       chain: (effectId) => parts.journal.sealedChain(effectId),
       tablesSeq,
       viewsSeq,
-      onChange: parts.onItemChange,
+      // Told only by `settle`, of chains this server did not hold: its feed never showed them, so an
+      // open item is told as new. Its "before" is read from the row, which another server on the
+      // database may have written past these very entries (then the same item, and nothing told).
+      onChange: (change) => {
+        if (change.after !== null) parts.onItemChange({ ...change, before: null });
+      },
       repairBegun: (summary) => repairBegun(tables, summary),
     });
     this.scoreboard = new ScoreboardView({ inboxName, tables, entries: parts.chainRead, tablesSeq });
