@@ -199,43 +199,43 @@ describe('budgets sharing one account through slots', () => {
     expect(second!.starts).toHaveLength(20);
   });
 
+  /** A request's two Stripe calls asked of `entry`'s budget with 50 ms to wait: `grant` once answered (null: refused), undefined until then. */
+  const askRequest = (entry: { budget: StripeBudget }) => {
+    const asked: { grant: BudgetGrant | null | undefined } = { grant: undefined };
+    void entry.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
+      asked.grant = grant;
+    });
+    return asked;
+  };
+
   it('a new request waits for its share to be known, not a fixed 50 ms: a round answered late still grants it at once, and a known full window still refuses it', async () => {
     const { clock, budgets } = sharedBudgets(2);
     const [idle, busy] = budgets;
     // An idle process holds no slot: its first call's room is known only once its round is answered, here 80 ms later.
     idle!.store.slow(80);
-    let answer: BudgetGrant | null | undefined;
-    void idle!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
-      answer = grant;
-    });
+    const answer = askRequest(idle!);
     await clock.advance(50);
-    expect(answer).toBeUndefined();
+    expect(answer.grant).toBeUndefined();
     await clock.advance(31);
-    expect(answer).toBeInstanceOf(BudgetGrant);
-    answer!.release();
+    expect(answer.grant).toBeInstanceOf(BudgetGrant);
+    answer.grant!.release();
     // A first round that fails (the store busy) is tried again; the request waits for the answer.
     busy!.store.fail(true);
     busy!.store.slow(100);
-    let second: BudgetGrant | null | undefined;
-    void busy!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
-      second = grant;
-    });
+    const second = askRequest(busy!);
     await clock.advance(101);
-    expect(second).toBeUndefined();
+    expect(second.grant).toBeUndefined();
     busy!.store.fail(false);
     busy!.store.slow(0);
     await clock.advance(25);
-    expect(second).toBeInstanceOf(BudgetGrant);
+    expect(second.grant).toBeInstanceOf(BudgetGrant);
     // Once the share is known and its places are taken, the request waits its turn after 50 ms, as alone.
     idle!.store.slow(0);
     callMany(clock, idle!, 40);
     await clock.advance(30);
-    let full: BudgetGrant | null | undefined;
-    void idle!.budget.takeWithin('request', [READ_PAYMENT, CREATE_REFUND], 50).then((grant) => {
-      full = grant;
-    });
+    const full = askRequest(idle!);
     await clock.advance(50);
-    expect(full).toBeNull();
+    expect(full.grant).toBeNull();
   });
 
   it('endpoints below the account limit have slots too: four processes create no more than 20 refunds in any second of a live account', async () => {
