@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { and, eq, gt, lt, lte, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { planFamily, smallerCapacity } from './budget-slot-rules.ts';
+import { followDeferral } from './derived-upkeep.ts';
 import type { BudgetSlotStore, FamilyAsk, SlotHolding, SlotRound } from './port/budget-slots.ts';
 import type { OpenDatabase } from './open.ts';
 import * as schema from './schema.ts';
@@ -98,6 +99,7 @@ export class SqliteBudgetSlots implements BudgetSlotStore {
   round(round: SlotRound): Promise<SlotHolding[]> {
     try {
       const { sqlite, queries } = this.#open();
+      followDeferral(sqlite);
       const run = sqlite.transaction(() => {
         queries.forgetWants.run({ account: round.account, beforeMs: round.nowMs - WANT_FORGOTTEN_MS });
         return round.asks.map((ask) => this.#family(queries, round, ask));

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { connectionLock } from './connection.ts';
@@ -15,10 +16,39 @@ import { connectionLock } from './connection.ts';
 export const WAL_AUTOCHECKPOINT_PAGES = 1_000;
 
 /**
- * Pages the log may reach while checkpoints are put off (about 100 MB of 4 KiB pages): a catch-up of
- * 10,000 entries writes about 15,000, and a rebuild of the whole journal still checkpoints every so often.
+ * Pages the log may reach while checkpoints are put off (about 200 MB of 4 KiB pages): a start's
+ * catch-up of 10,000 entries over a 10M-entry journal wrote about 26,500 (its ten batches, a page
+ * written again by each batch that touches it), past the 25,000 once allowed, so its last commit
+ * checkpointed them all on the event loop; a rebuild of the whole journal still checkpoints every
+ * so often.
  */
-export const DEFERRED_CHECKPOINT_PAGES = 25_000;
+export const DEFERRED_CHECKPOINT_PAGES = 50_000;
+
+/**
+ * Files whose checkpoints a connection of this process puts off now, by path, with how many
+ * connections put them off. SQLite checkpoints at the commit of whichever connection takes the log
+ * past its threshold: a lease renewed or a budget round written on a connection of its own right
+ * after a start's catch-up copied the catch-up's whole log into the file there, 0.8 s with the
+ * event loop held, before the server could answer. Those connections follow the deferral
+ * (`followDeferral`).
+ */
+const deferredFiles = new Map<string, number>();
+/** The threshold last set on each connection that follows the deferral. */
+const followerPages = new WeakMap<Database.Database, number>();
+
+const fileOf = (client: Database.Database): string => path.resolve(client.name);
+
+/**
+ * Before a write on another connection of this process to the journal's file (the budget's slots,
+ * the leases): no checkpoint of its own while the file's are put off, SQLite's default else.
+ */
+export function followDeferral(client: Database.Database): void {
+  if (client.memory || client.readonly) return;
+  const pages = deferredFiles.has(fileOf(client)) ? 0 : WAL_AUTOCHECKPOINT_PAGES;
+  if (followerPages.get(client) === pages) return;
+  client.pragma(`wal_autocheckpoint = ${pages}`);
+  followerPages.set(client, pages);
+}
 
 /** The driver's own file, for the worker to load as the server does (bundled or not, it is a package of node_modules). */
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
@@ -114,6 +144,8 @@ export class DeferredCheckpoints {
     try {
       if (!this.#deferred) {
         this.#deferred = true;
+        const file = fileOf(this.#client);
+        deferredFiles.set(file, (deferredFiles.get(file) ?? 0) + 1);
         await this.#autocheckpoint(DEFERRED_CHECKPOINT_PAGES);
       }
       return await fn();
@@ -148,6 +180,12 @@ export class DeferredCheckpoints {
 
   /** The connection's own checkpoints again, as SQLite's default has them. */
   async #resume(): Promise<void> {
+    if (this.#deferred) {
+      const file = fileOf(this.#client);
+      const others = (deferredFiles.get(file) ?? 1) - 1;
+      if (others === 0) deferredFiles.delete(file);
+      else deferredFiles.set(file, others);
+    }
     this.#deferred = false;
     this.#rows = 0;
     await this.#autocheckpoint(WAL_AUTOCHECKPOINT_PAGES);

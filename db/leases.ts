@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { portErrorOf } from './connection.ts';
+import { followDeferral } from './derived-upkeep.ts';
 import { type HeldLease, type LeaseHolding, type Leases, refuseBadLeaseAsk, refuseBadTakeOver } from './port/leases.ts';
 
 // Background-work leases in the journal's SQLite file (db/port/leases.ts says what they are for).
@@ -99,7 +100,9 @@ export class SqliteLeases implements Leases {
   /** `fn` on the connection (opened at the first call), its errors the port's. */
   #run<T>(fn: (sqlite: Database.Database) => T): T {
     try {
-      return fn(this.#open());
+      const sqlite = this.#open();
+      followDeferral(sqlite);
+      return fn(sqlite);
     } catch (error) {
       throw portErrorOf(error);
     }

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteBudgetSlots } from '../../db/budget-slot-store.ts';
 import { SqliteDerivedTables } from '../../db/derived-store.ts';
 import { DEFERRED_CHECKPOINT_PAGES, WAL_AUTOCHECKPOINT_PAGES } from '../../db/derived-upkeep.ts';
+import { SqliteLeases } from '../../db/leases.ts';
 import type { DerivedBatch } from '../../db/port/derived.ts';
 import { cleanUpDatabases, openTempDatabase } from '../support/db-journals.ts';
 
@@ -76,5 +79,54 @@ describe('derived batches with the checkpoints put off', () => {
     await held;
     await tables.upkeepSettled;
     expect(autocheckpoint()).toBe(WAL_AUTOCHECKPOINT_PAGES);
+  });
+});
+
+describe('the process\'s other connections to the file while checkpoints are put off', () => {
+  // SQLite checkpoints at the commit of whichever connection takes the log past its threshold: a
+  // lease renewed right after a start's catch-up once copied the whole log into the file on the
+  // event loop before the server could answer.
+  it('checkpoints nothing on a lease or budget round written during the deferral, and as SQLite\'s default after it', async () => {
+    const { database, tables, fileBytes } = opened();
+    await tables.reset('v1');
+    const leases = new SqliteLeases(database.file);
+    const slots = SqliteBudgetSlots.beside(database)!;
+    const round = (nowMs: number) => slots.round({ account: 'acct', holder: 'h1', nowMs, holdMs: 10_000, asks: [{ family: 'refunds', need: 1, want: 1, slots: 4, capacity: 20 }] });
+    try {
+      await leases.acquire('ticker', 'h1', 10_000);
+      await round(1_000);
+      const before = fileBytes();
+      let release = () => {};
+      const held = tables.deferUpkeep(() => new Promise<void>((resolve) => (release = resolve)));
+      for (const batch of batches()) expect(await tables.advance(batch)).toBe(true);
+      // The log holds well over 1,000 pages: each of these commits would have checkpointed it.
+      expect(await leases.acquire('reconciler', 'h1', 10_000)).not.toBeNull();
+      await round(2_000);
+      expect(fileBytes()).toBe(before);
+      release();
+      await held;
+      await tables.upkeepSettled;
+      const checkpointed = fileBytes();
+      expect(checkpointed).toBeGreaterThan(before);
+
+      // After it, a lease's commit checkpoints a log past 1,000 pages again (written here by a connection that never checkpoints).
+      const filler = new Database(database.file);
+      try {
+        filler.pragma('wal_autocheckpoint = 0');
+        filler.exec('CREATE TABLE filler (body TEXT)');
+        const insert = filler.prepare('INSERT INTO filler (body) VALUES (?)');
+        filler.transaction(() => {
+          for (let i = 0; i < 1_500; i++) insert.run(FILLER);
+        })();
+      } finally {
+        filler.close();
+      }
+      expect(fileBytes()).toBe(checkpointed);
+      expect(await leases.acquire('signer', 'h1', 10_000)).not.toBeNull();
+      expect(fileBytes()).toBeGreaterThan(checkpointed);
+    } finally {
+      await leases.close();
+      await slots.close();
+    }
   });
 });
