@@ -23,19 +23,24 @@ export interface HistoryArgs {
    * copy of the data folder kept with its tables built beside the journals (bench/history-built.ts).
    */
   afterKillOnly: boolean;
+  /**
+   * `--tools-only`: the offline tools alone (verify, backup, and rebuild-views where the stage runs
+   * it), over a copy of the same kept data folder, its derived tables in it as a server leaves them.
+   */
+  toolsOnly: boolean;
 }
 
 /** A refusal of the history stage, with a stable code. */
 export class HistoryRefusal extends Error {
   constructor(
-    readonly code: 'bad_sizes' | 'not_enough_space' | 'no_built_data',
+    readonly code: 'bad_sizes' | 'not_enough_space' | 'no_built_data' | 'one_only',
     message: string,
   ) {
     super(message);
   }
 }
 
-/** `--sizes 100k,1m` (every size when absent), `--journals <dir>` and `--after-kill-only` from the bench's arguments. */
+/** `--sizes 100k,1m` (every size when absent), `--journals <dir>`, `--after-kill-only` and `--tools-only` from the bench's arguments. */
 export function parseHistoryArgs(argv: readonly string[]): HistoryArgs {
   const at = argv.indexOf('--sizes');
   let sizes: HistorySize[] = [...HISTORY_SIZES];
@@ -50,10 +55,14 @@ export function parseHistoryArgs(argv: readonly string[]): HistoryArgs {
   const journalsAt = argv.indexOf('--journals');
   const journals = journalsAt === -1 ? null : (argv[journalsAt + 1] ?? null);
   const afterKillOnly = argv.includes('--after-kill-only');
-  if (afterKillOnly && journals === null) {
-    throw new HistoryRefusal('no_built_data', '--after-kill-only takes --journals <dir>: the folder that keeps templates.json and a data folder built-<size> per size, its tables built');
+  const toolsOnly = argv.includes('--tools-only');
+  if (afterKillOnly && toolsOnly) throw new HistoryRefusal('one_only', '--after-kill-only and --tools-only each run one part of the stage alone: give one of them');
+  for (const [asked, flag] of [[afterKillOnly, '--after-kill-only'], [toolsOnly, '--tools-only']] as const) {
+    if (asked && journals === null) {
+      throw new HistoryRefusal('no_built_data', `${flag} takes --journals <dir>: the folder that keeps templates.json and a data folder built-<size> per size, its tables built`);
+    }
   }
-  return { sizes, journals, afterKillOnly };
+  return { sizes, journals, afterKillOnly, toolsOnly };
 }
 
 /** Free bytes on the file system holding `dir`. */

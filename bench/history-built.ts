@@ -1,12 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { freeBytes, type HistorySize, HistoryRefusal } from './history-args.ts';
+import { freeBytes, HISTORY_SIZES, type HistorySize, HistoryRefusal } from './history-args.ts';
+import type { Site } from './history-server.ts';
+import type { Templates } from './journal-gen.ts';
+import { startSandboxProcess } from './processes.ts';
+import { buildServer } from '../scripts/build-server.ts';
 
 // A data folder whose derived tables are built, kept beside the journals (`<journals>/built-<size>`):
 // the database as a server left it after its first start and a clean stop, and the receipt keys it
-// wrote beside it. `--after-kill-only` measures the start after a SIGKILL over a copy of it, where
-// building the tables again would take the first start's minutes (about 40 at 10M). The kept folder
-// is only ever read.
+// wrote beside it. `--after-kill-only` measures the start after a SIGKILL over a copy of it, and
+// `--tools-only` the offline tools, where building the tables again would take the first start's
+// minutes (about 40 at 10M). The kept folder is only ever read.
 
 /** The files of a kept data folder, named as the server names them in its data folder. */
 export const BUILT_FILES = ['interlock.sqlite', 'receipt-signing-key.pem', 'receipt-signing-key.pub.pem'] as const;
@@ -32,7 +36,7 @@ export function checkBuiltData(journalsDir: string, size: HistorySize): void {
   if (missing.length > 0) {
     throw new HistoryRefusal(
       'no_built_data',
-      `--after-kill-only needs ${kept} with ${BUILT_FILES.join(', ')} (a data folder whose tables a first start built, stopped cleanly); ${missing.join(', ')} missing. A full history run with --journals keeps one there.`,
+      `--after-kill-only and --tools-only need ${kept} with ${BUILT_FILES.join(', ')} (a data folder whose tables a first start built, stopped cleanly); ${missing.join(', ')} missing. A full history run with --journals keeps one there.`,
     );
   }
   refuseUnclosed(path.join(kept, 'interlock.sqlite'));
@@ -63,5 +67,31 @@ export function keepBuiltData(dataDir: string, journalsDir: string, size: Histor
   fs.mkdirSync(partial, { recursive: true });
   for (const name of BUILT_FILES) fs.copyFileSync(path.join(dataDir, name), path.join(partial, name));
   fs.renameSync(partial, kept);
-  return `${kept} kept for --after-kill-only`;
+  return `${kept} kept for --after-kill-only and --tools-only`;
+}
+
+/**
+ * `each` over a copy of the kept data folder of every size asked, in ascending order, each copy
+ * removed when its size is done; the server compiled first and a sandbox started for the runs.
+ */
+export async function overBuiltCopies(dir: string, journalsDir: string, sizes: readonly HistorySize[], each: (site: Site, templates: Templates) => Promise<void>): Promise<void> {
+  const asked = HISTORY_SIZES.filter((s) => sizes.includes(s));
+  for (const size of asked) checkBuiltData(journalsDir, size);
+  const templates = JSON.parse(fs.readFileSync(path.join(journalsDir, 'templates.json'), 'utf8')) as Templates;
+  await buildServer();
+  const sandbox = await startSandboxProcess();
+  try {
+    for (const size of asked) {
+      const dataDir = path.join(dir, `history-${size}`);
+      const site: Site = { size, dataDir, db: path.join(dataDir, 'interlock.sqlite'), sandboxUrl: sandbox.url };
+      try {
+        copyBuiltData(journalsDir, size, dataDir);
+        await each(site, templates);
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await sandbox.stop();
+  }
 }

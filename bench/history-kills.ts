@@ -1,14 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { HISTORY_SIZES, type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
-import { checkBuiltData, copyBuiltData } from './history-built.ts';
+import { type HistorySize, KILL_BEHIND_ENTRIES } from './history-args.ts';
+import { overBuiltCopies } from './history-built.ts';
 import { entriesIn, extendJournal } from './history-journals.ts';
 import { type Site, start, stopCleanly, timedStart } from './history-server.ts';
 import type { Templates } from './journal-gen.ts';
-import { startSandboxProcess } from './processes.ts';
 import { type Plan, push, type Samples, say } from './stages.ts';
 import { repeat } from './stats.ts';
-import { buildServer } from '../scripts/build-server.ts';
 
 /**
  * Per repetition: a ready server SIGKILLed, then entries appended to its journal as a server
@@ -34,25 +30,7 @@ export async function afterKills(plan: Plan, site: Site, templates: Templates, s
  * read or generated); only `start_up_after_kill_s_<size>` is recorded.
  */
 export async function afterKillsOnly(plan: Plan, dir: string, journalsDir: string, sizes: readonly HistorySize[]): Promise<Samples> {
-  const asked = HISTORY_SIZES.filter((s) => sizes.includes(s));
-  for (const size of asked) checkBuiltData(journalsDir, size);
-  const templates = JSON.parse(fs.readFileSync(path.join(journalsDir, 'templates.json'), 'utf8')) as Templates;
   const samples: Samples = {};
-  await buildServer();
-  const sandbox = await startSandboxProcess();
-  try {
-    for (const size of asked) {
-      const dataDir = path.join(dir, `history-${size}`);
-      const site: Site = { size, dataDir, db: path.join(dataDir, 'interlock.sqlite'), sandboxUrl: sandbox.url };
-      try {
-        copyBuiltData(journalsDir, size, dataDir);
-        await afterKills(plan, site, templates, samples);
-      } finally {
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      }
-    }
-  } finally {
-    await sandbox.stop();
-  }
+  await overBuiltCopies(dir, journalsDir, sizes, (site, templates) => afterKills(plan, site, templates, samples));
   return samples;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { HISTORY_SIZES, type HistoryArgs, type HistorySize, } from './history-args.ts';
-import { keepBuiltData } from './history-built.ts';
+import { keepBuiltData, overBuiltCopies } from './history-built.ts';
 import { afterKills, afterKillsOnly } from './history-kills.ts';
 import { type Site, start, stopCleanly, timedStart } from './history-server.ts';
 import { ensureJournals, entriesIn, } from './history-journals.ts';
@@ -113,6 +113,18 @@ async function tools(plan: Plan, site: Site, samples: Samples, failures: Failure
 }
 
 /**
+ * `--tools-only`: the offline tools alone at each size asked (verify, backup, and rebuild-views where
+ * the stage runs it), over a copy of the data folder kept with its tables built, as a stopped server
+ * leaves it; nothing else is measured, no journal is read or generated.
+ */
+async function toolsOnly(plan: Plan, dir: string, journalsDir: string, sizes: readonly HistorySize[]): Promise<{ samples: Samples; failures: Failures }> {
+  const samples: Samples = {};
+  const failures: Failures = {};
+  await overBuiltCopies(dir, journalsDir, sizes, (site) => tools(plan, site, samples, failures));
+  return { samples, failures };
+}
+
+/**
  * The sizes whose whole background pass is timed. A pass works at its own pace (a quarter of a core
  * at most): 198 s over the 100k journal, so about half an hour at 1M and five hours at 10M, longer
  * than the stage can wait. It is timed at 100k, and grows with the entries it reads.
@@ -211,6 +223,7 @@ function growth(samples: Samples, sizes: readonly HistorySize[]): void {
  */
 export async function historyStage(plan: Plan, dir: string, args: HistoryArgs): Promise<{ samples: Samples; failures: Failures }> {
   if (args.afterKillOnly && args.journals !== null) return { samples: await afterKillsOnly(plan, dir, args.journals, args.sizes), failures: {} };
+  if (args.toolsOnly && args.journals !== null) return toolsOnly(plan, dir, args.journals, args.sizes);
   const samples: Samples = {};
   const failures: Failures = {};
   const journalsDir = args.journals ?? path.join(dir, 'history-journals');

@@ -9,6 +9,8 @@
 //   100k, 1M and 10M entries (every size unless --sizes), reused from <dir> and any missing generated there.
 // `npm run bench -- --only history --after-kill-only --sizes 10m --journals <dir>`: the start after a SIGKILL
 //   alone, over a copy of <dir>/built-<size> (a data folder whose tables are built), not building them again.
+// `npm run bench -- --only history --tools-only --sizes 10m --journals <dir>`: the offline tools alone (verify,
+//   backup), over a copy of <dir>/built-<size>.
 // `npm run bench -- --only postgres [--sizes 100k,1m]`: Interlock on a PostgreSQL 15 cluster of the stage's own (fsync on),
 //   one and two servers on one database, and start-up and memory over journals of 100k entries (and 1M when asked).
 // `npm run bench -- --render`: measures nothing; writes results/bench.md again from results/bench.json (after the page's layout or list of figures changed).
@@ -322,6 +324,7 @@ function commandLine(): string {
     ...((only === 'history' || only === 'postgres') && process.argv.includes('--sizes') ? ['--sizes', historyArgs.sizes.join(',')] : []),
     ...(keptJournals === null && historyArgs.journals === null ? [] : ['--journals', '<dir>']),
     ...(only === 'history' && historyArgs.afterKillOnly ? ['--after-kill-only'] : []),
+    ...(only === 'history' && historyArgs.toolsOnly ? ['--tools-only'] : []),
     ...(record ? ['--record'] : []),
   ];
   return flags.length === 0 ? 'npm run bench' : `npm run bench -- ${flags.join(' ')}`;

@@ -20,15 +20,24 @@ function refusal(fn: () => unknown): HistoryRefusal {
 
 describe('history stage arguments', () => {
   it('measures every size unless told, in ascending order, and reuses no folder unless named', () => {
-    expect(parseHistoryArgs(['--only', 'history'])).toEqual({ sizes: ['100k', '1m', '10m'], journals: null, afterKillOnly: false });
-    expect(parseHistoryArgs(['--only', 'history', '--sizes', '1m,100k', '--journals', '/j'])).toEqual({ sizes: ['100k', '1m'], journals: '/j', afterKillOnly: false });
+    expect(parseHistoryArgs(['--only', 'history'])).toEqual({ sizes: ['100k', '1m', '10m'], journals: null, afterKillOnly: false, toolsOnly: false });
+    expect(parseHistoryArgs(['--only', 'history', '--sizes', '1m,100k', '--journals', '/j'])).toEqual({ sizes: ['100k', '1m'], journals: '/j', afterKillOnly: false, toolsOnly: false });
   });
 
   it('runs the after-kill starts alone only over a journals folder, where the built data folders are kept', () => {
-    expect(parseHistoryArgs(['--only', 'history', '--after-kill-only', '--sizes', '10m', '--journals', '/j'])).toEqual({ sizes: ['10m'], journals: '/j', afterKillOnly: true });
+    expect(parseHistoryArgs(['--only', 'history', '--after-kill-only', '--sizes', '10m', '--journals', '/j'])).toEqual({ sizes: ['10m'], journals: '/j', afterKillOnly: true, toolsOnly: false });
     const error = refusal(() => parseHistoryArgs(['--only', 'history', '--after-kill-only']));
     expect(error.code).toBe('no_built_data');
     expect(error.message).toMatch(/--after-kill-only takes --journals <dir>/);
+  });
+
+  it('runs the offline tools alone only over a journals folder, and one part alone at a time', () => {
+    expect(parseHistoryArgs(['--only', 'history', '--tools-only', '--sizes', '10m', '--journals', '/j'])).toEqual({ sizes: ['10m'], journals: '/j', afterKillOnly: false, toolsOnly: true });
+    const error = refusal(() => parseHistoryArgs(['--only', 'history', '--tools-only']));
+    expect(error.code).toBe('no_built_data');
+    expect(error.message).toMatch(/--tools-only takes --journals <dir>/);
+    const both = refusal(() => parseHistoryArgs(['--only', 'history', '--tools-only', '--after-kill-only', '--journals', '/j']));
+    expect(both.code).toBe('one_only');
   });
 
   it('refuses a size it does not know, or none, with a stable code', () => {
