@@ -3,18 +3,27 @@
 // the derived tables), starts its views as a server does, runs one pass as the server runs it but
 // without the sleeps, and prints each phase's slices, milliseconds of work and entries or rows
 // read. A standalone measurement, for the operators' integrity page; not a stage of `npm run bench`.
+// With `--from-checkpoint`, the views start where a server's start them: at the newest checkpoint
+// signed with the receipt key beside the file (a server's data folder, copied), not from seq 0.
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SqliteDerivedTables } from '../db/derived-store.ts';
 import { SqliteJournal } from '../db/journal-store.ts';
 import { openDatabase } from '../db/open.ts';
+import { openStorage } from '../db/sqlite-storage.ts';
 import { type SliceRecord, WholeJournalPass, viewsPassParts, WholePassCounts } from '../server/integrity/whole-pass.ts';
+import { resolveSigningKey } from '../server/receipts/key-file.ts';
 import { Views } from '../server/views/views.ts';
 const file = process.argv[2];
 if (file === undefined) throw new Error('give the journal file: a copy, its first open builds its derived tables');
+const fromCheckpoint = process.argv.includes('--from-checkpoint');
 const opened = openDatabase(file);
 const journal = new SqliteJournal({ db: opened.db, wallClockMs: () => Date.now() });
 const tables = new SqliteDerivedTables(opened.db);
-const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: (_f, m) => console.error(m), error: () => {} }, derived: tables });
+const storage = fromCheckpoint ? await openStorage({ file }) : null;
+const key = fromCheckpoint ? resolveSigningKey({ dataDir: path.dirname(path.resolve(file)), receiptKeyPath: null, credentialsDirectory: null }, { readOnly: true }).key : null;
+const start = storage !== null && key !== null ? { startFrom: 'checkpoint' as const, checkpoints: { store: storage.checkpoints, key } } : {};
+const views = new Views({ journal, inboxName: 'inbox', nowMs: () => Date.now(), log: { fatal: (_f, m) => console.error(m), error: () => {} }, derived: tables, ...start });
 let t = performance.now();
 if ((await views.replayAtStart()) !== null) throw new Error('the journal failed its replay');
 console.log(`views started in ${((performance.now() - t) / 1000).toFixed(2)} s`);
@@ -33,3 +42,4 @@ for (const s of slices) {
 }
 for (const [phase, b] of Object.entries(by)) console.log(`${phase}: ${b.n} slices, ${(b.ms / 1000).toFixed(2)} s of work, ${b.units} entries or rows`);
 opened.close();
+await storage?.close();
