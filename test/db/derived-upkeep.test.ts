@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteBudgetSlots } from '../../db/budget-slot-store.ts';
 import { SqliteDerivedTables } from '../../db/derived-store.ts';
@@ -109,18 +108,16 @@ describe('the process\'s other connections to the file while checkpoints are put
       const checkpointed = fileBytes();
       expect(checkpointed).toBeGreaterThan(before);
 
-      // After it, a lease's commit checkpoints a log past 1,000 pages again (written here by a connection that never checkpoints).
-      const filler = new Database(database.file);
-      try {
-        filler.pragma('wal_autocheckpoint = 0');
-        filler.exec('CREATE TABLE filler (body TEXT)');
-        const insert = filler.prepare('INSERT INTO filler (body) VALUES (?)');
-        filler.transaction(() => {
-          for (let i = 0; i < 1_500; i++) insert.run(FILLER);
-        })();
-      } finally {
-        filler.close();
-      }
+      // After it, a lease's commit checkpoints a log past 1,000 pages again (written here with the
+      // journal's connection's own checkpoints off for the while).
+      const { sqlite } = database;
+      sqlite.pragma('wal_autocheckpoint = 0');
+      sqlite.exec('CREATE TABLE filler (body TEXT)');
+      const insert = sqlite.prepare('INSERT INTO filler (body) VALUES (?)');
+      sqlite.transaction(() => {
+        for (let i = 0; i < 1_500; i++) insert.run(FILLER);
+      })();
+      sqlite.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       expect(fileBytes()).toBe(checkpointed);
       expect(await leases.acquire('signer', 'h1', 10_000)).not.toBeNull();
       expect(fileBytes()).toBeGreaterThan(checkpointed);
